@@ -1,0 +1,92 @@
+// A CompilationProvider that remembers results in memory and, optionally, on disk.
+//
+// Entries are keyed by the SHA-256 of (output kind, architecture, options, the inner
+// provider's Name() with its version, source text). Disk entries are written atomically
+// (temporary file + rename) and carry their key, size and payload hash; an entry that
+// fails any check is recompiled and rewritten, never trusted. Compile errors are not
+// cached. Thread-safe.
+//
+//   CachingCompilationProvider::Options options;
+//   options.inner = std::move(nvrtc);
+//   options.disk_directory = DefaultCacheDirectory();
+//   TT_ASSIGN_OR_RETURN(auto cached, CachingCompilationProvider::Create(std::move(options)));
+#ifndef COMPILER_CUDA_CACHING_COMPILATION_PROVIDER_H_
+#define COMPILER_CUDA_CACHING_COMPILATION_PROVIDER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "compiler/cuda/compilation_provider.h"
+
+namespace tiletune {
+
+// $TILETUNE_CACHE_DIR, else $XDG_CACHE_HOME/tiletune/kernels, else
+// $HOME/.cache/tiletune/kernels; empty when none of these can be formed.
+std::string DefaultCacheDirectory();
+
+class CachingCompilationProvider : public CompilationProvider {
+ public:
+  struct Options {
+    // The provider that compiles on a miss. Required.
+    std::unique_ptr<CompilationProvider> inner;
+    // Folder for on-disk entries, created if missing; empty keeps the cache in memory only.
+    std::string disk_directory;
+  };
+
+  struct Stats {
+    int64_t memory_hits = 0;
+    int64_t disk_hits = 0;
+    int64_t misses = 0;
+    // Disk entries found damaged (wrong key, size or hash) and recompiled.
+    int64_t corrupt_entries = 0;
+    // Disk writes that failed; the result was still returned.
+    int64_t write_failures = 0;
+  };
+
+  static absl::StatusOr<std::unique_ptr<CachingCompilationProvider>> Create(Options options);
+
+  std::string Name() const override;
+  absl::StatusOr<Ptx> CompileToPtx(const CudaSource& source,
+                                   const CompileOptions& options) override;
+  absl::StatusOr<Cubin> CompileToCubin(const CudaSource& source,
+                                       const CompileOptions& options) override;
+
+  Stats stats() const;
+
+  // The cache key for a compile; exposed for tests and for tools that inspect the cache.
+  std::string Key(absl::string_view kind, const CudaSource& source,
+                  const CompileOptions& options) const;
+
+ private:
+  struct Entry {
+    std::string payload;
+    std::string log;
+  };
+
+  explicit CachingCompilationProvider(Options options);
+
+  template <typename Compiled>
+  absl::StatusOr<Entry> Lookup(absl::string_view kind, const CudaSource& source,
+                               const CompileOptions& options,
+                               absl::StatusOr<Compiled> (CompilationProvider::*compile)(
+                                   const CudaSource&, const CompileOptions&));
+
+  std::string EntryPath(absl::string_view key) const;
+  absl::StatusOr<Entry> ReadDiskEntry(absl::string_view key);
+  void WriteDiskEntry(absl::string_view key, const Entry& entry);
+
+  std::unique_ptr<CompilationProvider> inner_;
+  std::string disk_directory_;
+  mutable absl::Mutex mutex_;
+  absl::flat_hash_map<std::string, Entry> memory_ ABSL_GUARDED_BY(mutex_);
+  Stats stats_ ABSL_GUARDED_BY(mutex_);
+};
+
+}  // namespace tiletune
+
+#endif  // COMPILER_CUDA_CACHING_COMPILATION_PROVIDER_H_

@@ -1,0 +1,77 @@
+// The typed compile pipeline: CUDA C++ source -> PTX or CUBIN for one architecture.
+//
+//   TT_ASSIGN_OR_RETURN(std::unique_ptr<CompilationProvider> nvrtc,
+//                       NvrtcCompilationProvider::Create());
+//   TT_ASSIGN_OR_RETURN(Cubin cubin, nvrtc->CompileToCubin(
+//       CudaSource{"copy_kernel", text}, CompileOptions{.arch = "sm_90a"}));
+//
+// Implementations are thread-safe: many threads may compile through one provider.
+#ifndef COMPILER_CUDA_COMPILATION_PROVIDER_H_
+#define COMPILER_CUDA_COMPILATION_PROVIDER_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace tiletune {
+
+// A self-contained CUDA C++ translation unit.
+struct CudaSource {
+  // Program name, shown in compiler diagnostics (e.g. "copy_f16_tma").
+  std::string name;
+  // The complete source text.
+  std::string text;
+};
+
+struct CompileOptions {
+  // Real architecture: "sm_<major><minor>" with an optional "a" or "f" suffix ("sm_90a").
+  std::string arch = "sm_90a";
+  // Emit line information for profilers (-lineinfo).
+  bool line_info = false;
+  // Further NVRTC flags, passed through verbatim after tiletune's own.
+  std::vector<std::string> extra_flags;
+};
+
+struct Ptx {
+  std::string text;
+  // The architecture it was generated for ("sm_90a").
+  std::string arch;
+  // The compiler's log (warnings); empty when it had nothing to say.
+  std::string log;
+};
+
+struct Cubin {
+  // The ELF image, ready for cuModuleLoadData.
+  std::string bytes;
+  std::string arch;
+  std::string log;
+};
+
+class CompilationProvider {
+ public:
+  virtual ~CompilationProvider() = default;
+
+  // Identifies the compiler and its version (e.g. "nvrtc-13.0"); part of cache keys.
+  virtual std::string Name() const = 0;
+
+  // Compile errors are InvalidArgument and carry the compiler's full log.
+  virtual absl::StatusOr<Ptx> CompileToPtx(const CudaSource& source,
+                                           const CompileOptions& options) = 0;
+  virtual absl::StatusOr<Cubin> CompileToCubin(const CudaSource& source,
+                                               const CompileOptions& options) = 0;
+};
+
+// An architecture string split into its parts: "sm_90a" -> {90, "a"}.
+struct ArchName {
+  int number = 0;
+  std::string suffix;
+};
+
+// Parses "sm_<number>[a|f]"; InvalidArgument names the value and the accepted form.
+absl::StatusOr<ArchName> ParseArchName(absl::string_view arch);
+
+}  // namespace tiletune
+
+#endif  // COMPILER_CUDA_COMPILATION_PROVIDER_H_

@@ -1,0 +1,96 @@
+#include "compiler/cuda/nvrtc_compilation_provider.h"
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tiletune {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kCopyKernel[] = R"cuda(
+extern "C" __global__ void __launch_bounds__(128) vector_copy(const uint4* __restrict__ src,
+                                                             uint4* __restrict__ dst,
+                                                             unsigned long long n) {
+  unsigned long long i = blockIdx.x * 128ull + threadIdx.x;
+  if (i < n) dst[i] = src[i];
+}
+)cuda";
+
+class NvrtcCompilationProviderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto provider = NvrtcCompilationProvider::Create();
+    ASSERT_TRUE(provider.ok()) << provider.status();
+    provider_ = *std::move(provider);
+  }
+  std::unique_ptr<NvrtcCompilationProvider> provider_;
+};
+
+TEST_F(NvrtcCompilationProviderTest, NameCarriesVersion) {
+  EXPECT_TRUE(absl::StartsWith(provider_->Name(), "nvrtc-13.")) << provider_->Name();
+}
+
+TEST_F(NvrtcCompilationProviderTest, PtxForSm90aHoldsTheKernel) {
+  CompileOptions options;
+  options.arch = "sm_90a";
+  auto ptx = provider_->CompileToPtx({"vector_copy", kCopyKernel}, options);
+  ASSERT_TRUE(ptx.ok()) << ptx.status();
+  EXPECT_THAT(ptx->text, HasSubstr(".target sm_90a"));
+  EXPECT_THAT(ptx->text, HasSubstr(".visible .entry vector_copy("));
+  EXPECT_THAT(ptx->text, HasSubstr("ld.global.nc.v4.u32"));
+  EXPECT_THAT(ptx->text, HasSubstr("st.global.v4.u32"));
+  EXPECT_THAT(ptx->text, HasSubstr(".maxntid 128"));
+  EXPECT_EQ(ptx->arch, "sm_90a");
+}
+
+TEST_F(NvrtcCompilationProviderTest, CubinIsACudaElfForTheArch) {
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    CompileOptions options;
+    options.arch = arch;
+    auto cubin = provider_->CompileToCubin({"vector_copy", kCopyKernel}, options);
+    ASSERT_TRUE(cubin.ok()) << cubin.status();
+    const std::string& elf = cubin->bytes;
+    ASSERT_GT(elf.size(), 64u);
+    EXPECT_EQ(elf.substr(0, 4), "\x7f" "ELF");
+    uint16_t machine = 0;
+    std::memcpy(&machine, elf.data() + 18, sizeof(machine));
+    EXPECT_EQ(machine, 190) << "EM_CUDA";
+    EXPECT_NE(elf.find("vector_copy"), std::string::npos);
+  }
+}
+
+TEST_F(NvrtcCompilationProviderTest, CompileErrorCarriesTheLog) {
+  auto ptx = provider_->CompileToPtx({"broken.cu", "__global__ void k() { undeclared = 1; }"},
+                                     CompileOptions{});
+  ASSERT_FALSE(ptx.ok());
+  EXPECT_EQ(ptx.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(ptx.status().message(), HasSubstr("broken.cu"));
+  EXPECT_THAT(ptx.status().message(), HasSubstr("identifier \"undeclared\" is undefined"));
+}
+
+TEST_F(NvrtcCompilationProviderTest, RejectsMalformedAndUnsupportedArchitectures) {
+  for (const char* arch : {"", "sm90", "sm_", "sm_9", "sm_90x", "compute_90", "sm_1000"}) {
+    CompileOptions options;
+    options.arch = arch;
+    auto ptx = provider_->CompileToPtx({"vector_copy", kCopyKernel}, options);
+    ASSERT_FALSE(ptx.ok()) << arch;
+    EXPECT_EQ(ptx.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(ptx.status().message(), HasSubstr("sm_")) << arch;
+  }
+  CompileOptions volta;
+  volta.arch = "sm_70";  // CUDA 13 dropped Volta.
+  auto ptx = provider_->CompileToPtx({"vector_copy", kCopyKernel}, volta);
+  ASSERT_FALSE(ptx.ok());
+  EXPECT_THAT(ptx.status().message(), HasSubstr("not supported by nvrtc-13"));
+}
+
+}  // namespace
+}  // namespace tiletune
