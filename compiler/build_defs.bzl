@@ -26,18 +26,20 @@ def tt_cc_library(name, copts = [], **kwargs):
 def tt_cc_binary(name, copts = [], **kwargs):
     native.cc_binary(name = name, copts = TT_COPTS + copts, **kwargs)
 
-def tt_cc_test(name, copts = [], deps = [], **kwargs):
+def tt_cc_test(name, copts = [], deps = [], size = "small", **kwargs):
     """A CPU test: runs everywhere, part of the default `bazel test //...`."""
     native.cc_test(
+        size = size,
         name = name,
         copts = TT_COPTS + copts,
         deps = deps + ["@com_google_googletest//:gtest_main"],
         **kwargs
     )
 
-def tt_gpu_test(name, copts = [], deps = [], tags = [], **kwargs):
+def tt_gpu_test(name, copts = [], deps = [], tags = [], size = "medium", **kwargs):
     """A test that launches kernels: tagged gpu, selected by --config=gpu."""
     native.cc_test(
+        size = size,
         name = name,
         copts = TT_COPTS + copts,
         deps = deps + ["@com_google_googletest//:gtest_main"],

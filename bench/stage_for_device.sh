@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds binaries and copies them into .device/ (ignored by git) so the device tool can
+# carry them to the GPU machine, which has no Bazel. Usage:
+#   bash bench/stage_for_device.sh //kernels/runtime:runtime_gpu_test //bench:copy_benchmark
+# Then, on the GPU machine: bash bench/run_on_device.sh (carry .device).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+grep -qx '/.device/' .git/info/exclude 2>/dev/null || echo '/.device/' >> .git/info/exclude
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  mapfile -t targets < <(bazel query 'attr(tags, "gpu", tests(//...)) + kind("cc_binary", //...)' 2>/dev/null)
+fi
+bazel build "${targets[@]}"
+rm -rf .device && mkdir -p .device/bin
+for t in "${targets[@]}"; do
+  path="bazel-bin/$(echo "${t#//}" | sed 's/:/\//')"
+  cp -L "$path" .device/bin/
+done
+cp -L /usr/lib/x86_64-linux-gnu/libbenchmark.so.1debian .device/bin/ 2>/dev/null || true
+ls -la .device/bin

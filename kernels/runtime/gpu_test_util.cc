@@ -1,0 +1,28 @@
+#include "kernels/runtime/gpu_test_util.h"
+
+#include <cstdlib>
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "compiler/base/status_macros.h"
+#include "kernels/runtime/runtime.h"
+
+namespace tiletune {
+
+absl::StatusOr<std::unique_ptr<Context>> TestContext() {
+  int ordinal = 0;
+  if (const char* chosen = std::getenv("TILETUNE_TEST_DEVICE")) {
+    if (!absl::SimpleAtoi(chosen, &ordinal)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("TILETUNE_TEST_DEVICE='", chosen, "' is not a device ordinal"));
+    }
+  }
+  TT_ASSIGN_OR_RETURN(int count, DeviceCount());
+  if (count == 0) return absl::UnavailableError("the driver sees no CUDA device");
+  return Context::Create(ordinal);
+}
+
+}  // namespace tiletune
