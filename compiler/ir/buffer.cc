@@ -1,0 +1,135 @@
+#include "compiler/ir/buffer.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace tiletune {
+
+std::string ScopeName(Scope scope) {
+  switch (scope) {
+    case Scope::kGlobal: return "global";
+    case Scope::kShared: return "shared";
+    case Scope::kFragment: return "fragment";
+    case Scope::kLocal: return "local";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<Scope> ParseScope(absl::string_view name) {
+  for (Scope scope : {Scope::kGlobal, Scope::kShared, Scope::kFragment, Scope::kLocal}) {
+    if (name == ScopeName(scope)) return scope;
+  }
+  if (name == "shared.dyn") return Scope::kShared;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown scope '", name, "': accepted are global, shared, fragment, local"));
+}
+
+Buffer Buffer::RowMajor(std::string name, DataType dtype, Scope scope,
+                        std::vector<int64_t> shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) {
+    strides[i] = strides[i + 1] * shape[i + 1];
+  }
+  return Buffer{std::move(name), dtype, scope, std::move(shape), std::move(strides)};
+}
+
+int64_t Buffer::SpanElements() const {
+  int64_t span = 1;
+  for (int i = 0; i < rank(); ++i) span += (shape[i] - 1) * strides[i];
+  return span;
+}
+
+Region Region::Whole(const Buffer& buffer) {
+  return Region{buffer, std::vector<int64_t>(buffer.shape.size(), 0), buffer.shape};
+}
+
+Region Region::Element(const Buffer& buffer, std::vector<int64_t> index) {
+  std::vector<int64_t> extents(index.size(), 1);
+  return Region{buffer, std::move(index), std::move(extents)};
+}
+
+Region Region::Box(const Buffer& buffer, std::vector<int64_t> offsets,
+                   std::vector<int64_t> extents) {
+  return Region{buffer, std::move(offsets), std::move(extents)};
+}
+
+int64_t Region::NumElements() const {
+  int64_t n = 1;
+  for (int64_t e : extents) n *= e;
+  return n;
+}
+
+int64_t Region::BaseOffsetElements() const {
+  int64_t offset = 0;
+  for (int i = 0; i < rank(); ++i) offset += offsets[i] * buffer.strides[i];
+  return offset;
+}
+
+absl::Status ValidateBuffer(const Buffer& buffer) {
+  if (buffer.name.empty()) return absl::InvalidArgumentError("buffer has no name");
+  if (buffer.rank() < 1 || buffer.rank() > kMaxRank) {
+    return absl::InvalidArgumentError(absl::StrCat("buffer ", buffer.name, " has rank ",
+                                                   buffer.rank(), "; accepted ranks are 1 to ",
+                                                   kMaxRank));
+  }
+  if (buffer.strides.size() != buffer.shape.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "buffer ", buffer.name, " has ", buffer.strides.size(), " strides for ",
+        buffer.shape.size(), " dimensions; give one stride per dimension"));
+  }
+  constexpr int64_t kMaxExtent = int64_t{1} << 40;
+  for (int i = 0; i < buffer.rank(); ++i) {
+    if (buffer.shape[i] <= 0 || buffer.shape[i] > kMaxExtent) {
+      return absl::InvalidArgumentError(absl::StrCat("buffer ", buffer.name, " dimension ", i,
+                                                     " has extent ", buffer.shape[i],
+                                                     "; extents must be 1 to 2^40"));
+    }
+    if (buffer.strides[i] < 0 || buffer.strides[i] > kMaxExtent) {
+      return absl::InvalidArgumentError(absl::StrCat("buffer ", buffer.name, " dimension ", i,
+                                                     " has stride ", buffer.strides[i],
+                                                     "; strides must be 0 to 2^40 elements"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateRegion(const Region& region) {
+  if (auto status = ValidateBuffer(region.buffer); !status.ok()) return status;
+  const Buffer& b = region.buffer;
+  if (region.rank() != b.rank() || static_cast<int>(region.offsets.size()) != b.rank()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "region of ", b.name, " has ", region.offsets.size(), " offsets and ",
+        region.extents.size(), " extents for a rank-", b.rank(), " buffer; give one of each per "
+        "dimension"));
+  }
+  for (int i = 0; i < b.rank(); ++i) {
+    if (region.extents[i] <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat("region of ", b.name, " dimension ", i,
+                                                     " has extent ", region.extents[i],
+                                                     "; extents must be positive"));
+    }
+    if (region.offsets[i] < 0 || region.offsets[i] + region.extents[i] > b.shape[i]) {
+      return absl::OutOfRangeError(absl::StrCat(
+          "region ", RegionToString(region), " leaves buffer ", b.name, " in dimension ", i,
+          ": offset ", region.offsets[i], " + extent ", region.extents[i], " > shape ",
+          b.shape[i]));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string RegionToString(const Region& region) {
+  std::vector<std::string> dims;
+  for (int i = 0; i < region.rank() && i < static_cast<int>(region.offsets.size()); ++i) {
+    dims.push_back(absl::StrCat(region.offsets[i], ":", region.offsets[i] + region.extents[i]));
+  }
+  return absl::StrCat(region.buffer.name, "[", absl::StrJoin(dims, ", "), "]");
+}
+
+}  // namespace tiletune

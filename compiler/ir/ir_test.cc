@@ -1,0 +1,136 @@
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "compiler/ir/buffer.h"
+#include "compiler/ir/copy_op.h"
+#include "compiler/ir/data_type.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tiletune {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(DataTypeTest, NamesRoundTripAndSizesAreRight) {
+  for (DataType dtype : AllDataTypes()) {
+    auto parsed = ParseDataType(DataTypeName(dtype));
+    ASSERT_TRUE(parsed.ok());
+    EXPECT_EQ(*parsed, dtype);
+  }
+  EXPECT_EQ(DataTypeBytes(DataType::kF64), 8);
+  EXPECT_EQ(DataTypeBytes(DataType::kF32), 4);
+  EXPECT_EQ(DataTypeBytes(DataType::kBF16), 2);
+  EXPECT_EQ(DataTypeBytes(DataType::kF8E4M3), 1);
+  EXPECT_EQ(*ParseDataType("bfloat16"), DataType::kBF16);
+  EXPECT_THAT(ParseDataType("f12").status().message(), HasSubstr("accepted are f64, f32"));
+}
+
+TEST(BufferTest, RowMajorStridesAndSpan) {
+  Buffer b = Buffer::RowMajor("x", DataType::kF16, Scope::kGlobal, {2, 3, 5});
+  EXPECT_EQ(b.strides, (std::vector<int64_t>{15, 5, 1}));
+  EXPECT_EQ(b.SpanElements(), 30);
+  EXPECT_TRUE(ValidateBuffer(b).ok());
+  Region r = Region::Box(b, {1, 1, 2}, {1, 2, 3});
+  EXPECT_EQ(r.NumElements(), 6);
+  EXPECT_EQ(r.BaseOffsetElements(), 15 + 5 + 2);
+  EXPECT_EQ(RegionToString(r), "x[1:2, 1:3, 2:5]");
+  EXPECT_TRUE(ValidateRegion(r).ok());
+  EXPECT_EQ(Region::Element(b, {1, 2, 4}).NumElements(), 1);
+}
+
+TEST(BufferTest, RejectsBadBuffersAndRegions) {
+  Buffer b = Buffer::RowMajor("x", DataType::kF32, Scope::kGlobal, {4, 8});
+  Buffer bad = b;
+  bad.shape = {4, 0};
+  EXPECT_THAT(ValidateBuffer(bad).message(), HasSubstr("dimension 1 has extent 0"));
+  bad = Buffer::RowMajor("x", DataType::kF32, Scope::kGlobal, {1, 1, 1, 1, 1, 1});
+  EXPECT_THAT(ValidateBuffer(bad).message(), HasSubstr("rank 6"));
+  bad = b;
+  bad.strides = {8};
+  EXPECT_THAT(ValidateBuffer(bad).message(), HasSubstr("1 strides for 2 dimensions"));
+  bad = b;
+  bad.name = "";
+  EXPECT_FALSE(ValidateBuffer(bad).ok());
+  bad = b;
+  bad.strides = {-8, 1};
+  EXPECT_THAT(ValidateBuffer(bad).message(), HasSubstr("stride -8"));
+  EXPECT_EQ(ValidateRegion(Region::Box(b, {3, 0}, {2, 8})).code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(ValidateRegion(Region::Box(b, {0, 0}, {4, 0})).message(), HasSubstr("extent 0"));
+  EXPECT_THAT(ValidateRegion(Region::Box(b, {0}, {4})).message(), HasSubstr("rank-2"));
+}
+
+TEST(ScopeTest, ParsesNames) {
+  EXPECT_EQ(*ParseScope("shared"), Scope::kShared);
+  EXPECT_EQ(*ParseScope("shared.dyn"), Scope::kShared);
+  EXPECT_EQ(*ParseScope("fragment"), Scope::kFragment);
+  EXPECT_THAT(ParseScope("texture").status().message(), HasSubstr("accepted are global"));
+}
+
+TEST(HintsTest, AnnotationsTakePrecedenceOverKeywords) {
+  CopyHints hints;
+  hints.coalesced_width = 8;
+  hints.eviction_policy = EvictionPolicy::kEvictLast;
+  hints.prefer_instruction = Instruction::kSync;
+  hints.annotations = {{"eviction_policy", "evict_first"},
+                       {"prefer_instruction", "tma"},
+                       {"disable_tma", "false"},
+                       {"coalesced_width", "4"},
+                       {"loop_layout", "4x64"},
+                       {"fallback", "auto"}};
+  auto resolved = ResolveHints(hints);
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  EXPECT_EQ(*resolved->coalesced_width, 4);
+  EXPECT_EQ(*resolved->eviction_policy, EvictionPolicy::kEvictFirst);
+  EXPECT_EQ(*resolved->prefer_instruction, Instruction::kTma);
+  EXPECT_EQ(*resolved->loop_layout, (LoopLayout{4, 64}));
+  EXPECT_EQ(resolved->fallback, FallbackMode::kAuto);
+  EXPECT_EQ(HintsToString(*resolved),
+            "coalesced_width=4,eviction_policy=evict_first,prefer_instruction=tma,"
+            "loop_layout=4x64,fallback=auto");
+  EXPECT_EQ(HintsToString(ResolvedHints{}), "");
+}
+
+TEST(HintsTest, RejectsBadValuesNamingWhatIsAccepted) {
+  struct Case {
+    const char* key;
+    const char* value;
+    const char* expected;
+  };
+  for (const Case& c : {Case{"coalesced_width", "3", "accepted are 1, 2, 4, 8, 16"},
+                        Case{"coalesced_width", "x", "invalid coalesced_width 'x'"},
+                        Case{"disable_tma", "maybe", "accepted are true, false"},
+                        Case{"eviction_policy", "evict_sometimes", "evict_normal, evict_first"},
+                        Case{"prefer_instruction", "wgmma", "accepted are tma, cp_async, sync"},
+                        Case{"loop_layout", "8by32", "expected ROWSxCOLS"},
+                        Case{"loop_layout", "64x64", "ROWS*COLS <= 1024"},
+                        Case{"fallback", "sometimes", "accepted are error, auto"},
+                        Case{"swizzle", "128B", "unknown annotation 'swizzle'"}}) {
+    CopyHints hints;
+    hints.annotations[c.key] = c.value;
+    auto resolved = ResolveHints(hints);
+    ASSERT_FALSE(resolved.ok()) << c.key << "=" << c.value;
+    EXPECT_EQ(resolved.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(resolved.status().message(), HasSubstr(c.expected));
+  }
+  CopyHints width;
+  width.coalesced_width = 32;
+  EXPECT_FALSE(ResolveHints(width).ok());
+}
+
+TEST(CopyOpTest, ValidatesDtypeAndExtents) {
+  Buffer a = Buffer::RowMajor("a", DataType::kF16, Scope::kGlobal, {64, 64});
+  Buffer b = Buffer::RowMajor("b", DataType::kF16, Scope::kShared, {1, 64, 64});
+  EXPECT_TRUE(ValidateCopyOp({Region::Whole(a), Region::Whole(b)}).ok());
+  Buffer c = Buffer::RowMajor("c", DataType::kF32, Scope::kGlobal, {64, 64});
+  EXPECT_THAT(ValidateCopyOp({Region::Whole(a), Region::Whole(c)}).message(),
+              HasSubstr("one dtype"));
+  Buffer d = Buffer::RowMajor("d", DataType::kF16, Scope::kGlobal, {64, 32});
+  EXPECT_THAT(ValidateCopyOp({Region::Whole(a), Region::Whole(d)}).message(),
+              HasSubstr("extents differ"));
+  EXPECT_EQ(SqueezedExtents(Region::Element(a, {3, 4})), (std::vector<int64_t>{1}));
+}
+
+}  // namespace
+}  // namespace tiletune
