@@ -65,4 +65,27 @@ int Target::MaxSharedBytesPerBlock() const {
   }
 }
 
+int Target::MaxSharedBytesPerSm() const {
+  switch (arch_) {
+    case 70: return 96 * 1024;
+    case 75: return 64 * 1024;
+    case 80:
+    case 87: return 164 * 1024;
+    case 86:
+    case 89:
+    case 120: return 100 * 1024;
+    default: return 228 * 1024;
+  }
+}
+
+int Target::MaxThreadsPerSm() const {
+  switch (arch_) {
+    case 75: return 1024;
+    case 86:
+    case 89:
+    case 120: return 1536;
+    default: return 2048;
+  }
+}
+
 }  // namespace tiletune

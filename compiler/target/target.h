@@ -40,6 +40,10 @@ class Target {
   bool HasTma() const { return arch_ >= 90; }
   // Largest dynamic shared memory one block may opt into, in bytes.
   int MaxSharedBytesPerBlock() const;
+  // Shared memory of one multiprocessor, in bytes.
+  int MaxSharedBytesPerSm() const;
+  // Resident threads one multiprocessor can hold.
+  int MaxThreadsPerSm() const;
 
  private:
   Target(std::string kind, int arch, std::string suffix)

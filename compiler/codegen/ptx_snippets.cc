@@ -1,0 +1,229 @@
+#include "compiler/codegen/ptx_snippets.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+
+namespace tiletune {
+
+std::string PreludeSnippet() {
+  return R"(typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+// A CUtensorMap, passed by value as a __grid_constant__ kernel parameter.
+struct __align__(64) tt_tensor_map {
+  u64 opaque[16];
+};
+
+__device__ __forceinline__ u32 tt_smem_addr(const void* p) {
+  return static_cast<u32>(__cvta_generic_to_shared(p));
+}
+)";
+}
+
+std::string PolicySnippet(EvictionPolicy policy) {
+  return absl::StrReplaceAll(R"(
+// L2 eviction priority for every global access of this kernel.
+__device__ __forceinline__ u64 tt_make_policy() {
+  u64 policy;
+  asm volatile("createpolicy.fractional.L2::$POLICY.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
+)",
+                             {{"$POLICY", EvictionPolicyName(policy)}});
+}
+
+std::string VectorAccessSnippet(int vector_bytes, bool cache_hint) {
+  // PTX type, register constraint and field names per vector size.
+  std::string type, constraint, shared_type;
+  std::vector<std::string> fields;
+  switch (vector_bytes) {
+    case 16: type = "v4.u32"; constraint = "r"; fields = {"x", "y", "z", "w"}; break;
+    case 8: type = "v2.u32"; constraint = "r"; fields = {"x", "y"}; break;
+    case 4: type = "u32"; constraint = "r"; fields = {"x"}; break;
+    case 2: type = "u16"; constraint = "h"; fields = {"x"}; break;
+    default: type = "u8"; constraint = "h"; fields = {"x"}; break;
+  }
+  std::string field_type = constraint == "r" ? "u32" : "u16";
+  std::string out = absl::StrCat("\n// ", vector_bytes, "-byte vector accesses.\nstruct __align__(",
+                                 vector_bytes >= 4 ? vector_bytes : 2, ") tt_vec {\n  ",
+                                 field_type, " ", absl::StrJoin(fields, ", "), ";\n};\n");
+  std::string hint = cache_hint ? ".L2::cache_hint" : "";
+  std::string policy_param = cache_hint ? ", u64 policy" : "";
+  int n = static_cast<int>(fields.size());
+  std::vector<std::string> regs, outs, ins;
+  for (int i = 0; i < n; ++i) {
+    regs.push_back(absl::StrCat("%", i));
+    outs.push_back(absl::StrCat("\"=", constraint, "\"(v.", fields[i], ")"));
+  }
+  std::string reg_list = n > 1 ? absl::StrCat("{", absl::StrJoin(regs, ", "), "}") : regs[0];
+  std::string load_operands = absl::StrCat("[%", n, "]", cache_hint ? absl::StrCat(", %", n + 1) : "");
+  absl::StrAppend(&out, "__device__ __forceinline__ tt_vec tt_ld_global(const u8* p", policy_param,
+                  ") {\n  tt_vec v;\n  asm volatile(\"ld.global.nc", hint, ".", type, " ", reg_list,
+                  ", ", load_operands, ";\"\n               : ", absl::StrJoin(outs, ", "),
+                  "\n               : \"l\"(p)", cache_hint ? ", \"l\"(policy)" : "", ");\n  return v;\n}\n");
+  // Store: address first, then values.
+  std::vector<std::string> store_regs;
+  for (int i = 0; i < n; ++i) {
+    store_regs.push_back(absl::StrCat("%", i + 1));
+    ins.push_back(absl::StrCat("\"", constraint, "\"(v.", fields[i], ")"));
+  }
+  std::string store_list =
+      n > 1 ? absl::StrCat("{", absl::StrJoin(store_regs, ", "), "}") : store_regs[0];
+  absl::StrAppend(&out, "__device__ __forceinline__ void tt_st_global(u8* p, const tt_vec& v",
+                  policy_param, ") {\n  asm volatile(\"st.global", hint, ".", type, " [%0], ",
+                  store_list, cache_hint ? absl::StrCat(", %", n + 1) : "",
+                  ";\"\n               :\n               : \"l\"(p), ", absl::StrJoin(ins, ", "),
+                  cache_hint ? ", \"l\"(policy)" : "", "\n               : \"memory\");\n}\n");
+  // Shared accesses are plain C++ so the compiler orders them against barriers.
+  if (vector_bytes >= 4) {
+    absl::StrAppend(&out,
+                    "__device__ __forceinline__ tt_vec tt_ld_shared(const u8* p) { return "
+                    "*reinterpret_cast<const tt_vec*>(p); }\n"
+                    "__device__ __forceinline__ void tt_st_shared(u8* p, const tt_vec& v) { "
+                    "*reinterpret_cast<tt_vec*>(p) = v; }\n");
+  } else {
+    std::string t = vector_bytes == 2 ? "u16" : "u8";
+    absl::StrAppend(&out, "__device__ __forceinline__ tt_vec tt_ld_shared(const u8* p) { tt_vec v; "
+                          "v.x = *reinterpret_cast<const ", t, "*>(p); return v; }\n"
+                          "__device__ __forceinline__ void tt_st_shared(u8* p, const tt_vec& v) { "
+                          "*reinterpret_cast<", t, "*>(p) = static_cast<", t, ">(v.x); }\n");
+  }
+  return out;
+}
+
+std::string CpAsyncSnippet(int vector_bytes, bool cache_hint) {
+  // 16-byte copies bypass L1 (.cg); 4 and 8-byte copies must use .ca.
+  std::string cache = vector_bytes == 16 ? "cg" : "ca";
+  std::string hint = cache_hint ? ".L2::cache_hint" : "";
+  return absl::StrCat(
+      "\n// cp.async of ", vector_bytes, " bytes; an invalid element is zero-filled, not read.\n"
+      "__device__ __forceinline__ void tt_cp_async(u8* smem, const u8* gmem, bool valid",
+      cache_hint ? ", u64 policy" : "", ") {\n"
+      "  asm volatile(\"cp.async.", cache, ".shared.global", hint, " [%0], [%1], ", vector_bytes,
+      ", %2", cache_hint ? ", %3" : "", ";\"\n"
+      "               :\n"
+      "               : \"r\"(tt_smem_addr(smem)), \"l\"(gmem), \"r\"(valid ? ", vector_bytes,
+      "u : 0u)", cache_hint ? ", \"l\"(policy)" : "", "\n"
+      "               : \"memory\");\n"
+      "}\n"
+      "__device__ __forceinline__ void tt_cp_async_commit() {\n"
+      "  asm volatile(\"cp.async.commit_group;\" ::: \"memory\");\n"
+      "}\n"
+      "template <int kPending>\n"
+      "__device__ __forceinline__ void tt_cp_async_wait() {\n"
+      "  asm volatile(\"cp.async.wait_group %0;\" :: \"n\"(kPending) : \"memory\");\n"
+      "}\n");
+}
+
+std::string MbarrierSnippet() {
+  return R"(
+__device__ __forceinline__ void tt_mbarrier_init(u64* bar, u32 count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(tt_smem_addr(bar)), "r"(count)
+               : "memory");
+}
+// Makes barrier initialisation visible to the async proxy (the TMA unit).
+__device__ __forceinline__ void tt_fence_barrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+__device__ __forceinline__ void tt_mbarrier_expect_tx(u64* bar, u32 bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+               :: "r"(tt_smem_addr(bar)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void tt_mbarrier_wait(u64* bar, u32 parity) {
+  asm volatile(
+      "{\n"
+      "  .reg .pred done;\n"
+      "TT_WAIT_%=:\n"
+      "  mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "  @!done bra TT_WAIT_%=;\n"
+      "}\n" :: "r"(tt_smem_addr(bar)), "r"(parity) : "memory");
+}
+__device__ __forceinline__ void tt_bulk_commit() {
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+// Waits until at most kPending bulk groups still read shared memory.
+template <int kPending>
+__device__ __forceinline__ void tt_bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;" :: "n"(kPending) : "memory");
+}
+// Waits until every bulk group has completed, writes included.
+__device__ __forceinline__ void tt_bulk_wait_all() {
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+}
+)";
+}
+
+std::string TmaTensorSnippet(int rank, bool cache_hint) {
+  std::vector<std::string> coord_params, coord_regs, coord_operands;
+  for (int d = 0; d < rank; ++d) {
+    coord_params.push_back(absl::StrCat("int c", d));
+    coord_operands.push_back(absl::StrCat("\"r\"(c", d, ")"));
+  }
+  // Load operands: smem %0, map %1, coords %2.., bar, policy.
+  for (int d = 0; d < rank; ++d) coord_regs.push_back(absl::StrCat("%", d + 2));
+  std::string hint = cache_hint ? ".L2::cache_hint" : "";
+  int bar_reg = rank + 2;
+  std::string out = absl::StrCat(
+      "\n// ", rank, "-D tensor TMA; coordinates innermost first.\n"
+      "__device__ __forceinline__ void tt_tma_load(u8* smem, const tt_tensor_map* map, u64* bar, ",
+      absl::StrJoin(coord_params, ", "), cache_hint ? ", u64 policy" : "", ") {\n"
+      "  asm volatile(\"cp.async.bulk.tensor.", rank,
+      "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes", hint, " [%0], [%1, {",
+      absl::StrJoin(coord_regs, ", "), "}], [%", bar_reg, "]",
+      cache_hint ? absl::StrCat(", %", bar_reg + 1) : "", ";\"\n"
+      "               :\n"
+      "               : \"r\"(tt_smem_addr(smem)), \"l\"(map), ", absl::StrJoin(coord_operands, ", "),
+      ", \"r\"(tt_smem_addr(bar))", cache_hint ? ", \"l\"(policy)" : "", "\n"
+      "               : \"memory\");\n"
+      "}\n");
+  // Store operands: map %0, coords %1.., smem, policy.
+  std::vector<std::string> store_regs;
+  for (int d = 0; d < rank; ++d) store_regs.push_back(absl::StrCat("%", d + 1));
+  int smem_reg = rank + 1;
+  absl::StrAppend(
+      &out,
+      "__device__ __forceinline__ void tt_tma_store(const tt_tensor_map* map, const u8* smem, ",
+      absl::StrJoin(coord_params, ", "), cache_hint ? ", u64 policy" : "", ") {\n"
+      "  asm volatile(\"cp.async.bulk.tensor.", rank, "d.global.shared::cta.tile.bulk_group", hint,
+      " [%0, {", absl::StrJoin(store_regs, ", "), "}], [%", smem_reg, "]",
+      cache_hint ? absl::StrCat(", %", smem_reg + 1) : "", ";\"\n"
+      "               :\n"
+      "               : \"l\"(map), ", absl::StrJoin(coord_operands, ", "),
+      ", \"r\"(tt_smem_addr(smem))", cache_hint ? ", \"l\"(policy)" : "", "\n"
+      "               : \"memory\");\n"
+      "}\n");
+  return out;
+}
+
+std::string BulkSnippet(bool cache_hint) {
+  std::string hint = cache_hint ? ".L2::cache_hint" : "";
+  return absl::StrCat(
+      "\n// 1-D bulk copies; sizes and addresses are multiples of 16 bytes.\n"
+      "__device__ __forceinline__ void tt_bulk_load(u8* smem, const u8* gmem, u32 bytes, u64* bar",
+      cache_hint ? ", u64 policy" : "", ") {\n"
+      "  asm volatile(\"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes", hint,
+      " [%0], [%1], %2, [%3]", cache_hint ? ", %4" : "", ";\"\n"
+      "               :\n"
+      "               : \"r\"(tt_smem_addr(smem)), \"l\"(gmem), \"r\"(bytes), "
+      "\"r\"(tt_smem_addr(bar))", cache_hint ? ", \"l\"(policy)" : "", "\n"
+      "               : \"memory\");\n"
+      "}\n"
+      "__device__ __forceinline__ void tt_bulk_store(u8* gmem, const u8* smem, u32 bytes",
+      cache_hint ? ", u64 policy" : "", ") {\n"
+      "  asm volatile(\"cp.async.bulk.global.shared::cta.bulk_group", hint, " [%0], [%1], %2",
+      cache_hint ? ", %3" : "", ";\"\n"
+      "               :\n"
+      "               : \"l\"(gmem), \"r\"(tt_smem_addr(smem)), \"r\"(bytes)",
+      cache_hint ? ", \"l\"(policy)" : "", "\n"
+      "               : \"memory\");\n"
+      "}\n");
+}
+
+}  // namespace tiletune

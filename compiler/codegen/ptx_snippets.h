@@ -1,0 +1,39 @@
+// Device-side helpers shared by tiletune's emitters, as CUDA C++ text: L2 policies,
+// vector global loads and stores with optional cache hints, cp.async, mbarrier and
+// bulk/tensor TMA wrappers. Each function returns the definitions a kernel needs.
+#ifndef COMPILER_CODEGEN_PTX_SNIPPETS_H_
+#define COMPILER_CODEGEN_PTX_SNIPPETS_H_
+
+#include <optional>
+#include <string>
+
+#include "compiler/ir/copy_op.h"
+
+namespace tiletune {
+
+// typedefs u8/u16/u32/u64 and the 64-byte tensor-map parameter type.
+std::string PreludeSnippet();
+
+// tt_make_policy(): a createpolicy for `policy` (which must not be evict_normal).
+std::string PolicySnippet(EvictionPolicy policy);
+
+// struct tt_vec of `vector_bytes` (1, 2, 4, 8, 16) and tt_ld_global / tt_st_global /
+// tt_ld_shared / tt_st_shared for it; with `cache_hint` the global accesses take a policy.
+std::string VectorAccessSnippet(int vector_bytes, bool cache_hint);
+
+// tt_cp_async(smem, gmem, valid[, policy]) for `vector_bytes` (4, 8, 16), zero-filling
+// when !valid; tt_cp_async_commit(); tt_cp_async_wait<N>().
+std::string CpAsyncSnippet(int vector_bytes, bool cache_hint);
+
+// mbarrier init / expect_tx / parity wait, bulk-group commit and waits.
+std::string MbarrierSnippet();
+
+// tt_tma_load_<rank>d / tt_tma_store_<rank>d for a tensor map of `rank` dims.
+std::string TmaTensorSnippet(int rank, bool cache_hint);
+
+// tt_bulk_load / tt_bulk_store for 1-D cp.async.bulk.
+std::string BulkSnippet(bool cache_hint);
+
+}  // namespace tiletune
+
+#endif  // COMPILER_CODEGEN_PTX_SNIPPETS_H_
