@@ -1,0 +1,35 @@
+// Whole-file reads and crash-safe whole-file writes.
+//
+// WriteFileAtomically writes to a temporary file in the destination's folder and renames
+// it over the destination, so a reader sees the old contents or the new, never a partial
+// file, and a failed write leaves no temporary file behind. Thread-safe; concurrent
+// writers of one path each install a complete file (the last rename wins).
+//
+//   TT_RETURN_IF_ERROR(WriteFileAtomically("out/report.md", markdown));
+//   TT_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString("db.pb"));
+#ifndef AUTOTUNE_ATOMIC_FILE_H_
+#define AUTOTUNE_ATOMIC_FILE_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace tiletune {
+namespace autotune {
+
+// The contents of `path`. NotFound naming the path when it does not exist; another error
+// naming the path and the system's reason when it cannot be read (a folder, no
+// permission).
+absl::StatusOr<std::string> ReadFileToString(absl::string_view path);
+
+// Replaces `path` with `contents`: writes `<folder>/.<name>.tmp-<pid>-<n>`, flushes it to
+// disk, renames it to `path` and syncs the folder. The folder must exist. New files get
+// mode 0666 minus the umask.
+absl::Status WriteFileAtomically(absl::string_view path, absl::string_view contents);
+
+}  // namespace autotune
+}  // namespace tiletune
+
+#endif  // AUTOTUNE_ATOMIC_FILE_H_

@@ -1,0 +1,132 @@
+#include "autotune/atomic_file.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <set>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tiletune {
+namespace autotune {
+namespace {
+
+// Status messages as std::string, so that failing matchers print them as text.
+std::string Msg(const absl::Status& status) { return std::string(status.message()); }
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// A fresh folder under the test's temporary directory.
+std::string MakeTempFolder() {
+  const char* base = std::getenv("TEST_TMPDIR");
+  std::string pattern = absl::StrCat(base != nullptr ? base : "/tmp", "/atomic_file_XXXXXX");
+  EXPECT_NE(mkdtemp(pattern.data()), nullptr);
+  return pattern;
+}
+
+std::set<std::string> ListFolder(const std::string& folder) {
+  std::set<std::string> names;
+  DIR* dir = opendir(folder.c_str());
+  EXPECT_NE(dir, nullptr);
+  if (dir == nullptr) return names;
+  while (dirent* entry = readdir(dir)) {
+    std::string name = entry->d_name;
+    if (name != "." && name != "..") names.insert(name);
+  }
+  closedir(dir);
+  return names;
+}
+
+TEST(AtomicFileTest, WritesAndReadsBackBinaryContents) {
+  const std::string folder = MakeTempFolder();
+  const std::string path = folder + "/data.bin";
+  const std::string contents("a\0b\xff\n", 5);
+  ASSERT_TRUE(WriteFileAtomically(path, contents).ok());
+  absl::StatusOr<std::string> read = ReadFileToString(path);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(*read, contents);
+}
+
+TEST(AtomicFileTest, ReplacesExistingFileAndLeavesNoTemporaryFiles) {
+  const std::string folder = MakeTempFolder();
+  const std::string path = folder + "/db.pb";
+  ASSERT_TRUE(WriteFileAtomically(path, std::string(100000, 'x')).ok());
+  ASSERT_TRUE(WriteFileAtomically(path, "short").ok());
+  EXPECT_EQ(*ReadFileToString(path), "short");
+  EXPECT_THAT(ListFolder(folder), ElementsAre("db.pb"));
+}
+
+TEST(AtomicFileTest, NewFileHonoursUmask) {
+  const std::string folder = MakeTempFolder();
+  const mode_t mask = umask(0);
+  umask(mask);
+  ASSERT_TRUE(WriteFileAtomically(folder + "/f", "x").ok());
+  struct stat info;
+  ASSERT_EQ(stat((folder + "/f").c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0666 & ~mask);
+}
+
+TEST(AtomicFileTest, FailedRenameRemovesTemporaryFile) {
+  const std::string folder = MakeTempFolder();
+  // The destination is a non-empty folder: the rename fails after the data is written.
+  const std::string target = folder + "/target";
+  ASSERT_EQ(mkdir(target.c_str(), 0755), 0);
+  ASSERT_TRUE(WriteFileAtomically(target + "/inside", "x").ok());
+  absl::Status status = WriteFileAtomically(target, "contents");
+  EXPECT_FALSE(status.ok());
+  EXPECT_THAT(Msg(status), HasSubstr(target));
+  EXPECT_THAT(Msg(status), HasSubstr("rename"));
+  EXPECT_THAT(ListFolder(folder), ElementsAre("target"));
+}
+
+TEST(AtomicFileTest, MissingFolderIsAnErrorNamingThePath) {
+  const std::string folder = MakeTempFolder();
+  const std::string path = folder + "/no/such/db.pb";
+  absl::Status status = WriteFileAtomically(path, "x");
+  EXPECT_TRUE(absl::IsNotFound(status)) << status;
+  EXPECT_THAT(Msg(status), HasSubstr(path));
+  EXPECT_TRUE(ListFolder(folder).empty());
+}
+
+TEST(AtomicFileTest, PathNamingNoFileIsRejected) {
+  EXPECT_TRUE(absl::IsInvalidArgument(WriteFileAtomically("", "x")));
+  EXPECT_TRUE(absl::IsInvalidArgument(WriteFileAtomically(MakeTempFolder() + "/", "x")));
+}
+
+TEST(AtomicFileTest, ReadingMissingFileIsNotFoundNamingThePath) {
+  const std::string path = MakeTempFolder() + "/missing.txtpb";
+  absl::StatusOr<std::string> read = ReadFileToString(path);
+  EXPECT_TRUE(absl::IsNotFound(read.status())) << read.status();
+  EXPECT_THAT(Msg(read.status()), HasSubstr(path));
+}
+
+TEST(AtomicFileTest, ReadingAFolderIsAnError) {
+  const std::string folder = MakeTempFolder();
+  absl::StatusOr<std::string> read = ReadFileToString(folder);
+  EXPECT_TRUE(absl::IsInvalidArgument(read.status())) << read.status();
+  EXPECT_THAT(Msg(read.status()), HasSubstr("folder"));
+}
+
+TEST(AtomicFileTest, RelativePathWithoutFolderWritesInWorkingDirectory) {
+  const std::string folder = MakeTempFolder();
+  char previous[4096];
+  ASSERT_NE(getcwd(previous, sizeof(previous)), nullptr);
+  ASSERT_EQ(chdir(folder.c_str()), 0);
+  absl::Status status = WriteFileAtomically("plain.txt", "hello");
+  ASSERT_EQ(chdir(previous), 0);
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(*ReadFileToString(folder + "/plain.txt"), "hello");
+  EXPECT_THAT(ListFolder(folder), ElementsAre("plain.txt"));
+}
+
+}  // namespace
+}  // namespace autotune
+}  // namespace tiletune

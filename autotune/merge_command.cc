@@ -1,0 +1,123 @@
+#include "autotune/merge_command.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "autotune/merge.h"
+#include "autotune/tuning_db.h"
+#include "autotune/tuning_db.pb.h"
+
+namespace tiletune {
+namespace autotune {
+namespace {
+
+constexpr char kUsage[] = "usage: autotune merge INPUT... -o OUTPUT";
+
+std::string Resolve(const std::string& path) {
+  const char* base = std::getenv("BUILD_WORKING_DIRECTORY");
+  if (path.empty() || path[0] == '/' || base == nullptr || base[0] == '\0') return path;
+  return absl::StrCat(base, "/", path);
+}
+
+}  // namespace
+
+absl::StatusOr<MergeArguments> ParseMergeArguments(absl::Span<const std::string> args) {
+  MergeArguments parsed;
+  bool have_output = false;
+  auto set_output = [&](const std::string& value) -> absl::Status {
+    if (have_output) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the output is given twice (\"", parsed.output, "\" and \"", value, "\")"));
+    }
+    if (value.empty()) return absl::InvalidArgumentError("the output path is empty");
+    parsed.output = value;
+    have_output = true;
+    return absl::OkStatus();
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "-h" || arg == "--help") {
+      parsed.help = true;
+      return parsed;
+    }
+    if (arg == "-o" || arg == "--output") {
+      if (i + 1 == args.size()) {
+        return absl::InvalidArgumentError(absl::StrCat(arg, " needs a path after it"));
+      }
+      absl::Status status = set_output(args[++i]);
+      if (!status.ok()) return status;
+    } else if (absl::StartsWith(arg, "--output=") || absl::StartsWith(arg, "-o=")) {
+      absl::Status status = set_output(arg.substr(arg.find('=') + 1));
+      if (!status.ok()) return status;
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown option \"", arg, "\"; accepted: -o, --output, --help"));
+    } else if (arg.empty()) {
+      return absl::InvalidArgumentError("an input path is empty");
+    } else {
+      parsed.inputs.push_back(arg);
+    }
+  }
+  if (parsed.inputs.empty()) {
+    return absl::InvalidArgumentError("no input databases given");
+  }
+  if (!have_output) {
+    return absl::InvalidArgumentError("no output given (-o OUTPUT)");
+  }
+  return parsed;
+}
+
+int RunMergeCommand(absl::Span<const std::string> args, std::FILE* out, std::FILE* err) {
+  absl::StatusOr<MergeArguments> parsed = ParseMergeArguments(args);
+  if (!parsed.ok()) {
+    std::fprintf(err, "autotune merge: %s; %s\n",
+                 std::string(parsed.status().message()).c_str(), kUsage);
+    return kMergeBadArguments;
+  }
+  if (parsed->help) {
+    std::fprintf(out,
+                 "%s\n"
+                 "Merges tuning databases (*.textproto / *.txtpb are text, others binary).\n"
+                 "Where inputs share a key, the faster winner is kept and the conflict "
+                 "printed.\n",
+                 kUsage);
+    return kMergeOk;
+  }
+  std::vector<TuningDatabase> inputs;
+  for (const std::string& input : parsed->inputs) {
+    absl::StatusOr<TuningDatabase> database = ReadTuningDatabase(Resolve(input));
+    if (!database.ok()) {
+      std::fprintf(err, "autotune merge: %s\n",
+                   std::string(database.status().message()).c_str());
+      return kMergeFailed;
+    }
+    inputs.push_back(*std::move(database));
+  }
+  MergeReport report;
+  absl::StatusOr<TuningDatabase> merged = MergeDatabases(inputs, &report);
+  absl::Status written = merged.ok() ? WriteTuningDatabase(*merged, Resolve(parsed->output))
+                                     : merged.status();
+  if (!written.ok()) {
+    std::fprintf(err, "autotune merge: %s\n", std::string(written.message()).c_str());
+    return kMergeFailed;
+  }
+  for (const MergeConflict& conflict : report.conflicts) {
+    std::fprintf(out, "conflict: %s\n",
+                 FormatMergeConflict(conflict, parsed->inputs).c_str());
+  }
+  std::fprintf(out, "autotune merge: %d records from %zu databases -> %d records in %s (%zu "
+               "conflicts)\n",
+               report.input_records, inputs.size(), report.output_records,
+               parsed->output.c_str(), report.conflicts.size());
+  return kMergeOk;
+}
+
+}  // namespace autotune
+}  // namespace tiletune

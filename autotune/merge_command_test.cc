@@ -1,0 +1,158 @@
+#include "autotune/merge_command.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "autotune/atomic_file.h"
+#include "autotune/tuning_db.h"
+#include "autotune/tuning_db_test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tiletune {
+namespace autotune {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+std::string MakeTempFolder() {
+  const char* base = std::getenv("TEST_TMPDIR");
+  std::string pattern = absl::StrCat(base != nullptr ? base : "/tmp", "/merge_cmd_XXXXXX");
+  EXPECT_NE(mkdtemp(pattern.data()), nullptr);
+  return pattern;
+}
+
+// Runs the command with stdout and stderr captured.
+struct CommandRun {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+std::string Drain(std::FILE* file) {
+  std::rewind(file);
+  std::string text;
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), file)) > 0) text.append(buffer, n);
+  std::fclose(file);
+  return text;
+}
+
+CommandRun RunMerge(const std::vector<std::string>& args) {
+  std::FILE* out = std::tmpfile();
+  std::FILE* err = std::tmpfile();
+  int code = RunMergeCommand(args, out, err);
+  return CommandRun{code, Drain(out), Drain(err)};
+}
+
+TEST(ParseMergeArgumentsTest, AcceptsTheDocumentedForms) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"a.pb", "b.txtpb", "-o", "out.pb"},
+                                             {"-o", "out.pb", "a.pb", "b.txtpb"},
+                                             {"a.pb", "--output", "out.pb", "b.txtpb"},
+                                             {"a.pb", "b.txtpb", "--output=out.pb"},
+                                             {"a.pb", "-o=out.pb", "b.txtpb"}}) {
+    absl::StatusOr<MergeArguments> parsed = ParseMergeArguments(args);
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    EXPECT_THAT(parsed->inputs, ElementsAre("a.pb", "b.txtpb"));
+    EXPECT_EQ(parsed->output, "out.pb");
+    EXPECT_FALSE(parsed->help);
+  }
+  EXPECT_TRUE(ParseMergeArguments({"--help"})->help);
+}
+
+TEST(ParseMergeArgumentsTest, RejectsBadArgumentsNamingThem) {
+  auto message = [](std::vector<std::string> args) {
+    absl::StatusOr<MergeArguments> parsed = ParseMergeArguments(args);
+    EXPECT_TRUE(absl::IsInvalidArgument(parsed.status()));
+    return std::string(parsed.status().message());
+  };
+  EXPECT_EQ(message({"a.pb"}), "no output given (-o OUTPUT)");
+  EXPECT_EQ(message({"-o", "x.pb"}), "no input databases given");
+  EXPECT_EQ(message({"a.pb", "-o"}), "-o needs a path after it");
+  EXPECT_EQ(message({"a.pb", "-o", "x", "--output=y"}),
+            "the output is given twice (\"x\" and \"y\")");
+  EXPECT_EQ(message({"a.pb", "--shard=1/2", "-o", "x"}),
+            "unknown option \"--shard=1/2\"; accepted: -o, --output, --help");
+  EXPECT_EQ(message({"a.pb", "--output=", "b"}), "the output path is empty");
+}
+
+TEST(RunMergeCommandTest, MergesTextAndBinaryInputsAndPrintsConflicts) {
+  const std::string folder = MakeTempFolder();
+  TuningDatabase a = TestDatabase(2);
+  TuningDatabase b = TestDatabase(3);  // shares keys with `a`, each winner slower
+  for (TuningRecord& record : *b.mutable_records()) {
+    record.mutable_winner_statistics()->set_median_us(
+        record.winner_statistics().median_us() + 1);
+    record.mutable_provenance()->set_host("other");
+  }
+  ASSERT_TRUE(WriteTuningDatabase(a, folder + "/a.txtpb").ok());
+  ASSERT_TRUE(WriteTuningDatabase(b, folder + "/b.pb").ok());
+  const std::string output = folder + "/merged.txtpb";
+  CommandRun run = RunMerge({folder + "/a.txtpb", folder + "/b.pb", "-o", output});
+  ASSERT_EQ(run.code, kMergeOk) << run.err;
+  EXPECT_EQ(run.err, "");
+  std::vector<std::string> lines = absl::StrSplit(run.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 4u) << run.out;  // 3 shared keys, then the summary
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_THAT(lines[i], StartsWith("conflict: \"NVIDIA H200\" sm_9.0"));
+    EXPECT_THAT(lines[i], HasSubstr(absl::StrCat(folder, "/a.txtpb, host testhost) over ")));
+    EXPECT_THAT(lines[i], HasSubstr(absl::StrCat(folder, "/b.pb, host other)")));
+  }
+  EXPECT_EQ(lines[3], absl::StrCat("autotune merge: 7 records from 2 databases -> 4 records in ",
+                                   output, " (3 conflicts)"));
+  absl::StatusOr<TuningDatabase> merged = ReadTuningDatabase(output);
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  ASSERT_EQ(merged->records_size(), 4);
+  int from_b = 0;
+  for (const TuningRecord& record : merged->records()) from_b += record.provenance().host() == "other";
+  EXPECT_EQ(from_b, 1);  // the one key only `b` has
+}
+
+TEST(RunMergeCommandTest, RelativePathsAreTakenFromTheBazelRunDirectory) {
+  const std::string folder = MakeTempFolder();
+  ASSERT_TRUE(WriteTuningDatabase(TestDatabase(1), folder + "/in.pb").ok());
+  ASSERT_EQ(setenv("BUILD_WORKING_DIRECTORY", folder.c_str(), 1), 0);
+  CommandRun run = RunMerge({"in.pb", "-o", "out.txtpb"});
+  unsetenv("BUILD_WORKING_DIRECTORY");
+  ASSERT_EQ(run.code, kMergeOk) << run.err;
+  EXPECT_TRUE(ReadTuningDatabase(folder + "/out.txtpb").ok());
+}
+
+TEST(RunMergeCommandTest, BadArgumentsExitTwoWithOneLine) {
+  CommandRun run = RunMerge({"a.pb"});
+  EXPECT_EQ(run.code, kMergeBadArguments);
+  EXPECT_EQ(run.err,
+            "autotune merge: no output given (-o OUTPUT); usage: autotune merge INPUT... -o "
+            "OUTPUT\n");
+  EXPECT_EQ(run.out, "");
+}
+
+TEST(RunMergeCommandTest, UnreadableInputExitsOneNamingIt) {
+  const std::string folder = MakeTempFolder();
+  ASSERT_TRUE(WriteFileAtomically(folder + "/corrupt.pb", "\xff\xff\xff").ok());
+  CommandRun run = RunMerge({folder + "/corrupt.pb", "-o", folder + "/out.pb"});
+  EXPECT_EQ(run.code, kMergeFailed);
+  EXPECT_THAT(run.err, StartsWith(absl::StrCat("autotune merge: ", folder, "/corrupt.pb: ")));
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1);
+  EXPECT_FALSE(ReadFileToString(folder + "/out.pb").ok());
+}
+
+TEST(RunMergeCommandTest, HelpPrintsUsage) {
+  CommandRun run = RunMerge({"--help"});
+  EXPECT_EQ(run.code, kMergeOk);
+  EXPECT_THAT(run.out, StartsWith("usage: autotune merge INPUT... -o OUTPUT\n"));
+}
+
+}  // namespace
+}  // namespace autotune
+}  // namespace tiletune
