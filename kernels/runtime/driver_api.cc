@@ -14,9 +14,6 @@
 namespace tiletune {
 namespace {
 
-using GetProcAddressFn = CUresult (*)(const char*, void**, int, cuuint64_t,
-                                      CUdriverProcAddressQueryResult*);
-
 absl::StatusOr<DriverApi> Load() {
   DriverApi api;
   const char* override_path = std::getenv("TILETUNE_CUDA_DRIVER_LIBRARY");
@@ -27,35 +24,30 @@ absl::StatusOr<DriverApi> Load() {
                                                " (", dlerror(),
                                                "); this machine has no usable NVIDIA GPU"));
   }
-  auto get_proc = reinterpret_cast<GetProcAddressFn>(dlsym(handle, "cuGetProcAddress_v2"));
-  if (get_proc == nullptr) {
-    return absl::UnavailableError(
-        absl::StrCat(api.library_path, " lacks cuGetProcAddress_v2: the driver is older than "
-                                       "CUDA 12; tiletune needs a CUDA ",
-                     CUDA_VERSION / 1000, " driver"));
-  }
-  auto resolve = [&](const char* name, void** slot, bool required) -> absl::Status {
-    CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-    CUresult result = get_proc(name, slot, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &found);
-    if (result == CUDA_SUCCESS && found == CU_GET_PROC_ADDRESS_SUCCESS && *slot != nullptr) {
-      return absl::OkStatus();
-    }
-    *slot = nullptr;
-    if (!required) return absl::OkStatus();
-    return absl::UnavailableError(absl::StrCat(
-        "the CUDA driver at ", api.library_path, " does not provide ", name, " for CUDA ",
-        CUDA_VERSION, found == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
-                          ? ": the driver is too old, update it"
-                          : ""));
+  // Each entry point is looked up by the name its declaration in cuda.h resolves to after
+  // macro expansion (cuMemAlloc -> cuMemAlloc_v2), so the pointer has exactly the ABI of
+  // that declaration. (cuGetProcAddress would return the newest ABI for the CUDA version,
+  // which differs where cuda.h keeps an older name: cuCtxSynchronize in CUDA 13.)
+  auto resolve = [&](const char* symbol, void** slot, bool required) -> absl::Status {
+    *slot = dlsym(handle, symbol);
+    if (*slot != nullptr || !required) return absl::OkStatus();
+    return absl::UnavailableError(absl::StrCat("the CUDA driver at ", api.library_path,
+                                               " does not export ", symbol,
+                                               ": it is older than CUDA ", CUDA_VERSION / 1000,
+                                               "; update the driver"));
   };
+#define TT_EXPANDED_NAME(name) TT_STRINGIFY(name)
+#define TT_STRINGIFY(name) #name
 #define TT_RESOLVE_REQUIRED(name) \
-  TT_RETURN_IF_ERROR(resolve(#name, reinterpret_cast<void**>(&api.name), true));
+  TT_RETURN_IF_ERROR(resolve(TT_EXPANDED_NAME(name), reinterpret_cast<void**>(&api.name), true));
 #define TT_RESOLVE_OPTIONAL(name) \
-  TT_RETURN_IF_ERROR(resolve(#name, reinterpret_cast<void**>(&api.name), false));
+  TT_RETURN_IF_ERROR(resolve(TT_EXPANDED_NAME(name), reinterpret_cast<void**>(&api.name), false));
   TT_DRIVER_FUNCTIONS(TT_RESOLVE_REQUIRED)
   TT_OPTIONAL_DRIVER_FUNCTIONS(TT_RESOLVE_OPTIONAL)
 #undef TT_RESOLVE_REQUIRED
 #undef TT_RESOLVE_OPTIONAL
+#undef TT_STRINGIFY
+#undef TT_EXPANDED_NAME
 
   CUresult init = api.cuInit(0);
   if (init != CUDA_SUCCESS) {

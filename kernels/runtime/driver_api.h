@@ -3,8 +3,8 @@
 // Nothing in tiletune links libcuda: binaries build and tests run on machines without a
 // GPU, where LoadDriver() returns Unavailable and GPU tests skip. The library is found as
 // $TILETUNE_CUDA_DRIVER_LIBRARY, else libcuda.so.1 through the dynamic loader. Entry
-// points are resolved with cuGetProcAddress for the CUDA version tiletune was built
-// against, so each pointer has exactly the ABI of its declaration in cuda.h.
+// points are resolved by the versioned names cuda.h maps them to, so each pointer has
+// exactly the ABI of its declaration in cuda.h.
 //
 //   TT_ASSIGN_OR_RETURN(const DriverApi* cu, LoadDriver());
 //   int count = 0;

@@ -219,13 +219,15 @@ absl::Status Kernel::Launch(const LaunchConfig& config, const std::vector<void*>
   }
   TT_RETURN_IF_ERROR(context_->Activate());
   const DriverApi& cu = context_->api();
-  constexpr unsigned kDefaultSharedLimit = 48 * 1024;
-  if (config.dynamic_shared_bytes > kDefaultSharedLimit) {
+  // Dynamic shared memory beyond the default needs the kernel's limit raised (static
+  // shared memory counts against the same 48 KiB), once per new high-water mark.
+  if (config.dynamic_shared_bytes > dynamic_shared_limit_->load()) {
     TT_RETURN_IF_ERROR(ToStatus(
         cu.cuFuncSetAttribute(function_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                               static_cast<int>(config.dynamic_shared_bytes)),
         absl::StrCat("raising ", name_, "'s dynamic shared memory to ",
                      config.dynamic_shared_bytes, " bytes")));
+    *dynamic_shared_limit_ = config.dynamic_shared_bytes;
   }
   return ToStatus(
       cu.cuLaunchKernel(function_, config.grid[0], config.grid[1], config.grid[2],

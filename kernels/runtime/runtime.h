@@ -17,6 +17,7 @@
 #define KERNELS_RUNTIME_RUNTIME_H_
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -154,20 +155,23 @@ class Kernel {
   CUfunction function() const { return function_; }
 
   // Launches with one pointer per parameter; InvalidArgument if the count differs from
-  // the kernel's. Raises the kernel's dynamic shared memory limit when the launch asks for
-  // more than the default 48 KiB.
+  // the kernel's. Raises the kernel's dynamic shared memory limit the first time a launch
+  // asks for more than any earlier one.
   absl::Status Launch(const LaunchConfig& config, const std::vector<void*>& args) const;
 
  private:
   friend class Module;
   Kernel(const Context* context, CUfunction function, std::string name, int param_count)
       : context_(context), function_(function), name_(std::move(name)),
-        param_count_(param_count) {}
+        param_count_(param_count),
+        dynamic_shared_limit_(std::make_shared<std::atomic<unsigned>>(0)) {}
 
   const Context* context_;
   CUfunction function_;
   std::string name_;
   int param_count_;
+  // The dynamic shared memory limit set on the function so far; shared by copies.
+  std::shared_ptr<std::atomic<unsigned>> dynamic_shared_limit_;
 };
 
 class Module {

@@ -86,6 +86,7 @@ TEST_F(RuntimeGpuTest, CompiledKernelRunsBitExact) {
     absl::Status launched = kernel->Launch(config, {&src_ptr, &dst_ptr, &n, &key});
     ASSERT_TRUE(launched.ok()) << launched;
     ASSERT_TRUE((*stream)->Synchronize().ok());
+    ASSERT_TRUE(context_->Synchronize().ok());
     std::vector<uint32_t> output(n);
     ASSERT_TRUE(dst->CopyToHost(output.data(), n * 4).ok());
     for (uint64_t i = 0; i < n; ++i) {

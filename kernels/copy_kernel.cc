@@ -1,0 +1,104 @@
+#include "kernels/copy_kernel.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "compiler/base/status_macros.h"
+#include "compiler/codegen/copy_emitter.h"
+#include "kernels/runtime/driver_api.h"
+
+namespace tiletune {
+
+absl::StatusOr<CUtensorMap> EncodeTensorMap(const DriverApi& cu, const TensorMapSpec& spec,
+                                            CUdeviceptr buffer) {
+  CUtensorMapDataType type;
+  switch (spec.element_bytes) {
+    case 1: type = CU_TENSOR_MAP_DATA_TYPE_UINT8; break;
+    case 2: type = CU_TENSOR_MAP_DATA_TYPE_UINT16; break;
+    case 4: type = CU_TENSOR_MAP_DATA_TYPE_UINT32; break;
+    case 8: type = CU_TENSOR_MAP_DATA_TYPE_UINT64; break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("no TMA element type of ", spec.element_bytes, " bytes"));
+  }
+  CUdeviceptr base = buffer + spec.base_offset_bytes;
+  if (base % 16 != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "TMA base address 0x", absl::Hex(base), " is not 16-byte aligned; align the buffer"));
+  }
+  std::vector<cuuint64_t> dims(spec.dims.begin(), spec.dims.end());
+  std::vector<cuuint64_t> strides(spec.strides_bytes.begin(), spec.strides_bytes.end());
+  std::vector<cuuint32_t> box(spec.box.begin(), spec.box.end());
+  std::vector<cuuint32_t> element_strides(spec.dims.size(), 1);
+  CUtensorMap map;
+  TT_RETURN_IF_ERROR(ToStatus(
+      cu.cuTensorMapEncodeTiled(&map, type, static_cast<cuuint32_t>(dims.size()),
+                                reinterpret_cast<void*>(base), dims.data(),
+                                strides.empty() ? nullptr : strides.data(), box.data(),
+                                element_strides.data(), CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+      "cuTensorMapEncodeTiled"));
+  return map;
+}
+
+CopyKernel::CopyKernel(const Context& context, LoweredCopy lowered, std::string source,
+                       std::unique_ptr<Module> module, Kernel kernel)
+    : context_(context),
+      lowered_(std::move(lowered)),
+      source_(std::move(source)),
+      module_(std::move(module)),
+      kernel_(std::move(kernel)),
+      grid_(CopyGridSize(lowered_, context.info().sm_count)) {}
+
+absl::StatusOr<std::unique_ptr<CopyKernel>> CopyKernel::Create(const Context& context,
+                                                               const LoweredCopy& lowered,
+                                                               CompilationProvider& compiler) {
+  std::string device_arch = context.info().ArchName();
+  if (lowered.target.arch() != context.info().cc_major * 10 + context.info().cc_minor) {
+    return absl::InvalidArgumentError(absl::StrCat("kernel lowered for ",
+                                                   lowered.target.ArchName(), " cannot run on ",
+                                                   context.info().name, " (", device_arch, ")"));
+  }
+  CudaSource source = EmitCopyKernel(lowered);
+  CompileOptions options;
+  options.arch = lowered.target.ArchName();
+  TT_ASSIGN_OR_RETURN(Cubin cubin, compiler.CompileToCubin(source, options));
+  TT_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, Module::Load(context, cubin.bytes));
+  TT_ASSIGN_OR_RETURN(Kernel kernel, module->GetKernel(lowered.kernel_name, lowered.param_count()));
+  return std::unique_ptr<CopyKernel>(new CopyKernel(context, lowered, std::move(source.text),
+                                                    std::move(module), std::move(kernel)));
+}
+
+absl::Status CopyKernel::Launch(CUdeviceptr src, CUdeviceptr dst, CUstream stream) {
+  if (src % 16 != 0 || dst % 16 != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "copy buffers must be 16-byte aligned; got src 0x", absl::Hex(src), ", dst 0x",
+        absl::Hex(dst)));
+  }
+  if (!lowered_.tensor_maps.empty() && (src != mapped_src_ || dst != mapped_dst_ || maps_.empty())) {
+    maps_.clear();
+    for (const TensorMapSpec& spec : lowered_.tensor_maps) {
+      CUdeviceptr buffer = spec.operand == TensorMapSpec::Operand::kSrc ? src : dst;
+      TT_ASSIGN_OR_RETURN(CUtensorMap map, EncodeTensorMap(context_.api(), spec, buffer));
+      maps_.push_back(map);
+    }
+    mapped_src_ = src;
+    mapped_dst_ = dst;
+  }
+  std::vector<void*> args = {&src, &dst};
+  for (CUtensorMap& map : maps_) args.push_back(&map);
+  LaunchConfig config;
+  config.grid = {static_cast<unsigned>(grid_), 1, 1};
+  config.block = {static_cast<unsigned>(lowered_.launch.threads), 1, 1};
+  config.dynamic_shared_bytes = static_cast<unsigned>(lowered_.shared_bytes);
+  config.stream = stream;
+  return kernel_.Launch(config, args);
+}
+
+}  // namespace tiletune

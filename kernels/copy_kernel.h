@@ -1,0 +1,64 @@
+// A compiled, loaded `copy` variant, ready to launch on device buffers.
+//
+//   TT_ASSIGN_OR_RETURN(LoweredCopy lowered, LowerCopy(op, target, launch));
+//   TT_ASSIGN_OR_RETURN(std::unique_ptr<CopyKernel> kernel,
+//                       CopyKernel::Create(context, lowered, compiler));
+//   TT_RETURN_IF_ERROR(kernel->Launch(src.ptr(), dst.ptr(), stream));
+//
+// `src` and `dst` are the pointers of the op's whole buffers (the regions' offsets are
+// part of the kernel), at least 16-byte aligned, and must not overlap. Launch encodes
+// the TMA descriptors for a new pointer pair and reuses them for the same pair. Not
+// thread-safe: one launching thread per CopyKernel.
+#ifndef KERNELS_COPY_KERNEL_H_
+#define KERNELS_COPY_KERNEL_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "compiler/cuda/compilation_provider.h"
+#include "compiler/lower/lowered_kernel.h"
+#include "cuda.h"
+#include "kernels/runtime/runtime.h"
+
+namespace tiletune {
+
+// Encodes one TensorMapSpec over the buffer at `buffer`.
+absl::StatusOr<CUtensorMap> EncodeTensorMap(const DriverApi& cu, const TensorMapSpec& spec,
+                                            CUdeviceptr buffer);
+
+class CopyKernel {
+ public:
+  // Emits, compiles (through `compiler`, for the lowered target) and loads the kernel.
+  static absl::StatusOr<std::unique_ptr<CopyKernel>> Create(const Context& context,
+                                                            const LoweredCopy& lowered,
+                                                            CompilationProvider& compiler);
+
+  absl::Status Launch(CUdeviceptr src, CUdeviceptr dst, CUstream stream);
+
+  const LoweredCopy& lowered() const { return lowered_; }
+  const std::string& source() const { return source_; }
+  // Grid size used on this device.
+  int64_t grid() const { return grid_; }
+
+ private:
+  CopyKernel(const Context& context, LoweredCopy lowered, std::string source,
+             std::unique_ptr<Module> module, Kernel kernel);
+
+  const Context& context_;
+  LoweredCopy lowered_;
+  std::string source_;
+  std::unique_ptr<Module> module_;
+  Kernel kernel_;
+  int64_t grid_;
+  // Tensor maps encoded for the last pointer pair.
+  CUdeviceptr mapped_src_ = 0;
+  CUdeviceptr mapped_dst_ = 0;
+  std::vector<CUtensorMap> maps_;
+};
+
+}  // namespace tiletune
+
+#endif  // KERNELS_COPY_KERNEL_H_
