@@ -1,0 +1,76 @@
+#include "bench/bench_util.h"
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "compiler/base/status_macros.h"
+#include "compiler/cuda/caching_compilation_provider.h"
+#include "compiler/cuda/nvrtc_compilation_provider.h"
+#include "cuda_runtime_api.h"
+
+namespace tiletune {
+namespace {
+
+absl::Status ToStatus(cudaError_t error, absl::string_view detail) {
+  if (error == cudaSuccess) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat(detail, ": ", cudaGetErrorName(error), ": ",
+                                          cudaGetErrorString(error)));
+}
+
+absl::StatusOr<BenchEnv*> CreateEnv() {
+  auto env = std::make_unique<BenchEnv>();
+  TT_ASSIGN_OR_RETURN(env->context, Context::Create(0));
+  TT_RETURN_IF_ERROR(ToStatus(cudaSetDevice(0), "cudaSetDevice"));
+  TT_RETURN_IF_ERROR(ToStatus(cudaFree(nullptr), "initialising the CUDA runtime"));
+  TT_ASSIGN_OR_RETURN(env->stream, Stream::Create(*env->context));
+  TT_ASSIGN_OR_RETURN(auto nvrtc, NvrtcCompilationProvider::Create());
+  CachingCompilationProvider::Options options;
+  options.inner = std::move(nvrtc);
+  options.disk_directory = DefaultCacheDirectory();
+  TT_ASSIGN_OR_RETURN(env->compiler, CachingCompilationProvider::Create(std::move(options)));
+  return env.release();
+}
+
+}  // namespace
+
+absl::StatusOr<BenchEnv*> GetBenchEnv() {
+  static const absl::StatusOr<BenchEnv*>* const env = new absl::StatusOr<BenchEnv*>(CreateEnv());
+  return *env;
+}
+
+absl::StatusOr<double> TimeLaunches(BenchEnv& env, const std::function<absl::Status()>& launch,
+                                    int batch, int samples) {
+  TT_ASSIGN_OR_RETURN(auto start, Event::Create(*env.context));
+  TT_ASSIGN_OR_RETURN(auto stop, Event::Create(*env.context));
+  std::vector<double> times;
+  for (int s = -1; s < samples; ++s) {
+    TT_RETURN_IF_ERROR(start->Record(env.stream->get()));
+    for (int i = 0; i < batch; ++i) TT_RETURN_IF_ERROR(launch());
+    TT_RETURN_IF_ERROR(stop->Record(env.stream->get()));
+    TT_RETURN_IF_ERROR(stop->Synchronize());
+    TT_ASSIGN_OR_RETURN(float ms, stop->ElapsedSince(*start));
+    if (s >= 0) times.push_back(ms / batch);  // Batch -1 is the warm-up.
+  }
+  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+  return times[times.size() / 2];
+}
+
+absl::StatusOr<double> TimeMemcpy(BenchEnv& env, CUdeviceptr dst, CUdeviceptr src, size_t bytes,
+                                  int batch, int samples) {
+  auto stream = reinterpret_cast<cudaStream_t>(env.stream->get());
+  return TimeLaunches(
+      env,
+      [&]() {
+        return ToStatus(cudaMemcpyAsync(reinterpret_cast<void*>(dst),
+                                        reinterpret_cast<const void*>(src), bytes,
+                                        cudaMemcpyDeviceToDevice, stream),
+                        "cudaMemcpyAsync");
+      },
+      batch, samples);
+}
+
+}  // namespace tiletune
