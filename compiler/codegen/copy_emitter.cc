@@ -118,7 +118,9 @@ class CopyEmitter {
     } else {
       int64_t stage_bytes = CeilDiv(l_.tile_bytes, 128) * 128;
       Constant("u32", "kStageBytes", stage_bytes);
-      Constant("u64", "kTotalBytes", l_.extents[0] * l_.element_bytes);
+      if (l_.path == LoweringPath::kBulk1d) {
+        Constant("u64", "kTotalBytes", l_.extents[0] * l_.element_bytes);
+      }
     }
   }
 
