@@ -1,0 +1,159 @@
+#include "compiler/compiler_cli.h"
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tiletune {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Result RunCli(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  int code = RunCompilerCli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+const std::vector<std::string> kValid = {"--op=copy", "--dtype=f16", "--shape=8192,8192",
+                                         "--tile=128,128", "--target=sm_90a"};
+
+std::vector<std::string> With(std::vector<std::string> args, const std::string& flag) {
+  // Replaces a flag of the same name, or appends.
+  std::string name = flag.substr(0, flag.find('='));
+  for (std::string& arg : args) {
+    if (arg.substr(0, arg.find('=')) == name) {
+      arg = flag;
+      return args;
+    }
+  }
+  args.push_back(flag);
+  return args;
+}
+
+TEST(CompilerCliTest, PlanShowsPathAndDecisions) {
+  Result r = RunCli(With(With(kValid, "--prefer_instruction=tma"), "--eviction_policy=evict_first"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("path        tma"));
+  EXPECT_THAT(r.out, HasSubstr("l2 policy   evict_first"));
+  EXPECT_THAT(r.out, HasSubstr("path tma (preferred)"));
+  EXPECT_TRUE(r.err.empty());
+}
+
+TEST(CompilerCliTest, EmitsCudaAndPtx) {
+  Result cuda = RunCli(With(kValid, "--emit=cuda"));
+  ASSERT_EQ(cuda.code, 0) << cuda.err;
+  EXPECT_THAT(cuda.out, HasSubstr("extern \"C\" __global__ void"));
+  Result ptx = RunCli(With(With(kValid, "--emit=ptx"), "--prefer_instruction=tma"));
+  ASSERT_EQ(ptx.code, 0) << ptx.err;
+  EXPECT_THAT(ptx.out, HasSubstr(".target sm_90a"));
+  EXPECT_THAT(ptx.out, HasSubstr("cp.async.bulk.tensor.2d"));
+  Result sm80 = RunCli(With(With(kValid, "--emit=ptx"), "--target=sm_80"));
+  ASSERT_EQ(sm80.code, 0) << sm80.err;
+  EXPECT_THAT(sm80.out, HasSubstr("cp.async.cg.shared.global"));
+}
+
+TEST(CompilerCliTest, AutoFallbackIsLoggedAndExplicitFailureIsAnError) {
+  Result fallback = RunCli(With(With(kValid, "--target=sm_80"), "--annotations=prefer_instruction=tma,fallback=auto"));
+  ASSERT_EQ(fallback.code, 0) << fallback.err;
+  EXPECT_THAT(fallback.out, HasSubstr("tma rejected: sm_80 has no TMA (sm_90+); falling back"));
+  EXPECT_THAT(fallback.out, HasSubstr("path        cp_async"));
+  Result strict = RunCli(With(With(kValid, "--target=sm_80"), "--prefer_instruction=tma"));
+  EXPECT_EQ(strict.code, 2);
+  EXPECT_THAT(strict.err, HasSubstr("prefer_instruction=tma cannot be honoured"));
+  EXPECT_THAT(strict.err, HasSubstr("sm_80 has no TMA"));
+}
+
+struct BadInput {
+  // Flags set (replacing a flag of the same name) on top of kValid.
+  std::vector<std::string> changes;
+  std::string message;
+  // Arguments appended verbatim after the changes.
+  std::vector<std::string> extra = {};
+};
+
+TEST(CompilerCliTest, BadInputsGiveOneClearLineAndExitCode2) {
+  std::vector<BadInput> cases = {
+      {{"--op=gemm"}, "--op=gemm: accepted is copy"},
+      {{"--dtype=f12"}, "unknown dtype 'f12'"},
+      {{"--dtype="}, "unknown dtype ''"},
+      {{"--shape=0,8"}, "'0' is not an integer from 1"},
+      {{"--shape=8,-4"}, "'-4' is not an integer"},
+      {{"--shape=a,b"}, "'a' is not an integer"},
+      {{"--shape=1,2,3,4,5,6"}, "give 1 to 5 comma-separated integers"},
+      {{"--shape=8192,,8"}, "'' is not an integer"},
+      {{"--tile=0,128"}, "--tile=0,128"},
+      {{"--tile=1,2,3"}, "has rank 3 but the copy [8192, 8192] has rank 2"},
+      {{"--target=sm_91"}, "unknown target 'sm_91'"},
+      {{"--target=gfx90a"}, "accepted are sm_70"},
+      {{"--emit=sass"}, "--emit=sass: accepted are plan, cuda, ptx"},
+      {{"--threads=48"}, "threads=48: accepted are multiples of 32"},
+      {{"--threads=2048"}, "--threads=2048: expected an integer from 32 to 1024"},
+      {{"--stages=0"}, "--stages=0: expected an integer from 1 to 8"},
+      {{"--stages=9"}, "--stages=9"},
+      {{"--ctas_per_sm=-1"}, "--ctas_per_sm=-1"},
+      {{"--ctas_per_sm=16", "--threads=256"}, "exceeds the 2048 threads"},
+      {{"--through_shared=maybe"}, "expected true or false"},
+      {{"--coalesced_width=3"}, "accepted are 1, 2, 4, 8, 16"},
+      {{"--coalesced_width=16", "--prefer_instruction=sync"}, "coalesced_width=16 does not divide"},
+      {{"--disable_tma=yes"}, "--disable_tma=yes: expected true or false"},
+      {{"--eviction_policy=evict_later"}, "unknown eviction_policy 'evict_later'"},
+      {{"--prefer_instruction=wgmma"}, "unknown prefer_instruction 'wgmma'"},
+      {{"--prefer_instruction=tma", "--disable_tma"}, "conflicts with disable_tma"},
+      {{"--prefer_instruction=cp_async", "--target=sm_75"}, "sm_75 has no cp.async"},
+      {{"--prefer_instruction=tma", "--tile=128,100"}, "is not a multiple of 16 B"},
+      {{"--prefer_instruction=tma", "--tile=512,128"}, "a TMA box dimension is at most 256"},
+      {{"--prefer_instruction=sync", "--stages=2"}, "sync_simt is not pipelined"},
+      {{"--prefer_instruction=sync", "--tile=256,512"}, "vector accesses per thread exceeds 64"},
+      {{"--loop_layout=8x8", "--prefer_instruction=sync"}, "arranges 64 threads but the launch has 128"},
+      {{"--loop_layout=8-16"}, "invalid loop_layout '8-16'"},
+      {{"--annotations=swizzle=128B"}, "unknown annotation 'swizzle'"},
+      {{"--annotations=fallback"}, "is not key=value"},
+      {{"--annotations=fallback=maybe"}, "unknown fallback 'maybe'"},
+      {{"--bogus=1"}, "unknown flag --bogus"},
+      {{}, "unexpected argument 'positional'", {"positional"}},
+      {{}, "given twice", {"--shape=4,4"}},
+      {{}, "unexpected argument '--'", {"--"}},
+      {{"--src_shape=100,100"}, "leaves buffer src"},
+      {{"--dst_offset=1"}, "--dst_shape and --dst_offset need 2 values"},
+      {{"--prefer_instruction=tma", "--stages=8", "--tile=256,256"}, "exceeds the"},
+  };
+  int count = 0;
+  for (const BadInput& c : cases) {
+    std::vector<std::string> args = kValid;
+    for (const std::string& change : c.changes) args = With(args, change);
+    args.insert(args.end(), c.extra.begin(), c.extra.end());
+    std::string what = c.changes.empty() ? c.extra[0] : c.changes[0];
+    Result r = RunCli(args);
+    EXPECT_EQ(r.code, 2) << what << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr(c.message)) << what;
+    EXPECT_TRUE(r.out.empty()) << what;
+    std::vector<std::string> lines = absl::StrSplit(r.err, '\n', absl::SkipEmpty());
+    EXPECT_EQ(lines.size(), 1u) << r.err;
+    EXPECT_EQ(r.err.rfind("compiler: ", 0), 0u) << r.err;
+    ++count;
+  }
+  EXPECT_GE(count, 30);
+}
+
+TEST(CompilerCliTest, OneDimensionalTileFlattensContiguousCopies) {
+  Result r = RunCli(With(With(kValid, "--tile=16384"), "--prefer_instruction=tma"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("path        bulk_1d"));
+  Result slice = RunCli(With(With(kValid, "--tile=16384"), "--src_shape=8192,8200"));
+  EXPECT_EQ(slice.code, 2);
+  EXPECT_THAT(slice.err, HasSubstr("a 1-D tile needs a contiguous copy"));
+}
+
+}  // namespace
+}  // namespace tiletune
