@@ -105,7 +105,8 @@ absl::Status WriteFileAtomically(absl::string_view path, absl::string_view conte
     temp = absl::StrCat(folder, "/.", name, ".tmp-", ::getpid(), "-", counter++);
     fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0 && (errno != EEXIST || attempt >= 100)) {
-      return ErrnoStatus(errno, absl::StrCat("cannot create temporary file ", temp), path);
+      const int error = errno;
+      return ErrnoStatus(error, absl::StrCat("cannot create temporary file ", temp), path);
     }
   }
   FdCloser closer(fd);
@@ -118,18 +119,23 @@ absl::Status WriteFileAtomically(absl::string_view path, absl::string_view conte
   while (left > 0) {
     ssize_t n = ::write(fd, data, left);
     if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail(errno, absl::StrCat("write to ", temp, " failed"));
+      const int error = errno;
+      if (error == EINTR) continue;
+      return fail(error, absl::StrCat("write to ", temp, " failed"));
     }
     data += n;
     left -= static_cast<size_t>(n);
   }
-  if (::fsync(fd) != 0) return fail(errno, absl::StrCat("fsync of ", temp, " failed"));
+  if (::fsync(fd) != 0) {
+    const int error = errno;
+    return fail(error, absl::StrCat("fsync of ", temp, " failed"));
+  }
   if (int error = closer.Close(); error != 0) {
     return fail(error, absl::StrCat("close of ", temp, " failed"));
   }
   if (::rename(temp.c_str(), std::string(path).c_str()) != 0) {
-    return fail(errno, absl::StrCat("rename from ", temp, " failed"));
+    const int error = errno;
+    return fail(error, absl::StrCat("rename from ", temp, " failed"));
   }
   // Make the rename itself durable. Failing to sync the folder loses nothing already
   // visible, so it is not an error.

@@ -1,6 +1,5 @@
 #include "autotune/atomic_file.h"
 
-#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "autotune/test_folder.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -24,29 +24,8 @@ std::string Msg(const absl::Status& status) { return std::string(status.message(
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-// A fresh folder under the test's temporary directory.
-std::string MakeTempFolder() {
-  const char* base = std::getenv("TEST_TMPDIR");
-  std::string pattern = absl::StrCat(base != nullptr ? base : "/tmp", "/atomic_file_XXXXXX");
-  EXPECT_NE(mkdtemp(pattern.data()), nullptr);
-  return pattern;
-}
-
-std::set<std::string> ListFolder(const std::string& folder) {
-  std::set<std::string> names;
-  DIR* dir = opendir(folder.c_str());
-  EXPECT_NE(dir, nullptr);
-  if (dir == nullptr) return names;
-  while (dirent* entry = readdir(dir)) {
-    std::string name = entry->d_name;
-    if (name != "." && name != "..") names.insert(name);
-  }
-  closedir(dir);
-  return names;
-}
-
 TEST(AtomicFileTest, WritesAndReadsBackBinaryContents) {
-  const std::string folder = MakeTempFolder();
+  const std::string folder = MakeTestFolder();
   const std::string path = folder + "/data.bin";
   const std::string contents("a\0b\xff\n", 5);
   ASSERT_TRUE(WriteFileAtomically(path, contents).ok());
@@ -56,7 +35,7 @@ TEST(AtomicFileTest, WritesAndReadsBackBinaryContents) {
 }
 
 TEST(AtomicFileTest, ReplacesExistingFileAndLeavesNoTemporaryFiles) {
-  const std::string folder = MakeTempFolder();
+  const std::string folder = MakeTestFolder();
   const std::string path = folder + "/db.pb";
   ASSERT_TRUE(WriteFileAtomically(path, std::string(100000, 'x')).ok());
   ASSERT_TRUE(WriteFileAtomically(path, "short").ok());
@@ -65,7 +44,7 @@ TEST(AtomicFileTest, ReplacesExistingFileAndLeavesNoTemporaryFiles) {
 }
 
 TEST(AtomicFileTest, NewFileHonoursUmask) {
-  const std::string folder = MakeTempFolder();
+  const std::string folder = MakeTestFolder();
   const mode_t mask = umask(0);
   umask(mask);
   ASSERT_TRUE(WriteFileAtomically(folder + "/f", "x").ok());
@@ -75,7 +54,7 @@ TEST(AtomicFileTest, NewFileHonoursUmask) {
 }
 
 TEST(AtomicFileTest, FailedRenameRemovesTemporaryFile) {
-  const std::string folder = MakeTempFolder();
+  const std::string folder = MakeTestFolder();
   // The destination is a non-empty folder: the rename fails after the data is written.
   const std::string target = folder + "/target";
   ASSERT_EQ(mkdir(target.c_str(), 0755), 0);
@@ -88,7 +67,7 @@ TEST(AtomicFileTest, FailedRenameRemovesTemporaryFile) {
 }
 
 TEST(AtomicFileTest, MissingFolderIsAnErrorNamingThePath) {
-  const std::string folder = MakeTempFolder();
+  const std::string folder = MakeTestFolder();
   const std::string path = folder + "/no/such/db.pb";
   absl::Status status = WriteFileAtomically(path, "x");
   EXPECT_TRUE(absl::IsNotFound(status)) << status;
@@ -98,25 +77,25 @@ TEST(AtomicFileTest, MissingFolderIsAnErrorNamingThePath) {
 
 TEST(AtomicFileTest, PathNamingNoFileIsRejected) {
   EXPECT_TRUE(absl::IsInvalidArgument(WriteFileAtomically("", "x")));
-  EXPECT_TRUE(absl::IsInvalidArgument(WriteFileAtomically(MakeTempFolder() + "/", "x")));
+  EXPECT_TRUE(absl::IsInvalidArgument(WriteFileAtomically(MakeTestFolder() + "/", "x")));
 }
 
 TEST(AtomicFileTest, ReadingMissingFileIsNotFoundNamingThePath) {
-  const std::string path = MakeTempFolder() + "/missing.txtpb";
+  const std::string path = MakeTestFolder() + "/missing.txtpb";
   absl::StatusOr<std::string> read = ReadFileToString(path);
   EXPECT_TRUE(absl::IsNotFound(read.status())) << read.status();
   EXPECT_THAT(Msg(read.status()), HasSubstr(path));
 }
 
 TEST(AtomicFileTest, ReadingAFolderIsAnError) {
-  const std::string folder = MakeTempFolder();
+  const std::string folder = MakeTestFolder();
   absl::StatusOr<std::string> read = ReadFileToString(folder);
   EXPECT_TRUE(absl::IsInvalidArgument(read.status())) << read.status();
   EXPECT_THAT(Msg(read.status()), HasSubstr("folder"));
 }
 
 TEST(AtomicFileTest, RelativePathWithoutFolderWritesInWorkingDirectory) {
-  const std::string folder = MakeTempFolder();
+  const std::string folder = MakeTestFolder();
   char previous[4096];
   ASSERT_NE(getcwd(previous, sizeof(previous)), nullptr);
   ASSERT_EQ(chdir(folder.c_str()), 0);

@@ -1,5 +1,5 @@
 // bazel run //autotune -- [--device=N]
-// bazel run //autotune -- merge INPUT... -o OUTPUT
+// bazel run //autotune -- merge INPUT... -o OUTPUT [--report]
 //
 // Finds the GPU to tune for and reports it. The search over lowering variants is built on
 // top of this entry point. `merge` merges tuning databases (autotune/merge_command.h);

@@ -29,8 +29,8 @@ struct MergeConflict {
   std::string key;  // RecordKey() of both records
   Variant kept_winner;
   double kept_median_us = 0;
-  int kept_input = 0;      // index into MergeDatabases' inputs
-  std::string kept_host;   // provenance.host of the kept record
+  int kept_input = 0;     // index into MergeDatabases' inputs
+  std::string kept_host;  // provenance.host of the kept record
   Variant dropped_winner;
   double dropped_median_us = 0;
   int dropped_input = 0;

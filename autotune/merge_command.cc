@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "autotune/merge.h"
+#include "autotune/report.h"
 #include "autotune/tuning_db.h"
 #include "autotune/tuning_db.pb.h"
 
@@ -18,7 +19,7 @@ namespace tiletune {
 namespace autotune {
 namespace {
 
-constexpr char kUsage[] = "usage: autotune merge INPUT... -o OUTPUT";
+constexpr char kUsage[] = "usage: autotune merge INPUT... -o OUTPUT [--report]";
 
 std::string Resolve(const std::string& path) {
   const char* base = std::getenv("BUILD_WORKING_DIRECTORY");
@@ -33,8 +34,8 @@ absl::StatusOr<MergeArguments> ParseMergeArguments(absl::Span<const std::string>
   bool have_output = false;
   auto set_output = [&](const std::string& value) -> absl::Status {
     if (have_output) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the output is given twice (\"", parsed.output, "\" and \"", value, "\")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("the output is given twice (\"", parsed.output, "\" and \"", value, "\")"));
     }
     if (value.empty()) return absl::InvalidArgumentError("the output path is empty");
     parsed.output = value;
@@ -47,7 +48,9 @@ absl::StatusOr<MergeArguments> ParseMergeArguments(absl::Span<const std::string>
       parsed.help = true;
       return parsed;
     }
-    if (arg == "-o" || arg == "--output") {
+    if (arg == "--report") {
+      parsed.report = true;
+    } else if (arg == "-o" || arg == "--output") {
       if (i + 1 == args.size()) {
         return absl::InvalidArgumentError(absl::StrCat(arg, " needs a path after it"));
       }
@@ -58,7 +61,7 @@ absl::StatusOr<MergeArguments> ParseMergeArguments(absl::Span<const std::string>
       if (!status.ok()) return status;
     } else if (arg.size() > 1 && arg[0] == '-') {
       return absl::InvalidArgumentError(
-          absl::StrCat("unknown option \"", arg, "\"; accepted: -o, --output, --help"));
+          absl::StrCat("unknown option \"", arg, "\"; accepted: -o, --output, --report, --help"));
     } else if (arg.empty()) {
       return absl::InvalidArgumentError("an input path is empty");
     } else {
@@ -77,8 +80,8 @@ absl::StatusOr<MergeArguments> ParseMergeArguments(absl::Span<const std::string>
 int RunMergeCommand(absl::Span<const std::string> args, std::FILE* out, std::FILE* err) {
   absl::StatusOr<MergeArguments> parsed = ParseMergeArguments(args);
   if (!parsed.ok()) {
-    std::fprintf(err, "autotune merge: %s; %s\n",
-                 std::string(parsed.status().message()).c_str(), kUsage);
+    std::fprintf(err, "autotune merge: %s; %s\n", std::string(parsed.status().message()).c_str(),
+                 kUsage);
     return kMergeBadArguments;
   }
   if (parsed->help) {
@@ -94,28 +97,28 @@ int RunMergeCommand(absl::Span<const std::string> args, std::FILE* out, std::FIL
   for (const std::string& input : parsed->inputs) {
     absl::StatusOr<TuningDatabase> database = ReadTuningDatabase(Resolve(input));
     if (!database.ok()) {
-      std::fprintf(err, "autotune merge: %s\n",
-                   std::string(database.status().message()).c_str());
+      std::fprintf(err, "autotune merge: %s\n", std::string(database.status().message()).c_str());
       return kMergeFailed;
     }
     inputs.push_back(*std::move(database));
   }
   MergeReport report;
   absl::StatusOr<TuningDatabase> merged = MergeDatabases(inputs, &report);
-  absl::Status written = merged.ok() ? WriteTuningDatabase(*merged, Resolve(parsed->output))
-                                     : merged.status();
+  const std::string output = Resolve(parsed->output);
+  absl::Status written = merged.ok() ? WriteTuningDatabase(*merged, output) : merged.status();
+  if (written.ok() && parsed->report) written = WriteReport(*merged, output);
   if (!written.ok()) {
     std::fprintf(err, "autotune merge: %s\n", std::string(written.message()).c_str());
     return kMergeFailed;
   }
   for (const MergeConflict& conflict : report.conflicts) {
-    std::fprintf(out, "conflict: %s\n",
-                 FormatMergeConflict(conflict, parsed->inputs).c_str());
+    std::fprintf(out, "conflict: %s\n", FormatMergeConflict(conflict, parsed->inputs).c_str());
   }
-  std::fprintf(out, "autotune merge: %d records from %zu databases -> %d records in %s (%zu "
+  std::fprintf(out,
+               "autotune merge: %d records from %zu databases -> %d records in %s (%zu "
                "conflicts)\n",
-               report.input_records, inputs.size(), report.output_records,
-               parsed->output.c_str(), report.conflicts.size());
+               report.input_records, inputs.size(), report.output_records, parsed->output.c_str(),
+               report.conflicts.size());
   return kMergeOk;
 }
 

@@ -1,10 +1,11 @@
 // `autotune merge`: merges tuning databases from the command line.
 //
-//   bazel run //autotune -- merge a.txtpb b.pb c.pb -o merged.txtpb
+//   bazel run //autotune -- merge a.txtpb b.pb c.pb -o merged.txtpb [--report]
 //
 // Reads every input (ReadTuningDatabase: text or binary by name), merges them
 // (MergeDatabases), prints one line per conflict and a summary to `out`, and writes the
-// result atomically. Relative paths are taken from $BUILD_WORKING_DIRECTORY when set
+// result atomically; with --report also its Markdown report and SVG chart beside it
+// (autotune/report.h). Relative paths are taken from $BUILD_WORKING_DIRECTORY when set
 // (where `bazel run` was invoked), else from the working directory.
 #ifndef AUTOTUNE_MERGE_COMMAND_H_
 #define AUTOTUNE_MERGE_COMMAND_H_
@@ -21,17 +22,18 @@ namespace autotune {
 
 // Exit codes of RunMergeCommand.
 inline constexpr int kMergeOk = 0;
-inline constexpr int kMergeFailed = 1;       // an input could not be read, or the output written
+inline constexpr int kMergeFailed = 1;  // an input could not be read, or the output written
 inline constexpr int kMergeBadArguments = 2;
 
 struct MergeArguments {
   std::vector<std::string> inputs;  // at least one
   std::string output;               // required
+  bool report = false;              // --report: also write the report beside the output
   bool help = false;                // --help / -h: print usage, do nothing else
 };
 
-// Parses the arguments that follow "merge": `INPUT... (-o|--output) OUTPUT`, also
-// `--output=OUTPUT`, in any order. InvalidArgument naming the fault otherwise.
+// Parses the arguments that follow "merge": `INPUT... (-o|--output) OUTPUT [--report]`,
+// also `--output=OUTPUT`, in any order. InvalidArgument naming the fault otherwise.
 absl::StatusOr<MergeArguments> ParseMergeArguments(absl::Span<const std::string> args);
 
 // Runs the command on the arguments that follow "merge" and returns the exit code.

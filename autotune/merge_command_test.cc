@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "autotune/atomic_file.h"
+#include "autotune/test_folder.h"
 #include "autotune/tuning_db.h"
 #include "autotune/tuning_db_test_util.h"
 #include "gmock/gmock.h"
@@ -22,13 +23,6 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-
-std::string MakeTempFolder() {
-  const char* base = std::getenv("TEST_TMPDIR");
-  std::string pattern = absl::StrCat(base != nullptr ? base : "/tmp", "/merge_cmd_XXXXXX");
-  EXPECT_NE(mkdtemp(pattern.data()), nullptr);
-  return pattern;
-}
 
 // Runs the command with stdout and stderr captured.
 struct CommandRun {
@@ -68,6 +62,8 @@ TEST(ParseMergeArgumentsTest, AcceptsTheDocumentedForms) {
     EXPECT_FALSE(parsed->help);
   }
   EXPECT_TRUE(ParseMergeArguments({"--help"})->help);
+  EXPECT_FALSE(ParseMergeArguments({"a", "-o", "b"})->report);
+  EXPECT_TRUE(ParseMergeArguments({"a", "--report", "-o", "b"})->report);
 }
 
 TEST(ParseMergeArgumentsTest, RejectsBadArgumentsNamingThem) {
@@ -82,17 +78,16 @@ TEST(ParseMergeArgumentsTest, RejectsBadArgumentsNamingThem) {
   EXPECT_EQ(message({"a.pb", "-o", "x", "--output=y"}),
             "the output is given twice (\"x\" and \"y\")");
   EXPECT_EQ(message({"a.pb", "--shard=1/2", "-o", "x"}),
-            "unknown option \"--shard=1/2\"; accepted: -o, --output, --help");
+            "unknown option \"--shard=1/2\"; accepted: -o, --output, --report, --help");
   EXPECT_EQ(message({"a.pb", "--output=", "b"}), "the output path is empty");
 }
 
 TEST(RunMergeCommandTest, MergesTextAndBinaryInputsAndPrintsConflicts) {
-  const std::string folder = MakeTempFolder();
+  const std::string folder = MakeTestFolder();
   TuningDatabase a = TestDatabase(2);
   TuningDatabase b = TestDatabase(3);  // shares keys with `a`, each winner slower
   for (TuningRecord& record : *b.mutable_records()) {
-    record.mutable_winner_statistics()->set_median_us(
-        record.winner_statistics().median_us() + 1);
+    record.mutable_winner_statistics()->set_median_us(record.winner_statistics().median_us() + 1);
     record.mutable_provenance()->set_host("other");
   }
   ASSERT_TRUE(WriteTuningDatabase(a, folder + "/a.txtpb").ok());
@@ -114,12 +109,13 @@ TEST(RunMergeCommandTest, MergesTextAndBinaryInputsAndPrintsConflicts) {
   ASSERT_TRUE(merged.ok()) << merged.status();
   ASSERT_EQ(merged->records_size(), 4);
   int from_b = 0;
-  for (const TuningRecord& record : merged->records()) from_b += record.provenance().host() == "other";
+  for (const TuningRecord& record : merged->records())
+    from_b += record.provenance().host() == "other";
   EXPECT_EQ(from_b, 1);  // the one key only `b` has
 }
 
 TEST(RunMergeCommandTest, RelativePathsAreTakenFromTheBazelRunDirectory) {
-  const std::string folder = MakeTempFolder();
+  const std::string folder = MakeTestFolder();
   ASSERT_TRUE(WriteTuningDatabase(TestDatabase(1), folder + "/in.pb").ok());
   ASSERT_EQ(setenv("BUILD_WORKING_DIRECTORY", folder.c_str(), 1), 0);
   CommandRun run = RunMerge({"in.pb", "-o", "out.txtpb"});
@@ -128,17 +124,31 @@ TEST(RunMergeCommandTest, RelativePathsAreTakenFromTheBazelRunDirectory) {
   EXPECT_TRUE(ReadTuningDatabase(folder + "/out.txtpb").ok());
 }
 
+TEST(RunMergeCommandTest, ReportIsWrittenBesideTheOutputOnRequest) {
+  const std::string folder = MakeTestFolder();
+  ASSERT_TRUE(WriteTuningDatabase(TestDatabase(1), folder + "/in.pb").ok());
+  CommandRun run = RunMerge({folder + "/in.pb", "-o", folder + "/plain.pb"});
+  ASSERT_EQ(run.code, kMergeOk) << run.err;
+  EXPECT_FALSE(ReadFileToString(folder + "/plain.report.md").ok());
+  run = RunMerge({folder + "/in.pb", "-o", folder + "/out.pb", "--report"});
+  ASSERT_EQ(run.code, kMergeOk) << run.err;
+  absl::StatusOr<std::string> markdown = ReadFileToString(folder + "/out.report.md");
+  ASSERT_TRUE(markdown.ok()) << markdown.status();
+  EXPECT_THAT(*markdown, HasSubstr("](out.report.svg)"));
+  EXPECT_TRUE(ReadFileToString(folder + "/out.report.svg").ok());
+}
+
 TEST(RunMergeCommandTest, BadArgumentsExitTwoWithOneLine) {
   CommandRun run = RunMerge({"a.pb"});
   EXPECT_EQ(run.code, kMergeBadArguments);
   EXPECT_EQ(run.err,
             "autotune merge: no output given (-o OUTPUT); usage: autotune merge INPUT... -o "
-            "OUTPUT\n");
+            "OUTPUT [--report]\n");
   EXPECT_EQ(run.out, "");
 }
 
 TEST(RunMergeCommandTest, UnreadableInputExitsOneNamingIt) {
-  const std::string folder = MakeTempFolder();
+  const std::string folder = MakeTestFolder();
   ASSERT_TRUE(WriteFileAtomically(folder + "/corrupt.pb", "\xff\xff\xff").ok());
   CommandRun run = RunMerge({folder + "/corrupt.pb", "-o", folder + "/out.pb"});
   EXPECT_EQ(run.code, kMergeFailed);
@@ -150,7 +160,7 @@ TEST(RunMergeCommandTest, UnreadableInputExitsOneNamingIt) {
 TEST(RunMergeCommandTest, HelpPrintsUsage) {
   CommandRun run = RunMerge({"--help"});
   EXPECT_EQ(run.code, kMergeOk);
-  EXPECT_THAT(run.out, StartsWith("usage: autotune merge INPUT... -o OUTPUT\n"));
+  EXPECT_THAT(run.out, StartsWith("usage: autotune merge INPUT... -o OUTPUT [--report]\n"));
 }
 
 }  // namespace

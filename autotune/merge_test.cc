@@ -45,8 +45,8 @@ std::vector<std::string> ConflictsWithoutInputs(const MergeReport& report) {
 
 TEST(MergeTest, DisjointInputsAreUnitedAndSortedByKey) {
   TuningDatabase a = Database({Record("NVIDIA H200", 512, 5, "tma", "a")});
-  TuningDatabase b = Database({Record("NVIDIA A100", 512, 9, "cp_async", "b"),
-                               Record("NVIDIA H200", 256, 3, "tma", "b")});
+  TuningDatabase b = Database(
+      {Record("NVIDIA A100", 512, 9, "cp_async", "b"), Record("NVIDIA H200", 256, 3, "tma", "b")});
   MergeReport report;
   absl::StatusOr<TuningDatabase> merged = MergeDatabases({a, b}, &report);
   ASSERT_TRUE(merged.ok()) << merged.status();
@@ -88,8 +88,7 @@ TEST(MergeTest, FasterWinnerIsKeptAndTheConflictReported) {
   EXPECT_EQ(FormatMergeConflict(conflict, {"slow.pb", "fast.txtpb"}),
             absl::StrCat(RecordKey(fast), ": kept ", DescribeVariant(fast.winner()),
                          " (6.500 us, fast.txtpb, host fast-host) over ",
-                         DescribeVariant(slow.winner()),
-                         " (8.000 us, slow.pb, host slow-host)"));
+                         DescribeVariant(slow.winner()), " (8.000 us, slow.pb, host slow-host)"));
   EXPECT_THAT(FormatMergeConflict(conflict), HasSubstr("(6.500 us, input 1, host fast-host)"));
 }
 
@@ -108,11 +107,11 @@ TEST(MergeTest, EqualMediansAreDecidedByVariantOrderInEitherInputOrder) {
 
 TEST(MergeTest, ThreeWayConflictKeepsFastestAndReportsEachLoser) {
   MergeReport report;
-  absl::StatusOr<TuningDatabase> merged = MergeDatabases(
-      {Database({Record("NVIDIA H200", 64, 3, "sync_simt", "a")}),
-       Database({Record("NVIDIA H200", 64, 1, "tma", "b")}),
-       Database({Record("NVIDIA H200", 64, 2, "cp_async", "c")})},
-      &report);
+  absl::StatusOr<TuningDatabase> merged =
+      MergeDatabases({Database({Record("NVIDIA H200", 64, 3, "sync_simt", "a")}),
+                      Database({Record("NVIDIA H200", 64, 1, "tma", "b")}),
+                      Database({Record("NVIDIA H200", 64, 2, "cp_async", "c")})},
+                     &report);
   ASSERT_TRUE(merged.ok());
   EXPECT_EQ(merged->records(0).provenance().host(), "b");
   ASSERT_EQ(report.conflicts.size(), 2u);

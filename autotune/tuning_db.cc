@@ -47,8 +47,7 @@ absl::Span<const SchemaUpgrade> BuiltInUpgrades() { return {}; }
 constexpr absl::string_view kOps[] = {"copy", "im2col"};
 constexpr absl::string_view kCopyPaths[] = {"tma", "bulk_1d", "cp_async", "sync_simt"};
 constexpr absl::string_view kIm2colPaths[] = {"tma_im2col", "simt_im2col"};
-constexpr absl::string_view kEvictionPolicies[] = {"", "evict_normal", "evict_first",
-                                                   "evict_last"};
+constexpr absl::string_view kEvictionPolicies[] = {"", "evict_normal", "evict_first", "evict_last"};
 constexpr absl::string_view kPreferInstructions[] = {"", "tma", "cp_async", "sync"};
 
 template <size_t N>
@@ -112,8 +111,8 @@ class Validator {
 
   absl::Status ToStatus(absl::string_view origin) const {
     if (count_ == 0) return absl::OkStatus();
-    std::string message = absl::StrCat(origin, ": invalid tuning database: ",
-                                       absl::StrJoin(problems_, "; "));
+    std::string message =
+        absl::StrCat(origin, ": invalid tuning database: ", absl::StrJoin(problems_, "; "));
     if (count_ > static_cast<int>(problems_.size())) {
       absl::StrAppend(&message, "; and ", count_ - problems_.size(), " more problems");
     }
@@ -143,8 +142,8 @@ void ValidateDevice(const DeviceIdentity& device, Validator* v) {
   }
 }
 
-void ValidateInts(absl::string_view name, const pb::RepeatedField<int64_t>& values,
-                  int64_t minimum, Validator* v) {
+void ValidateInts(absl::string_view name, const pb::RepeatedField<int64_t>& values, int64_t minimum,
+                  Validator* v) {
   for (int i = 0; i < values.size(); ++i) {
     if (values[i] < minimum) {
       v->Add(absl::StrCat(name, "[", i, "] is ", values[i], "; it must be >= ", minimum));
@@ -155,8 +154,7 @@ void ValidateInts(absl::string_view name, const pb::RepeatedField<int64_t>& valu
 
 void ValidateProblem(const Problem& problem, Validator* v) {
   if (!OneOf(problem.op(), kOps)) {
-    v->Add(absl::StrCat("problem.op is ", Quote(problem.op()), "; accepted: ",
-                        AcceptedList(kOps)));
+    v->Add(absl::StrCat("problem.op is ", Quote(problem.op()), "; accepted: ", AcceptedList(kOps)));
   }
   if (problem.dtype().empty()) v->Add("problem.dtype is empty (e.g. \"f16\")");
   const bool im2col = problem.op() == "im2col";
@@ -183,12 +181,21 @@ void ValidateProblem(const Problem& problem, Validator* v) {
       return;
     }
     const Im2colGeometry& g = problem.im2col();
-    const std::pair<absl::string_view, int64_t> positive[] = {
-        {"n", g.n()},   {"h", g.h()},   {"w", g.w()},   {"c", g.c()},
-        {"kh", g.kh()}, {"kw", g.kw()}, {"sh", g.sh()}, {"sw", g.sw()},
-        {"dh", g.dh()}, {"dw", g.dw()}, {"block_m", g.block_m()}, {"block_k", g.block_k()}};
+    const std::pair<absl::string_view, int64_t> positive[] = {{"n", g.n()},
+                                                              {"h", g.h()},
+                                                              {"w", g.w()},
+                                                              {"c", g.c()},
+                                                              {"kh", g.kh()},
+                                                              {"kw", g.kw()},
+                                                              {"sh", g.sh()},
+                                                              {"sw", g.sw()},
+                                                              {"dh", g.dh()},
+                                                              {"dw", g.dw()},
+                                                              {"block_m", g.block_m()},
+                                                              {"block_k", g.block_k()}};
     for (const auto& [name, value] : positive) {
-      if (value <= 0) v->Add(absl::StrCat("problem.im2col.", name, " is ", value, "; it must be >= 1"));
+      if (value <= 0)
+        v->Add(absl::StrCat("problem.im2col.", name, " is ", value, "; it must be >= 1"));
     }
     if (g.ph() < 0) v->Add(absl::StrCat("problem.im2col.ph is ", g.ph(), "; it must be >= 0"));
     if (g.pw() < 0) v->Add(absl::StrCat("problem.im2col.pw is ", g.pw(), "; it must be >= 0"));
@@ -211,9 +218,8 @@ void ValidateVariant(absl::string_view name, const Variant& variant, absl::strin
                         "; accepted: ", AcceptedList(kEvictionPolicies)));
   }
   if (!OneOf(hints.prefer_instruction(), kPreferInstructions)) {
-    v->Add(absl::StrCat(name, ".hints.prefer_instruction is ",
-                        Quote(hints.prefer_instruction()), "; accepted: ",
-                        AcceptedList(kPreferInstructions)));
+    v->Add(absl::StrCat(name, ".hints.prefer_instruction is ", Quote(hints.prefer_instruction()),
+                        "; accepted: ", AcceptedList(kPreferInstructions)));
   }
   const Lowering& lowering = variant.lowering();
   const std::string& path = lowering.path();
@@ -223,8 +229,8 @@ void ValidateVariant(absl::string_view name, const Variant& variant, absl::strin
                           op == "im2col" ? AcceptedList(kIm2colPaths) : AcceptedList(kCopyPaths)));
     }
   } else if (op == "im2col" ? !OneOf(path, kIm2colPaths) : !OneOf(path, kCopyPaths)) {
-    v->Add(absl::StrCat(name, ".lowering.path is ", Quote(path), "; accepted for op ",
-                        Quote(op), ": ",
+    v->Add(absl::StrCat(name, ".lowering.path is ", Quote(path), "; accepted for op ", Quote(op),
+                        ": ",
                         op == "im2col" ? AcceptedList(kIm2colPaths) : AcceptedList(kCopyPaths)));
   }
   ValidateInts(absl::StrCat(name, ".lowering.tile"), lowering.tile(), 1, v);
@@ -240,7 +246,8 @@ void ValidateVariant(absl::string_view name, const Variant& variant, absl::strin
 
 void ValidateStatistics(absl::string_view name, const Statistics& s, Validator* v) {
   if (!PositiveFinite(s.median_us())) {
-    v->Add(absl::StrCat(name, ".median_us is ", s.median_us(), "; a measured time > 0 is required"));
+    v->Add(
+        absl::StrCat(name, ".median_us is ", s.median_us(), "; a measured time > 0 is required"));
   }
   if (s.sample_count() <= 0) {
     v->Add(absl::StrCat(name, ".sample_count is ", s.sample_count(), "; it must be >= 1"));
@@ -257,8 +264,8 @@ void ValidateStatistics(absl::string_view name, const Statistics& s, Validator* 
     }
   }
   if (s.min_us() > s.median_us()) {
-    v->Add(absl::StrCat(name, ".min_us (", s.min_us(), ") exceeds median_us (",
-                        s.median_us(), ")"));
+    v->Add(
+        absl::StrCat(name, ".min_us (", s.min_us(), ") exceeds median_us (", s.median_us(), ")"));
   }
 }
 
@@ -300,30 +307,89 @@ void ValidateRecord(const TuningRecord& record, Validator* v) {
   }
 }
 
-// Names every unknown field in `message` and the messages inside it.
-void FindUnknownFields(const pb::Message& message, const std::string& where,
-                       std::vector<std::string>* found) {
+// True for well-formed UTF-8 (RFC 3629: no overlong forms, surrogates or code points
+// above U+10FFFF), which protobuf requires of proto3 strings in the binary format.
+bool IsValidUtf8(absl::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    size_t length;
+    uint32_t code;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xe0) == 0xc0) {
+      length = 2;
+      code = c & 0x1f;
+    } else if ((c & 0xf0) == 0xe0) {
+      length = 3;
+      code = c & 0x0f;
+    } else if ((c & 0xf8) == 0xf0) {
+      length = 4;
+      code = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + length > text.size()) return false;
+    for (size_t k = 1; k < length; ++k) {
+      const unsigned char next = static_cast<unsigned char>(text[i + k]);
+      if ((next & 0xc0) != 0x80) return false;
+      code = (code << 6) | (next & 0x3f);
+    }
+    constexpr uint32_t kMinimum[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (code < kMinimum[length] || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) {
+      return false;
+    }
+    i += length;
+  }
+  return true;
+}
+
+// What FindFieldProblems found, each named by its place ("records[0].device.name").
+struct FieldProblems {
+  std::vector<std::string> unknown_fields;
+  std::vector<std::string> invalid_utf8;
+};
+
+// Walks `message` and every message inside it (map entries included).
+void FindFieldProblems(const pb::Message& message, const std::string& where, FieldProblems* found) {
   const pb::Reflection* reflection = message.GetReflection();
   const pb::UnknownFieldSet& unknown = reflection->GetUnknownFields(message);
   for (int i = 0; i < unknown.field_count(); ++i) {
-    found->push_back(absl::StrCat("field number ", unknown.field(i).number(), " in ",
-                                  where.empty() ? "TuningDatabase" : where));
+    found->unknown_fields.push_back(absl::StrCat("field number ", unknown.field(i).number(), " in ",
+                                                 where.empty() ? "TuningDatabase" : where));
   }
   std::vector<const pb::FieldDescriptor*> fields;
   reflection->ListFields(message, &fields);
+  const std::string prefix = where.empty() ? "" : absl::StrCat(where, ".");
   for (const pb::FieldDescriptor* field : fields) {
-    if (field->cpp_type() != pb::FieldDescriptor::CPPTYPE_MESSAGE || field->is_map()) {
-      continue;
-    }
-    const std::string prefix = where.empty() ? "" : absl::StrCat(where, ".");
-    if (field->is_repeated()) {
-      for (int i = 0; i < reflection->FieldSize(message, field); ++i) {
-        FindUnknownFields(reflection->GetRepeatedMessage(message, field, i),
-                          absl::StrCat(prefix, field->name(), "[", i, "]"), found);
+    const int size = field->is_repeated() ? reflection->FieldSize(message, field) : 1;
+    for (int i = 0; i < size; ++i) {
+      std::string place = field->is_repeated() ? absl::StrCat(prefix, field->name(), "[", i, "]")
+                                               : absl::StrCat(prefix, field->name());
+      if (field->is_map()) {
+        // Map entries have no stable position: name them by their key.
+        const pb::Message& entry = reflection->GetRepeatedMessage(message, field, i);
+        const pb::FieldDescriptor* key = entry.GetDescriptor()->map_key();
+        std::string scratch;
+        if (key->cpp_type() == pb::FieldDescriptor::CPPTYPE_STRING) {
+          place = absl::StrCat(
+              prefix, field->name(), "[",
+              Quote(entry.GetReflection()->GetStringReference(entry, key, &scratch)), "]");
+        }
       }
-    } else {
-      FindUnknownFields(reflection->GetMessage(message, field),
-                        absl::StrCat(prefix, field->name()), found);
+      if (field->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
+        FindFieldProblems(field->is_repeated() ? reflection->GetRepeatedMessage(message, field, i)
+                                               : reflection->GetMessage(message, field),
+                          place, found);
+      } else if (field->type() == pb::FieldDescriptor::TYPE_STRING) {
+        std::string scratch;
+        const std::string& value =
+            field->is_repeated()
+                ? reflection->GetRepeatedStringReference(message, field, i, &scratch)
+                : reflection->GetStringReference(message, field, &scratch);
+        if (!IsValidUtf8(value)) found->invalid_utf8.push_back(place);
+      }
     }
   }
 }
@@ -359,10 +425,24 @@ bool LooksLikeText(absl::string_view bytes) {
   return true;
 }
 
-absl::Status NewerVersionError(absl::string_view origin, int version) {
-  return absl::FailedPreconditionError(absl::StrCat(
-      origin, ": schema_version ", version, " is newer than this tiletune supports (",
-      kCurrentSchemaVersion, "); read it with a newer tiletune build"));
+// OK for a version this build can read or upgrade from (1 to `newest`).
+absl::Status CheckVersion(int version, int newest) {
+  if (version > newest) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("schema_version ", version, " is newer than this tiletune supports (", newest,
+                     "); read it with a newer tiletune build"));
+  }
+  if (version <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat("schema_version is ", version,
+                                                   "; accepted versions are 1 to ", newest,
+                                                   " (is this a tiletune tuning database?)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WithOrigin(absl::string_view origin, const absl::Status& status) {
+  if (status.ok()) return status;
+  return absl::Status(status.code(), absl::StrCat(origin, ": ", status.message()));
 }
 
 absl::Status ParseText(absl::string_view bytes, absl::string_view origin,
@@ -382,9 +462,8 @@ absl::Status ParseText(absl::string_view bytes, absl::string_view origin,
   lenient_parser.RecordErrorsTo(&ignored);
   lenient_parser.AllowUnknownField(true);
   pb::io::ArrayInputStream again(bytes.data(), static_cast<int>(bytes.size()));
-  if (lenient_parser.Parse(&again, &lenient) &&
-      lenient.schema_version() > kCurrentSchemaVersion) {
-    return NewerVersionError(origin, lenient.schema_version());
+  if (lenient_parser.Parse(&again, &lenient) && lenient.schema_version() > kCurrentSchemaVersion) {
+    return WithOrigin(origin, CheckVersion(lenient.schema_version(), kCurrentSchemaVersion));
   }
   return absl::InvalidArgumentError(
       absl::StrCat(origin, ": not a text-format TuningDatabase: ",
@@ -396,9 +475,10 @@ absl::Status ParseBinary(absl::string_view bytes, absl::string_view origin,
   if (database->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return absl::OkStatus();
   }
-  std::string message = absl::StrCat(
-      origin, ": not a binary TuningDatabase: the protobuf wire format does not parse "
-              "(a truncated or corrupt file)");
+  std::string message =
+      absl::StrCat(origin,
+                   ": not a binary TuningDatabase: the protobuf wire format does not parse "
+                   "(a truncated or corrupt file)");
   if (LooksLikeText(bytes)) {
     absl::StrAppend(&message,
                     "; it looks like text format: text databases must be named "
@@ -415,17 +495,16 @@ DatabaseFormat FormatForPath(absl::string_view path) {
              : DatabaseFormat::kBinary;
 }
 
-absl::StatusOr<TuningDatabase> ParseTuningDatabase(absl::string_view bytes,
-                                                   DatabaseFormat format,
+absl::StatusOr<TuningDatabase> ParseTuningDatabase(absl::string_view bytes, DatabaseFormat format,
                                                    absl::string_view origin) {
   if (bytes.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(origin, ": empty file; a tuning database holds at least "
-                             "schema_version and record_count"));
+    return absl::InvalidArgumentError(absl::StrCat(origin,
+                                                   ": empty file; a tuning database holds at least "
+                                                   "schema_version and record_count"));
   }
   if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        origin, ": ", bytes.size(), " bytes; protobuf reads databases below 2 GiB"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(origin, ": ", bytes.size(), " bytes; protobuf reads databases below 2 GiB"));
   }
   TuningDatabase database;
   {
@@ -434,41 +513,30 @@ absl::StatusOr<TuningDatabase> ParseTuningDatabase(absl::string_view bytes,
     TT_RETURN_IF_ERROR(format == DatabaseFormat::kText ? ParseText(bytes, origin, &database)
                                                        : ParseBinary(bytes, origin, &database));
   }
-  if (database.schema_version() > kCurrentSchemaVersion) {
-    return NewerVersionError(origin, database.schema_version());
-  }
-  if (database.schema_version() <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        origin, ": schema_version is ", database.schema_version(),
-        "; every tuning database states a version >= 1 (is this a tiletune tuning "
-        "database?)"));
-  }
-  std::vector<std::string> unknown;
-  FindUnknownFields(database, "", &unknown);
+  TT_RETURN_IF_ERROR(
+      WithOrigin(origin, CheckVersion(database.schema_version(), kCurrentSchemaVersion)));
+  FieldProblems field_problems;
+  FindFieldProblems(database, "", &field_problems);
+  const std::vector<std::string>& unknown = field_problems.unknown_fields;
   if (!unknown.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        origin, ": holds fields schema version ", database.schema_version(),
-        " does not define (", absl::StrJoin(unknown.begin(),
-                                            unknown.begin() + std::min<size_t>(unknown.size(), 4),
-                                            ", "),
-        unknown.size() > 4 ? ", ..." : "",
-        "): a corrupt file or not a tuning database"));
+        origin, ": holds fields schema version ", database.schema_version(), " does not define (",
+        absl::StrJoin(unknown.begin(), unknown.begin() + std::min<size_t>(unknown.size(), 4), ", "),
+        unknown.size() > 4 ? ", ..." : "", "): a corrupt file or not a tuning database"));
   }
   if (!database.has_record_count()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        origin, ": record_count is missing: the file is truncated, or was written by "
-                "hand (then add `record_count: ",
-        database.records_size(), "` at its end)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(origin,
+                     ": record_count is missing: the file is truncated, or was written by "
+                     "hand (then add `record_count: ",
+                     database.records_size(), "` at its end)"));
   }
   if (database.record_count() != static_cast<uint64_t>(database.records_size())) {
     return absl::InvalidArgumentError(absl::StrCat(
         origin, ": record_count says ", database.record_count(), " records but the file holds ",
         database.records_size(), ": the file is truncated or was edited"));
   }
-  absl::Status upgraded = UpgradeTuningDatabase(&database);
-  if (!upgraded.ok()) {
-    return absl::Status(upgraded.code(), absl::StrCat(origin, ": ", upgraded.message()));
-  }
+  TT_RETURN_IF_ERROR(WithOrigin(origin, UpgradeTuningDatabase(&database)));
   TT_RETURN_IF_ERROR(ValidateTuningDatabase(database, origin));
   return database;
 }
@@ -481,10 +549,10 @@ absl::StatusOr<TuningDatabase> ReadTuningDatabase(absl::string_view path) {
 absl::StatusOr<std::string> SerializeTuningDatabase(const TuningDatabase& database,
                                                     DatabaseFormat format) {
   if (database.schema_version() != 0 && database.schema_version() != kCurrentSchemaVersion) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cannot write a database of schema_version ", database.schema_version(),
-        "; this build writes version ", kCurrentSchemaVersion,
-        " (upgrade it with UpgradeTuningDatabase first)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot write a database of schema_version ", database.schema_version(),
+                     "; this build writes version ", kCurrentSchemaVersion,
+                     " (upgrade it with UpgradeTuningDatabase first)"));
   }
   TuningDatabase stamped = database;
   stamped.set_schema_version(kCurrentSchemaVersion);
@@ -496,9 +564,10 @@ absl::StatusOr<std::string> SerializeTuningDatabase(const TuningDatabase& databa
     if (!printer.PrintToString(stamped, &bytes)) {
       return absl::InternalError("text-format printing of the tuning database failed");
     }
-    return absl::StrCat("# proto-file: autotune/tuning_db.proto\n"
-                        "# proto-message: tiletune.autotune.TuningDatabase\n",
-                        bytes);
+    return absl::StrCat(
+        "# proto-file: autotune/tuning_db.proto\n"
+        "# proto-message: tiletune.autotune.TuningDatabase\n",
+        bytes);
   }
   return SerializeDeterministically(stamped);
 }
@@ -517,21 +586,25 @@ std::string SerializeDeterministically(const pb::Message& message) {
 
 absl::Status WriteTuningDatabase(const TuningDatabase& database, absl::string_view path) {
   absl::StatusOr<std::string> bytes = SerializeTuningDatabase(database, FormatForPath(path));
-  if (!bytes.ok()) {
-    return absl::Status(bytes.status().code(),
-                        absl::StrCat(path, ": ", bytes.status().message()));
-  }
+  if (!bytes.ok()) return WithOrigin(path, bytes.status());
   return WriteFileAtomically(path, *bytes);
 }
 
-absl::Status ValidateTuningDatabase(const TuningDatabase& database,
-                                    absl::string_view origin) {
+absl::Status ValidateTuningDatabase(const TuningDatabase& database, absl::string_view origin) {
   if (database.schema_version() != kCurrentSchemaVersion) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(origin, ": schema_version is ", database.schema_version(),
-                     "; expected ", kCurrentSchemaVersion, " (upgrade it first)"));
+    return absl::InvalidArgumentError(absl::StrCat(origin, ": schema_version is ",
+                                                   database.schema_version(), "; expected ",
+                                                   kCurrentSchemaVersion, " (upgrade it first)"));
   }
   Validator validator;
+  FieldProblems field_problems;
+  FindFieldProblems(database, "", &field_problems);
+  for (const std::string& place : field_problems.unknown_fields) {
+    validator.Add(absl::StrCat("unknown ", place));
+  }
+  for (const std::string& place : field_problems.invalid_utf8) {
+    validator.Add(absl::StrCat(place, " is not valid UTF-8"));
+  }
   absl::flat_hash_map<std::string, int> first_index;
   for (int i = 0; i < database.records_size(); ++i) {
     const TuningRecord& record = database.records(i);
@@ -549,18 +622,8 @@ absl::Status ValidateTuningDatabase(const TuningDatabase& database,
 }
 
 absl::Status UpgradeTuningDatabaseWith(TuningDatabase* database,
-                                       absl::Span<const SchemaUpgrade> steps,
-                                       int target_version) {
-  const int version = database->schema_version();
-  if (version > target_version) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "schema_version ", version, " is newer than this tiletune supports (",
-        target_version, "); read it with a newer tiletune build"));
-  }
-  if (version <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "schema_version is ", version, "; accepted versions are 1 to ", target_version));
-  }
+                                       absl::Span<const SchemaUpgrade> steps, int target_version) {
+  TT_RETURN_IF_ERROR(CheckVersion(database->schema_version(), target_version));
   while (database->schema_version() < target_version) {
     const int from = database->schema_version();
     const SchemaUpgrade* step = nullptr;
@@ -568,14 +631,13 @@ absl::Status UpgradeTuningDatabaseWith(TuningDatabase* database,
       if (candidate.from_version == from && candidate.apply != nullptr) step = &candidate;
     }
     if (step == nullptr) {
-      return absl::InternalError(absl::StrCat("no upgrade step from schema_version ", from,
-                                              " to ", from + 1));
+      return absl::InternalError(
+          absl::StrCat("no upgrade step from schema_version ", from, " to ", from + 1));
     }
     absl::Status status = step->apply(database);
     if (!status.ok()) {
-      return absl::Status(status.code(),
-                          absl::StrCat("upgrading schema_version ", from, " to ", from + 1,
-                                       ": ", status.message()));
+      return absl::Status(status.code(), absl::StrCat("upgrading schema_version ", from, " to ",
+                                                      from + 1, ": ", status.message()));
     }
     database->set_schema_version(from + 1);
   }
@@ -601,9 +663,9 @@ std::string ProblemKey(const Problem& problem) {
   if (problem.has_im2col()) {
     const Im2colGeometry& g = problem.im2col();
     absl::StrAppend(&key, " im2col=[n=", g.n(), ",h=", g.h(), ",w=", g.w(), ",c=", g.c(),
-                    ",kh=", g.kh(), ",kw=", g.kw(), ",sh=", g.sh(), ",sw=", g.sw(),
-                    ",dh=", g.dh(), ",dw=", g.dw(), ",ph=", g.ph(), ",pw=", g.pw(),
-                    ",block_m=", g.block_m(), ",block_k=", g.block_k(), "]");
+                    ",kh=", g.kh(), ",kw=", g.kw(), ",sh=", g.sh(), ",sw=", g.sw(), ",dh=", g.dh(),
+                    ",dw=", g.dw(), ",ph=", g.ph(), ",pw=", g.pw(), ",block_m=", g.block_m(),
+                    ",block_k=", g.block_k(), "]");
   }
   return key;
 }
@@ -668,15 +730,15 @@ std::string DescribeVariant(const Variant& variant) {
   if (l.vector_bytes() != 0) parts.push_back(absl::StrCat("vec=", l.vector_bytes(), "B"));
   if (l.through_shared()) parts.push_back("smem");
   if (l.ctas_per_sm() != 0) parts.push_back(absl::StrCat("ctas/sm=", l.ctas_per_sm()));
-  if (h.coalesced_width() != 0) parts.push_back(absl::StrCat("coalesced_width=", h.coalesced_width()));
+  if (h.coalesced_width() != 0)
+    parts.push_back(absl::StrCat("coalesced_width=", h.coalesced_width()));
   if (h.disable_tma()) parts.push_back("disable_tma");
   if (!h.eviction_policy().empty()) parts.push_back(h.eviction_policy());
   if (!h.prefer_instruction().empty()) {
     parts.push_back(absl::StrCat("prefer=", h.prefer_instruction()));
   }
   if (!h.loop_layout().empty()) parts.push_back(absl::StrCat("layout=", h.loop_layout()));
-  std::map<std::string, std::string> annotations(h.annotations().begin(),
-                                                 h.annotations().end());
+  std::map<std::string, std::string> annotations(h.annotations().begin(), h.annotations().end());
   for (const auto& [name, value] : annotations) {
     parts.push_back(absl::StrCat(name, "=", value));
   }

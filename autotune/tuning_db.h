@@ -47,8 +47,7 @@ DatabaseFormat FormatForPath(absl::string_view path);
 absl::StatusOr<TuningDatabase> ReadTuningDatabase(absl::string_view path);
 
 // ReadTuningDatabase without the file: `origin` names the bytes in error messages.
-absl::StatusOr<TuningDatabase> ParseTuningDatabase(absl::string_view bytes,
-                                                   DatabaseFormat format,
+absl::StatusOr<TuningDatabase> ParseTuningDatabase(absl::string_view bytes, DatabaseFormat format,
                                                    absl::string_view origin);
 
 // The bytes WriteTuningDatabase would write: `database` validated, stamped with
@@ -63,11 +62,11 @@ absl::StatusOr<std::string> SerializeTuningDatabase(const TuningDatabase& databa
 absl::Status WriteTuningDatabase(const TuningDatabase& database, absl::string_view path);
 
 // Checks a database held in memory: schema_version == kCurrentSchemaVersion, required
-// fields and accepted values in every record, no duplicate keys. `origin` prefixes the
+// fields and accepted values in every record, no duplicate keys, no unknown fields, and
+// every string valid UTF-8 (so that it reads back from either format). `origin` prefixes the
 // message. Does not look at record_count (a file-level check). InvalidArgument listing
 // the first problems found.
-absl::Status ValidateTuningDatabase(const TuningDatabase& database,
-                                    absl::string_view origin);
+absl::Status ValidateTuningDatabase(const TuningDatabase& database, absl::string_view origin);
 
 // One upgrade step of the schema: turns a database of `from_version` into one of
 // from_version + 1 in place.
@@ -86,8 +85,7 @@ absl::Status UpgradeTuningDatabase(TuningDatabase* database);
 // given: applies the step for each version from database->schema_version() up to
 // `target_version`, setting schema_version after each step.
 absl::Status UpgradeTuningDatabaseWith(TuningDatabase* database,
-                                       absl::Span<const SchemaUpgrade> steps,
-                                       int target_version);
+                                       absl::Span<const SchemaUpgrade> steps, int target_version);
 
 // The identity a record is stored under: device name and compute capability (not the
 // board's uuid or driver) plus the whole problem, with empty strides and offsets read as

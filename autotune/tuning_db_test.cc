@@ -1,7 +1,5 @@
 #include "autotune/tuning_db.h"
 
-#include <dirent.h>
-
 #include <cstdlib>
 #include <set>
 #include <string>
@@ -12,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "autotune/atomic_file.h"
+#include "autotune/test_folder.h"
 #include "autotune/tuning_db.pb.h"
 #include "autotune/tuning_db_test_util.h"
 #include "gmock/gmock.h"
@@ -30,25 +29,6 @@ using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-std::string MakeTempFolder() {
-  const char* base = std::getenv("TEST_TMPDIR");
-  std::string pattern = absl::StrCat(base != nullptr ? base : "/tmp", "/tuning_db_XXXXXX");
-  EXPECT_NE(mkdtemp(pattern.data()), nullptr);
-  return pattern;
-}
-
-std::set<std::string> ListFolder(const std::string& folder) {
-  std::set<std::string> names;
-  DIR* dir = opendir(folder.c_str());
-  if (dir == nullptr) return names;
-  while (dirent* entry = readdir(dir)) {
-    std::string name = entry->d_name;
-    if (name != "." && name != "..") names.insert(name);
-  }
-  closedir(dir);
-  return names;
-}
 
 std::string Binary(const TuningDatabase& database) {
   absl::StatusOr<std::string> bytes = SerializeTuningDatabase(database, DatabaseFormat::kBinary);
@@ -77,7 +57,7 @@ TEST(FormatForPathTest, TextOnlyForTextprotoAndTxtpb) {
 }
 
 TEST(TuningDbTest, TextFileRoundTrips) {
-  const std::string path = MakeTempFolder() + "/h200.txtpb";
+  const std::string path = MakeTestFolder() + "/h200.txtpb";
   const TuningDatabase database = TestDatabase(3);
   ASSERT_TRUE(WriteTuningDatabase(database, path).ok());
   absl::StatusOr<std::string> bytes = ReadFileToString(path);
@@ -92,7 +72,7 @@ TEST(TuningDbTest, TextFileRoundTrips) {
 }
 
 TEST(TuningDbTest, BinaryFileRoundTrips) {
-  const std::string folder = MakeTempFolder();
+  const std::string folder = MakeTestFolder();
   const std::string path = folder + "/h200.pb";
   const TuningDatabase database = TestDatabase(5);
   ASSERT_TRUE(WriteTuningDatabase(database, path).ok());
@@ -106,7 +86,7 @@ TEST(TuningDbTest, BinaryFileRoundTrips) {
 }
 
 TEST(TuningDbTest, WriteLeavesNoTemporaryFilesAndReplacesOldContents) {
-  const std::string folder = MakeTempFolder();
+  const std::string folder = MakeTestFolder();
   ASSERT_TRUE(WriteTuningDatabase(TestDatabase(4), folder + "/db.txtpb").ok());
   ASSERT_TRUE(WriteTuningDatabase(TestDatabase(1), folder + "/db.txtpb").ok());
   ASSERT_TRUE(WriteTuningDatabase(TestDatabase(2), folder + "/db.pb").ok());
@@ -115,7 +95,7 @@ TEST(TuningDbTest, WriteLeavesNoTemporaryFilesAndReplacesOldContents) {
 }
 
 TEST(TuningDbTest, WriteRefusesAnInvalidDatabaseAndCreatesNothing) {
-  const std::string folder = MakeTempFolder();
+  const std::string folder = MakeTestFolder();
   TuningDatabase database = TestDatabase(1);
   database.mutable_records(0)->mutable_device()->clear_name();
   absl::Status status = WriteTuningDatabase(database, folder + "/bad.pb");
@@ -129,10 +109,10 @@ TEST(TuningDbTest, SerializationStampsVersionAndCountAndIsDeterministic) {
   database.clear_schema_version();
   database.clear_record_count();
   TuningDatabase reordered = database;
-  auto* annotations = reordered.mutable_records(0)->mutable_winner()->mutable_hints()
-                          ->mutable_annotations();
-  auto* original = database.mutable_records(0)->mutable_winner()->mutable_hints()
-                       ->mutable_annotations();
+  auto* annotations =
+      reordered.mutable_records(0)->mutable_winner()->mutable_hints()->mutable_annotations();
+  auto* original =
+      database.mutable_records(0)->mutable_winner()->mutable_hints()->mutable_annotations();
   // The same map filled in two orders.
   for (int i = 0; i < 20; ++i) (*original)[absl::StrCat("k", i)] = "v";
   for (int i = 19; i >= 0; --i) (*annotations)[absl::StrCat("k", i)] = "v";
@@ -154,7 +134,7 @@ TEST(TuningDbTest, SerializeRejectsAnOtherSchemaVersion) {
 }
 
 TEST(TuningDbTest, MissingFileIsNotFoundNamingThePath) {
-  const std::string path = MakeTempFolder() + "/absent.txtpb";
+  const std::string path = MakeTestFolder() + "/absent.txtpb";
   absl::StatusOr<TuningDatabase> read = ReadTuningDatabase(path);
   EXPECT_TRUE(absl::IsNotFound(read.status())) << read.status();
   EXPECT_THAT(Msg(read.status()), HasSubstr(path));
@@ -206,11 +186,10 @@ TEST(TuningDbTest, TruncationAtARecordBoundaryIsCaughtByRecordCount) {
 }
 
 TEST(TuningDbTest, GarbageBinaryIsRejectedAsUnparsable) {
-  absl::Status status = ParseStatus("\xff\xff\xff\xff\x0f garbage", DatabaseFormat::kBinary,
-                                    "junk.pb");
+  absl::Status status =
+      ParseStatus("\xff\xff\xff\xff\x0f garbage", DatabaseFormat::kBinary, "junk.pb");
   EXPECT_TRUE(absl::IsInvalidArgument(status));
-  EXPECT_THAT(Msg(status),
-              AllOf(HasSubstr("junk.pb"), HasSubstr("wire format does not parse")));
+  EXPECT_THAT(Msg(status), AllOf(HasSubstr("junk.pb"), HasSubstr("wire format does not parse")));
 }
 
 TEST(TuningDbTest, TextFileWithBinaryNameGetsAHint) {
@@ -226,9 +205,8 @@ TEST(TuningDbTest, TextParseErrorNamesLineAndColumn) {
       "}\n";
   absl::Status status = ParseStatus(text, DatabaseFormat::kText, "bad.txtpb");
   EXPECT_TRUE(absl::IsInvalidArgument(status));
-  EXPECT_THAT(Msg(status),
-              AllOf(HasSubstr("bad.txtpb"), HasSubstr("line 3, column 42"),
-                    HasSubstr("not a text-format TuningDatabase")));
+  EXPECT_THAT(Msg(status), AllOf(HasSubstr("bad.txtpb"), HasSubstr("line 3, column 42"),
+                                 HasSubstr("not a text-format TuningDatabase")));
 }
 
 TEST(TuningDbTest, UnknownTextFieldIsAParseError) {
@@ -245,9 +223,8 @@ TEST(TuningDbTest, NewerBinaryVersionIsRejectedClearly) {
   ASSERT_TRUE(database.SerializeToString(&bytes));
   absl::Status status = ParseStatus(bytes, DatabaseFormat::kBinary, "future.pb");
   EXPECT_TRUE(absl::IsFailedPrecondition(status)) << status;
-  EXPECT_THAT(Msg(status),
-              AllOf(HasSubstr("future.pb"), HasSubstr("schema_version 2 is newer"),
-                    HasSubstr("(1)")));
+  EXPECT_THAT(Msg(status), AllOf(HasSubstr("future.pb"), HasSubstr("schema_version 2 is newer"),
+                                 HasSubstr("(1)")));
 }
 
 TEST(TuningDbTest, NewerTextVersionWithNewFieldsIsRejectedAsNewer) {
@@ -269,9 +246,8 @@ TEST(TuningDbTest, ForeignMessageIsRejected) {
   ASSERT_TRUE(device.SerializeToString(&bytes));
   absl::Status status = ParseStatus(bytes, DatabaseFormat::kBinary, "foreign.pb");
   EXPECT_TRUE(absl::IsInvalidArgument(status)) << status;
-  EXPECT_THAT(Msg(status),
-              AllOf(HasSubstr("foreign.pb"), HasSubstr("schema_version is 0"),
-                    HasSubstr("tiletune tuning database")));
+  EXPECT_THAT(Msg(status), AllOf(HasSubstr("foreign.pb"), HasSubstr("schema_version is 0"),
+                                 HasSubstr("tiletune tuning database")));
 }
 
 TEST(TuningDbTest, UnknownBinaryFieldsAreRejected) {
@@ -284,7 +260,9 @@ TEST(TuningDbTest, UnknownBinaryFieldsAreRejected) {
 
 TEST(TuningDbTest, UnknownNestedFieldIsNamedWithItsPlace) {
   TuningDatabase database = TestDatabase(1);
-  database.mutable_records(0)->mutable_winner()->mutable_lowering()
+  database.mutable_records(0)
+      ->mutable_winner()
+      ->mutable_lowering()
       ->GetReflection()
       ->MutableUnknownFields(database.mutable_records(0)->mutable_winner()->mutable_lowering())
       ->AddVarint(40, 1);
@@ -306,9 +284,8 @@ TEST(TuningDbTest, MissingRequiredFieldsAreListedWithTheirRecord) {
   EXPECT_THAT(Msg(status),
               AllOf(HasSubstr("partial.pb: invalid tuning database"),
                     HasSubstr("record 1 (\"\" sm_9.0"), HasSubstr("device.name is empty"),
-                    HasSubstr("winner_statistics is missing"),
-                    HasSubstr("record 2 ("), HasSubstr("problem.im2col is missing"),
-                    Not(HasSubstr("record 0"))));
+                    HasSubstr("winner_statistics is missing"), HasSubstr("record 2 ("),
+                    HasSubstr("problem.im2col is missing"), Not(HasSubstr("record 0"))));
 }
 
 TEST(TuningDbTest, BadValuesNameTheAcceptedValues) {
@@ -330,12 +307,29 @@ TEST(TuningDbTest, CandidateStatusMustBeKnown) {
   TuningDatabase database = TestDatabase(1);
   database.mutable_records(0)->mutable_candidates(1)->set_status(
       CandidateResult::STATUS_UNSPECIFIED);
-  EXPECT_THAT(Msg(ValidateTuningDatabase(database, "db")),
-              HasSubstr("candidates[1].status is 0"));
+  EXPECT_THAT(Msg(ValidateTuningDatabase(database, "db")), HasSubstr("candidates[1].status is 0"));
   database.mutable_records(0)->mutable_candidates(1)->set_status(
       static_cast<CandidateResult::Status>(42));
-  EXPECT_THAT(Msg(ValidateTuningDatabase(database, "db")),
-              HasSubstr("candidates[1].status is 42"));
+  EXPECT_THAT(Msg(ValidateTuningDatabase(database, "db")), HasSubstr("candidates[1].status is 42"));
+}
+
+TEST(TuningDbTest, InvalidUtf8IsRejectedInEitherFormatAndOnWrite) {
+  // Text format accepts any bytes in a string, binary proto3 does not: a database that
+  // could not be read back in the other format is invalid.
+  std::string text = Text(TestDatabase(1));
+  text = absl::StrReplaceAll(text, {{"name: \"NVIDIA H200\"", "name: \"NVIDIA \\377\""}});
+  absl::Status status = ParseStatus(text, DatabaseFormat::kText, "bytes.txtpb");
+  EXPECT_TRUE(absl::IsInvalidArgument(status)) << status;
+  EXPECT_THAT(Msg(status), HasSubstr("records[0].device.name is not valid UTF-8"));
+
+  TuningDatabase database = TestDatabase(1);
+  (*database.mutable_records(1)->mutable_winner()->mutable_hints()->mutable_annotations())["k"] =
+      "\xc0\x80";                                                              // an overlong NUL
+  database.mutable_records(0)->mutable_provenance()->set_host("caf\xc3\xa9");  // fine
+  status = WriteTuningDatabase(database, MakeTestFolder() + "/x.pb");
+  EXPECT_THAT(Msg(status),
+              HasSubstr("records[1].winner.hints.annotations[\"k\"].value is not valid UTF-8"));
+  EXPECT_THAT(Msg(status), Not(HasSubstr("provenance")));
 }
 
 TEST(TuningDbTest, ManyProblemsAreSummarised) {
@@ -363,7 +357,7 @@ TEST(TuningDbTest, DuplicateKeysAreRejected) {
   absl::Status status = ParseStatus(bytes, DatabaseFormat::kBinary, "dup.pb");
   EXPECT_TRUE(absl::IsInvalidArgument(status)) << status;
   EXPECT_THAT(Msg(status), AllOf(HasSubstr("dup.pb"), HasSubstr("record 2 ("),
-                                      HasSubstr("duplicate of record 0")));
+                                 HasSubstr("duplicate of record 0")));
 }
 
 TEST(RecordKeyTest, IsTheDocumentedString) {
@@ -421,14 +415,30 @@ TEST(CompareVariantsTest, IsATotalOrderOverAllFields) {
   for (int field = 0; field < 8; ++field) {
     Variant v = base;
     switch (field) {
-      case 0: v.mutable_lowering()->set_threads(256); break;
-      case 1: v.mutable_lowering()->set_stages(4); break;
-      case 2: v.mutable_lowering()->set_tile(0, 65); break;
-      case 3: v.mutable_hints()->set_disable_tma(true); break;
-      case 4: v.mutable_hints()->set_loop_layout("row"); break;
-      case 5: (*v.mutable_hints()->mutable_annotations())["k"] = "v"; break;
-      case 6: v.set_source_sha256("f"); break;
-      case 7: v.mutable_lowering()->set_ctas_per_sm(2); break;
+      case 0:
+        v.mutable_lowering()->set_threads(256);
+        break;
+      case 1:
+        v.mutable_lowering()->set_stages(4);
+        break;
+      case 2:
+        v.mutable_lowering()->set_tile(0, 65);
+        break;
+      case 3:
+        v.mutable_hints()->set_disable_tma(true);
+        break;
+      case 4:
+        v.mutable_hints()->set_loop_layout("row");
+        break;
+      case 5:
+        (*v.mutable_hints()->mutable_annotations())["k"] = "v";
+        break;
+      case 6:
+        v.set_source_sha256("f");
+        break;
+      case 7:
+        v.mutable_lowering()->set_ctas_per_sm(2);
+        break;
     }
     EXPECT_NE(CompareVariants(base, v), 0) << field;
     EXPECT_EQ(CompareVariants(base, v), -CompareVariants(v, base)) << field;

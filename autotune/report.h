@@ -1,0 +1,46 @@
+// A human-readable report of a tuning database: Markdown plus an SVG bar chart.
+//
+// For every record (one problem on one device) the Markdown gives the winner, its
+// GB/s and fraction of the measured DRAM ceiling, the spread of the measured candidates'
+// medians and how many candidates ended in each status, then a table of all candidates.
+// The SVG draws, per problem, one bar per candidate with a recorded bandwidth (the
+// winner highlighted, cache artefacts marked) and the ceiling as a dashed line. Both are
+// plain text built here, deterministic for a given database.
+//
+//   TT_ASSIGN_OR_RETURN(TuningDatabase db, ReadTuningDatabase("out/h200.txtpb"));
+//   TT_RETURN_IF_ERROR(WriteReport(db, "out/h200.txtpb"));
+//   // wrote out/h200.report.md and out/h200.report.svg
+#ifndef AUTOTUNE_REPORT_H_
+#define AUTOTUNE_REPORT_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "autotune/tuning_db.pb.h"
+
+namespace tiletune {
+namespace autotune {
+
+struct ReportPaths {
+  std::string markdown;  // <database path without extension>.report.md
+  std::string svg;       // <database path without extension>.report.svg
+};
+
+// The report files that belong next to the database at `database_path`.
+ReportPaths ReportPathsFor(absl::string_view database_path);
+
+// The Markdown report. `svg_link` is the chart's path relative to the Markdown file
+// (embedded as an image); empty for none.
+std::string RenderMarkdownReport(const TuningDatabase& database, absl::string_view svg_link);
+
+// The SVG chart: a panel per record, in database order.
+std::string RenderSvgChart(const TuningDatabase& database);
+
+// Writes both files (ReportPathsFor(database_path)) atomically. Errors name the path.
+absl::Status WriteReport(const TuningDatabase& database, absl::string_view database_path);
+
+}  // namespace autotune
+}  // namespace tiletune
+
+#endif  // AUTOTUNE_REPORT_H_

@@ -1,0 +1,190 @@
+#include "autotune/report.h"
+
+#include <cstdlib>
+#include <set>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "autotune/atomic_file.h"
+#include "autotune/test_folder.h"
+#include "autotune/tuning_db.h"
+#include "autotune/tuning_db.pb.h"
+#include "autotune/tuning_db_test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tiletune {
+namespace autotune {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+int Count(const std::string& text, const std::string& part) {
+  int count = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
+Statistics Stats(double median_us, double gbps) {
+  Statistics s;
+  s.set_median_us(median_us);
+  s.set_min_us(median_us * 0.99);
+  s.set_spread(0.02);
+  s.set_sample_count(30);
+  s.set_gbps(gbps);
+  s.set_ceiling_gbps(4000);
+  s.set_fraction_of_ceiling(gbps / 4000);
+  return s;
+}
+
+// One copy problem: winner at 3800 GB/s, an OK loser at 3000, a cache artefact at 5000,
+// a verification failure that was timed at 2000 and a compile error.
+TuningDatabase ChartDatabase() {
+  TuningRecord record = TestRecord("NVIDIA H200", {8192, 8192}, 70.5);
+  *record.mutable_winner_statistics() = Stats(70.5, 3800);
+  record.clear_candidates();
+  CandidateResult* ok = record.add_candidates();
+  *ok->mutable_variant() = TestVariant("sync_simt", 256);
+  *ok->mutable_statistics() = Stats(90, 3000);
+  ok->set_status(CandidateResult::OK);
+  CandidateResult* artefact = record.add_candidates();
+  *artefact->mutable_variant() = TestVariant("bulk_1d");
+  (*artefact->mutable_variant()->mutable_hints()->mutable_annotations())["odd"] = "<&>";
+  *artefact->mutable_statistics() = Stats(50, 5000);
+  artefact->set_status(CandidateResult::REJECTED_CACHE_ARTEFACT);
+  artefact->set_detail("5000.0 GB/s is above the ceiling");
+  CandidateResult* wrong = record.add_candidates();
+  *wrong->mutable_variant() = TestVariant("cp_async", 128, 2);
+  *wrong->mutable_statistics() = Stats(130, 2000);
+  wrong->set_status(CandidateResult::FAILED_VERIFICATION);
+  wrong->set_detail("element 7 | differs\nbadly");
+  CandidateResult* broken = record.add_candidates();
+  *broken->mutable_variant() = TestVariant("cp_async", 128, 4);
+  broken->set_status(CandidateResult::COMPILE_ERROR);
+  broken->set_detail("ptxas error");
+  TuningDatabase database;
+  database.set_schema_version(kCurrentSchemaVersion);
+  *database.add_records() = record;
+  database.set_record_count(1);
+  return database;
+}
+
+TEST(ReportPathsForTest, ReplacesTheExtension) {
+  EXPECT_EQ(ReportPathsFor("out/h200.txtpb").markdown, "out/h200.report.md");
+  EXPECT_EQ(ReportPathsFor("out/h200.txtpb").svg, "out/h200.report.svg");
+  EXPECT_EQ(ReportPathsFor("h200.pb").markdown, "h200.report.md");
+  EXPECT_EQ(ReportPathsFor("db").markdown, "db.report.md");
+  EXPECT_EQ(ReportPathsFor("runs.v2/db").markdown, "runs.v2/db.report.md");
+  EXPECT_EQ(ReportPathsFor("runs/.db").markdown, "runs/.db.report.md");
+}
+
+TEST(MarkdownReportTest, SummaryRowHasWinnerBandwidthSpreadAndCounts) {
+  const TuningDatabase database = ChartDatabase();
+  const std::string md = RenderMarkdownReport(database, "chart.svg");
+  EXPECT_TRUE(absl::StartsWith(md, "# Tuning report\n\n1 problems, 5 candidates")) << md;
+  EXPECT_THAT(md, HasSubstr("![Bandwidth of every candidate, per problem](chart.svg)"));
+  const std::string row =
+      absl::StrCat("| 0 | NVIDIA H200 (sm_9.0) | copy f16 [8192x8192] | ",
+                   DescribeVariant(database.records(0).winner()),
+                   " | 70.500 | 3800.0 | 95.0% | 70.500–90.000 µs (1.28×, 2 measured) | OK 2, "
+                   "FAILED_VERIFICATION 1, COMPILE_ERROR 1, REJECTED_CACHE_ARTEFACT 1 |\n");
+  EXPECT_THAT(md, HasSubstr(row)) << md;
+}
+
+TEST(MarkdownReportTest, CandidateTableListsEveryCandidateSafely) {
+  const TuningDatabase database = ChartDatabase();
+  const std::string md = RenderMarkdownReport(database, "");
+  EXPECT_THAT(md, Not(HasSubstr("![")));
+  EXPECT_THAT(md, HasSubstr(absl::StrCat("\n- Key: `", RecordKey(database.records(0)),
+                                         "`\n- DRAM ceiling: 4000.0 GB/s\n"
+                                         "- Measured by tiletune test on testhost, "
+                                         "2026-11-30 00:53:20 UTC\n")));
+  EXPECT_THAT(md, HasSubstr("| **winner** | tma "));
+  EXPECT_THAT(md, HasSubstr("| 90.000 | 89.100 | 2.0% | 30 | 3000.0 | 75.0% |"));
+  EXPECT_THAT(md, HasSubstr("| REJECTED_CACHE_ARTEFACT | bulk_1d "));
+  EXPECT_THAT(md, HasSubstr("| COMPILE_ERROR | cp_async tile=[64,128] threads=128 stages=4"));
+  EXPECT_THAT(md, HasSubstr("| — | — | — | — | — | — | ptxas error |"));
+  // A pipe or a newline in a detail must not break the table.
+  EXPECT_THAT(md, HasSubstr("element 7 \\| differs badly |"));
+  // Every table row has the same number of unescaped cell separators as its header.
+  std::vector<std::string> lines = absl::StrSplit(md, '\n');
+  int candidate_rows = 0;
+  for (const std::string& line : lines) {
+    if (!absl::StartsWith(line, "| ") || absl::StartsWith(line, "| # ")) continue;
+    if (absl::StartsWith(line, "| 0 |")) continue;  // the summary table
+    if (absl::StartsWith(line, "| status ")) continue;
+    ++candidate_rows;
+    EXPECT_EQ(Count(line, "|") - Count(line, "\\|"), 10) << line;
+  }
+  EXPECT_EQ(candidate_rows, 5);
+}
+
+TEST(SvgChartTest, OneBarPerMeasuredCandidateScaledWithCeilingLine) {
+  const std::string svg = RenderSvgChart(ChartDatabase());
+  EXPECT_TRUE(absl::StartsWith(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
+  EXPECT_TRUE(absl::EndsWith(svg, "</svg>\n"));
+  // Four candidates were timed; the compile error has no bar.
+  EXPECT_EQ(Count(svg, "<rect class=\"bar "), 4);
+  EXPECT_EQ(Count(svg, "<rect class=\"bar winner\""), 1);
+  EXPECT_EQ(Count(svg, "<rect class=\"bar artefact\""), 1);
+  EXPECT_EQ(Count(svg, "<rect class=\"bar failed\""), 1);
+  // The scale runs to 1.1 x the largest value (the artefact's 5000 GB/s) over 520 units
+  // from x=340: the ceiling at 4000 GB/s sits at 340 + 520 * 4000 / 5500 = 718.2.
+  EXPECT_THAT(
+      svg, HasSubstr("<line class=\"ceiling\" x1=\"718.2\" y1=\"30.0\" x2=\"718.2\" y2=\"106.0\""));
+  EXPECT_THAT(svg, HasSubstr("DRAM ceiling 4000.0 GB/s"));
+  // The winner comes first (y=34), 3800 GB/s wide: 520 * 3800 / 5500 = 359.3.
+  EXPECT_THAT(svg, HasSubstr("<rect class=\"bar winner\" x=\"340.0\" y=\"34.0\" "
+                             "width=\"359.3\""));
+  // Then by bandwidth: artefact (5000) at y=52, sync_simt (3000) at y=70.
+  EXPECT_THAT(svg, HasSubstr("<rect class=\"bar artefact\" x=\"340.0\" y=\"52.0\" "
+                             "width=\"472.7\""));
+  EXPECT_THAT(svg, HasSubstr("<rect class=\"bar ok\" x=\"340.0\" y=\"70.0\" width=\"283.6\""));
+  EXPECT_THAT(svg, HasSubstr("0. copy f16 [8192x8192] on NVIDIA H200 (sm_9.0)"));
+  // Text is escaped.
+  EXPECT_THAT(svg, HasSubstr("odd=&lt;&amp;&gt;"));
+  EXPECT_THAT(svg, Not(HasSubstr("<&>")));
+  EXPECT_EQ(Count(svg, "<g "), Count(svg, "</g>"));
+  EXPECT_THAT(svg, Not(HasSubstr("nan")));
+  EXPECT_THAT(svg, Not(HasSubstr("inf")));
+}
+
+TEST(SvgChartTest, PanelsStackAndRecordsWithoutBandwidthSaySo) {
+  TuningDatabase database = ChartDatabase();
+  TuningRecord* bare = database.add_records();
+  *bare = TestIm2colRecord(4);
+  bare->mutable_winner_statistics()->set_gbps(0);
+  bare->mutable_winner_statistics()->set_ceiling_gbps(0);
+  bare->mutable_candidates(0)->mutable_statistics()->set_gbps(0);
+  const std::string svg = RenderSvgChart(database);
+  EXPECT_EQ(Count(svg, "<g class=\"panel\""), 2);
+  // The first panel: title 34 + 4 rows of 18 + the ceiling label's row 18 = 124, then
+  // an 18 gap, from y=10.
+  EXPECT_THAT(svg, HasSubstr("<g class=\"panel\" transform=\"translate(0,152.0)\">"));
+  EXPECT_THAT(svg, HasSubstr("no bandwidth recorded"));
+  EXPECT_EQ(Count(svg, "<line class=\"ceiling\""), 1);
+  EXPECT_THAT(RenderSvgChart(TuningDatabase()), HasSubstr("empty tuning database"));
+}
+
+TEST(WriteReportTest, WritesMarkdownAndSvgNextToTheDatabase) {
+  const std::string folder = MakeTestFolder();
+  const TuningDatabase database = ChartDatabase();
+  ASSERT_TRUE(WriteTuningDatabase(database, folder + "/h200.txtpb").ok());
+  ASSERT_TRUE(WriteReport(database, folder + "/h200.txtpb").ok());
+  const std::set<std::string> names = ListFolder(folder);
+  EXPECT_THAT(names, ElementsAre("h200.report.md", "h200.report.svg", "h200.txtpb"));
+  EXPECT_EQ(*ReadFileToString(folder + "/h200.report.md"),
+            RenderMarkdownReport(database, "h200.report.svg"));
+  EXPECT_EQ(*ReadFileToString(folder + "/h200.report.svg"), RenderSvgChart(database));
+  EXPECT_FALSE(WriteReport(database, folder + "/missing/h200.txtpb").ok());
+}
+
+}  // namespace
+}  // namespace autotune
+}  // namespace tiletune

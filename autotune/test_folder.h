@@ -1,0 +1,25 @@
+// Temporary folders for tests that write files.
+//
+//   const std::string folder = MakeTestFolder();
+//   ... write folder + "/db.pb" ...
+//   EXPECT_THAT(ListFolder(folder), ElementsAre("db.pb"));
+#ifndef AUTOTUNE_TEST_FOLDER_H_
+#define AUTOTUNE_TEST_FOLDER_H_
+
+#include <set>
+#include <string>
+
+namespace tiletune {
+namespace autotune {
+
+// A new, empty folder under $TEST_TMPDIR (Bazel's per-test folder), else under /tmp.
+// Fails the current test and returns "" if it cannot be made.
+std::string MakeTestFolder();
+
+// The names in `folder` (not "." or ".."), sorted; hidden files included.
+std::set<std::string> ListFolder(const std::string& folder);
+
+}  // namespace autotune
+}  // namespace tiletune
+
+#endif  // AUTOTUNE_TEST_FOLDER_H_
