@@ -1,0 +1,281 @@
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "autotune/tuning_db.pb.h"
+#include "compiler/backend/cuda_codegens.h"
+#include "compiler/backend/registry.h"
+#include "compiler/backend/tuned_resolver.h"
+#include "compiler/backend/tuning_conversion.h"
+#include "compiler/lower/copy_lowering.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tiletune {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+class FakeCodegen : public DeviceCodegen {
+ public:
+  FakeCodegen(std::string name, int min_arch) : name_(std::move(name)), min_arch_(min_arch) {}
+  std::string name() const override { return name_; }
+  bool SupportsTarget(const Target& target) const override { return target.arch() >= min_arch_; }
+  absl::StatusOr<BuiltKernel> BuildWithoutCompile(const KernelRequest&) const override {
+    return absl::UnimplementedError("fake");
+  }
+  absl::StatusOr<BuiltKernel> Build(const KernelRequest&, CompilationProvider&) const override {
+    return absl::UnimplementedError("fake");
+  }
+
+ private:
+  std::string name_;
+  int min_arch_;
+};
+
+Target T(const char* arch) { return *Target::Parse(arch); }
+
+TEST(RegistryTest, DuplicateNamesNeedOverride) {
+  DeviceCodegenRegistry registry;
+  ASSERT_TRUE(registry.Register("cuda", std::make_shared<FakeCodegen>("a", 70)).ok());
+  absl::Status again = registry.Register("cuda", std::make_shared<FakeCodegen>("a", 90));
+  EXPECT_EQ(again.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(again.message(), HasSubstr("override=true"));
+  // Override replaces in place: the new predicate applies.
+  ASSERT_TRUE(registry.Register("cuda", std::make_shared<FakeCodegen>("a", 90), true).ok());
+  EXPECT_THAT(*registry.AllowedForTarget(T("sm_80")), ElementsAre());
+  EXPECT_THAT(*registry.AllowedForTarget(T("sm_90a")), ElementsAre("a"));
+  EXPECT_FALSE(registry.Register("cuda", nullptr).ok());
+}
+
+TEST(RegistryTest, ResolveTakesTheFirstMatchAndListsRegisteredOnFailure) {
+  DeviceCodegenRegistry registry;
+  ASSERT_TRUE(registry.Register("cuda", std::make_shared<FakeCodegen>("new", 90)).ok());
+  ASSERT_TRUE(registry.Register("cuda", std::make_shared<FakeCodegen>("old", 70)).ok());
+  EXPECT_EQ((*registry.Resolve(T("sm_90a")))->name(), "new");
+  EXPECT_EQ((*registry.Resolve(T("sm_80")))->name(), "old");
+  EXPECT_THAT(*registry.AllowedForTarget(T("sm_90a")), ElementsAre("new", "old"));
+  DeviceCodegenRegistry narrow;
+  ASSERT_TRUE(narrow.Register("cuda", std::make_shared<FakeCodegen>("hopper_only", 90)).ok());
+  auto none = narrow.Resolve(T("sm_80"));
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(none.status().message(), HasSubstr("no device codegen supports cuda -arch=sm_80"));
+  EXPECT_THAT(none.status().message(), HasSubstr("hopper_only (cuda)"));
+  EXPECT_EQ(narrow.Get("missing").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(RegistryTest, LazyLoaderRunsOnceUnderConcurrency) {
+  DeviceCodegenRegistry registry;
+  std::atomic<int> calls{0};
+  ASSERT_TRUE(registry
+                  .RegisterLazy("cuda",
+                                [&]() -> absl::StatusOr<std::vector<std::shared_ptr<const DeviceCodegen>>> {
+                                  ++calls;
+                                  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                                  return BuiltinCudaCodegens();
+                                })
+                  .ok());
+  EXPECT_EQ(calls, 0);  // Nothing runs at registration.
+  std::vector<std::thread> threads;
+  std::atomic<int> resolved{0};
+  for (int i = 0; i < 16; ++i) {
+    threads.emplace_back([&] {
+      auto codegen = registry.Resolve(T("sm_90a"));
+      if (codegen.ok() && (*codegen)->name() == "cuda.hopper") ++resolved;
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(registry.LoaderRuns("cuda"), 1);
+  EXPECT_EQ(resolved, 16);
+  EXPECT_EQ(registry.RegisterLazy("cuda", [] { return BuiltinCudaCodegens(); }).code(),
+            absl::StatusCode::kAlreadyExists);
+}
+
+TEST(RegistryTest, LazyLoaderFailureIsReportedEveryTime) {
+  DeviceCodegenRegistry registry;
+  int calls = 0;
+  ASSERT_TRUE(registry
+                  .RegisterLazy("rocm",
+                                [&]() -> absl::StatusOr<std::vector<std::shared_ptr<const DeviceCodegen>>> {
+                                  ++calls;
+                                  return absl::UnavailableError("libamdhip64.so not found");
+                                })
+                  .ok());
+  ASSERT_TRUE(registry.Register("cuda", std::make_shared<FakeCodegen>("c", 70)).ok());
+  // Another kind's query does not trigger it.
+  EXPECT_TRUE(registry.Resolve(T("sm_80")).ok());
+  EXPECT_EQ(calls, 0);
+
+  DeviceCodegenRegistry failing;
+  ASSERT_TRUE(failing
+                  .RegisterLazy("cuda",
+                                [&]() -> absl::StatusOr<std::vector<std::shared_ptr<const DeviceCodegen>>> {
+                                  ++calls;
+                                  return absl::UnavailableError("plugin.so not found");
+                                })
+                  .ok());
+  for (int i = 0; i < 3; ++i) {
+    auto resolved = failing.Resolve(T("sm_90a"));
+    EXPECT_EQ(resolved.status().code(), absl::StatusCode::kUnavailable);
+    EXPECT_THAT(resolved.status().message(),
+                HasSubstr("loading device codegens for kind 'cuda' failed: plugin.so not found"));
+  }
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(CudaCodegensTest, PredicatesCoverTheFamilies) {
+  DeviceCodegenRegistry registry;
+  ASSERT_TRUE(RegisterBuiltinCudaCodegens(registry).ok());
+  struct Case {
+    const char* arch;
+    const char* codegen;
+  };
+  for (const Case& c : {Case{"sm_70", "cuda.simt"}, Case{"sm_75", "cuda.simt"},
+                        Case{"sm_80", "cuda.ampere"}, Case{"sm_86", "cuda.ampere"},
+                        Case{"sm_89", "cuda.ampere"}, Case{"sm_90", "cuda.hopper"},
+                        Case{"sm_90a", "cuda.hopper"}, Case{"sm_100a", "cuda.hopper"}}) {
+    auto codegen = registry.Resolve(T(c.arch));
+    ASSERT_TRUE(codegen.ok()) << c.arch;
+    EXPECT_EQ((*codegen)->name(), c.codegen) << c.arch;
+  }
+  EXPECT_FALSE(registry.Resolve(T("sm_120")).ok());
+}
+
+TEST(CudaCodegensTest, BuildWithoutCompileEmitsTheLoweredKernel) {
+  auto codegens = BuiltinCudaCodegens();
+  Buffer b = Buffer::RowMajor("x", DataType::kF16, Scope::kGlobal, {256, 256});
+  KernelRequest request{CopyOp{Region::Whole(b), Region::Whole(b)}, {}, T("sm_90a")};
+  request.launch.tile = {32, 64};
+  request.launch.stages = 2;
+  request.launch.threads = 32;
+  auto built = codegens[0]->BuildWithoutCompile(request);
+  ASSERT_TRUE(built.ok()) << built.status();
+  EXPECT_EQ(built->lowered.path, LoweringPath::kTma);
+  EXPECT_THAT(built->source.text, HasSubstr("tt_copy_tma"));
+  EXPECT_FALSE(built->cubin.has_value());
+  // The Ampere codegen refuses a target outside its family.
+  EXPECT_FALSE(codegens[1]->BuildWithoutCompile(request).ok());
+}
+
+autotune::DeviceIdentity H200() {
+  autotune::DeviceIdentity device;
+  device.set_name("NVIDIA H200");
+  device.set_cc_major(9);
+  device.set_cc_minor(0);
+  return device;
+}
+
+CopyOp Op(std::vector<int64_t> shape) {
+  Buffer src = Buffer::RowMajor("src", DataType::kF16, Scope::kGlobal, shape);
+  Buffer dst = Buffer::RowMajor("dst", DataType::kF16, Scope::kGlobal, shape);
+  return CopyOp{Region::Whole(src), Region::Whole(dst)};
+}
+
+autotune::TuningRecord Record(const autotune::DeviceIdentity& device, const CopyOp& op,
+                              const std::string& instruction, std::vector<int64_t> tile,
+                              int threads, int stages) {
+  autotune::TuningRecord record;
+  *record.mutable_device() = device;
+  *record.mutable_problem() = ProblemFromCopyOp(op);
+  autotune::Variant* v = record.mutable_winner();
+  v->mutable_hints()->set_prefer_instruction(instruction);
+  for (int64_t t : tile) v->mutable_lowering()->add_tile(t);
+  v->mutable_lowering()->set_threads(threads);
+  v->mutable_lowering()->set_stages(stages);
+  v->mutable_lowering()->set_through_shared(true);
+  v->mutable_lowering()->set_path(instruction == "tma" ? "tma" : "cp_async");
+  record.mutable_winner_statistics()->set_median_us(10);
+  record.mutable_winner_statistics()->set_sample_count(5);
+  return record;
+}
+
+class TunedResolverTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(RegisterBuiltinCudaCodegens(registry_).ok()); }
+  std::unique_ptr<TunedResolver> Make(std::vector<autotune::TuningRecord> records) {
+    autotune::TuningDatabase db;
+    for (auto& r : records) *db.add_records() = r;
+    TunedResolver::Options options;
+    options.registry = &registry_;
+    options.databases = {db};
+    return std::move(TunedResolver::Create(std::move(options))).value();
+  }
+  DeviceCodegenRegistry registry_;
+};
+
+TEST_F(TunedResolverTest, ExactRecordWins) {
+  auto resolver = Make({Record(H200(), Op({4096, 4096}), "tma", {64, 128}, 32, 3)});
+  auto r = resolver->Resolve(H200(), Op({4096, 4096}));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->level, ResolutionLevel::kExact);
+  EXPECT_EQ(r->codegen->name(), "cuda.hopper");
+  EXPECT_THAT(r->request.launch.tile, ElementsAre(64, 128));
+  EXPECT_EQ(*r->request.op.hints.prefer_instruction, Instruction::kTma);
+  EXPECT_THAT(r->detail, HasSubstr("exact: record"));
+}
+
+TEST_F(TunedResolverTest, NearestProblemOnTheSameArchitecture) {
+  autotune::DeviceIdentity other_board = H200();
+  other_board.set_name("NVIDIA H100 80GB HBM3");  // Same sm_90: usable at level 2.
+  auto resolver = Make({Record(other_board, Op({1024, 1024}), "cp_async", {32, 64}, 128, 2),
+                        Record(other_board, Op({8192, 8192}), "tma", {64, 128}, 32, 3)});
+  auto r = resolver->Resolve(H200(), Op({6000, 8000}));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->level, ResolutionLevel::kNearest);
+  EXPECT_THAT(r->request.launch.tile, ElementsAre(64, 128));  // The 8192^2 record is nearer.
+  EXPECT_THAT(r->detail, HasSubstr("no exact record"));
+}
+
+TEST_F(TunedResolverTest, HeuristicWhenNothingApplies) {
+  autotune::DeviceIdentity ampere;
+  ampere.set_name("NVIDIA A100");
+  ampere.set_cc_major(8);
+  auto resolver = Make({Record(ampere, Op({1024, 1024}), "cp_async", {32, 64}, 128, 2)});
+  auto r = resolver->Resolve(H200(), Op({1000, 1000}));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->level, ResolutionLevel::kHeuristic);
+  EXPECT_THAT(r->detail, HasSubstr("no record for this architecture"));
+  EXPECT_EQ(r->codegen->name(), "cuda.hopper");
+  EXPECT_TRUE(r->codegen->BuildWithoutCompile(r->request).ok());
+}
+
+TEST_F(TunedResolverTest, UnusableExactRecordFallsThrough) {
+  // A stored tile that cannot lower for this problem (box > 256 for TMA).
+  auto resolver = Make({Record(H200(), Op({4096, 4096}), "tma", {64, 512}, 32, 3)});
+  auto r = resolver->Resolve(H200(), Op({4096, 4096}));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->level, ResolutionLevel::kHeuristic);
+  EXPECT_THAT(r->detail, HasSubstr("exact record unusable"));
+}
+
+TEST_F(TunedResolverTest, ExplicitHintsWinOverTunedOnes) {
+  auto resolver = Make({Record(H200(), Op({4096, 4096}), "tma", {64, 128}, 32, 3)});
+  CopyOp op = Op({4096, 4096});
+  op.hints.eviction_policy = EvictionPolicy::kEvictFirst;
+  auto r = resolver->Resolve(H200(), op);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(*r->request.op.hints.eviction_policy, EvictionPolicy::kEvictFirst);
+  EXPECT_EQ(*r->request.op.hints.prefer_instruction, Instruction::kTma);
+}
+
+TEST(TuningConversionTest, ProblemRoundTrip) {
+  CopyOp op = Op({200, 256});
+  op.src = Region::Box(Buffer::RowMajor("src", DataType::kF16, Scope::kGlobal, {300, 512}),
+                       {5, 32}, {200, 256});
+  auto back = CopyOpFromProblem(ProblemFromCopyOp(op));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->src.buffer.strides, op.src.buffer.strides);
+  EXPECT_EQ(back->src.offsets, op.src.offsets);
+  EXPECT_EQ(back->src.BaseOffsetElements(), op.src.BaseOffsetElements());
+  autotune::Problem bad = ProblemFromCopyOp(op);
+  bad.set_dtype("f12");
+  EXPECT_FALSE(CopyOpFromProblem(bad).ok());
+}
+
+}  // namespace
+}  // namespace tiletune
