@@ -1,0 +1,494 @@
+#include "compiler/lower/im2col_lowering.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "compiler/base/status_macros.h"
+#include "compiler/ir/buffer.h"
+#include "compiler/lower/copy_lowering.h"
+
+namespace tiletune {
+namespace {
+
+constexpr int64_t kTwoTo31 = int64_t{1} << 31;
+constexpr int64_t kTwoTo32 = int64_t{1} << 32;
+constexpr int64_t kTwoTo40 = int64_t{1} << 40;
+// Shared bytes kept back from the per-block limit for static barriers.
+constexpr int64_t kReservedShared = 1024;
+// Rows one TMA store box may span.
+constexpr int64_t kMaxTmaBoxDim = 256;
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int64_t RoundUp(int64_t a, int64_t b) { return CeilDiv(a, b) * b; }
+
+absl::Status CheckLaunch(const LaunchParams& launch, const Target& target) {
+  if (launch.threads < 32 || launch.threads > 1024 || launch.threads % 32 != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "threads=", launch.threads, ": accepted are multiples of 32 from 32 to 1024"));
+  }
+  if (launch.stages < 1 || launch.stages > kMaxStages) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("stages=", launch.stages, ": accepted are 1 to ", kMaxStages));
+  }
+  if (launch.ctas_per_sm < 0 || launch.ctas_per_sm > 32) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ctas_per_sm=", launch.ctas_per_sm, ": accepted are 0 (one CTA per tile) to 32"));
+  }
+  if (launch.ctas_per_sm * launch.threads > target.MaxThreadsPerSm()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        launch.ctas_per_sm, " CTAs per SM x ", launch.threads, " threads exceeds the ",
+        target.MaxThreadsPerSm(), " threads an SM of ", target.ArchName(), " holds"));
+  }
+  if (launch.tile.size() != 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "im2col tile [", absl::StrJoin(launch.tile, ", "),
+        "]: give two extents, block_M (rows, output pixels) and block_K (columns, "
+        "kernel taps x channels), e.g. --tile=128,64"));
+  }
+  for (int64_t t : launch.tile) {
+    if (t < 1 || t > (int64_t{1} << 24)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tile extent ", t, ": accepted are 1 to 2^24"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Largest channel box for TMA: a divisor of gcd(C, block_K), at most 256 channels, whose
+// bytes are a multiple of 16. 0 if there is none.
+int64_t TmaChannelBox(int64_t c, int64_t block_k, int element_bytes) {
+  int64_t g = std::gcd(c, block_k);
+  for (int64_t d = std::min<int64_t>(g, kTmaIm2colMaxChannelsPerPixel); d >= 1; --d) {
+    if (g % d == 0 && (d * element_bytes) % 16 == 0) return d;
+  }
+  return 0;
+}
+
+class Lowering {
+ public:
+  Lowering(const Target& target, const LaunchParams& launch, LoweredIm2col& lowered)
+      : target_(target), launch_(launch), l_(lowered) {}
+
+  std::vector<std::string> CheckTma() const {
+    std::vector<std::string> why;
+    const Im2colGeometry& g = l_.geometry;
+    const int e = l_.element_bytes;
+    if (!target_.HasTma()) why.push_back(absl::StrCat(target_.ArchName(), " has no TMA (sm_90+)"));
+    if (l_.hints.copy.disable_tma) why.push_back("disable_tma is set");
+    if (l_.img_strides[3] != 1) {
+      why.push_back(absl::StrCat("the image's C stride is ", l_.img_strides[3],
+                                 " (TMA needs contiguous channels)"));
+    }
+    const char* names[] = {"N", "H", "W"};
+    for (int d = 0; d < 3; ++d) {
+      int64_t bytes = l_.img_strides[d] * e;
+      if (bytes % 16 != 0 || bytes >= kTwoTo40) {
+        why.push_back(absl::StrCat("the image's ", names[d], " stride is ", bytes,
+                                   " B (TMA needs a multiple of 16 B below 2^40)"));
+      }
+    }
+    for (int64_t extent : {g.n, g.h, g.w, g.c}) {
+      if (extent > kTwoTo32) {
+        why.push_back(absl::StrCat("image extent ", extent, " exceeds 2^32"));
+        break;
+      }
+    }
+    if (l_.m >= kTwoTo31 || l_.k >= kTwoTo31) {
+      why.push_back(absl::StrCat("column matrix [", l_.m, ", ", l_.k,
+                                 "] needs coordinates below 2^31"));
+    }
+    int64_t box = TmaChannelBox(g.c, l_.block_k, e);
+    if (box == 0) {
+      why.push_back(absl::StrCat(
+          "no channel box fits: TMA im2col loads a multiple of 16 B of channels (",
+          16 / std::min(e, 16), " ", DataTypeName(l_.dtype), " elements) dividing both C=", g.c,
+          " and block_K=", l_.block_k));
+    } else if (l_.block_k / box > kTmaIm2colMaxChunksPerTile) {
+      why.push_back(absl::StrCat("block_K=", l_.block_k, " in channel boxes of ", box, " is ",
+                                 l_.block_k / box, " TMA loads per tile (at most ",
+                                 kTmaIm2colMaxChunksPerTile, ")"));
+    }
+    if (l_.block_m > kTmaIm2colMaxPixelsPerColumn) {
+      why.push_back(absl::StrCat("block_M=", l_.block_m, " exceeds the ",
+                                 kTmaIm2colMaxPixelsPerColumn, " pixels per column of TMA im2col"));
+    } else if (l_.block_m > kMaxTmaBoxDim && l_.block_m % kMaxTmaBoxDim != 0) {
+      why.push_back(absl::StrCat("block_M=", l_.block_m,
+                                 " above 256 must be a multiple of 256 (TMA store box rows)"));
+    }
+    for (auto [axis, stride] : {std::pair<const char*, int64_t>{"h", g.sh}, {"w", g.sw}}) {
+      if (stride > kTmaIm2colMaxTraversalStride) {
+        why.push_back(absl::StrCat("stride s", axis, "=", stride,
+                                   " exceeds the TMA traversal stride limit of ",
+                                   kTmaIm2colMaxTraversalStride));
+      }
+    }
+    Im2colBoxCorners corners = TmaIm2colBoxCorners(g);
+    for (auto [name, value] : {std::pair<const char*, int64_t>{"lower h", corners.lower_h},
+                               {"lower w", corners.lower_w},
+                               {"upper h", corners.upper_h},
+                               {"upper w", corners.upper_w}}) {
+      if (value < kTmaIm2colMinCorner || value > kTmaIm2colMaxCorner) {
+        why.push_back(absl::StrCat("box corner ", name, " = ", value,
+                                   " is outside the [-128, 127] a rank-4 im2col map encodes"));
+      }
+    }
+    for (auto [axis, offset] : {std::pair<const char*, int64_t>{"h", (g.kh - 1) * g.dh},
+                                {"w", (g.kw - 1) * g.dw}}) {
+      if (offset > kTmaIm2colMaxOffset) {
+        why.push_back(absl::StrCat("largest im2col offset (k", axis, "-1)*d", axis, " = ", offset,
+                                   " exceeds the 8-bit offsets of a rank-4 im2col load (255)"));
+      }
+    }
+    if (box != 0) {
+      int64_t chunk = RoundUp(l_.block_m * box * e, 128);
+      AppendSharedFit(why, chunk * (l_.block_k / box) * launch_.stages);
+    }
+    return why;
+  }
+
+  std::vector<std::string> CheckSimt() const {
+    std::vector<std::string> why;
+    if (launch_.stages != 1) {
+      why.push_back(absl::StrCat("stages=", launch_.stages,
+                                 ": simt_im2col is not pipelined; use stages=1"));
+    }
+    if (Items() > kMaxSimtItemsPerThread) {
+      why.push_back(absl::StrCat(Items(), " vector accesses per thread exceeds ",
+                                 kMaxSimtItemsPerThread, "; use more threads or a smaller tile"));
+    }
+    return why;
+  }
+
+  // Thread layout over (tile rows, vectors per row); the loop_layout hint wins.
+  absl::Status ChooseLayout() {
+    int64_t vectors_per_row = l_.block_k / l_.vector_elems;
+    if (l_.hints.copy.loop_layout.has_value()) {
+      const LoopLayout& layout = *l_.hints.copy.loop_layout;
+      if (layout.rows * layout.cols != launch_.threads) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "loop_layout ", LoopLayoutName(layout), " arranges ", layout.rows * layout.cols,
+            " threads but the launch has ", launch_.threads,
+            "; give ROWSxCOLS with ROWS*COLS = threads"));
+      }
+      l_.layout = layout;
+    } else {
+      int cols = 1;
+      while (cols * 2 <= launch_.threads && cols * 2 <= vectors_per_row &&
+             launch_.threads % (cols * 2) == 0) {
+        cols *= 2;
+      }
+      l_.layout = LoopLayout{launch_.threads / cols, cols};
+    }
+    l_.items_per_thread = static_cast<int>(std::min<int64_t>(Items(), 1 << 30));
+    return absl::OkStatus();
+  }
+
+  int64_t Items() const {
+    int64_t vectors_per_row = l_.block_k / l_.vector_elems;
+    int rows = l_.layout.rows > 0 ? l_.layout.rows : 1;
+    int cols = l_.layout.cols > 0 ? l_.layout.cols : 1;
+    return CeilDiv(l_.block_m, rows) * CeilDiv(vectors_per_row, cols);
+  }
+
+ private:
+  void AppendSharedFit(std::vector<std::string>& why, int64_t bytes) const {
+    int64_t limit = target_.MaxSharedBytesPerBlock() - kReservedShared;
+    if (bytes > limit) {
+      why.push_back(absl::StrCat(bytes, " B of shared memory (tile x stages) exceeds the ",
+                                 limit, " B a block may use on ", target_.ArchName()));
+    }
+    if (launch_.ctas_per_sm > 0 && bytes * launch_.ctas_per_sm > target_.MaxSharedBytesPerSm()) {
+      why.push_back(absl::StrCat(launch_.ctas_per_sm, " CTAs per SM x ", bytes,
+                                 " B exceeds the ", target_.MaxSharedBytesPerSm(),
+                                 " B of shared memory per SM"));
+    }
+  }
+
+  const Target& target_;
+  const LaunchParams& launch_;
+  LoweredIm2col& l_;
+};
+
+// Widest vector along C (elements, power of two, <= 16 B) that C, block_K and the image
+// strides allow; the column matrix's row stride K = KH*KW*C follows from C.
+int LegalVectorElems(const LoweredIm2col& l, std::string* limit) {
+  if (l.img_strides[3] != 1) {
+    *limit = absl::StrCat("image C stride ", l.img_strides[3]);
+    return 1;
+  }
+  auto fits = [&](int width) -> std::string {
+    if (l.geometry.c % width) return absl::StrCat("C=", l.geometry.c);
+    if (l.block_k % width) return absl::StrCat("block_K=", l.block_k);
+    const char* names[] = {"N", "H", "W"};
+    for (int d = 0; d < 3; ++d) {
+      if (l.img_strides[d] % width) {
+        return absl::StrCat("image ", names[d], " stride ", l.img_strides[d]);
+      }
+    }
+    return "";
+  };
+  int v = 16 / l.element_bytes;
+  while (v > 1) {
+    std::string why = fits(v);
+    if (why.empty()) break;
+    *limit = why;
+    v /= 2;
+  }
+  return std::max(v, 1);
+}
+
+}  // namespace
+
+Im2colBoxCorners TmaIm2colBoxCorners(const Im2colGeometry& g) {
+  Im2colBoxCorners corners;
+  corners.lower_h = -g.ph;
+  corners.lower_w = -g.pw;
+  corners.upper_h = g.ph - (g.kh - 1) * g.dh;
+  corners.upper_w = g.pw - (g.kw - 1) * g.dw;
+  return corners;
+}
+
+absl::StatusOr<LoweredIm2col> LowerIm2col(const Im2colOp& op, const Target& target,
+                                          const LaunchParams& launch) {
+  TT_RETURN_IF_ERROR(ValidateIm2colOp(op));
+  TT_RETURN_IF_ERROR(CheckLaunch(launch, target));
+  LoweredIm2col l;
+  l.target = target;
+  l.dtype = op.img.dtype;
+  l.element_bytes = DataTypeBytes(l.dtype);
+  TT_ASSIGN_OR_RETURN(l.hints, ResolveIm2colHints(op.hints));
+  l.launch = launch;
+  l.stages = launch.stages;
+  l.geometry = op.geometry;
+  l.img_strides = op.img.strides;
+  const Im2colGeometry& g = l.geometry;
+  l.oh = g.OH();
+  l.ow = g.OW();
+  l.m = g.M();
+  l.k = g.K();
+  l.block_m = launch.tile[0];
+  l.block_k = launch.tile[1];
+  l.tiles_m = CeilDiv(l.m, l.block_m);
+  l.tiles_k = CeilDiv(l.k, l.block_k);
+  l.num_tiles = l.tiles_m * l.tiles_k;
+  l.tile_bytes = l.block_m * l.block_k * l.element_bytes;
+  std::string hint_text = Im2colHintsToString(l.hints);
+  l.decision_log.push_back(absl::StrCat("target ", target.ArchName(), "; hints: ",
+                                        hint_text.empty() ? "none" : hint_text));
+  if (l.num_tiles >= kTwoTo31) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(l.num_tiles, " tiles exceed the 2^31-1 CTA grid; use a larger tile"));
+  }
+  Im2colBoxCorners corners = TmaIm2colBoxCorners(g);
+  l.decision_log.push_back(absl::StrCat(
+      "im2col ", DataTypeName(l.dtype), " ", Im2colGeometryToString(g), " with tile [",
+      l.block_m, ", ", l.block_k, "]: ", l.tiles_m, " x ", l.tiles_k, " tiles of ", l.tile_bytes,
+      " B", l.m % l.block_m ? ", M tail guarded" : "", l.k % l.block_k ? ", K tail guarded" : ""));
+
+  std::string vector_limit;
+  int legal = LegalVectorElems(l, &vector_limit);
+  l.vector_elems = legal;
+  if (l.hints.copy.coalesced_width.has_value()) {
+    int width = *l.hints.copy.coalesced_width;
+    if (legal % width != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "coalesced_width=", width, " does not divide the widest aligned vector along C here, ",
+          legal, " element(s)",
+          vector_limit.empty() ? "" : absl::StrCat(" (limited by ", vector_limit, ")"),
+          "; use a divisor of ", legal));
+    }
+    l.vector_elems = width;
+  }
+
+  Lowering lowering(target, launch, l);
+  TT_RETURN_IF_ERROR(lowering.ChooseLayout());
+
+  // The chain, starting at the preferred path.
+  std::vector<LoweringPath> chain = {LoweringPath::kTmaIm2col, LoweringPath::kSimtIm2col};
+  size_t start = 0;
+  const std::optional<Instruction>& prefer = l.hints.copy.prefer_instruction;
+  if (prefer.has_value()) {
+    if (*prefer == Instruction::kTma && l.hints.copy.disable_tma) {
+      return absl::InvalidArgumentError(
+          "prefer_instruction=tma conflicts with disable_tma=true: drop one of them");
+    }
+    if (*prefer == Instruction::kCpAsync) {
+      if (l.hints.copy.fallback == FallbackMode::kError) {
+        return absl::InvalidArgumentError(
+            "prefer_instruction=cp_async cannot be honoured for im2col: it has no cp.async "
+            "lowering (accepted are tma, sync). Drop prefer_instruction, or annotate "
+            "fallback=auto");
+      }
+      l.decision_log.push_back(
+          "cp_async rejected: im2col has no cp.async lowering; falling back");
+      start = 1;
+    }
+    if (*prefer == Instruction::kSync) start = 1;
+  }
+  bool explicit_start = prefer.has_value() && *prefer != Instruction::kCpAsync;
+  for (size_t i = start; i < chain.size(); ++i) {
+    LoweringPath path = chain[i];
+    std::vector<std::string> why =
+        path == LoweringPath::kTmaIm2col ? lowering.CheckTma() : lowering.CheckSimt();
+    if (why.empty()) {
+      l.path = path;
+      l.decision_log.push_back(absl::StrCat("path ", LoweringPathName(path),
+                                            i == start && explicit_start ? " (preferred)" : ""));
+      break;
+    }
+    std::string reasons = absl::StrJoin(why, "; ");
+    if (i == start && explicit_start && l.hints.copy.fallback == FallbackMode::kError) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "prefer_instruction=", InstructionName(*prefer), " cannot be honoured for this im2col on ",
+          target.ArchName(), ": ", reasons,
+          ". Fix the constraint, drop prefer_instruction, or annotate fallback=auto"));
+    }
+    if (i + 1 == chain.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("no lowering path fits this im2col and launch: ", reasons));
+    }
+    l.decision_log.push_back(
+        absl::StrCat(LoweringPathName(path), " rejected: ", reasons, "; falling back"));
+  }
+
+  if (l.path == LoweringPath::kSimtIm2col) {
+    l.decision_log.push_back(absl::StrCat(
+        "vector width ", l.vector_elems, " element(s) (", l.vector_elems * l.element_bytes,
+        " B) along C",
+        l.hints.copy.coalesced_width ? absl::StrCat(" (coalesced_width; ", legal, " allowed)")
+        : vector_limit.empty()       ? std::string()
+                                     : absl::StrCat(", limited by ", vector_limit)));
+    l.decision_log.push_back(absl::StrCat(
+        "loop layout ", LoopLayoutName(l.layout),
+        l.hints.copy.loop_layout ? " (hint)" : ": consecutive threads take consecutive vectors",
+        "; ", l.items_per_thread, " accesses per thread per tile"));
+    l.decision_log.push_back("gather global -> registers -> global; padding reads as zero");
+    l.shared_bytes = 0;
+  } else {
+    int64_t box = TmaChannelBox(g.c, l.block_k, l.element_bytes);
+    l.channels_per_pixel = static_cast<int>(box);
+    l.chunks_per_tile = static_cast<int>(l.block_k / box);
+    l.store_rows = static_cast<int>(std::min(l.block_m, kMaxTmaBoxDim));
+    int64_t chunk_bytes = RoundUp(l.block_m * box * l.element_bytes, 128);
+    l.shared_bytes = chunk_bytes * l.chunks_per_tile * l.stages;
+    l.barriers = l.stages;
+    Im2colTensorMapSpec img;
+    img.element_bytes = l.element_bytes;
+    img.dims = {static_cast<uint64_t>(g.c), static_cast<uint64_t>(g.w),
+                static_cast<uint64_t>(g.h), static_cast<uint64_t>(g.n)};
+    img.strides_bytes = {static_cast<uint64_t>(l.img_strides[2] * l.element_bytes),
+                         static_cast<uint64_t>(l.img_strides[1] * l.element_bytes),
+                         static_cast<uint64_t>(l.img_strides[0] * l.element_bytes)};
+    img.lower_corner = {static_cast<int>(corners.lower_w), static_cast<int>(corners.lower_h)};
+    img.upper_corner = {static_cast<int>(corners.upper_w), static_cast<int>(corners.upper_h)};
+    img.channels_per_pixel = static_cast<uint32_t>(box);
+    img.pixels_per_column = static_cast<uint32_t>(l.block_m);
+    img.element_strides = {1, static_cast<uint32_t>(g.sw), static_cast<uint32_t>(g.sh), 1};
+    l.img_map = img;
+    TensorMapSpec col;
+    col.operand = TensorMapSpec::Operand::kDst;
+    col.element_bytes = l.element_bytes;
+    col.dims = {static_cast<uint64_t>(l.k), static_cast<uint64_t>(l.m)};
+    col.strides_bytes = {static_cast<uint64_t>(l.k * l.element_bytes)};
+    col.box = {static_cast<uint32_t>(box), static_cast<uint32_t>(l.store_rows)};
+    l.col_map = col;
+    l.decision_log.push_back(absl::StrCat(
+        "im2col box corners: lower (h, w) = (", corners.lower_h, ", ", corners.lower_w,
+        ") = -pad, upper (h, w) = (", corners.upper_h, ", ", corners.upper_w,
+        ") = pad - (kernel-1)*dilation"));
+    l.decision_log.push_back(absl::StrCat(
+        l.chunks_per_tile, " TMA im2col load(s) per tile of ", box, " channels x ", l.block_m,
+        " pixels; traversal stride (h, w) = (", g.sh, ", ", g.sw, "), tap offsets up to (",
+        (g.kh - 1) * g.dh, ", ", (g.kw - 1) * g.dw, ")"));
+    l.decision_log.push_back(absl::StrCat(l.stages, " stage(s), one mbarrier each; TMA store of ",
+                                          l.store_rows, "-row boxes (tails clipped by the map)"));
+    if (l.hints.copy.coalesced_width.has_value() || l.hints.copy.loop_layout.has_value()) {
+      l.decision_log.push_back("coalesced_width and loop_layout do not apply to TMA transfers");
+    }
+  }
+
+  auto policy = [&](const char* side, const std::optional<EvictionPolicy>& requested)
+      -> std::optional<EvictionPolicy> {
+    if (!requested.has_value()) return std::nullopt;
+    if (!target.HasL2CacheHints()) {
+      l.decision_log.push_back(absl::StrCat(side, " eviction policy ignored: ", target.ArchName(),
+                                            " has no L2 cache hints (sm_80+)"));
+      return std::nullopt;
+    }
+    if (*requested == EvictionPolicy::kEvictNormal) {
+      l.decision_log.push_back(
+          absl::StrCat(side, " evict_normal is the default L2 priority: no policy emitted"));
+      return std::nullopt;
+    }
+    l.decision_log.push_back(absl::StrCat("L2 ", EvictionPolicyName(*requested), " on ", side,
+                                          " accesses via createpolicy"));
+    return requested;
+  };
+  l.img_policy = policy("image load", l.hints.img_eviction_policy);
+  l.col_policy = policy("column store", l.hints.col_eviction_policy);
+  l.kernel_name = absl::StrCat("tt_im2col_", LoweringPathName(l.path));
+  return l;
+}
+
+int64_t Im2colGridSize(const LoweredIm2col& lowered, int sm_count) {
+  if (lowered.launch.ctas_per_sm <= 0) return lowered.num_tiles;
+  return std::min<int64_t>(lowered.num_tiles,
+                           static_cast<int64_t>(lowered.launch.ctas_per_sm) * sm_count);
+}
+
+std::string DescribePlan(const LoweredIm2col& l) {
+  const Im2colGeometry& g = l.geometry;
+  std::string out;
+  absl::StrAppend(&out, "kernel      ", l.kernel_name, "\n");
+  absl::StrAppend(&out, "target      ", l.target.ArchName(), "\n");
+  absl::StrAppend(&out, "path        ", LoweringPathName(l.path), "\n");
+  absl::StrAppend(&out, "dtype       ", DataTypeName(l.dtype), "\n");
+  absl::StrAppend(&out, "image       NHWC [", g.n, ", ", g.h, ", ", g.w, ", ", g.c, "], strides [",
+                  absl::StrJoin(l.img_strides, ", "), "]\n");
+  absl::StrAppend(&out, "window      kernel ", g.kh, "x", g.kw, ", stride ", g.sh, "x", g.sw,
+                  ", dilation ", g.dh, "x", g.dw, ", pad ", g.ph, "x", g.pw, " -> output ", l.oh,
+                  "x", l.ow, "\n");
+  absl::StrAppend(&out, "columns     [", l.m, ", ", l.k, "] (M = N*OH*OW, K = KH*KW*C)\n");
+  absl::StrAppend(&out, "tile        [", l.block_m, ", ", l.block_k, "] (", l.tile_bytes, " B), ",
+                  l.tiles_m, " x ", l.tiles_k, " = ", l.num_tiles, " tiles\n");
+  absl::StrAppend(&out, "threads     ", l.launch.threads, "\n");
+  if (l.path == LoweringPath::kSimtIm2col) {
+    absl::StrAppend(&out, "vector      ", l.vector_elems, " elements (",
+                    l.vector_elems * l.element_bytes, " B) along C\n");
+    absl::StrAppend(&out, "layout      ", LoopLayoutName(l.layout), ", ", l.items_per_thread,
+                    " accesses per thread per tile\n");
+  } else {
+    Im2colBoxCorners c = TmaIm2colBoxCorners(g);
+    absl::StrAppend(&out, "tma loads   ", l.chunks_per_tile, " per tile, ", l.channels_per_pixel,
+                    " channels x ", l.block_m, " pixels each\n");
+    absl::StrAppend(&out, "box corners lower (h, w) = (", c.lower_h, ", ", c.lower_w,
+                    "), upper (h, w) = (", c.upper_h, ", ", c.upper_w, ")\n");
+    absl::StrAppend(&out, "tma stores  ", l.store_rows, "-row boxes\n");
+  }
+  absl::StrAppend(&out, "stages      ", l.stages, "\n");
+  absl::StrAppend(&out, "shared      ", l.shared_bytes, " B dynamic\n");
+  absl::StrAppend(&out, "barriers    ", l.barriers, "\n");
+  absl::StrAppend(&out, "l2 policy   image ",
+                  l.img_policy ? EvictionPolicyName(*l.img_policy) : std::string("none"),
+                  ", columns ",
+                  l.col_policy ? EvictionPolicyName(*l.col_policy) : std::string("none"), "\n");
+  absl::StrAppend(&out, "grid        ",
+                  l.launch.ctas_per_sm > 0
+                      ? absl::StrCat("persistent, ", l.launch.ctas_per_sm, " CTA(s) per SM")
+                      : std::string("one CTA per tile"),
+                  "\n");
+  absl::StrAppend(&out, "decisions:\n");
+  for (const std::string& line : l.decision_log) absl::StrAppend(&out, "  - ", line, "\n");
+  return out;
+}
+
+}  // namespace tiletune

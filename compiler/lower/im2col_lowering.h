@@ -1,0 +1,139 @@
+// Lowering of `im2col` into one CUDA kernel that writes the whole column matrix
+// [N*OH*OW, KH*KW*C] (dense, row-major, a buffer of its own), tiled over CTAs with the
+// block tile [block_M, block_K]: instruction selection under the op's hints, a declared
+// fallback policy and a decision log.
+//
+//   Im2colOp op = Im2colOp::Dense(DataType::kF16, geometry);
+//   LaunchParams launch;
+//   launch.tile = {128, 64};  // block_M, block_K
+//   launch.stages = 2;
+//   TT_ASSIGN_OR_RETURN(LoweredIm2col lowered, LowerIm2col(op, target, launch));
+//   std::cout << DescribePlan(lowered);
+//
+// Tile t of the grid is the tile op at (nhw_step, c_step) = (t / tiles_k, t % tiles_k).
+//
+// Paths. tma_im2col (sm_90+): one thread issues cp.async.bulk.tensor.4d ... .im2col loads
+// (one per (kh, kw) tap and channel box of the tile) completing on an mbarrier, then TMA
+// stores of the shared tile to the column matrix; the image map's box corners are
+// lower = -pad, upper = pad - (kernel-1)*dilation per axis. simt_im2col (every target):
+// each thread gathers vectors along C, zero for padding, and stores them.
+//
+// Path choice. With no prefer_instruction the chain is tma_im2col -> simt_im2col (TMA
+// skipped under disable_tma); the log says why each rejected path failed. prefer_instruction
+// =tma that cannot be honoured, prefer_instruction=cp_async (im2col has no cp.async path)
+// and tma with disable_tma are InvalidArgument naming every failed constraint, unless the
+// `fallback=auto` annotation allows falling back to simt_im2col (tma with disable_tma is
+// always an error). LaunchParams::through_shared does not apply and is ignored.
+#ifndef COMPILER_LOWER_IM2COL_LOWERING_H_
+#define COMPILER_LOWER_IM2COL_LOWERING_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "compiler/ir/copy_op.h"
+#include "compiler/ir/data_type.h"
+#include "compiler/ir/im2col_op.h"
+#include "compiler/lower/lowered_kernel.h"
+#include "compiler/target/target.h"
+
+namespace tiletune {
+
+// The bounding box of the filter base in the image for TMA im2col, per axis:
+// lower = -pad, upper = pad - (kernel-1)*dilation. Walking it with the stride visits
+// exactly OH x OW window corners.
+struct Im2colBoxCorners {
+  int64_t lower_h = 0, lower_w = 0;
+  int64_t upper_h = 0, upper_w = 0;
+};
+Im2colBoxCorners TmaIm2colBoxCorners(const Im2colGeometry& geometry);
+
+// An image descriptor the host encodes before launch (cuTensorMapEncodeIm2col).
+struct Im2colTensorMapSpec {
+  int element_bytes = 0;
+  // C, W, H, N (innermost first).
+  std::vector<uint64_t> dims;
+  // Byte strides of W, H, N.
+  std::vector<uint64_t> strides_bytes;
+  // Bounding-box corners, W then H (innermost first, like dims).
+  std::vector<int> lower_corner;
+  std::vector<int> upper_corner;
+  // Box: channels per pixel x pixels per column.
+  uint32_t channels_per_pixel = 0;
+  uint32_t pixels_per_column = 0;
+  // Traversal strides of C, W, H, N: 1, SW, SH, 1.
+  std::vector<uint32_t> element_strides;
+};
+
+// A lowered `im2col` kernel.
+struct LoweredIm2col {
+  Target target = *Target::Parse("sm_90a");
+  LoweringPath path = LoweringPath::kSimtIm2col;
+  DataType dtype = DataType::kF16;
+  int element_bytes = 2;
+  ResolvedIm2colHints hints;
+  LaunchParams launch;
+
+  Im2colGeometry geometry;
+  // Element strides of the image's N, H, W, C dimensions.
+  std::vector<int64_t> img_strides;
+  int64_t oh = 0, ow = 0;
+  // Column matrix extents.
+  int64_t m = 0, k = 0;
+  int64_t block_m = 0, block_k = 0;
+  int64_t tiles_m = 0, tiles_k = 0, num_tiles = 0;
+  int64_t tile_bytes = 0;
+
+  // simt_im2col: elements per vector along C, the thread layout over (block_M rows,
+  // block_K / vector vectors) and the vector accesses per thread per tile.
+  int vector_elems = 1;
+  LoopLayout layout;
+  int items_per_thread = 0;
+
+  // tma_im2col: channels per TMA load (a divisor of C and block_K), loads per tile (one per
+  // channel box), rows per TMA store (block_M, or 256 when block_M is larger).
+  int channels_per_pixel = 0;
+  int chunks_per_tile = 0;
+  int store_rows = 0;
+
+  int stages = 1;
+  int64_t shared_bytes = 0;  // dynamic shared memory per CTA
+  int barriers = 0;          // mbarriers per CTA
+  // The L2 policies the generated code applies to image loads and column stores; empty
+  // where it emits none.
+  std::optional<EvictionPolicy> img_policy;
+  std::optional<EvictionPolicy> col_policy;
+  // tma_im2col: the image map and the column-matrix store map (operand kDst).
+  std::optional<Im2colTensorMapSpec> img_map;
+  std::optional<TensorMapSpec> col_map;
+
+  std::string kernel_name;
+  // Parameters in order: img pointer, col pointer, then the img and col maps if any.
+  int param_count() const { return 2 + (img_map ? 1 : 0) + (col_map ? 1 : 0); }
+  std::vector<std::string> decision_log;
+};
+
+absl::StatusOr<LoweredIm2col> LowerIm2col(const Im2colOp& op, const Target& target,
+                                          const LaunchParams& launch);
+
+// Grid size for `sm_count` multiprocessors.
+int64_t Im2colGridSize(const LoweredIm2col& lowered, int sm_count);
+
+// A multi-line human-readable plan, then the decision log.
+std::string DescribePlan(const LoweredIm2col& lowered);
+
+// TMA im2col limits (PTX ISA and cuTensorMapEncodeIm2col, rank-4 maps).
+inline constexpr int kTmaIm2colMaxChannelsPerPixel = 256;
+inline constexpr int kTmaIm2colMaxPixelsPerColumn = 1024;
+inline constexpr int kTmaIm2colMinCorner = -128;
+inline constexpr int kTmaIm2colMaxCorner = 127;
+inline constexpr int kTmaIm2colMaxOffset = 255;
+inline constexpr int kTmaIm2colMaxTraversalStride = 8;
+// Loads per tile above which lowering refuses a TMA tile (one thread issues them all).
+inline constexpr int kTmaIm2colMaxChunksPerTile = 64;
+
+}  // namespace tiletune
+
+#endif  // COMPILER_LOWER_IM2COL_LOWERING_H_
