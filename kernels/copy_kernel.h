@@ -40,6 +40,8 @@ class CopyKernel {
 
   const LoweredCopy& lowered() const { return lowered_; }
   const std::string& source() const { return source_; }
+  // The loaded kernel function.
+  const Kernel& kernel() const { return kernel_; }
   // Grid size used on this device.
   int64_t grid() const { return grid_; }
 

@@ -226,4 +226,98 @@ std::string BulkSnippet(bool cache_hint) {
       "}\n");
 }
 
+std::string NamedPolicySnippet(const std::string& name, EvictionPolicy policy) {
+  return absl::StrReplaceAll(R"(
+// L2 eviction priority for the $NAME accesses of this kernel.
+__device__ __forceinline__ u64 tt_make_$NAME_policy() {
+  u64 policy;
+  asm volatile("createpolicy.fractional.L2::$POLICY.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
+)",
+                             {{"$NAME", name}, {"$POLICY", EvictionPolicyName(policy)}});
+}
+
+std::string GlobalVectorSnippet(int vector_bytes, bool load_hint, bool store_hint) {
+  std::string type, constraint;
+  std::vector<std::string> fields;
+  switch (vector_bytes) {
+    case 16: type = "v4.u32"; constraint = "r"; fields = {"x", "y", "z", "w"}; break;
+    case 8: type = "v2.u32"; constraint = "r"; fields = {"x", "y"}; break;
+    case 4: type = "u32"; constraint = "r"; fields = {"x"}; break;
+    case 2: type = "u16"; constraint = "h"; fields = {"x"}; break;
+    default: type = "u8"; constraint = "h"; fields = {"x"}; break;
+  }
+  std::string field_type = constraint == "r" ? "u32" : "u16";
+  int n = static_cast<int>(fields.size());
+  std::string out = absl::StrCat("\n// ", vector_bytes, "-byte vector accesses to global memory.\n",
+                                 "struct __align__(", vector_bytes >= 4 ? vector_bytes : 2,
+                                 ") tt_vec {\n  ", field_type, " ", absl::StrJoin(fields, ", "),
+                                 ";\n};\n");
+  std::vector<std::string> regs, outs, store_regs, ins;
+  for (int i = 0; i < n; ++i) {
+    regs.push_back(absl::StrCat("%", i));
+    outs.push_back(absl::StrCat("\"=", constraint, "\"(v.", fields[i], ")"));
+    store_regs.push_back(absl::StrCat("%", i + 1));
+    ins.push_back(absl::StrCat("\"", constraint, "\"(v.", fields[i], ")"));
+  }
+  auto list = [](const std::vector<std::string>& r) {
+    return r.size() > 1 ? absl::StrCat("{", absl::StrJoin(r, ", "), "}") : r[0];
+  };
+  absl::StrAppend(&out, "__device__ __forceinline__ tt_vec tt_ld_global(const u8* p",
+                  load_hint ? ", u64 policy" : "", ") {\n  tt_vec v;\n  asm volatile(\"ld.global.nc",
+                  load_hint ? ".L2::cache_hint" : "", ".", type, " ", list(regs), ", [%", n, "]",
+                  load_hint ? absl::StrCat(", %", n + 1) : "", ";\"\n               : ",
+                  absl::StrJoin(outs, ", "), "\n               : \"l\"(p)",
+                  load_hint ? ", \"l\"(policy)" : "", ");\n  return v;\n}\n");
+  absl::StrAppend(&out, "__device__ __forceinline__ void tt_st_global(u8* p, const tt_vec& v",
+                  store_hint ? ", u64 policy" : "", ") {\n  asm volatile(\"st.global",
+                  store_hint ? ".L2::cache_hint" : "", ".", type, " [%0], ", list(store_regs),
+                  store_hint ? absl::StrCat(", %", n + 1) : "",
+                  ";\"\n               :\n               : \"l\"(p), ", absl::StrJoin(ins, ", "),
+                  store_hint ? ", \"l\"(policy)" : "", "\n               : \"memory\");\n}\n");
+  return out;
+}
+
+std::string TmaIm2colLoadSnippet(bool cache_hint) {
+  return absl::StrCat(
+      "\n// Im2col-mode tensor TMA of a rank-4 NHWC map; coordinates innermost first.\n"
+      "__device__ __forceinline__ void tt_tma_load_im2col(u8* smem, const tt_tensor_map* map, "
+      "u64* bar, int c, int w, int h, int n, u16 offset_w, u16 offset_h",
+      cache_hint ? ", u64 policy" : "", ") {\n"
+      "  asm volatile(\"cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_"
+      "tx::bytes",
+      cache_hint ? ".L2::cache_hint" : "",
+      " [%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8}", cache_hint ? ", %9" : "", ";\"\n"
+      "               :\n"
+      "               : \"r\"(tt_smem_addr(smem)), \"l\"(map), \"r\"(c), \"r\"(w), \"r\"(h), "
+      "\"r\"(n), \"r\"(tt_smem_addr(bar)),\n"
+      "                 \"h\"(offset_w), \"h\"(offset_h)",
+      cache_hint ? ", \"l\"(policy)" : "", "\n"
+      "               : \"memory\");\n"
+      "}\n");
+}
+
+std::string TmaStoreSnippet(int rank, bool cache_hint) {
+  std::vector<std::string> params, regs, operands;
+  for (int d = 0; d < rank; ++d) {
+    params.push_back(absl::StrCat("int c", d));
+    regs.push_back(absl::StrCat("%", d + 1));
+    operands.push_back(absl::StrCat("\"r\"(c", d, ")"));
+  }
+  int smem_reg = rank + 1;
+  return absl::StrCat(
+      "\n// ", rank, "-D tile-mode TMA store; coordinates innermost first.\n"
+      "__device__ __forceinline__ void tt_tma_store_tile(const tt_tensor_map* map, const u8* smem, ",
+      absl::StrJoin(params, ", "), cache_hint ? ", u64 policy" : "", ") {\n"
+      "  asm volatile(\"cp.async.bulk.tensor.", rank, "d.global.shared::cta.tile.bulk_group",
+      cache_hint ? ".L2::cache_hint" : "", " [%0, {", absl::StrJoin(regs, ", "), "}], [%",
+      smem_reg, "]", cache_hint ? absl::StrCat(", %", smem_reg + 1) : "", ";\"\n"
+      "               :\n"
+      "               : \"l\"(map), ", absl::StrJoin(operands, ", "), ", \"r\"(tt_smem_addr(smem))",
+      cache_hint ? ", \"l\"(policy)" : "", "\n"
+      "               : \"memory\");\n"
+      "}\n");
+}
+
 }  // namespace tiletune

@@ -34,6 +34,24 @@ std::string TmaTensorSnippet(int rank, bool cache_hint);
 // tt_bulk_load / tt_bulk_store for 1-D cp.async.bulk.
 std::string BulkSnippet(bool cache_hint);
 
+
+// tt_make_<name>_policy(): a createpolicy for `policy` (which must not be evict_normal),
+// for kernels whose accesses take different L2 priorities (e.g. "img", "col").
+std::string NamedPolicySnippet(const std::string& name, EvictionPolicy policy);
+
+// struct tt_vec of `vector_bytes` (1, 2, 4, 8, 16) with tt_ld_global (ld.global.nc) and
+// tt_st_global only; the load takes a policy when `load_hint`, the store when `store_hint`.
+std::string GlobalVectorSnippet(int vector_bytes, bool load_hint, bool store_hint);
+
+// tt_tma_load_im2col(smem, map, bar, c, w, h, n, offset_w, offset_h[, policy]): one
+// im2col-mode TMA load of a rank-4 NHWC map, completing on `bar` (sm_90+). (c, w, h, n)
+// is the first pixel's filter base, (offset_w, offset_h) the kernel tap's offset.
+std::string TmaIm2colLoadSnippet(bool cache_hint);
+
+// tt_tma_store_tile(map, smem, coords...[, policy]): a tile-mode TMA store of a `rank`-D
+// map, committed by the caller with tt_bulk_commit (sm_90+).
+std::string TmaStoreSnippet(int rank, bool cache_hint);
+
 }  // namespace tiletune
 
 #endif  // COMPILER_CODEGEN_PTX_SNIPPETS_H_

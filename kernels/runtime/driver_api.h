@@ -36,6 +36,7 @@ namespace tiletune {
   X(cuDevicePrimaryCtxRelease)   \
   X(cuCtxSetCurrent)             \
   X(cuCtxGetCurrent)             \
+  X(cuCtxGetDevice)              \
   X(cuCtxSynchronize)            \
   X(cuModuleLoadDataEx)          \
   X(cuModuleUnload)              \

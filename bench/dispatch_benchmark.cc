@@ -1,0 +1,117 @@
+// Host cost of one tiletune::Library::Copy on a cached problem against a bare
+// cuLaunchKernel of the same kernel with the same arguments. Only the calls are timed:
+// the stream is drained between batches outside the timed region, so the GPU queue
+// never fills and the numbers are host overhead, not kernel time.
+//
+//   bench/dispatch_benchmark --benchmark_counters_tabular=true
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "bench/bench_util.h"
+#include "compiler/base/status_macros.h"
+#include "benchmark/benchmark.h"
+#include "compiler/backend/tuned_resolver.h"
+#include "compiler/lower/copy_lowering.h"
+#include "kernels/copy_kernel.h"
+#include "kernels/library.h"
+#include "kernels/runtime/driver_api.h"
+
+namespace tiletune {
+namespace {
+
+constexpr int kBatch = 64;
+
+CopyOp SmallCopy() {
+  Buffer src = Buffer::RowMajor("src", DataType::kF16, Scope::kGlobal, {4, 1024});
+  Buffer dst = Buffer::RowMajor("dst", DataType::kF16, Scope::kGlobal, {4, 1024});
+  return CopyOp{Region::Whole(src), Region::Whole(dst)};
+}
+
+struct Setup {
+  std::unique_ptr<Library> library;
+  std::unique_ptr<CopyKernel> bare;
+  DeviceBuffer src, dst;
+};
+
+absl::StatusOr<Setup*> GetSetup() {
+  static absl::StatusOr<Setup*>* const setup = [] {
+    auto make = []() -> absl::StatusOr<Setup*> {
+      TT_ASSIGN_OR_RETURN(BenchEnv * env, GetBenchEnv());
+      auto s = std::make_unique<Setup>();
+      LibraryOptions options;
+      options.database_path = "/nonexistent/none.pb";  // Heuristic level, quietly.
+      TT_ASSIGN_OR_RETURN(s->library, Library::Create(options));
+      CopyOp op = SmallCopy();
+      TT_ASSIGN_OR_RETURN(LaunchInfo info, s->library->Inspect(op));
+      // The same kernel, built directly.
+      op.hints.prefer_instruction = Instruction::kSync;
+      TT_ASSIGN_OR_RETURN(Target target, Target::Parse(env->context->info().ArchName()));
+      TT_ASSIGN_OR_RETURN(LoweredCopy lowered, LowerCopy(op, target, info.launch));
+      TT_ASSIGN_OR_RETURN(s->bare, CopyKernel::Create(*env->context, lowered, *env->compiler));
+      if (s->bare->kernel().name() != info.kernel_name) {
+        return absl::InternalError("bare and library kernels differ");
+      }
+      size_t bytes = 4 * 1024 * 2;
+      TT_ASSIGN_OR_RETURN(s->src, DeviceBuffer::Allocate(*env->context, bytes));
+      TT_ASSIGN_OR_RETURN(s->dst, DeviceBuffer::Allocate(*env->context, bytes));
+      return s.release();
+    };
+    return new absl::StatusOr<Setup*>(make());
+  }();
+  return *setup;
+}
+
+template <typename Call>
+void TimeCalls(benchmark::State& state, Call call) {
+  auto env = GetBenchEnv();
+  auto setup = GetSetup();
+  if (!env.ok() || !setup.ok()) {
+    state.SkipWithError(std::string((env.ok() ? setup.status() : env.status()).message()).c_str());
+    return;
+  }
+  CUstream stream = (*env)->stream->get();
+  for (auto _ : state) {
+    auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < kBatch; ++i) {
+      if (!call(**setup, stream)) {
+        state.SkipWithError("launch failed");
+        return;
+      }
+    }
+    auto stop = std::chrono::steady_clock::now();
+    state.SetIterationTime(std::chrono::duration<double>(stop - start).count() / kBatch);
+    if (!(*env)->stream->Synchronize().ok()) {
+      state.SkipWithError("stream synchronisation failed");
+      return;
+    }
+  }
+}
+
+void BM_BareCuLaunchKernel(benchmark::State& state) {
+  const DriverApi* cu = *LoadDriver();
+  TimeCalls(state, [cu](Setup& s, CUstream stream) {
+    CUdeviceptr src = s.src.ptr(), dst = s.dst.ptr();
+    void* args[] = {&src, &dst};
+    const LoweredCopy& l = s.bare->lowered();
+    return cu->cuLaunchKernel(s.bare->kernel().function(), static_cast<unsigned>(s.bare->grid()), 1,
+                              1, l.launch.threads, 1, 1, l.shared_bytes, stream, args,
+                              nullptr) == CUDA_SUCCESS;
+  });
+}
+
+void BM_LibraryCopy(benchmark::State& state) {
+  CopyOp op = SmallCopy();
+  TimeCalls(state, [&op](Setup& s, CUstream stream) {
+    return s.library->Copy(op, s.src.ptr(), s.dst.ptr(), stream).ok();
+  });
+}
+
+BENCHMARK(BM_BareCuLaunchKernel)->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(1.0);
+BENCHMARK(BM_LibraryCopy)->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(1.0);
+
+}  // namespace
+}  // namespace tiletune
+
+BENCHMARK_MAIN();

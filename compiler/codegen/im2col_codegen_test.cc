@@ -1,0 +1,388 @@
+// Code generation for `im2col`, checked without a GPU: golden sources, the instructions
+// each path must contain in its PTX, every hint combination compiling through NVRTC for
+// sm_80 and sm_90a, and hint neutrality.
+//
+// Regenerate the goldens with:
+//   TILETUNE_UPDATE_GOLDENS=1 bazel run //compiler/codegen:im2col_codegen_test
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/base/sha256.h"
+#include "compiler/codegen/im2col_emitter.h"
+#include "compiler/cuda/caching_compilation_provider.h"
+#include "compiler/cuda/nvrtc_compilation_provider.h"
+#include "compiler/ir/im2col_op.h"
+#include "compiler/lower/im2col_lowering.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tiletune {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+Im2colGeometry G(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh, int64_t kw, int64_t sh,
+                 int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw) {
+  Im2colGeometry g;
+  g.n = n;
+  g.h = h;
+  g.w = w;
+  g.c = c;
+  g.kh = kh;
+  g.kw = kw;
+  g.sh = sh;
+  g.sw = sw;
+  g.dh = dh;
+  g.dw = dw;
+  g.ph = ph;
+  g.pw = pw;
+  return g;
+}
+
+// Asymmetric everything: 3x2 kernel, stride 2x1, dilation 1x2, pad 1x1; M = 120, K = 384.
+Im2colGeometry Asymmetric(int64_t c = 64) { return G(2, 11, 10, c, 3, 2, 2, 1, 1, 2, 1, 1); }
+
+LaunchParams Launch(int64_t block_m, int64_t block_k, int threads, int stages, int ctas = 0) {
+  LaunchParams launch;
+  launch.tile = {block_m, block_k};
+  launch.threads = threads;
+  launch.stages = stages;
+  launch.ctas_per_sm = ctas;
+  return launch;
+}
+
+Target T(const char* arch) { return *Target::Parse(arch); }
+
+CompilationProvider& Compiler() {
+  static CompilationProvider* compiler = [] {
+    CachingCompilationProvider::Options options;
+    options.inner = std::move(NvrtcCompilationProvider::Create()).value();
+    return std::move(CachingCompilationProvider::Create(std::move(options))).value().release();
+  }();
+  return *compiler;
+}
+
+std::string Ptx(const LoweredIm2col& lowered) {
+  CompileOptions options;
+  options.arch = lowered.target.ArchName();
+  auto ptx = Compiler().CompileToPtx(EmitIm2colKernel(lowered), options);
+  EXPECT_TRUE(ptx.ok()) << ptx.status();
+  return ptx.ok() ? ptx->text : "";
+}
+
+struct GoldenCase {
+  std::string name;
+  Im2colOp op;
+  Target target;
+  LaunchParams launch;
+  LoweringPath path;
+};
+
+std::vector<GoldenCase> GoldenCases() {
+  Im2colOp resnet = Im2colOp::Dense(DataType::kF16, G(64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1));
+  resnet.hints.prefer_instruction = Instruction::kTma;
+  Im2colOp tma = Im2colOp::Dense(DataType::kBF16, Asymmetric(48));
+  tma.hints.prefer_instruction = Instruction::kTma;
+  tma.hints.annotations = {{"img_eviction_policy", "evict_last"},
+                           {"col_eviction_policy", "evict_first"}};
+  Im2colOp simt = Im2colOp::Dense(DataType::kF16, Asymmetric(24));
+  simt.hints.prefer_instruction = Instruction::kSync;
+  Im2colOp odd = Im2colOp::Dense(DataType::kU8, G(3, 7, 9, 3, 2, 3, 1, 2, 2, 1, 0, 2));
+  odd.hints.loop_layout = LoopLayout{16, 4};
+  Im2colOp strided = Im2colOp::Dense(DataType::kF32, G(2, 9, 9, 8, 3, 3, 2, 2, 1, 1, 1, 1));
+  strided.img.strides = {9 * 10 * 8, 10 * 8, 8, 1};  // One pixel of padding per row.
+  strided.hints.eviction_policy = EvictionPolicy::kEvictFirst;
+  return {
+      {"im2col_tma_f16_resnet", resnet, T("sm_90a"), Launch(128, 64, 32, 2),
+       LoweringPath::kTmaIm2col},
+      {"im2col_tma_bf16_asymmetric_evict", tma, T("sm_90a"), Launch(64, 96, 32, 3, 2),
+       LoweringPath::kTmaIm2col},
+      {"im2col_simt_f16_asymmetric", simt, T("sm_80"), Launch(32, 48, 128, 1),
+       LoweringPath::kSimtIm2col},
+      {"im2col_simt_u8_odd_layout", odd, T("sm_75"), Launch(16, 32, 64, 1),
+       LoweringPath::kSimtIm2col},
+      {"im2col_simt_f32_strided_evict_first", strided, T("sm_86"), Launch(64, 32, 256, 1, 2),
+       LoweringPath::kSimtIm2col},
+  };
+}
+
+TEST(Im2colCodegenTest, GoldenSources) {
+  const char* update = std::getenv("TILETUNE_UPDATE_GOLDENS");
+  const char* workspace = std::getenv("BUILD_WORKSPACE_DIRECTORY");
+  for (const GoldenCase& c : GoldenCases()) {
+    auto lowered = LowerIm2col(c.op, c.target, c.launch);
+    ASSERT_TRUE(lowered.ok()) << c.name << ": " << lowered.status();
+    ASSERT_EQ(lowered->path, c.path) << c.name << "\n" << DescribePlan(*lowered);
+    std::string text = EmitIm2colKernel(*lowered).text;
+    std::string relative = absl::StrCat("compiler/codegen/testdata/", c.name, ".cu");
+    if (update != nullptr && workspace != nullptr) {
+      std::ofstream(absl::StrCat(workspace, "/", relative)) << text;
+      continue;
+    }
+    std::ifstream in(relative);
+    ASSERT_TRUE(in.good()) << relative << " is missing; regenerate with "
+                           << "TILETUNE_UPDATE_GOLDENS=1 bazel run "
+                              "//compiler/codegen:im2col_codegen_test";
+    std::stringstream golden;
+    golden << in.rdbuf();
+    EXPECT_EQ(text, golden.str()) << c.name << " differs from " << relative
+                                  << "; if intended, regenerate with TILETUNE_UPDATE_GOLDENS=1 "
+                                     "bazel run //compiler/codegen:im2col_codegen_test";
+  }
+}
+
+TEST(Im2colCodegenTest, GoldensCompile) {
+  for (const GoldenCase& c : GoldenCases()) {
+    auto lowered = LowerIm2col(c.op, c.target, c.launch);
+    ASSERT_TRUE(lowered.ok());
+    CompileOptions options;
+    options.arch = c.target.ArchName();
+    auto cubin = Compiler().CompileToCubin(EmitIm2colKernel(*lowered), options);
+    EXPECT_TRUE(cubin.ok()) << c.name << ": " << cubin.status();
+  }
+}
+
+TEST(Im2colCodegenTest, TmaPtxHoldsTheIm2colLoadAndTileStore) {
+  Im2colOp op = Im2colOp::Dense(DataType::kF16, Asymmetric());
+  op.hints.prefer_instruction = Instruction::kTma;
+  auto lowered = LowerIm2col(op, T("sm_90a"), Launch(64, 128, 32, 3));
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  ASSERT_EQ(lowered->path, LoweringPath::kTmaIm2col);
+  std::string ptx = Ptx(*lowered);
+  EXPECT_THAT(ptx, HasSubstr("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::"
+                             "complete_tx::bytes ["));
+  EXPECT_THAT(ptx, HasSubstr("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group ["));
+  EXPECT_THAT(ptx, HasSubstr("mbarrier.init.shared::cta.b64"));
+  EXPECT_THAT(ptx, HasSubstr("mbarrier.arrive.expect_tx.shared::cta.b64"));
+  EXPECT_THAT(ptx, HasSubstr("mbarrier.try_wait.parity.shared::cta.b64"));
+  EXPECT_THAT(ptx, HasSubstr("cp.async.bulk.wait_group.read 1"));
+  EXPECT_THAT(ptx, HasSubstr("cp.async.bulk.commit_group"));
+  EXPECT_THAT(ptx, Not(HasSubstr("createpolicy")));
+  EXPECT_THAT(ptx, Not(HasSubstr("ld.global")));
+  // The im2col offsets are 16-bit operands in braces after the barrier.
+  EXPECT_THAT(ptx, testing::ContainsRegex(
+                       R"(\.im2col\.mbarrier::complete_tx::bytes \[%r[0-9]+\], \[%rd[0-9]+, )"
+                       R"(\{%r[0-9]+, %r[0-9]+, %r[0-9]+, %r[0-9]+\}\], \[%r[0-9]+\], )"
+                       R"(\{%rs[0-9]+, %rs[0-9]+\};)"));
+
+  // Eviction policies: loads and stores each with their own.
+  op.hints.annotations = {{"img_eviction_policy", "evict_last"},
+                          {"col_eviction_policy", "evict_first"}};
+  lowered = LowerIm2col(op, T("sm_90a"), Launch(64, 128, 32, 3));
+  ASSERT_TRUE(lowered.ok());
+  ptx = Ptx(*lowered);
+  EXPECT_THAT(ptx, HasSubstr("createpolicy.fractional.L2::evict_last.b64"));
+  EXPECT_THAT(ptx, HasSubstr("createpolicy.fractional.L2::evict_first.b64"));
+  EXPECT_THAT(ptx, HasSubstr(".im2col.mbarrier::complete_tx::bytes.L2::cache_hint ["));
+  EXPECT_THAT(ptx, HasSubstr("tile.bulk_group.L2::cache_hint ["));
+  // Only the loads.
+  op.hints.annotations = {{"img_eviction_policy", "evict_first"}};
+  lowered = LowerIm2col(op, T("sm_90a"), Launch(64, 128, 32, 1));
+  ASSERT_TRUE(lowered.ok());
+  ptx = Ptx(*lowered);
+  EXPECT_THAT(ptx, HasSubstr(".im2col.mbarrier::complete_tx::bytes.L2::cache_hint ["));
+  EXPECT_THAT(ptx, Not(HasSubstr("tile.bulk_group.L2::cache_hint")));
+  EXPECT_THAT(ptx, HasSubstr("cp.async.bulk.wait_group.read 0"));
+}
+
+TEST(Im2colCodegenTest, SimtPtxVectorizesAndHonoursEviction) {
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    Im2colOp op = Im2colOp::Dense(DataType::kF16, Asymmetric());
+    op.hints.prefer_instruction = Instruction::kSync;
+    auto lowered = LowerIm2col(op, T(arch), Launch(32, 64, 128, 1));
+    ASSERT_TRUE(lowered.ok());
+    std::string ptx = Ptx(*lowered);
+    EXPECT_THAT(ptx, HasSubstr("ld.global.nc.v4.u32")) << arch;
+    EXPECT_THAT(ptx, HasSubstr("st.global.v4.u32")) << arch;
+    EXPECT_THAT(ptx, Not(HasSubstr("createpolicy"))) << arch;
+    op.hints.annotations = {{"img_eviction_policy", "evict_last"},
+                            {"col_eviction_policy", "evict_first"}};
+    lowered = LowerIm2col(op, T(arch), Launch(32, 64, 128, 1));
+    ASSERT_TRUE(lowered.ok());
+    ptx = Ptx(*lowered);
+    EXPECT_THAT(ptx, HasSubstr("createpolicy.fractional.L2::evict_last.b64")) << arch;
+    EXPECT_THAT(ptx, HasSubstr("createpolicy.fractional.L2::evict_first.b64")) << arch;
+    EXPECT_THAT(ptx, HasSubstr("ld.global.nc.L2::cache_hint.v4.u32")) << arch;
+    EXPECT_THAT(ptx, HasSubstr("st.global.L2::cache_hint.v4.u32")) << arch;
+    // Store-only policy.
+    op.hints.annotations = {{"col_eviction_policy", "evict_first"}};
+    lowered = LowerIm2col(op, T(arch), Launch(32, 64, 128, 1));
+    ASSERT_TRUE(lowered.ok());
+    ptx = Ptx(*lowered);
+    EXPECT_THAT(ptx, HasSubstr("ld.global.nc.v4.u32")) << arch;
+    EXPECT_THAT(ptx, HasSubstr("st.global.L2::cache_hint.v4.u32")) << arch;
+  }
+  // Narrow vectors for odd channel counts.
+  Im2colOp odd = Im2colOp::Dense(DataType::kF16, Asymmetric(5));
+  auto lowered = LowerIm2col(odd, T("sm_80"), Launch(32, 40, 128, 1));
+  ASSERT_TRUE(lowered.ok());
+  EXPECT_EQ(lowered->vector_elems, 1);
+  EXPECT_THAT(Ptx(*lowered), HasSubstr("ld.global.nc.u16"));
+}
+
+// Every combination of the hints, as keywords, plus the im2col eviction annotations.
+std::vector<CopyHints> AllHintCombinations() {
+  std::vector<CopyHints> all;
+  std::vector<std::optional<int>> widths = {std::nullopt, 1, 2, 4, 8, 16};
+  std::vector<std::optional<EvictionPolicy>> policies = {
+      std::nullopt, EvictionPolicy::kEvictNormal, EvictionPolicy::kEvictFirst,
+      EvictionPolicy::kEvictLast};
+  std::vector<std::optional<Instruction>> instructions = {std::nullopt, Instruction::kTma,
+                                                          Instruction::kCpAsync, Instruction::kSync};
+  std::vector<std::optional<LoopLayout>> layouts = {std::nullopt, LoopLayout{4, 32}};
+  std::vector<std::map<std::string, std::string>> annotations = {
+      {},
+      {{"fallback", "auto"}},
+      {{"img_eviction_policy", "evict_last"}, {"col_eviction_policy", "evict_first"}},
+      {{"col_eviction_policy", "evict_first"}, {"fallback", "auto"}},
+  };
+  for (auto width : widths) {
+    for (bool disable_tma : {false, true}) {
+      for (auto policy : policies) {
+        for (auto instruction : instructions) {
+          for (auto layout : layouts) {
+            for (const auto& annotation : annotations) {
+              CopyHints hints;
+              hints.coalesced_width = width;
+              hints.disable_tma = disable_tma;
+              hints.eviction_policy = policy;
+              hints.prefer_instruction = instruction;
+              hints.loop_layout = layout;
+              hints.annotations = annotation;
+              all.push_back(hints);
+            }
+          }
+        }
+      }
+    }
+  }
+  return all;
+}
+
+TEST(Im2colCodegenTest, EveryValidHintCombinationCompiles) {
+  std::set<std::string> compiled;
+  std::set<LoweringPath> paths;
+  int valid = 0, rejected = 0;
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    for (const LaunchParams& launch : {Launch(64, 64, 128, 1), Launch(64, 64, 128, 2, 2)}) {
+      for (const CopyHints& hints : AllHintCombinations()) {
+        Im2colOp op = Im2colOp::Dense(DataType::kF16, Asymmetric());
+        op.hints = hints;
+        auto lowered = LowerIm2col(op, T(arch), launch);
+        if (!lowered.ok()) {
+          ++rejected;
+          EXPECT_EQ(lowered.status().code(), absl::StatusCode::kInvalidArgument);
+          continue;
+        }
+        ++valid;
+        paths.insert(lowered->path);
+        CudaSource source = EmitIm2colKernel(*lowered);
+        if (!compiled.insert(absl::StrCat(arch, Sha256Hex(source.text))).second) continue;
+        CompileOptions options;
+        options.arch = arch;
+        auto cubin = Compiler().CompileToCubin(source, options);
+        ASSERT_TRUE(cubin.ok()) << Im2colHintsToString(lowered->hints) << " on " << arch << ": "
+                                << cubin.status() << "\n"
+                                << source.text;
+      }
+    }
+  }
+  EXPECT_EQ(paths.size(), 2u);
+  EXPECT_GT(valid, 1000);
+  EXPECT_GT(rejected, 0);
+  EXPECT_GT(compiled.size(), 20u);
+  EXPECT_LT(compiled.size(), static_cast<size_t>(valid) / 10);
+}
+
+TEST(Im2colCodegenTest, AnnotationsGiveTheSameKernelAsKeywords) {
+  Im2colOp keywords = Im2colOp::Dense(DataType::kF16, Asymmetric());
+  keywords.hints.prefer_instruction = Instruction::kSync;
+  keywords.hints.eviction_policy = EvictionPolicy::kEvictLast;
+  keywords.hints.coalesced_width = 4;
+  Im2colOp annotated = Im2colOp::Dense(DataType::kF16, Asymmetric());
+  annotated.hints.prefer_instruction = Instruction::kTma;  // Overridden below.
+  annotated.hints.annotations = {{"prefer_instruction", "sync"},
+                                 {"img_eviction_policy", "evict_last"},
+                                 {"col_eviction_policy", "evict_last"},
+                                 {"coalesced_width", "4"}};
+  auto a = LowerIm2col(keywords, T("sm_90a"), Launch(64, 64, 128, 1));
+  auto b = LowerIm2col(annotated, T("sm_90a"), Launch(64, 64, 128, 1));
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(EmitIm2colKernel(*a).text, EmitIm2colKernel(*b).text);
+}
+
+// A hint the target has no use for leaves the kernel byte-identical.
+TEST(Im2colCodegenTest, HintNeutrality) {
+  int checked = 0;
+  for (const std::string& arch : Target::KnownArchs()) {
+    Target target = T(arch.c_str());
+    for (const LaunchParams& launch : {Launch(64, 64, 128, 1), Launch(64, 64, 128, 2)}) {
+      Im2colOp base = Im2colOp::Dense(DataType::kF16, Asymmetric());
+      auto plain = LowerIm2col(base, target, launch);
+      if (!plain.ok()) continue;
+      std::string reference = EmitIm2colKernel(*plain).text;
+      std::vector<CopyHints> neutral;
+      if (!target.HasTma()) {
+        CopyHints disable;
+        disable.disable_tma = true;
+        neutral.push_back(disable);
+        CopyHints prefer_tma;
+        prefer_tma.prefer_instruction = Instruction::kTma;
+        prefer_tma.annotations["fallback"] = "auto";
+        neutral.push_back(prefer_tma);
+      }
+      if (!target.HasL2CacheHints()) {
+        for (EvictionPolicy p : {EvictionPolicy::kEvictNormal, EvictionPolicy::kEvictFirst,
+                                 EvictionPolicy::kEvictLast}) {
+          CopyHints evict;
+          evict.eviction_policy = p;
+          neutral.push_back(evict);
+          CopyHints sides;
+          sides.annotations = {{"img_eviction_policy", EvictionPolicyName(p)},
+                               {"col_eviction_policy", "evict_first"}};
+          neutral.push_back(sides);
+        }
+      }
+      CopyHints normal;
+      normal.eviction_policy = EvictionPolicy::kEvictNormal;
+      neutral.push_back(normal);
+      CopyHints normal_sides;
+      normal_sides.annotations = {{"img_eviction_policy", "evict_normal"},
+                                  {"col_eviction_policy", "evict_normal"}};
+      neutral.push_back(normal_sides);
+      // im2col has no cp.async path: with fallback=auto the preference changes nothing.
+      CopyHints cp_async;
+      cp_async.prefer_instruction = Instruction::kCpAsync;
+      cp_async.annotations["fallback"] = "auto";
+      if (plain->path == LoweringPath::kSimtIm2col) neutral.push_back(cp_async);
+      if (plain->path == LoweringPath::kTmaIm2col) {
+        // Thread layout and vector width mean nothing to the copy engine.
+        CopyHints simt_only;
+        simt_only.loop_layout = LoopLayout{2, 64};
+        simt_only.coalesced_width = 2;
+        neutral.push_back(simt_only);
+      }
+      for (const CopyHints& hints : neutral) {
+        Im2colOp op = base;
+        op.hints = hints;
+        auto lowered = LowerIm2col(op, target, launch);
+        ASSERT_TRUE(lowered.ok()) << arch << ": " << lowered.status();
+        EXPECT_EQ(EmitIm2colKernel(*lowered).text, reference)
+            << arch << " with " << Im2colHintsToString(lowered->hints);
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 30);
+}
+
+}  // namespace
+}  // namespace tiletune

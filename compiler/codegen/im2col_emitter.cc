@@ -1,0 +1,307 @@
+#include "compiler/codegen/im2col_emitter.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "compiler/codegen/ptx_snippets.h"
+#include "compiler/lower/im2col_lowering.h"
+
+namespace tiletune {
+namespace {
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int64_t RoundUp(int64_t a, int64_t b) { return CeilDiv(a, b) * b; }
+
+class Im2colEmitter {
+ public:
+  explicit Im2colEmitter(const LoweredIm2col& l) : l_(l), g_(l.geometry) {}
+
+  std::string Emit() {
+    Header();
+    absl::StrAppend(&out_, PreludeSnippet());
+    if (l_.img_policy) absl::StrAppend(&out_, NamedPolicySnippet("img", *l_.img_policy));
+    if (l_.col_policy) absl::StrAppend(&out_, NamedPolicySnippet("col", *l_.col_policy));
+    if (Tma()) {
+      absl::StrAppend(&out_, MbarrierSnippet());
+      absl::StrAppend(&out_, TmaIm2colLoadSnippet(l_.img_policy.has_value()));
+      absl::StrAppend(&out_, TmaStoreSnippet(2, l_.col_policy.has_value()));
+      Constants();
+      TmaKernel();
+    } else {
+      absl::StrAppend(&out_, GlobalVectorSnippet(l_.vector_elems * l_.element_bytes,
+                                                 l_.img_policy.has_value(),
+                                                 l_.col_policy.has_value()));
+      Constants();
+      Gather();
+      SimtKernel();
+    }
+    return out_;
+  }
+
+ private:
+  bool Tma() const { return l_.path == LoweringPath::kTmaIm2col; }
+  int64_t RowVectors() const { return l_.block_k / l_.vector_elems; }
+  std::string ImgPolicy() const { return l_.img_policy ? ", img_policy" : ""; }
+  std::string ColPolicy() const { return l_.col_policy ? ", col_policy" : ""; }
+
+  void Header() {
+    absl::StrAppend(&out_, "// tiletune im2col kernel (generated; do not edit).\n//   path ",
+                    LoweringPathName(l_.path), ", ", DataTypeName(l_.dtype), ", ",
+                    Im2colGeometryToString(g_), ", image strides [",
+                    absl::StrJoin(l_.img_strides, ", "), "]\n//   tile [", l_.block_m, ", ",
+                    l_.block_k, "], ", l_.launch.threads, " threads, ");
+    if (Tma()) {
+      absl::StrAppend(&out_, l_.chunks_per_tile, " load(s) of ", l_.channels_per_pixel,
+                      " channels per tile, ");
+    } else {
+      absl::StrAppend(&out_, "vector ", l_.vector_elems, " x ", l_.element_bytes, " B, layout ",
+                      LoopLayoutName(l_.layout), ", ");
+    }
+    absl::StrAppend(&out_, l_.stages, " stage(s), L2 policy image ",
+                    l_.img_policy ? EvictionPolicyName(*l_.img_policy) : std::string("none"),
+                    ", columns ",
+                    l_.col_policy ? EvictionPolicyName(*l_.col_policy) : std::string("none"),
+                    "\n\n");
+  }
+
+  void Constant(const std::string& type, const std::string& name, int64_t value) {
+    absl::StrAppend(&out_, "enum : ", type, " { ", name, " = ", value, type == "u64" ? "ull" : "u",
+                    " };\n");
+  }
+
+  void Constants() {
+    absl::StrAppend(&out_,
+                    "\n// Problem constants; enumerators fold into the code and take no storage.\n");
+    Constant("u32", "kThreads", l_.launch.threads);
+    Constant("u64", "kNumTiles", l_.num_tiles);
+    Constant("u64", "kTilesK", l_.tiles_k);
+    Constant("u64", "kBlockM", l_.block_m);
+    Constant("u64", "kBlockK", l_.block_k);
+    Constant("u64", "kM", l_.m);
+    Constant("u64", "kK", l_.k);
+    Constant("u64", "kElementBytes", l_.element_bytes);
+    Constant("u64", "kH", g_.h);
+    Constant("u64", "kW", g_.w);
+    Constant("u64", "kC", g_.c);
+    Constant("u64", "kKW", g_.kw);
+    Constant("u64", "kSH", g_.sh);
+    Constant("u64", "kSW", g_.sw);
+    Constant("u64", "kDH", g_.dh);
+    Constant("u64", "kDW", g_.dw);
+    Constant("u64", "kPH", g_.ph);
+    Constant("u64", "kPW", g_.pw);
+    Constant("u64", "kOW", l_.ow);
+    Constant("u64", "kOHW", l_.oh * l_.ow);
+    if (Tma()) {
+      int64_t chunk_bytes = l_.block_m * l_.channels_per_pixel * l_.element_bytes;
+      int64_t chunk_stride = RoundUp(chunk_bytes, 128);
+      Constant("u32", "kStages", l_.stages);
+      Constant("u64", "kChannelBox", l_.channels_per_pixel);
+      Constant("u32", "kChunks", l_.chunks_per_tile);
+      Constant("u32", "kChunkBytes", chunk_bytes);
+      Constant("u32", "kChunkStride", chunk_stride);
+      Constant("u32", "kStageBytes", chunk_stride * l_.chunks_per_tile);
+      Constant("u64", "kStoreRows", l_.store_rows);
+      Constant("u32", "kStorePieces", l_.block_m / l_.store_rows);
+      Constant("u32", "kStorePieceBytes",
+               int64_t{l_.store_rows} * l_.channels_per_pixel * l_.element_bytes);
+    } else {
+      const char* names[] = {"N", "H", "W", "C"};
+      for (int d = 0; d < 4; ++d) {
+        Constant("u64", absl::StrCat("kImgStride", names[d]), l_.img_strides[d]);
+      }
+      Constant("u64", "kVector", l_.vector_elems);
+      Constant("u32", "kRows", l_.layout.rows);
+      Constant("u32", "kCols", l_.layout.cols);
+      Constant("u32", "kRowVectors", RowVectors());
+      Constant("u32", "kItemsCol", CeilDiv(RowVectors(), l_.layout.cols));
+      Constant("u32", "kItems", l_.items_per_thread);
+    }
+  }
+
+  // tt_gather: where column-matrix element (m, k) lives in the image, or that it is padding.
+  void Gather() {
+    // With no padding on an axis every window lies inside the image along it.
+    std::vector<std::string> inside;
+    if (g_.ph > 0) inside.push_back("ih < kH");
+    if (g_.pw > 0) inside.push_back("iw < kW");
+    absl::StrAppend(
+        &out_,
+        "\n// Byte offset in the image of column-matrix element (m, k); false where the element\n"
+        "// lies in the padding. m = (n, oh, ow), k = (kh, kw, c) with c fastest.\n"
+        "__device__ __forceinline__ bool tt_gather(u64 m, u64 k, u64& img_byte) {\n"
+        "  const u64 n = m / kOHW;\n"
+        "  const u64 oh = m % kOHW / kOW;\n"
+        "  const u64 ow = m % kOW;\n"
+        "  const u64 tap = k / kC;\n"
+        "  const u64 c = k % kC;\n"
+        "  // Above or left of the image the subtraction wraps to a huge value: one compare\n"
+        "  // checks both edges.\n"
+        "  const u64 ih = oh * kSH + tap / kKW * kDH - kPH;\n"
+        "  const u64 iw = ow * kSW + tap % kKW * kDW - kPW;\n"
+        "  img_byte = (n * kImgStrideN + ih * kImgStrideH + iw * kImgStrideW + c * kImgStrideC) *\n"
+        "             kElementBytes;\n"
+        "  return ",
+        inside.empty() ? "true" : absl::StrJoin(inside, " && "), ";\n}\n");
+  }
+
+  void KernelSignature() {
+    absl::StrAppend(&out_, "\nextern \"C\" __global__ void __launch_bounds__(kThreads) ",
+                    l_.kernel_name, "(const u8* __restrict__ img, u8* __restrict__ col");
+    if (Tma()) {
+      absl::StrAppend(&out_, ",\n    const __grid_constant__ tt_tensor_map img_map, "
+                             "const __grid_constant__ tt_tensor_map col_map");
+    }
+    absl::StrAppend(&out_, ") {\n");
+    if (l_.img_policy) absl::StrAppend(&out_, "  const u64 img_policy = tt_make_img_policy();\n");
+    if (l_.col_policy) absl::StrAppend(&out_, "  const u64 col_policy = tt_make_col_policy();\n");
+  }
+
+  void SimtKernel() {
+    std::vector<std::string> guards;
+    if (l_.block_m % l_.layout.rows != 0) guards.push_back("row < kBlockM");
+    if (RowVectors() % l_.layout.cols != 0) guards.push_back("vc < kRowVectors");
+    if (l_.m % l_.block_m != 0) guards.push_back("m < kM");
+    if (l_.k % l_.block_k != 0) guards.push_back("k < kK");
+    KernelSignature();
+    absl::StrAppend(
+        &out_,
+        "  const u32 tr = threadIdx.x / kCols;\n"
+        "  const u32 tc = threadIdx.x % kCols;\n"
+        "  // Tile t is the tile op at (nhw_step, c_step) = (t / kTilesK, t % kTilesK).\n"
+        "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n"
+        "    const u64 m0 = tile / kTilesK * kBlockM;\n"
+        "    const u64 k0 = tile % kTilesK * kBlockK;\n"
+        "    tt_vec v[kItems];\n"
+        "    bool ok[kItems];\n"
+        "    u64 col_byte[kItems];\n"
+        "#pragma unroll\n"
+        "    for (u32 i = 0; i < kItems; ++i) {\n"
+        "      const u32 row = tr + (i / kItemsCol) * kRows;\n"
+        "      const u32 vc = tc + (i % kItemsCol) * kCols;\n"
+        "      const u64 m = m0 + row;\n"
+        "      const u64 k = k0 + u64(vc) * kVector;\n"
+        "      ok[i] = ",
+        guards.empty() ? "true" : absl::StrJoin(guards, " && "),
+        ";\n"
+        "      col_byte[i] = (m * kK + k) * kElementBytes;\n"
+        "      v[i] = tt_vec{};\n"
+        "      u64 img_byte;\n"
+        "      if (ok[i] && tt_gather(m, k, img_byte)) v[i] = tt_ld_global(img + img_byte",
+        ImgPolicy(),
+        ");\n"
+        "    }\n"
+        "#pragma unroll\n"
+        "    for (u32 i = 0; i < kItems; ++i) {\n"
+        "      if (ok[i]) tt_st_global(col + col_byte[i], v[i]",
+        ColPolicy(),
+        ");\n"
+        "    }\n"
+        "  }\n"
+        "}\n");
+  }
+
+  // One thread drives the copy engine: per tile, one im2col load per channel box into
+  // shared memory, then TMA stores of the boxes to the column matrix (the store map clips
+  // the M and K tails).
+  void TmaKernel() {
+    absl::StrAppend(
+        &out_,
+        "\n// Channel boxes of the tile starting at column k0 that lie inside the matrix.\n"
+        "__device__ __forceinline__ u32 tt_chunks_of(u64 k0) {\n"
+        "  return k0 + kBlockK <= kK ? kChunks : u32((kK - k0) / kChannelBox);\n"
+        "}\n");
+    KernelSignature();
+    std::string locate =
+        "    const u64 tile = blockIdx.x + u64(t) * gridDim.x;\n"
+        "    const u64 m0 = tile / kTilesK * kBlockM;\n"
+        "    const u64 k0 = tile % kTilesK * kBlockK;\n"
+        "    u8* stage = tt_smem + (t % kStages) * kStageBytes;\n"
+        "    const u32 chunks = tt_chunks_of(k0);\n";
+    absl::StrAppend(
+        &out_,
+        "  extern __shared__ __align__(128) u8 tt_smem[];\n"
+        "  __shared__ __align__(8) u64 tt_bar[kStages];\n"
+        "  // One thread drives the copy engine; the others have nothing to move.\n"
+        "  if (threadIdx.x != 0) return;\n"
+        "#pragma unroll\n"
+        "  for (u32 s = 0; s < kStages; ++s) tt_mbarrier_init(&tt_bar[s], 1);\n"
+        "  tt_fence_barrier_init();\n"
+        "  const u32 my_tiles = u32((kNumTiles - blockIdx.x + gridDim.x - 1) / gridDim.x);\n"
+        "  // Tile t of this CTA is the tile op at (nhw_step, c_step) = (tile / kTilesK,\n"
+        "  // tile % kTilesK); its rows are kBlockM consecutive output pixels (n, oh, ow).\n"
+        "  auto load = [&](u32 t) {\n",
+        locate,
+        "    // The first pixel's window corner is the filter base the TMA starts from; it walks\n"
+        "    // the following pixels through the map's bounding box (lower = -pad, upper =\n"
+        "    // pad - (kernel-1)*dilation) with the stride, into the next image after the last\n"
+        "    // row. Positions outside the image, padding and pixels past the batch, read zero.\n"
+        "    const u64 n = m0 / kOHW;\n"
+        "    const int h = int(m0 % kOHW / kOW * kSH) - int(kPH);\n"
+        "    const int w = int(m0 % kOW * kSW) - int(kPW);\n"
+        "    u64* bar = &tt_bar[t % kStages];\n"
+        "    tt_mbarrier_expect_tx(bar, chunks * kChunkBytes);\n"
+        "    for (u32 j = 0; j < chunks; ++j) {\n"
+        "      const u64 k = k0 + u64(j) * kChannelBox;\n"
+        "      const u64 tap = k / kC;\n"
+        "      tt_tma_load_im2col(stage + j * kChunkStride, &img_map, bar, int(k % kC), w, h, int(n),\n"
+        "                         u16(tap % kKW * kDW), u16(tap / kKW * kDH)",
+        ImgPolicy(),
+        ");\n"
+        "    }\n"
+        "  };\n"
+        "  auto store = [&](u32 t) {\n",
+        locate,
+        "    for (u32 j = 0; j < chunks; ++j) {\n"
+        "#pragma unroll\n"
+        "      for (u32 q = 0; q < kStorePieces; ++q) {\n"
+        "        const u64 m = m0 + q * kStoreRows;\n"
+        "        if (m < kM) {\n"
+        "          tt_tma_store_tile(&col_map, stage + j * kChunkStride + q * kStorePieceBytes,\n"
+        "                            int(k0 + j * kChannelBox), int(m)",
+        ColPolicy(),
+        ");\n"
+        "        }\n"
+        "      }\n"
+        "    }\n"
+        "    tt_bulk_commit();\n"
+        "  };\n");
+    if (l_.stages == 1) {
+      absl::StrAppend(&out_,
+                      "  for (u32 t = 0; t < my_tiles; ++t) {\n"
+                      "    tt_bulk_wait_read<0>();  // The previous store has left shared memory.\n"
+                      "    load(t);\n"
+                      "    tt_mbarrier_wait(&tt_bar[0], t & 1);\n"
+                      "    store(t);\n"
+                      "  }\n");
+    } else {
+      absl::StrAppend(&out_,
+                      "  for (u32 t = 0; t < kStages - 1 && t < my_tiles; ++t) load(t);\n"
+                      "  for (u32 t = 0; t < my_tiles; ++t) {\n"
+                      "    tt_mbarrier_wait(&tt_bar[t % kStages], (t / kStages) & 1);\n"
+                      "    store(t);\n"
+                      "    if (t + kStages - 1 < my_tiles) {\n"
+                      "      tt_bulk_wait_read<1>();  // Store t - 1 has left the stage we refill.\n"
+                      "      load(t + kStages - 1);\n"
+                      "    }\n"
+                      "  }\n");
+    }
+    absl::StrAppend(&out_, "  tt_bulk_wait_all();\n}\n");
+  }
+
+  const LoweredIm2col& l_;
+  const Im2colGeometry& g_;
+  std::string out_;
+};
+
+}  // namespace
+
+CudaSource EmitIm2colKernel(const LoweredIm2col& lowered) {
+  return CudaSource{lowered.kernel_name, Im2colEmitter(lowered).Emit()};
+}
+
+}  // namespace tiletune

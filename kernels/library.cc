@@ -1,0 +1,186 @@
+#include "kernels/library.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "autotune/tuning_db.h"
+#include "compiler/backend/cuda_codegens.h"
+#include "compiler/base/status_macros.h"
+#include "compiler/cuda/caching_compilation_provider.h"
+#include "compiler/cuda/nvrtc_compilation_provider.h"
+#include "kernels/runtime/driver_api.h"
+
+namespace tiletune {
+namespace {
+
+void AppendInts(std::string& key, const std::vector<int64_t>& values) {
+  int64_t n = static_cast<int64_t>(values.size());
+  key.append(reinterpret_cast<const char*>(&n), sizeof(n));
+  key.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(int64_t));
+}
+
+// A compact binary key for everything about an op that can change its kernel.
+std::string OpKey(const CopyOp& op) {
+  std::string key;
+  key.reserve(256);
+  key.push_back(static_cast<char>(op.src.buffer.dtype));
+  for (const Region* r : {&op.src, &op.dst}) {
+    AppendInts(key, r->buffer.strides);
+    AppendInts(key, r->offsets);
+    AppendInts(key, r->extents);
+  }
+  const CopyHints& h = op.hints;
+  key.push_back(h.coalesced_width ? static_cast<char>(*h.coalesced_width) : -1);
+  key.push_back(h.disable_tma);
+  key.push_back(h.eviction_policy ? static_cast<char>(*h.eviction_policy) : -1);
+  key.push_back(h.prefer_instruction ? static_cast<char>(*h.prefer_instruction) : -1);
+  if (h.loop_layout) AppendInts(key, {h.loop_layout->rows, h.loop_layout->cols});
+  for (const auto& [k, v] : h.annotations) key.append(k).append("=").append(v).append(";");
+  return key;
+}
+
+}  // namespace
+
+struct Library::Entry {
+  LaunchInfo info;
+  std::unique_ptr<CopyKernel> kernel;
+  // CopyKernel::Launch caches tensor maps: one launching thread at a time.
+  absl::Mutex launch_mutex;
+};
+
+struct Library::Device {
+  std::unique_ptr<Context> context;
+  autotune::DeviceIdentity identity;
+  absl::Mutex mutex;
+  absl::flat_hash_map<std::string, std::unique_ptr<Entry>> entries ABSL_GUARDED_BY(mutex);
+};
+
+Library::Library(LibraryOptions options, absl::Status database_status,
+                 std::unique_ptr<TunedResolver> resolver,
+                 std::unique_ptr<CompilationProvider> compiler)
+    : options_(std::move(options)),
+      database_status_(std::move(database_status)),
+      resolver_(std::move(resolver)),
+      compiler_(std::move(compiler)) {}
+
+Library::~Library() = default;
+
+absl::StatusOr<std::unique_ptr<Library>> Library::Create(LibraryOptions options) {
+  if (options.registry == nullptr) {
+    options.registry = std::make_shared<DeviceCodegenRegistry>();
+    TT_RETURN_IF_ERROR(RegisterBuiltinCudaCodegens(*options.registry));
+  }
+  std::string path = options.database_path;
+  if (path.empty()) {
+    if (const char* env = std::getenv("TILETUNE_DB")) path = env;
+  }
+  TunedResolver::Options resolver_options;
+  resolver_options.registry = options.registry.get();
+  absl::Status database_status = absl::OkStatus();
+  if (!path.empty()) {
+    absl::StatusOr<autotune::TuningDatabase> database = autotune::ReadTuningDatabase(path);
+    if (database.ok()) {
+      resolver_options.databases.push_back(*std::move(database));
+    } else {
+      database_status = database.status();
+      std::fprintf(stderr,
+                   "tiletune: not using tuning database %s: %s; falling back to nearest "
+                   "records and built-in heuristics\n",
+                   path.c_str(), std::string(database_status.message()).c_str());
+    }
+  }
+  TT_ASSIGN_OR_RETURN(auto resolver, TunedResolver::Create(std::move(resolver_options)));
+  TT_ASSIGN_OR_RETURN(auto nvrtc, NvrtcCompilationProvider::Create());
+  CachingCompilationProvider::Options cache;
+  cache.inner = std::move(nvrtc);
+  cache.disk_directory =
+      options.cache_directory.empty() ? DefaultCacheDirectory() : options.cache_directory;
+  auto compiler = CachingCompilationProvider::Create(std::move(cache));
+  if (!compiler.ok()) {
+    // An unwritable cache folder costs compile time, not correctness.
+    CachingCompilationProvider::Options memory_only;
+    TT_ASSIGN_OR_RETURN(memory_only.inner, NvrtcCompilationProvider::Create());
+    compiler = CachingCompilationProvider::Create(std::move(memory_only));
+  }
+  TT_RETURN_IF_ERROR(compiler.status());
+  return std::unique_ptr<Library>(new Library(std::move(options), std::move(database_status),
+                                              std::move(resolver), *std::move(compiler)));
+}
+
+absl::StatusOr<Library::Device*> Library::CurrentDevice() {
+  TT_ASSIGN_OR_RETURN(const DriverApi* cu, LoadDriver());
+  CUcontext current = nullptr;
+  TT_RETURN_IF_ERROR(ToStatus(cu->cuCtxGetCurrent(&current), "cuCtxGetCurrent"));
+  int ordinal = 0;
+  if (current != nullptr) {
+    CUdevice device = 0;
+    TT_RETURN_IF_ERROR(ToStatus(cu->cuCtxGetDevice(&device), "cuCtxGetDevice"));
+    ordinal = static_cast<int>(device);
+  }
+  absl::MutexLock lock(&mutex_);
+  auto it = devices_.find(ordinal);
+  if (it != devices_.end()) return it->second.get();
+  auto device = std::make_unique<Device>();
+  TT_ASSIGN_OR_RETURN(device->context, Context::Create(ordinal));
+  const DeviceInfo& info = device->context->info();
+  device->identity.set_name(info.name);
+  device->identity.set_cc_major(info.cc_major);
+  device->identity.set_cc_minor(info.cc_minor);
+  device->identity.set_sm_count(info.sm_count);
+  device->identity.set_uuid(info.uuid);
+  Device* raw = device.get();
+  devices_.emplace(ordinal, std::move(device));
+  return raw;
+}
+
+absl::StatusOr<Library::Entry*> Library::Lookup(Device& device, const CopyOp& op) {
+  std::string key = OpKey(op);
+  {
+    absl::MutexLock lock(&device.mutex);
+    auto it = device.entries.find(key);
+    if (it != device.entries.end()) return it->second.get();
+  }
+  // Resolve and compile outside the lock; a racing thread may do the same work once.
+  TT_ASSIGN_OR_RETURN(Resolution resolution, resolver_->Resolve(device.identity, op));
+  TT_ASSIGN_OR_RETURN(BuiltKernel built, resolution.codegen->BuildWithoutCompile(resolution.request));
+  auto entry = std::make_unique<Entry>();
+  TT_ASSIGN_OR_RETURN(entry->kernel, CopyKernel::Create(*device.context, built.lowered, *compiler_));
+  entry->info = LaunchInfo{resolution.level,          resolution.detail,
+                           resolution.codegen->name(), entry->kernel->lowered().kernel_name,
+                           entry->kernel->lowered().path, entry->kernel->lowered().launch};
+  if (options_.verbosity >= 1) {
+    std::fprintf(stderr, "tiletune: %s on %s: %s\n", ResolutionLevelName(resolution.level).c_str(),
+                 device.identity.name().c_str(), resolution.detail.c_str());
+  }
+  absl::MutexLock lock(&device.mutex);
+  auto [it, inserted] = device.entries.emplace(std::move(key), std::move(entry));
+  return it->second.get();
+}
+
+absl::Status Library::Copy(const CopyOp& op, CUdeviceptr src, CUdeviceptr dst, CUstream stream) {
+  TT_ASSIGN_OR_RETURN(Device * device, CurrentDevice());
+  TT_ASSIGN_OR_RETURN(Entry * entry, Lookup(*device, op));
+  absl::MutexLock lock(&entry->launch_mutex);
+  return entry->kernel->Launch(src, dst, stream);
+}
+
+absl::StatusOr<LaunchInfo> Library::Inspect(const CopyOp& op) {
+  TT_ASSIGN_OR_RETURN(Device * device, CurrentDevice());
+  TT_ASSIGN_OR_RETURN(Entry * entry, Lookup(*device, op));
+  return entry->info;
+}
+
+absl::Status Copy(const CopyOp& op, CUdeviceptr src, CUdeviceptr dst, CUstream stream) {
+  static const absl::StatusOr<std::unique_ptr<Library>>* const library =
+      new absl::StatusOr<std::unique_ptr<Library>>(Library::Create({}));
+  if (!library->ok()) return library->status();
+  return (**library)->Copy(op, src, dst, stream);
+}
+
+}  // namespace tiletune

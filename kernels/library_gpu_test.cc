@@ -1,0 +1,162 @@
+// The tuned kernel is what users get: a hand-written database makes the library launch a
+// different variant than its heuristic would, and that variant's output is bit-exact.
+#include "kernels/library.h"
+
+#include <atomic>
+#include <fstream>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels/copy_reference.h"
+#include "kernels/runtime/gpu_test_util.h"
+
+namespace tiletune {
+namespace {
+
+using ::testing::HasSubstr;
+
+CopyOp Op(int64_t rows, int64_t cols) {
+  Buffer src = Buffer::RowMajor("src", DataType::kF16, Scope::kGlobal, {rows, cols});
+  Buffer dst = Buffer::RowMajor("dst", DataType::kF16, Scope::kGlobal, {rows, cols});
+  return CopyOp{Region::Whole(src), Region::Whole(dst)};
+}
+
+// A database with one record, for this device, choosing a TMA variant.
+constexpr char kDatabase[] = R"pb(
+schema_version: 1
+records {
+  device { name: "$NAME" cc_major: $MAJOR cc_minor: $MINOR }
+  problem {
+    op: "copy"
+    dtype: "f16"
+    shape: [ 1000, 768 ]
+    src_strides: [ 768, 1 ]
+    dst_strides: [ 768, 1 ]
+    src_offset: [ 0, 0 ]
+    dst_offset: [ 0, 0 ]
+  }
+  winner {
+    hints { prefer_instruction: "tma" eviction_policy: "evict_first" }
+    lowering { path: "tma" tile: [ 32, 128 ] threads: 32 stages: 3 ctas_per_sm: 2 through_shared: true }
+  }
+  winner_statistics { median_us: 5 sample_count: 9 }
+}
+record_count: 1
+)pb";
+
+class LibraryGpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TT_SKIP_WITHOUT_GPU(context_);
+    if (context_->info().cc_major < 9) GTEST_SKIP() << "the database's TMA variant needs sm_90";
+  }
+
+  std::string WriteDatabase() {
+    std::string path = absl::StrCat(::testing::TempDir(), "/hand_written.txtpb");
+    std::ofstream(path) << absl::StrReplaceAll(
+        kDatabase, {{"$NAME", context_->info().name},
+                    {"$MAJOR", absl::StrCat(context_->info().cc_major)},
+                    {"$MINOR", absl::StrCat(context_->info().cc_minor)}});
+    return path;
+  }
+
+  // Copies op through the library on fresh random data and checks every byte.
+  void CheckCopy(Library& library, const CopyOp& op, std::mt19937_64& rng) {
+    size_t bytes = SpanBytes(op.src.buffer);
+    std::vector<uint8_t> host(bytes);
+    for (auto& b : host) b = static_cast<uint8_t>(rng());
+    auto src = DeviceBuffer::Allocate(*context_, bytes);
+    auto dst = DeviceBuffer::Allocate(*context_, bytes);
+    ASSERT_TRUE(src.ok() && dst.ok());
+    ASSERT_TRUE(src->CopyFromHost(host.data(), bytes).ok());
+    ASSERT_TRUE(dst->Fill(0xEE).ok());
+    ASSERT_TRUE(context_->Activate().ok());
+    absl::Status copied = library.Copy(op, src->ptr(), dst->ptr(), nullptr);
+    ASSERT_TRUE(copied.ok()) << copied;
+    ASSERT_TRUE(context_->Synchronize().ok());
+    std::vector<uint8_t> out(bytes);
+    ASSERT_TRUE(dst->CopyToHost(out.data(), bytes).ok());
+    ASSERT_TRUE(out == host) << "library copy is not bit-exact";
+  }
+
+  std::unique_ptr<Context> context_;
+};
+
+TEST_F(LibraryGpuTest, HandWrittenDatabaseChangesTheLaunchedVariant) {
+  std::mt19937_64 rng(std::random_device{}());
+  LibraryOptions plain_options;
+  plain_options.database_path = absl::StrCat(::testing::TempDir(), "/none.txtpb");
+  auto plain = Library::Create(plain_options);
+  ASSERT_TRUE(plain.ok());
+  auto heuristic = (*plain)->Inspect(Op(1000, 768));
+  ASSERT_TRUE(heuristic.ok()) << heuristic.status();
+  EXPECT_EQ(heuristic->level, ResolutionLevel::kHeuristic);
+  EXPECT_EQ(heuristic->path, LoweringPath::kSyncSimt);
+  CheckCopy(**plain, Op(1000, 768), rng);
+
+  LibraryOptions options;
+  options.database_path = WriteDatabase();
+  options.verbosity = 1;
+  auto tuned = Library::Create(options);
+  ASSERT_TRUE(tuned.ok());
+  ASSERT_TRUE((*tuned)->database_status().ok()) << (*tuned)->database_status();
+  auto info = (*tuned)->Inspect(Op(1000, 768));
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->level, ResolutionLevel::kExact);
+  EXPECT_EQ(info->path, LoweringPath::kTma);
+  EXPECT_EQ(info->kernel_name, "tt_copy_tma");  // The loaded function's own name.
+  EXPECT_EQ(info->launch.tile, (std::vector<int64_t>{32, 128}));
+  EXPECT_EQ(info->launch.stages, 3);
+  CheckCopy(**tuned, Op(1000, 768), rng);
+
+  // A nearby problem resolves at the next level, still through the record's variant.
+  auto near = (*tuned)->Inspect(Op(1024, 1024));
+  ASSERT_TRUE(near.ok());
+  EXPECT_EQ(near->level, ResolutionLevel::kNearest);
+  EXPECT_EQ(near->path, LoweringPath::kTma);
+  CheckCopy(**tuned, Op(1024, 1024), rng);
+}
+
+TEST_F(LibraryGpuTest, ConcurrentCallersShareOneCompiledKernel) {
+  LibraryOptions options;
+  options.database_path = WriteDatabase();
+  auto library = Library::Create(options);
+  ASSERT_TRUE(library.ok());
+  CopyOp op = Op(1000, 768);
+  size_t bytes = SpanBytes(op.src.buffer);
+  auto src = DeviceBuffer::Allocate(*context_, bytes);
+  ASSERT_TRUE(src.ok());
+  std::vector<DeviceBuffer> dsts;
+  for (int t = 0; t < 8; ++t) dsts.push_back(std::move(DeviceBuffer::Allocate(*context_, bytes)).value());
+  std::vector<uint8_t> host(bytes);
+  std::mt19937_64 rng(std::random_device{}());
+  for (auto& b : host) b = static_cast<uint8_t>(rng());
+  ASSERT_TRUE(src->CopyFromHost(host.data(), bytes).ok());
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      if (!context_->Activate().ok()) ++failures;
+      for (int i = 0; i < 20; ++i) {
+        if (!(*library)->Copy(op, src->ptr(), dsts[t].ptr(), nullptr).ok()) ++failures;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(failures, 0);
+  ASSERT_TRUE(context_->Synchronize().ok());
+  for (int t = 0; t < 8; ++t) {
+    std::vector<uint8_t> out(bytes);
+    ASSERT_TRUE(dsts[t].CopyToHost(out.data(), bytes).ok());
+    EXPECT_TRUE(out == host) << "thread " << t;
+  }
+}
+
+}  // namespace
+}  // namespace tiletune
