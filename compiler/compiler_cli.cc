@@ -17,10 +17,13 @@
 #include "absl/strings/str_split.h"
 #include "compiler/base/status_macros.h"
 #include "compiler/codegen/copy_emitter.h"
+#include "compiler/codegen/im2col_emitter.h"
 #include "compiler/cuda/nvrtc_compilation_provider.h"
 #include "compiler/ir/buffer.h"
 #include "compiler/ir/copy_op.h"
+#include "compiler/ir/im2col_op.h"
 #include "compiler/lower/copy_lowering.h"
+#include "compiler/lower/im2col_lowering.h"
 #include "compiler/target/target.h"
 
 namespace tiletune {
@@ -31,7 +34,7 @@ const std::set<std::string>& KnownFlags() {
       "op", "dtype", "shape", "src_shape", "src_offset", "dst_shape", "dst_offset", "tile",
       "threads", "stages", "through_shared", "ctas_per_sm", "target", "emit",
       "coalesced_width", "disable_tma", "eviction_policy", "prefer_instruction", "loop_layout",
-      "annotations", "help"};
+      "annotations", "help", "kernel", "stride", "dilation", "pad"};
   return *known;
 }
 
@@ -64,7 +67,70 @@ constexpr char kUsage[] =
     "                [--through_shared=true|false] [--src_shape=.. --src_offset=..]\n"
     "                [--dst_shape=.. --dst_offset=..] [--coalesced_width=N] [--disable_tma]\n"
     "                [--eviction_policy=evict_first] [--prefer_instruction=tma|cp_async|sync]\n"
-    "                [--loop_layout=RxC] [--annotations=key=value,key=value]\n";
+    "                [--loop_layout=RxC] [--annotations=key=value,key=value]\n"
+    "       compiler --op=im2col --dtype=f16 --shape=N,H,W,C --kernel=KH[,KW] [--stride=SH[,SW]]\n"
+    "                [--dilation=DH[,DW]] [--pad=PH[,PW]] --tile=BLOCK_M,BLOCK_K --target=sm_90a\n"
+    "                [--emit=plan|cuda|ptx] [--threads=N] [--stages=N] [--ctas_per_sm=N]\n"
+    "                [hint flags as for copy; annotations also take img_eviction_policy=..,\n"
+    "                col_eviction_policy=..]\n";
+
+// Flags that only one operator takes.
+const std::vector<std::string>& CopyOnlyFlags() {
+  static const std::vector<std::string>* const flags = new std::vector<std::string>{
+      "src_shape", "src_offset", "dst_shape", "dst_offset", "through_shared"};
+  return *flags;
+}
+const std::vector<std::string>& Im2colOnlyFlags() {
+  static const std::vector<std::string>* const flags =
+      new std::vector<std::string>{"kernel", "stride", "dilation", "pad"};
+  return *flags;
+}
+
+absl::Status RejectFlags(const std::map<std::string, std::string>& flags,
+                         const std::vector<std::string>& names, const std::string& op,
+                         const std::string& owner) {
+  for (const std::string& name : names) {
+    if (flags.count(name)) {
+      return absl::InvalidArgumentError(absl::StrCat("--", name, " applies to --op=", owner,
+                                                     " only, not --op=", op));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The hint flags shared by every operator: --coalesced_width, --disable_tma,
+// --eviction_policy, --prefer_instruction, --loop_layout, --annotations.
+absl::StatusOr<CopyHints> HintsFromFlags(const std::map<std::string, std::string>& flags) {
+  CopyHints hints;
+  if (flags.count("coalesced_width")) {
+    TT_ASSIGN_OR_RETURN(hints.coalesced_width,
+                        ParseInt("coalesced_width", Get(flags, "coalesced_width"), 1, 16));
+  }
+  if (flags.count("disable_tma")) {
+    TT_ASSIGN_OR_RETURN(hints.disable_tma, ParseBoolFlag("disable_tma", Get(flags, "disable_tma")));
+  }
+  if (flags.count("eviction_policy")) {
+    TT_ASSIGN_OR_RETURN(hints.eviction_policy, ParseEvictionPolicy(Get(flags, "eviction_policy")));
+  }
+  if (flags.count("prefer_instruction")) {
+    TT_ASSIGN_OR_RETURN(hints.prefer_instruction,
+                        ParseInstruction(Get(flags, "prefer_instruction")));
+  }
+  if (flags.count("loop_layout")) {
+    TT_ASSIGN_OR_RETURN(hints.loop_layout, ParseLoopLayout(Get(flags, "loop_layout")));
+  }
+  if (flags.count("annotations")) {
+    for (absl::string_view pair : absl::StrSplit(Get(flags, "annotations"), ',')) {
+      std::vector<std::string> kv = absl::StrSplit(pair, absl::MaxSplits('=', 1));
+      if (kv.size() != 2 || kv[0].empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--annotations: '", pair, "' is not key=value; e.g. --annotations=fallback=auto"));
+      }
+      hints.annotations[kv[0]] = kv[1];
+    }
+  }
+  return hints;
+}
 
 }  // namespace
 
@@ -143,36 +209,57 @@ absl::StatusOr<CopyOp> CopyOpFromFlags(const std::map<std::string, std::string>&
   CopyOp op;
   TT_ASSIGN_OR_RETURN(op.src, side("src"));
   TT_ASSIGN_OR_RETURN(op.dst, side("dst"));
-  if (flags.count("coalesced_width")) {
-    TT_ASSIGN_OR_RETURN(op.hints.coalesced_width,
-                        ParseInt("coalesced_width", Get(flags, "coalesced_width"), 1, 16));
-  }
-  if (flags.count("disable_tma")) {
-    TT_ASSIGN_OR_RETURN(op.hints.disable_tma,
-                        ParseBoolFlag("disable_tma", Get(flags, "disable_tma")));
-  }
-  if (flags.count("eviction_policy")) {
-    TT_ASSIGN_OR_RETURN(op.hints.eviction_policy,
-                        ParseEvictionPolicy(Get(flags, "eviction_policy")));
-  }
-  if (flags.count("prefer_instruction")) {
-    TT_ASSIGN_OR_RETURN(op.hints.prefer_instruction,
-                        ParseInstruction(Get(flags, "prefer_instruction")));
-  }
-  if (flags.count("loop_layout")) {
-    TT_ASSIGN_OR_RETURN(op.hints.loop_layout, ParseLoopLayout(Get(flags, "loop_layout")));
-  }
-  if (flags.count("annotations")) {
-    for (absl::string_view pair : absl::StrSplit(Get(flags, "annotations"), ',')) {
-      std::vector<std::string> kv = absl::StrSplit(pair, absl::MaxSplits('=', 1));
-      if (kv.size() != 2 || kv[0].empty()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--annotations: '", pair, "' is not key=value; e.g. --annotations=fallback=auto"));
-      }
-      op.hints.annotations[kv[0]] = kv[1];
-    }
-  }
+  TT_ASSIGN_OR_RETURN(op.hints, HintsFromFlags(flags));
   TT_RETURN_IF_ERROR(ValidateCopyOp(op));
+  return op;
+}
+
+absl::StatusOr<Im2colOp> Im2colOpFromFlags(const std::map<std::string, std::string>& flags) {
+  TT_RETURN_IF_ERROR(RejectFlags(flags, CopyOnlyFlags(), "im2col", "copy"));
+  TT_ASSIGN_OR_RETURN(DataType dtype, ParseDataType(Get(flags, "dtype", "f32")));
+  if (flags.count("shape") == 0) {
+    return absl::InvalidArgumentError(
+        "--shape is required: the NHWC image as N,H,W,C, e.g. --shape=64,56,56,64");
+  }
+  TT_ASSIGN_OR_RETURN(std::vector<int64_t> shape,
+                      ParseIntList("shape", Get(flags, "shape"), 1, kMaxIm2colElements));
+  if (shape.size() != 4) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--shape=", Get(flags, "shape"), ": im2col takes the NHWC image as four values N,H,W,C, "
+        "e.g. --shape=64,56,56,64"));
+  }
+  if (flags.count("kernel") == 0) {
+    return absl::InvalidArgumentError(
+        "--kernel is required for --op=im2col: KH[,KW], e.g. --kernel=3 or --kernel=3,5");
+  }
+  // One value for both axes or two (h, then w).
+  auto per_axis = [&](const std::string& name, const std::string& fallback, int64_t min_value,
+                      int64_t* h, int64_t* w) -> absl::Status {
+    std::string text = Get(flags, name, fallback);
+    TT_ASSIGN_OR_RETURN(std::vector<int64_t> values,
+                        ParseIntList(name, text, min_value, kMaxIm2colWindowParam));
+    if (values.size() > 2) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", name, "=", text, ": give one value for both axes or two, h then w (e.g. --",
+          name, "=3,1)"));
+    }
+    *h = values[0];
+    *w = values.back();
+    return absl::OkStatus();
+  };
+  Im2colGeometry g;
+  g.n = shape[0];
+  g.h = shape[1];
+  g.w = shape[2];
+  g.c = shape[3];
+  TT_RETURN_IF_ERROR(per_axis("kernel", "1", 1, &g.kh, &g.kw));
+  TT_RETURN_IF_ERROR(per_axis("stride", "1", 1, &g.sh, &g.sw));
+  TT_RETURN_IF_ERROR(per_axis("dilation", "1", 1, &g.dh, &g.dw));
+  TT_RETURN_IF_ERROR(per_axis("pad", "0", 0, &g.ph, &g.pw));
+  TT_RETURN_IF_ERROR(ValidateIm2colGeometry(g));
+  Im2colOp op = Im2colOp::Dense(dtype, g);
+  TT_ASSIGN_OR_RETURN(op.hints, HintsFromFlags(flags));
+  TT_RETURN_IF_ERROR(ValidateIm2colOp(op));
   return op;
 }
 
@@ -203,9 +290,9 @@ int RunCompilerCli(const std::vector<std::string>& args, std::ostream& out, std:
     return 0;
   }
   std::string op_name = Get(*flags, "op", "copy");
-  if (op_name != "copy") {
+  if (op_name != "copy" && op_name != "im2col") {
     return fail(absl::InvalidArgumentError(
-        absl::StrCat("--op=", op_name, ": accepted is copy")));
+        absl::StrCat("--op=", op_name, ": accepted are copy, im2col")));
   }
   std::string emit = Get(*flags, "emit", "plan");
   if (emit != "plan" && emit != "cuda" && emit != "ptx") {
@@ -214,17 +301,36 @@ int RunCompilerCli(const std::vector<std::string>& args, std::ostream& out, std:
   }
   absl::StatusOr<Target> target = Target::Parse(Get(*flags, "target", "sm_90a"));
   if (!target.ok()) return fail(target.status());
-  absl::StatusOr<CopyOp> op = CopyOpFromFlags(*flags);
-  if (!op.ok()) return fail(op.status());
-  absl::StatusOr<LaunchParams> launch = LaunchFromFlags(*flags);
-  if (!launch.ok()) return fail(launch.status());
-  absl::StatusOr<LoweredCopy> lowered = LowerCopy(*op, *target, *launch);
-  if (!lowered.ok()) return fail(lowered.status());
-  if (emit == "plan") {
-    out << DescribePlan(*lowered);
-    return 0;
+  CudaSource source;
+  if (op_name == "im2col") {
+    absl::StatusOr<Im2colOp> op = Im2colOpFromFlags(*flags);
+    if (!op.ok()) return fail(op.status());
+    absl::StatusOr<LaunchParams> launch = LaunchFromFlags(*flags);
+    if (!launch.ok()) return fail(launch.status());
+    absl::StatusOr<LoweredIm2col> lowered = LowerIm2col(*op, *target, *launch);
+    if (!lowered.ok()) return fail(lowered.status());
+    if (emit == "plan") {
+      out << DescribePlan(*lowered);
+      return 0;
+    }
+    source = EmitIm2colKernel(*lowered);
+  } else {
+    if (absl::Status status = RejectFlags(*flags, Im2colOnlyFlags(), "copy", "im2col");
+        !status.ok()) {
+      return fail(status);
+    }
+    absl::StatusOr<CopyOp> op = CopyOpFromFlags(*flags);
+    if (!op.ok()) return fail(op.status());
+    absl::StatusOr<LaunchParams> launch = LaunchFromFlags(*flags);
+    if (!launch.ok()) return fail(launch.status());
+    absl::StatusOr<LoweredCopy> lowered = LowerCopy(*op, *target, *launch);
+    if (!lowered.ok()) return fail(lowered.status());
+    if (emit == "plan") {
+      out << DescribePlan(*lowered);
+      return 0;
+    }
+    source = EmitCopyKernel(*lowered);
   }
-  CudaSource source = EmitCopyKernel(*lowered);
   if (emit == "cuda") {
     out << source.text;
     return 0;

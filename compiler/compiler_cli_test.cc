@@ -84,7 +84,7 @@ struct BadInput {
 
 TEST(CompilerCliTest, BadInputsGiveOneClearLineAndExitCode2) {
   std::vector<BadInput> cases = {
-      {{"--op=gemm"}, "--op=gemm: accepted is copy"},
+      {{"--op=gemm"}, "--op=gemm: accepted are copy, im2col"},
       {{"--dtype=f12"}, "unknown dtype 'f12'"},
       {{"--dtype="}, "unknown dtype ''"},
       {{"--shape=0,8"}, "'0' is not an integer from 1"},
