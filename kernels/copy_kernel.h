@@ -35,6 +35,11 @@ class CopyKernel {
   static absl::StatusOr<std::unique_ptr<CopyKernel>> Create(const Context& context,
                                                             const LoweredCopy& lowered,
                                                             CompilationProvider& compiler);
+  // Loads an already compiled kernel (`source` is kept for reports).
+  static absl::StatusOr<std::unique_ptr<CopyKernel>> CreateFromCubin(const Context& context,
+                                                                     const LoweredCopy& lowered,
+                                                                     std::string source,
+                                                                     const Cubin& cubin);
 
   absl::Status Launch(CUdeviceptr src, CUdeviceptr dst, CUstream stream);
 

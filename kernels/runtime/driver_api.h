@@ -34,6 +34,7 @@ namespace tiletune {
   X(cuDeviceTotalMem)            \
   X(cuDevicePrimaryCtxRetain)    \
   X(cuDevicePrimaryCtxRelease)   \
+  X(cuDevicePrimaryCtxReset)     \
   X(cuCtxSetCurrent)             \
   X(cuCtxGetCurrent)             \
   X(cuCtxGetDevice)              \

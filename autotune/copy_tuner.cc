@@ -1,0 +1,375 @@
+#include "autotune/copy_tuner.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "autotune/copy_search_space.h"
+#include "autotune/tuning_db.h"
+#include "autotune/winner.h"
+#include "compiler/backend/tuning_conversion.h"
+#include "compiler/base/status_macros.h"
+#include "kernels/copy_kernel.h"
+#include "kernels/copy_reference.h"
+#include "kernels/device_check.h"
+#include "kernels/runtime/driver_api.h"
+
+namespace tiletune {
+namespace autotune {
+namespace {
+
+constexpr size_t kGuard = 4096;
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+std::vector<absl::StatusOr<Cubin>> CompileAll(CompilationProvider& compiler,
+                                              const std::vector<CopyCandidate>& candidates,
+                                              const std::string& arch, int threads) {
+  std::vector<absl::StatusOr<Cubin>> out(candidates.size(), absl::UnknownError("not compiled"));
+  std::atomic<size_t> next{0};
+  CompileOptions options;
+  options.arch = arch;
+  std::vector<std::thread> pool;
+  int n = std::max(1, threads);
+  for (int t = 0; t < n; ++t) {
+    pool.emplace_back([&] {
+      for (size_t i = next++; i < candidates.size(); i = next++) {
+        out[i] = compiler.CompileToCubin(candidates[i].source, options);
+      }
+    });
+  }
+  for (auto& thread : pool) thread.join();
+  return out;
+}
+
+// Device buffers for one problem: rotation sets larger than the L2, and the expected
+// image of the first set's destination (guards included).
+class Workspace {
+ public:
+  static absl::StatusOr<std::unique_ptr<Workspace>> Create(const Context& context,
+                                                           const CopyOp& op) {
+    auto ws = std::unique_ptr<Workspace>(new Workspace(context));
+    ws->src_span_ = SpanBytes(op.src.buffer);
+    ws->dst_span_ = SpanBytes(op.dst.buffer);
+    size_t per_set = ws->src_span_ + ws->dst_span_ + 4 * kGuard;
+    size_t wanted = static_cast<size_t>(2.5 * context.info().l2_bytes);
+    size_t sets = std::clamp<size_t>((wanted + per_set - 1) / per_set, 1, 64);
+    sets = std::max<size_t>(1, std::min<size_t>(sets, context.info().memory_bytes / 4 / per_set));
+    std::mt19937_64 rng(std::random_device{}());
+    std::vector<uint8_t> src(ws->src_span_ + 2 * kGuard);
+    for (size_t i = 0; i < src.size(); i += 8) {
+      uint64_t word = rng();
+      std::memcpy(src.data() + i, &word, std::min<size_t>(8, src.size() - i));
+    }
+    ws->poison_ = static_cast<uint8_t>(rng());
+    std::vector<uint8_t> expected(ws->dst_span_ + 2 * kGuard, ws->poison_);
+    TT_RETURN_IF_ERROR(CopyReference(op, src.data() + kGuard, ws->src_span_,
+                                     expected.data() + kGuard, ws->dst_span_));
+    TT_ASSIGN_OR_RETURN(ws->expected_, DeviceBuffer::Allocate(context, expected.size()));
+    TT_RETURN_IF_ERROR(ws->expected_.CopyFromHost(expected.data(), expected.size()));
+    for (size_t s = 0; s < sets; ++s) {
+      TT_ASSIGN_OR_RETURN(DeviceBuffer s_buf, DeviceBuffer::Allocate(context, src.size()));
+      TT_ASSIGN_OR_RETURN(DeviceBuffer d_buf, DeviceBuffer::Allocate(context, expected.size()));
+      TT_RETURN_IF_ERROR(s_buf.CopyFromHost(src.data(), src.size()));
+      ws->src_.push_back(std::move(s_buf));
+      ws->dst_.push_back(std::move(d_buf));
+    }
+    return ws;
+  }
+
+  size_t sets() const { return src_.size(); }
+
+  // Launches once on set 0 over a poisoned destination and compares every byte.
+  absl::Status Verify(CopyKernel& kernel, DeviceCheck& check) {
+    TT_RETURN_IF_ERROR(dst_[0].Fill(poison_));
+    TT_RETURN_IF_ERROR(context_.Synchronize());
+    TT_RETURN_IF_ERROR(kernel.Launch(src_[0].ptr() + kGuard, dst_[0].ptr() + kGuard, nullptr));
+    TT_RETURN_IF_ERROR(context_.Synchronize());
+    TT_ASSIGN_OR_RETURN(Mismatch m, check.Compare(dst_[0].ptr(), expected_.ptr(),
+                                                  dst_span_ + 2 * kGuard, nullptr));
+    if (m.count == 0) return absl::OkStatus();
+    std::string where = m.first < kGuard ? "in the guard zone before dst"
+                        : m.first >= kGuard + dst_span_
+                            ? "in the guard zone after dst"
+                            : absl::StrCat("at dst byte ", m.first - kGuard);
+    return absl::DataLossError(absl::StrCat(m.count, " wrong byte(s), the first ", where));
+  }
+
+  // Microseconds per launch: `samples` batches rotating over the sets, after a warm-up.
+  absl::StatusOr<std::vector<double>> Measure(CopyKernel& kernel, Event& start, Event& stop,
+                                              int samples) {
+    auto launch = [&](size_t i) {
+      size_t s = i % src_.size();
+      return kernel.Launch(src_[s].ptr() + kGuard, dst_[s].ptr() + kGuard, nullptr);
+    };
+    // Warm-up over every set, which also times one rotation.
+    TT_RETURN_IF_ERROR(start.Record(nullptr));
+    for (size_t i = 0; i < src_.size(); ++i) TT_RETURN_IF_ERROR(launch(i));
+    TT_RETURN_IF_ERROR(stop.Record(nullptr));
+    TT_RETURN_IF_ERROR(stop.Synchronize());
+    TT_ASSIGN_OR_RETURN(float warm_ms, stop.ElapsedSince(start));
+    double per_launch_us = 1e3 * warm_ms / src_.size();
+    int batch = static_cast<int>(std::clamp(std::ceil(300.0 / std::max(per_launch_us, 0.5)),
+                                            1.0, 256.0));
+    std::vector<double> out;
+    size_t next = 0;
+    for (int s = 0; s < samples; ++s) {
+      TT_RETURN_IF_ERROR(start.Record(nullptr));
+      for (int b = 0; b < batch; ++b) TT_RETURN_IF_ERROR(launch(next++));
+      TT_RETURN_IF_ERROR(stop.Record(nullptr));
+      TT_RETURN_IF_ERROR(stop.Synchronize());
+      TT_ASSIGN_OR_RETURN(float ms, stop.ElapsedSince(start));
+      out.push_back(1e3 * ms / batch);
+    }
+    return out;
+  }
+
+ private:
+  explicit Workspace(const Context& context) : context_(context) {}
+  const Context& context_;
+  size_t src_span_ = 0, dst_span_ = 0;
+  uint8_t poison_ = 0;
+  DeviceBuffer expected_;
+  std::vector<DeviceBuffer> src_, dst_;
+};
+
+struct Run {
+  const CopyCandidate* candidate;
+  std::unique_ptr<CopyKernel> kernel;
+  Measurement measurement;
+};
+
+}  // namespace
+
+absl::StatusOr<double> MeasureDramCeiling(const Context& context) {
+  size_t bytes = std::min<size_t>(size_t{1} << 30, context.info().memory_bytes / 8);
+  TT_ASSIGN_OR_RETURN(DeviceBuffer a, DeviceBuffer::Allocate(context, bytes));
+  TT_ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::Allocate(context, bytes));
+  TT_RETURN_IF_ERROR(a.Fill(0x3c));
+  TT_ASSIGN_OR_RETURN(auto start, Event::Create(context));
+  TT_ASSIGN_OR_RETURN(auto stop, Event::Create(context));
+  const DriverApi& cu = context.api();
+  std::vector<double> ms;
+  for (int i = 0; i < 6; ++i) {
+    TT_RETURN_IF_ERROR(start->Record(nullptr));
+    TT_RETURN_IF_ERROR(ToStatus(cu.cuMemcpyDtoDAsync(b.ptr(), a.ptr(), bytes, nullptr),
+                                "cuMemcpyDtoDAsync"));
+    TT_RETURN_IF_ERROR(stop->Record(nullptr));
+    TT_RETURN_IF_ERROR(stop->Synchronize());
+    TT_ASSIGN_OR_RETURN(float elapsed, stop->ElapsedSince(*start));
+    if (i > 0) ms.push_back(elapsed);  // The first is a warm-up.
+  }
+  std::sort(ms.begin(), ms.end());
+  return 2.0 * bytes / (ms[ms.size() / 2] * 1e6);
+}
+
+DeviceIdentity IdentifyDevice(const Context& context, const std::string& nvrtc_version) {
+  const DeviceInfo& info = context.info();
+  DeviceIdentity device;
+  device.set_name(info.name);
+  device.set_cc_major(info.cc_major);
+  device.set_cc_minor(info.cc_minor);
+  device.set_sm_count(info.sm_count);
+  device.set_l2_bytes(info.l2_bytes);
+  device.set_memory_bytes(info.memory_bytes);
+  // HBM parts have wide buses; GDDR parts 384 bits or fewer.
+  device.set_memory_bandwidth_class(info.memory_bus_bits >= 2048 ? "hbm" : "gddr");
+  device.set_cuda_version(info.driver_version);
+  device.set_nvrtc_version(nvrtc_version);
+  device.set_uuid(info.uuid);
+  return device;
+}
+
+absl::StatusOr<TuningRecord> CopyTuner::Tune(const CopyOp& op,
+                                             std::map<std::string, std::string>* faulted,
+                                             TuneStats* stats) {
+  TT_ASSIGN_OR_RETURN(Target target, Target::Parse(context_.info().ArchName()));
+  std::vector<int64_t> extents = SqueezedExtents(op.src);
+  int element = DataTypeBytes(op.src.buffer.dtype);
+  int64_t bytes_moved = 2 * op.src.NumElements() * element;
+  int threads = options_.compile_threads > 0
+                    ? options_.compile_threads
+                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  auto progress = [&](const std::string& line) {
+    if (options_.progress) options_.progress(line);
+  };
+
+  TT_ASSIGN_OR_RETURN(std::unique_ptr<Workspace> workspace, Workspace::Create(context_, op));
+  TT_ASSIGN_OR_RETURN(std::unique_ptr<DeviceCheck> check, DeviceCheck::Create(context_, compiler_));
+  TT_ASSIGN_OR_RETURN(auto start, Event::Create(context_));
+  TT_ASSIGN_OR_RETURN(auto stop, Event::Create(context_));
+
+  std::vector<std::unique_ptr<CopySearchSpace>> spaces;
+  std::vector<Run> runs;
+  std::set<std::string> seen;
+  double best_gbps = 0;
+
+  // Compiles, verifies and measures every new candidate of `space`.
+  auto evaluate = [&](CopySearchSpace& space, const std::string& phase) -> absl::Status {
+    stats->enumerated += space.enumerated;
+    stats->pruned += space.pruned;
+    stats->duplicates += space.duplicates;
+    std::vector<CopyCandidate> fresh;
+    for (CopyCandidate& c : space.candidates) {
+      if (seen.insert(c.source_sha256).second) fresh.push_back(std::move(c));
+      else ++stats->duplicates;
+    }
+    space.candidates = std::move(fresh);
+    auto compile_start = Clock::now();
+    progress(absl::StrCat(phase, ": compiling ", space.candidates.size(), " variants on ",
+                          threads, " threads"));
+    std::vector<absl::StatusOr<Cubin>> cubins =
+        CompileAll(compiler_, space.candidates, target.ArchName(), threads);
+    stats->compile_seconds += Seconds(compile_start);
+    auto gpu_start = Clock::now();
+    for (size_t i = 0; i < space.candidates.size(); ++i) {
+      const CopyCandidate& c = space.candidates[i];
+      Run run{&c, nullptr, Measurement{c.variant, {}, CandidateResult::OK, ""}};
+      auto fault = faulted->find(c.source_sha256);
+      if (fault != faulted->end()) {
+        run.measurement.status = CandidateResult::LAUNCH_FAULT;
+        run.measurement.detail = fault->second;
+        runs.push_back(std::move(run));
+        continue;
+      }
+      if (!cubins[i].ok()) {
+        ++stats->compile_errors;
+        run.measurement.status = CandidateResult::COMPILE_ERROR;
+        run.measurement.detail = std::string(cubins[i].status().message().substr(0, 2000));
+        runs.push_back(std::move(run));
+        continue;
+      }
+      ++stats->compiled;
+      auto kernel = CopyKernel::CreateFromCubin(context_, c.lowered, c.source.text, *cubins[i]);
+      absl::Status verified = kernel.ok() ? workspace->Verify(**kernel, *check) : kernel.status();
+      if (absl::IsAborted(verified)) {
+        (*faulted)[c.source_sha256] = std::string(verified.message());
+        ++stats->faults;
+        return absl::AbortedError(absl::StrCat("variant ", DescribeVariant(c.variant),
+                                               " faulted the GPU: ", verified.message()));
+      }
+      if (!verified.ok()) {
+        ++stats->failed_verification;
+        run.measurement.status = CandidateResult::FAILED_VERIFICATION;
+        run.measurement.detail = std::string(verified.message());
+        runs.push_back(std::move(run));
+        continue;
+      }
+      ++stats->verified;
+      auto samples = workspace->Measure(**kernel, *start, *stop, options_.samples);
+      if (!samples.ok()) {
+        if (absl::IsAborted(samples.status())) {
+          (*faulted)[c.source_sha256] = std::string(samples.status().message());
+          ++stats->faults;
+          return absl::AbortedError(absl::StrCat("variant ", DescribeVariant(c.variant),
+                                                 " faulted the GPU: ", samples.status().message()));
+        }
+        return samples.status();
+      }
+      ++stats->measured;
+      run.measurement.samples_us = *samples;
+      run.kernel = *std::move(kernel);
+      std::vector<double> sorted = *samples;
+      std::sort(sorted.begin(), sorted.end());
+      best_gbps = std::max(best_gbps, bytes_moved / (sorted[sorted.size() / 2] * 1e3));
+      runs.push_back(std::move(run));
+      if (i % 16 == 15 || i + 1 == space.candidates.size()) {
+        progress(absl::StrFormat("%s: %d/%d verified and measured, best %.0f GB/s", phase, i + 1,
+                                 space.candidates.size(), best_gbps));
+      }
+    }
+    stats->gpu_seconds += Seconds(gpu_start);
+    return absl::OkStatus();
+  };
+
+  // Phase 1: every hint combination at one launch per path family.
+  spaces.push_back(std::make_unique<CopySearchSpace>());
+  TT_ASSIGN_OR_RETURN(*spaces.back(),
+                      BuildCopySearchSpace(op, target, AllCopyHints(),
+                                           RepresentativeCopyLaunches(extents, element, target)));
+  TT_RETURN_IF_ERROR(evaluate(*spaces.back(), "hints"));
+
+  // Phase 2: every launch candidate for the best hint set of each of the three best paths.
+  std::map<std::string, std::pair<double, const CopyCandidate*>> best_per_path;
+  for (const Run& run : runs) {
+    if (run.measurement.samples_us.empty()) continue;
+    std::vector<double> s = run.measurement.samples_us;
+    std::sort(s.begin(), s.end());
+    double median = s[s.size() / 2];
+    std::string path = LoweringPathName(run.candidate->lowered.path);
+    auto it = best_per_path.find(path);
+    if (it == best_per_path.end() || median < it->second.first) {
+      best_per_path[path] = {median, run.candidate};
+    }
+  }
+  std::vector<std::pair<double, const CopyCandidate*>> leaders;
+  for (auto& [path, entry] : best_per_path) leaders.push_back(entry);
+  std::sort(leaders.begin(), leaders.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<CopyHints> leader_hints;
+  for (size_t i = 0; i < leaders.size() && i < 3; ++i) {
+    leader_hints.push_back(leaders[i].second->hints);
+  }
+  if (!leader_hints.empty()) {
+    spaces.push_back(std::make_unique<CopySearchSpace>());
+    absl::StatusOr<CopySearchSpace> launches = BuildCopySearchSpace(
+        op, target, leader_hints, CopyLaunchCandidates(extents, element, target));
+    if (launches.ok()) {
+      *spaces.back() = *std::move(launches);
+      TT_RETURN_IF_ERROR(evaluate(*spaces.back(), "launch"));
+    }
+  }
+
+  // Selection, then the leaders re-measured in interleaved rounds.
+  std::vector<Measurement> measurements;
+  for (const Run& run : runs) measurements.push_back(run.measurement);
+  WinnerOptions winner_options;
+  winner_options.bytes_moved = bytes_moved;
+  winner_options.ceiling_gbps = options_.ceiling_gbps;
+  TT_ASSIGN_OR_RETURN(Selection first, SelectWinner(measurements, winner_options));
+  std::vector<int> top = TopCandidates(first.results, options_.top_k);
+  progress(absl::StrCat("re-measuring the top ", top.size(), " interleaved"));
+  std::map<int, std::vector<double>> fresh;
+  auto gpu_start = Clock::now();
+  for (int index : InterleavedOrder(top, options_.rounds)) {
+    TT_ASSIGN_OR_RETURN(std::vector<double> sample,
+                        workspace->Measure(*runs[index].kernel, *start, *stop, 1));
+    fresh[index].push_back(sample[0]);
+  }
+  stats->gpu_seconds += Seconds(gpu_start);
+  for (auto& [index, samples] : fresh) measurements[index].samples_us = samples;
+  TT_ASSIGN_OR_RETURN(Selection final_selection, SelectWinner(measurements, winner_options));
+  if (final_selection.winner < 0) {
+    return absl::FailedPreconditionError("no variant verified and measured for this copy");
+  }
+
+  TuningRecord record;
+  *record.mutable_problem() = ProblemFromCopyOp(op);
+  TT_RETURN_IF_ERROR(FillRecord(final_selection, &record));
+  for (const auto& space : spaces) {
+    for (const std::string& example : space->pruned_examples) {
+      CandidateResult* pruned = record.add_candidates();
+      pruned->set_status(CandidateResult::PRUNED);
+      pruned->set_detail(example);
+    }
+  }
+  return record;
+}
+
+}  // namespace autotune
+}  // namespace tiletune

@@ -1,0 +1,91 @@
+// Tuning one copy problem on one GPU: search, compile in parallel, verify bit-exact,
+// measure, re-measure the leaders interleaved, and produce a TuningRecord.
+//
+//   CopyTuner::Options options;
+//   options.ceiling_gbps = *MeasureDramCeiling(context, stream);
+//   CopyTuner tuner(context, compiler, options);
+//   TT_ASSIGN_OR_RETURN(TuningRecord record, tuner.Tune(op, &stats));
+//
+// Search: every hint combination at one representative launch per path family, then
+// every launch candidate for the three best hint sets (BuildCopySearchSpace prunes and
+// deduplicates both). Verification: fresh random source data, the destination and its
+// guard zones poisoned with a random byte, one launch, a byte-exact device-side compare
+// against the CPU reference (kernels/copy_reference.h). Measurement: warm-up, then
+// batches of launches timed with events, rotating over buffer sets larger than 2.5x the
+// L2 so nothing is timed from cache; the top five are re-measured in interleaved rounds
+// before the winner is chosen (autotune/winner.h), and results above the measured DRAM
+// ceiling are rejected as cache artefacts. A variant that faults the GPU is recorded as
+// LAUNCH_FAULT: Tune returns Aborted naming it, the caller resets the context
+// (Context::ResetAfterFault) and calls Tune again, which skips it.
+#ifndef AUTOTUNE_COPY_TUNER_H_
+#define AUTOTUNE_COPY_TUNER_H_
+
+#include <functional>
+#include <map>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "autotune/tuning_db.pb.h"
+#include "compiler/cuda/compilation_provider.h"
+#include "compiler/ir/copy_op.h"
+#include "kernels/runtime/runtime.h"
+
+namespace tiletune {
+namespace autotune {
+
+struct TuneStats {
+  int enumerated = 0;
+  int pruned = 0;
+  int duplicates = 0;
+  int compiled = 0;
+  int compile_errors = 0;
+  int verified = 0;
+  int failed_verification = 0;
+  int faults = 0;
+  int measured = 0;
+  double compile_seconds = 0;
+  double gpu_seconds = 0;
+};
+
+// cuMemcpyDtoDAsync of the largest of 1 GiB and an eighth of device memory that fits,
+// median of five, in GB/s counting bytes read plus written.
+absl::StatusOr<double> MeasureDramCeiling(const Context& context);
+
+// The DeviceIdentity of `context`'s GPU, with driver, CUDA and NVRTC versions.
+DeviceIdentity IdentifyDevice(const Context& context, const std::string& nvrtc_version);
+
+class CopyTuner {
+ public:
+  struct Options {
+    // Samples per candidate in the first pass.
+    int samples = 5;
+    // Candidates re-measured at the end, and interleaved rounds over them.
+    int top_k = 5;
+    int rounds = 8;
+    // Threads compiling at once; 0 means one per hardware thread.
+    int compile_threads = 0;
+    // Measured DRAM ceiling (MeasureDramCeiling); 0 disables the cache-artefact check.
+    double ceiling_gbps = 0;
+    // Receives one-line progress updates.
+    std::function<void(const std::string&)> progress;
+  };
+
+  CopyTuner(Context& context, CompilationProvider& compiler, Options options)
+      : context_(context), compiler_(compiler), options_(std::move(options)) {}
+
+  // `faulted` maps source hashes of variants that faulted in an earlier call to the
+  // fault; they are recorded, not run. On a new fault returns Aborted and adds the
+  // variant to `faulted`.
+  absl::StatusOr<TuningRecord> Tune(const CopyOp& op, std::map<std::string, std::string>* faulted,
+                                    TuneStats* stats);
+
+ private:
+  Context& context_;
+  CompilationProvider& compiler_;
+  Options options_;
+};
+
+}  // namespace autotune
+}  // namespace tiletune
+
+#endif  // AUTOTUNE_COPY_TUNER_H_
