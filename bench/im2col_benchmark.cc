@@ -1,0 +1,362 @@
+// im2col variants on ResNet-50-like f16 layers against cudnnIm2Col on the same problem and
+// cudaMemcpy of the same traffic, in the same run.
+//
+// Bytes moved, for every counter: the image read once plus the column matrix written once,
+// img_bytes + col_bytes. cudaMemcpy is timed copying (img_bytes + col_bytes) / 2 bytes, so
+// its reads plus writes are the same traffic. Counters: GBps (this variant), cudnn_GBps,
+// vs_cudnn (cuDNN's time / ours: above 1 we are faster), memcpy_GBps, vs_memcpy.
+//
+// cuDNN's layout. cudnnIm2Col takes an NCHW image (we give it one of the same shape and
+// bytes) and, per its documentation, writes the GEMM A matrix of N*OH*OW rows and
+// C*KH*KW columns, fully packed; the columns are expected in (c, kh, kw) order, c slowest,
+// where tiletune's are (kh, kw, c), c fastest (NHWC). The set-up checks this on a small
+// asymmetric case against the CPU reference, trying the candidate layouts, and every
+// benchmark's label names the layout found ("cudnn=[M,(c,kh,kw)]" for the expected one).
+// Either way both sides read the same image bytes and write the same column bytes.
+//
+//   bazel run //bench:im2col_benchmark -- --benchmark_counters_tabular=true
+//   (cuDNN must be loadable: put python3's nvidia.cudnn lib/ folder on LD_LIBRARY_PATH.)
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "bench/bench_util.h"
+#include "benchmark/benchmark.h"
+#include "compiler/base/status_macros.h"
+#include "compiler/ir/im2col_op.h"
+#include "compiler/lower/im2col_lowering.h"
+#include "cuda_runtime_api.h"
+#include "cudnn.h"
+#include "kernels/im2col_kernel.h"
+
+namespace tiletune {
+namespace {
+
+absl::Status CudnnStatus(cudnnStatus_t status, absl::string_view what) {
+  if (status == CUDNN_STATUS_SUCCESS) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat(what, ": ", cudnnGetErrorString(status)));
+}
+
+absl::Status CudaStatus(cudaError_t error, absl::string_view what) {
+  if (error == cudaSuccess) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat(what, ": ", cudaGetErrorString(error)));
+}
+
+struct Layer {
+  std::string name;
+  int64_t n, h, w, c, kernel, stride, pad;
+  Im2colGeometry Geometry() const {
+    Im2colGeometry g;
+    g.n = n;
+    g.h = h;
+    g.w = w;
+    g.c = c;
+    g.kh = g.kw = kernel;
+    g.sh = g.sw = stride;
+    g.ph = g.pw = pad;
+    return g;
+  }
+};
+
+const std::vector<Layer>& Layers() {
+  static const std::vector<Layer>* const layers = new std::vector<Layer>{
+      {"n64_c64_56x56_k3_s1_p1", 64, 56, 56, 64, 3, 1, 1},
+      {"n64_c256_14x14_k3_s1_p1", 64, 14, 14, 256, 3, 1, 1},
+      {"n64_c128_56x56_k3_s2_p1", 64, 56, 56, 128, 3, 2, 1},
+      {"n32_c3_224x224_k7_s2_p3", 32, 224, 224, 3, 7, 2, 3},
+  };
+  return *layers;
+}
+
+struct Variant {
+  std::string name;
+  Instruction instruction;
+  std::vector<int64_t> tile;
+  int threads;
+  int stages;
+  int ctas_per_sm;
+  // Image loads evict_last, column stores evict_first.
+  bool split_eviction = false;
+};
+
+const std::vector<Variant>& Variants() {
+  static const std::vector<Variant>* const variants = new std::vector<Variant>{
+      {"simt_64x64_t128", Instruction::kSync, {64, 64}, 128, 1, 0},
+      {"simt_128x64_t256", Instruction::kSync, {128, 64}, 256, 1, 0},
+      {"simt_32x128_t256_p4", Instruction::kSync, {32, 128}, 256, 1, 4},
+      {"simt_128x64_t256_imglast_colfirst", Instruction::kSync, {128, 64}, 256, 1, 0, true},
+      {"tma_128x64_s2", Instruction::kTma, {128, 64}, 32, 2, 0},
+      {"tma_128x64_s4_p3", Instruction::kTma, {128, 64}, 32, 4, 3},
+      {"tma_256x64_s3_p2", Instruction::kTma, {256, 64}, 32, 3, 2},
+      {"tma_128x128_s3_p2_imglast_colfirst", Instruction::kTma, {128, 128}, 32, 3, 2, true},
+  };
+  return *variants;
+}
+
+// cuDNN descriptors for one problem, NCHW image, cross-correlation (no kernel flip).
+class CudnnIm2col {
+ public:
+  static absl::StatusOr<std::unique_ptr<CudnnIm2col>> Create(cudnnHandle_t handle,
+                                                             const Im2colGeometry& g,
+                                                             cudnnTensorFormat_t format) {
+    auto im2col = std::unique_ptr<CudnnIm2col>(new CudnnIm2col(handle));
+    TT_RETURN_IF_ERROR(CudnnStatus(cudnnCreateTensorDescriptor(&im2col->x_), "tensor desc"));
+    TT_RETURN_IF_ERROR(CudnnStatus(cudnnCreateFilterDescriptor(&im2col->w_), "filter desc"));
+    TT_RETURN_IF_ERROR(
+        CudnnStatus(cudnnCreateConvolutionDescriptor(&im2col->conv_), "convolution desc"));
+    TT_RETURN_IF_ERROR(CudnnStatus(
+        cudnnSetTensor4dDescriptor(im2col->x_, format, CUDNN_DATA_HALF, static_cast<int>(g.n),
+                                   static_cast<int>(g.c), static_cast<int>(g.h),
+                                   static_cast<int>(g.w)),
+        "cudnnSetTensor4dDescriptor"));
+    TT_RETURN_IF_ERROR(CudnnStatus(
+        cudnnSetFilter4dDescriptor(im2col->w_, CUDNN_DATA_HALF, format, /*k=*/64,
+                                   static_cast<int>(g.c), static_cast<int>(g.kh),
+                                   static_cast<int>(g.kw)),
+        "cudnnSetFilter4dDescriptor"));
+    TT_RETURN_IF_ERROR(CudnnStatus(
+        cudnnSetConvolution2dDescriptor(im2col->conv_, static_cast<int>(g.ph),
+                                        static_cast<int>(g.pw), static_cast<int>(g.sh),
+                                        static_cast<int>(g.sw), static_cast<int>(g.dh),
+                                        static_cast<int>(g.dw), CUDNN_CROSS_CORRELATION,
+                                        CUDNN_DATA_FLOAT),
+        "cudnnSetConvolution2dDescriptor"));
+    return im2col;
+  }
+  ~CudnnIm2col() {
+    if (conv_) cudnnDestroyConvolutionDescriptor(conv_);
+    if (w_) cudnnDestroyFilterDescriptor(w_);
+    if (x_) cudnnDestroyTensorDescriptor(x_);
+  }
+  absl::Status Run(CUdeviceptr img, CUdeviceptr col) const {
+    return CudnnStatus(cudnnIm2Col(handle_, x_, reinterpret_cast<const void*>(img), w_, conv_,
+                                   reinterpret_cast<void*>(col)),
+                       "cudnnIm2Col");
+  }
+
+ private:
+  explicit CudnnIm2col(cudnnHandle_t handle) : handle_(handle) {}
+  cudnnHandle_t handle_;
+  cudnnTensorDescriptor_t x_ = nullptr;
+  cudnnFilterDescriptor_t w_ = nullptr;
+  cudnnConvolutionDescriptor_t conv_ = nullptr;
+};
+
+// Column matrix element (m, kh, kw, c) of the reference, for an NHWC host image.
+uint16_t Reference(const Im2colGeometry& g, const std::vector<uint16_t>& nhwc, int64_t m,
+                   int64_t kh, int64_t kw, int64_t c) {
+  int64_t ohw = g.OH() * g.OW();
+  int64_t n = m / ohw, oh = m % ohw / g.OW(), ow = m % g.OW();
+  int64_t ih = oh * g.sh - g.ph + kh * g.dh, iw = ow * g.sw - g.pw + kw * g.dw;
+  if (ih < 0 || ih >= g.h || iw < 0 || iw >= g.w) return 0;
+  return nhwc[((n * g.h + ih) * g.w + iw) * g.c + c];
+}
+
+// Runs cudnnIm2Col on a small asymmetric case and names the layout it wrote.
+absl::StatusOr<std::string> CheckCudnnLayout(cudnnHandle_t handle, const Context& context,
+                                             cudnnTensorFormat_t format) {
+  Im2colGeometry g;
+  g.n = 2;
+  g.h = 5;
+  g.w = 6;
+  g.c = 3;
+  g.kh = 3;
+  g.kw = 2;
+  g.sh = 2;
+  g.sw = 1;
+  g.ph = 1;
+  g.pw = 0;
+  const int64_t m_count = g.M(), taps = g.kh * g.kw;
+  std::mt19937 rng(7);
+  std::vector<uint16_t> nhwc(g.n * g.h * g.w * g.c), device_image(nhwc.size());
+  for (uint16_t& v : nhwc) v = static_cast<uint16_t>(1 + rng() % 30000);  // Never zero.
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t h = 0; h < g.h; ++h)
+      for (int64_t w = 0; w < g.w; ++w)
+        for (int64_t c = 0; c < g.c; ++c) {
+          int64_t nchw = ((n * g.c + c) * g.h + h) * g.w + w;
+          int64_t src = ((n * g.h + h) * g.w + w) * g.c + c;
+          device_image[format == CUDNN_TENSOR_NCHW ? nchw : src] = nhwc[src];
+        }
+  TT_ASSIGN_OR_RETURN(auto im2col, CudnnIm2col::Create(handle, g, format));
+  size_t col_elements = static_cast<size_t>(m_count * g.K());
+  TT_ASSIGN_OR_RETURN(DeviceBuffer img, DeviceBuffer::Allocate(context, device_image.size() * 2));
+  TT_ASSIGN_OR_RETURN(DeviceBuffer col, DeviceBuffer::Allocate(context, col_elements * 2));
+  TT_RETURN_IF_ERROR(img.CopyFromHost(device_image.data(), device_image.size() * 2));
+  TT_RETURN_IF_ERROR(col.Fill(0xff));
+  TT_RETURN_IF_ERROR(im2col->Run(img.ptr(), col.ptr()));
+  TT_RETURN_IF_ERROR(CudaStatus(cudaDeviceSynchronize(), "cudnnIm2Col"));
+  std::vector<uint16_t> got(col_elements);
+  TT_RETURN_IF_ERROR(col.CopyToHost(got.data(), got.size() * 2));
+  // Candidate layouts: index of element (m, kh, kw, c).
+  struct Candidate {
+    std::string name;
+    std::function<int64_t(int64_t, int64_t, int64_t, int64_t)> index;
+  };
+  const int64_t K = g.K(), ohw = g.OH() * g.OW();
+  std::vector<Candidate> candidates = {
+      {"[M,(c,kh,kw)]",
+       [&](int64_t m, int64_t kh, int64_t kw, int64_t c) { return m * K + (c * taps + kh * g.kw + kw); }},
+      {"[M,(kh,kw,c)]",
+       [&](int64_t m, int64_t kh, int64_t kw, int64_t c) { return m * K + (kh * g.kw + kw) * g.c + c; }},
+      {"[(c,kh,kw),M]",
+       [&](int64_t m, int64_t kh, int64_t kw, int64_t c) { return (c * taps + kh * g.kw + kw) * m_count + m; }},
+      {"[N,(c,kh,kw),OH*OW]",
+       [&](int64_t m, int64_t kh, int64_t kw, int64_t c) {
+         return (m / ohw * K + c * taps + kh * g.kw + kw) * ohw + m % ohw;
+       }},
+  };
+  for (const Candidate& candidate : candidates) {
+    bool match = true;
+    for (int64_t m = 0; m < m_count && match; ++m)
+      for (int64_t kh = 0; kh < g.kh && match; ++kh)
+        for (int64_t kw = 0; kw < g.kw && match; ++kw)
+          for (int64_t c = 0; c < g.c && match; ++c)
+            match = got[candidate.index(m, kh, kw, c)] == Reference(g, nhwc, m, kh, kw, c);
+    if (match) return candidate.name;
+  }
+  return std::string("unrecognised");
+}
+
+struct CudnnEnv {
+  cudnnHandle_t handle = nullptr;
+  // The layout cudnnIm2Col wrote for an NCHW image in the set-up check.
+  std::string layout;
+};
+
+absl::StatusOr<CudnnEnv*> GetCudnn(BenchEnv& env) {
+  static absl::StatusOr<CudnnEnv*>* const cudnn = [&env] {
+    auto make = [&env]() -> absl::StatusOr<CudnnEnv*> {
+      auto result = std::make_unique<CudnnEnv>();
+      TT_RETURN_IF_ERROR(CudnnStatus(cudnnCreate(&result->handle), "cudnnCreate"));
+      TT_RETURN_IF_ERROR(CudnnStatus(
+          cudnnSetStream(result->handle, reinterpret_cast<cudaStream_t>(env.stream->get())),
+          "cudnnSetStream"));
+      TT_ASSIGN_OR_RETURN(result->layout,
+                          CheckCudnnLayout(result->handle, *env.context, CUDNN_TENSOR_NCHW));
+      std::cerr << "cudnnIm2Col (cuDNN " << cudnnGetVersion() << ") on an NCHW image writes "
+                << result->layout << "; tiletune writes [M,(kh,kw,c)]\n";
+      // For information: what it does with an NHWC descriptor.
+      absl::StatusOr<std::string> nhwc =
+          CheckCudnnLayout(result->handle, *env.context, CUDNN_TENSOR_NHWC);
+      std::cerr << "cudnnIm2Col with an NHWC descriptor: "
+                << (nhwc.ok() ? *nhwc : std::string(nhwc.status().message())) << "\n";
+      return result.release();
+    };
+    return new absl::StatusOr<CudnnEnv*>(make());
+  }();
+  return *cudnn;
+}
+
+void BM_Im2col(benchmark::State& state, const Layer& layer, const Variant& variant) {
+  auto skip = [&](const absl::Status& status) {
+    state.SkipWithError(std::string(status.message()).c_str());
+  };
+  auto env_or = GetBenchEnv();
+  if (!env_or.ok()) return skip(env_or.status());
+  BenchEnv& env = **env_or;
+  Im2colGeometry g = layer.Geometry();
+  Im2colOp op = Im2colOp::Dense(DataType::kF16, g);
+  op.hints.prefer_instruction = variant.instruction;
+  if (variant.split_eviction) {
+    op.hints.annotations = {{"img_eviction_policy", "evict_last"},
+                            {"col_eviction_policy", "evict_first"}};
+  }
+  LaunchParams launch;
+  launch.tile = variant.tile;
+  launch.threads = variant.threads;
+  launch.stages = variant.stages;
+  launch.ctas_per_sm = variant.ctas_per_sm;
+  auto target = Target::Parse(env.context->info().ArchName());
+  if (!target.ok()) return skip(target.status());
+  auto lowered = LowerIm2col(op, *target, launch);
+  if (!lowered.ok()) return skip(lowered.status());
+  auto kernel = Im2colKernel::Create(*env.context, *lowered, *env.compiler);
+  if (!kernel.ok()) return skip(kernel.status());
+
+  const size_t img_bytes = static_cast<size_t>(g.n * g.h * g.w * g.c * 2);
+  const size_t col_bytes = static_cast<size_t>(g.M() * g.K() * 2);
+  const size_t memcpy_bytes = (img_bytes + col_bytes) / 2 / 16 * 16;
+  auto img = DeviceBuffer::Allocate(*env.context, img_bytes);
+  auto col = DeviceBuffer::Allocate(*env.context, col_bytes);
+  auto scratch_src = DeviceBuffer::Allocate(*env.context, memcpy_bytes);
+  auto scratch_dst = DeviceBuffer::Allocate(*env.context, memcpy_bytes);
+  if (!img.ok() || !col.ok() || !scratch_src.ok() || !scratch_dst.ok() || !img->Fill(0x3c).ok() ||
+      !scratch_src->Fill(0x3c).ok()) {
+    return skip(absl::ResourceExhaustedError("device allocation failed"));
+  }
+  CUstream stream = env.stream->get();
+  CUdeviceptr i = img->ptr(), o = col->ptr();
+  const int batch = 8;
+  std::vector<double> times;
+  for (auto _ : state) {
+    auto ms = TimeLaunches(env, [&] { return (*kernel)->Launch(i, o, stream); }, batch, 1);
+    if (!ms.ok()) return skip(ms.status());
+    state.SetIterationTime(*ms / 1e3);
+    times.push_back(*ms);
+  }
+  std::sort(times.begin(), times.end());
+  const double kernel_ms = times[times.size() / 2];
+  const double moved = static_cast<double>(img_bytes + col_bytes);
+  state.counters["GBps"] = GigabytesPerSecond(moved, kernel_ms);
+
+  auto memcpy_ms = TimeMemcpy(env, scratch_dst->ptr(), scratch_src->ptr(), memcpy_bytes, batch, 9);
+  if (!memcpy_ms.ok()) return skip(memcpy_ms.status());
+  state.counters["memcpy_GBps"] = GigabytesPerSecond(2.0 * memcpy_bytes, *memcpy_ms);
+  state.counters["vs_memcpy"] = *memcpy_ms * moved / (2.0 * memcpy_bytes) / kernel_ms;
+
+  std::string label = LoweringPathName((*kernel)->lowered().path);
+  auto cudnn = GetCudnn(env);
+  if (cudnn.ok()) {
+    auto im2col = CudnnIm2col::Create((*cudnn)->handle, g, CUDNN_TENSOR_NCHW);
+    absl::StatusOr<double> cudnn_ms =
+        im2col.ok() ? TimeLaunches(env, [&] { return (*im2col)->Run(i, o); }, batch, 9)
+                    : absl::StatusOr<double>(im2col.status());
+    if (cudnn_ms.ok()) {
+      state.counters["cudnn_GBps"] = GigabytesPerSecond(moved, *cudnn_ms);
+      state.counters["vs_cudnn"] = *cudnn_ms / kernel_ms;
+      absl::StrAppend(&label, " cudnn=", (*cudnn)->layout);
+    } else {
+      absl::StrAppend(&label, " cudnn failed: ", cudnn_ms.status().message());
+    }
+  } else {
+    absl::StrAppend(&label, " no cudnn: ", cudnn.status().message());
+  }
+  state.SetLabel(label);
+}
+
+void RegisterAll() {
+  for (const Layer& layer : Layers()) {
+    for (const Variant& variant : Variants()) {
+      benchmark::RegisterBenchmark(absl::StrCat("im2col_f16/", layer.name, "/", variant.name).c_str(),
+                                   [layer, variant](benchmark::State& state) {
+                                     BM_Im2col(state, layer, variant);
+                                   })
+          ->UseManualTime()
+          ->Unit(benchmark::kMicrosecond)
+          ->MinTime(0.2);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tiletune
+
+int main(int argc, char** argv) {
+  tiletune::RegisterAll();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
