@@ -7,12 +7,16 @@
 // --samples=N --report. A run writes the database after every problem, so an
 // interrupted run resumes where it stopped. Exit codes: 0 done, 1 failure, 2 bad flags,
 // 3 no GPU.
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <fstream>
+#include <sstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -27,7 +31,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "autotune/atomic_file.h"
 #include "autotune/copy_search_space.h"
 #include "autotune/copy_tuner.h"
 #include "autotune/merge_command.h"
@@ -48,6 +54,11 @@ ABSL_FLAG(bool, dry_run, false, "Build and compile the search space without a GP
 ABSL_FLAG(std::string, target, "sm_90a", "Target for --dry_run.");
 ABSL_FLAG(int, samples, 5, "Samples per variant in the first measurement pass.");
 ABSL_FLAG(bool, report, true, "Write a Markdown report and SVG chart next to the database.");
+// Internal: a worker process tunes one problem on one device (see RunWorker).
+ABSL_FLAG(int, worker_problem, -1, "internal");
+ABSL_FLAG(int, worker_device, 0, "internal");
+ABSL_FLAG(std::string, worker_result, "", "internal");
+ABSL_FLAG(std::string, worker_faults, "", "internal");
 
 namespace tiletune {
 namespace autotune {
@@ -114,6 +125,114 @@ int DryRun(const std::vector<CopyOp>& problems) {
   return 0;
 }
 
+constexpr int kFaultExit = 42;
+constexpr int kSkippedExit = 43;
+
+std::string ReadSelfPath() {
+  char buffer[4096] = {};
+  ssize_t n = readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
+  return n > 0 ? std::string(buffer, n) : std::string("autotune");
+}
+
+// Runs `args` as a child process with this environment; returns its exit code.
+int Spawn(const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) return -1;
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Tunes problem --worker_problem on --worker_device and writes the record to
+// --worker_result. Exit 0: done; kFaultExit: a variant faulted the GPU (appended to
+// --worker_faults, which the next worker reads); kSkippedExit: already in the database.
+int RunWorker(const std::vector<CopyOp>& mine) {
+  size_t k = static_cast<size_t>(absl::GetFlag(FLAGS_worker_problem));
+  if (k >= mine.size()) return Fail(2, absl::InvalidArgumentError("worker problem out of range"));
+  const CopyOp& op = mine[k];
+  std::string result_path = absl::GetFlag(FLAGS_worker_result);
+  std::string faults_path = absl::GetFlag(FLAGS_worker_faults);
+  auto context = Context::Create(absl::GetFlag(FLAGS_worker_device));
+  if (!context.ok()) return Fail(1, context.status());
+  std::string nvrtc_version;
+  std::unique_ptr<CompilationProvider> compiler = MakeCompiler(&nvrtc_version);
+  if (compiler == nullptr) return Fail(1, absl::UnavailableError("NVRTC cannot be loaded"));
+  DeviceIdentity identity = IdentifyDevice(**context, nvrtc_version);
+  TuningRecord probe;
+  *probe.mutable_device() = identity;
+  *probe.mutable_problem() = ProblemFromCopyOp(op);
+  absl::StatusOr<TuningDatabase> existing = ReadTuningDatabase(OutputPath());
+  if (existing.ok()) {
+    for (const TuningRecord& r : existing->records()) {
+      if (RecordKey(r) == RecordKey(probe)) {
+        std::fprintf(stderr, "autotune: %s already tuned on %s; skipped\n",
+                     DescribeProblem(op).c_str(), identity.name().c_str());
+        return kSkippedExit;
+      }
+    }
+  }
+  std::map<std::string, std::string> faulted;
+  if (absl::StatusOr<std::string> lines = ReadFileToString(faults_path); lines.ok()) {
+    for (absl::string_view line : absl::StrSplit(*lines, '\n', absl::SkipEmpty())) {
+      std::vector<std::string> parts = absl::StrSplit(line, absl::MaxSplits('\t', 1));
+      if (parts.size() == 2) faulted[parts[0]] = parts[1];
+    }
+  }
+  absl::StatusOr<double> ceiling = MeasureDramCeiling(**context);
+  std::string label = absl::StrFormat("[%d/%d] %s", k + 1, mine.size(), DescribeProblem(op));
+  if (faulted.empty()) {
+    std::fprintf(stderr, "autotune: %s on %s (%s), DRAM ceiling %.0f GB/s (device copy)\n",
+                 label.c_str(), identity.name().c_str(), (*context)->info().ArchName().c_str(),
+                 ceiling.ok() ? *ceiling : 0.0);
+  }
+  CopyTuner::Options options;
+  options.samples = absl::GetFlag(FLAGS_samples);
+  options.ceiling_gbps = ceiling.ok() ? *ceiling : 0;
+  options.progress = [&](const std::string& line) {
+    std::fprintf(stderr, "\r\033[K%s | %s", label.c_str(), line.c_str());
+    std::fflush(stderr);
+  };
+  CopyTuner tuner(**context, *compiler, options);
+  size_t known = faulted.size();
+  TuneStats stats;
+  absl::StatusOr<TuningRecord> record = tuner.Tune(op, &faulted, &stats);
+  std::fprintf(stderr, "\n");
+  if (absl::IsAborted(record.status()) && faulted.size() > known) {
+    std::ofstream faults(faults_path, std::ios::app);
+    for (const auto& [sha, why] : faulted) {
+      faults << sha << "\t" << absl::StrReplaceAll(why, {{"\n", " "}, {"\t", " "}}) << "\n";
+    }
+    std::fprintf(stderr, "autotune: %s\n", std::string(record.status().message()).c_str());
+    return kFaultExit;
+  }
+  if (!record.ok()) return Fail(1, record.status());
+  *record->mutable_device() = identity;
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  Provenance* provenance = record->mutable_provenance();
+  provenance->set_tool_version("tiletune 0.1");
+  provenance->set_host(host);
+  provenance->set_unix_time_s(static_cast<int64_t>(std::time(nullptr)));
+  provenance->set_command_line(absl::StrCat("autotune --problems=", absl::GetFlag(FLAGS_problems),
+                                            " --samples=", options.samples));
+  const Statistics& s = record->winner_statistics();
+  std::string line = absl::StrFormat(
+      "%-28s %-10s %8.1f us %7.0f GB/s %5.3f of ceiling | %d combos, %d pruned, %d dup, "
+      "%d compiled (%.1f s), %d verified, %d failed, %zu faults, %d measured (%.1f s), "
+      "regret %.2f%%",
+      DescribeProblem(op), record->winner().lowering().path(), s.median_us(), s.gbps(),
+      s.fraction_of_ceiling(), stats.enumerated, stats.pruned, stats.duplicates, stats.compiled,
+      stats.compile_seconds, stats.verified, stats.failed_verification, faulted.size(),
+      stats.measured, stats.gpu_seconds, 100 * stats.regret);
+  absl::Status written = WriteFileAtomically(result_path + ".summary", line);
+  if (written.ok()) written = WriteFileAtomically(result_path, record->SerializeAsString());
+  if (!written.ok()) return Fail(1, written);
+  return 0;
+}
+
 int Main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   std::vector<CopyOp> problems = DefaultCopySuite();
@@ -131,6 +250,7 @@ int Main(int argc, char** argv) {
                  FormatShard(*shard).c_str(), shard->source.c_str(), mine.size(), problems.size());
   }
   if (absl::GetFlag(FLAGS_dry_run)) return DryRun(mine);
+  if (absl::GetFlag(FLAGS_worker_problem) >= 0) return RunWorker(mine);
 
   std::vector<int> devices;
   for (absl::string_view d : absl::StrSplit(absl::GetFlag(FLAGS_devices), ',')) {
@@ -157,106 +277,60 @@ int Main(int argc, char** argv) {
   } else if (!absl::IsNotFound(existing.status())) {
     return Fail(1, existing.status());
   }
-  std::string nvrtc_version;
-  std::unique_ptr<CompilationProvider> compiler = MakeCompiler(&nvrtc_version);
-  if (compiler == nullptr) return Fail(1, absl::UnavailableError("NVRTC cannot be loaded"));
-
   std::mutex mutex;  // Guards database, the output file and the console.
   std::atomic<size_t> next{0};
   std::atomic<int> failures{0};
   auto run_start = Clock::now();
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
-  std::string command_line;
-  for (int i = 0; i < argc; ++i) absl::StrAppend(&command_line, i ? " " : "", argv[i]);
   std::vector<std::string> summary;
+  std::string self = ReadSelfPath();
 
+  // Each problem is tuned in a child process: a variant that faults the GPU poisons its
+  // CUDA context for good, so the child reports it and exits, and the next child runs
+  // without it.
   auto worker = [&](int ordinal) {
-    auto context = Context::Create(ordinal);
-    if (!context.ok()) {
-      std::lock_guard<std::mutex> lock(mutex);
-      std::fprintf(stderr, "autotune: device %d: %s\n", ordinal,
-                   std::string(context.status().message()).c_str());
-      ++failures;
-      return;
-    }
-    DeviceIdentity identity = IdentifyDevice(**context, nvrtc_version);
-    absl::StatusOr<double> ceiling = MeasureDramCeiling(**context);
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      std::fprintf(stderr, "autotune: device %d: %s (%s), DRAM ceiling %.0f GB/s (device copy)\n",
-                   ordinal, identity.name().c_str(), (*context)->info().ArchName().c_str(),
-                   ceiling.ok() ? *ceiling : 0.0);
-    }
-    CopyTuner::Options options;
-    options.samples = absl::GetFlag(FLAGS_samples);
-    options.ceiling_gbps = ceiling.ok() ? *ceiling : 0;
     for (size_t k = next++; k < mine.size(); k = next++) {
-      const CopyOp& op = mine[k];
-      TuningRecord probe;
-      *probe.mutable_device() = identity;
-      *probe.mutable_problem() = ProblemFromCopyOp(op);
-      std::string key = RecordKey(probe);
-      {
+      std::string label = absl::StrFormat("[%d/%d] %s", k + 1, mine.size(), DescribeProblem(mine[k]));
+      std::string base = absl::StrCat(path, ".worker", ordinal, "_", k);
+      std::string result_path = base + ".pb", faults_path = base + ".faults";
+      std::remove(faults_path.c_str());
+      int code = -1;
+      for (int attempt = 0; attempt < 16; ++attempt) {
+        std::remove(result_path.c_str());
+        std::vector<std::string> args = {self,
+                                         absl::StrCat("--problems=", absl::GetFlag(FLAGS_problems)),
+                                         absl::StrCat("--shard=", FormatShard(*shard)),
+                                         absl::StrCat("--samples=", absl::GetFlag(FLAGS_samples)),
+                                         absl::StrCat("--output=", path),
+                                         absl::StrCat("--worker_problem=", k),
+                                         absl::StrCat("--worker_device=", ordinal),
+                                         absl::StrCat("--worker_result=", result_path),
+                                         absl::StrCat("--worker_faults=", faults_path)};
+        code = Spawn(args);
+        if (code != kFaultExit) break;
         std::lock_guard<std::mutex> lock(mutex);
-        bool done = false;
-        for (const TuningRecord& r : database.records()) done = done || RecordKey(r) == key;
-        if (done) {
-          std::fprintf(stderr, "autotune: %s already tuned on %s; skipped\n",
-                       DescribeProblem(op).c_str(), identity.name().c_str());
-          continue;
-        }
-      }
-      std::string label = absl::StrFormat("[%d/%d] %s", k + 1, mine.size(), DescribeProblem(op));
-      options.progress = [&](const std::string& line) {
-        std::lock_guard<std::mutex> lock(mutex);
-        std::fprintf(stderr, "\r\033[K%s | %s", label.c_str(), line.c_str());
-        std::fflush(stderr);
-      };
-      CopyTuner tuner(**context, *compiler, options);
-      std::map<std::string, std::string> faulted;
-      TuneStats stats;
-      absl::StatusOr<TuningRecord> record;
-      for (int attempt = 0; attempt < 8; ++attempt) {
-        record = tuner.Tune(op, &faulted, &stats);
-        if (!absl::IsAborted(record.status())) break;
-        std::lock_guard<std::mutex> lock(mutex);
-        std::fprintf(stderr, "\nautotune: %s; resetting the context and going on\n",
-                     std::string(record.status().message()).c_str());
-        absl::Status reset = (*context)->ResetAfterFault();
-        if (!reset.ok()) {
-          record = reset;
-          break;
-        }
+        std::fprintf(stderr, "autotune: %s: a variant faulted the GPU; retrying without it\n",
+                     label.c_str());
       }
       std::lock_guard<std::mutex> lock(mutex);
-      std::fprintf(stderr, "\n");
-      if (!record.ok()) {
-        std::fprintf(stderr, "autotune: %s failed: %s\n", label.c_str(),
-                     std::string(record.status().message()).c_str());
+      if (code == kSkippedExit) continue;
+      absl::StatusOr<std::string> bytes = ReadFileToString(result_path);
+      TuningRecord record;
+      if (code != 0 || !bytes.ok() || !record.ParseFromString(*bytes)) {
+        std::fprintf(stderr, "autotune: %s failed (worker exit code %d)\n", label.c_str(), code);
         ++failures;
         continue;
       }
-      *record->mutable_device() = identity;
-      Provenance* provenance = record->mutable_provenance();
-      provenance->set_tool_version("tiletune 0.1");
-      provenance->set_host(host);
-      provenance->set_unix_time_s(static_cast<int64_t>(std::time(nullptr)));
-      provenance->set_command_line(command_line);
-      *database.add_records() = *record;
+      std::remove(result_path.c_str());
+      std::remove(faults_path.c_str());
+      absl::StatusOr<std::string> line = ReadFileToString(result_path + ".summary");
+      if (line.ok()) summary.push_back(*line);
+      std::remove((result_path + ".summary").c_str());
+      *database.add_records() = record;
       absl::Status written = WriteTuningDatabase(database, path);
       if (!written.ok()) {
         std::fprintf(stderr, "autotune: %s\n", std::string(written.message()).c_str());
         ++failures;
       }
-      const Statistics& s = record->winner_statistics();
-      summary.push_back(absl::StrFormat(
-          "%-28s %-10s %8.1f us %7.0f GB/s %5.3f of ceiling | %d combos, %d pruned, %d dup, "
-          "%d compiled (%.1f s), %d verified, %d failed, %d faults, %d measured (%.1f s)",
-          DescribeProblem(op), record->winner().lowering().path(), s.median_us(), s.gbps(),
-          s.fraction_of_ceiling(), stats.enumerated, stats.pruned, stats.duplicates,
-          stats.compiled, stats.compile_seconds, stats.verified, stats.failed_verification,
-          stats.faults, stats.measured, stats.gpu_seconds));
     }
   };
   std::vector<std::thread> threads;

@@ -357,6 +357,22 @@ absl::StatusOr<TuningRecord> CopyTuner::Tune(const CopyOp& op,
   if (final_selection.winner < 0) {
     return absl::FailedPreconditionError("no variant verified and measured for this copy");
   }
+  // Regret: fresh interleaved rounds over the same leaders, judged independently of the
+  // samples that chose the winner.
+  std::map<int, std::vector<double>> regret_samples;
+  for (int index : InterleavedOrder(top, options_.rounds)) {
+    TT_ASSIGN_OR_RETURN(std::vector<double> sample,
+                        workspace->Measure(*runs[index].kernel, *start, *stop, 1));
+    regret_samples[index].push_back(sample[0]);
+  }
+  double best_median = 0, winner_median = 0;
+  for (auto& [index, samples] : regret_samples) {
+    std::sort(samples.begin(), samples.end());
+    double median = samples[samples.size() / 2];
+    if (best_median == 0 || median < best_median) best_median = median;
+    if (index == final_selection.winner) winner_median = median;
+  }
+  stats->regret = best_median > 0 && winner_median > 0 ? winner_median / best_median - 1 : 0;
 
   TuningRecord record;
   *record.mutable_problem() = ProblemFromCopyOp(op);

@@ -45,6 +45,9 @@ struct TuneStats {
   int measured = 0;
   double compile_seconds = 0;
   double gpu_seconds = 0;
+  // After the winner is chosen, the top candidates are measured once more in fresh
+  // interleaved rounds: the winner's median over the best of them, minus one.
+  double regret = 0;
 };
 
 // cuMemcpyDtoDAsync of the largest of 1 GiB and an eighth of device memory that fits,

@@ -13,8 +13,9 @@ fi
 bazel build "${targets[@]}"
 rm -rf .device && mkdir -p .device/bin
 for t in "${targets[@]}"; do
-  path="bazel-bin/$(echo "${t#//}" | sed 's/:/\//')"
-  cp -L "$path" .device/bin/
+  label="${t#//}"
+  [[ "$label" == *:* ]] || label="$label:${label##*/}"  # //autotune -> autotune:autotune
+  cp -L "bazel-bin/${label/://}" .device/bin/
 done
 cp -L /usr/lib/x86_64-linux-gnu/libbenchmark.so.1debian .device/bin/ 2>/dev/null || true
 ls -la .device/bin

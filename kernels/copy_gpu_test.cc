@@ -110,6 +110,15 @@ std::vector<CopyCase> Cases() {
     cases.push_back({"simt_" + p, DataType::kF16, {300, 256}, {32, 64}, LoweringPath::kSyncSimt,
                      128, 1, 0, false, policy});
   }
+  // Single-stage cp.async with an L2 policy (faulted the GPU in an autotune run).
+  for (int stages : {1, 2}) {
+    for (bool hint : {true, false}) {
+      CopyCase c{absl::StrCat("cp_async_s", stages, hint ? "_evict_first" : "_plain", "_32x256"),
+                 DataType::kF16, {2048, 2048}, {32, 256}, LoweringPath::kCpAsync, 256, stages};
+      if (hint) c.eviction = EvictionPolicy::kEvictFirst;
+      cases.push_back(c);
+    }
+  }
   // Large enough to span many waves, persistent and not.
   cases.push_back({"large_tma", DataType::kF16, {4096, 2048}, {64, 128}, LoweringPath::kTma, 32, 4, 3});
   cases.push_back({"large_simt", DataType::kF32, {4096, 1023}, {16, 128}, LoweringPath::kSyncSimt,

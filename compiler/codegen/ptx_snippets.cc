@@ -100,25 +100,48 @@ std::string VectorAccessSnippet(int vector_bytes, bool cache_hint) {
 std::string CpAsyncSnippet(int vector_bytes, bool cache_hint) {
   // 16-byte copies bypass L1 (.cg); 4 and 8-byte copies must use .ca.
   std::string cache = vector_bytes == 16 ? "cg" : "ca";
-  std::string hint = cache_hint ? ".L2::cache_hint" : "";
-  return absl::StrCat(
-      "\n// cp.async of ", vector_bytes, " bytes; an invalid element is zero-filled, not read.\n"
-      "__device__ __forceinline__ void tt_cp_async(u8* smem, const u8* gmem, bool valid",
-      cache_hint ? ", u64 policy" : "", ") {\n"
-      "  asm volatile(\"cp.async.", cache, ".shared.global", hint, " [%0], [%1], ", vector_bytes,
-      ", %2", cache_hint ? ", %3" : "", ";\"\n"
-      "               :\n"
-      "               : \"r\"(tt_smem_addr(smem)), \"l\"(gmem), \"r\"(valid ? ", vector_bytes,
-      "u : 0u)", cache_hint ? ", \"l\"(policy)" : "", "\n"
-      "               : \"memory\");\n"
-      "}\n"
-      "__device__ __forceinline__ void tt_cp_async_commit() {\n"
-      "  asm volatile(\"cp.async.commit_group;\" ::: \"memory\");\n"
-      "}\n"
-      "template <int kPending>\n"
-      "__device__ __forceinline__ void tt_cp_async_wait() {\n"
-      "  asm volatile(\"cp.async.wait_group %0;\" :: \"n\"(kPending) : \"memory\");\n"
-      "}\n");
+  std::string out;
+  if (!cache_hint) {
+    absl::StrAppend(
+        &out, "\n// cp.async of ", vector_bytes,
+        " bytes; an invalid element is zero-filled (src-size 0), not read.\n"
+        "__device__ __forceinline__ void tt_cp_async(u8* smem, const u8* gmem, bool valid) {\n"
+        "  asm volatile(\"cp.async.", cache, ".shared.global [%0], [%1], ", vector_bytes, ", %2;\"\n"
+        "               :\n"
+        "               : \"r\"(tt_smem_addr(smem)), \"l\"(gmem), \"r\"(valid ? ", vector_bytes,
+        "u : 0u)\n"
+        "               : \"memory\");\n"
+        "}\n");
+  } else {
+    // With an L2 policy the copy is predicated and invalid elements are zeroed by a
+    // plain store: the src-size (zero-fill) form together with .L2::cache_hint faulted
+    // with an illegal instruction on an H200 (driver 580, CUDA 13.0) whenever ptxas saw
+    // a constant src-size.
+    absl::StrAppend(
+        &out, "\n// cp.async of ", vector_bytes,
+        " bytes with an L2 policy; an invalid element is zeroed, not read.\n"
+        "__device__ __forceinline__ void tt_cp_async(u8* smem, const u8* gmem, bool valid, "
+        "u64 policy) {\n"
+        "  if (valid) {\n"
+        "    asm volatile(\"cp.async.", cache, ".shared.global.L2::cache_hint [%0], [%1], ",
+        vector_bytes, ", %2;\"\n"
+        "                 :\n"
+        "                 : \"r\"(tt_smem_addr(smem)), \"l\"(gmem), \"l\"(policy)\n"
+        "                 : \"memory\");\n"
+        "  } else {\n"
+        "    tt_st_shared(smem, tt_vec{});\n"
+        "  }\n"
+        "}\n");
+  }
+  absl::StrAppend(&out,
+                  "__device__ __forceinline__ void tt_cp_async_commit() {\n"
+                  "  asm volatile(\"cp.async.commit_group;\" ::: \"memory\");\n"
+                  "}\n"
+                  "template <int kPending>\n"
+                  "__device__ __forceinline__ void tt_cp_async_wait() {\n"
+                  "  asm volatile(\"cp.async.wait_group %0;\" :: \"n\"(kPending) : \"memory\");\n"
+                  "}\n");
+  return out;
 }
 
 std::string MbarrierSnippet() {

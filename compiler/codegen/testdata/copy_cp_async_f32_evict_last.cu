@@ -43,12 +43,16 @@ __device__ __forceinline__ void tt_st_global(u8* p, const tt_vec& v, u64 policy)
 __device__ __forceinline__ tt_vec tt_ld_shared(const u8* p) { return *reinterpret_cast<const tt_vec*>(p); }
 __device__ __forceinline__ void tt_st_shared(u8* p, const tt_vec& v) { *reinterpret_cast<tt_vec*>(p) = v; }
 
-// cp.async of 16 bytes; an invalid element is zero-filled, not read.
+// cp.async of 16 bytes with an L2 policy; an invalid element is zeroed, not read.
 __device__ __forceinline__ void tt_cp_async(u8* smem, const u8* gmem, bool valid, u64 policy) {
-  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;"
-               :
-               : "r"(tt_smem_addr(smem)), "l"(gmem), "r"(valid ? 16u : 0u), "l"(policy)
-               : "memory");
+  if (valid) {
+    asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;"
+                 :
+                 : "r"(tt_smem_addr(smem)), "l"(gmem), "l"(policy)
+                 : "memory");
+  } else {
+    tt_st_shared(smem, tt_vec{});
+  }
 }
 __device__ __forceinline__ void tt_cp_async_commit() {
   asm volatile("cp.async.commit_group;" ::: "memory");
