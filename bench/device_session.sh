@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # On the GPU machine: every staged GPU test, compute-sanitizer on selected cases, the
 # im2col and dispatch benchmarks when staged, and the autotuner's default suite cold
-# (empty compile cache) then warm. Logs and databases under $OUT; a summary last.
+# (empty compile cache) then warm. Logs go to a scratch folder and come back as one
+# archive, $OUT/logs.tar.gz (the device tool returns at most 8 files), plus the databases;
+# a summary last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out="${OUT:-device-logs}"
-mkdir -p "$out"
+final="${OUT:-device-logs}"
+out=/tmp/tt-logs
+rm -rf "$out" && mkdir -p "$out" "$final"
+trap 'tar -C /tmp -czf "$final/logs.tar.gz" tt-logs; cp "$out"/*.txtpb "$out"/*.md "$out"/*.svg "$final"/ 2>/dev/null' EXIT
 export LD_LIBRARY_PATH="$PWD/.device/bin:${LD_LIBRARY_PATH:-}"
 cudnn_lib=$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], "lib"))' 2>/dev/null) && export LD_LIBRARY_PATH="$cudnn_lib:$LD_LIBRARY_PATH"
 now() { date +%s%N; }
 secs() { echo $(( ($(now) - $1) / 1000000 ))ms; }
-bash bench/run_on_device.sh > "$out/gpu_tests.txt" 2>&1; tests_rc=$?
+OUT="$out" bash bench/run_on_device.sh > "$out/gpu_tests.txt" 2>&1; tests_rc=$?
 if [ -n "${SANITIZE:-}" ]; then
   compute-sanitizer --tool memcheck --report-api-errors no --print-limit 10 \
     .device/bin/copy_gpu_test --gtest_filter="$SANITIZE" > "$out/sanitize.txt" 2>&1
