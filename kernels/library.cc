@@ -45,11 +45,29 @@ std::string OpKey(const CopyOp& op) {
   return key;
 }
 
+std::string Im2colKey(const Im2colOp& op) {
+  std::string key = "im2col";
+  key.push_back(static_cast<char>(op.img.dtype));
+  AppendInts(key, op.img.shape);
+  AppendInts(key, op.img.strides);
+  const Im2colGeometry& g = op.geometry;
+  AppendInts(key, {g.n, g.h, g.w, g.c, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.ph, g.pw});
+  const CopyHints& h = op.hints;
+  key.push_back(h.coalesced_width ? static_cast<char>(*h.coalesced_width) : -1);
+  key.push_back(h.disable_tma);
+  key.push_back(h.eviction_policy ? static_cast<char>(*h.eviction_policy) : -1);
+  key.push_back(h.prefer_instruction ? static_cast<char>(*h.prefer_instruction) : -1);
+  for (const auto& [k, v] : h.annotations) key.append(k).append("=").append(v).append(";");
+  return key;
+}
+
 }  // namespace
 
 struct Library::Entry {
   LaunchInfo info;
+  // One of the two is set.
   std::unique_ptr<CopyKernel> kernel;
+  std::unique_ptr<Im2colKernel> im2col;
   // CopyKernel::Launch caches tensor maps: one launching thread at a time.
   absl::Mutex launch_mutex;
 };
@@ -139,28 +157,55 @@ absl::StatusOr<Library::Device*> Library::CurrentDevice() {
   return raw;
 }
 
-absl::StatusOr<Library::Entry*> Library::Lookup(Device& device, const CopyOp& op) {
-  std::string key = OpKey(op);
+absl::StatusOr<Library::Entry*> Library::FindOrBuild(
+    Device& device, std::string key,
+    const std::function<absl::StatusOr<std::unique_ptr<Entry>>()>& make) {
   {
     absl::MutexLock lock(&device.mutex);
     auto it = device.entries.find(key);
     if (it != device.entries.end()) return it->second.get();
   }
   // Resolve and compile outside the lock; a racing thread may do the same work once.
-  TT_ASSIGN_OR_RETURN(Resolution resolution, resolver_->Resolve(device.identity, op));
-  TT_ASSIGN_OR_RETURN(BuiltKernel built, resolution.codegen->BuildWithoutCompile(resolution.request));
-  auto entry = std::make_unique<Entry>();
-  TT_ASSIGN_OR_RETURN(entry->kernel, CopyKernel::Create(*device.context, built.lowered, *compiler_));
-  entry->info = LaunchInfo{resolution.level,          resolution.detail,
-                           resolution.codegen->name(), entry->kernel->lowered().kernel_name,
-                           entry->kernel->lowered().path, entry->kernel->lowered().launch};
+  TT_ASSIGN_OR_RETURN(std::unique_ptr<Entry> entry, make());
   if (options_.verbosity >= 1) {
-    std::fprintf(stderr, "tiletune: %s on %s: %s\n", ResolutionLevelName(resolution.level).c_str(),
-                 device.identity.name().c_str(), resolution.detail.c_str());
+    std::fprintf(stderr, "tiletune: %s on %s: %s\n",
+                 ResolutionLevelName(entry->info.level).c_str(), device.identity.name().c_str(),
+                 entry->info.resolution_detail.c_str());
   }
   absl::MutexLock lock(&device.mutex);
   auto [it, inserted] = device.entries.emplace(std::move(key), std::move(entry));
   return it->second.get();
+}
+
+absl::StatusOr<Library::Entry*> Library::Lookup(Device& device, const CopyOp& op) {
+  return FindOrBuild(device, OpKey(op), [&]() -> absl::StatusOr<std::unique_ptr<Entry>> {
+    TT_ASSIGN_OR_RETURN(Resolution resolution, resolver_->Resolve(device.identity, op));
+    TT_ASSIGN_OR_RETURN(BuiltKernel built,
+                        resolution.codegen->BuildWithoutCompile(resolution.request));
+    auto entry = std::make_unique<Entry>();
+    TT_ASSIGN_OR_RETURN(entry->kernel,
+                        CopyKernel::Create(*device.context, built.lowered, *compiler_));
+    const LoweredCopy& lowered = entry->kernel->lowered();
+    entry->info = LaunchInfo{resolution.level,     resolution.detail, resolution.codegen->name(),
+                             lowered.kernel_name, lowered.path,      lowered.launch};
+    return entry;
+  });
+}
+
+absl::StatusOr<Library::Entry*> Library::Lookup(Device& device, const Im2colOp& op) {
+  return FindOrBuild(device, Im2colKey(op), [&]() -> absl::StatusOr<std::unique_ptr<Entry>> {
+    TT_ASSIGN_OR_RETURN(Im2colResolution resolution,
+                        resolver_->ResolveIm2col(device.identity, op));
+    TT_ASSIGN_OR_RETURN(BuiltIm2col built,
+                        resolution.codegen->BuildIm2colWithoutCompile(resolution.request));
+    auto entry = std::make_unique<Entry>();
+    TT_ASSIGN_OR_RETURN(entry->im2col,
+                        Im2colKernel::Create(*device.context, built.lowered, *compiler_));
+    const LoweredIm2col& lowered = entry->im2col->lowered();
+    entry->info = LaunchInfo{resolution.level,     resolution.detail, resolution.codegen->name(),
+                             lowered.kernel_name, lowered.path,      lowered.launch};
+    return entry;
+  });
 }
 
 absl::Status Library::Copy(const CopyOp& op, CUdeviceptr src, CUdeviceptr dst, CUstream stream) {
@@ -170,17 +215,45 @@ absl::Status Library::Copy(const CopyOp& op, CUdeviceptr src, CUdeviceptr dst, C
   return entry->kernel->Launch(src, dst, stream);
 }
 
+absl::Status Library::Im2col(const Im2colOp& op, CUdeviceptr img, CUdeviceptr col,
+                             CUstream stream) {
+  TT_ASSIGN_OR_RETURN(Device * device, CurrentDevice());
+  TT_ASSIGN_OR_RETURN(Entry * entry, Lookup(*device, op));
+  absl::MutexLock lock(&entry->launch_mutex);
+  return entry->im2col->Launch(img, col, stream);
+}
+
 absl::StatusOr<LaunchInfo> Library::Inspect(const CopyOp& op) {
   TT_ASSIGN_OR_RETURN(Device * device, CurrentDevice());
   TT_ASSIGN_OR_RETURN(Entry * entry, Lookup(*device, op));
   return entry->info;
 }
 
-absl::Status Copy(const CopyOp& op, CUdeviceptr src, CUdeviceptr dst, CUstream stream) {
+absl::StatusOr<LaunchInfo> Library::Inspect(const Im2colOp& op) {
+  TT_ASSIGN_OR_RETURN(Device * device, CurrentDevice());
+  TT_ASSIGN_OR_RETURN(Entry * entry, Lookup(*device, op));
+  return entry->info;
+}
+
+namespace {
+
+absl::StatusOr<Library*> DefaultLibrary() {
   static const absl::StatusOr<std::unique_ptr<Library>>* const library =
       new absl::StatusOr<std::unique_ptr<Library>>(Library::Create({}));
   if (!library->ok()) return library->status();
-  return (**library)->Copy(op, src, dst, stream);
+  return library->value().get();
+}
+
+}  // namespace
+
+absl::Status Copy(const CopyOp& op, CUdeviceptr src, CUdeviceptr dst, CUstream stream) {
+  TT_ASSIGN_OR_RETURN(Library * library, DefaultLibrary());
+  return library->Copy(op, src, dst, stream);
+}
+
+absl::Status Im2col(const Im2colOp& op, CUdeviceptr img, CUdeviceptr col, CUstream stream) {
+  TT_ASSIGN_OR_RETURN(Library * library, DefaultLibrary());
+  return library->Im2col(op, img, col, stream);
 }
 
 }  // namespace tiletune

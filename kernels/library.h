@@ -7,6 +7,8 @@
 //   TT_RETURN_IF_ERROR(library->Copy(op, src_ptr, dst_ptr, stream));
 //
 // Or through the process-wide instance: tiletune::Copy(op, src_ptr, dst_ptr, stream).
+// tiletune::Im2col(op, img_ptr, col_ptr, stream) writes the whole [N*OH*OW, KH*KW*C]
+// column matrix of an NHWC image the same way.
 //
 // Copy runs on the device of the calling thread's current CUDA context (device 0's
 // primary context when none is current), so each GPU of a mixed host resolves its own
@@ -17,6 +19,7 @@
 #ifndef KERNELS_LIBRARY_H_
 #define KERNELS_LIBRARY_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -31,7 +34,9 @@
 #include "compiler/cuda/compilation_provider.h"
 #include "compiler/ir/copy_op.h"
 #include "cuda.h"
+#include "compiler/ir/im2col_op.h"
 #include "kernels/copy_kernel.h"
+#include "kernels/im2col_kernel.h"
 #include "kernels/runtime/runtime.h"
 
 namespace tiletune {
@@ -65,10 +70,13 @@ class Library {
   ~Library();
 
   absl::Status Copy(const CopyOp& op, CUdeviceptr src, CUdeviceptr dst, CUstream stream);
+  // `img` points at the op's image, `col` at an M x K row-major column matrix.
+  absl::Status Im2col(const Im2colOp& op, CUdeviceptr img, CUdeviceptr col, CUstream stream);
 
   // How `op` resolves and what it launches on the current device (compiling it if it was
   // not cached yet).
   absl::StatusOr<LaunchInfo> Inspect(const CopyOp& op);
+  absl::StatusOr<LaunchInfo> Inspect(const Im2colOp& op);
 
   // OK when a database was loaded or none was asked for; otherwise why it was not used.
   const absl::Status& database_status() const { return database_status_; }
@@ -82,6 +90,10 @@ class Library {
           std::unique_ptr<TunedResolver> resolver, std::unique_ptr<CompilationProvider> compiler);
   absl::StatusOr<Device*> CurrentDevice();
   absl::StatusOr<Entry*> Lookup(Device& device, const CopyOp& op);
+  absl::StatusOr<Entry*> Lookup(Device& device, const Im2colOp& op);
+  // Returns the cached entry for `key`, or builds one with `make` and caches it.
+  absl::StatusOr<Entry*> FindOrBuild(Device& device, std::string key,
+                                     const std::function<absl::StatusOr<std::unique_ptr<Entry>>()>& make);
 
   LibraryOptions options_;
   absl::Status database_status_;
@@ -91,8 +103,10 @@ class Library {
   absl::flat_hash_map<int, std::unique_ptr<Device>> devices_ ABSL_GUARDED_BY(mutex_);
 };
 
-// Copy through a process-wide Library created with default options on first use.
+// Copy and Im2col through a process-wide Library created with default options on first
+// use.
 absl::Status Copy(const CopyOp& op, CUdeviceptr src, CUdeviceptr dst, CUstream stream);
+absl::Status Im2col(const Im2colOp& op, CUdeviceptr img, CUdeviceptr col, CUstream stream);
 
 }  // namespace tiletune
 

@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/copy_reference.h"
+#include "kernels/im2col_reference.h"
 #include "kernels/runtime/gpu_test_util.h"
 
 namespace tiletune {
@@ -156,6 +157,45 @@ TEST_F(LibraryGpuTest, ConcurrentCallersShareOneCompiledKernel) {
     ASSERT_TRUE(dsts[t].CopyToHost(out.data(), bytes).ok());
     EXPECT_TRUE(out == host) << "thread " << t;
   }
+}
+
+TEST_F(LibraryGpuTest, Im2colThroughTheLibraryIsBitExact) {
+  LibraryOptions options;
+  options.database_path = absl::StrCat(::testing::TempDir(), "/none.txtpb");
+  auto library = Library::Create(options);
+  ASSERT_TRUE(library.ok());
+  Im2colGeometry g;
+  g.n = 3;
+  g.h = 19;
+  g.w = 23;
+  g.c = 40;
+  g.kh = 3;
+  g.kw = 2;
+  g.sh = 2;
+  g.dw = 2;
+  g.ph = 1;
+  g.pw = 2;
+  Im2colOp op = Im2colOp::Dense(DataType::kF16, g);
+  auto info = (*library)->Inspect(op);
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->level, ResolutionLevel::kHeuristic);
+  size_t img_bytes = SpanBytes(op.img);
+  size_t col_bytes = Im2colColumnBytes(op);
+  std::mt19937_64 rng(std::random_device{}());
+  std::vector<uint8_t> img(img_bytes), expected(col_bytes), got(col_bytes);
+  for (auto& b : img) b = static_cast<uint8_t>(rng());
+  ASSERT_TRUE(Im2colReference(op, img.data(), img_bytes, expected.data(), col_bytes).ok());
+  auto img_device = DeviceBuffer::Allocate(*context_, img_bytes);
+  auto col_device = DeviceBuffer::Allocate(*context_, col_bytes);
+  ASSERT_TRUE(img_device.ok() && col_device.ok());
+  ASSERT_TRUE(img_device->CopyFromHost(img.data(), img_bytes).ok());
+  ASSERT_TRUE(col_device->Fill(0x77).ok());
+  ASSERT_TRUE(context_->Synchronize().ok());
+  absl::Status done = (*library)->Im2col(op, img_device->ptr(), col_device->ptr(), nullptr);
+  ASSERT_TRUE(done.ok()) << done;
+  ASSERT_TRUE(context_->Synchronize().ok());
+  ASSERT_TRUE(col_device->CopyToHost(got.data(), col_bytes).ok());
+  EXPECT_TRUE(got == expected) << "library im2col is not bit-exact (" << info->kernel_name << ")";
 }
 
 }  // namespace

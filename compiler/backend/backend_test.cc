@@ -31,6 +31,13 @@ class FakeCodegen : public DeviceCodegen {
   absl::StatusOr<BuiltKernel> Build(const KernelRequest&, CompilationProvider&) const override {
     return absl::UnimplementedError("fake");
   }
+  absl::StatusOr<BuiltIm2col> BuildIm2colWithoutCompile(const Im2colRequest&) const override {
+    return absl::UnimplementedError("fake");
+  }
+  absl::StatusOr<BuiltIm2col> BuildIm2col(const Im2colRequest&,
+                                          CompilationProvider&) const override {
+    return absl::UnimplementedError("fake");
+  }
 
  private:
   std::string name_;
@@ -261,6 +268,62 @@ TEST_F(TunedResolverTest, ExplicitHintsWinOverTunedOnes) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(*r->request.op.hints.eviction_policy, EvictionPolicy::kEvictFirst);
   EXPECT_EQ(*r->request.op.hints.prefer_instruction, Instruction::kTma);
+}
+
+Im2colOp Conv(int64_t n, int64_t hw, int64_t c) {
+  Im2colGeometry g;
+  g.n = n;
+  g.h = g.w = hw;
+  g.c = c;
+  g.kh = g.kw = 3;
+  g.ph = g.pw = 1;
+  return Im2colOp::Dense(DataType::kF16, g);
+}
+
+TEST_F(TunedResolverTest, Im2colExactRecordAndHeuristic) {
+  autotune::TuningRecord record;
+  *record.mutable_device() = H200();
+  *record.mutable_problem() = ProblemFromIm2colOp(Conv(8, 28, 64));
+  autotune::Variant* v = record.mutable_winner();
+  v->mutable_hints()->set_prefer_instruction("tma");
+  v->mutable_lowering()->set_path("tma_im2col");
+  v->mutable_lowering()->add_tile(128);
+  v->mutable_lowering()->add_tile(64);
+  v->mutable_lowering()->set_threads(128);
+  v->mutable_lowering()->set_stages(2);
+  record.mutable_winner_statistics()->set_median_us(3);
+  record.mutable_winner_statistics()->set_sample_count(5);
+  auto resolver = Make({record});
+  auto exact = resolver->ResolveIm2col(H200(), Conv(8, 28, 64));
+  ASSERT_TRUE(exact.ok()) << exact.status();
+  EXPECT_EQ(exact->level, ResolutionLevel::kExact);
+  EXPECT_THAT(exact->request.launch.tile, ElementsAre(128, 64));
+  auto built = exact->codegen->BuildIm2colWithoutCompile(exact->request);
+  ASSERT_TRUE(built.ok()) << built.status();
+  EXPECT_EQ(built->lowered.path, LoweringPath::kTmaIm2col);
+
+  auto heuristic = resolver->ResolveIm2col(H200(), Conv(2, 17, 3));  // Other rank-4 shape, C=3.
+  ASSERT_TRUE(heuristic.ok()) << heuristic.status();
+  auto simt = heuristic->codegen->BuildIm2colWithoutCompile(heuristic->request);
+  ASSERT_TRUE(simt.ok()) << simt.status();
+  EXPECT_EQ(simt->lowered.path, LoweringPath::kSimtIm2col);
+  if (heuristic->level == ResolutionLevel::kHeuristic) {
+    EXPECT_EQ(*simt->lowered.img_policy, EvictionPolicy::kEvictLast);
+    EXPECT_EQ(*simt->lowered.col_policy, EvictionPolicy::kEvictFirst);
+  }
+}
+
+TEST(TuningConversionTest, Im2colProblemRoundTrip) {
+  Im2colOp op = Conv(4, 14, 32);
+  op.geometry.sh = 2;
+  op.geometry.dw = 2;
+  autotune::Problem problem = ProblemFromIm2colOp(op);
+  EXPECT_EQ(problem.im2col().block_m(), op.geometry.M());
+  EXPECT_EQ(problem.im2col().block_k(), op.geometry.K());
+  auto back = Im2colOpFromProblem(problem);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(back->geometry == op.geometry);
+  EXPECT_EQ(back->img.strides, op.img.strides);
 }
 
 TEST(TuningConversionTest, ProblemRoundTrip) {

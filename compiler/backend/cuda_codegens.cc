@@ -9,7 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/base/status_macros.h"
 #include "compiler/codegen/copy_emitter.h"
+#include "compiler/codegen/im2col_emitter.h"
 #include "compiler/lower/copy_lowering.h"
+#include "compiler/lower/im2col_lowering.h"
 
 namespace tiletune {
 namespace {
@@ -51,6 +53,34 @@ class CudaFamilyCodegen : public DeviceCodegen {
   absl::StatusOr<BuiltKernel> Build(const KernelRequest& request,
                                     CompilationProvider& compiler) const override {
     TT_ASSIGN_OR_RETURN(BuiltKernel built, BuildWithoutCompile(request));
+    CompileOptions options;
+    options.arch = request.target.ArchName();
+    TT_ASSIGN_OR_RETURN(built.cubin, compiler.CompileToCubin(built.source, options));
+    return built;
+  }
+
+  absl::StatusOr<BuiltIm2col> BuildIm2colWithoutCompile(
+      const Im2colRequest& request) const override {
+    if (!SupportsTarget(request.target)) {
+      return absl::InvalidArgumentError(absl::StrCat("codegen ", name_, " does not support ",
+                                                     request.target.ToString()));
+    }
+    TT_ASSIGN_OR_RETURN(LoweredIm2col lowered,
+                        LowerIm2col(request.op, request.target, request.launch));
+    if (lowered.path == LoweringPath::kTmaIm2col && !tma_) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("codegen ", name_, " does not emit the tma_im2col path"));
+    }
+    BuiltIm2col built;
+    built.codegen = name_;
+    built.source = EmitIm2colKernel(lowered);
+    built.lowered = std::move(lowered);
+    return built;
+  }
+
+  absl::StatusOr<BuiltIm2col> BuildIm2col(const Im2colRequest& request,
+                                          CompilationProvider& compiler) const override {
+    TT_ASSIGN_OR_RETURN(BuiltIm2col built, BuildIm2colWithoutCompile(request));
     CompileOptions options;
     options.arch = request.target.ArchName();
     TT_ASSIGN_OR_RETURN(built.cubin, compiler.CompileToCubin(built.source, options));

@@ -16,6 +16,8 @@
 #include "absl/status/statusor.h"
 #include "compiler/cuda/compilation_provider.h"
 #include "compiler/ir/copy_op.h"
+#include "compiler/ir/im2col_op.h"
+#include "compiler/lower/im2col_lowering.h"
 #include "compiler/lower/lowered_kernel.h"
 #include "compiler/target/target.h"
 
@@ -37,6 +39,21 @@ struct BuiltKernel {
   std::optional<Cubin> cubin;
 };
 
+// The same for im2col: the op (image, geometry, hints), the launch (tile = {block_M,
+// block_K}), the target.
+struct Im2colRequest {
+  Im2colOp op;
+  LaunchParams launch;
+  Target target = *Target::Parse("sm_90a");
+};
+
+struct BuiltIm2col {
+  std::string codegen;
+  LoweredIm2col lowered;
+  CudaSource source;
+  std::optional<Cubin> cubin;
+};
+
 class DeviceCodegen {
  public:
   virtual ~DeviceCodegen() = default;
@@ -50,6 +67,11 @@ class DeviceCodegen {
   // Lowers, emits and compiles to a CUBIN for the request's target.
   virtual absl::StatusOr<BuiltKernel> Build(const KernelRequest& request,
                                             CompilationProvider& compiler) const = 0;
+  // The im2col counterparts of the two above.
+  virtual absl::StatusOr<BuiltIm2col> BuildIm2colWithoutCompile(
+      const Im2colRequest& request) const = 0;
+  virtual absl::StatusOr<BuiltIm2col> BuildIm2col(const Im2colRequest& request,
+                                                  CompilationProvider& compiler) const = 0;
 };
 
 }  // namespace tiletune

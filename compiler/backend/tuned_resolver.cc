@@ -47,6 +47,14 @@ std::string ResolutionLevelName(ResolutionLevel level) {
   return "unknown";
 }
 
+LaunchParams HeuristicIm2colLaunch(const Im2colOp& op, const Target& target) {
+  LaunchParams launch;
+  launch.tile = {128, std::min<int64_t>(64, std::max<int64_t>(1, op.geometry.K()))};
+  launch.threads = 256;
+  launch.stages = 1;
+  return launch;
+}
+
 LaunchParams HeuristicCopyLaunch(const CopyOp& op, const Target& target) {
   int element = DataTypeBytes(op.src.buffer.dtype);
   // Tile over the non-unit dimensions: 2 KiB along the innermost, then rows up to 16 KiB.
@@ -83,33 +91,38 @@ absl::StatusOr<std::unique_ptr<TunedResolver>> TunedResolver::Create(Options opt
   return std::unique_ptr<TunedResolver>(new TunedResolver(std::move(options)));
 }
 
-absl::StatusOr<Resolution> TunedResolver::Resolve(const autotune::DeviceIdentity& device,
-                                                  const CopyOp& op) const {
-  TT_ASSIGN_OR_RETURN(Target target,
-                      Target::Parse(absl::StrCat(
-                          "sm_", device.cc_major(), device.cc_minor(),
-                          (device.cc_major() == 9 && device.cc_minor() == 0) ||
-                                  device.cc_major() == 10
-                              ? "a"
-                              : "")));
-  TT_ASSIGN_OR_RETURN(std::shared_ptr<const DeviceCodegen> codegen, registry_->Resolve(target));
-  autotune::Problem problem = ProblemFromCopyOp(op);
+namespace {
+
+absl::StatusOr<Target> TargetOf(const autotune::DeviceIdentity& device) {
+  bool arch_specific = (device.cc_major() == 9 && device.cc_minor() == 0) || device.cc_major() == 10;
+  return Target::Parse(
+      absl::StrCat("sm_", device.cc_major(), device.cc_minor(), arch_specific ? "a" : ""));
+}
+
+}  // namespace
+
+template <typename Request>
+absl::StatusOr<BasicResolution<Request>> TunedResolver::ResolveChain(
+    const autotune::DeviceIdentity& device, Request base, const autotune::Problem& problem,
+    const std::function<absl::Status(const DeviceCodegen&, const Request&)>& lowers,
+    const std::function<void(Request&)>& heuristic_hints) const {
+  TT_ASSIGN_OR_RETURN(std::shared_ptr<const DeviceCodegen> codegen,
+                      registry_->Resolve(base.target));
   autotune::TuningRecord probe;
   *probe.mutable_device() = device;
   *probe.mutable_problem() = problem;
   std::string why;
 
   auto attempt = [&](const autotune::TuningRecord& record,
-                     ResolutionLevel level) -> absl::StatusOr<Resolution> {
-    Resolution resolution;
+                     ResolutionLevel level) -> absl::StatusOr<BasicResolution<Request>> {
+    BasicResolution<Request> resolution;
     resolution.level = level;
     resolution.codegen = codegen;
-    resolution.request.op = op;
-    resolution.request.target = target;
+    resolution.request = base;
     CopyHints tuned;
     TT_RETURN_IF_ERROR(ApplyVariant(record.winner(), &tuned, &resolution.request.launch));
-    resolution.request.op.hints = MergeHints(tuned, op.hints);
-    TT_RETURN_IF_ERROR(codegen->BuildWithoutCompile(resolution.request).status());
+    resolution.request.op.hints = MergeHints(tuned, base.op.hints);
+    TT_RETURN_IF_ERROR(lowers(*codegen, resolution.request));
     resolution.detail = absl::StrCat(ResolutionLevelName(level), ": record ",
                                      autotune::RecordKey(record), " -> ",
                                      autotune::DescribeVariant(record.winner()));
@@ -150,30 +163,69 @@ absl::StatusOr<Resolution> TunedResolver::Resolve(const autotune::DeviceIdentity
                                      : absl::StrCat(near.size(), " nearby record(s) do not lower "
                                                                  "for this problem; "));
 
-  // 3. Heuristic.
-  Resolution resolution;
+  // 3. Heuristic: `base` carries its launch; its hints are added here.
+  BasicResolution<Request> resolution;
   resolution.level = ResolutionLevel::kHeuristic;
   resolution.codegen = codegen;
-  resolution.request.op = op;
-  resolution.request.target = target;
-  resolution.request.launch = HeuristicCopyLaunch(op, target);
-  if (!op.hints.prefer_instruction.has_value() && !op.hints.annotations.count("prefer_instruction")) {
-    resolution.request.op.hints.prefer_instruction = Instruction::kSync;
-  }
-  absl::Status lowered = codegen->BuildWithoutCompile(resolution.request).status();
+  resolution.request = base;
+  heuristic_hints(resolution.request);
+  absl::Status lowered = lowers(*codegen, resolution.request);
   if (!lowered.ok()) {
-    // The user's hints may ask for a path the heuristic's launch does not fit: let the
-    // lowering choose with the smallest safe tile instead.
+    // The op's own hints may not fit the heuristic launch: the smallest safe tile instead.
     LaunchParams safe;
     safe.tile.assign(resolution.request.launch.tile.size(), 1);
     safe.tile.back() = std::min<int64_t>(resolution.request.launch.tile.back(), 256);
     safe.threads = 64;
     resolution.request.launch = safe;
-    TT_RETURN_IF_ERROR(codegen->BuildWithoutCompile(resolution.request).status());
+    TT_RETURN_IF_ERROR(lowers(*codegen, resolution.request));
   }
   resolution.detail = absl::StrCat(why, "heuristic: ", codegen->name(), " with ",
                                    resolution.request.launch.threads, " threads");
   return resolution;
+}
+
+absl::StatusOr<Resolution> TunedResolver::Resolve(const autotune::DeviceIdentity& device,
+                                                  const CopyOp& op) const {
+  KernelRequest base;
+  TT_ASSIGN_OR_RETURN(base.target, TargetOf(device));
+  base.op = op;
+  base.launch = HeuristicCopyLaunch(op, base.target);
+  auto lowers = [](const DeviceCodegen& codegen, const KernelRequest& request) {
+    return codegen.BuildWithoutCompile(request).status();
+  };
+  auto heuristic_hints = [&op](KernelRequest& request) {
+    // The heuristic launch is a SIMT one.
+    if (!op.hints.prefer_instruction.has_value() &&
+        !op.hints.annotations.count("prefer_instruction")) {
+      request.op.hints.prefer_instruction = Instruction::kSync;
+    }
+  };
+  return ResolveChain<KernelRequest>(device, base, ProblemFromCopyOp(op), lowers,
+                                     heuristic_hints);
+}
+
+absl::StatusOr<Im2colResolution> TunedResolver::ResolveIm2col(
+    const autotune::DeviceIdentity& device, const Im2colOp& op) const {
+  Im2colRequest base;
+  TT_ASSIGN_OR_RETURN(base.target, TargetOf(device));
+  base.op = op;
+  base.launch = HeuristicIm2colLaunch(op, base.target);
+  auto lowers = [](const DeviceCodegen& codegen, const Im2colRequest& request) {
+    return codegen.BuildIm2colWithoutCompile(request).status();
+  };
+  auto heuristic_hints = [&op](Im2colRequest& request) {
+    const CopyHints& mine = op.hints;
+    if (!mine.prefer_instruction.has_value() && !mine.annotations.count("prefer_instruction")) {
+      request.op.hints.prefer_instruction = Instruction::kSync;
+    }
+    if (!mine.eviction_policy.has_value() && !mine.annotations.count("img_eviction_policy") &&
+        !mine.annotations.count("col_eviction_policy")) {
+      request.op.hints.annotations["img_eviction_policy"] = "evict_last";
+      request.op.hints.annotations["col_eviction_policy"] = "evict_first";
+    }
+  };
+  return ResolveChain<Im2colRequest>(device, base, ProblemFromIm2colOp(op), lowers,
+                                     heuristic_hints);
 }
 
 }  // namespace tiletune

@@ -21,6 +21,7 @@
 #ifndef COMPILER_BACKEND_TUNED_RESOLVER_H_
 #define COMPILER_BACKEND_TUNED_RESOLVER_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,19 +40,27 @@ namespace tiletune {
 enum class ResolutionLevel { kExact, kNearest, kHeuristic };
 std::string ResolutionLevelName(ResolutionLevel level);  // "exact", "nearest", "heuristic"
 
-struct Resolution {
+template <typename Request>
+struct BasicResolution {
   ResolutionLevel level = ResolutionLevel::kHeuristic;
   std::shared_ptr<const DeviceCodegen> codegen;
   // The request to build: the op with the resolved hints, the launch, the target.
-  KernelRequest request;
+  Request request;
   // Which record answered (exact, nearest), or why none did.
   std::string detail;
 };
+using Resolution = BasicResolution<KernelRequest>;
+using Im2colResolution = BasicResolution<Im2colRequest>;
 
 // The built-in launch parameters for `op` on `target`: a direct SIMT copy of about 16 KiB
 // tiles, 256 threads, one CTA per tile (the best family measured on the H200; see
 // bench/copy_benchmark.cc).
 LaunchParams HeuristicCopyLaunch(const CopyOp& op, const Target& target);
+
+// The built-in launch for im2col: SIMT, 128 x 64 tiles (K narrower when it is), 256
+// threads, the image kept in L2 (evict_last) while the column matrix streams out
+// (evict_first) where the op sets no policy.
+LaunchParams HeuristicIm2colLaunch(const Im2colOp& op, const Target& target);
 
 class TunedResolver {
  public:
@@ -68,11 +77,22 @@ class TunedResolver {
   // tuned ones; the tuned launch parameters are used as stored.
   absl::StatusOr<Resolution> Resolve(const autotune::DeviceIdentity& device,
                                      const CopyOp& op) const;
+  absl::StatusOr<Im2colResolution> ResolveIm2col(const autotune::DeviceIdentity& device,
+                                                 const Im2colOp& op) const;
 
   size_t record_count() const { return records_.size(); }
 
  private:
   explicit TunedResolver(Options options);
+
+  // The chain for either op: `base` holds the op, target and heuristic launch;
+  // `lowers` says whether a request lowers; `heuristic_hints` adds the heuristic's hints
+  // at the last level.
+  template <typename Request>
+  absl::StatusOr<BasicResolution<Request>> ResolveChain(
+      const autotune::DeviceIdentity& device, Request base, const autotune::Problem& problem,
+      const std::function<absl::Status(const DeviceCodegen&, const Request&)>& lowers,
+      const std::function<void(Request&)>& heuristic_hints) const;
 
   DeviceCodegenRegistry* registry_;
   std::vector<autotune::TuningRecord> records_;

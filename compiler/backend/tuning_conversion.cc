@@ -1,5 +1,6 @@
 #include "compiler/backend/tuning_conversion.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,68 @@ autotune::Variant VariantFromLowered(const CopyHints& hints, const LoweredCopy& 
   l->set_ctas_per_sm(lowered.launch.ctas_per_sm);
   variant.set_source_sha256(source_sha256);
   return variant;
+}
+
+autotune::Problem ProblemFromIm2colOp(const Im2colOp& op) {
+  autotune::Problem problem;
+  problem.set_op("im2col");
+  problem.set_dtype(DataTypeName(op.img.dtype));
+  for (int64_t e : op.img.shape) problem.add_shape(e);
+  for (int64_t s : op.img.strides) problem.add_src_strides(s);
+  const Im2colGeometry& g = op.geometry;
+  autotune::Im2colGeometry* p = problem.mutable_im2col();
+  p->set_n(g.n);
+  p->set_h(g.h);
+  p->set_w(g.w);
+  p->set_c(g.c);
+  p->set_kh(g.kh);
+  p->set_kw(g.kw);
+  p->set_sh(g.sh);
+  p->set_sw(g.sw);
+  p->set_dh(g.dh);
+  p->set_dw(g.dw);
+  p->set_ph(g.ph);
+  p->set_pw(g.pw);
+  p->set_block_m(std::max<int64_t>(1, g.M()));
+  p->set_block_k(std::max<int64_t>(1, g.K()));
+  return problem;
+}
+
+absl::StatusOr<Im2colOp> Im2colOpFromProblem(const autotune::Problem& problem) {
+  if (problem.op() != "im2col" || !problem.has_im2col()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("problem op '", problem.op(), "' is not an im2col with a geometry"));
+  }
+  TT_ASSIGN_OR_RETURN(DataType dtype, ParseDataType(problem.dtype()));
+  const autotune::Im2colGeometry& p = problem.im2col();
+  Im2colGeometry g;
+  g.n = p.n();
+  g.h = p.h();
+  g.w = p.w();
+  g.c = p.c();
+  g.kh = p.kh();
+  g.kw = p.kw();
+  g.sh = p.sh();
+  g.sw = p.sw();
+  g.dh = p.dh();
+  g.dw = p.dw();
+  g.ph = p.ph();
+  g.pw = p.pw();
+  Im2colOp op = Im2colOp::Dense(dtype, g);
+  if (problem.src_strides_size() == 4) {
+    op.img.strides.assign(problem.src_strides().begin(), problem.src_strides().end());
+  }
+  return op;
+}
+
+autotune::Variant VariantFromLoweredIm2col(const CopyHints& hints, const LoweredIm2col& lowered,
+                                           const std::string& source_sha256) {
+  LoweredCopy shape;
+  shape.path = lowered.path;
+  shape.launch = lowered.launch;
+  shape.vector_elems = lowered.vector_elems;
+  shape.element_bytes = lowered.element_bytes;
+  return VariantFromLowered(hints, shape, source_sha256);
 }
 
 absl::Status ApplyVariant(const autotune::Variant& variant, CopyHints* hints,

@@ -13,6 +13,8 @@
 #include "absl/status/statusor.h"
 #include "autotune/tuning_db.pb.h"
 #include "compiler/ir/copy_op.h"
+#include "compiler/ir/im2col_op.h"
+#include "compiler/lower/im2col_lowering.h"
 #include "compiler/lower/lowered_kernel.h"
 
 namespace tiletune {
@@ -27,6 +29,13 @@ absl::StatusOr<CopyOp> CopyOpFromProblem(const autotune::Problem& problem);
 // The variant a lowering realised: the op's hints as given and the launch's choices.
 autotune::Variant VariantFromLowered(const CopyHints& hints, const LoweredCopy& lowered,
                                      const std::string& source_sha256);
+
+// op "im2col", dtype, shape = the image's NHWC extents, its strides, and the geometry
+// with block_m x block_k = the whole column matrix (M x K).
+autotune::Problem ProblemFromIm2colOp(const Im2colOp& op);
+absl::StatusOr<Im2colOp> Im2colOpFromProblem(const autotune::Problem& problem);
+autotune::Variant VariantFromLoweredIm2col(const CopyHints& hints, const LoweredIm2col& lowered,
+                                           const std::string& source_sha256);
 
 // Sets `hints` and `launch` from a stored variant; InvalidArgument for unreadable values.
 absl::Status ApplyVariant(const autotune::Variant& variant, CopyHints* hints,
