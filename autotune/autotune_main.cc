@@ -34,8 +34,8 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "autotune/atomic_file.h"
-#include "autotune/copy_search_space.h"
-#include "autotune/copy_tuner.h"
+#include "autotune/tuner.h"
+#include "autotune/tuning_task.h"
 #include "autotune/merge_command.h"
 #include "autotune/report.h"
 #include "autotune/shard.h"
@@ -46,7 +46,7 @@
 #include "compiler/cuda/nvrtc_compilation_provider.h"
 #include "kernels/runtime/runtime.h"
 
-ABSL_FLAG(std::string, problems, "", "';'-separated copy:DTYPE:SHAPE list; empty: default suite");
+ABSL_FLAG(std::string, problems, "", "';'-separated problem list (autotune/suite.h); empty: default suite");
 ABSL_FLAG(std::string, output, "tuning_db.txtpb", "Database to write (and resume from).");
 ABSL_FLAG(std::string, devices, "0", "Comma-separated CUDA device ordinals to tune on.");
 ABSL_FLAG(std::string, shard, "", "Tune slice i of n of the problems (i/n); default from env.");
@@ -89,17 +89,21 @@ std::unique_ptr<CompilationProvider> MakeCompiler(std::string* version) {
   return cached.ok() ? *std::move(cached) : nullptr;
 }
 
-int DryRun(const std::vector<CopyOp>& problems) {
+int DryRun(const std::vector<SuiteProblem>& problems) {
   absl::StatusOr<Target> target = Target::Parse(absl::GetFlag(FLAGS_target));
   if (!target.ok()) return Fail(2, target.status());
   std::string version;
   std::unique_ptr<CompilationProvider> compiler = MakeCompiler(&version);
   if (compiler == nullptr) return Fail(1, absl::UnavailableError("NVRTC cannot be loaded"));
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  for (const CopyOp& op : problems) {
+  for (const SuiteProblem& problem : problems) {
     auto start = Clock::now();
-    auto space = BuildCopySearchSpace(op, *target);
-    if (!space.ok()) return Fail(1, space.status());
+    absl::StatusOr<TuningTask> task = MakeTask(problem, *target);
+    if (!task.ok()) return Fail(1, task.status());
+    SearchStats stats;
+    absl::StatusOr<std::vector<Candidate>> candidates =
+        task->build(task->all_hints, task->all_launches, &stats);
+    if (!candidates.ok()) return Fail(1, candidates.status());
     std::atomic<size_t> next{0};
     std::atomic<int> errors{0};
     CompileOptions options;
@@ -107,18 +111,18 @@ int DryRun(const std::vector<CopyOp>& problems) {
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t) {
       pool.emplace_back([&] {
-        for (size_t i = next++; i < space->candidates.size(); i = next++) {
-          if (!compiler->CompileToCubin(space->candidates[i].source, options).ok()) ++errors;
+        for (size_t i = next++; i < candidates->size(); i = next++) {
+          if (!compiler->CompileToCubin((*candidates)[i].source, options).ok()) ++errors;
         }
       });
     }
     for (auto& thread : pool) thread.join();
     std::map<std::string, int> per_path;
-    for (const CopyCandidate& c : space->candidates) ++per_path[LoweringPathName(c.lowered.path)];
+    for (const Candidate& c : *candidates) ++per_path[LoweringPathName(c.path)];
     std::printf("%s on %s: %d combinations, %d pruned, %d duplicates, %zu distinct kernels "
                 "(%s), %d compile errors, %.1f s\n",
-                DescribeProblem(op).c_str(), target->ArchName().c_str(), space->enumerated,
-                space->pruned, space->duplicates, space->candidates.size(),
+                DescribeProblem(problem).c_str(), target->ArchName().c_str(), stats.enumerated,
+                stats.pruned, stats.duplicates, candidates->size(),
                 absl::StrJoin(per_path, ", ", absl::PairFormatter(" ")).c_str(), errors.load(),
                 std::chrono::duration<double>(Clock::now() - start).count());
   }
@@ -149,10 +153,10 @@ int Spawn(const std::vector<std::string>& args) {
 // Tunes problem --worker_problem on --worker_device and writes the record to
 // --worker_result. Exit 0: done; kFaultExit: a variant faulted the GPU (appended to
 // --worker_faults, which the next worker reads); kSkippedExit: already in the database.
-int RunWorker(const std::vector<CopyOp>& mine) {
+int RunWorker(const std::vector<SuiteProblem>& mine) {
   size_t k = static_cast<size_t>(absl::GetFlag(FLAGS_worker_problem));
   if (k >= mine.size()) return Fail(2, absl::InvalidArgumentError("worker problem out of range"));
-  const CopyOp& op = mine[k];
+  const SuiteProblem& problem = mine[k];
   std::string result_path = absl::GetFlag(FLAGS_worker_result);
   std::string faults_path = absl::GetFlag(FLAGS_worker_faults);
   auto context = Context::Create(absl::GetFlag(FLAGS_worker_device));
@@ -161,15 +165,19 @@ int RunWorker(const std::vector<CopyOp>& mine) {
   std::unique_ptr<CompilationProvider> compiler = MakeCompiler(&nvrtc_version);
   if (compiler == nullptr) return Fail(1, absl::UnavailableError("NVRTC cannot be loaded"));
   DeviceIdentity identity = IdentifyDevice(**context, nvrtc_version);
+  absl::StatusOr<Target> target = Target::Parse((*context)->info().ArchName());
+  if (!target.ok()) return Fail(1, target.status());
+  absl::StatusOr<TuningTask> task = MakeTask(problem, *target);
+  if (!task.ok()) return Fail(1, task.status());
   TuningRecord probe;
   *probe.mutable_device() = identity;
-  *probe.mutable_problem() = ProblemFromCopyOp(op);
+  *probe.mutable_problem() = task->problem;
   absl::StatusOr<TuningDatabase> existing = ReadTuningDatabase(OutputPath());
   if (existing.ok()) {
     for (const TuningRecord& r : existing->records()) {
       if (RecordKey(r) == RecordKey(probe)) {
         std::fprintf(stderr, "autotune: %s already tuned on %s; skipped\n",
-                     DescribeProblem(op).c_str(), identity.name().c_str());
+                     DescribeProblem(problem).c_str(), identity.name().c_str());
         return kSkippedExit;
       }
     }
@@ -182,23 +190,23 @@ int RunWorker(const std::vector<CopyOp>& mine) {
     }
   }
   absl::StatusOr<double> ceiling = MeasureDramCeiling(**context);
-  std::string label = absl::StrFormat("[%d/%d] %s", k + 1, mine.size(), DescribeProblem(op));
+  std::string label = absl::StrFormat("[%d/%d] %s", k + 1, mine.size(), DescribeProblem(problem));
   if (faulted.empty()) {
     std::fprintf(stderr, "autotune: %s on %s (%s), DRAM ceiling %.0f GB/s (device copy)\n",
                  label.c_str(), identity.name().c_str(), (*context)->info().ArchName().c_str(),
                  ceiling.ok() ? *ceiling : 0.0);
   }
-  CopyTuner::Options options;
+  Tuner::Options options;
   options.samples = absl::GetFlag(FLAGS_samples);
   options.ceiling_gbps = ceiling.ok() ? *ceiling : 0;
   options.progress = [&](const std::string& line) {
     std::fprintf(stderr, "\r\033[K%s | %s", label.c_str(), line.c_str());
     std::fflush(stderr);
   };
-  CopyTuner tuner(**context, *compiler, options);
+  Tuner tuner(**context, *compiler, options);
   size_t known = faulted.size();
   TuneStats stats;
-  absl::StatusOr<TuningRecord> record = tuner.Tune(op, &faulted, &stats);
+  absl::StatusOr<TuningRecord> record = tuner.Tune(*task, &faulted, &stats);
   std::fprintf(stderr, "\n");
   if (absl::IsAborted(record.status()) && faulted.size() > known) {
     std::ofstream faults(faults_path, std::ios::app);
@@ -220,10 +228,10 @@ int RunWorker(const std::vector<CopyOp>& mine) {
                                             " --samples=", options.samples));
   const Statistics& s = record->winner_statistics();
   std::string line = absl::StrFormat(
-      "%-28s %-10s %8.1f us %7.0f GB/s %5.3f of ceiling | %d combos, %d pruned, %d dup, "
+      "%-44s %-11s %8.1f us %7.0f GB/s %5.3f of ceiling | %d combos, %d pruned, %d dup, "
       "%d compiled (%.1f s), %d verified, %d failed, %zu faults, %d measured (%.1f s), "
       "regret %.2f%%",
-      DescribeProblem(op), record->winner().lowering().path(), s.median_us(), s.gbps(),
+      DescribeProblem(problem), record->winner().lowering().path(), s.median_us(), s.gbps(),
       s.fraction_of_ceiling(), stats.enumerated, stats.pruned, stats.duplicates, stats.compiled,
       stats.compile_seconds, stats.verified, stats.failed_verification, faulted.size(),
       stats.measured, stats.gpu_seconds, 100 * stats.regret);
@@ -235,7 +243,7 @@ int RunWorker(const std::vector<CopyOp>& mine) {
 
 int Main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
-  std::vector<CopyOp> problems = DefaultCopySuite();
+  std::vector<SuiteProblem> problems = DefaultSuite();
   if (!absl::GetFlag(FLAGS_problems).empty()) {
     auto parsed = ParseProblems(absl::GetFlag(FLAGS_problems));
     if (!parsed.ok()) return Fail(2, parsed.status());
@@ -243,7 +251,7 @@ int Main(int argc, char** argv) {
   }
   absl::StatusOr<Shard> shard = ResolveShard(absl::GetFlag(FLAGS_shard), ProcessEnvironment());
   if (!shard.ok()) return Fail(2, shard.status());
-  std::vector<CopyOp> mine;
+  std::vector<SuiteProblem> mine;
   for (size_t k : ShardIndices(problems.size(), *shard)) mine.push_back(problems[k]);
   if (shard->count > 1) {
     std::fprintf(stderr, "autotune: shard %s (%s): %zu of %zu problems\n",
@@ -289,7 +297,8 @@ int Main(int argc, char** argv) {
   // without it.
   auto worker = [&](int ordinal) {
     for (size_t k = next++; k < mine.size(); k = next++) {
-      std::string label = absl::StrFormat("[%d/%d] %s", k + 1, mine.size(), DescribeProblem(mine[k]));
+      std::string label =
+          absl::StrFormat("[%d/%d] %s", k + 1, mine.size(), DescribeProblem(mine[k]));
       std::string base = absl::StrCat(path, ".worker", ordinal, "_", k);
       std::string result_path = base + ".pb", faults_path = base + ".faults";
       std::remove(faults_path.c_str());

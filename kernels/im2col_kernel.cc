@@ -69,19 +69,23 @@ Im2colKernel::Im2colKernel(const Context& context, LoweredIm2col lowered, std::s
 absl::StatusOr<std::unique_ptr<Im2colKernel>> Im2colKernel::Create(const Context& context,
                                                                    const LoweredIm2col& lowered,
                                                                    CompilationProvider& compiler) {
-  std::string device_arch = context.info().ArchName();
-  if (lowered.target.arch() != context.info().cc_major * 10 + context.info().cc_minor) {
-    return absl::InvalidArgumentError(absl::StrCat("kernel lowered for ",
-                                                   lowered.target.ArchName(), " cannot run on ",
-                                                   context.info().name, " (", device_arch, ")"));
-  }
   CudaSource source = EmitIm2colKernel(lowered);
   CompileOptions options;
   options.arch = lowered.target.ArchName();
   TT_ASSIGN_OR_RETURN(Cubin cubin, compiler.CompileToCubin(source, options));
+  return CreateFromCubin(context, lowered, std::move(source.text), cubin);
+}
+
+absl::StatusOr<std::unique_ptr<Im2colKernel>> Im2colKernel::CreateFromCubin(
+    const Context& context, const LoweredIm2col& lowered, std::string source, const Cubin& cubin) {
+  if (lowered.target.arch() != context.info().cc_major * 10 + context.info().cc_minor) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel lowered for ", lowered.target.ArchName(), " cannot run on ",
+                     context.info().name, " (", context.info().ArchName(), ")"));
+  }
   TT_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, Module::Load(context, cubin.bytes));
   TT_ASSIGN_OR_RETURN(Kernel kernel, module->GetKernel(lowered.kernel_name, lowered.param_count()));
-  return std::unique_ptr<Im2colKernel>(new Im2colKernel(context, lowered, std::move(source.text),
+  return std::unique_ptr<Im2colKernel>(new Im2colKernel(context, lowered, std::move(source),
                                                         std::move(module), std::move(kernel)));
 }
 

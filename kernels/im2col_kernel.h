@@ -37,6 +37,11 @@ class Im2colKernel {
                                                               const LoweredIm2col& lowered,
                                                               CompilationProvider& compiler);
 
+  // Loads an already compiled kernel (`source` is kept for reports).
+  static absl::StatusOr<std::unique_ptr<Im2colKernel>> CreateFromCubin(
+      const Context& context, const LoweredIm2col& lowered, std::string source,
+      const Cubin& cubin);
+
   absl::Status Launch(CUdeviceptr img, CUdeviceptr col, CUstream stream);
 
   const LoweredIm2col& lowered() const { return lowered_; }

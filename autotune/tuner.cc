@@ -1,4 +1,4 @@
-#include "autotune/copy_tuner.h"
+#include "autotune/tuner.h"
 
 #include <algorithm>
 #include <atomic>
@@ -16,13 +16,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "autotune/copy_search_space.h"
 #include "autotune/tuning_db.h"
 #include "autotune/winner.h"
 #include "compiler/backend/tuning_conversion.h"
 #include "compiler/base/status_macros.h"
-#include "kernels/copy_kernel.h"
-#include "kernels/copy_reference.h"
 #include "kernels/device_check.h"
 #include "kernels/runtime/driver_api.h"
 
@@ -38,7 +35,7 @@ double Seconds(Clock::time_point since) {
 }
 
 std::vector<absl::StatusOr<Cubin>> CompileAll(CompilationProvider& compiler,
-                                              const std::vector<CopyCandidate>& candidates,
+                                              const std::vector<Candidate>& candidates,
                                               const std::string& arch, int threads) {
   std::vector<absl::StatusOr<Cubin>> out(candidates.size(), absl::UnknownError("not compiled"));
   std::atomic<size_t> next{0};
@@ -62,10 +59,10 @@ std::vector<absl::StatusOr<Cubin>> CompileAll(CompilationProvider& compiler,
 class Workspace {
  public:
   static absl::StatusOr<std::unique_ptr<Workspace>> Create(const Context& context,
-                                                           const CopyOp& op) {
+                                                           const TuningTask& task) {
     auto ws = std::unique_ptr<Workspace>(new Workspace(context));
-    ws->src_span_ = SpanBytes(op.src.buffer);
-    ws->dst_span_ = SpanBytes(op.dst.buffer);
+    ws->src_span_ = task.input_bytes;
+    ws->dst_span_ = task.output_bytes;
     size_t per_set = ws->src_span_ + ws->dst_span_ + 4 * kGuard;
     size_t wanted = static_cast<size_t>(2.5 * context.info().l2_bytes);
     size_t sets = std::clamp<size_t>((wanted + per_set - 1) / per_set, 1, 64);
@@ -78,8 +75,7 @@ class Workspace {
     }
     ws->poison_ = static_cast<uint8_t>(rng());
     std::vector<uint8_t> expected(ws->dst_span_ + 2 * kGuard, ws->poison_);
-    TT_RETURN_IF_ERROR(CopyReference(op, src.data() + kGuard, ws->src_span_,
-                                     expected.data() + kGuard, ws->dst_span_));
+    TT_RETURN_IF_ERROR(task.reference(src.data() + kGuard, expected.data() + kGuard));
     TT_ASSIGN_OR_RETURN(ws->expected_, DeviceBuffer::Allocate(context, expected.size()));
     TT_RETURN_IF_ERROR(ws->expected_.CopyFromHost(expected.data(), expected.size()));
     for (size_t s = 0; s < sets; ++s) {
@@ -95,7 +91,7 @@ class Workspace {
   size_t sets() const { return src_.size(); }
 
   // Launches once on set 0 over a poisoned destination and compares every byte.
-  absl::Status Verify(CopyKernel& kernel, DeviceCheck& check) {
+  absl::Status Verify(Launcher& kernel, DeviceCheck& check) {
     TT_RETURN_IF_ERROR(dst_[0].Fill(poison_));
     TT_RETURN_IF_ERROR(context_.Synchronize());
     TT_RETURN_IF_ERROR(kernel.Launch(src_[0].ptr() + kGuard, dst_[0].ptr() + kGuard, nullptr));
@@ -111,7 +107,7 @@ class Workspace {
   }
 
   // Microseconds per launch: `samples` batches rotating over the sets, after a warm-up.
-  absl::StatusOr<std::vector<double>> Measure(CopyKernel& kernel, Event& start, Event& stop,
+  absl::StatusOr<std::vector<double>> Measure(Launcher& kernel, Event& start, Event& stop,
                                               int samples) {
     auto launch = [&](size_t i) {
       size_t s = i % src_.size();
@@ -149,8 +145,8 @@ class Workspace {
 };
 
 struct Run {
-  const CopyCandidate* candidate;
-  std::unique_ptr<CopyKernel> kernel;
+  const Candidate* candidate;
+  std::unique_ptr<Launcher> kernel;
   Measurement measurement;
 };
 
@@ -195,13 +191,11 @@ DeviceIdentity IdentifyDevice(const Context& context, const std::string& nvrtc_v
   return device;
 }
 
-absl::StatusOr<TuningRecord> CopyTuner::Tune(const CopyOp& op,
-                                             std::map<std::string, std::string>* faulted,
-                                             TuneStats* stats) {
+absl::StatusOr<TuningRecord> Tuner::Tune(const TuningTask& task,
+                                         std::map<std::string, std::string>* faulted,
+                                         TuneStats* stats) {
   TT_ASSIGN_OR_RETURN(Target target, Target::Parse(context_.info().ArchName()));
-  std::vector<int64_t> extents = SqueezedExtents(op.src);
-  int element = DataTypeBytes(op.src.buffer.dtype);
-  int64_t bytes_moved = 2 * op.src.NumElements() * element;
+  int64_t bytes_moved = task.bytes_moved;
   int threads = options_.compile_threads > 0
                     ? options_.compile_threads
                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -209,36 +203,36 @@ absl::StatusOr<TuningRecord> CopyTuner::Tune(const CopyOp& op,
     if (options_.progress) options_.progress(line);
   };
 
-  TT_ASSIGN_OR_RETURN(std::unique_ptr<Workspace> workspace, Workspace::Create(context_, op));
+  TT_ASSIGN_OR_RETURN(std::unique_ptr<Workspace> workspace, Workspace::Create(context_, task));
   TT_ASSIGN_OR_RETURN(std::unique_ptr<DeviceCheck> check, DeviceCheck::Create(context_, compiler_));
   TT_ASSIGN_OR_RETURN(auto start, Event::Create(context_));
   TT_ASSIGN_OR_RETURN(auto stop, Event::Create(context_));
 
-  std::vector<std::unique_ptr<CopySearchSpace>> spaces;
+  // Candidates live in `batches` (stable addresses) while runs point at them.
+  std::vector<std::unique_ptr<std::vector<Candidate>>> batches;
+  SearchStats search;
   std::vector<Run> runs;
   std::set<std::string> seen;
   double best_gbps = 0;
 
   // Compiles, verifies and measures every new candidate of `space`.
-  auto evaluate = [&](CopySearchSpace& space, const std::string& phase) -> absl::Status {
-    stats->enumerated += space.enumerated;
-    stats->pruned += space.pruned;
-    stats->duplicates += space.duplicates;
-    std::vector<CopyCandidate> fresh;
-    for (CopyCandidate& c : space.candidates) {
-      if (seen.insert(c.source_sha256).second) fresh.push_back(std::move(c));
-      else ++stats->duplicates;
+  auto evaluate = [&](std::vector<Candidate> built, const std::string& phase) -> absl::Status {
+    auto fresh = std::make_unique<std::vector<Candidate>>();
+    for (Candidate& c : built) {
+      if (seen.insert(c.source_sha256).second) fresh->push_back(std::move(c));
+      else ++search.duplicates;
     }
-    space.candidates = std::move(fresh);
+    batches.push_back(std::move(fresh));
+    std::vector<Candidate>& candidates = *batches.back();
     auto compile_start = Clock::now();
-    progress(absl::StrCat(phase, ": compiling ", space.candidates.size(), " variants on ",
-                          threads, " threads"));
+    progress(absl::StrCat(phase, ": compiling ", candidates.size(), " variants on ", threads,
+                          " threads"));
     std::vector<absl::StatusOr<Cubin>> cubins =
-        CompileAll(compiler_, space.candidates, target.ArchName(), threads);
+        CompileAll(compiler_, candidates, target.ArchName(), threads);
     stats->compile_seconds += Seconds(compile_start);
     auto gpu_start = Clock::now();
-    for (size_t i = 0; i < space.candidates.size(); ++i) {
-      const CopyCandidate& c = space.candidates[i];
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      const Candidate& c = candidates[i];
       Run run{&c, nullptr, Measurement{c.variant, {}, CandidateResult::OK, ""}};
       auto fault = faulted->find(c.source_sha256);
       if (fault != faulted->end()) {
@@ -255,7 +249,7 @@ absl::StatusOr<TuningRecord> CopyTuner::Tune(const CopyOp& op,
         continue;
       }
       ++stats->compiled;
-      auto kernel = CopyKernel::CreateFromCubin(context_, c.lowered, c.source.text, *cubins[i]);
+      auto kernel = c.load(context_, *cubins[i]);
       absl::Status verified = kernel.ok() ? workspace->Verify(**kernel, *check) : kernel.status();
       if (absl::IsAborted(verified)) {
         (*faulted)[c.source_sha256] = std::string(verified.message());
@@ -288,9 +282,9 @@ absl::StatusOr<TuningRecord> CopyTuner::Tune(const CopyOp& op,
       std::sort(sorted.begin(), sorted.end());
       best_gbps = std::max(best_gbps, bytes_moved / (sorted[sorted.size() / 2] * 1e3));
       runs.push_back(std::move(run));
-      if (i % 16 == 15 || i + 1 == space.candidates.size()) {
+      if (i % 16 == 15 || i + 1 == candidates.size()) {
         progress(absl::StrFormat("%s: %d/%d verified and measured, best %.0f GB/s", phase, i + 1,
-                                 space.candidates.size(), best_gbps));
+                                 candidates.size(), best_gbps));
       }
     }
     stats->gpu_seconds += Seconds(gpu_start);
@@ -298,26 +292,24 @@ absl::StatusOr<TuningRecord> CopyTuner::Tune(const CopyOp& op,
   };
 
   // Phase 1: every hint combination at one launch per path family.
-  spaces.push_back(std::make_unique<CopySearchSpace>());
-  TT_ASSIGN_OR_RETURN(*spaces.back(),
-                      BuildCopySearchSpace(op, target, AllCopyHints(),
-                                           RepresentativeCopyLaunches(extents, element, target)));
-  TT_RETURN_IF_ERROR(evaluate(*spaces.back(), "hints"));
+  TT_ASSIGN_OR_RETURN(std::vector<Candidate> first_phase,
+                      task.build(task.all_hints, task.representative_launches, &search));
+  TT_RETURN_IF_ERROR(evaluate(std::move(first_phase), "hints"));
 
   // Phase 2: every launch candidate for the best hint set of each of the three best paths.
-  std::map<std::string, std::pair<double, const CopyCandidate*>> best_per_path;
+  std::map<std::string, std::pair<double, const Candidate*>> best_per_path;
   for (const Run& run : runs) {
     if (run.measurement.samples_us.empty()) continue;
     std::vector<double> s = run.measurement.samples_us;
     std::sort(s.begin(), s.end());
     double median = s[s.size() / 2];
-    std::string path = LoweringPathName(run.candidate->lowered.path);
+    std::string path = LoweringPathName(run.candidate->path);
     auto it = best_per_path.find(path);
     if (it == best_per_path.end() || median < it->second.first) {
       best_per_path[path] = {median, run.candidate};
     }
   }
-  std::vector<std::pair<double, const CopyCandidate*>> leaders;
+  std::vector<std::pair<double, const Candidate*>> leaders;
   for (auto& [path, entry] : best_per_path) leaders.push_back(entry);
   std::sort(leaders.begin(), leaders.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -326,14 +318,13 @@ absl::StatusOr<TuningRecord> CopyTuner::Tune(const CopyOp& op,
     leader_hints.push_back(leaders[i].second->hints);
   }
   if (!leader_hints.empty()) {
-    spaces.push_back(std::make_unique<CopySearchSpace>());
-    absl::StatusOr<CopySearchSpace> launches = BuildCopySearchSpace(
-        op, target, leader_hints, CopyLaunchCandidates(extents, element, target));
-    if (launches.ok()) {
-      *spaces.back() = *std::move(launches);
-      TT_RETURN_IF_ERROR(evaluate(*spaces.back(), "launch"));
-    }
+    absl::StatusOr<std::vector<Candidate>> second_phase =
+        task.build(leader_hints, task.all_launches, &search);
+    if (second_phase.ok()) TT_RETURN_IF_ERROR(evaluate(*std::move(second_phase), "launch"));
   }
+  stats->enumerated = search.enumerated;
+  stats->pruned = search.pruned;
+  stats->duplicates = search.duplicates;
 
   // Selection, then the leaders re-measured in interleaved rounds.
   std::vector<Measurement> measurements;
@@ -375,14 +366,12 @@ absl::StatusOr<TuningRecord> CopyTuner::Tune(const CopyOp& op,
   stats->regret = best_median > 0 && winner_median > 0 ? winner_median / best_median - 1 : 0;
 
   TuningRecord record;
-  *record.mutable_problem() = ProblemFromCopyOp(op);
+  *record.mutable_problem() = task.problem;
   TT_RETURN_IF_ERROR(FillRecord(final_selection, &record));
-  for (const auto& space : spaces) {
-    for (const std::string& example : space->pruned_examples) {
-      CandidateResult* pruned = record.add_candidates();
-      pruned->set_status(CandidateResult::PRUNED);
-      pruned->set_detail(example);
-    }
+  for (const std::string& example : search.pruned_examples) {
+    CandidateResult* pruned = record.add_candidates();
+    pruned->set_status(CandidateResult::PRUNED);
+    pruned->set_detail(example);
   }
   return record;
 }

@@ -1,24 +1,26 @@
-// Tuning one copy problem on one GPU: search, compile in parallel, verify bit-exact,
-// measure, re-measure the leaders interleaved, and produce a TuningRecord.
+// Tuning one problem (a TuningTask: copy or im2col) on one GPU: search, compile in
+// parallel, verify bit-exact, measure, re-measure the leaders interleaved, and produce a
+// TuningRecord.
 //
-//   CopyTuner::Options options;
-//   options.ceiling_gbps = *MeasureDramCeiling(context, stream);
-//   CopyTuner tuner(context, compiler, options);
-//   TT_ASSIGN_OR_RETURN(TuningRecord record, tuner.Tune(op, &stats));
+//   Tuner::Options options;
+//   options.ceiling_gbps = *MeasureDramCeiling(context);
+//   Tuner tuner(context, compiler, options);
+//   TT_ASSIGN_OR_RETURN(TuningTask task, CopyTask(op, target));
+//   TT_ASSIGN_OR_RETURN(TuningRecord record, tuner.Tune(task, &faulted, &stats));
 //
 // Search: every hint combination at one representative launch per path family, then
-// every launch candidate for the three best hint sets (BuildCopySearchSpace prunes and
-// deduplicates both). Verification: fresh random source data, the destination and its
-// guard zones poisoned with a random byte, one launch, a byte-exact device-side compare
-// against the CPU reference (kernels/copy_reference.h). Measurement: warm-up, then
+// every launch candidate for the best hint set of each of the three best paths (the
+// task's builder prunes and deduplicates both). Verification: fresh random input, the
+// output and its guard zones poisoned with a random byte, one launch, a byte-exact
+// device-side compare against the CPU reference. Measurement: warm-up, then
 // batches of launches timed with events, rotating over buffer sets larger than 2.5x the
 // L2 so nothing is timed from cache; the top five are re-measured in interleaved rounds
 // before the winner is chosen (autotune/winner.h), and results above the measured DRAM
 // ceiling are rejected as cache artefacts. A variant that faults the GPU is recorded as
 // LAUNCH_FAULT: Tune returns Aborted naming it, the caller resets the context
 // (Context::ResetAfterFault) and calls Tune again, which skips it.
-#ifndef AUTOTUNE_COPY_TUNER_H_
-#define AUTOTUNE_COPY_TUNER_H_
+#ifndef AUTOTUNE_TUNER_H_
+#define AUTOTUNE_TUNER_H_
 
 #include <functional>
 #include <map>
@@ -27,7 +29,7 @@
 #include "absl/status/statusor.h"
 #include "autotune/tuning_db.pb.h"
 #include "compiler/cuda/compilation_provider.h"
-#include "compiler/ir/copy_op.h"
+#include "autotune/tuning_task.h"
 #include "kernels/runtime/runtime.h"
 
 namespace tiletune {
@@ -57,7 +59,7 @@ absl::StatusOr<double> MeasureDramCeiling(const Context& context);
 // The DeviceIdentity of `context`'s GPU, with driver, CUDA and NVRTC versions.
 DeviceIdentity IdentifyDevice(const Context& context, const std::string& nvrtc_version);
 
-class CopyTuner {
+class Tuner {
  public:
   struct Options {
     // Samples per candidate in the first pass.
@@ -73,14 +75,14 @@ class CopyTuner {
     std::function<void(const std::string&)> progress;
   };
 
-  CopyTuner(Context& context, CompilationProvider& compiler, Options options)
+  Tuner(Context& context, CompilationProvider& compiler, Options options)
       : context_(context), compiler_(compiler), options_(std::move(options)) {}
 
   // `faulted` maps source hashes of variants that faulted in an earlier call to the
   // fault; they are recorded, not run. On a new fault returns Aborted and adds the
   // variant to `faulted`.
-  absl::StatusOr<TuningRecord> Tune(const CopyOp& op, std::map<std::string, std::string>* faulted,
-                                    TuneStats* stats);
+  absl::StatusOr<TuningRecord> Tune(const TuningTask& task,
+                                    std::map<std::string, std::string>* faulted, TuneStats* stats);
 
  private:
   Context& context_;
@@ -91,4 +93,4 @@ class CopyTuner {
 }  // namespace autotune
 }  // namespace tiletune
 
-#endif  // AUTOTUNE_COPY_TUNER_H_
+#endif  // AUTOTUNE_TUNER_H_
