@@ -47,6 +47,19 @@ absl::StatusOr<CUtensorMap> EncodeTensorMap(const DriverApi& cu, const TensorMap
   return map;
 }
 
+absl::Status LaunchTileKernel(const Kernel& kernel, int64_t grid, int threads,
+                              int64_t shared_bytes, CUstream stream, CUdeviceptr first,
+                              CUdeviceptr second, std::vector<CUtensorMap>& maps) {
+  std::vector<void*> args = {&first, &second};
+  for (CUtensorMap& map : maps) args.push_back(&map);
+  LaunchConfig config;
+  config.grid = {static_cast<unsigned>(grid), 1, 1};
+  config.block = {static_cast<unsigned>(threads), 1, 1};
+  config.dynamic_shared_bytes = static_cast<unsigned>(shared_bytes);
+  config.stream = stream;
+  return kernel.Launch(config, args);
+}
+
 CopyKernel::CopyKernel(const Context& context, LoweredCopy lowered, std::string source,
                        std::unique_ptr<Module> module, Kernel kernel)
     : context_(context),
@@ -95,14 +108,8 @@ absl::Status CopyKernel::Launch(CUdeviceptr src, CUdeviceptr dst, CUstream strea
     mapped_src_ = src;
     mapped_dst_ = dst;
   }
-  std::vector<void*> args = {&src, &dst};
-  for (CUtensorMap& map : maps_) args.push_back(&map);
-  LaunchConfig config;
-  config.grid = {static_cast<unsigned>(grid_), 1, 1};
-  config.block = {static_cast<unsigned>(lowered_.launch.threads), 1, 1};
-  config.dynamic_shared_bytes = static_cast<unsigned>(lowered_.shared_bytes);
-  config.stream = stream;
-  return kernel_.Launch(config, args);
+  return LaunchTileKernel(kernel_, grid_, lowered_.launch.threads, lowered_.shared_bytes, stream,
+                          src, dst, maps_);
 }
 
 }  // namespace tiletune

@@ -29,6 +29,12 @@ namespace tiletune {
 absl::StatusOr<CUtensorMap> EncodeTensorMap(const DriverApi& cu, const TensorMapSpec& spec,
                                             CUdeviceptr buffer);
 
+// Launches a tile kernel whose parameters are two pointers and then `maps`, one CTA of
+// `threads` threads per grid entry, with `shared_bytes` of dynamic shared memory.
+absl::Status LaunchTileKernel(const Kernel& kernel, int64_t grid, int threads,
+                              int64_t shared_bytes, CUstream stream, CUdeviceptr first,
+                              CUdeviceptr second, std::vector<CUtensorMap>& maps);
+
 class CopyKernel {
  public:
   // Emits, compiles (through `compiler`, for the lowered target) and loads the kernel.

@@ -110,14 +110,8 @@ absl::Status Im2colKernel::Launch(CUdeviceptr img, CUdeviceptr col, CUstream str
     mapped_img_ = img;
     mapped_col_ = col;
   }
-  std::vector<void*> args = {&img, &col};
-  for (CUtensorMap& map : maps_) args.push_back(&map);
-  LaunchConfig config;
-  config.grid = {static_cast<unsigned>(grid_), 1, 1};
-  config.block = {static_cast<unsigned>(lowered_.launch.threads), 1, 1};
-  config.dynamic_shared_bytes = static_cast<unsigned>(lowered_.shared_bytes);
-  config.stream = stream;
-  return kernel_.Launch(config, args);
+  return LaunchTileKernel(kernel_, grid_, lowered_.launch.threads, lowered_.shared_bytes, stream,
+                          img, col, maps_);
 }
 
 }  // namespace tiletune

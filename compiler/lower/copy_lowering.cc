@@ -221,36 +221,6 @@ class Lowering {
   LoweredCopy& l_;
 };
 
-absl::Status CheckLaunch(const LaunchParams& launch, const Target& target) {
-  if (launch.threads < 32 || launch.threads > 1024 || launch.threads % 32 != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "threads=", launch.threads, ": accepted are multiples of 32 from 32 to 1024"));
-  }
-  if (launch.stages < 1 || launch.stages > kMaxStages) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("stages=", launch.stages, ": accepted are 1 to ", kMaxStages));
-  }
-  if (launch.ctas_per_sm < 0 || launch.ctas_per_sm > 32) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ctas_per_sm=", launch.ctas_per_sm, ": accepted are 0 (one CTA per tile) to 32"));
-  }
-  if (launch.ctas_per_sm * launch.threads > target.MaxThreadsPerSm()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        launch.ctas_per_sm, " CTAs per SM x ", launch.threads, " threads exceeds the ",
-        target.MaxThreadsPerSm(), " threads an SM of ", target.ArchName(), " holds"));
-  }
-  if (launch.tile.empty()) {
-    return absl::InvalidArgumentError("no tile given: pass one tile extent per dimension");
-  }
-  for (int64_t t : launch.tile) {
-    if (t < 1 || t > (int64_t{1} << 24)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("tile extent ", t, ": accepted are 1 to 2^24"));
-    }
-  }
-  return absl::OkStatus();
-}
-
 // Widest vector (elements, power of two, <= 16 B) that every row start, extent, tile and
 // region offset allows.
 int LegalVectorElems(const LoweredCopy& l, std::string* limit) {
@@ -285,7 +255,7 @@ int LegalVectorElems(const LoweredCopy& l, std::string* limit) {
 absl::StatusOr<LoweredCopy> LowerCopy(const CopyOp& op, const Target& target,
                                       const LaunchParams& launch) {
   TT_RETURN_IF_ERROR(ValidateCopyOp(op));
-  TT_RETURN_IF_ERROR(CheckLaunch(launch, target));
+  TT_RETURN_IF_ERROR(ValidateLaunchParams(launch, target));
   if (op.src.buffer.scope != Scope::kGlobal || op.dst.buffer.scope != Scope::kGlobal) {
     return absl::InvalidArgumentError(absl::StrCat(
         "a copy kernel moves global -> global through its own shared tile; got ",

@@ -33,7 +33,7 @@ absl::StatusOr<LoweredCopy> LowerCopy(const CopyOp& op, const Target& target,
 inline constexpr int kMaxSimtItemsPerThread = 64;
 // Per-thread cp.async transfers per stage above which lowering refuses a tile (code size).
 inline constexpr int kMaxCpAsyncItemsPerThread = 128;
-inline constexpr int kMaxStages = 8;
+inline constexpr int kMaxStages = kMaxLaunchStages;
 
 }  // namespace tiletune
 

@@ -31,36 +31,13 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t RoundUp(int64_t a, int64_t b) { return CeilDiv(a, b) * b; }
 
 absl::Status CheckLaunch(const LaunchParams& launch, const Target& target) {
-  if (launch.threads < 32 || launch.threads > 1024 || launch.threads % 32 != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "threads=", launch.threads, ": accepted are multiples of 32 from 32 to 1024"));
-  }
-  if (launch.stages < 1 || launch.stages > kMaxStages) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("stages=", launch.stages, ": accepted are 1 to ", kMaxStages));
-  }
-  if (launch.ctas_per_sm < 0 || launch.ctas_per_sm > 32) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ctas_per_sm=", launch.ctas_per_sm, ": accepted are 0 (one CTA per tile) to 32"));
-  }
-  if (launch.ctas_per_sm * launch.threads > target.MaxThreadsPerSm()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        launch.ctas_per_sm, " CTAs per SM x ", launch.threads, " threads exceeds the ",
-        target.MaxThreadsPerSm(), " threads an SM of ", target.ArchName(), " holds"));
-  }
   if (launch.tile.size() != 2) {
     return absl::InvalidArgumentError(absl::StrCat(
         "im2col tile [", absl::StrJoin(launch.tile, ", "),
         "]: give two extents, block_M (rows, output pixels) and block_K (columns, "
         "kernel taps x channels), e.g. --tile=128,64"));
   }
-  for (int64_t t : launch.tile) {
-    if (t < 1 || t > (int64_t{1} << 24)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("tile extent ", t, ": accepted are 1 to 2^24"));
-    }
-  }
-  return absl::OkStatus();
+  return ValidateLaunchParams(launch, target);
 }
 
 // Largest channel box for TMA: a divisor of gcd(C, block_K), at most 256 channels, whose

@@ -33,6 +33,36 @@ absl::StatusOr<LoweringPath> ParseLoweringPath(absl::string_view name) {
       "': accepted are tma, bulk_1d, cp_async, sync_simt, tma_im2col, simt_im2col"));
 }
 
+absl::Status ValidateLaunchParams(const LaunchParams& launch, const Target& target) {
+  if (launch.threads < 32 || launch.threads > 1024 || launch.threads % 32 != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "threads=", launch.threads, ": accepted are multiples of 32 from 32 to 1024"));
+  }
+  if (launch.stages < 1 || launch.stages > kMaxLaunchStages) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("stages=", launch.stages, ": accepted are 1 to ", kMaxLaunchStages));
+  }
+  if (launch.ctas_per_sm < 0 || launch.ctas_per_sm > 32) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ctas_per_sm=", launch.ctas_per_sm, ": accepted are 0 (one CTA per tile) to 32"));
+  }
+  if (launch.ctas_per_sm * launch.threads > target.MaxThreadsPerSm()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        launch.ctas_per_sm, " CTAs per SM x ", launch.threads, " threads exceeds the ",
+        target.MaxThreadsPerSm(), " threads an SM of ", target.ArchName(), " holds"));
+  }
+  if (launch.tile.empty()) {
+    return absl::InvalidArgumentError("no tile given: pass one tile extent per dimension");
+  }
+  for (int64_t t : launch.tile) {
+    if (t < 1 || t > (int64_t{1} << 24)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tile extent ", t, ": accepted are 1 to 2^24"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 int64_t CopyGridSize(const LoweredCopy& lowered, int sm_count) {
   if (lowered.launch.ctas_per_sm <= 0) return lowered.num_tiles;
   return std::min<int64_t>(lowered.num_tiles,

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "compiler/ir/copy_op.h"
@@ -45,6 +46,13 @@ struct LaunchParams {
   // 0: one CTA per tile. n > 0: a persistent grid of n CTAs per SM looping over tiles.
   int ctas_per_sm = 0;
 };
+
+// Checks what every lowering requires of a launch on `target`: threads a multiple of 32
+// up to 1024, 1..kMaxLaunchStages stages, 0..32 CTAs per SM within the SM's thread
+// budget, and 1..2^24 for each tile extent (the tile's rank is the lowering's business).
+// InvalidArgument names the value and what is accepted.
+inline constexpr int kMaxLaunchStages = 8;
+absl::Status ValidateLaunchParams(const LaunchParams& launch, const Target& target);
 
 // A TMA descriptor the host must encode before launch (cuTensorMapEncodeTiled).
 struct TensorMapSpec {
