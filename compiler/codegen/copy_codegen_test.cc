@@ -4,8 +4,6 @@
 //
 // Regenerate the goldens with:
 //   TILETUNE_UPDATE_GOLDENS=1 bazel run //compiler/codegen:copy_codegen_test
-#include <cstdlib>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -17,7 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/base/sha256.h"
 #include "compiler/codegen/copy_emitter.h"
-#include "compiler/cuda/caching_compilation_provider.h"
+#include "compiler/codegen/codegen_test_util.h"
 #include "compiler/cuda/nvrtc_compilation_provider.h"
 #include "compiler/ir/buffer.h"
 #include "compiler/ir/copy_op.h"
@@ -50,14 +48,7 @@ LaunchParams Launch(std::vector<int64_t> tile, int threads, int stages, int ctas
 
 Target T(const char* arch) { return *Target::Parse(arch); }
 
-CompilationProvider& Compiler() {
-  static CompilationProvider* compiler = [] {
-    CachingCompilationProvider::Options options;
-    options.inner = std::move(NvrtcCompilationProvider::Create()).value();
-    return std::move(CachingCompilationProvider::Create(std::move(options))).value().release();
-  }();
-  return *compiler;
-}
+CompilationProvider& Compiler() { return TestCompiler(); }
 
 std::string Ptx(const LoweredCopy& lowered) {
   CompileOptions options;
@@ -99,25 +90,11 @@ std::vector<GoldenCase> GoldenCases() {
 }
 
 TEST(CopyCodegenTest, GoldenSources) {
-  const char* update = std::getenv("TILETUNE_UPDATE_GOLDENS");
-  const char* workspace = std::getenv("BUILD_WORKSPACE_DIRECTORY");
   for (const GoldenCase& c : GoldenCases()) {
     auto lowered = LowerCopy(c.op, c.target, c.launch);
     ASSERT_TRUE(lowered.ok()) << c.name << ": " << lowered.status();
-    std::string text = EmitCopyKernel(*lowered).text;
-    std::string relative = absl::StrCat("compiler/codegen/testdata/", c.name, ".cu");
-    if (update != nullptr && workspace != nullptr) {
-      std::ofstream(absl::StrCat(workspace, "/", relative)) << text;
-      continue;
-    }
-    std::ifstream in(relative);
-    ASSERT_TRUE(in.good()) << relative << " is missing; regenerate with "
-                           << "TILETUNE_UPDATE_GOLDENS=1 bazel run //compiler/codegen:copy_codegen_test";
-    std::stringstream golden;
-    golden << in.rdbuf();
-    EXPECT_EQ(text, golden.str()) << c.name << " differs from " << relative
-                                  << "; if intended, regenerate with TILETUNE_UPDATE_GOLDENS=1 "
-                                     "bazel run //compiler/codegen:copy_codegen_test";
+    ExpectMatchesGolden(c.name, EmitCopyKernel(*lowered).text,
+                        "//compiler/codegen:copy_codegen_test");
   }
 }
 

@@ -16,7 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/base/sha256.h"
 #include "compiler/codegen/im2col_emitter.h"
-#include "compiler/cuda/caching_compilation_provider.h"
+#include "compiler/codegen/codegen_test_util.h"
 #include "compiler/cuda/nvrtc_compilation_provider.h"
 #include "compiler/ir/im2col_op.h"
 #include "compiler/lower/im2col_lowering.h"
@@ -61,14 +61,7 @@ LaunchParams Launch(int64_t block_m, int64_t block_k, int threads, int stages, i
 
 Target T(const char* arch) { return *Target::Parse(arch); }
 
-CompilationProvider& Compiler() {
-  static CompilationProvider* compiler = [] {
-    CachingCompilationProvider::Options options;
-    options.inner = std::move(NvrtcCompilationProvider::Create()).value();
-    return std::move(CachingCompilationProvider::Create(std::move(options))).value().release();
-  }();
-  return *compiler;
-}
+CompilationProvider& Compiler() { return TestCompiler(); }
 
 std::string Ptx(const LoweredIm2col& lowered) {
   CompileOptions options;
@@ -115,27 +108,12 @@ std::vector<GoldenCase> GoldenCases() {
 }
 
 TEST(Im2colCodegenTest, GoldenSources) {
-  const char* update = std::getenv("TILETUNE_UPDATE_GOLDENS");
-  const char* workspace = std::getenv("BUILD_WORKSPACE_DIRECTORY");
   for (const GoldenCase& c : GoldenCases()) {
     auto lowered = LowerIm2col(c.op, c.target, c.launch);
     ASSERT_TRUE(lowered.ok()) << c.name << ": " << lowered.status();
     ASSERT_EQ(lowered->path, c.path) << c.name << "\n" << DescribePlan(*lowered);
-    std::string text = EmitIm2colKernel(*lowered).text;
-    std::string relative = absl::StrCat("compiler/codegen/testdata/", c.name, ".cu");
-    if (update != nullptr && workspace != nullptr) {
-      std::ofstream(absl::StrCat(workspace, "/", relative)) << text;
-      continue;
-    }
-    std::ifstream in(relative);
-    ASSERT_TRUE(in.good()) << relative << " is missing; regenerate with "
-                           << "TILETUNE_UPDATE_GOLDENS=1 bazel run "
-                              "//compiler/codegen:im2col_codegen_test";
-    std::stringstream golden;
-    golden << in.rdbuf();
-    EXPECT_EQ(text, golden.str()) << c.name << " differs from " << relative
-                                  << "; if intended, regenerate with TILETUNE_UPDATE_GOLDENS=1 "
-                                     "bazel run //compiler/codegen:im2col_codegen_test";
+    ExpectMatchesGolden(c.name, EmitIm2colKernel(*lowered).text,
+                        "//compiler/codegen:im2col_codegen_test");
   }
 }
 

@@ -1,0 +1,46 @@
+#include "compiler/codegen/codegen_test_util.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/cuda/caching_compilation_provider.h"
+#include "compiler/cuda/nvrtc_compilation_provider.h"
+#include "gtest/gtest.h"
+
+namespace tiletune {
+
+CompilationProvider& TestCompiler() {
+  static CompilationProvider* compiler = [] {
+    CachingCompilationProvider::Options options;
+    auto nvrtc = NvrtcCompilationProvider::Create();
+    EXPECT_TRUE(nvrtc.ok()) << nvrtc.status();
+    options.inner = std::move(nvrtc).value();
+    return std::move(CachingCompilationProvider::Create(std::move(options))).value().release();
+  }();
+  return *compiler;
+}
+
+void ExpectMatchesGolden(const std::string& name, const std::string& text,
+                         const std::string& test_target) {
+  std::string relative = absl::StrCat("compiler/codegen/testdata/", name, ".cu");
+  std::string regenerate =
+      absl::StrCat("TILETUNE_UPDATE_GOLDENS=1 bazel run ", test_target);
+  const char* update = std::getenv("TILETUNE_UPDATE_GOLDENS");
+  const char* workspace = std::getenv("BUILD_WORKSPACE_DIRECTORY");
+  if (update != nullptr && workspace != nullptr) {
+    std::ofstream(absl::StrCat(workspace, "/", relative)) << text;
+    return;
+  }
+  std::ifstream in(relative);
+  ASSERT_TRUE(in.good()) << relative << " is missing; regenerate with " << regenerate;
+  std::stringstream golden;
+  golden << in.rdbuf();
+  EXPECT_EQ(text, golden.str()) << name << " differs from " << relative
+                                << "; if intended, regenerate with " << regenerate;
+}
+
+}  // namespace tiletune

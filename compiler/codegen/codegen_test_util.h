@@ -1,0 +1,27 @@
+// Helpers shared by the emitters' CPU tests: one NVRTC provider with a memory cache, and
+// golden-file comparison with a one-flag regeneration.
+//
+//   ExpectMatchesGolden("copy_tma_f16", text, "//compiler/codegen:copy_codegen_test");
+//
+// With TILETUNE_UPDATE_GOLDENS=1 under `bazel run` (which sets BUILD_WORKSPACE_DIRECTORY)
+// the golden is rewritten instead of compared.
+#ifndef COMPILER_CODEGEN_CODEGEN_TEST_UTIL_H_
+#define COMPILER_CODEGEN_CODEGEN_TEST_UTIL_H_
+
+#include <string>
+
+#include "compiler/cuda/compilation_provider.h"
+
+namespace tiletune {
+
+// Process-wide NVRTC provider behind a memory cache; fails the test if NVRTC is missing.
+CompilationProvider& TestCompiler();
+
+// Compares `text` with compiler/codegen/testdata/<name>.cu (or rewrites it, see above);
+// `test_target` is named in the regeneration hint.
+void ExpectMatchesGolden(const std::string& name, const std::string& text,
+                         const std::string& test_target);
+
+}  // namespace tiletune
+
+#endif  // COMPILER_CODEGEN_CODEGEN_TEST_UTIL_H_
