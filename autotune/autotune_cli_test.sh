@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The tuning entry point of the real binary, without a GPU: one clear line and the right
+# exit code for a missing GPU (3) and for bad flags (2).
+set -uo pipefail
+
+bin="autotune/autotune"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+export TILETUNE_CUDA_DRIVER_LIBRARY=/nonexistent/libcuda.so.1  # No GPU, even on a GPU host.
+
+expect() {  # expect CODE PATTERN ARGS...
+  local code="$1" pattern="$2"
+  shift 2
+  "$bin" "$@" >"$TEST_TMPDIR/out" 2>"$TEST_TMPDIR/err"
+  local got=$?
+  [[ "$got" == "$code" ]] || { cat "$TEST_TMPDIR/err"; fail "$* exited $got, expected $code"; }
+  grep -q -- "$pattern" "$TEST_TMPDIR/err" || { cat "$TEST_TMPDIR/err"; fail "$*: no '$pattern'"; }
+  [[ "$(wc -l <"$TEST_TMPDIR/err")" == 1 ]] || { cat "$TEST_TMPDIR/err"; fail "$*: not one line"; }
+}
+
+expect 3 "no GPU to tune on .*use --dry_run" --output="$TEST_TMPDIR/db.txtpb"
+expect 2 "problem 'gemm:f16:8': op 'gemm' is not copy or im2col" --problems="gemm:f16:8"
+expect 2 "extent 'x'" --problems="copy:f16:8,x"
+expect 2 "unknown option 'q'" --problems="im2col:f16:1,8,8,4:q=1"
+expect 2 "shard" --shard=5/2
+expect 2 "--devices: 'a' is not a device ordinal" --devices=a
+expect 2 "unknown target 'sm_91'" --dry_run --target=sm_91
+[[ ! -e "$TEST_TMPDIR/db.txtpb" ]] || fail "a database was written without a GPU"
+echo "PASS"
