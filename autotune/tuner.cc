@@ -231,60 +231,66 @@ absl::StatusOr<TuningRecord> Tuner::Tune(const TuningTask& task,
         CompileAll(compiler_, candidates, target.ArchName(), threads);
     stats->compile_seconds += Seconds(compile_start);
     auto gpu_start = Clock::now();
+    auto fault = [&](const Candidate& c, const absl::Status& status) {
+      (*faulted)[c.source_sha256] = std::string(status.message());
+      ++stats->faults;
+      return absl::AbortedError(absl::StrCat("variant ", DescribeVariant(c.variant),
+                                             " faulted the GPU: ", status.message()));
+    };
+    // Verify every candidate before measuring any, so that a fault (which ends this
+    // process's use of the GPU) costs the next attempt only verification.
+    size_t first_new_run = runs.size();
     for (size_t i = 0; i < candidates.size(); ++i) {
       const Candidate& c = candidates[i];
       Run run{&c, nullptr, Measurement{c.variant, {}, CandidateResult::OK, ""}};
-      auto fault = faulted->find(c.source_sha256);
-      if (fault != faulted->end()) {
+      auto known_fault = faulted->find(c.source_sha256);
+      absl::StatusOr<std::unique_ptr<Launcher>> kernel = absl::UnknownError("not loaded");
+      if (known_fault != faulted->end()) {
         run.measurement.status = CandidateResult::LAUNCH_FAULT;
-        run.measurement.detail = fault->second;
-        runs.push_back(std::move(run));
-        continue;
-      }
-      if (!cubins[i].ok()) {
+        run.measurement.detail = known_fault->second;
+      } else if (!cubins[i].ok()) {
         ++stats->compile_errors;
         run.measurement.status = CandidateResult::COMPILE_ERROR;
         run.measurement.detail = std::string(cubins[i].status().message().substr(0, 2000));
-        runs.push_back(std::move(run));
-        continue;
-      }
-      ++stats->compiled;
-      auto kernel = c.load(context_, *cubins[i]);
-      absl::Status verified = kernel.ok() ? workspace->Verify(**kernel, *check) : kernel.status();
-      if (absl::IsAborted(verified)) {
-        (*faulted)[c.source_sha256] = std::string(verified.message());
-        ++stats->faults;
-        return absl::AbortedError(absl::StrCat("variant ", DescribeVariant(c.variant),
-                                               " faulted the GPU: ", verified.message()));
-      }
-      if (!verified.ok()) {
-        ++stats->failed_verification;
-        run.measurement.status = CandidateResult::FAILED_VERIFICATION;
-        run.measurement.detail = std::string(verified.message());
-        runs.push_back(std::move(run));
-        continue;
-      }
-      ++stats->verified;
-      auto samples = workspace->Measure(**kernel, *start, *stop, options_.samples);
-      if (!samples.ok()) {
-        if (absl::IsAborted(samples.status())) {
-          (*faulted)[c.source_sha256] = std::string(samples.status().message());
-          ++stats->faults;
-          return absl::AbortedError(absl::StrCat("variant ", DescribeVariant(c.variant),
-                                                 " faulted the GPU: ", samples.status().message()));
+      } else if (kernel = c.load(context_, *cubins[i]); !kernel.ok()) {
+        ++stats->compile_errors;
+        run.measurement.status = CandidateResult::COMPILE_ERROR;
+        run.measurement.detail = absl::StrCat("loading: ", kernel.status().message());
+      } else {
+        ++stats->compiled;
+        absl::Status verified = workspace->Verify(**kernel, *check);
+        if (absl::IsAborted(verified)) return fault(c, verified);
+        if (verified.ok()) {
+          ++stats->verified;
+          run.kernel = *std::move(kernel);
+        } else {
+          ++stats->failed_verification;
+          run.measurement.status = CandidateResult::FAILED_VERIFICATION;
+          run.measurement.detail = std::string(verified.message());
         }
+      }
+      runs.push_back(std::move(run));
+      if (i % 32 == 31 || i + 1 == candidates.size()) {
+        progress(absl::StrFormat("%s: %d/%d verified", phase, i + 1, candidates.size()));
+      }
+    }
+    for (size_t r = first_new_run; r < runs.size(); ++r) {
+      Run& run = runs[r];
+      if (run.kernel == nullptr) continue;
+      auto samples = workspace->Measure(*run.kernel, *start, *stop, options_.samples);
+      if (!samples.ok()) {
+        if (absl::IsAborted(samples.status())) return fault(*run.candidate, samples.status());
         return samples.status();
       }
       ++stats->measured;
       run.measurement.samples_us = *samples;
-      run.kernel = *std::move(kernel);
       std::vector<double> sorted = *samples;
       std::sort(sorted.begin(), sorted.end());
       best_gbps = std::max(best_gbps, bytes_moved / (sorted[sorted.size() / 2] * 1e3));
-      runs.push_back(std::move(run));
-      if (i % 16 == 15 || i + 1 == candidates.size()) {
-        progress(absl::StrFormat("%s: %d/%d verified and measured, best %.0f GB/s", phase, i + 1,
-                                 candidates.size(), best_gbps));
+      size_t done = r - first_new_run + 1;
+      if (done % 16 == 0 || r + 1 == runs.size()) {
+        progress(absl::StrFormat("%s: %d/%d measured, best %.0f GB/s", phase, done,
+                                 runs.size() - first_new_run, best_gbps));
       }
     }
     stats->gpu_seconds += Seconds(gpu_start);
@@ -346,7 +352,8 @@ absl::StatusOr<TuningRecord> Tuner::Tune(const TuningTask& task,
   for (auto& [index, samples] : fresh) measurements[index].samples_us = samples;
   TT_ASSIGN_OR_RETURN(Selection final_selection, SelectWinner(measurements, winner_options));
   if (final_selection.winner < 0) {
-    return absl::FailedPreconditionError("no variant verified and measured for this copy");
+    return absl::FailedPreconditionError(
+        absl::StrCat("no variant of ", task.description, " verified and measured"));
   }
   // Regret: fresh interleaved rounds over the same leaders, judged independently of the
   // samples that chose the winner.

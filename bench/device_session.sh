@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# On the GPU machine: every staged GPU test, compute-sanitizer on selected cases, the
-# im2col and dispatch benchmarks when staged, and the autotuner's default suite cold
+# On the GPU machine: every staged GPU test, compute-sanitizer on selected cases (set
+# SANITIZE to a gtest filter of copy_gpu_test), the copy, im2col and dispatch benchmarks
+# when staged, and the autotuner's default suite cold
 # (empty compile cache) then warm. Logs go to a scratch folder and come back as one
 # archive, $OUT/logs.tar.gz (the device tool returns at most 8 files), plus the databases;
 # a summary last.
@@ -23,7 +24,7 @@ if [ -f .device/bin/bad.ptx ]; then
   ptxas -arch=sm_90a .device/bin/bad.ptx -o /tmp/bad.cubin > "$out/sass.txt" 2>&1 && \
     cuobjdump -sass /tmp/bad.cubin >> "$out/sass.txt" 2>&1
 fi
-for b in dispatch_benchmark im2col_benchmark; do
+for b in copy_benchmark dispatch_benchmark im2col_benchmark; do
   [ -x .device/bin/$b ] && timeout 240 .device/bin/$b --benchmark_counters_tabular=true > "$out/$b.txt" 2>&1
 done
 export TILETUNE_CACHE_DIR=/tmp/tiletune-cold-cache
@@ -36,6 +37,7 @@ timeout 150 .device/bin/autotune --output=/tmp/h200_warm.txtpb --report=false > 
 warm=$(secs $t)
 echo "== GPU tests (rc $tests_rc)"; grep -E "PASS|FAIL" "$out/gpu_tests.txt" | tail -n 6
 [ -f "$out/sanitize.txt" ] && { echo "== sanitizer"; grep -E "ERROR SUMMARY|Illegal|PASSED|FAILED|at 0x" "$out/sanitize.txt" | head -12; }
+[ -f "$out/copy_benchmark.txt" ] && { echo "== copy"; grep -E "^copy_f16" "$out/copy_benchmark.txt" | awk '{print $1, $(NF-3), $(NF-2), $(NF-1), $NF}' | sort -k4 -g | tail -12; }
 [ -f "$out/dispatch_benchmark.txt" ] && { echo "== dispatch"; grep -E "^BM_" "$out/dispatch_benchmark.txt"; }
 [ -f "$out/im2col_benchmark.txt" ] && { echo "== im2col"; grep -E "^im2col|^BM" "$out/im2col_benchmark.txt" | awk '{print $1, $(NF-5), $(NF-4), $(NF-3), $(NF-2), $(NF-1), $NF}' | head -40; }
 echo "== autotune cold (rc $cold_rc, $cold)"; cat "$out/autotune_cold.txt"; grep -E "faulted|failed" "$out/autotune_cold.err" | head -5
