@@ -16,9 +16,10 @@
 // batches of launches timed with events, rotating over buffer sets larger than 2.5x the
 // L2 so nothing is timed from cache; the top five are re-measured in interleaved rounds
 // before the winner is chosen (autotune/winner.h), and results above the measured DRAM
-// ceiling are rejected as cache artefacts. A variant that faults the GPU is recorded as
-// LAUNCH_FAULT: Tune returns Aborted naming it, the caller resets the context
-// (Context::ResetAfterFault) and calls Tune again, which skips it.
+// ceiling are rejected as cache artefacts. A variant that faults the GPU poisons the
+// process's CUDA context for good: Tune adds it to `faulted` and returns Aborted, and the
+// caller starts a new process whose Tune records it as LAUNCH_FAULT without running it
+// (autotune_main.cc does this per problem).
 #ifndef AUTOTUNE_TUNER_H_
 #define AUTOTUNE_TUNER_H_
 

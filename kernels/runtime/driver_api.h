@@ -34,7 +34,6 @@ namespace tiletune {
   X(cuDeviceTotalMem)            \
   X(cuDevicePrimaryCtxRetain)    \
   X(cuDevicePrimaryCtxRelease)   \
-  X(cuDevicePrimaryCtxReset)     \
   X(cuCtxSetCurrent)             \
   X(cuCtxGetCurrent)             \
   X(cuCtxGetDevice)              \

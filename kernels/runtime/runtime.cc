@@ -96,12 +96,6 @@ absl::Status Context::Activate() const {
   return ToStatus(api_->cuCtxSetCurrent(context_), "cuCtxSetCurrent");
 }
 
-absl::Status Context::ResetAfterFault() {
-  TT_RETURN_IF_ERROR(ToStatus(api_->cuDevicePrimaryCtxReset(device_), "cuDevicePrimaryCtxReset"));
-  // The reset keeps our retain count; the handle may change.
-  return ToStatus(api_->cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
-}
-
 absl::Status Context::Synchronize() const {
   TT_RETURN_IF_ERROR(Activate());
   return ToStatus(api_->cuCtxSynchronize(), "cuCtxSynchronize");

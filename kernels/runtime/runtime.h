@@ -63,9 +63,6 @@ class Context {
 
   // Makes this context current on the calling thread.
   absl::Status Activate() const;
-  // Destroys and recreates the primary context after a fault poisoned it. Every module,
-  // buffer, stream and event made in it is invalid afterwards and must be dropped first.
-  absl::Status ResetAfterFault();
   absl::Status Synchronize() const;
   const DeviceInfo& info() const { return info_; }
   const DriverApi& api() const { return *api_; }
