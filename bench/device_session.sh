@@ -5,8 +5,12 @@
 # (empty compile cache) then warm. Logs go to a scratch folder and come back as one
 # archive, $OUT/logs.tar.gz (the device tool returns at most 8 files), plus the databases;
 # a summary last.
+# PARTS picks what runs (default all): tests, bench, autotune. One device call is capped
+# at 10 minutes, so e.g. PARTS=tests first, then PARTS="bench autotune".
 set -uo pipefail
 cd "$(dirname "$0")/.."
+parts="${PARTS:-tests bench autotune}"
+want() { [[ " $parts " == *" $1 "* ]]; }
 final="${OUT:-device-logs}"
 out=/tmp/tt-logs
 rm -rf "$out" && mkdir -p "$out" "$final"
@@ -15,8 +19,9 @@ export LD_LIBRARY_PATH="$PWD/.device/bin:${LD_LIBRARY_PATH:-}"
 cudnn_lib=$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], "lib"))' 2>/dev/null) && export LD_LIBRARY_PATH="$cudnn_lib:$LD_LIBRARY_PATH"
 now() { date +%s%N; }
 secs() { echo $(( ($(now) - $1) / 1000000 ))ms; }
-OUT="$out" bash bench/run_on_device.sh > "$out/gpu_tests.txt" 2>&1; tests_rc=$?
-if [ -n "${SANITIZE:-}" ]; then
+tests_rc=skipped
+want tests && { OUT="$out" bash bench/run_on_device.sh > "$out/gpu_tests.txt" 2>&1; tests_rc=$?; }
+if want tests && [ -n "${SANITIZE:-}" ]; then
   compute-sanitizer --tool memcheck --report-api-errors no --print-limit 10 \
     .device/bin/copy_gpu_test --gtest_filter="$SANITIZE" > "$out/sanitize.txt" 2>&1
 fi
@@ -24,21 +29,28 @@ if [ -f .device/bin/bad.ptx ]; then
   ptxas -arch=sm_90a .device/bin/bad.ptx -o /tmp/bad.cubin > "$out/sass.txt" 2>&1 && \
     cuobjdump -sass /tmp/bad.cubin >> "$out/sass.txt" 2>&1
 fi
-for b in copy_benchmark dispatch_benchmark im2col_benchmark; do
-  [ -x .device/bin/$b ] && timeout 240 .device/bin/$b --benchmark_counters_tabular=true > "$out/$b.txt" 2>&1
-done
-export TILETUNE_CACHE_DIR=/tmp/tiletune-cold-cache
-rm -rf "$TILETUNE_CACHE_DIR"
-t=$(now)
-timeout 200 .device/bin/autotune --output="$out/h200_cold.txtpb" > "$out/autotune_cold.txt" 2> "$out/autotune_cold.err"; cold_rc=$?
-cold=$(secs $t)
-t=$(now)
-timeout 150 .device/bin/autotune --output=/tmp/h200_warm.txtpb --report=false > "$out/autotune_warm.txt" 2> "$out/autotune_warm.err"; warm_rc=$?
-warm=$(secs $t)
-echo "== GPU tests (rc $tests_rc)"; grep -E "PASS|FAIL" "$out/gpu_tests.txt" | tail -n 6
+if want bench; then
+  for b in copy_benchmark dispatch_benchmark im2col_benchmark; do
+    [ -x .device/bin/$b ] && timeout 240 .device/bin/$b --benchmark_counters_tabular=true > "$out/$b.txt" 2>&1
+  done
+fi
+cold_rc=skipped warm_rc=skipped cold=- warm=-
+if want autotune; then
+  export TILETUNE_CACHE_DIR=/tmp/tiletune-cold-cache
+  rm -rf "$TILETUNE_CACHE_DIR"
+  t=$(now)
+  timeout 280 .device/bin/autotune --output="$out/h200_cold.txtpb" > "$out/autotune_cold.txt" 2> "$out/autotune_cold.err"; cold_rc=$?
+  cold=$(secs $t)
+  t=$(now)
+  timeout 200 .device/bin/autotune --output=/tmp/h200_warm.txtpb --report=false > "$out/autotune_warm.txt" 2> "$out/autotune_warm.err"; warm_rc=$?
+  warm=$(secs $t)
+fi
+echo "== GPU tests (rc $tests_rc)"; [ -f "$out/gpu_tests.txt" ] && grep -E "PASS|FAIL" "$out/gpu_tests.txt" | tail -n 6
 [ -f "$out/sanitize.txt" ] && { echo "== sanitizer"; grep -E "ERROR SUMMARY|Illegal|PASSED|FAILED|at 0x" "$out/sanitize.txt" | head -12; }
 [ -f "$out/copy_benchmark.txt" ] && { echo "== copy"; grep -E "^copy_f16" "$out/copy_benchmark.txt" | awk '{print $1, $(NF-3), $(NF-2), $(NF-1), $NF}' | sort -k4 -g | tail -12; }
 [ -f "$out/dispatch_benchmark.txt" ] && { echo "== dispatch"; grep -E "^BM_" "$out/dispatch_benchmark.txt"; }
 [ -f "$out/im2col_benchmark.txt" ] && { echo "== im2col"; grep -E "^im2col|^BM" "$out/im2col_benchmark.txt" | awk '{print $1, $(NF-5), $(NF-4), $(NF-3), $(NF-2), $(NF-1), $NF}' | head -40; }
-echo "== autotune cold (rc $cold_rc, $cold)"; cat "$out/autotune_cold.txt"; grep -E "faulted|failed" "$out/autotune_cold.err" | head -5
-echo "== autotune warm (rc $warm_rc, $warm)"; cat "$out/autotune_warm.txt"
+if want autotune; then
+  echo "== autotune cold (rc $cold_rc, $cold)"; cat "$out/autotune_cold.txt"; grep -E "faulted|failed" "$out/autotune_cold.err" | head -5
+  echo "== autotune warm (rc $warm_rc, $warm)"; cat "$out/autotune_warm.txt"
+fi
