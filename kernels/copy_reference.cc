@@ -10,24 +10,26 @@
 namespace tiletune {
 namespace {
 
-// Element offsets of a region's elements, in row-major order of its extents.
-std::vector<int64_t> ElementOffsets(const Region& region) {
-  std::vector<int64_t> offsets;
-  offsets.reserve(region.NumElements());
-  int rank = region.rank();
-  std::vector<int64_t> index(rank, 0);
-  for (int64_t n = 0; n < region.NumElements(); ++n) {
-    int64_t offset = 0;
-    for (int d = 0; d < rank; ++d) {
-      offset += (region.offsets[d] + index[d]) * region.buffer.strides[d];
-    }
-    offsets.push_back(offset);
-    for (int d = rank - 1; d >= 0; --d) {
-      if (++index[d] < region.extents[d]) break;
-      index[d] = 0;
-    }
+struct Side {
+  std::vector<int64_t> extents;
+  std::vector<int64_t> strides;
+  int64_t base = 0;
+};
+
+// The region with its unit dimensions dropped (one dimension kept at least).
+Side Squeeze(const Region& region) {
+  Side side;
+  side.base = region.BaseOffsetElements();
+  for (int d = 0; d < region.rank(); ++d) {
+    if (region.extents[d] == 1) continue;
+    side.extents.push_back(region.extents[d]);
+    side.strides.push_back(region.buffer.strides[d]);
   }
-  return offsets;
+  if (side.extents.empty()) {
+    side.extents = {1};
+    side.strides = {1};
+  }
+  return side;
 }
 
 }  // namespace
@@ -44,11 +46,35 @@ absl::Status CopyReference(const CopyOp& op, const uint8_t* src, size_t src_byte
         "reference copy needs ", SpanBytes(op.src.buffer), " src and ", SpanBytes(op.dst.buffer),
         " dst bytes; got ", src_bytes, " and ", dst_bytes));
   }
-  int element = DataTypeBytes(op.src.buffer.dtype);
-  std::vector<int64_t> from = ElementOffsets(op.src);
-  std::vector<int64_t> to = ElementOffsets(op.dst);
-  for (size_t i = 0; i < from.size(); ++i) {
-    std::memcpy(dst + to[i] * element, src + from[i] * element, element);
+  // Both regions have the same extents once unit dimensions are dropped: walk them
+  // together, row by row, copying a whole row at once where both rows are contiguous.
+  const int element = DataTypeBytes(op.src.buffer.dtype);
+  Side from = Squeeze(op.src);
+  Side to = Squeeze(op.dst);
+  const int rank = static_cast<int>(from.extents.size());
+  const int64_t row = from.extents[rank - 1];
+  const bool contiguous = from.strides[rank - 1] == 1 && to.strides[rank - 1] == 1;
+  std::vector<int64_t> index(rank, 0);
+  while (true) {
+    int64_t s = from.base, d = to.base;
+    for (int i = 0; i + 1 < rank; ++i) {
+      s += index[i] * from.strides[i];
+      d += index[i] * to.strides[i];
+    }
+    if (contiguous) {
+      std::memcpy(dst + d * element, src + s * element, row * element);
+    } else {
+      for (int64_t j = 0; j < row; ++j) {
+        std::memcpy(dst + (d + j * to.strides[rank - 1]) * element,
+                    src + (s + j * from.strides[rank - 1]) * element, element);
+      }
+    }
+    int i = rank - 2;
+    for (; i >= 0; --i) {
+      if (++index[i] < from.extents[i]) break;
+      index[i] = 0;
+    }
+    if (i < 0) break;
   }
   return absl::OkStatus();
 }

@@ -1,7 +1,9 @@
 #include "kernels/copy_reference.h"
 
 #include <cstdint>
+#include <cstring>
 #include <numeric>
+#include <random>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -30,6 +32,52 @@ TEST(CopyReferenceTest, UnitDimensionsLineUp) {
   std::vector<uint8_t> src = {9, 8, 7, 6}, dst(4, 0);
   ASSERT_TRUE(CopyReference(op, src.data(), 4, dst.data(), 4).ok());
   EXPECT_EQ(dst, src);
+}
+
+// The row-wise reference against an element-by-element walk, over random ranks, slices
+// and (transposed, padded) strides.
+TEST(CopyReferenceTest, MatchesANaiveWalkOnRandomRegions) {
+  std::mt19937 rng(1234);
+  for (int trial = 0; trial < 200; ++trial) {
+    int rank = 1 + rng() % 4;
+    std::vector<int64_t> extents(rank);
+    for (auto& e : extents) e = 1 + rng() % 5;
+    auto make = [&](const char* name) {
+      std::vector<int64_t> shape(rank), offsets(rank);
+      for (int d = 0; d < rank; ++d) {
+        offsets[d] = rng() % 3;
+        shape[d] = extents[d] + offsets[d] + rng() % 2;
+      }
+      Buffer b = Buffer::RowMajor(name, DataType::kI32, Scope::kGlobal, shape);
+      if (rng() % 2) {  // Reverse the stride order: the innermost dimension becomes strided.
+        int64_t stride = 1;
+        for (int d = 0; d < rank; ++d) {
+          b.strides[d] = stride;
+          stride *= shape[d] + 1;  // Padded.
+        }
+      }
+      return Region::Box(b, offsets, extents);
+    };
+    CopyOp op{make("src"), make("dst")};
+    size_t src_bytes = SpanBytes(op.src.buffer), dst_bytes = SpanBytes(op.dst.buffer);
+    std::vector<uint8_t> src(src_bytes), fast(dst_bytes, 0xEE), naive(dst_bytes, 0xEE);
+    for (auto& b : src) b = static_cast<uint8_t>(rng());
+    ASSERT_TRUE(CopyReference(op, src.data(), src_bytes, fast.data(), dst_bytes).ok());
+    std::vector<int64_t> index(rank, 0);
+    for (int64_t n = 0; n < op.src.NumElements(); ++n) {
+      int64_t s = 0, d = 0;
+      for (int i = 0; i < rank; ++i) {
+        s += (op.src.offsets[i] + index[i]) * op.src.buffer.strides[i];
+        d += (op.dst.offsets[i] + index[i]) * op.dst.buffer.strides[i];
+      }
+      std::memcpy(naive.data() + d * 4, src.data() + s * 4, 4);
+      for (int i = rank - 1; i >= 0; --i) {
+        if (++index[i] < extents[i]) break;
+        index[i] = 0;
+      }
+    }
+    ASSERT_EQ(fast, naive) << "trial " << trial;
+  }
 }
 
 TEST(CopyReferenceTest, RejectsShortImages) {

@@ -38,14 +38,17 @@ absl::Status Im2colReference(const Im2colOp& op, const uint8_t* img, size_t img_
             int64_t ih = oh * g.sh - g.ph + kh * g.dh;
             int64_t iw = ow * g.sw - g.pw + kw * g.dw;
             bool inside = ih >= 0 && ih < g.h && iw >= 0 && iw < g.w;
-            for (int64_t c = 0; c < g.c; ++c, ++k) {
-              if (inside) {
+            if (!inside) {
+              std::memset(row + k * e, 0, g.c * e);
+            } else if (s[3] == 1) {  // The pixel's channels are contiguous: one copy.
+              std::memcpy(row + k * e, img + (n * s[0] + ih * s[1] + iw * s[2]) * e, g.c * e);
+            } else {
+              for (int64_t c = 0; c < g.c; ++c) {
                 const uint8_t* from = img + (n * s[0] + ih * s[1] + iw * s[2] + c * s[3]) * e;
-                std::memcpy(row + k * e, from, e);
-              } else {
-                std::memset(row + k * e, 0, e);
+                std::memcpy(row + (k + c) * e, from, e);
               }
             }
+            k += g.c;
           }
         }
       }
