@@ -47,6 +47,25 @@ absl::StatusOr<CUtensorMap> EncodeTensorMap(const DriverApi& cu, const TensorMap
   return map;
 }
 
+absl::StatusOr<std::vector<CUtensorMap>*> TensorMapCache::Get(CUdeviceptr first,
+                                                              CUdeviceptr second,
+                                                              const Encoder& encode) {
+  for (size_t i = entries_.size(); i-- > 0;) {
+    if (entries_[i].first == first && entries_[i].second == second) {
+      if (i + 1 != entries_.size()) {
+        Entry hit = std::move(entries_[i]);
+        entries_.erase(entries_.begin() + i);
+        entries_.push_back(std::move(hit));
+      }
+      return &entries_.back().maps;
+    }
+  }
+  TT_ASSIGN_OR_RETURN(std::vector<CUtensorMap> maps, encode());
+  if (entries_.size() == kMaxPairs) entries_.erase(entries_.begin());
+  entries_.push_back(Entry{first, second, std::move(maps)});
+  return &entries_.back().maps;
+}
+
 absl::Status LaunchTileKernel(const Kernel& kernel, int64_t grid, int threads,
                               int64_t shared_bytes, CUstream stream, CUdeviceptr first,
                               CUdeviceptr second, std::vector<CUtensorMap>& maps) {
@@ -98,18 +117,21 @@ absl::Status CopyKernel::Launch(CUdeviceptr src, CUdeviceptr dst, CUstream strea
         "copy buffers must be 16-byte aligned; got src 0x", absl::Hex(src), ", dst 0x",
         absl::Hex(dst)));
   }
-  if (!lowered_.tensor_maps.empty() && (src != mapped_src_ || dst != mapped_dst_ || maps_.empty())) {
-    maps_.clear();
-    for (const TensorMapSpec& spec : lowered_.tensor_maps) {
-      CUdeviceptr buffer = spec.operand == TensorMapSpec::Operand::kSrc ? src : dst;
-      TT_ASSIGN_OR_RETURN(CUtensorMap map, EncodeTensorMap(context_.api(), spec, buffer));
-      maps_.push_back(map);
-    }
-    mapped_src_ = src;
-    mapped_dst_ = dst;
+  std::vector<CUtensorMap> none;
+  std::vector<CUtensorMap>* maps = &none;
+  if (!lowered_.tensor_maps.empty()) {
+    TT_ASSIGN_OR_RETURN(maps, maps_.Get(src, dst, [&]() -> absl::StatusOr<std::vector<CUtensorMap>> {
+      std::vector<CUtensorMap> encoded;
+      for (const TensorMapSpec& spec : lowered_.tensor_maps) {
+        CUdeviceptr buffer = spec.operand == TensorMapSpec::Operand::kSrc ? src : dst;
+        TT_ASSIGN_OR_RETURN(CUtensorMap map, EncodeTensorMap(context_.api(), spec, buffer));
+        encoded.push_back(map);
+      }
+      return encoded;
+    }));
   }
   return LaunchTileKernel(kernel_, grid_, lowered_.launch.threads, lowered_.shared_bytes, stream,
-                          src, dst, maps_);
+                          src, dst, *maps);
 }
 
 }  // namespace tiletune

@@ -12,6 +12,7 @@
 #ifndef KERNELS_COPY_KERNEL_H_
 #define KERNELS_COPY_KERNEL_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +35,27 @@ absl::StatusOr<CUtensorMap> EncodeTensorMap(const DriverApi& cu, const TensorMap
 absl::Status LaunchTileKernel(const Kernel& kernel, int64_t grid, int threads,
                               int64_t shared_bytes, CUstream stream, CUdeviceptr first,
                               CUdeviceptr second, std::vector<CUtensorMap>& maps);
+
+// Tensor maps encoded per (first, second) buffer pair, so kernels launched over a rotation
+// of buffers (the autotuner's) encode each pair once. Keeps the kMaxPairs most recent.
+class TensorMapCache {
+ public:
+  static constexpr size_t kMaxPairs = 64;
+  using Encoder = std::function<absl::StatusOr<std::vector<CUtensorMap>>()>;
+
+  // The maps for the pair, encoded with `encode` on a miss. The pointer is valid until the
+  // next call.
+  absl::StatusOr<std::vector<CUtensorMap>*> Get(CUdeviceptr first, CUdeviceptr second,
+                                                const Encoder& encode);
+
+ private:
+  struct Entry {
+    CUdeviceptr first;
+    CUdeviceptr second;
+    std::vector<CUtensorMap> maps;
+  };
+  std::vector<Entry> entries_;  // Most recently used last.
+};
 
 class CopyKernel {
  public:
@@ -66,10 +88,7 @@ class CopyKernel {
   std::unique_ptr<Module> module_;
   Kernel kernel_;
   int64_t grid_;
-  // Tensor maps encoded for the last pointer pair.
-  CUdeviceptr mapped_src_ = 0;
-  CUdeviceptr mapped_dst_ = 0;
-  std::vector<CUtensorMap> maps_;
+  TensorMapCache maps_;
 };
 
 }  // namespace tiletune

@@ -95,23 +95,26 @@ absl::Status Im2colKernel::Launch(CUdeviceptr img, CUdeviceptr col, CUstream str
         "im2col buffers must be 16-byte aligned; got img 0x", absl::Hex(img), ", col 0x",
         absl::Hex(col)));
   }
-  bool has_maps = lowered_.img_map.has_value() || lowered_.col_map.has_value();
-  if (has_maps && (img != mapped_img_ || col != mapped_col_ || maps_.empty())) {
-    maps_.clear();
-    if (lowered_.img_map) {
-      TT_ASSIGN_OR_RETURN(CUtensorMap map,
-                          EncodeIm2colTensorMap(context_.api(), *lowered_.img_map, img));
-      maps_.push_back(map);
-    }
-    if (lowered_.col_map) {
-      TT_ASSIGN_OR_RETURN(CUtensorMap map, EncodeTensorMap(context_.api(), *lowered_.col_map, col));
-      maps_.push_back(map);
-    }
-    mapped_img_ = img;
-    mapped_col_ = col;
+  std::vector<CUtensorMap> none;
+  std::vector<CUtensorMap>* maps = &none;
+  if (lowered_.img_map.has_value() || lowered_.col_map.has_value()) {
+    TT_ASSIGN_OR_RETURN(maps, maps_.Get(img, col, [&]() -> absl::StatusOr<std::vector<CUtensorMap>> {
+      std::vector<CUtensorMap> encoded;
+      if (lowered_.img_map) {
+        TT_ASSIGN_OR_RETURN(CUtensorMap map,
+                            EncodeIm2colTensorMap(context_.api(), *lowered_.img_map, img));
+        encoded.push_back(map);
+      }
+      if (lowered_.col_map) {
+        TT_ASSIGN_OR_RETURN(CUtensorMap map,
+                            EncodeTensorMap(context_.api(), *lowered_.col_map, col));
+        encoded.push_back(map);
+      }
+      return encoded;
+    }));
   }
   return LaunchTileKernel(kernel_, grid_, lowered_.launch.threads, lowered_.shared_bytes, stream,
-                          img, col, maps_);
+                          img, col, *maps);
 }
 
 }  // namespace tiletune

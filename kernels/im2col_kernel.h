@@ -21,6 +21,7 @@
 #include "compiler/cuda/compilation_provider.h"
 #include "compiler/lower/im2col_lowering.h"
 #include "cuda.h"
+#include "kernels/copy_kernel.h"
 #include "kernels/runtime/runtime.h"
 
 namespace tiletune {
@@ -61,10 +62,8 @@ class Im2colKernel {
   std::unique_ptr<Module> module_;
   Kernel kernel_;
   int64_t grid_;
-  // Tensor maps encoded for the last pointer pair: image, then column matrix.
-  CUdeviceptr mapped_img_ = 0;
-  CUdeviceptr mapped_col_ = 0;
-  std::vector<CUtensorMap> maps_;
+  // Tensor maps per pointer pair: image, then column matrix.
+  TensorMapCache maps_;
 };
 
 }  // namespace tiletune
