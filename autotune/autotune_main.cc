@@ -7,6 +7,7 @@
 // --samples=N --report. A run writes the database after every problem, so an
 // interrupted run resumes where it stopped. Exit codes: 0 done, 1 failure, 2 bad flags,
 // 3 no GPU.
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -33,6 +34,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "autotune/atomic_file.h"
 #include "autotune/tuner.h"
 #include "autotune/tuning_task.h"
@@ -54,6 +56,7 @@ ABSL_FLAG(bool, dry_run, false, "Build and compile the search space without a GP
 ABSL_FLAG(std::string, target, "sm_90a", "Target for --dry_run.");
 ABSL_FLAG(int, samples, 5, "Samples per variant in the first measurement pass.");
 ABSL_FLAG(bool, report, true, "Write a Markdown report and SVG chart next to the database.");
+ABSL_FLAG(int, hang_seconds, 60, "A variant running this long without progress is a hang.");
 // Internal: a worker process tunes one problem on one device (see RunWorker).
 ABSL_FLAG(int, worker_problem, -1, "internal");
 ABSL_FLAG(int, worker_device, 0, "internal");
@@ -138,16 +141,42 @@ std::string ReadSelfPath() {
   return n > 0 ? std::string(buffer, n) : std::string("autotune");
 }
 
-// Runs `args` as a child process with this environment; returns its exit code.
-int Spawn(const std::vector<std::string>& args) {
+// Runs `args` as a child process with this environment and returns its exit code. When
+// `pending_path` names the same variant for longer than `hang_seconds` the child is
+// killed, the variant is appended to `faults_path` as a hang, and kFaultExit returned.
+int Spawn(const std::vector<std::string>& args, const std::string& pending_path,
+          const std::string& faults_path, int hang_seconds) {
   std::vector<char*> argv;
   for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
+  std::remove(pending_path.c_str());
   pid_t pid = 0;
   if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) return -1;
-  int status = 0;
-  if (waitpid(pid, &status, 0) != pid) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  std::string last;
+  auto since = Clock::now();
+  while (true) {
+    int status = 0;
+    pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (done < 0) return -1;
+    absl::StatusOr<std::string> pending = ReadFileToString(pending_path);
+    std::string current(absl::StripAsciiWhitespace(pending.ok() ? *pending : ""));
+    if (current != last) {
+      last = current;
+      since = Clock::now();
+    } else if (!current.empty() &&
+               std::chrono::duration<double>(Clock::now() - since).count() > hang_seconds) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      const std::string& sha = current;
+      std::ofstream(faults_path, std::ios::app)
+          << sha << "\tno progress for " << hang_seconds << " s: killed as a hang\n";
+      std::fprintf(stderr, "\nautotune: variant %s hung for %d s; killed\n",
+                   sha.substr(0, 12).c_str(), hang_seconds);
+      return kFaultExit;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
 }
 
 // Tunes problem --worker_problem on --worker_device and writes the record to
@@ -202,6 +231,11 @@ int RunWorker(const std::vector<SuiteProblem>& mine) {
   options.progress = [&](const std::string& line) {
     std::fprintf(stderr, "\r\033[K%s | %s", label.c_str(), line.c_str());
     std::fflush(stderr);
+  };
+  // The supervisor reads this to name a variant that hangs.
+  std::string pending_path = faults_path + ".pending";
+  options.before_launch = [&](const std::string& sha) {
+    std::ofstream(pending_path, std::ios::trunc) << sha << "\n";
   };
   Tuner tuner(**context, *compiler, options);
   size_t known = faulted.size();
@@ -314,7 +348,7 @@ int Main(int argc, char** argv) {
                                          absl::StrCat("--worker_device=", ordinal),
                                          absl::StrCat("--worker_result=", result_path),
                                          absl::StrCat("--worker_faults=", faults_path)};
-        code = Spawn(args);
+        code = Spawn(args, faults_path + ".pending", faults_path, absl::GetFlag(FLAGS_hang_seconds));
         if (code != kFaultExit) break;
         std::lock_guard<std::mutex> lock(mutex);
         std::fprintf(stderr, "autotune: %s: a variant faulted the GPU; retrying without it\n",
@@ -331,6 +365,7 @@ int Main(int argc, char** argv) {
       }
       std::remove(result_path.c_str());
       std::remove(faults_path.c_str());
+      std::remove((faults_path + ".pending").c_str());
       absl::StatusOr<std::string> line = ReadFileToString(result_path + ".summary");
       if (line.ok()) summary.push_back(*line);
       std::remove((result_path + ".summary").c_str());

@@ -258,7 +258,9 @@ absl::StatusOr<TuningRecord> Tuner::Tune(const TuningTask& task,
         run.measurement.detail = absl::StrCat("loading: ", kernel.status().message());
       } else {
         ++stats->compiled;
+        if (options_.before_launch) options_.before_launch(c.source_sha256);
         absl::Status verified = workspace->Verify(**kernel, *check);
+        if (options_.before_launch) options_.before_launch("");
         if (absl::IsAborted(verified)) return fault(c, verified);
         if (verified.ok()) {
           ++stats->verified;
@@ -277,7 +279,9 @@ absl::StatusOr<TuningRecord> Tuner::Tune(const TuningTask& task,
     for (size_t r = first_new_run; r < runs.size(); ++r) {
       Run& run = runs[r];
       if (run.kernel == nullptr) continue;
+      if (options_.before_launch) options_.before_launch(run.candidate->source_sha256);
       auto samples = workspace->Measure(*run.kernel, *start, *stop, options_.samples);
+      if (options_.before_launch) options_.before_launch("");
       if (!samples.ok()) {
         if (absl::IsAborted(samples.status())) return fault(*run.candidate, samples.status());
         return samples.status();

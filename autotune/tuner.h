@@ -74,6 +74,10 @@ class Tuner {
     double ceiling_gbps = 0;
     // Receives one-line progress updates.
     std::function<void(const std::string&)> progress;
+    // Told the source hash of each candidate just before it runs, and "" once it has
+    // finished, so a supervisor can name a variant that hangs the GPU (autotune_main.cc
+    // kills and records it).
+    std::function<void(const std::string&)> before_launch;
   };
 
   Tuner(Context& context, CompilationProvider& compiler, Options options)
