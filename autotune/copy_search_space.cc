@@ -30,6 +30,17 @@ std::vector<int64_t> Tile(const std::vector<int64_t>& extents, int element, int6
   return tile;
 }
 
+LaunchParams MakeLaunch(std::vector<int64_t> tile, int threads, int stages, int ctas,
+                        bool through_shared) {
+  LaunchParams launch;
+  launch.tile = std::move(tile);
+  launch.threads = threads;
+  launch.stages = stages;
+  launch.ctas_per_sm = ctas;
+  launch.through_shared = through_shared;
+  return launch;
+}
+
 }  // namespace
 
 std::vector<CopyHints> AllCopyHints() {
@@ -65,13 +76,7 @@ std::vector<LaunchParams> CopyLaunchCandidates(const std::vector<int64_t>& exten
                                                int element, const Target& target) {
   std::vector<LaunchParams> out;
   auto add = [&](std::vector<int64_t> tile, int threads, int stages, int ctas, bool shared) {
-    LaunchParams launch;
-    launch.tile = std::move(tile);
-    launch.threads = threads;
-    launch.stages = stages;
-    launch.ctas_per_sm = ctas;
-    launch.through_shared = shared;
-    out.push_back(launch);
+    out.push_back(MakeLaunch(std::move(tile), threads, stages, ctas, shared));
   };
   // SIMT: direct and through shared memory.
   for (auto [inner, bytes] : std::vector<std::pair<int64_t, int64_t>>{
@@ -114,13 +119,7 @@ std::vector<LaunchParams> RepresentativeCopyLaunches(const std::vector<int64_t>&
                                                      int element, const Target& target) {
   std::vector<LaunchParams> out;
   auto add = [&](std::vector<int64_t> tile, int threads, int stages, int ctas, bool shared) {
-    LaunchParams launch;
-    launch.tile = std::move(tile);
-    launch.threads = threads;
-    launch.stages = stages;
-    launch.ctas_per_sm = ctas;
-    launch.through_shared = shared;
-    out.push_back(launch);
+    out.push_back(MakeLaunch(std::move(tile), threads, stages, ctas, shared));
   };
   add(Tile(extents, element, 2048, 16384), 256, 1, 0, false);
   add(Tile(extents, element, 512, 16384), 256, 1, 0, true);

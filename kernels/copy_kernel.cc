@@ -91,11 +91,6 @@ CopyKernel::CopyKernel(const Context& context, LoweredCopy lowered, std::string 
 absl::StatusOr<std::unique_ptr<CopyKernel>> CopyKernel::Create(const Context& context,
                                                                const LoweredCopy& lowered,
                                                                CompilationProvider& compiler) {
-  if (lowered.target.arch() != context.info().cc_major * 10 + context.info().cc_minor) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("kernel lowered for ", lowered.target.ArchName(), " cannot run on ",
-                     context.info().name, " (", context.info().ArchName(), ")"));
-  }
   CudaSource source = EmitCopyKernel(lowered);
   CompileOptions options;
   options.arch = lowered.target.ArchName();
@@ -105,6 +100,11 @@ absl::StatusOr<std::unique_ptr<CopyKernel>> CopyKernel::Create(const Context& co
 
 absl::StatusOr<std::unique_ptr<CopyKernel>> CopyKernel::CreateFromCubin(
     const Context& context, const LoweredCopy& lowered, std::string source, const Cubin& cubin) {
+  if (lowered.target.arch() != context.info().cc_major * 10 + context.info().cc_minor) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel lowered for ", lowered.target.ArchName(), " cannot run on ",
+                     context.info().name, " (", context.info().ArchName(), ")"));
+  }
   TT_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, Module::Load(context, cubin.bytes));
   TT_ASSIGN_OR_RETURN(Kernel kernel, module->GetKernel(lowered.kernel_name, lowered.param_count()));
   return std::unique_ptr<CopyKernel>(new CopyKernel(context, lowered, std::move(source),
