@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # On the GPU machine: every staged GPU test, compute-sanitizer on selected cases (set
-# SANITIZE to a gtest filter of copy_gpu_test), the copy, im2col and dispatch benchmarks
+# SANITIZE / SANITIZE_IM2COL to a gtest filter of copy_gpu_test / im2col_gpu_test), the copy, im2col and dispatch benchmarks
 # when staged, and the autotuner's default suite cold
 # (empty compile cache) then warm. Logs go to a scratch folder and come back as one
 # archive, $OUT/logs.tar.gz (the device tool returns at most 8 files), plus the databases;
 # a summary last.
-# PARTS picks what runs (default all): tests, bench, autotune. One device call is capped
+# PARTS picks what runs (default all): tests, bench, autotune; BENCH names the benchmarks. One device call is capped
 # at 10 minutes, so e.g. PARTS=tests first, then PARTS="bench autotune".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -20,18 +20,22 @@ cudnn_lib=$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(list(nvidia.
 now() { date +%s%N; }
 secs() { echo $(( ($(now) - $1) / 1000000 ))ms; }
 tests_rc=skipped
-want tests && { OUT="$out" bash bench/run_on_device.sh > "$out/gpu_tests.txt" 2>&1; tests_rc=$?; }
+want tests && { OUT="$out" timeout 170 bash bench/run_on_device.sh > "$out/gpu_tests.txt" 2>&1; tests_rc=$?; }
 if want tests && [ -n "${SANITIZE:-}" ]; then
-  compute-sanitizer --tool memcheck --report-api-errors no --print-limit 10 \
-    .device/bin/copy_gpu_test --gtest_filter="$SANITIZE" > "$out/sanitize.txt" 2>&1
+  timeout 100 compute-sanitizer --tool memcheck --report-api-errors no --print-limit 10 \
+    .device/bin/copy_gpu_test --gtest_brief=1 --gtest_filter="$SANITIZE" > "$out/sanitize.txt" 2>&1
+fi
+if want tests && [ -n "${SANITIZE_IM2COL:-}" ]; then
+  timeout 100 compute-sanitizer --tool memcheck --report-api-errors no --print-limit 10 \
+    .device/bin/im2col_gpu_test --gtest_brief=1 --gtest_filter="$SANITIZE_IM2COL" > "$out/sanitize_im2col.txt" 2>&1
 fi
 if [ -f .device/bin/bad.ptx ]; then
   ptxas -arch=sm_90a .device/bin/bad.ptx -o /tmp/bad.cubin > "$out/sass.txt" 2>&1 && \
     cuobjdump -sass /tmp/bad.cubin >> "$out/sass.txt" 2>&1
 fi
 if want bench; then
-  for b in copy_benchmark dispatch_benchmark im2col_benchmark; do
-    [ -x .device/bin/$b ] && timeout 240 .device/bin/$b --benchmark_counters_tabular=true > "$out/$b.txt" 2>&1
+  for b in ${BENCH:-copy_benchmark dispatch_benchmark im2col_benchmark}; do
+    [ -x .device/bin/$b ] && timeout "${BENCH_SECONDS:-240}" .device/bin/$b --benchmark_counters_tabular=true ${BENCH_ARGS:-} > "$out/$b.txt" 2>&1
   done
 fi
 cold_rc=skipped warm_rc=skipped cold=- warm=-
@@ -46,7 +50,9 @@ if want autotune; then
   warm=$(secs $t)
 fi
 echo "== GPU tests (rc $tests_rc)"; [ -f "$out/gpu_tests.txt" ] && grep -E "PASS|FAIL" "$out/gpu_tests.txt" | tail -n 6
-[ -f "$out/sanitize.txt" ] && { echo "== sanitizer"; grep -E "ERROR SUMMARY|Illegal|PASSED|FAILED|at 0x" "$out/sanitize.txt" | head -12; }
+for f in sanitize sanitize_im2col; do
+  [ -f "$out/$f.txt" ] && { echo "== $f"; grep -E "ERROR SUMMARY|Illegal|PASSED|FAILED|at 0x" "$out/$f.txt" | head -12; }
+done
 [ -f "$out/copy_benchmark.txt" ] && { echo "== copy"; grep -E "^copy_f16" "$out/copy_benchmark.txt" | awk '{print $1, $(NF-3), $(NF-2), $(NF-1), $NF}' | sort -k4 -g | tail -12; }
 [ -f "$out/dispatch_benchmark.txt" ] && { echo "== dispatch"; grep -E "^BM_" "$out/dispatch_benchmark.txt"; }
 [ -f "$out/im2col_benchmark.txt" ] && { echo "== im2col"; grep -E "^im2col|^BM" "$out/im2col_benchmark.txt" | awk '{print $1, $(NF-5), $(NF-4), $(NF-3), $(NF-2), $(NF-1), $NF}' | head -40; }

@@ -119,6 +119,22 @@ std::vector<CopyCase> Cases() {
       cases.push_back(c);
     }
   }
+  // Neighbours of the faulting case, each varying one thing: threads, a ragged shape (so the
+  // copies are predicated), evict_last, a narrower tile.
+  auto probe = [&](const std::string& name, std::vector<int64_t> shape, std::vector<int64_t> tile,
+                   int threads, int stages, EvictionPolicy policy) {
+    CopyCase c{name, DataType::kF16, shape, tile, LoweringPath::kCpAsync, threads, stages};
+    c.eviction = policy;
+    cases.push_back(c);
+  };
+  probe("cp_async_s1_evict_first_32x256_t128", {2048, 2048}, {32, 256}, 128, 1,
+        EvictionPolicy::kEvictFirst);
+  probe("cp_async_s1_evict_first_32x256_ragged", {2047, 2040}, {32, 256}, 256, 1,
+        EvictionPolicy::kEvictFirst);
+  probe("cp_async_s1_evict_last_32x256", {2048, 2048}, {32, 256}, 256, 1,
+        EvictionPolicy::kEvictLast);
+  probe("cp_async_s2_evict_first_32x64", {2048, 2048}, {32, 64}, 128, 2,
+        EvictionPolicy::kEvictFirst);
   // Large enough to span many waves, persistent and not.
   cases.push_back({"large_tma", DataType::kF16, {4096, 2048}, {64, 128}, LoweringPath::kTma, 32, 4, 3});
   cases.push_back({"large_simt", DataType::kF32, {4096, 1023}, {16, 128}, LoweringPath::kSyncSimt,

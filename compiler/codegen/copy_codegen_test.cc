@@ -187,6 +187,23 @@ TEST(CopyCodegenTest, EvictionPoliciesReachEveryPath) {
   }
 }
 
+// The hinted cp.async takes its shared address as register + %tid.y, the workaround for
+// ptxas 13.0 encoding it as LDGSTS [R+UR0], desc[UR1] (ILLEGAL_INSTRUCTION on an H200).
+TEST(CopyCodegenTest, HintedCpAsyncKeepsTheSharedAddressInOneRegister) {
+  CopyOp op = Op(DataType::kF16, {2048, 2048});
+  op.hints.prefer_instruction = Instruction::kCpAsync;
+  op.hints.eviction_policy = EvictionPolicy::kEvictFirst;
+  auto lowered = LowerCopy(op, T("sm_90a"), Launch({32, 256}, 256, 1));
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  std::string ptx = Ptx(*lowered);
+  EXPECT_THAT(ptx, HasSubstr("%tid.y"));
+  // Without the hint the copy needs no workaround and the kernel does not read %tid.y.
+  op.hints.eviction_policy = std::nullopt;
+  lowered = LowerCopy(op, T("sm_90a"), Launch({32, 256}, 256, 1));
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  EXPECT_THAT(Ptx(*lowered), Not(HasSubstr("%tid.y")));
+}
+
 // Every combination of the six hints, as keywords (and as annotations, which must give
 // the same kernel).
 std::vector<CopyHints> AllHintCombinations() {

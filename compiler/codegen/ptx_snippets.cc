@@ -113,20 +113,26 @@ std::string CpAsyncSnippet(int vector_bytes, bool cache_hint) {
         "               : \"memory\");\n"
         "}\n");
   } else {
-    // With an L2 policy the copy is predicated and invalid elements are zeroed by a
-    // plain store: the src-size (zero-fill) form together with .L2::cache_hint faulted
-    // with an illegal instruction on an H200 (driver 580, CUDA 13.0) whenever ptxas saw
-    // a constant src-size.
+    // With an L2 policy the copy is predicated and invalid elements are zeroed by a plain
+    // store. The shared address has %tid.y added (always 0: tile kernels launch 1-D
+    // blocks) so that it lives in one register. ptxas 13.0 (V13.0.88) otherwise splits
+    // it into register + uniform base and encodes the first hinted cp.async as
+    // LDGSTS [R+UR0], desc[UR1] (an odd descriptor register), which dies with
+    // CUDA_ERROR_ILLEGAL_INSTRUCTION on an H200 (seen with cuobjdump -sass on the device;
+    // predicating the copy, a run-time policy or a 64-bit address do not avoid it).
+    // copy_gpu_test's cp_async_*_32x256 cases reproduce it.
     absl::StrAppend(
         &out, "\n// cp.async of ", vector_bytes,
         " bytes with an L2 policy; an invalid element is zeroed, not read.\n"
         "__device__ __forceinline__ void tt_cp_async(u8* smem, const u8* gmem, bool valid, "
         "u64 policy) {\n"
         "  if (valid) {\n"
+        "    u32 zero;  // %tid.y of a 1-D block, opaque to the compilers.\n"
+        "    asm(\"mov.u32 %0, %%tid.y;\" : \"=r\"(zero));\n"
         "    asm volatile(\"cp.async.", cache, ".shared.global.L2::cache_hint [%0], [%1], ",
         vector_bytes, ", %2;\"\n"
         "                 :\n"
-        "                 : \"r\"(tt_smem_addr(smem)), \"l\"(gmem), \"l\"(policy)\n"
+        "                 : \"r\"(tt_smem_addr(smem) + zero), \"l\"(gmem), \"l\"(policy)\n"
         "                 : \"memory\");\n"
         "  } else {\n"
         "    tt_st_shared(smem, tt_vec{});\n"

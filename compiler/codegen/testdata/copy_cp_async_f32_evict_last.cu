@@ -46,9 +46,11 @@ __device__ __forceinline__ void tt_st_shared(u8* p, const tt_vec& v) { *reinterp
 // cp.async of 16 bytes with an L2 policy; an invalid element is zeroed, not read.
 __device__ __forceinline__ void tt_cp_async(u8* smem, const u8* gmem, bool valid, u64 policy) {
   if (valid) {
+    u32 zero;  // %tid.y of a 1-D block, opaque to the compilers.
+    asm("mov.u32 %0, %%tid.y;" : "=r"(zero));
     asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;"
                  :
-                 : "r"(tt_smem_addr(smem)), "l"(gmem), "l"(policy)
+                 : "r"(tt_smem_addr(smem) + zero), "l"(gmem), "l"(policy)
                  : "memory");
   } else {
     tt_st_shared(smem, tt_vec{});
