@@ -354,11 +354,20 @@ absl::StatusOr<TuningRecord> Tuner::Tune(const TuningTask& task,
   }
   stats->gpu_seconds += Seconds(gpu_start);
   for (auto& [index, samples] : fresh) measurements[index].samples_us = samples;
+  // The winner comes from the re-measured leaders only: the others' first-pass samples
+  // are not comparable with samples taken later, and a tie-break among every candidate
+  // could otherwise pick one that was never re-measured.
   TT_ASSIGN_OR_RETURN(Selection final_selection, SelectWinner(measurements, winner_options));
-  if (final_selection.winner < 0) {
+  std::vector<Measurement> finalists;
+  for (int index : top) finalists.push_back(measurements[index]);
+  TT_ASSIGN_OR_RETURN(Selection among_top, SelectWinner(finalists, winner_options));
+  if (among_top.winner < 0) {
     return absl::FailedPreconditionError(
         absl::StrCat("no variant of ", task.description, " verified and measured"));
   }
+  final_selection.winner = top[among_top.winner];
+  final_selection.tied.clear();
+  for (int tied : among_top.tied) final_selection.tied.push_back(top[tied]);
   // Regret: fresh interleaved rounds over the same leaders, judged independently of the
   // samples that chose the winner.
   std::map<int, std::vector<double>> regret_samples;
@@ -374,7 +383,11 @@ absl::StatusOr<TuningRecord> Tuner::Tune(const TuningTask& task,
     if (best_median == 0 || median < best_median) best_median = median;
     if (index == final_selection.winner) winner_median = median;
   }
-  stats->regret = best_median > 0 && winner_median > 0 ? winner_median / best_median - 1 : 0;
+  if (best_median <= 0 || winner_median <= 0) {
+    return absl::InternalError(absl::StrCat("the winner of ", task.description,
+                                            " was not re-measured for its regret"));
+  }
+  stats->regret = winner_median / best_median - 1;
 
   TuningRecord record;
   *record.mutable_problem() = task.problem;
