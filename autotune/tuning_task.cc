@@ -27,6 +27,9 @@ namespace tiletune {
 namespace autotune {
 namespace {
 
+// The longest column-matrix row for which the search adds tiles of whole rows.
+constexpr int64_t kWholeRowTileMaxK = 1024;
+
 class CopyLauncher : public Launcher {
  public:
   explicit CopyLauncher(std::unique_ptr<CopyKernel> kernel) : kernel_(std::move(kernel)) {}
@@ -209,8 +212,16 @@ absl::StatusOr<TuningTask> Im2colTask(const Im2colOp& op, const Target& target) 
   };
   task.all_hints = AllIm2colHints();
   task.representative_launches = {launch(128, 64, 256, 1, 0), launch(128, 64, 128, 2, 0)};
-  for (auto [m, k] : std::vector<std::pair<int64_t, int64_t>>{
-           {64, 64}, {128, 64}, {256, 64}, {128, 128}, {32, 128}, {64, 32}}) {
+  std::vector<std::pair<int64_t, int64_t>> tiles = {{64, 64},  {128, 64}, {256, 64},
+                                                    {128, 128}, {32, 128}, {64, 32}};
+  // Tiles of whole rows when rows are short: the SIMT flat form stores 16-byte vectors of
+  // them even where C allows only narrow ones (the C=3 stem).
+  const int64_t k = op.geometry.K();
+  if (k <= kWholeRowTileMaxK) {
+    task.representative_launches.push_back(launch(64, k, 256, 1, 0));
+    for (int64_t m : {16, 32, 64, 128}) tiles.push_back({m, k});
+  }
+  for (auto [m, k] : tiles) {
     for (int threads : {128, 256}) {
       for (int stages : {1, 2, 3}) {
         for (int ctas : {0, 2}) task.all_launches.push_back(launch(m, k, threads, stages, ctas));

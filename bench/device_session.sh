@@ -35,7 +35,7 @@ if [ -f .device/bin/bad.ptx ]; then
 fi
 if want bench; then
   for b in ${BENCH:-copy_benchmark dispatch_benchmark im2col_benchmark}; do
-    [ -x .device/bin/$b ] && timeout "${BENCH_SECONDS:-240}" .device/bin/$b --benchmark_counters_tabular=true ${BENCH_ARGS:-} > "$out/$b.txt" 2>&1
+    [ -x .device/bin/$b ] && timeout "${BENCH_SECONDS:-240}" stdbuf -oL .device/bin/$b --benchmark_counters_tabular=true ${BENCH_ARGS:-} > "$out/$b.txt" 2>&1
   done
 fi
 cold_rc=skipped warm_rc=skipped cold=- warm=-

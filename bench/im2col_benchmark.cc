@@ -100,6 +100,10 @@ const std::vector<Variant>& Variants() {
       {"tma_128x64_s4_p3", Instruction::kTma, {128, 64}, 32, 4, 3},
       {"tma_256x64_s3_p2", Instruction::kTma, {256, 64}, 32, 3, 2},
       {"tma_128x128_s3_p2_imglast_colfirst", Instruction::kTma, {128, 128}, 32, 3, 2, true},
+      // Tiles of whole rows (block_K = K, written 0 here): the flat SIMT form.
+      {"simt_rows64_t256", Instruction::kSync, {64, 0}, 256, 1, 0},
+      {"simt_rows32_t128_p8", Instruction::kSync, {32, 0}, 128, 1, 8},
+      {"simt_rows64_t256_imglast_colfirst", Instruction::kSync, {64, 0}, 256, 1, 0, true},
   };
   return *variants;
 }
@@ -275,6 +279,7 @@ void BM_Im2col(benchmark::State& state, const Layer& layer, const Variant& varia
   }
   LaunchParams launch;
   launch.tile = variant.tile;
+  if (launch.tile[1] == 0) launch.tile[1] = g.K();
   launch.threads = variant.threads;
   launch.stages = variant.stages;
   launch.ctas_per_sm = variant.ctas_per_sm;
@@ -339,6 +344,8 @@ void BM_Im2col(benchmark::State& state, const Layer& layer, const Variant& varia
 void RegisterAll() {
   for (const Layer& layer : Layers()) {
     for (const Variant& variant : Variants()) {
+      // Whole-row tiles only where rows are short.
+      if (variant.tile[1] == 0 && layer.Geometry().K() > 1024) continue;
       benchmark::RegisterBenchmark(absl::StrCat("im2col_f16/", layer.name, "/", variant.name).c_str(),
                                    [layer, variant](benchmark::State& state) {
                                      BM_Im2col(state, layer, variant);

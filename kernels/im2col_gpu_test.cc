@@ -79,9 +79,10 @@ const T& Pick(std::mt19937_64& rng, const std::vector<T>& values) {
 
 // One random case for `path`, valid for sm_90a (the lowering decides; draws repeat until
 // it accepts).
-Im2colCase RandomCase(LoweringPath path, int index) {
+// With `flat`, a SIMT case whose tile spans whole rows, so it takes the flat form.
+Im2colCase RandomCase(LoweringPath path, int index, bool flat = false) {
   bool tma = path == LoweringPath::kTmaIm2col;
-  std::mt19937_64 rng(0x1a2c0 + 7919 * index + (tma ? 1 : 0));
+  std::mt19937_64 rng(0x1a2c0 + 7919 * index + (tma ? 1 : 0) + (flat ? 2 : 0));
   Target target = *Target::Parse("sm_90a");
   for (int attempt = 0;; ++attempt) {
     DataType dtype = Pick(rng, AllDataTypes());
@@ -124,6 +125,11 @@ Im2colCase RandomCase(LoweringPath path, int index) {
       launch = Launch(Pick(rng, std::vector<int64_t>{8, 16, 32, 64, 128, 256}),
                       channel_unit * Uniform(rng, 1, 8), 32, static_cast<int>(Uniform(rng, 1, 4)),
                       static_cast<int>(Uniform(rng, 0, 2)));
+    } else if (flat) {
+      // Odd block_M too, so the run allows only narrower stores.
+      launch = Launch(Pick(rng, std::vector<int64_t>{1, 3, 8, 16, 32, 64}),
+                      g.K() + Uniform(rng, 0, 8), Pick(rng, std::vector<int>{32, 64, 128, 256}),
+                      1, static_cast<int>(Uniform(rng, 0, 2)));
     } else {
       launch = Launch(Pick(rng, std::vector<int64_t>{1, 4, 16, 32, 64}), Uniform(rng, 1, 96),
                       Pick(rng, std::vector<int>{32, 64, 128, 256}), 1,
@@ -131,8 +137,10 @@ Im2colCase RandomCase(LoweringPath path, int index) {
     }
     auto lowered = LowerIm2col(op, target, launch);
     if (!lowered.ok() || lowered->path != path) continue;
-    return {absl::StrFormat("%s_%03d_%s", tma ? "tma" : "simt", index, DataTypeName(dtype)), op,
-            launch, path};
+    if (flat != (lowered->flat_vector_elems > 0)) continue;
+    return {absl::StrFormat("%s_%03d_%s", tma ? "tma" : flat ? "flat" : "simt", index,
+                            DataTypeName(dtype)),
+            op, launch, path};
   }
 }
 
@@ -140,6 +148,7 @@ std::vector<Im2colCase> Cases() {
   std::vector<Im2colCase> cases;
   for (int i = 0; i < 130; ++i) cases.push_back(RandomCase(LoweringPath::kSimtIm2col, i));
   for (int i = 0; i < 110; ++i) cases.push_back(RandomCase(LoweringPath::kTmaIm2col, i));
+  for (int i = 0; i < 60; ++i) cases.push_back(RandomCase(LoweringPath::kSimtIm2col, i, true));
   // Fixed shapes: ResNet-like layers scaled down, on both paths.
   struct Fixed {
     std::string name;
@@ -160,6 +169,8 @@ std::vector<Im2colCase> Cases() {
       {"stem_7x7_s2_p3_c3_simt", DataType::kF16, G(2, 32, 32, 3, 7, 7, 2, 2, 1, 1, 3, 3),
        Launch(64, 49, 128, 1), LoweringPath::kSimtIm2col},
       // 2*pad != (K-1)*dilation in both axes, differently per axis.
+      {"stem_7x7_s2_p3_c3_flat", DataType::kF16, G(2, 32, 32, 3, 7, 7, 2, 2, 1, 1, 3, 3),
+       Launch(64, 147, 256, 1), LoweringPath::kSimtIm2col},
       {"corners_asymmetric_tma", DataType::kBF16, G(3, 17, 13, 16, 3, 5, 1, 2, 3, 1, 2, 1),
        Launch(64, 32, 32, 2), LoweringPath::kTmaIm2col},
       {"corners_asymmetric_simt", DataType::kBF16, G(3, 17, 13, 16, 3, 5, 1, 2, 3, 1, 2, 1),

@@ -137,7 +137,9 @@ autotune::Variant VariantFromLoweredIm2col(const CopyHints& hints, const Lowered
   LoweredCopy shape;
   shape.path = lowered.path;
   shape.launch = lowered.launch;
-  shape.vector_elems = lowered.vector_elems;
+  // The width of the stores: the flat form writes wider vectors than C allows.
+  shape.vector_elems =
+      lowered.flat_vector_elems > 0 ? lowered.flat_vector_elems : lowered.vector_elems;
   shape.element_bytes = lowered.element_bytes;
   return VariantFromLowered(hints, shape, source_sha256);
 }

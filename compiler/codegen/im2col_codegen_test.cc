@@ -93,7 +93,13 @@ std::vector<GoldenCase> GoldenCases() {
   Im2colOp strided = Im2colOp::Dense(DataType::kF32, G(2, 9, 9, 8, 3, 3, 2, 2, 1, 1, 1, 1));
   strided.img.strides = {9 * 10 * 8, 10 * 8, 8, 1};  // One pixel of padding per row.
   strided.hints.eviction_policy = EvictionPolicy::kEvictFirst;
+  // The ResNet stem: C=3 allows one element along C; whole-row tiles take the flat form.
+  Im2colOp stem = Im2colOp::Dense(DataType::kF16, G(2, 32, 32, 3, 7, 7, 2, 2, 1, 1, 3, 3));
+  stem.hints.annotations = {{"img_eviction_policy", "evict_last"},
+                            {"col_eviction_policy", "evict_first"}};
   return {
+      {"im2col_simt_f16_stem_flat", stem, T("sm_90a"), Launch(63, 147, 256, 1),
+       LoweringPath::kSimtIm2col},
       {"im2col_tma_f16_resnet", resnet, T("sm_90a"), Launch(128, 64, 32, 2),
        LoweringPath::kTmaIm2col},
       {"im2col_tma_bf16_asymmetric_evict", tma, T("sm_90a"), Launch(64, 96, 32, 3, 2),
@@ -169,6 +175,28 @@ TEST(Im2colCodegenTest, TmaPtxHoldsTheIm2colLoadAndTileStore) {
   EXPECT_THAT(ptx, HasSubstr(".im2col.mbarrier::complete_tx::bytes.L2::cache_hint ["));
   EXPECT_THAT(ptx, Not(HasSubstr("tile.bulk_group.L2::cache_hint")));
   EXPECT_THAT(ptx, HasSubstr("cp.async.bulk.wait_group.read 0"));
+}
+
+TEST(Im2colCodegenTest, FlatFormStoresWideVectorsOfWholeRows) {
+  Im2colOp op = Im2colOp::Dense(DataType::kF16, G(2, 32, 32, 3, 7, 7, 2, 2, 1, 1, 3, 3));
+  for (auto [block_m, store] : std::vector<std::pair<int64_t, std::string>>{
+           {64, "st.global.v4.u32"}, {2, "st.global.u32"}, {1, "st.global.u16"}}) {
+    auto lowered = LowerIm2col(op, T("sm_90a"), Launch(block_m, 160, 128, 1));
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    EXPECT_EQ(lowered->path, LoweringPath::kSimtIm2col);
+    EXPECT_EQ(lowered->flat_vector_elems, block_m == 1 ? 0 : block_m == 2 ? 2 : 8) << block_m;
+    std::string ptx = Ptx(*lowered);
+    EXPECT_THAT(ptx, HasSubstr(store)) << block_m;
+    EXPECT_THAT(ptx, HasSubstr("ld.global.nc.u16")) << block_m;
+  }
+  // A tile narrower than K keeps the row form; so do the hints that shape it.
+  auto narrow = LowerIm2col(op, T("sm_90a"), Launch(64, 64, 128, 1));
+  ASSERT_TRUE(narrow.ok());
+  EXPECT_EQ(narrow->flat_vector_elems, 0);
+  op.hints.coalesced_width = 1;
+  auto hinted = LowerIm2col(op, T("sm_90a"), Launch(16, 147, 128, 1));
+  ASSERT_TRUE(hinted.ok()) << hinted.status();
+  EXPECT_EQ(hinted->flat_vector_elems, 0);
 }
 
 TEST(Im2colCodegenTest, SimtPtxVectorizesAndHonoursEviction) {

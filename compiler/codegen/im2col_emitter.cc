@@ -31,6 +31,12 @@ class Im2colEmitter {
       absl::StrAppend(&out_, TmaStoreSnippet(2, l_.col_policy.has_value()));
       Constants();
       TmaKernel();
+    } else if (Flat()) {
+      absl::StrAppend(&out_, GlobalVectorSnippet(l_.flat_vector_elems * l_.element_bytes,
+                                                 /*load_hint=*/false, l_.col_policy.has_value()));
+      ElementLoad();
+      Constants();
+      FlatKernel();
     } else {
       absl::StrAppend(&out_, GlobalVectorSnippet(l_.vector_elems * l_.element_bytes,
                                                  l_.img_policy.has_value(),
@@ -44,6 +50,7 @@ class Im2colEmitter {
 
  private:
   bool Tma() const { return l_.path == LoweringPath::kTmaIm2col; }
+  bool Flat() const { return !Tma() && l_.flat_vector_elems > 0; }
   int64_t RowVectors() const { return l_.block_k / l_.vector_elems; }
   std::string ImgPolicy() const { return l_.img_policy ? ", img_policy" : ""; }
   std::string ColPolicy() const { return l_.col_policy ? ", col_policy" : ""; }
@@ -57,6 +64,9 @@ class Im2colEmitter {
     if (Tma()) {
       absl::StrAppend(&out_, l_.chunks_per_tile, " load(s) of ", l_.channels_per_pixel,
                       " channels per tile, ");
+    } else if (Flat()) {
+      absl::StrAppend(&out_, "flat runs of whole rows, vector ", l_.flat_vector_elems, " x ",
+                      l_.element_bytes, " B, ");
     } else {
       absl::StrAppend(&out_, "vector ", l_.vector_elems, " x ", l_.element_bytes, " B, layout ",
                       LoopLayoutName(l_.layout), ", ");
@@ -109,6 +119,17 @@ class Im2colEmitter {
       Constant("u32", "kStorePieces", l_.block_m / l_.store_rows);
       Constant("u32", "kStorePieceBytes",
                int64_t{l_.store_rows} * l_.channels_per_pixel * l_.element_bytes);
+    } else if (Flat()) {
+      const char* names[] = {"N", "H", "W", "C"};
+      for (int d = 0; d < 4; ++d) {
+        Constant("u64", absl::StrCat("kImgStride", names[d]), l_.img_strides[d]);
+      }
+      // Window and output positions fit 32 bits (the geometry is validated).
+      Constant("u32", "kKH", g_.kh);
+      Constant("u32", "kOH", l_.oh);
+      Constant("u64", "kTotal", l_.m * l_.k);
+      Constant("u32", "kFlatVector", l_.flat_vector_elems);
+      Constant("u32", "kTileVectors", l_.block_m * l_.k / l_.flat_vector_elems);
     } else {
       const char* names[] = {"N", "H", "W", "C"};
       for (int d = 0; d < 4; ++d) {
@@ -203,6 +224,108 @@ class Im2colEmitter {
         "    }\n"
         "  }\n"
         "}\n");
+  }
+
+  // One image element by a non-coherent load, with the image's L2 policy if any.
+  void ElementLoad() {
+    const char* type = "u8";
+    const char* reg = "u16";
+    const char* constraint = "h";
+    switch (l_.element_bytes) {
+      case 2: type = "u16"; break;
+      case 4: type = "u32"; reg = "u32"; constraint = "r"; break;
+      case 8: type = "u64"; reg = "u64"; constraint = "l"; break;
+      default: break;
+    }
+    const char* elem = l_.element_bytes == 1   ? "u8"
+                       : l_.element_bytes == 2 ? "u16"
+                       : l_.element_bytes == 4 ? "u32"
+                                               : "u64";
+    bool hint = l_.img_policy.has_value();
+    absl::StrAppend(
+        &out_, "\n// One image element.\ntypedef ", elem, " tt_elem;\n",
+        "__device__ __forceinline__ tt_elem tt_ld_elem(const u8* p", hint ? ", u64 policy" : "",
+        ") {\n  ", reg, " v;\n  asm volatile(\"ld.global.nc", hint ? ".L2::cache_hint" : "", ".",
+        type, " %0, [%1]", hint ? ", %2" : "", ";\" : \"=", constraint, "\"(v) : \"l\"(p)",
+        hint ? ", \"l\"(policy)" : "", ");\n  return tt_elem(v);\n}\n");
+  }
+
+  // Flat form: tile t is rows [t * kBlockM, (t + 1) * kBlockM) of the column matrix, one
+  // contiguous run of kBlockM * kK elements. Each vector of the run is gathered element by
+  // element, stepping (c, kw, kh) and then the output pixel (ow, oh, n) like an odometer,
+  // and written with one store.
+  void FlatKernel() {
+    bool tail = (l_.m * l_.k) % (l_.block_m * l_.k) != 0;
+    std::vector<std::string> inside;
+    if (g_.ph > 0) inside.push_back("ih < kH");
+    if (g_.pw > 0) inside.push_back("iw < kW");
+    if (tail) inside.push_back("e0 + i < kTotal");
+    KernelSignature();
+    absl::StrAppend(
+        &out_,
+        "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n"
+        "    for (u32 j = threadIdx.x; j < kTileVectors; j += kThreads) {\n"
+        "      const u64 e0 = tile * (kBlockM * kK) + u64(j) * kFlatVector;\n",
+        tail ? "      if (e0 >= kTotal) break;\n" : "",
+        "      const u64 m = e0 / kK;\n"
+        "      const u32 k = u32(e0 % kK);\n"
+        "      u32 c = k % kC, kw = k / kC % kKW, kh = k / kC / kKW;\n"
+        "      u64 n = m / kOHW;\n"
+        "      u32 oh = u32(m % kOHW / kOW), ow = u32(m % kOW);\n"
+        "      union {\n"
+        "        tt_vec v;\n"
+        "        tt_elem e[kFlatVector];\n"
+        "      } out;\n"
+        "#pragma unroll\n"
+        "      for (u32 i = 0; i < kFlatVector; ++i) {\n"
+        "        // Above or left of the image the subtraction wraps: one compare per axis.\n"
+        "        const u32 ih = oh * u32(kSH) + kh * u32(kDH) - u32(kPH);\n"
+        "        const u32 iw = ow * u32(kSW) + kw * u32(kDW) - u32(kPW);\n"
+        "        out.e[i] = 0;\n"
+        "        if (",
+        inside.empty() ? "true" : absl::StrJoin(inside, " && "),
+        ") {\n"
+        "          out.e[i] = tt_ld_elem(img + (n * kImgStrideN + u64(ih) * kImgStrideH +\n"
+        "                                       u64(iw) * kImgStrideW + u64(c) * kImgStrideC) *\n"
+        "                                          kElementBytes",
+        ImgPolicy(),
+        ");\n"
+        "        }\n"
+        "        if (++c == kC) {\n"
+        "          c = 0;\n"
+        "          if (++kw == kKW) {\n"
+        "            kw = 0;\n"
+        "            if (++kh == kKH) {\n"
+        "              kh = 0;\n"
+        "              if (++ow == kOW) {\n"
+        "                ow = 0;\n"
+        "                if (++oh == kOH) {\n"
+        "                  oh = 0;\n"
+        "                  ++n;\n"
+        "                }\n"
+        "              }\n"
+        "            }\n"
+        "          }\n"
+        "        }\n"
+        "      }\n");
+    if (tail) {
+      absl::StrAppend(
+          &out_,
+          "      if (e0 + kFlatVector <= kTotal) {\n"
+          "        tt_st_global(col + e0 * kElementBytes, out.v",
+          ColPolicy(),
+          ");\n"
+          "      } else {\n"
+          "        // The last, partial vector of the matrix: element by element.\n"
+          "        for (u32 i = 0; e0 + i < kTotal; ++i) {\n"
+          "          reinterpret_cast<tt_elem*>(col)[e0 + i] = out.e[i];\n"
+          "        }\n"
+          "      }\n");
+    } else {
+      absl::StrAppend(&out_, "      tt_st_global(col + e0 * kElementBytes, out.v", ColPolicy(),
+                      ");\n");
+    }
+    absl::StrAppend(&out_, "    }\n  }\n}\n");
   }
 
   // One thread drives the copy engine: per tile, one im2col load per channel box into

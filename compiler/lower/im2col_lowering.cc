@@ -138,7 +138,7 @@ class Lowering {
       why.push_back(absl::StrCat("stages=", launch_.stages,
                                  ": simt_im2col is not pipelined; use stages=1"));
     }
-    if (Items() > kMaxSimtItemsPerThread) {
+    if (l_.flat_vector_elems == 0 && Items() > kMaxSimtItemsPerThread) {
       why.push_back(absl::StrCat(Items(), " vector accesses per thread exceeds ",
                                  kMaxSimtItemsPerThread, "; use more threads or a smaller tile"));
     }
@@ -170,6 +170,9 @@ class Lowering {
   }
 
   int64_t Items() const {
+    if (l_.flat_vector_elems > 0) {
+      return CeilDiv(l_.block_m * l_.k / l_.flat_vector_elems, launch_.threads);
+    }
     int64_t vectors_per_row = l_.block_k / l_.vector_elems;
     int rows = l_.layout.rows > 0 ? l_.layout.rows : 1;
     int cols = l_.layout.cols > 0 ? l_.layout.cols : 1;
@@ -221,6 +224,14 @@ int LegalVectorElems(const LoweredIm2col& l, std::string* limit) {
     v /= 2;
   }
   return std::max(v, 1);
+}
+
+// Widest store (elements, power of two, <= 16 B) that divides a tile's run of
+// block_M * K elements, so every tile starts aligned.
+int FlatVectorElems(const LoweredIm2col& l) {
+  int v = 16 / l.element_bytes;
+  while (v > 1 && (l.block_m * l.k) % v != 0) v /= 2;
+  return v;
 }
 
 }  // namespace
@@ -286,6 +297,12 @@ absl::StatusOr<LoweredIm2col> LowerIm2col(const Im2colOp& op, const Target& targ
     l.vector_elems = width;
   }
 
+  // Flat form: only without the hints that shape the row form, when the tile holds whole
+  // rows and the run of block_M * K elements allows a wider store than C does.
+  if (!l.hints.copy.coalesced_width && !l.hints.copy.loop_layout && l.block_k >= l.k) {
+    int flat = FlatVectorElems(l);
+    if (flat > l.vector_elems) l.flat_vector_elems = flat;
+  }
   Lowering lowering(target, launch, l);
   TT_RETURN_IF_ERROR(lowering.ChooseLayout());
 
@@ -337,7 +354,20 @@ absl::StatusOr<LoweredIm2col> LowerIm2col(const Im2colOp& op, const Target& targ
         absl::StrCat(LoweringPathName(path), " rejected: ", reasons, "; falling back"));
   }
 
-  if (l.path == LoweringPath::kSimtIm2col) {
+  if (l.path == LoweringPath::kSimtIm2col && l.flat_vector_elems > 0) {
+    l.layout = LoopLayout{launch.threads, 1};
+    l.decision_log.push_back(absl::StrCat(
+        "flat form: the tile is ", l.block_m, " whole rows (block_K=", l.block_k, " >= K=", l.k,
+        "), one run of ", l.block_m * l.k, " elements written in ", l.flat_vector_elems,
+        "-element (", l.flat_vector_elems * l.element_bytes,
+        " B) vectors; along C only ", l.vector_elems, " element(s) would fit",
+        vector_limit.empty() ? "" : absl::StrCat(" (", vector_limit, ")")));
+    l.decision_log.push_back(absl::StrCat(
+        "each thread takes every ", launch.threads, "th vector of the run, ",
+        l.items_per_thread, " per tile at most; elements gathered one at a time, padding reads "
+        "as zero"));
+    l.shared_bytes = 0;
+  } else if (l.path == LoweringPath::kSimtIm2col) {
     l.decision_log.push_back(absl::StrCat(
         "vector width ", l.vector_elems, " element(s) (", l.vector_elems * l.element_bytes,
         " B) along C",
@@ -351,6 +381,7 @@ absl::StatusOr<LoweredIm2col> LowerIm2col(const Im2colOp& op, const Target& targ
     l.decision_log.push_back("gather global -> registers -> global; padding reads as zero");
     l.shared_bytes = 0;
   } else {
+    l.flat_vector_elems = 0;
     int64_t box = TmaChannelBox(g.c, l.block_k, l.element_bytes);
     l.channels_per_pixel = static_cast<int>(box);
     l.chunks_per_tile = static_cast<int>(l.block_k / box);
@@ -438,7 +469,13 @@ std::string DescribePlan(const LoweredIm2col& l) {
   absl::StrAppend(&out, "tile        [", l.block_m, ", ", l.block_k, "] (", l.tile_bytes, " B), ",
                   l.tiles_m, " x ", l.tiles_k, " = ", l.num_tiles, " tiles\n");
   absl::StrAppend(&out, "threads     ", l.launch.threads, "\n");
-  if (l.path == LoweringPath::kSimtIm2col) {
+  if (l.path == LoweringPath::kSimtIm2col && l.flat_vector_elems > 0) {
+    absl::StrAppend(&out, "vector      ", l.flat_vector_elems, " elements (",
+                    l.flat_vector_elems * l.element_bytes,
+                    " B) of the flat run of whole rows\n");
+    absl::StrAppend(&out, "layout      flat, ", l.items_per_thread,
+                    " vectors per thread per tile at most\n");
+  } else if (l.path == LoweringPath::kSimtIm2col) {
     absl::StrAppend(&out, "vector      ", l.vector_elems, " elements (",
                     l.vector_elems * l.element_bytes, " B) along C\n");
     absl::StrAppend(&out, "layout      ", LoopLayoutName(l.layout), ", ", l.items_per_thread,

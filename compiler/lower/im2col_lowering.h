@@ -91,6 +91,11 @@ struct LoweredIm2col {
   int vector_elems = 1;
   LoopLayout layout;
   int items_per_thread = 0;
+  // simt_im2col, flat form: when a tile spans whole rows (block_K >= K) and C allows only
+  // narrow vectors, the tile's block_M rows are one contiguous run of block_M * K elements,
+  // gathered one element at a time and written in flat_vector_elems-element vectors
+  // (wider than vector_elems). 0: the row form above.
+  int flat_vector_elems = 0;
 
   // tma_im2col: channels per TMA load (a divisor of C and block_K), loads per tile (one per
   // channel box), rows per TMA store (block_M, or 256 when block_M is larger).
