@@ -125,9 +125,7 @@ class Im2colEmitter {
         Constant("u64", absl::StrCat("kImgStride", names[d]), l_.img_strides[d]);
       }
       // Window and output positions fit 32 bits (the geometry is validated).
-      Constant("u32", "kKH", g_.kh);
-      Constant("u32", "kOH", l_.oh);
-      Constant("u64", "kTotal", l_.m * l_.k);
+      Constant("u32", "kTaps", g_.kh * g_.kw);
       Constant("u32", "kFlatVector", l_.flat_vector_elems);
       Constant("u32", "kTileVectors", l_.block_m * l_.k / l_.flat_vector_elems);
     } else {
@@ -245,87 +243,86 @@ class Im2colEmitter {
     absl::StrAppend(
         &out_, "\n// One image element.\ntypedef ", elem, " tt_elem;\n",
         "__device__ __forceinline__ tt_elem tt_ld_elem(const u8* p", hint ? ", u64 policy" : "",
-        ") {\n  ", reg, " v;\n  asm volatile(\"ld.global.nc", hint ? ".L2::cache_hint" : "", ".",
+        ") {\n  ", reg, " v;\n  // Not volatile: the loads of an unrolled loop may issue together.\n  asm(\"ld.global.nc", hint ? ".L2::cache_hint" : "", ".",
         type, " %0, [%1]", hint ? ", %2" : "", ";\" : \"=", constraint, "\"(v) : \"l\"(p)",
         hint ? ", \"l\"(policy)" : "", ");\n  return tt_elem(v);\n}\n");
   }
 
   // Flat form: tile t is rows [t * kBlockM, (t + 1) * kBlockM) of the column matrix, one
-  // contiguous run of kBlockM * kK elements. Each vector of the run is gathered element by
-  // element, stepping (c, kw, kh) and then the output pixel (ow, oh, n) like an odometer,
-  // and written with one store.
+  // contiguous run of kBlockM * kK elements, staged in shared memory. Gather: work item
+  // (tap, row) copies the C channels of one image pixel, and consecutive threads take
+  // consecutive rows (neighbouring output pixels) of the same tap, so a warp's loads fall
+  // on a few cache lines. Store: the run goes out in kFlatVector-element vectors.
   void FlatKernel() {
-    bool tail = (l_.m * l_.k) % (l_.block_m * l_.k) != 0;
+    bool tail = l_.m % l_.block_m != 0;
+    // 32-bit row arithmetic when every row index fits.
+    std::string row_type = l_.m + l_.block_m < (int64_t{1} << 31) ? "u32" : "u64";
     std::vector<std::string> inside;
     if (g_.ph > 0) inside.push_back("ih < kH");
     if (g_.pw > 0) inside.push_back("iw < kW");
-    if (tail) inside.push_back("e0 + i < kTotal");
     KernelSignature();
     absl::StrAppend(
         &out_,
+        "  extern __shared__ __align__(16) u8 tt_smem[];\n"
+        "  tt_elem* const rows = reinterpret_cast<tt_elem*>(tt_smem);\n"
         "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n"
-        "    for (u32 j = threadIdx.x; j < kTileVectors; j += kThreads) {\n"
-        "      const u64 e0 = tile * (kBlockM * kK) + u64(j) * kFlatVector;\n",
-        tail ? "      if (e0 >= kTotal) break;\n" : "",
-        "      const u64 m = e0 / kK;\n"
-        "      const u32 k = u32(e0 % kK);\n"
-        "      u32 c = k % kC, kw = k / kC % kKW, kh = k / kC / kKW;\n"
-        "      u64 n = m / kOHW;\n"
-        "      u32 oh = u32(m % kOHW / kOW), ow = u32(m % kOW);\n"
-        "      union {\n"
-        "        tt_vec v;\n"
-        "        tt_elem e[kFlatVector];\n"
-        "      } out;\n"
-        "#pragma unroll\n"
-        "      for (u32 i = 0; i < kFlatVector; ++i) {\n"
-        "        // Above or left of the image the subtraction wraps: one compare per axis.\n"
-        "        const u32 ih = oh * u32(kSH) + kh * u32(kDH) - u32(kPH);\n"
-        "        const u32 iw = ow * u32(kSW) + kw * u32(kDW) - u32(kPW);\n"
-        "        out.e[i] = 0;\n"
-        "        if (",
+        "    const u64 m0 = tile * kBlockM;\n"
+        "#pragma unroll 4\n"
+        "    for (u32 w = threadIdx.x; w < kBlockM * kTaps; w += kThreads) {\n"
+        "      const u32 r = w % u32(kBlockM), tap = w / u32(kBlockM);\n"
+        "      const ", row_type, " m = ", row_type, "(m0) + r;\n",
+        tail ? "      if (m >= kM) continue;\n" : "",
+        "      const ", row_type, " n = m / ", row_type, "(kOHW);\n"
+        "      const u32 oh = u32(m % ", row_type, "(kOHW) / ", row_type, "(kOW)), ow = u32(m % ",
+        row_type, "(kOW));\n"
+        "      // Above or left of the image the subtraction wraps: one compare per axis.\n"
+        "      const u32 ih = oh * u32(kSH) + tap / u32(kKW) * u32(kDH) - u32(kPH);\n"
+        "      const u32 iw = ow * u32(kSW) + tap % u32(kKW) * u32(kDW) - u32(kPW);\n"
+        "      tt_elem* const to = rows + r * u32(kK) + tap * u32(kC);\n"
+        "      if (",
         inside.empty() ? "true" : absl::StrJoin(inside, " && "),
         ") {\n"
-        "          out.e[i] = tt_ld_elem(img + (n * kImgStrideN + u64(ih) * kImgStrideH +\n"
-        "                                       u64(iw) * kImgStrideW + u64(c) * kImgStrideC) *\n"
-        "                                          kElementBytes",
+        "        const u8* const from = img + (u64(n) * kImgStrideN + u64(ih) * kImgStrideH +\n"
+        "                                      u64(iw) * kImgStrideW) * kElementBytes;\n"
+        "#pragma unroll 4\n"
+        "        for (u32 c = 0; c < u32(kC); ++c) {\n"
+        "          to[c] = tt_ld_elem(from + c * kImgStrideC * kElementBytes",
         ImgPolicy(),
         ");\n"
         "        }\n"
-        "        if (++c == kC) {\n"
-        "          c = 0;\n"
-        "          if (++kw == kKW) {\n"
-        "            kw = 0;\n"
-        "            if (++kh == kKH) {\n"
-        "              kh = 0;\n"
-        "              if (++ow == kOW) {\n"
-        "                ow = 0;\n"
-        "                if (++oh == kOH) {\n"
-        "                  oh = 0;\n"
-        "                  ++n;\n"
-        "                }\n"
-        "              }\n"
-        "            }\n"
-        "          }\n"
-        "        }\n"
-        "      }\n");
+        "      } else {\n"
+        "#pragma unroll 4\n"
+        "        for (u32 c = 0; c < u32(kC); ++c) to[c] = 0;\n"
+        "      }\n"
+        "    }\n"
+        "    __syncthreads();\n"
+        "    u8* const out = col + m0 * kK * kElementBytes;\n");
     if (tail) {
       absl::StrAppend(
           &out_,
-          "      if (e0 + kFlatVector <= kTotal) {\n"
-          "        tt_st_global(col + e0 * kElementBytes, out.v",
+          "    // The last tile holds only the rows that exist.\n"
+          "    const u32 run = u32(m0 + kBlockM <= kM ? kBlockM * kK : (kM - m0) * kK);\n"
+          "    for (u32 v = threadIdx.x; v * kFlatVector < run; v += kThreads) {\n"
+          "      const u32 e = v * kFlatVector;\n"
+          "      if (e + kFlatVector <= run) {\n"
+          "        tt_st_global(out + e * kElementBytes, *reinterpret_cast<const tt_vec*>(rows + e)",
           ColPolicy(),
           ");\n"
           "      } else {\n"
-          "        // The last, partial vector of the matrix: element by element.\n"
-          "        for (u32 i = 0; e0 + i < kTotal; ++i) {\n"
-          "          reinterpret_cast<tt_elem*>(col)[e0 + i] = out.e[i];\n"
-          "        }\n"
-          "      }\n");
+          "        for (u32 i = e; i < run; ++i) reinterpret_cast<tt_elem*>(out)[i] = rows[i];\n"
+          "      }\n"
+          "    }\n");
     } else {
-      absl::StrAppend(&out_, "      tt_st_global(col + e0 * kElementBytes, out.v", ColPolicy(),
-                      ");\n");
+      absl::StrAppend(
+          &out_,
+          "    for (u32 v = threadIdx.x; v < kTileVectors; v += kThreads) {\n"
+          "      const u32 e = v * kFlatVector;\n"
+          "      tt_st_global(out + e * kElementBytes, *reinterpret_cast<const tt_vec*>(rows + e)",
+          ColPolicy(),
+          ");\n"
+          "    }\n");
     }
-    absl::StrAppend(&out_, "    }\n  }\n}\n");
+    absl::StrAppend(&out_, "    __syncthreads();\n  }\n}\n");
   }
 
   // One thread drives the copy engine: per tile, one im2col load per channel box into

@@ -234,6 +234,9 @@ int FlatVectorElems(const LoweredIm2col& l) {
   return v;
 }
 
+// Shared memory of the flat form: the tile's block_M rows.
+int64_t FlatSharedBytes(const LoweredIm2col& l) { return RoundUp(l.block_m * l.k * l.element_bytes, 16); }
+
 }  // namespace
 
 Im2colBoxCorners TmaIm2colBoxCorners(const Im2colGeometry& g) {
@@ -299,9 +302,13 @@ absl::StatusOr<LoweredIm2col> LowerIm2col(const Im2colOp& op, const Target& targ
 
   // Flat form: only without the hints that shape the row form, when the tile holds whole
   // rows and the run of block_M * K elements allows a wider store than C does.
+  // The tile is staged in shared memory, so it must fit there too.
   if (!l.hints.copy.coalesced_width && !l.hints.copy.loop_layout && l.block_k >= l.k) {
     int flat = FlatVectorElems(l);
-    if (flat > l.vector_elems) l.flat_vector_elems = flat;
+    int64_t bytes = FlatSharedBytes(l);
+    bool fits = bytes <= target.MaxSharedBytesPerBlock() - kReservedShared &&
+                (launch.ctas_per_sm == 0 || bytes * launch.ctas_per_sm <= target.MaxSharedBytesPerSm());
+    if (flat > l.vector_elems && fits) l.flat_vector_elems = flat;
   }
   Lowering lowering(target, launch, l);
   TT_RETURN_IF_ERROR(lowering.ChooseLayout());
@@ -362,11 +369,11 @@ absl::StatusOr<LoweredIm2col> LowerIm2col(const Im2colOp& op, const Target& targ
         "-element (", l.flat_vector_elems * l.element_bytes,
         " B) vectors; along C only ", l.vector_elems, " element(s) would fit",
         vector_limit.empty() ? "" : absl::StrCat(" (", vector_limit, ")")));
+    l.shared_bytes = FlatSharedBytes(l);
     l.decision_log.push_back(absl::StrCat(
-        "each thread takes every ", launch.threads, "th vector of the run, ",
-        l.items_per_thread, " per tile at most; elements gathered one at a time, padding reads "
-        "as zero"));
-    l.shared_bytes = 0;
+        "gather global -> shared (", l.shared_bytes, " B): consecutive threads take consecutive "
+        "pixels of one kernel tap, C elements each, padding reads as zero; then shared -> "
+        "global in vectors, at most ", l.items_per_thread, " per thread per tile"));
   } else if (l.path == LoweringPath::kSimtIm2col) {
     l.decision_log.push_back(absl::StrCat(
         "vector width ", l.vector_elems, " element(s) (", l.vector_elems * l.element_bytes,
