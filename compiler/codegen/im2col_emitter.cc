@@ -243,7 +243,7 @@ class Im2colEmitter {
     absl::StrAppend(
         &out_, "\n// One image element.\ntypedef ", elem, " tt_elem;\n",
         "__device__ __forceinline__ tt_elem tt_ld_elem(const u8* p", hint ? ", u64 policy" : "",
-        ") {\n  ", reg, " v;\n  // Not volatile: the loads of an unrolled loop may issue together.\n  asm(\"ld.global.nc", hint ? ".L2::cache_hint" : "", ".",
+        ") {\n  ", reg, " v;\n  // Not volatile, so the loads of an unrolled loop may issue together; the\n  // compiler may also hoist it above a branch: callers pass valid addresses only.\n  asm(\"ld.global.nc", hint ? ".L2::cache_hint" : "", ".",
         type, " %0, [%1]", hint ? ", %2" : "", ";\" : \"=", constraint, "\"(v) : \"l\"(p)",
         hint ? ", \"l\"(policy)" : "", ");\n  return tt_elem(v);\n}\n");
   }
@@ -257,7 +257,9 @@ class Im2colEmitter {
     bool tail = l_.m % l_.block_m != 0;
     // 32-bit row arithmetic when every row index fits.
     std::string row_type = l_.m + l_.block_m < (int64_t{1} << 31) ? "u32" : "u64";
+    // Rows past M (in the last tile) read nothing; shared memory has room for them.
     std::vector<std::string> inside;
+    if (tail) inside.push_back("m < kM");
     if (g_.ph > 0) inside.push_back("ih < kH");
     if (g_.pw > 0) inside.push_back("iw < kW");
     KernelSignature();
@@ -271,7 +273,6 @@ class Im2colEmitter {
         "    for (u32 w = threadIdx.x; w < kBlockM * kTaps; w += kThreads) {\n"
         "      const u32 r = w % u32(kBlockM), tap = w / u32(kBlockM);\n"
         "      const ", row_type, " m = ", row_type, "(m0) + r;\n",
-        tail ? "      if (m >= kM) continue;\n" : "",
         "      const ", row_type, " n = m / ", row_type, "(kOHW);\n"
         "      const u32 oh = u32(m % ", row_type, "(kOHW) / ", row_type, "(kOW)), ow = u32(m % ",
         row_type, "(kOW));\n"
@@ -279,20 +280,22 @@ class Im2colEmitter {
         "      const u32 ih = oh * u32(kSH) + tap / u32(kKW) * u32(kDH) - u32(kPH);\n"
         "      const u32 iw = ow * u32(kSW) + tap % u32(kKW) * u32(kDW) - u32(kPW);\n"
         "      tt_elem* const to = rows + r * u32(kK) + tap * u32(kC);\n"
-        "      if (",
+        "      // Padding reads the image's first element and stores zero: the loads carry no\n"
+        "      // branch, so the compiler may issue them all before the first store.\n"
+        "      const bool inside = ",
         inside.empty() ? "true" : absl::StrJoin(inside, " && "),
-        ") {\n"
-        "        const u8* const from = img + (u64(n) * kImgStrideN + u64(ih) * kImgStrideH +\n"
-        "                                      u64(iw) * kImgStrideW) * kElementBytes;\n"
+        ";\n"
+        "      const u8* const from =\n"
+        "          inside ? img + (u64(n) * kImgStrideN + u64(ih) * kImgStrideH +\n"
+        "                          u64(iw) * kImgStrideW) * kElementBytes\n"
+        "                 : img;\n"
+        "      const u64 step = inside ? kImgStrideC * kElementBytes : 0;\n"
         "#pragma unroll 4\n"
-        "        for (u32 c = 0; c < u32(kC); ++c) {\n"
-        "          to[c] = tt_ld_elem(from + c * kImgStrideC * kElementBytes",
+        "      for (u32 c = 0; c < u32(kC); ++c) {\n"
+        "        const tt_elem v = tt_ld_elem(from + c * step",
         ImgPolicy(),
         ");\n"
-        "        }\n"
-        "      } else {\n"
-        "#pragma unroll 4\n"
-        "        for (u32 c = 0; c < u32(kC); ++c) to[c] = 0;\n"
+        "        to[c] = inside ? v : tt_elem(0);\n"
         "      }\n"
         "    }\n"
         "    __syncthreads();\n"
