@@ -1,6 +1,5 @@
 #include "compiler/codegen/im2col_emitter.h"
 
-#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,11 +15,6 @@ namespace {
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 int64_t RoundUp(int64_t a, int64_t b) { return CeilDiv(a, b) * b; }
-
-// Flat form: (tap, row) items a thread gathers per step, and channels per load batch; up
-// to 16 loads in flight per thread.
-constexpr int64_t kFlatItemBatch = 4;
-constexpr int64_t kFlatChannelBatch = 4;
 
 class Im2colEmitter {
  public:
@@ -132,9 +126,6 @@ class Im2colEmitter {
       }
       // Window and output positions fit 32 bits (the geometry is validated).
       Constant("u32", "kTaps", g_.kh * g_.kw);
-      Constant("u32", "kItems", l_.block_m * g_.kh * g_.kw);  // (tap, row) pairs per tile
-      Constant("u32", "kItemBatch", kFlatItemBatch);
-      Constant("u32", "kChannelBatch", std::min<int64_t>(g_.c, kFlatChannelBatch));
       Constant("u32", "kFlatVector", l_.flat_vector_elems);
       Constant("u32", "kTileVectors", l_.block_m * l_.k / l_.flat_vector_elems);
     } else {
@@ -267,7 +258,7 @@ class Im2colEmitter {
     // 32-bit row arithmetic when every row index fits.
     std::string row_type = l_.m + l_.block_m < (int64_t{1} << 31) ? "u32" : "u64";
     // Rows past M (in the last tile) read nothing; shared memory has room for them.
-    std::vector<std::string> inside = {"live[u]"};
+    std::vector<std::string> inside;
     if (tail) inside.push_back("m < kM");
     if (g_.ph > 0) inside.push_back("ih < kH");
     if (g_.pw > 0) inside.push_back("iw < kW");
@@ -278,55 +269,33 @@ class Im2colEmitter {
         "  tt_elem* const rows = reinterpret_cast<tt_elem*>(tt_smem);\n"
         "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n"
         "    const u64 m0 = tile * kBlockM;\n"
-        "    // kItemBatch items per thread per step, every load of the batch issued before\n"
-        "    // any store to shared memory, so a thread keeps several loads in flight.\n"
-        "    for (u32 w0 = threadIdx.x; w0 < kItems; w0 += kItemBatch * kThreads) {\n"
-        "      const u8* from[kItemBatch];\n"
-        "      u64 step[kItemBatch];\n"
-        "      bool live[kItemBatch], inside[kItemBatch];\n"
-        "      tt_elem* to[kItemBatch];\n"
-        "#pragma unroll\n"
-        "      for (u32 u = 0; u < kItemBatch; ++u) {\n"
-        "        const u32 w = w0 + u * kThreads;\n"
-        "        live[u] = w < kItems;\n"
-        "        const u32 r = live[u] ? w % u32(kBlockM) : 0, tap = live[u] ? w / u32(kBlockM) : 0;\n"
-        "        const ", row_type, " m = ", row_type, "(m0) + r;\n",
-        "        const ", row_type, " n = m / ", row_type, "(kOHW);\n"
-        "        const u32 oh = u32(m % ", row_type, "(kOHW) / ", row_type, "(kOW)), ow = u32(m % ",
+        "#pragma unroll 4\n"
+        "    for (u32 w = threadIdx.x; w < kBlockM * kTaps; w += kThreads) {\n"
+        "      const u32 r = w % u32(kBlockM), tap = w / u32(kBlockM);\n"
+        "      const ", row_type, " m = ", row_type, "(m0) + r;\n",
+        "      const ", row_type, " n = m / ", row_type, "(kOHW);\n"
+        "      const u32 oh = u32(m % ", row_type, "(kOHW) / ", row_type, "(kOW)), ow = u32(m % ",
         row_type, "(kOW));\n"
-        "        // Above or left of the image the subtraction wraps: one compare per axis.\n"
-        "        const u32 ih = oh * u32(kSH) + tap / u32(kKW) * u32(kDH) - u32(kPH);\n"
-        "        const u32 iw = ow * u32(kSW) + tap % u32(kKW) * u32(kDW) - u32(kPW);\n"
-        "        to[u] = rows + r * u32(kK) + tap * u32(kC);\n"
-        "        // Padding (and a dead item) reads the image's first element and stores zero:\n"
-        "        // the loads carry no branch.\n"
-        "        inside[u] = ",
-        absl::StrJoin(inside, " && "),
+        "      // Above or left of the image the subtraction wraps: one compare per axis.\n"
+        "      const u32 ih = oh * u32(kSH) + tap / u32(kKW) * u32(kDH) - u32(kPH);\n"
+        "      const u32 iw = ow * u32(kSW) + tap % u32(kKW) * u32(kDW) - u32(kPW);\n"
+        "      tt_elem* const to = rows + r * u32(kK) + tap * u32(kC);\n"
+        "      // Padding reads the image's first element and stores zero: the loads carry no\n"
+        "      // branch, so the compiler may issue them all before the first store.\n"
+        "      const bool inside = ",
+        inside.empty() ? "true" : absl::StrJoin(inside, " && "),
         ";\n"
-        "        from[u] = inside[u] ? img + (u64(n) * kImgStrideN + u64(ih) * kImgStrideH +\n"
-        "                                     u64(iw) * kImgStrideW) * kElementBytes\n"
-        "                            : img;\n"
-        "        step[u] = inside[u] ? kImgStrideC * kElementBytes : 0;\n"
-        "      }\n"
-        "      for (u32 c0 = 0; c0 < u32(kC); c0 += kChannelBatch) {\n"
-        "        tt_elem v[kItemBatch][kChannelBatch];\n"
-        "#pragma unroll\n"
-        "        for (u32 u = 0; u < kItemBatch; ++u) {\n"
-        "#pragma unroll\n"
-        "          for (u32 i = 0; i < kChannelBatch; ++i) {\n"
-        "            const u32 c = c0 + i < u32(kC) ? c0 + i : 0;\n"
-        "            v[u][i] = tt_ld_elem(from[u] + c * step[u]",
+        "      const u8* const from =\n"
+        "          inside ? img + (u64(n) * kImgStrideN + u64(ih) * kImgStrideH +\n"
+        "                          u64(iw) * kImgStrideW) * kElementBytes\n"
+        "                 : img;\n"
+        "      const u64 step = inside ? kImgStrideC * kElementBytes : 0;\n"
+        "#pragma unroll 4\n"
+        "      for (u32 c = 0; c < u32(kC); ++c) {\n"
+        "        const tt_elem v = tt_ld_elem(from + c * step",
         ImgPolicy(),
         ");\n"
-        "          }\n"
-        "        }\n"
-        "#pragma unroll\n"
-        "        for (u32 u = 0; u < kItemBatch; ++u) {\n"
-        "#pragma unroll\n"
-        "          for (u32 i = 0; i < kChannelBatch; ++i) {\n"
-        "            if (live[u] && c0 + i < u32(kC)) to[u][c0 + i] = inside[u] ? v[u][i] : tt_elem(0);\n"
-        "          }\n"
-        "        }\n"
+        "        to[c] = inside ? v : tt_elem(0);\n"
         "      }\n"
         "    }\n"
         "    __syncthreads();\n"
