@@ -41,10 +41,25 @@ std::vector<Entry> Entries(const TuningRecord& record) {
   return entries;
 }
 
+// True when `strides` are absent or the row-major strides of `shape`.
+bool Dense(const google::protobuf::RepeatedField<int64_t>& strides,
+           const google::protobuf::RepeatedField<int64_t>& shape) {
+  if (strides.empty()) return true;
+  if (strides.size() != shape.size()) return false;
+  int64_t expected = 1;
+  for (int d = shape.size() - 1; d >= 0; --d) {
+    if (strides[d] != expected) return false;
+    expected *= shape[d];
+  }
+  return true;
+}
+
 std::string ShortProblem(const Problem& p) {
   std::string text = absl::StrCat(p.op(), " ", p.dtype());
   if (p.shape_size() > 0) absl::StrAppend(&text, " [", absl::StrJoin(p.shape(), "x"), "]");
-  if (!p.src_strides().empty() || !p.dst_strides().empty()) absl::StrAppend(&text, " strided");
+  if (!Dense(p.src_strides(), p.shape()) || !Dense(p.dst_strides(), p.shape())) {
+    absl::StrAppend(&text, " strided");
+  }
   if (p.has_im2col()) {
     const Im2colGeometry& g = p.im2col();
     absl::StrAppend(

@@ -97,6 +97,17 @@ TEST(MarkdownReportTest, SummaryRowHasWinnerBandwidthSpreadAndCounts) {
   EXPECT_THAT(md, HasSubstr(row)) << md;
 }
 
+TEST(MarkdownReportTest, OnlyNonDenseStridesAreCalledStrided) {
+  TuningDatabase database = ChartDatabase();
+  Problem* problem = database.mutable_records(0)->mutable_problem();
+  problem->clear_src_strides();
+  problem->add_src_strides(8192);  // Row-major spelled out: dense.
+  problem->add_src_strides(1);
+  EXPECT_THAT(RenderMarkdownReport(database, "c.svg"), Not(HasSubstr("strided")));
+  problem->set_src_strides(0, 8200);  // Rows padded by 8 elements.
+  EXPECT_THAT(RenderMarkdownReport(database, "c.svg"), HasSubstr("copy f16 [8192x8192] strided"));
+}
+
 TEST(MarkdownReportTest, CandidateTableListsEveryCandidateSafely) {
   const TuningDatabase database = ChartDatabase();
   const std::string md = RenderMarkdownReport(database, "");
