@@ -115,7 +115,7 @@ std::string CpAsyncSnippet(int vector_bytes, bool cache_hint) {
   } else {
     // With an L2 policy the copy is predicated and invalid elements are zeroed by a plain
     // store. The shared address has %tid.y added (always 0: tile kernels launch 1-D
-    // blocks) so that it lives in one register. ptxas 13.0 (V13.0.88) otherwise splits
+    // blocks) so that it lives in one register. ptxas of CUDA 13.0 otherwise splits
     // it into register + uniform base and encodes the first hinted cp.async as
     // LDGSTS [R+UR0], desc[UR1] (an odd descriptor register), which dies with
     // CUDA_ERROR_ILLEGAL_INSTRUCTION on an H200 (seen with cuobjdump -sass on the device;
