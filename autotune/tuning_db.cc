@@ -654,12 +654,15 @@ std::string DeviceKey(const DeviceIdentity& device) {
 
 std::string ProblemKey(const Problem& problem) {
   const size_t rank = problem.shape_size();
+  // The destination of an im2col is the [block_m, block_k] column matrix, not an image.
+  std::vector<int64_t> dst_shape(problem.shape().begin(), problem.shape().end());
+  if (problem.has_im2col()) dst_shape = {problem.im2col().block_m(), problem.im2col().block_k()};
   std::string key = absl::StrCat(
       Quote(problem.op()), " ", Quote(problem.dtype()), " shape=", FormatInts(problem.shape()),
       " src_strides=", FormatStrides(problem.src_strides(), problem.shape()),
       " src_offset=", FormatOffset(problem.src_offset(), rank),
-      " dst_strides=", FormatStrides(problem.dst_strides(), problem.shape()),
-      " dst_offset=", FormatOffset(problem.dst_offset(), rank));
+      " dst_strides=", FormatStrides(problem.dst_strides(), dst_shape),
+      " dst_offset=", FormatOffset(problem.dst_offset(), dst_shape.size()));
   if (problem.has_im2col()) {
     const Im2colGeometry& g = problem.im2col();
     absl::StrAppend(&key, " im2col=[n=", g.n(), ",h=", g.h(), ",w=", g.w(), ",c=", g.c(),

@@ -368,6 +368,9 @@ TEST(RecordKeyTest, IsTheDocumentedString) {
   EXPECT_THAT(RecordKey(TestIm2colRecord(1)),
               HasSubstr("im2col=[n=8,h=56,w=56,c=64,kh=3,kw=3,sh=1,sw=1,dh=1,dw=1,ph=1,"
                         "pw=1,block_m=128,block_k=64]"));
+  // An im2col's destination is its [block_m, block_k] column matrix.
+  EXPECT_THAT(RecordKey(TestIm2colRecord(1)),
+              HasSubstr("dst_strides=[64,1] dst_offset=[0,0] im2col="));
 }
 
 TEST(RecordKeyTest, DependsOnModelAndProblemOnly) {
