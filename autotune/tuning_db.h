@@ -91,8 +91,8 @@ absl::Status UpgradeTuningDatabaseWith(TuningDatabase* database,
 // board's uuid or driver) plus the whole problem, with empty strides and offsets read as
 // their defaults (dense row-major, zeros; an im2col's destination is its [block_m, block_k]
 // column matrix, so its default strides are [block_k, 1]). Deterministic and unambiguous:
-// two records
-// have the same key exactly when they describe the same device model and problem.
+// two records have the same key exactly when they describe the same device model and
+// problem.
 //   "NVIDIA H200" sm_9.0 | copy f16 shape=[4096,4096] src_strides=[4096,1] ...
 std::string RecordKey(const TuningRecord& record);
 std::string DeviceKey(const DeviceIdentity& device);
