@@ -98,25 +98,40 @@ absl::StatusOr<std::unique_ptr<CopyKernel>> CopyKernel::Create(const Context& co
   return CreateFromCubin(context, lowered, std::move(source.text), cubin);
 }
 
-absl::StatusOr<std::unique_ptr<CopyKernel>> CopyKernel::CreateFromCubin(
-    const Context& context, const LoweredCopy& lowered, std::string source, const Cubin& cubin) {
-  if (lowered.target.arch() != context.info().cc_major * 10 + context.info().cc_minor) {
+absl::StatusOr<LoadedTileKernel> LoadTileKernel(const Context& context, const Target& target,
+                                                const Cubin& cubin, const std::string& name,
+                                                int param_count) {
+  if (target.arch() != context.info().cc_major * 10 + context.info().cc_minor) {
     return absl::InvalidArgumentError(
-        absl::StrCat("kernel lowered for ", lowered.target.ArchName(), " cannot run on ",
+        absl::StrCat("kernel lowered for ", target.ArchName(), " cannot run on ",
                      context.info().name, " (", context.info().ArchName(), ")"));
   }
   TT_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, Module::Load(context, cubin.bytes));
-  TT_ASSIGN_OR_RETURN(Kernel kernel, module->GetKernel(lowered.kernel_name, lowered.param_count()));
+  TT_ASSIGN_OR_RETURN(Kernel kernel, module->GetKernel(name, param_count));
+  return LoadedTileKernel{std::move(module), std::move(kernel)};
+}
+
+absl::Status CheckTileBuffersAligned(const std::string& op, const std::string& first_name,
+                                     CUdeviceptr first, const std::string& second_name,
+                                     CUdeviceptr second) {
+  if (first % 16 == 0 && second % 16 == 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(op, " buffers must be 16-byte aligned; got ",
+                                                 first_name, " 0x", absl::Hex(first), ", ",
+                                                 second_name, " 0x", absl::Hex(second)));
+}
+
+absl::StatusOr<std::unique_ptr<CopyKernel>> CopyKernel::CreateFromCubin(
+    const Context& context, const LoweredCopy& lowered, std::string source, const Cubin& cubin) {
+  TT_ASSIGN_OR_RETURN(LoadedTileKernel loaded,
+                      LoadTileKernel(context, lowered.target, cubin, lowered.kernel_name,
+                                     lowered.param_count()));
   return std::unique_ptr<CopyKernel>(new CopyKernel(context, lowered, std::move(source),
-                                                    std::move(module), std::move(kernel)));
+                                                    std::move(loaded.module),
+                                                    std::move(loaded.kernel)));
 }
 
 absl::Status CopyKernel::Launch(CUdeviceptr src, CUdeviceptr dst, CUstream stream) {
-  if (src % 16 != 0 || dst % 16 != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "copy buffers must be 16-byte aligned; got src 0x", absl::Hex(src), ", dst 0x",
-        absl::Hex(dst)));
-  }
+  TT_RETURN_IF_ERROR(CheckTileBuffersAligned("copy", "src", src, "dst", dst));
   std::vector<CUtensorMap> none;
   std::vector<CUtensorMap>* maps = &none;
   if (!lowered_.tensor_maps.empty()) {

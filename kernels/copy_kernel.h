@@ -36,6 +36,25 @@ absl::Status LaunchTileKernel(const Kernel& kernel, int64_t grid, int threads,
                               int64_t shared_bytes, CUstream stream, CUdeviceptr first,
                               CUdeviceptr second, std::vector<CUtensorMap>& maps);
 
+// A compiled tile kernel loaded into a context: its module and entry point.
+struct LoadedTileKernel {
+  std::unique_ptr<Module> module;
+  Kernel kernel;
+};
+
+// Loads `cubin` into `context` and finds `name`, which must take `param_count`
+// parameters; InvalidArgument when `target` is not the architecture of the context's
+// device.
+absl::StatusOr<LoadedTileKernel> LoadTileKernel(const Context& context, const Target& target,
+                                                const Cubin& cubin, const std::string& name,
+                                                int param_count);
+
+// InvalidArgument naming both addresses unless each is 16-byte aligned, as tile kernels
+// require: "<op> buffers must be 16-byte aligned; got <first_name> 0x.., <second_name> 0x..".
+absl::Status CheckTileBuffersAligned(const std::string& op, const std::string& first_name,
+                                     CUdeviceptr first, const std::string& second_name,
+                                     CUdeviceptr second);
+
 // Tensor maps encoded per (first, second) buffer pair, so kernels launched over a rotation
 // of buffers (the autotuner's) encode each pair once. Keeps the kMaxPairs most recent.
 class TensorMapCache {

@@ -78,23 +78,16 @@ absl::StatusOr<std::unique_ptr<Im2colKernel>> Im2colKernel::Create(const Context
 
 absl::StatusOr<std::unique_ptr<Im2colKernel>> Im2colKernel::CreateFromCubin(
     const Context& context, const LoweredIm2col& lowered, std::string source, const Cubin& cubin) {
-  if (lowered.target.arch() != context.info().cc_major * 10 + context.info().cc_minor) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("kernel lowered for ", lowered.target.ArchName(), " cannot run on ",
-                     context.info().name, " (", context.info().ArchName(), ")"));
-  }
-  TT_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, Module::Load(context, cubin.bytes));
-  TT_ASSIGN_OR_RETURN(Kernel kernel, module->GetKernel(lowered.kernel_name, lowered.param_count()));
+  TT_ASSIGN_OR_RETURN(LoadedTileKernel loaded,
+                      LoadTileKernel(context, lowered.target, cubin, lowered.kernel_name,
+                                     lowered.param_count()));
   return std::unique_ptr<Im2colKernel>(new Im2colKernel(context, lowered, std::move(source),
-                                                        std::move(module), std::move(kernel)));
+                                                        std::move(loaded.module),
+                                                        std::move(loaded.kernel)));
 }
 
 absl::Status Im2colKernel::Launch(CUdeviceptr img, CUdeviceptr col, CUstream stream) {
-  if (img % 16 != 0 || col % 16 != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "im2col buffers must be 16-byte aligned; got img 0x", absl::Hex(img), ", col 0x",
-        absl::Hex(col)));
-  }
+  TT_RETURN_IF_ERROR(CheckTileBuffersAligned("im2col", "img", img, "col", col));
   std::vector<CUtensorMap> none;
   std::vector<CUtensorMap>* maps = &none;
   if (lowered_.img_map.has_value() || lowered_.col_map.has_value()) {
