@@ -19,6 +19,7 @@
 #include "compiler/cuda/caching_compilation_provider.h"
 #include "compiler/cuda/nvrtc_compilation_provider.h"
 #include "compiler/ir/im2col_op.h"
+#include "compiler/ir/im2col_test_util.h"
 #include "compiler/lower/im2col_lowering.h"
 #include "gtest/gtest.h"
 #include "kernels/im2col_kernel.h"
@@ -39,24 +40,6 @@ struct Im2colCase {
 void PrintTo(const Im2colCase& c, std::ostream* os) {
   *os << c.name << " (" << DataTypeName(c.op.img.dtype) << " "
       << Im2colGeometryToString(c.op.geometry) << ")";
-}
-
-Im2colGeometry G(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh, int64_t kw, int64_t sh,
-                 int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw) {
-  Im2colGeometry g;
-  g.n = n;
-  g.h = h;
-  g.w = w;
-  g.c = c;
-  g.kh = kh;
-  g.kw = kw;
-  g.sh = sh;
-  g.sw = sw;
-  g.dh = dh;
-  g.dw = dw;
-  g.ph = ph;
-  g.pw = pw;
-  return g;
 }
 
 LaunchParams Launch(int64_t block_m, int64_t block_k, int threads, int stages, int ctas = 0) {

@@ -4,29 +4,12 @@
 #include <numeric>
 #include <vector>
 
+#include "compiler/ir/im2col_test_util.h"
 #include "gtest/gtest.h"
 #include "kernels/copy_reference.h"
 
 namespace tiletune {
 namespace {
-
-Im2colGeometry G(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh, int64_t kw, int64_t sh,
-                 int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw) {
-  Im2colGeometry g;
-  g.n = n;
-  g.h = h;
-  g.w = w;
-  g.c = c;
-  g.kh = kh;
-  g.kw = kw;
-  g.sh = sh;
-  g.sw = sw;
-  g.dh = dh;
-  g.dw = dw;
-  g.ph = ph;
-  g.pw = pw;
-  return g;
-}
 
 std::vector<int32_t> RunReference(const Im2colOp& op, const std::vector<int32_t>& img) {
   std::vector<int32_t> col(op.geometry.M() * op.geometry.K(), -7);

@@ -19,6 +19,7 @@
 #include "compiler/codegen/codegen_test_util.h"
 #include "compiler/cuda/nvrtc_compilation_provider.h"
 #include "compiler/ir/im2col_op.h"
+#include "compiler/ir/im2col_test_util.h"
 #include "compiler/lower/im2col_lowering.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -28,24 +29,6 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-Im2colGeometry G(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh, int64_t kw, int64_t sh,
-                 int64_t sw, int64_t dh, int64_t dw, int64_t ph, int64_t pw) {
-  Im2colGeometry g;
-  g.n = n;
-  g.h = h;
-  g.w = w;
-  g.c = c;
-  g.kh = kh;
-  g.kw = kw;
-  g.sh = sh;
-  g.sw = sw;
-  g.dh = dh;
-  g.dw = dw;
-  g.ph = ph;
-  g.pw = pw;
-  return g;
-}
 
 // Asymmetric everything: 3x2 kernel, stride 2x1, dilation 1x2, pad 1x1; M = 120, K = 384.
 Im2colGeometry Asymmetric(int64_t c = 64) { return G(2, 11, 10, c, 3, 2, 2, 1, 1, 2, 1, 1); }

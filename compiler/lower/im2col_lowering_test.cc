@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/ir/im2col_op.h"
+#include "compiler/ir/im2col_test_util.h"
 #include "compiler/target/target.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -18,25 +19,6 @@ using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 Target T(const char* arch) { return *Target::Parse(arch); }
-
-Im2colGeometry G(int64_t n, int64_t h, int64_t w, int64_t c, int64_t kh, int64_t kw,
-                 int64_t sh = 1, int64_t sw = 1, int64_t dh = 1, int64_t dw = 1, int64_t ph = 0,
-                 int64_t pw = 0) {
-  Im2colGeometry g;
-  g.n = n;
-  g.h = h;
-  g.w = w;
-  g.c = c;
-  g.kh = kh;
-  g.kw = kw;
-  g.sh = sh;
-  g.sw = sw;
-  g.dh = dh;
-  g.dw = dw;
-  g.ph = ph;
-  g.pw = pw;
-  return g;
-}
 
 LaunchParams Launch(int64_t block_m, int64_t block_k, int threads = 128, int stages = 1,
                     int ctas = 0) {
