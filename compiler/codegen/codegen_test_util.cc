@@ -24,6 +24,14 @@ CompilationProvider& TestCompiler() {
   return *compiler;
 }
 
+std::string TestPtx(const CudaSource& source, const std::string& arch) {
+  CompileOptions options;
+  options.arch = arch;
+  auto ptx = TestCompiler().CompileToPtx(source, options);
+  EXPECT_TRUE(ptx.ok()) << ptx.status();
+  return ptx.ok() ? ptx->text : "";
+}
+
 void ExpectMatchesGolden(const std::string& name, const std::string& text,
                          const std::string& test_target) {
   std::string relative = absl::StrCat("compiler/codegen/testdata/", name, ".cu");

@@ -17,6 +17,10 @@ namespace tiletune {
 // Process-wide NVRTC provider behind a memory cache; fails the test if NVRTC is missing.
 CompilationProvider& TestCompiler();
 
+// The PTX of `source` for `arch` (e.g. "sm_90a") through TestCompiler(); a compile error
+// fails the test and gives "".
+std::string TestPtx(const CudaSource& source, const std::string& arch);
+
 // Compares `text` with compiler/codegen/testdata/<name>.cu (or rewrites it, see above);
 // `test_target` is named in the regeneration hint.
 void ExpectMatchesGolden(const std::string& name, const std::string& text,

@@ -48,14 +48,8 @@ LaunchParams Launch(std::vector<int64_t> tile, int threads, int stages, int ctas
 
 Target T(const char* arch) { return *Target::Parse(arch); }
 
-CompilationProvider& Compiler() { return TestCompiler(); }
-
 std::string Ptx(const LoweredCopy& lowered) {
-  CompileOptions options;
-  options.arch = lowered.target.ArchName();
-  auto ptx = Compiler().CompileToPtx(EmitCopyKernel(lowered), options);
-  EXPECT_TRUE(ptx.ok()) << ptx.status();
-  return ptx.ok() ? ptx->text : "";
+  return TestPtx(EmitCopyKernel(lowered), lowered.target.ArchName());
 }
 
 struct GoldenCase {
@@ -254,7 +248,7 @@ TEST(CopyCodegenTest, EveryValidHintCombinationCompiles) {
         if (!compiled.insert(absl::StrCat(arch, Sha256Hex(source.text))).second) continue;
         CompileOptions options;
         options.arch = arch;
-        auto cubin = Compiler().CompileToCubin(source, options);
+        auto cubin = TestCompiler().CompileToCubin(source, options);
         ASSERT_TRUE(cubin.ok()) << HintsToString(lowered->hints) << " on " << arch << ": "
                                 << cubin.status() << "\n" << source.text;
       }

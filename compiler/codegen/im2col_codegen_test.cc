@@ -44,14 +44,8 @@ LaunchParams Launch(int64_t block_m, int64_t block_k, int threads, int stages, i
 
 Target T(const char* arch) { return *Target::Parse(arch); }
 
-CompilationProvider& Compiler() { return TestCompiler(); }
-
 std::string Ptx(const LoweredIm2col& lowered) {
-  CompileOptions options;
-  options.arch = lowered.target.ArchName();
-  auto ptx = Compiler().CompileToPtx(EmitIm2colKernel(lowered), options);
-  EXPECT_TRUE(ptx.ok()) << ptx.status();
-  return ptx.ok() ? ptx->text : "";
+  return TestPtx(EmitIm2colKernel(lowered), lowered.target.ArchName());
 }
 
 struct GoldenCase {
@@ -112,7 +106,7 @@ TEST(Im2colCodegenTest, GoldensCompile) {
     ASSERT_TRUE(lowered.ok());
     CompileOptions options;
     options.arch = c.target.ArchName();
-    auto cubin = Compiler().CompileToCubin(EmitIm2colKernel(*lowered), options);
+    auto cubin = TestCompiler().CompileToCubin(EmitIm2colKernel(*lowered), options);
     EXPECT_TRUE(cubin.ok()) << c.name << ": " << cubin.status();
   }
 }
@@ -277,7 +271,7 @@ TEST(Im2colCodegenTest, EveryValidHintCombinationCompiles) {
         if (!compiled.insert(absl::StrCat(arch, Sha256Hex(source.text))).second) continue;
         CompileOptions options;
         options.arch = arch;
-        auto cubin = Compiler().CompileToCubin(source, options);
+        auto cubin = TestCompiler().CompileToCubin(source, options);
         ASSERT_TRUE(cubin.ok()) << Im2colHintsToString(lowered->hints) << " on " << arch << ": "
                                 << cubin.status() << "\n"
                                 << source.text;
