@@ -10,11 +10,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "compiler/cuda/caching_compilation_provider.h"
-#include "compiler/cuda/nvrtc_compilation_provider.h"
 #include "compiler/ir/buffer.h"
 #include "compiler/ir/copy_op.h"
 #include "compiler/lower/copy_lowering.h"
+#include "compiler/codegen/codegen_test_util.h"
 #include "gtest/gtest.h"
 #include "kernels/copy_kernel.h"
 #include "kernels/copy_verify.h"
@@ -144,20 +143,10 @@ std::vector<CopyCase> Cases() {
 
 class CopyGpuTest : public ::testing::TestWithParam<CopyCase> {
  protected:
-  static void SetUpTestSuite() {
-    auto nvrtc = NvrtcCompilationProvider::Create();
-    ASSERT_TRUE(nvrtc.ok()) << nvrtc.status();
-    CachingCompilationProvider::Options options;
-    options.inner = *std::move(nvrtc);
-    compiler_ = std::move(CachingCompilationProvider::Create(std::move(options))).value().release();
-  }
   void SetUp() override { TT_SKIP_WITHOUT_GPU(context_); }
 
-  static CompilationProvider* compiler_;
   std::unique_ptr<Context> context_;
 };
-
-CompilationProvider* CopyGpuTest::compiler_ = nullptr;
 
 TEST_P(CopyGpuTest, BitExactAgainstReference) {
   const CopyCase& c = GetParam();
@@ -176,7 +165,7 @@ TEST_P(CopyGpuTest, BitExactAgainstReference) {
   auto lowered = LowerCopy(op, *target, launch);
   ASSERT_TRUE(lowered.ok()) << lowered.status();
   ASSERT_EQ(lowered->path, c.path) << DescribePlan(*lowered);
-  auto kernel = CopyKernel::Create(*context_, *lowered, *compiler_);
+  auto kernel = CopyKernel::Create(*context_, *lowered, TestCompiler());
   ASSERT_TRUE(kernel.ok()) << kernel.status();
   std::mt19937_64 rng(std::random_device{}());
   for (int run = 0; run < 2; ++run) {

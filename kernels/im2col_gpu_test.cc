@@ -16,11 +16,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "compiler/cuda/caching_compilation_provider.h"
-#include "compiler/cuda/nvrtc_compilation_provider.h"
 #include "compiler/ir/im2col_op.h"
 #include "compiler/ir/im2col_test_util.h"
 #include "compiler/lower/im2col_lowering.h"
+#include "compiler/codegen/codegen_test_util.h"
 #include "gtest/gtest.h"
 #include "kernels/im2col_kernel.h"
 #include "kernels/im2col_verify.h"
@@ -179,20 +178,10 @@ std::vector<Im2colCase> Cases() {
 
 class Im2colGpuTest : public ::testing::TestWithParam<Im2colCase> {
  protected:
-  static void SetUpTestSuite() {
-    auto nvrtc = NvrtcCompilationProvider::Create();
-    ASSERT_TRUE(nvrtc.ok()) << nvrtc.status();
-    CachingCompilationProvider::Options options;
-    options.inner = *std::move(nvrtc);
-    compiler_ = std::move(CachingCompilationProvider::Create(std::move(options))).value().release();
-  }
   void SetUp() override { TT_SKIP_WITHOUT_GPU(context_); }
 
-  static CompilationProvider* compiler_;
   std::unique_ptr<Context> context_;
 };
-
-CompilationProvider* Im2colGpuTest::compiler_ = nullptr;
 
 TEST_P(Im2colGpuTest, BitExactAgainstReference) {
   const Im2colCase& c = GetParam();
@@ -204,7 +193,7 @@ TEST_P(Im2colGpuTest, BitExactAgainstReference) {
   auto lowered = LowerIm2col(c.op, *target, c.launch);
   ASSERT_TRUE(lowered.ok()) << lowered.status();
   ASSERT_EQ(lowered->path, c.path) << DescribePlan(*lowered);
-  auto kernel = Im2colKernel::Create(*context_, *lowered, *compiler_);
+  auto kernel = Im2colKernel::Create(*context_, *lowered, TestCompiler());
   ASSERT_TRUE(kernel.ok()) << kernel.status();
   std::mt19937_64 rng(std::random_device{}());
   for (int run = 0; run < 2; ++run) {
