@@ -220,6 +220,13 @@ absl::StatusOr<TuningTask> Im2colTask(const Im2colOp& op, const Target& target) 
   if (k <= kWholeRowTileMaxK) {
     task.representative_launches.push_back(launch(64, k, 256, 1, 0));
     for (int64_t m : {16, 32, 64, 128}) tiles.push_back({m, k});
+    // Whole output rows too: the flat form then stages its input rows in shared memory.
+    const int64_t ow = op.geometry.OW();
+    if (ow <= 512) {
+      task.representative_launches.push_back(launch(ow, k, 256, 1, 0));
+      tiles.push_back({ow, k});
+      tiles.push_back({2 * ow, k});
+    }
   }
   for (auto [m, k] : tiles) {
     for (int threads : {128, 256}) {

@@ -100,10 +100,14 @@ const std::vector<Variant>& Variants() {
       {"tma_128x64_s4_p3", Instruction::kTma, {128, 64}, 32, 4, 3},
       {"tma_256x64_s3_p2", Instruction::kTma, {256, 64}, 32, 3, 2},
       {"tma_128x128_s3_p2_imglast_colfirst", Instruction::kTma, {128, 128}, 32, 3, 2, true},
-      // Tiles of whole rows (block_K = K, written 0 here): the flat SIMT form.
+      // Tiles of whole rows (block_K = K, written 0 here): the flat SIMT form; with
+      // block_M a multiple of OW (written -1 for OW, -2 for 2 OW) it stages its input.
       {"simt_rows64_t256", Instruction::kSync, {64, 0}, 256, 1, 0},
       {"simt_rows32_t128_p8", Instruction::kSync, {32, 0}, 128, 1, 8},
       {"simt_rows64_t256_imglast_colfirst", Instruction::kSync, {64, 0}, 256, 1, 0, true},
+      {"simt_orow1_t256", Instruction::kSync, {-1, 0}, 256, 1, 0},
+      {"simt_orow2_t512", Instruction::kSync, {-2, 0}, 512, 1, 0},
+      {"simt_orow1_t256_imglast_colfirst", Instruction::kSync, {-1, 0}, 256, 1, 0, true},
   };
   return *variants;
 }
@@ -280,6 +284,7 @@ void BM_Im2col(benchmark::State& state, const Layer& layer, const Variant& varia
   LaunchParams launch;
   launch.tile = variant.tile;
   if (launch.tile[1] == 0) launch.tile[1] = g.K();
+  if (launch.tile[0] < 0) launch.tile[0] = -launch.tile[0] * g.OW();
   launch.threads = variant.threads;
   launch.stages = variant.stages;
   launch.ctas_per_sm = variant.ctas_per_sm;

@@ -61,10 +61,13 @@ const T& Pick(std::mt19937_64& rng, const std::vector<T>& values) {
 
 // One random case for `path`, valid for sm_90a (the lowering decides; draws repeat until
 // it accepts).
-// With `flat`, a SIMT case whose tile spans whole rows, so it takes the flat form.
-Im2colCase RandomCase(LoweringPath path, int index, bool flat = false) {
+// With `flat`, a SIMT case whose tile spans whole rows, so it takes the flat form; with
+// `staged` too, one whose tile is whole output rows of an image with contiguous pixels, so
+// the flat form stages its input in shared memory.
+Im2colCase RandomCase(LoweringPath path, int index, bool flat = false, bool staged = false) {
   bool tma = path == LoweringPath::kTmaIm2col;
-  std::mt19937_64 rng(0x1a2c0 + 7919 * index + (tma ? 1 : 0) + (flat ? 2 : 0));
+  std::mt19937_64 rng(0x1a2c0 + 7919 * index + (tma ? 1 : 0) + (flat ? 2 : 0) +
+                      (staged ? 4 : 0));
   Target target = *Target::Parse("sm_90a");
   for (int attempt = 0;; ++attempt) {
     DataType dtype = Pick(rng, AllDataTypes());
@@ -87,7 +90,7 @@ Im2colCase RandomCase(LoweringPath path, int index, bool flat = false) {
     Im2colOp op = Im2colOp::Dense(dtype, g);
     // Sometimes a strided image: rows padded by a few pixels (whole 16-byte units on TMA).
     if (Uniform(rng, 0, 4) == 0) {
-      int64_t pixel = tma ? g.c : g.c + Uniform(rng, 0, 3);
+      int64_t pixel = tma || staged ? g.c : g.c + Uniform(rng, 0, 3);
       int64_t row = pixel * (g.w + Uniform(rng, 0, 2));
       op.img.strides = {row * (g.h + Uniform(rng, 0, 1)), row, pixel, 1};
     }
@@ -107,6 +110,10 @@ Im2colCase RandomCase(LoweringPath path, int index, bool flat = false) {
       launch = Launch(Pick(rng, std::vector<int64_t>{8, 16, 32, 64, 128, 256}),
                       channel_unit * Uniform(rng, 1, 8), 32, static_cast<int>(Uniform(rng, 1, 4)),
                       static_cast<int>(Uniform(rng, 0, 2)));
+    } else if (staged) {
+      launch = Launch(g.OW() * Uniform(rng, 1, 3), g.K() + Uniform(rng, 0, 8),
+                      Pick(rng, std::vector<int>{32, 64, 128, 256}), 1,
+                      static_cast<int>(Uniform(rng, 0, 2)));
     } else if (flat) {
       // Odd block_M too, so the run allows only narrower stores.
       launch = Launch(Pick(rng, std::vector<int64_t>{1, 3, 8, 16, 32, 64}),
@@ -120,8 +127,9 @@ Im2colCase RandomCase(LoweringPath path, int index, bool flat = false) {
     auto lowered = LowerIm2col(op, target, launch);
     if (!lowered.ok() || lowered->path != path) continue;
     if (flat != (lowered->flat_vector_elems > 0)) continue;
-    return {absl::StrFormat("%s_%03d_%s", tma ? "tma" : flat ? "flat" : "simt", index,
-                            DataTypeName(dtype)),
+    if (staged != (lowered->box.rows_per_tile > 0)) continue;
+    return {absl::StrFormat("%s_%03d_%s", tma ? "tma" : staged ? "staged" : flat ? "flat" : "simt",
+                            index, DataTypeName(dtype)),
             op, launch, path};
   }
 }
@@ -131,6 +139,9 @@ std::vector<Im2colCase> Cases() {
   for (int i = 0; i < 130; ++i) cases.push_back(RandomCase(LoweringPath::kSimtIm2col, i));
   for (int i = 0; i < 110; ++i) cases.push_back(RandomCase(LoweringPath::kTmaIm2col, i));
   for (int i = 0; i < 60; ++i) cases.push_back(RandomCase(LoweringPath::kSimtIm2col, i, true));
+  for (int i = 0; i < 60; ++i) {
+    cases.push_back(RandomCase(LoweringPath::kSimtIm2col, i, true, true));
+  }
   // Fixed shapes: ResNet-like layers scaled down, on both paths.
   struct Fixed {
     std::string name;
@@ -153,6 +164,8 @@ std::vector<Im2colCase> Cases() {
       // 2*pad != (K-1)*dilation in both axes, differently per axis.
       {"stem_7x7_s2_p3_c3_flat", DataType::kF16, G(2, 32, 32, 3, 7, 7, 2, 2, 1, 1, 3, 3),
        Launch(64, 147, 256, 1), LoweringPath::kSimtIm2col},
+      {"stem_7x7_s2_p3_c3_staged", DataType::kF16, G(2, 32, 32, 3, 7, 7, 2, 2, 1, 1, 3, 3),
+       Launch(32, 147, 256, 1), LoweringPath::kSimtIm2col},
       {"corners_asymmetric_tma", DataType::kBF16, G(3, 17, 13, 16, 3, 5, 1, 2, 3, 1, 2, 1),
        Launch(64, 32, 32, 2), LoweringPath::kTmaIm2col},
       {"corners_asymmetric_simt", DataType::kBF16, G(3, 17, 13, 16, 3, 5, 1, 2, 3, 1, 2, 1),

@@ -77,6 +77,8 @@ std::vector<GoldenCase> GoldenCases() {
   return {
       {"im2col_simt_f16_stem_flat", stem, T("sm_90a"), Launch(63, 147, 256, 1),
        LoweringPath::kSimtIm2col},
+      {"im2col_simt_f16_stem_staged", stem, T("sm_90a"), Launch(16, 147, 256, 1),
+       LoweringPath::kSimtIm2col},
       {"im2col_tma_f16_resnet", resnet, T("sm_90a"), Launch(128, 64, 32, 2),
        LoweringPath::kTmaIm2col},
       {"im2col_tma_bf16_asymmetric_evict", tma, T("sm_90a"), Launch(64, 96, 32, 3, 2),
@@ -157,7 +159,7 @@ TEST(Im2colCodegenTest, TmaPtxHoldsTheIm2colLoadAndTileStore) {
 TEST(Im2colCodegenTest, FlatFormStoresWideVectorsOfWholeRows) {
   Im2colOp op = Im2colOp::Dense(DataType::kF16, G(2, 32, 32, 3, 7, 7, 2, 2, 1, 1, 3, 3));
   for (auto [block_m, store] : std::vector<std::pair<int64_t, std::string>>{
-           {64, "st.global.v4.u32"}, {2, "st.global.u32"}, {1, "st.global.u16"}}) {
+           {40, "st.global.v4.u32"}, {2, "st.global.u32"}, {1, "st.global.u16"}}) {
     auto lowered = LowerIm2col(op, T("sm_90a"), Launch(block_m, 160, 128, 1));
     ASSERT_TRUE(lowered.ok()) << lowered.status();
     EXPECT_EQ(lowered->path, LoweringPath::kSimtIm2col);
@@ -165,7 +167,15 @@ TEST(Im2colCodegenTest, FlatFormStoresWideVectorsOfWholeRows) {
     std::string ptx = Ptx(*lowered);
     EXPECT_THAT(ptx, HasSubstr(store)) << block_m;
     EXPECT_THAT(ptx, HasSubstr("ld.global.nc.u16")) << block_m;
+    EXPECT_EQ(lowered->box.rows_per_tile, 0) << block_m;  // not whole output rows (OW=16)
   }
+  // Whole output rows stage the input with 16-byte loads (image rows are 192 B).
+  auto staged = LowerIm2col(op, T("sm_90a"), Launch(32, 147, 128, 1));
+  ASSERT_TRUE(staged.ok()) << staged.status();
+  EXPECT_EQ(staged->box.rows_per_tile, 2);
+  EXPECT_EQ(staged->box.load_bytes, 16);
+  EXPECT_EQ(staged->box.pixels, 15 * 2 + 6 + 1);
+  EXPECT_THAT(Ptx(*staged), HasSubstr("ld.global.nc.v4.u32"));
   // A tile narrower than K keeps the row form; so do the hints that shape it.
   auto narrow = LowerIm2col(op, T("sm_90a"), Launch(64, 64, 128, 1));
   ASSERT_TRUE(narrow.ok());
@@ -174,6 +184,40 @@ TEST(Im2colCodegenTest, FlatFormStoresWideVectorsOfWholeRows) {
   auto hinted = LowerIm2col(op, T("sm_90a"), Launch(16, 147, 128, 1));
   ASSERT_TRUE(hinted.ok()) << hinted.status();
   EXPECT_EQ(hinted->flat_vector_elems, 0);
+}
+
+TEST(Im2colCodegenTest, StagedFlatFormCompilesForEveryDtypeAndEdge) {
+  struct Shape {
+    Im2colGeometry g;
+    int64_t rows;  // output rows per tile
+  };
+  std::vector<Shape> shapes = {
+      {G(2, 32, 32, 3, 7, 7, 2, 2, 1, 1, 3, 3), 1},   // the stem
+      {G(1, 9, 7, 5, 3, 2, 2, 1, 1, 3, 0, 0), 2},     // no padding, dilation
+      {G(3, 5, 6, 5, 4, 5, 3, 2, 1, 3, 2, 11), 3},    // padding wider than the image
+      {G(2, 10, 1, 7, 2, 3, 2, 3, 2, 2, 2, 2), 1},    // one-pixel-wide image
+  };
+  for (DataType dtype : AllDataTypes()) {
+    for (const Shape& shape : shapes) {
+      Im2colOp op = Im2colOp::Dense(dtype, shape.g);
+      op.hints.annotations = {{"img_eviction_policy", "evict_last"}};
+      LaunchParams launch = Launch(shape.g.OW() * shape.rows, shape.g.K() + 3, 128, 1);
+      auto lowered = LowerIm2col(op, T("sm_90a"), launch);
+      ASSERT_TRUE(lowered.ok()) << lowered.status();
+      std::string name = absl::StrCat(DataTypeName(dtype), " ", Im2colGeometryToString(shape.g));
+      if (lowered->flat_vector_elems == 0) continue;  // C allows full vectors: row form.
+      ASSERT_GT(lowered->box.rows_per_tile, 0) << name << "\n" << DescribePlan(*lowered);
+      const LoweredIm2col::InputBox& box = lowered->box;
+      // Column iw = 0 of every box row starts on a load boundary.
+      EXPECT_EQ(((box.lead_elems + shape.g.pw * shape.g.c) * DataTypeBytes(dtype)) %
+                    box.load_bytes, 0) << name;
+      EXPECT_EQ(box.pitch_elems * DataTypeBytes(dtype) % box.load_bytes, 0) << name;
+      EXPECT_EQ(box.offset_bytes % 16, 0) << name;
+      std::string ptx = Ptx(*lowered);
+      EXPECT_THAT(ptx, HasSubstr("ld.shared")) << name;
+      EXPECT_THAT(ptx, HasSubstr("createpolicy.fractional.L2::evict_last.b64")) << name;
+    }
+  }
 }
 
 TEST(Im2colCodegenTest, SimtPtxVectorizesAndHonoursEviction) {

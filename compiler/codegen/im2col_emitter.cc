@@ -34,9 +34,17 @@ class Im2colEmitter {
     } else if (Flat()) {
       absl::StrAppend(&out_, GlobalVectorSnippet(l_.flat_vector_elems * l_.element_bytes,
                                                  /*load_hint=*/false, l_.col_policy.has_value()));
+      if (Staged()) {
+        absl::StrAppend(&out_, GlobalVectorSnippet(l_.box.load_bytes, l_.img_policy.has_value(),
+                                                   /*store_hint=*/false, "tt_box"));
+      }
       ElementLoad();
       Constants();
-      FlatKernel();
+      if (Staged()) {
+        StagedKernel();
+      } else {
+        FlatKernel();
+      }
     } else {
       absl::StrAppend(&out_, GlobalVectorSnippet(l_.vector_elems * l_.element_bytes,
                                                  l_.img_policy.has_value(),
@@ -51,6 +59,7 @@ class Im2colEmitter {
  private:
   bool Tma() const { return l_.path == LoweringPath::kTmaIm2col; }
   bool Flat() const { return !Tma() && l_.flat_vector_elems > 0; }
+  bool Staged() const { return Flat() && l_.box.rows_per_tile > 0; }
   int64_t RowVectors() const { return l_.block_k / l_.vector_elems; }
   std::string ImgPolicy() const { return l_.img_policy ? ", img_policy" : ""; }
   std::string ColPolicy() const { return l_.col_policy ? ", col_policy" : ""; }
@@ -67,6 +76,10 @@ class Im2colEmitter {
     } else if (Flat()) {
       absl::StrAppend(&out_, "flat runs of whole rows, vector ", l_.flat_vector_elems, " x ",
                       l_.element_bytes, " B, ");
+      if (Staged()) {
+        absl::StrAppend(&out_, "input staged (", l_.box.rows_per_tile, " output row(s) x ",
+                        g_.kh, " input rows, ", l_.box.load_bytes, "-byte loads), ");
+      }
     } else {
       absl::StrAppend(&out_, "vector ", l_.vector_elems, " x ", l_.element_bytes, " B, layout ",
                       LoopLayoutName(l_.layout), ", ");
@@ -128,6 +141,23 @@ class Im2colEmitter {
       Constant("u32", "kTaps", g_.kh * g_.kw);
       Constant("u32", "kFlatVector", l_.flat_vector_elems);
       Constant("u32", "kTileVectors", l_.block_m * l_.k / l_.flat_vector_elems);
+      if (Staged()) {
+        const LoweredIm2col::InputBox& box = l_.box;
+        const int64_t copy_bytes = box.copy_pixels * g_.c * l_.element_bytes;
+        Constant("u32", "kKH", g_.kh);
+        Constant("u64", "kOH", l_.oh);
+        Constant("u64", "kOutRows", g_.n * l_.oh);
+        Constant("u32", "kBoxRows", box.rows_per_tile * g_.kh);
+        Constant("u32", "kBoxPitch", box.pitch_elems);
+        Constant("u32", "kBoxLead", box.lead_elems);
+        Constant("u32", "kBoxOffset", box.offset_bytes);
+        Constant("u32", "kBoxStart", g_.pw * g_.c);  // element of iw = 0 in a box row
+        Constant("u32", "kBoxCopy", box.copy_pixels * g_.c);
+        Constant("u32", "kPadElems", (box.pixels - box.copy_pixels) * g_.c);
+        Constant("u32", "kLoad", box.load_bytes);
+        Constant("u32", "kChunks", copy_bytes / box.load_bytes);
+        Constant("u32", "kTail", copy_bytes % box.load_bytes / l_.element_bytes);
+      }
     } else {
       const char* names[] = {"N", "H", "W", "C"};
       for (int d = 0; d < 4; ++d) {
@@ -248,6 +278,117 @@ class Im2colEmitter {
         hint ? ", \"l\"(policy)" : "", ");\n  return tt_elem(v);\n}\n");
   }
 
+  // The flat form's store of a tile's run from shared memory (`rows`) to the column matrix.
+  void FlatStore() {
+    if (l_.m % l_.block_m != 0) {
+      absl::StrAppend(
+          &out_,
+          "    // The last tile holds only the rows that exist.\n"
+          "    const u32 run = u32(m0 + kBlockM <= kM ? kBlockM * kK : (kM - m0) * kK);\n"
+          "    for (u32 v = threadIdx.x; v * kFlatVector < run; v += kThreads) {\n"
+          "      const u32 e = v * kFlatVector;\n"
+          "      if (e + kFlatVector <= run) {\n"
+          "        tt_st_global(out + e * kElementBytes, *reinterpret_cast<const tt_vec*>(rows + e)",
+          ColPolicy(),
+          ");\n"
+          "      } else {\n"
+          "        for (u32 i = e; i < run; ++i) reinterpret_cast<tt_elem*>(out)[i] = rows[i];\n"
+          "      }\n"
+          "    }\n");
+    } else {
+      absl::StrAppend(
+          &out_,
+          "    for (u32 v = threadIdx.x; v < kTileVectors; v += kThreads) {\n"
+          "      const u32 e = v * kFlatVector;\n"
+          "      tt_st_global(out + e * kElementBytes, *reinterpret_cast<const tt_vec*>(rows + e)",
+          ColPolicy(),
+          ");\n"
+          "    }\n");
+    }
+  }
+
+  // Flat form with staged input: tile t is kBlockM / kOW whole output rows. Each output
+  // row's kKH input rows are copied into shared memory as box rows (box column j is image
+  // column j - kPW; zero outside the image), with wide coalesced loads; the gather then
+  // reads only shared memory, where lanes kSW * kC elements apart fall on distinct banks;
+  // the run leaves as in the flat form.
+  void StagedKernel() {
+    KernelSignature();
+    absl::StrAppend(
+        &out_,
+        "  extern __shared__ __align__(16) u8 tt_smem[];\n"
+        "  tt_elem* const rows = reinterpret_cast<tt_elem*>(tt_smem);\n"
+        "  tt_elem* const box = reinterpret_cast<tt_elem*>(tt_smem + kBoxOffset);\n"
+        "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n"
+        "    const u64 m0 = tile * kBlockM;\n"
+        "    const u64 row0 = m0 / kOW;\n"
+        "    // Image row of box row b (input row kh of output row row0 + b / kKH); null where\n"
+        "    // that row is padding or past the last output row.\n"
+        "    auto source = [&](u32 b) -> const u8* {\n"
+        "      const u64 row = row0 + b / kKH;\n"
+        "      const u32 ih = u32(row % kOH) * u32(kSH) + b % kKH * u32(kDH) - u32(kPH);\n"
+        "      if (row >= kOutRows || ih >= kH) return nullptr;\n"
+        "      return img + (row / kOH * kImgStrideN + u64(ih) * kImgStrideH) * kElementBytes;\n"
+        "    };\n");
+    const LoweredIm2col::InputBox& box = l_.box;
+    const int64_t copy_bytes = box.copy_pixels * g_.c * l_.element_bytes;
+    if (box.pixels > box.copy_pixels) {
+      absl::StrAppend(
+          &out_,
+          "    // Columns left of the image and right of the copied pixels.\n"
+          "    for (u32 i = threadIdx.x; i < kBoxRows * kPadElems; i += kThreads) {\n"
+          "      const u32 b = i / kPadElems, p = i % kPadElems;\n"
+          "      box[b * kBoxPitch + kBoxLead + (p < kBoxStart ? p : p + kBoxCopy)] = 0;\n"
+          "    }\n");
+    }
+    if (copy_bytes >= box.load_bytes) {
+      absl::StrAppend(
+          &out_,
+          "    // The image's pixels, kLoad bytes at a time; a padding row gets zeros.\n"
+          "    for (u32 i = threadIdx.x; i < kBoxRows * kChunks; i += kThreads) {\n"
+          "      const u32 b = i / kChunks, j = i % kChunks;\n"
+          "      const u8* const from = source(b);\n"
+          "      tt_box_vec v{};\n"
+          "      if (from != nullptr) v = tt_box_ld_global(from + j * kLoad",
+          ImgPolicy(),
+          ");\n"
+          "      *reinterpret_cast<tt_box_vec*>(\n"
+          "          reinterpret_cast<u8*>(box + b * kBoxPitch + kBoxLead + kBoxStart) + j * kLoad) = v;\n"
+          "    }\n");
+    }
+    if (copy_bytes % box.load_bytes != 0) {
+      absl::StrAppend(
+          &out_,
+          "    // The copy's last elements, one at a time.\n"
+          "    for (u32 i = threadIdx.x; i < kBoxRows * kTail; i += kThreads) {\n"
+          "      const u32 b = i / kTail, t = kChunks * (kLoad / kElementBytes) + i % kTail;\n"
+          "      const u8* const from = source(b);\n"
+          "      box[b * kBoxPitch + kBoxLead + kBoxStart + t] =\n"
+          "          from != nullptr ? tt_ld_elem(from + t * kElementBytes",
+          ImgPolicy(),
+          ") : tt_elem(0);\n"
+          "    }\n");
+    }
+    absl::StrAppend(
+        &out_,
+        "    __syncthreads();\n"
+        "    // Gather shared -> shared: item (tap, row r), C elements.\n"
+        "    for (u32 w = threadIdx.x; w < kBlockM * kTaps; w += kThreads) {\n"
+        "      const u32 r = w % u32(kBlockM), tap = w / u32(kBlockM);\n"
+        "      const u32 q = r / u32(kOW), ow = r % u32(kOW);\n"
+        "      const tt_elem* const from =\n"
+        "          box + (q * kKH + tap / u32(kKW)) * kBoxPitch + kBoxLead +\n"
+        "          (ow * u32(kSW) + tap % u32(kKW) * u32(kDW)) * u32(kC);\n"
+        "      tt_elem* const to = rows + r * u32(kK) + tap * u32(kC);\n"
+        "#pragma unroll 4\n"
+        "      for (u32 c = 0; c < u32(kC); ++c) to[c] = from[c];\n"
+        "    }\n"
+        "    __syncthreads();\n"
+        "    u8* const out = col + m0 * kK * kElementBytes;\n");
+    FlatStore();
+    absl::StrAppend(&out_, "    __syncthreads();\n  }\n}\n");
+  }
+
   // Flat form: tile t is rows [t * kBlockM, (t + 1) * kBlockM) of the column matrix, one
   // contiguous run of kBlockM * kK elements, staged in shared memory. Gather: work item
   // (tap, row) copies the C channels of one image pixel, and consecutive threads take
@@ -300,31 +441,7 @@ class Im2colEmitter {
         "    }\n"
         "    __syncthreads();\n"
         "    u8* const out = col + m0 * kK * kElementBytes;\n");
-    if (tail) {
-      absl::StrAppend(
-          &out_,
-          "    // The last tile holds only the rows that exist.\n"
-          "    const u32 run = u32(m0 + kBlockM <= kM ? kBlockM * kK : (kM - m0) * kK);\n"
-          "    for (u32 v = threadIdx.x; v * kFlatVector < run; v += kThreads) {\n"
-          "      const u32 e = v * kFlatVector;\n"
-          "      if (e + kFlatVector <= run) {\n"
-          "        tt_st_global(out + e * kElementBytes, *reinterpret_cast<const tt_vec*>(rows + e)",
-          ColPolicy(),
-          ");\n"
-          "      } else {\n"
-          "        for (u32 i = e; i < run; ++i) reinterpret_cast<tt_elem*>(out)[i] = rows[i];\n"
-          "      }\n"
-          "    }\n");
-    } else {
-      absl::StrAppend(
-          &out_,
-          "    for (u32 v = threadIdx.x; v < kTileVectors; v += kThreads) {\n"
-          "      const u32 e = v * kFlatVector;\n"
-          "      tt_st_global(out + e * kElementBytes, *reinterpret_cast<const tt_vec*>(rows + e)",
-          ColPolicy(),
-          ");\n"
-          "    }\n");
-    }
+    FlatStore();
     absl::StrAppend(&out_, "    __syncthreads();\n  }\n}\n");
   }
 

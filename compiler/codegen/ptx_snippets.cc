@@ -267,7 +267,8 @@ __device__ __forceinline__ u64 tt_make_$NAME_policy() {
                              {{"$NAME", name}, {"$POLICY", EvictionPolicyName(policy)}});
 }
 
-std::string GlobalVectorSnippet(int vector_bytes, bool load_hint, bool store_hint) {
+std::string GlobalVectorSnippet(int vector_bytes, bool load_hint, bool store_hint,
+                                const std::string& prefix) {
   std::string type, constraint;
   std::vector<std::string> fields;
   switch (vector_bytes) {
@@ -281,7 +282,7 @@ std::string GlobalVectorSnippet(int vector_bytes, bool load_hint, bool store_hin
   int n = static_cast<int>(fields.size());
   std::string out = absl::StrCat("\n// ", vector_bytes, "-byte vector accesses to global memory.\n",
                                  "struct __align__(", vector_bytes >= 4 ? vector_bytes : 2,
-                                 ") tt_vec {\n  ", field_type, " ", absl::StrJoin(fields, ", "),
+                                 ") ", prefix, "_vec {\n  ", field_type, " ", absl::StrJoin(fields, ", "),
                                  ";\n};\n");
   std::vector<std::string> regs, outs, store_regs, ins;
   for (int i = 0; i < n; ++i) {
@@ -293,13 +294,14 @@ std::string GlobalVectorSnippet(int vector_bytes, bool load_hint, bool store_hin
   auto list = [](const std::vector<std::string>& r) {
     return r.size() > 1 ? absl::StrCat("{", absl::StrJoin(r, ", "), "}") : r[0];
   };
-  absl::StrAppend(&out, "__device__ __forceinline__ tt_vec tt_ld_global(const u8* p",
-                  load_hint ? ", u64 policy" : "", ") {\n  tt_vec v;\n  asm volatile(\"ld.global.nc",
+  absl::StrAppend(&out, "__device__ __forceinline__ ", prefix, "_vec ", prefix, "_ld_global(const u8* p",
+                  load_hint ? ", u64 policy" : "", ") {\n  ", prefix, "_vec v;\n  asm volatile(\"ld.global.nc",
                   load_hint ? ".L2::cache_hint" : "", ".", type, " ", list(regs), ", [%", n, "]",
                   load_hint ? absl::StrCat(", %", n + 1) : "", ";\"\n               : ",
                   absl::StrJoin(outs, ", "), "\n               : \"l\"(p)",
                   load_hint ? ", \"l\"(policy)" : "", ");\n  return v;\n}\n");
-  absl::StrAppend(&out, "__device__ __forceinline__ void tt_st_global(u8* p, const tt_vec& v",
+  absl::StrAppend(&out, "__device__ __forceinline__ void ", prefix, "_st_global(u8* p, const ", prefix,
+                  "_vec& v",
                   store_hint ? ", u64 policy" : "", ") {\n  asm volatile(\"st.global",
                   store_hint ? ".L2::cache_hint" : "", ".", type, " [%0], ", list(store_regs),
                   store_hint ? absl::StrCat(", %", n + 1) : "",

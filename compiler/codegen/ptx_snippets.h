@@ -41,7 +41,10 @@ std::string NamedPolicySnippet(const std::string& name, EvictionPolicy policy);
 
 // struct tt_vec of `vector_bytes` (1, 2, 4, 8, 16) with tt_ld_global (ld.global.nc) and
 // tt_st_global only; the load takes a policy when `load_hint`, the store when `store_hint`.
-std::string GlobalVectorSnippet(int vector_bytes, bool load_hint, bool store_hint);
+// Another `prefix` names them <prefix>_vec, <prefix>_ld_global, <prefix>_st_global, so a
+// kernel can have two widths.
+std::string GlobalVectorSnippet(int vector_bytes, bool load_hint, bool store_hint,
+                                const std::string& prefix = "tt");
 
 // tt_tma_load_im2col(smem, map, bar, c, w, h, n, offset_w, offset_h[, policy]): one
 // im2col-mode TMA load of a rank-4 NHWC map, completing on `bar` (sm_90+). (c, w, h, n)

@@ -237,6 +237,31 @@ int FlatVectorElems(const LoweredIm2col& l) {
 // Shared memory of the flat form: the tile's block_M rows.
 int64_t FlatSharedBytes(const LoweredIm2col& l) { return RoundUp(l.block_m * l.k * l.element_bytes, 16); }
 
+// The staged input of the flat form, when the tile is whole output rows and pixels are
+// contiguous; rows_per_tile stays 0 otherwise.
+LoweredIm2col::InputBox PlanInputBox(const LoweredIm2col& l) {
+  LoweredIm2col::InputBox box;
+  const Im2colGeometry& g = l.geometry;
+  const int64_t e = l.element_bytes;
+  if (l.block_m % l.ow != 0 || l.img_strides[3] != 1 || l.img_strides[2] != g.c) return box;
+  box.pixels = (l.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+  box.copy_pixels = std::max<int64_t>(0, std::min(g.w, box.pixels - g.pw));
+  // Every image row starts at a multiple of the load width.
+  int v = 16;
+  while (v > e && ((l.img_strides[0] * e) % v != 0 || (l.img_strides[1] * e) % v != 0)) v /= 2;
+  box.load_bytes = std::max<int>(v, static_cast<int>(e));
+  const int64_t lead_bytes = (box.load_bytes - (g.pw * g.c * e) % box.load_bytes) % box.load_bytes;
+  box.lead_elems = lead_bytes / e;
+  box.pitch_elems = RoundUp(lead_bytes + box.pixels * g.c * e, box.load_bytes) / e;
+  box.offset_bytes = FlatSharedBytes(l);
+  box.rows_per_tile = l.block_m / l.ow;
+  return box;
+}
+
+int64_t InputBoxBytes(const LoweredIm2col& l, const LoweredIm2col::InputBox& box) {
+  return box.rows_per_tile * l.geometry.kh * box.pitch_elems * l.element_bytes;
+}
+
 }  // namespace
 
 Im2colBoxCorners TmaIm2colBoxCorners(const Im2colGeometry& g) {
@@ -304,11 +329,17 @@ absl::StatusOr<LoweredIm2col> LowerIm2col(const Im2colOp& op, const Target& targ
   // rows and the run of block_M * K elements allows a wider store than C does.
   // The tile is staged in shared memory, so it must fit there too.
   if (!l.hints.copy.coalesced_width && !l.hints.copy.loop_layout && l.block_k >= l.k) {
+    auto fits = [&](int64_t bytes) {
+      return bytes <= target.MaxSharedBytesPerBlock() - kReservedShared &&
+             (launch.ctas_per_sm == 0 ||
+              bytes * launch.ctas_per_sm <= target.MaxSharedBytesPerSm());
+    };
     int flat = FlatVectorElems(l);
-    int64_t bytes = FlatSharedBytes(l);
-    bool fits = bytes <= target.MaxSharedBytesPerBlock() - kReservedShared &&
-                (launch.ctas_per_sm == 0 || bytes * launch.ctas_per_sm <= target.MaxSharedBytesPerSm());
-    if (flat > l.vector_elems && fits) l.flat_vector_elems = flat;
+    if (flat > l.vector_elems && fits(FlatSharedBytes(l))) {
+      l.flat_vector_elems = flat;
+      LoweredIm2col::InputBox box = PlanInputBox(l);
+      if (box.rows_per_tile > 0 && fits(box.offset_bytes + InputBoxBytes(l, box))) l.box = box;
+    }
   }
   Lowering lowering(target, launch, l);
   TT_RETURN_IF_ERROR(lowering.ChooseLayout());
@@ -370,8 +401,21 @@ absl::StatusOr<LoweredIm2col> LowerIm2col(const Im2colOp& op, const Target& targ
         " B) vectors; along C only ", l.vector_elems, " element(s) would fit",
         vector_limit.empty() ? "" : absl::StrCat(" (", vector_limit, ")")));
     l.shared_bytes = FlatSharedBytes(l);
+    if (l.box.rows_per_tile > 0) {
+      const LoweredIm2col::InputBox& box = l.box;
+      l.shared_bytes = box.offset_bytes + InputBoxBytes(l, box);
+      l.decision_log.push_back(absl::StrCat(
+          "input staged: the tile is ", box.rows_per_tile, " whole output row(s); their ", g.kh,
+          " input rows each copied to shared memory with ", box.load_bytes, "-byte loads as ",
+          box.pixels, "-pixel box rows (", box.copy_pixels,
+          " from the image, the rest zero), then gathered shared -> shared"));
+    } else {
+      l.decision_log.push_back(
+          "input not staged (needs block_M a multiple of OW, contiguous pixels and room in "
+          "shared memory)");
+    }
     l.decision_log.push_back(absl::StrCat(
-        "gather global -> shared (", l.shared_bytes, " B): consecutive threads take consecutive "
+        "gather into shared (", l.shared_bytes, " B): consecutive threads take consecutive "
         "pixels of one kernel tap, C elements each, padding reads as zero; then shared -> "
         "global in vectors, at most ", l.items_per_thread, " per thread per tile"));
   } else if (l.path == LoweringPath::kSimtIm2col) {
@@ -389,6 +433,7 @@ absl::StatusOr<LoweredIm2col> LowerIm2col(const Im2colOp& op, const Target& targ
     l.shared_bytes = 0;
   } else {
     l.flat_vector_elems = 0;
+    l.box = LoweredIm2col::InputBox{};
     int64_t box = TmaChannelBox(g.c, l.block_k, l.element_bytes);
     l.channels_per_pixel = static_cast<int>(box);
     l.chunks_per_tile = static_cast<int>(l.block_k / box);
@@ -482,6 +527,12 @@ std::string DescribePlan(const LoweredIm2col& l) {
                     " B) of the flat run of whole rows\n");
     absl::StrAppend(&out, "layout      flat, ", l.items_per_thread,
                     " vectors per thread per tile at most\n");
+    if (l.box.rows_per_tile > 0) {
+      absl::StrAppend(&out, "input box   ", l.box.rows_per_tile, " output row(s) x ", g.kh,
+                      " input rows of ", l.box.pixels, " pixels (", l.box.copy_pixels,
+                      " from the image), ", l.box.load_bytes, "-byte loads, pitch ",
+                      l.box.pitch_elems, " elements\n");
+    }
   } else if (l.path == LoweringPath::kSimtIm2col) {
     absl::StrAppend(&out, "vector      ", l.vector_elems, " elements (",
                     l.vector_elems * l.element_bytes, " B) along C\n");

@@ -96,6 +96,21 @@ struct LoweredIm2col {
   // gathered one element at a time and written in flat_vector_elems-element vectors
   // (wider than vector_elems). 0: the row form above.
   int flat_vector_elems = 0;
+  // Flat form with its input staged: when a tile is whole output rows (block_M a multiple
+  // of OW) of an image whose pixels are contiguous, each output row's KH input rows are
+  // first copied into shared memory with `load_bytes`-wide loads, zero where the window
+  // leaves the image, as box rows of `pixels` pixels starting at iw = -PW; the gather then
+  // reads shared memory only.
+  struct InputBox {
+    int64_t rows_per_tile = 0;  // output rows per tile; 0: the input is not staged
+    int64_t pixels = 0;         // (OW - 1) * SW + (KW - 1) * DW + 1
+    int64_t copy_pixels = 0;    // in-image pixels per box row, from iw = 0
+    int64_t lead_elems = 0;     // elements before box column 0 (aligns column PW)
+    int64_t pitch_elems = 0;    // elements per box row
+    int load_bytes = 0;         // width of the global loads and shared stores filling it
+    int64_t offset_bytes = 0;   // where the boxes start in shared memory, after the tile
+  };
+  InputBox box;
 
   // tma_im2col: channels per TMA load (a divisor of C and block_K), loads per tile (one per
   // channel box), rows per TMA store (block_M, or 256 when block_M is larger).
