@@ -189,15 +189,20 @@ TEST(Im2colCodegenTest, FlatFormStoresWideVectorsOfWholeRows) {
 TEST(Im2colCodegenTest, StagedFlatFormCompilesForEveryDtypeAndEdge) {
   struct Shape {
     Im2colGeometry g;
-    int64_t rows;  // output rows per tile
+    int64_t rows;            // output rows per tile
+    int64_t staged_from_bytes;  // narrowest element that stages
   };
   std::vector<Shape> shapes = {
-      {G(2, 32, 32, 3, 7, 7, 2, 2, 1, 1, 3, 3), 1},   // the stem
-      {G(1, 9, 7, 5, 3, 2, 2, 1, 1, 3, 0, 0), 2},     // no padding, dilation
-      {G(3, 5, 6, 5, 4, 5, 3, 2, 1, 3, 2, 11), 3},    // padding wider than the image
-      {G(2, 10, 1, 7, 2, 3, 2, 3, 2, 2, 2, 2), 1},    // one-pixel-wide image
+      {G(2, 32, 32, 3, 7, 7, 2, 2, 1, 1, 3, 3), 1, 1},   // the stem
+      {G(1, 9, 7, 5, 3, 2, 2, 1, 1, 3, 0, 0), 2, 1},     // no padding, dilation
+      {G(3, 5, 6, 5, 4, 5, 3, 2, 1, 3, 2, 11), 3, 1},    // padding wider than the image
+      {G(2, 10, 1, 4, 2, 4, 2, 3, 2, 2, 2, 3), 1, 1},    // one-pixel-wide image, K = 32
+      // OW = 1 and K = 42: a 4-byte vector of 1-byte elements repeats every 2 rows, which
+      // does not divide OW, so those stay unstaged; wider elements stage.
+      {G(2, 10, 1, 7, 2, 3, 2, 3, 2, 2, 2, 2), 1, 2},
   };
   for (DataType dtype : AllDataTypes()) {
+    const int64_t e = DataTypeBytes(dtype);
     for (const Shape& shape : shapes) {
       Im2colOp op = Im2colOp::Dense(dtype, shape.g);
       op.hints.annotations = {{"img_eviction_policy", "evict_last"}};
@@ -206,16 +211,33 @@ TEST(Im2colCodegenTest, StagedFlatFormCompilesForEveryDtypeAndEdge) {
       ASSERT_TRUE(lowered.ok()) << lowered.status();
       std::string name = absl::StrCat(DataTypeName(dtype), " ", Im2colGeometryToString(shape.g));
       if (lowered->flat_vector_elems == 0) continue;  // C allows full vectors: row form.
-      ASSERT_GT(lowered->box.rows_per_tile, 0) << name << "\n" << DescribePlan(*lowered);
+      if (e < shape.staged_from_bytes) {
+        EXPECT_EQ(lowered->box.rows_per_tile, 0) << name;
+        continue;
+      }
+      ASSERT_EQ(lowered->box.rows_per_tile, shape.rows) << name << "\n" << DescribePlan(*lowered);
       const LoweredIm2col::InputBox& box = lowered->box;
       // Column iw = 0 of every box row starts on a load boundary.
-      EXPECT_EQ(((box.lead_elems + shape.g.pw * shape.g.c) * DataTypeBytes(dtype)) %
-                    box.load_bytes, 0) << name;
-      EXPECT_EQ(box.pitch_elems * DataTypeBytes(dtype) % box.load_bytes, 0) << name;
+      EXPECT_EQ(((box.lead_elems + shape.g.pw * shape.g.c) * e) % box.load_bytes, 0) << name;
+      EXPECT_EQ(box.pitch_elems * e % box.load_bytes, 0) << name;
       EXPECT_EQ(box.offset_bytes % 16, 0) << name;
+      // The vector's pattern repeats within an output row.
+      EXPECT_GE(box.vector_elems * e, 4) << name;
+      EXPECT_EQ(box.period_rows * shape.g.K() % box.vector_elems, 0) << name;
+      EXPECT_EQ(shape.g.OW() % box.period_rows, 0) << name;
       std::string ptx = Ptx(*lowered);
-      EXPECT_THAT(ptx, HasSubstr("ld.shared")) << name;
+      const char* unit = e == 1 ? "ld.shared.u8" : e == 2 ? "ld.shared.u16" : "ld.shared.b32";
+      EXPECT_THAT(ptx, HasSubstr(unit)) << name;
+      EXPECT_THAT(ptx, HasSubstr(box.vector_elems * e == 16  ? "st.global.v4.u32"
+                                 : box.vector_elems * e == 8 ? "st.global.v2.u32"
+                                                             : "st.global.u32"))
+          << name;
       EXPECT_THAT(ptx, HasSubstr("createpolicy.fractional.L2::evict_last.b64")) << name;
+      if (box.load_bytes == 1) {
+        // A byte-wide box load lands as one byte: a 16-bit store at an odd address faults.
+        EXPECT_THAT(ptx, Not(HasSubstr("st.shared.u16"))) << name;
+        EXPECT_THAT(ptx, Not(HasSubstr("st.shared.b16"))) << name;
+      }
     }
   }
 }

@@ -1,5 +1,6 @@
 #include "compiler/codegen/im2col_emitter.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -60,6 +61,8 @@ class Im2colEmitter {
   bool Tma() const { return l_.path == LoweringPath::kTmaIm2col; }
   bool Flat() const { return !Tma() && l_.flat_vector_elems > 0; }
   bool Staged() const { return Flat() && l_.box.rows_per_tile > 0; }
+  // Table entries (and shared loads) per vector of the staged form.
+  int64_t Units() const { return l_.flat_vector_elems * l_.element_bytes / l_.box.unit_bytes; }
   int64_t RowVectors() const { return l_.block_k / l_.vector_elems; }
   std::string ImgPolicy() const { return l_.img_policy ? ", img_policy" : ""; }
   std::string ColPolicy() const { return l_.col_policy ? ", col_policy" : ""; }
@@ -145,6 +148,11 @@ class Im2colEmitter {
         const LoweredIm2col::InputBox& box = l_.box;
         const int64_t copy_bytes = box.copy_pixels * g_.c * l_.element_bytes;
         Constant("u32", "kKH", g_.kh);
+        Constant("u32", "kRowsPerTile", box.rows_per_tile);
+        Constant("u32", "kPeriod", box.period_vectors);
+        Constant("u32", "kPeriodRows", box.period_rows);
+        Constant("u32", "kUnits", Units());
+        Constant("u32", "kUnitsPerElem", l_.element_bytes / box.unit_bytes);
         Constant("u64", "kOH", l_.oh);
         Constant("u64", "kOutRows", g_.n * l_.oh);
         Constant("u32", "kBoxRows", box.rows_per_tile * g_.kh);
@@ -309,16 +317,39 @@ class Im2colEmitter {
 
   // Flat form with staged input: tile t is kBlockM / kOW whole output rows. Each output
   // row's kKH input rows are copied into shared memory as box rows (box column j is image
-  // column j - kPW; zero outside the image), with wide coalesced loads; the gather then
-  // reads only shared memory, where lanes kSW * kC elements apart fall on distinct banks;
-  // the run leaves as in the flat form.
+  // column j - kPW; zero outside the image), with wide coalesced loads. The tile's run of
+  // vectors repeats its (row, column) pattern every kPeriodRows rows, so vector v takes
+  // unit u from offsets[v % kPeriod].at[u] past the box column of its period's first
+  // output pixel: one table load per unit, one shared load per unit, one global store.
   void StagedKernel() {
+    const LoweredIm2col::InputBox& box = l_.box;
+    const int64_t units = Units();
+    const char* unit = box.unit_bytes == 1 ? "u8" : box.unit_bytes == 2 ? "u16" : "b32";
+    absl::StrAppend(&out_,
+                    "\n// Byte offsets in the boxes of one vector's units (see the kernel).\n"
+                    "struct __align__(", std::min<int64_t>(units * 4, 16),
+                    ") tt_offsets {\n  u32 at[kUnits];\n};\n"
+                    "// One unit from shared memory, by a 32-bit shared address (volatile: it stays\n"
+                    "// after the barrier that publishes the boxes).\n"
+                    "__device__ __forceinline__ u32 tt_unit(u32 addr) {\n"
+                    "  u32 v;\n"
+                    "  asm volatile(\"ld.shared.", unit, " %0, [%1];\" : \"=r\"(v) : \"r\"(addr));\n"
+                    "  return v;\n}\n");
     KernelSignature();
     absl::StrAppend(
         &out_,
         "  extern __shared__ __align__(16) u8 tt_smem[];\n"
-        "  tt_elem* const rows = reinterpret_cast<tt_elem*>(tt_smem);\n"
+        "  const tt_offsets* const offsets = reinterpret_cast<const tt_offsets*>(tt_smem);\n"
         "  tt_elem* const box = reinterpret_cast<tt_elem*>(tt_smem + kBoxOffset);\n"
+        "  // Unit u of vector p of a period: element f of the period's run, kPeriodRows rows of\n"
+        "  // kK columns. The first tile's barrier publishes the table.\n"
+        "  for (u32 i = threadIdx.x; i < kPeriod * kUnits; i += kThreads) {\n"
+        "    const u32 f = i / kUnitsPerElem, d = f / u32(kK), k = f % u32(kK);\n"
+        "    const u32 kh = k / u32(kKW * kC), kw = k / u32(kC) % u32(kKW), c = k % u32(kC);\n"
+        "    reinterpret_cast<u32*>(tt_smem)[i] =\n"
+        "        (kh * kBoxPitch + kBoxLead + (d * u32(kSW) + kw * u32(kDW)) * u32(kC) + c) *\n"
+        "            u32(kElementBytes) + i % kUnitsPerElem * 4;\n"
+        "  }\n"
         "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n"
         "    const u64 m0 = tile * kBlockM;\n"
         "    const u64 row0 = m0 / kOW;\n"
@@ -330,7 +361,6 @@ class Im2colEmitter {
         "      if (row >= kOutRows || ih >= kH) return nullptr;\n"
         "      return img + (row / kOH * kImgStrideN + u64(ih) * kImgStrideH) * kElementBytes;\n"
         "    };\n");
-    const LoweredIm2col::InputBox& box = l_.box;
     const int64_t copy_bytes = box.copy_pixels * g_.c * l_.element_bytes;
     if (box.pixels > box.copy_pixels) {
       absl::StrAppend(
@@ -351,9 +381,12 @@ class Im2colEmitter {
           "      tt_box_vec v{};\n"
           "      if (from != nullptr) v = tt_box_ld_global(from + j * kLoad",
           ImgPolicy(),
-          ");\n"
-          "      *reinterpret_cast<tt_box_vec*>(\n"
-          "          reinterpret_cast<u8*>(box + b * kBoxPitch + kBoxLead + kBoxStart) + j * kLoad) = v;\n"
+          ");\n",
+          // A 1-byte vector travels in a 16-bit register; only its low byte is stored.
+          box.load_bytes == 1
+              ? "      reinterpret_cast<u8*>(box + b * kBoxPitch + kBoxLead + kBoxStart)[j] = u8(v.x);\n"
+              : "      *reinterpret_cast<tt_box_vec*>(\n"
+                "          reinterpret_cast<u8*>(box + b * kBoxPitch + kBoxLead + kBoxStart) + j * kLoad) = v;\n",
           "    }\n");
     }
     if (copy_bytes % box.load_bytes != 0) {
@@ -369,24 +402,43 @@ class Im2colEmitter {
           ") : tt_elem(0);\n"
           "    }\n");
     }
+    // The period's first output pixel: output row r / kOW of the tile, column r % kOW.
+    std::string first = box.rows_per_tile == 1
+                            ? "r * u32(kSW * kC)"
+                            : "(r / u32(kOW) * kKH * kBoxPitch + r % u32(kOW) * u32(kSW * kC))";
     absl::StrAppend(
         &out_,
         "    __syncthreads();\n"
-        "    // Gather shared -> shared: item (tap, row r), C elements.\n"
-        "    for (u32 w = threadIdx.x; w < kBlockM * kTaps; w += kThreads) {\n"
-        "      const u32 r = w % u32(kBlockM), tap = w / u32(kBlockM);\n"
-        "      const u32 q = r / u32(kOW), ow = r % u32(kOW);\n"
-        "      const tt_elem* const from =\n"
-        "          box + (q * kKH + tap / u32(kKW)) * kBoxPitch + kBoxLead +\n"
-        "          (ow * u32(kSW) + tap % u32(kKW) * u32(kDW)) * u32(kC);\n"
-        "      tt_elem* const to = rows + r * u32(kK) + tap * u32(kC);\n"
-        "#pragma unroll 4\n"
-        "      for (u32 c = 0; c < u32(kC); ++c) to[c] = from[c];\n"
-        "    }\n"
-        "    __syncthreads();\n"
-        "    u8* const out = col + m0 * kK * kElementBytes;\n");
-    FlatStore();
-    absl::StrAppend(&out_, "    __syncthreads();\n  }\n}\n");
+        "    u8* const out = col + m0 * kK * kElementBytes;\n"
+        "    const u32 boxes = tt_smem_addr(tt_smem) + kBoxOffset;\n",
+        l_.m % l_.block_m != 0
+            ? "    // The last tile holds only the output rows that exist.\n"
+              "    const u32 vectors = u32(row0 + kRowsPerTile <= kOutRows\n"
+              "                                ? kTileVectors\n"
+              "                                : (kOutRows - row0) * kOW * kK / kFlatVector);\n"
+            : "    const u32 vectors = kTileVectors;\n",
+        "    for (u32 v = threadIdx.x; v < vectors; v += kThreads) {\n"
+        "      const u32 p = v % u32(kPeriod), r = v / u32(kPeriod) * u32(kPeriodRows);\n"
+        "      const u32 at = boxes + ", first, " * u32(kElementBytes);\n"
+        "      const tt_offsets o = offsets[p];\n"
+        "      tt_vec x;\n");
+    const int per_word = 4 / box.unit_bytes;
+    const char* fields[] = {"x", "y", "z", "w"};
+    for (int64_t w = 0; w < units / per_word; ++w) {
+      std::vector<std::string> parts;
+      for (int t = 0; t < per_word; ++t) {
+        std::string load = absl::StrCat("tt_unit(at + o.at[", w * per_word + t, "])");
+        parts.push_back(t == 0 ? load : absl::StrCat(load, " << ", 8 * box.unit_bytes * t));
+      }
+      absl::StrAppend(&out_, "      x.", fields[w], " = ", absl::StrJoin(parts, " | "), ";\n");
+    }
+    absl::StrAppend(&out_,
+                    "      tt_st_global(out + v * u32(kFlatVector * kElementBytes), x", ColPolicy(),
+                    ");\n"
+                    "    }\n"
+                    "    __syncthreads();\n"
+                    "  }\n"
+                    "}\n");
   }
 
   // Flat form: tile t is rows [t * kBlockM, (t + 1) * kBlockM) of the column matrix, one

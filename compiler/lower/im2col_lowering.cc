@@ -237,23 +237,35 @@ int FlatVectorElems(const LoweredIm2col& l) {
 // Shared memory of the flat form: the tile's block_M rows.
 int64_t FlatSharedBytes(const LoweredIm2col& l) { return RoundUp(l.block_m * l.k * l.element_bytes, 16); }
 
-// The staged input of the flat form, when the tile is whole output rows and pixels are
-// contiguous; rows_per_tile stays 0 otherwise.
+// The staged form of the flat form, when the tile is whole output rows of an image with
+// contiguous pixels; rows_per_tile stays 0 otherwise. Its vector (at least 4 B, wider
+// than C allows) must repeat its pattern within an output row: the run's vectors repeat
+// their (row, column) phase every period_rows = V / gcd(K, V) rows, which must divide OW.
 LoweredIm2col::InputBox PlanInputBox(const LoweredIm2col& l) {
   LoweredIm2col::InputBox box;
   const Im2colGeometry& g = l.geometry;
   const int64_t e = l.element_bytes;
   if (l.block_m % l.ow != 0 || l.img_strides[3] != 1 || l.img_strides[2] != g.c) return box;
+  int64_t vector = 16 / e;
+  while (vector * e >= 4 && l.ow % (vector / std::gcd(l.k, vector)) != 0) vector /= 2;
+  if (vector * e < 4 || vector <= l.vector_elems) return box;
+  box.vector_elems = static_cast<int>(vector);
+  box.period_rows = vector / std::gcd(l.k, vector);
+  box.period_vectors = l.k / std::gcd(l.k, vector);
+  box.unit_bytes = static_cast<int>(std::min<int64_t>(e, 4));
   box.pixels = (l.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
   box.copy_pixels = std::max<int64_t>(0, std::min(g.w, box.pixels - g.pw));
   // Every image row starts at a multiple of the load width.
-  int v = 16;
-  while (v > e && ((l.img_strides[0] * e) % v != 0 || (l.img_strides[1] * e) % v != 0)) v /= 2;
-  box.load_bytes = std::max<int>(v, static_cast<int>(e));
+  int load = 16;
+  while (load > e && ((l.img_strides[0] * e) % load != 0 || (l.img_strides[1] * e) % load != 0)) {
+    load /= 2;
+  }
+  box.load_bytes = std::max<int>(load, static_cast<int>(e));
   const int64_t lead_bytes = (box.load_bytes - (g.pw * g.c * e) % box.load_bytes) % box.load_bytes;
   box.lead_elems = lead_bytes / e;
   box.pitch_elems = RoundUp(lead_bytes + box.pixels * g.c * e, box.load_bytes) / e;
-  box.offset_bytes = FlatSharedBytes(l);
+  // The offset table (one 32-bit entry per unit of each vector of a period) comes first.
+  box.offset_bytes = RoundUp(box.period_vectors * vector * e / box.unit_bytes * 4, 16);
   box.rows_per_tile = l.block_m / l.ow;
   return box;
 }
@@ -334,11 +346,13 @@ absl::StatusOr<LoweredIm2col> LowerIm2col(const Im2colOp& op, const Target& targ
              (launch.ctas_per_sm == 0 ||
               bytes * launch.ctas_per_sm <= target.MaxSharedBytesPerSm());
     };
+    LoweredIm2col::InputBox box = PlanInputBox(l);
     int flat = FlatVectorElems(l);
-    if (flat > l.vector_elems && fits(FlatSharedBytes(l))) {
+    if (box.rows_per_tile > 0 && fits(box.offset_bytes + InputBoxBytes(l, box))) {
+      l.box = box;
+      l.flat_vector_elems = box.vector_elems;
+    } else if (flat > l.vector_elems && fits(FlatSharedBytes(l))) {
       l.flat_vector_elems = flat;
-      LoweredIm2col::InputBox box = PlanInputBox(l);
-      if (box.rows_per_tile > 0 && fits(box.offset_bytes + InputBoxBytes(l, box))) l.box = box;
     }
   }
   Lowering lowering(target, launch, l);
@@ -400,7 +414,6 @@ absl::StatusOr<LoweredIm2col> LowerIm2col(const Im2colOp& op, const Target& targ
         "-element (", l.flat_vector_elems * l.element_bytes,
         " B) vectors; along C only ", l.vector_elems, " element(s) would fit",
         vector_limit.empty() ? "" : absl::StrCat(" (", vector_limit, ")")));
-    l.shared_bytes = FlatSharedBytes(l);
     if (l.box.rows_per_tile > 0) {
       const LoweredIm2col::InputBox& box = l.box;
       l.shared_bytes = box.offset_bytes + InputBoxBytes(l, box);
@@ -408,16 +421,23 @@ absl::StatusOr<LoweredIm2col> LowerIm2col(const Im2colOp& op, const Target& targ
           "input staged: the tile is ", box.rows_per_tile, " whole output row(s); their ", g.kh,
           " input rows each copied to shared memory with ", box.load_bytes, "-byte loads as ",
           box.pixels, "-pixel box rows (", box.copy_pixels,
-          " from the image, the rest zero), then gathered shared -> shared"));
+          " from the image, the rest zero)"));
+      l.decision_log.push_back(absl::StrCat(
+          "gather by table (", l.shared_bytes, " B of shared memory): the run's vectors repeat "
+          "their pattern every ", box.period_rows, " row(s) (", box.period_vectors,
+          " vectors); each thread reads its vector's ", box.vector_elems * l.element_bytes / box.unit_bytes,
+          " offsets from a table built once, loads the elements from the boxes and stores the "
+          "vector, at most ", l.items_per_thread, " per thread per tile"));
     } else {
+      l.shared_bytes = FlatSharedBytes(l);
       l.decision_log.push_back(
-          "input not staged (needs block_M a multiple of OW, contiguous pixels and room in "
-          "shared memory)");
+          "input not staged (needs block_M a multiple of OW, contiguous pixels, a vector of at "
+          "least 4 B whose row period divides OW, and room in shared memory)");
+      l.decision_log.push_back(absl::StrCat(
+          "gather into shared (", l.shared_bytes, " B): consecutive threads take consecutive "
+          "pixels of one kernel tap, C elements each, padding reads as zero; then shared -> "
+          "global in vectors, at most ", l.items_per_thread, " per thread per tile"));
     }
-    l.decision_log.push_back(absl::StrCat(
-        "gather into shared (", l.shared_bytes, " B): consecutive threads take consecutive "
-        "pixels of one kernel tap, C elements each, padding reads as zero; then shared -> "
-        "global in vectors, at most ", l.items_per_thread, " per thread per tile"));
   } else if (l.path == LoweringPath::kSimtIm2col) {
     l.decision_log.push_back(absl::StrCat(
         "vector width ", l.vector_elems, " element(s) (", l.vector_elems * l.element_bytes,
@@ -532,6 +552,10 @@ std::string DescribePlan(const LoweredIm2col& l) {
                       " input rows of ", l.box.pixels, " pixels (", l.box.copy_pixels,
                       " from the image), ", l.box.load_bytes, "-byte loads, pitch ",
                       l.box.pitch_elems, " elements\n");
+      absl::StrAppend(&out, "gather      by a table of ", l.box.period_vectors, " vectors x ",
+                      l.box.vector_elems * l.element_bytes / l.box.unit_bytes, " offsets (",
+                      l.box.unit_bytes, "-byte units), repeating every ", l.box.period_rows,
+                      " row(s)\n");
     }
   } else if (l.path == LoweringPath::kSimtIm2col) {
     absl::StrAppend(&out, "vector      ", l.vector_elems, " elements (",

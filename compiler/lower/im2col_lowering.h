@@ -99,16 +99,24 @@ struct LoweredIm2col {
   // Flat form with its input staged: when a tile is whole output rows (block_M a multiple
   // of OW) of an image whose pixels are contiguous, each output row's KH input rows are
   // first copied into shared memory with `load_bytes`-wide loads, zero where the window
-  // leaves the image, as box rows of `pixels` pixels starting at iw = -PW; the gather then
-  // reads shared memory only.
+  // leaves the image, as box rows of `pixels` pixels starting at iw = -PW. The run's
+  // vectors then repeat their (row, column) pattern every `period_rows` rows: vector p of
+  // every period takes its elements from the same places relative to the period's first
+  // output pixel, so a table of those byte offsets (one 32-bit entry per `unit_bytes` of the
+  // vector), built once per CTA, lets each thread gather a vector with one shared load per
+  // unit and store it straight to global memory.
   struct InputBox {
-    int64_t rows_per_tile = 0;  // output rows per tile; 0: the input is not staged
-    int64_t pixels = 0;         // (OW - 1) * SW + (KW - 1) * DW + 1
-    int64_t copy_pixels = 0;    // in-image pixels per box row, from iw = 0
-    int64_t lead_elems = 0;     // elements before box column 0 (aligns column PW)
-    int64_t pitch_elems = 0;    // elements per box row
-    int load_bytes = 0;         // width of the global loads and shared stores filling it
-    int64_t offset_bytes = 0;   // where the boxes start in shared memory, after the tile
+    int64_t rows_per_tile = 0;   // output rows per tile; 0: the input is not staged
+    int vector_elems = 0;        // elements per stored vector (>= 4 B); = flat_vector_elems
+    int64_t period_rows = 0;     // V / gcd(K, V); divides OW
+    int64_t period_vectors = 0;  // K / gcd(K, V): vectors per period
+    int unit_bytes = 0;          // min(element, 4 B): one table entry and one shared load
+    int64_t pixels = 0;          // (OW - 1) * SW + (KW - 1) * DW + 1
+    int64_t copy_pixels = 0;     // in-image pixels per box row, from iw = 0
+    int64_t lead_elems = 0;      // elements before box column 0 (aligns column PW)
+    int64_t pitch_elems = 0;     // elements per box row
+    int load_bytes = 0;          // width of the global loads and shared stores filling it
+    int64_t offset_bytes = 0;    // where the boxes start in shared memory, after the table
   };
   InputBox box;
 

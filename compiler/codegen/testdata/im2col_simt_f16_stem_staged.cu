@@ -105,6 +105,11 @@ enum : u32 { kTaps = 49u };
 enum : u32 { kFlatVector = 8u };
 enum : u32 { kTileVectors = 294u };
 enum : u32 { kKH = 7u };
+enum : u32 { kRowsPerTile = 1u };
+enum : u32 { kPeriod = 147u };
+enum : u32 { kPeriodRows = 8u };
+enum : u32 { kUnits = 8u };
+enum : u32 { kUnitsPerElem = 1u };
 enum : u64 { kOH = 16ull };
 enum : u64 { kOutRows = 32ull };
 enum : u32 { kBoxRows = 7u };
@@ -118,12 +123,33 @@ enum : u32 { kLoad = 16u };
 enum : u32 { kChunks = 12u };
 enum : u32 { kTail = 0u };
 
+// Byte offsets in the boxes of one vector's units (see the kernel).
+struct __align__(16) tt_offsets {
+  u32 at[kUnits];
+};
+// One unit from shared memory, by a 32-bit shared address (volatile: it stays
+// after the barrier that publishes the boxes).
+__device__ __forceinline__ u32 tt_unit(u32 addr) {
+  u32 v;
+  asm volatile("ld.shared.u16 %0, [%1];" : "=r"(v) : "r"(addr));
+  return v;
+}
+
 extern "C" __global__ void __launch_bounds__(kThreads) tt_im2col_simt_im2col(const u8* __restrict__ img, u8* __restrict__ col) {
   const u64 img_policy = tt_make_img_policy();
   const u64 col_policy = tt_make_col_policy();
   extern __shared__ __align__(16) u8 tt_smem[];
-  tt_elem* const rows = reinterpret_cast<tt_elem*>(tt_smem);
+  const tt_offsets* const offsets = reinterpret_cast<const tt_offsets*>(tt_smem);
   tt_elem* const box = reinterpret_cast<tt_elem*>(tt_smem + kBoxOffset);
+  // Unit u of vector p of a period: element f of the period's run, kPeriodRows rows of
+  // kK columns. The first tile's barrier publishes the table.
+  for (u32 i = threadIdx.x; i < kPeriod * kUnits; i += kThreads) {
+    const u32 f = i / kUnitsPerElem, d = f / u32(kK), k = f % u32(kK);
+    const u32 kh = k / u32(kKW * kC), kw = k / u32(kC) % u32(kKW), c = k % u32(kC);
+    reinterpret_cast<u32*>(tt_smem)[i] =
+        (kh * kBoxPitch + kBoxLead + (d * u32(kSW) + kw * u32(kDW)) * u32(kC) + c) *
+            u32(kElementBytes) + i % kUnitsPerElem * 4;
+  }
   for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {
     const u64 m0 = tile * kBlockM;
     const u64 row0 = m0 / kOW;
@@ -150,22 +176,19 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_im2col_simt_im2col(con
           reinterpret_cast<u8*>(box + b * kBoxPitch + kBoxLead + kBoxStart) + j * kLoad) = v;
     }
     __syncthreads();
-    // Gather shared -> shared: item (tap, row r), C elements.
-    for (u32 w = threadIdx.x; w < kBlockM * kTaps; w += kThreads) {
-      const u32 r = w % u32(kBlockM), tap = w / u32(kBlockM);
-      const u32 q = r / u32(kOW), ow = r % u32(kOW);
-      const tt_elem* const from =
-          box + (q * kKH + tap / u32(kKW)) * kBoxPitch + kBoxLead +
-          (ow * u32(kSW) + tap % u32(kKW) * u32(kDW)) * u32(kC);
-      tt_elem* const to = rows + r * u32(kK) + tap * u32(kC);
-#pragma unroll 4
-      for (u32 c = 0; c < u32(kC); ++c) to[c] = from[c];
-    }
-    __syncthreads();
     u8* const out = col + m0 * kK * kElementBytes;
-    for (u32 v = threadIdx.x; v < kTileVectors; v += kThreads) {
-      const u32 e = v * kFlatVector;
-      tt_st_global(out + e * kElementBytes, *reinterpret_cast<const tt_vec*>(rows + e), col_policy);
+    const u32 boxes = tt_smem_addr(tt_smem) + kBoxOffset;
+    const u32 vectors = kTileVectors;
+    for (u32 v = threadIdx.x; v < vectors; v += kThreads) {
+      const u32 p = v % u32(kPeriod), r = v / u32(kPeriod) * u32(kPeriodRows);
+      const u32 at = boxes + r * u32(kSW * kC) * u32(kElementBytes);
+      const tt_offsets o = offsets[p];
+      tt_vec x;
+      x.x = tt_unit(at + o.at[0]) | tt_unit(at + o.at[1]) << 16;
+      x.y = tt_unit(at + o.at[2]) | tt_unit(at + o.at[3]) << 16;
+      x.z = tt_unit(at + o.at[4]) | tt_unit(at + o.at[5]) << 16;
+      x.w = tt_unit(at + o.at[6]) | tt_unit(at + o.at[7]) << 16;
+      tt_st_global(out + v * u32(kFlatVector * kElementBytes), x, col_policy);
     }
     __syncthreads();
   }
