@@ -166,6 +166,9 @@ std::vector<Im2colCase> Cases() {
        Launch(64, 147, 256, 1), LoweringPath::kSimtIm2col},
       {"stem_7x7_s2_p3_c3_staged", DataType::kF16, G(2, 32, 32, 3, 7, 7, 2, 2, 1, 1, 3, 3),
        Launch(32, 147, 256, 1), LoweringPath::kSimtIm2col},
+      // Box rows too long for 16-bit offsets: the table holds 32-bit ones.
+      {"staged_wide_f32_u32_table", DataType::kF32, G(1, 4, 2048, 3, 3, 3, 1, 1, 1, 1, 1, 1),
+       Launch(2048, 27, 256, 1), LoweringPath::kSimtIm2col},
       {"corners_asymmetric_tma", DataType::kBF16, G(3, 17, 13, 16, 3, 5, 1, 2, 3, 1, 2, 1),
        Launch(64, 32, 32, 2), LoweringPath::kTmaIm2col},
       {"corners_asymmetric_simt", DataType::kBF16, G(3, 17, 13, 16, 3, 5, 1, 2, 3, 1, 2, 1),

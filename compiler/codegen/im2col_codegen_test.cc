@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/base/sha256.h"
 #include "compiler/codegen/im2col_emitter.h"
@@ -234,12 +235,33 @@ TEST(Im2colCodegenTest, StagedFlatFormCompilesForEveryDtypeAndEdge) {
           << name;
       EXPECT_THAT(ptx, HasSubstr("createpolicy.fractional.L2::evict_last.b64")) << name;
       if (box.load_bytes == 1) {
-        // A byte-wide box load lands as one byte: a 16-bit store at an odd address faults.
-        EXPECT_THAT(ptx, Not(HasSubstr("st.shared.u16"))) << name;
-        EXPECT_THAT(ptx, Not(HasSubstr("st.shared.b16"))) << name;
+        // A byte-wide box load lands as one byte (a 16-bit store at an odd address faults);
+        // 16-bit stores are then the table's only.
+        EXPECT_TRUE(absl::StrContains(ptx, "st.shared.u8")) << name;
+        if (box.entry_bytes == 4) EXPECT_FALSE(absl::StrContains(ptx, "st.shared.u16")) << name;
       }
     }
   }
+}
+
+TEST(Im2colCodegenTest, StagedTableHoldsSixteenBitOffsetsWhenTheyFit) {
+  // The stem: 7 box rows of 1392 B, so 16-bit offsets, two per table word.
+  Im2colOp stem = Im2colOp::Dense(DataType::kF16, G(2, 224, 224, 3, 7, 7, 2, 2, 1, 1, 3, 3));
+  auto narrow = LowerIm2col(stem, T("sm_90a"), Launch(112, 147, 256, 1));
+  ASSERT_TRUE(narrow.ok()) << narrow.status();
+  EXPECT_EQ(narrow->box.entry_bytes, 2);
+  EXPECT_EQ(narrow->box.period_rows, 8);
+  EXPECT_EQ(narrow->box.period_vectors, 147);
+  EXPECT_EQ(narrow->box.offset_bytes, 147 * 8 * 2);
+  EXPECT_THAT(Ptx(*narrow), HasSubstr("ld.shared.v4.u32"));  // one vector's 8 offsets
+  // 3 box rows of 2050 f32 pixels (72 KiB): 32-bit offsets.
+  Im2colOp wide = Im2colOp::Dense(DataType::kF32, G(1, 4, 2048, 3, 3, 3, 1, 1, 1, 1, 1, 1));
+  auto lowered = LowerIm2col(wide, T("sm_90a"), Launch(2048, 27, 256, 1));
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  ASSERT_EQ(lowered->box.rows_per_tile, 1) << DescribePlan(*lowered);
+  EXPECT_EQ(lowered->box.entry_bytes, 4);
+  EXPECT_EQ(lowered->box.offset_bytes, 27 * 4 * 4);
+  EXPECT_THAT(Ptx(*lowered), HasSubstr("ld.shared.b32"));
 }
 
 TEST(Im2colCodegenTest, SimtPtxVectorizesAndHonoursEviction) {

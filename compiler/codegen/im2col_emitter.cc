@@ -153,6 +153,7 @@ class Im2colEmitter {
         Constant("u32", "kPeriodRows", box.period_rows);
         Constant("u32", "kUnits", Units());
         Constant("u32", "kUnitsPerElem", l_.element_bytes / box.unit_bytes);
+        Constant("u32", "kTableWords", Units() * box.entry_bytes / 4);
         Constant("u64", "kOH", l_.oh);
         Constant("u64", "kOutRows", g_.n * l_.oh);
         Constant("u32", "kBoxRows", box.rows_per_tile * g_.kh);
@@ -327,8 +328,10 @@ class Im2colEmitter {
     const char* unit = box.unit_bytes == 1 ? "u8" : box.unit_bytes == 2 ? "u16" : "b32";
     absl::StrAppend(&out_,
                     "\n// Byte offsets in the boxes of one vector's units (see the kernel).\n"
-                    "struct __align__(", std::min<int64_t>(units * 4, 16),
-                    ") tt_offsets {\n  u32 at[kUnits];\n};\n"
+                    "struct __align__(", std::min<int64_t>(units * box.entry_bytes, 16),
+                    ") tt_offsets {\n  u32 at[kTableWords];",
+                    box.entry_bytes == 2 ? "  // two 16-bit offsets each, low half first" : "",
+                    "\n};\n"
                     "// One unit from shared memory, by a 32-bit shared address (volatile: it stays\n"
                     "// after the barrier that publishes the boxes).\n"
                     "__device__ __forceinline__ u32 tt_unit(u32 addr) {\n"
@@ -346,7 +349,7 @@ class Im2colEmitter {
         "  for (u32 i = threadIdx.x; i < kPeriod * kUnits; i += kThreads) {\n"
         "    const u32 f = i / kUnitsPerElem, d = f / u32(kK), k = f % u32(kK);\n"
         "    const u32 kh = k / u32(kKW * kC), kw = k / u32(kC) % u32(kKW), c = k % u32(kC);\n"
-        "    reinterpret_cast<u32*>(tt_smem)[i] =\n"
+        "    reinterpret_cast<", box.entry_bytes == 2 ? "u16" : "u32", "*>(tt_smem)[i] =\n"
         "        (kh * kBoxPitch + kBoxLead + (d * u32(kSW) + kw * u32(kDW)) * u32(kC) + c) *\n"
         "            u32(kElementBytes) + i % kUnitsPerElem * 4;\n"
         "  }\n"
@@ -427,7 +430,11 @@ class Im2colEmitter {
     for (int64_t w = 0; w < units / per_word; ++w) {
       std::vector<std::string> parts;
       for (int t = 0; t < per_word; ++t) {
-        std::string load = absl::StrCat("tt_unit(at + o.at[", w * per_word + t, "])");
+        const int64_t u = w * per_word + t;
+        std::string entry = box.entry_bytes == 4  ? absl::StrCat("o.at[", u, "]")
+                            : u % 2 == 0 ? absl::StrCat("(o.at[", u / 2, "] & 0xffffu)")
+                                         : absl::StrCat("(o.at[", u / 2, "] >> 16)");
+        std::string load = absl::StrCat("tt_unit(at + ", entry, ")");
         parts.push_back(t == 0 ? load : absl::StrCat(load, " << ", 8 * box.unit_bytes * t));
       }
       absl::StrAppend(&out_, "      x.", fields[w], " = ", absl::StrJoin(parts, " | "), ";\n");

@@ -264,8 +264,11 @@ LoweredIm2col::InputBox PlanInputBox(const LoweredIm2col& l) {
   const int64_t lead_bytes = (box.load_bytes - (g.pw * g.c * e) % box.load_bytes) % box.load_bytes;
   box.lead_elems = lead_bytes / e;
   box.pitch_elems = RoundUp(lead_bytes + box.pixels * g.c * e, box.load_bytes) / e;
-  // The offset table (one 32-bit entry per unit of each vector of a period) comes first.
-  box.offset_bytes = RoundUp(box.period_vectors * vector * e / box.unit_bytes * 4, 16);
+  // The offset table (one entry per unit of each vector of a period) comes first; an
+  // offset stays within one output row's KH box rows, so 16 bits hold it when they fit.
+  box.entry_bytes = g.kh * box.pitch_elems * e <= 0xffff ? 2 : 4;
+  box.offset_bytes =
+      RoundUp(box.period_vectors * vector * e / box.unit_bytes * box.entry_bytes, 16);
   box.rows_per_tile = l.block_m / l.ow;
   return box;
 }

@@ -111,6 +111,7 @@ struct LoweredIm2col {
     int64_t period_rows = 0;     // V / gcd(K, V); divides OW
     int64_t period_vectors = 0;  // K / gcd(K, V): vectors per period
     int unit_bytes = 0;          // min(element, 4 B): one table entry and one shared load
+    int entry_bytes = 0;         // 2 when every offset fits 16 bits, else 4
     int64_t pixels = 0;          // (OW - 1) * SW + (KW - 1) * DW + 1
     int64_t copy_pixels = 0;     // in-image pixels per box row, from iw = 0
     int64_t lead_elems = 0;      // elements before box column 0 (aligns column PW)

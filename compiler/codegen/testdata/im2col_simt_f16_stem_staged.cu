@@ -110,12 +110,13 @@ enum : u32 { kPeriod = 147u };
 enum : u32 { kPeriodRows = 8u };
 enum : u32 { kUnits = 8u };
 enum : u32 { kUnitsPerElem = 1u };
+enum : u32 { kTableWords = 4u };
 enum : u64 { kOH = 16ull };
 enum : u64 { kOutRows = 32ull };
 enum : u32 { kBoxRows = 7u };
 enum : u32 { kBoxPitch = 120u };
 enum : u32 { kBoxLead = 7u };
-enum : u32 { kBoxOffset = 4704u };
+enum : u32 { kBoxOffset = 2352u };
 enum : u32 { kBoxStart = 9u };
 enum : u32 { kBoxCopy = 96u };
 enum : u32 { kPadElems = 15u };
@@ -125,7 +126,7 @@ enum : u32 { kTail = 0u };
 
 // Byte offsets in the boxes of one vector's units (see the kernel).
 struct __align__(16) tt_offsets {
-  u32 at[kUnits];
+  u32 at[kTableWords];  // two 16-bit offsets each, low half first
 };
 // One unit from shared memory, by a 32-bit shared address (volatile: it stays
 // after the barrier that publishes the boxes).
@@ -146,7 +147,7 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_im2col_simt_im2col(con
   for (u32 i = threadIdx.x; i < kPeriod * kUnits; i += kThreads) {
     const u32 f = i / kUnitsPerElem, d = f / u32(kK), k = f % u32(kK);
     const u32 kh = k / u32(kKW * kC), kw = k / u32(kC) % u32(kKW), c = k % u32(kC);
-    reinterpret_cast<u32*>(tt_smem)[i] =
+    reinterpret_cast<u16*>(tt_smem)[i] =
         (kh * kBoxPitch + kBoxLead + (d * u32(kSW) + kw * u32(kDW)) * u32(kC) + c) *
             u32(kElementBytes) + i % kUnitsPerElem * 4;
   }
@@ -184,10 +185,10 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_im2col_simt_im2col(con
       const u32 at = boxes + r * u32(kSW * kC) * u32(kElementBytes);
       const tt_offsets o = offsets[p];
       tt_vec x;
-      x.x = tt_unit(at + o.at[0]) | tt_unit(at + o.at[1]) << 16;
-      x.y = tt_unit(at + o.at[2]) | tt_unit(at + o.at[3]) << 16;
-      x.z = tt_unit(at + o.at[4]) | tt_unit(at + o.at[5]) << 16;
-      x.w = tt_unit(at + o.at[6]) | tt_unit(at + o.at[7]) << 16;
+      x.x = tt_unit(at + (o.at[0] & 0xffffu)) | tt_unit(at + (o.at[0] >> 16)) << 16;
+      x.y = tt_unit(at + (o.at[1] & 0xffffu)) | tt_unit(at + (o.at[1] >> 16)) << 16;
+      x.z = tt_unit(at + (o.at[2] & 0xffffu)) | tt_unit(at + (o.at[2] >> 16)) << 16;
+      x.w = tt_unit(at + (o.at[3] & 0xffffu)) | tt_unit(at + (o.at[3] >> 16)) << 16;
       tt_st_global(out + v * u32(kFlatVector * kElementBytes), x, col_policy);
     }
     __syncthreads();
