@@ -20,7 +20,7 @@ cudnn_lib=$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(list(nvidia.
 now() { date +%s%N; }
 secs() { echo $(( ($(now) - $1) / 1000000 ))ms; }
 tests_rc=skipped
-want tests && { OUT="$out" timeout 170 bash bench/run_on_device.sh > "$out/gpu_tests.txt" 2>&1; tests_rc=$?; }
+want tests && { OUT="$out" timeout 240 bash bench/run_on_device.sh > "$out/gpu_tests.txt" 2>&1; tests_rc=$?; }
 if want tests && [ -n "${SANITIZE:-}" ]; then
   timeout 100 compute-sanitizer --tool memcheck --report-api-errors no --print-limit 10 \
     .device/bin/copy_gpu_test --gtest_brief=1 --gtest_filter="$SANITIZE" > "$out/sanitize.txt" 2>&1
