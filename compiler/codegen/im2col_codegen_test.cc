@@ -238,7 +238,9 @@ TEST(Im2colCodegenTest, StagedFlatFormCompilesForEveryDtypeAndEdge) {
         // A byte-wide box load lands as one byte (a 16-bit store at an odd address faults);
         // 16-bit stores are then the table's only.
         EXPECT_TRUE(absl::StrContains(ptx, "st.shared.u8")) << name;
-        if (box.entry_bytes == 4) EXPECT_FALSE(absl::StrContains(ptx, "st.shared.u16")) << name;
+        if (box.entry_bytes == 4) {
+          EXPECT_FALSE(absl::StrContains(ptx, "st.shared.u16")) << name;
+        }
       }
     }
   }
