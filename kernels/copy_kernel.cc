@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -69,7 +70,7 @@ absl::StatusOr<std::vector<CUtensorMap>*> TensorMapCache::Get(CUdeviceptr first,
 absl::Status LaunchTileKernel(const Kernel& kernel, int64_t grid, int threads,
                               int64_t shared_bytes, CUstream stream, CUdeviceptr first,
                               CUdeviceptr second, std::vector<CUtensorMap>& maps) {
-  std::vector<void*> args = {&first, &second};
+  absl::InlinedVector<void*, 4> args = {&first, &second};  // no allocation per launch
   for (CUtensorMap& map : maps) args.push_back(&map);
   LaunchConfig config;
   config.grid = {static_cast<unsigned>(grid), 1, 1};

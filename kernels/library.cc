@@ -25,10 +25,10 @@ void AppendInts(std::string& key, const std::vector<int64_t>& values) {
   key.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(int64_t));
 }
 
-// A compact binary key for everything about an op that can change its kernel.
-std::string OpKey(const CopyOp& op) {
-  std::string key;
-  key.reserve(256);
+// A compact binary key for everything about an op that can change its kernel, written into
+// `key` (each caller reuses one buffer, so the hot path allocates nothing once it has grown).
+void OpKey(const CopyOp& op, std::string& key) {
+  key.clear();
   key.push_back(static_cast<char>(op.src.buffer.dtype));
   for (const Region* r : {&op.src, &op.dst}) {
     AppendInts(key, r->buffer.strides);
@@ -42,11 +42,10 @@ std::string OpKey(const CopyOp& op) {
   key.push_back(h.prefer_instruction ? static_cast<char>(*h.prefer_instruction) : -1);
   if (h.loop_layout) AppendInts(key, {h.loop_layout->rows, h.loop_layout->cols});
   for (const auto& [k, v] : h.annotations) key.append(k).append("=").append(v).append(";");
-  return key;
 }
 
-std::string Im2colKey(const Im2colOp& op) {
-  std::string key = "im2col";
+void Im2colKey(const Im2colOp& op, std::string& key) {
+  key.assign("im2col");
   key.push_back(static_cast<char>(op.img.dtype));
   AppendInts(key, op.img.shape);
   AppendInts(key, op.img.strides);
@@ -58,7 +57,6 @@ std::string Im2colKey(const Im2colOp& op) {
   key.push_back(h.eviction_policy ? static_cast<char>(*h.eviction_policy) : -1);
   key.push_back(h.prefer_instruction ? static_cast<char>(*h.prefer_instruction) : -1);
   for (const auto& [k, v] : h.annotations) key.append(k).append("=").append(v).append(";");
-  return key;
 }
 
 }  // namespace
@@ -158,13 +156,14 @@ absl::StatusOr<Library::Device*> Library::CurrentDevice() {
 }
 
 absl::StatusOr<Library::Entry*> Library::FindOrBuild(
-    Device& device, std::string key,
+    Device& device, absl::string_view key,
     const std::function<absl::StatusOr<std::unique_ptr<Entry>>()>& make) {
   {
     absl::MutexLock lock(&device.mutex);
     auto it = device.entries.find(key);
     if (it != device.entries.end()) return it->second.get();
   }
+  std::string owned(key);  // `key` may be the caller's reusable buffer
   // Resolve and compile outside the lock; a racing thread may do the same work once.
   TT_ASSIGN_OR_RETURN(std::unique_ptr<Entry> entry, make());
   if (options_.verbosity >= 1) {
@@ -173,12 +172,14 @@ absl::StatusOr<Library::Entry*> Library::FindOrBuild(
                  entry->info.resolution_detail.c_str());
   }
   absl::MutexLock lock(&device.mutex);
-  auto [it, inserted] = device.entries.emplace(std::move(key), std::move(entry));
+  auto [it, inserted] = device.entries.emplace(std::move(owned), std::move(entry));
   return it->second.get();
 }
 
 absl::StatusOr<Library::Entry*> Library::Lookup(Device& device, const CopyOp& op) {
-  return FindOrBuild(device, OpKey(op), [&]() -> absl::StatusOr<std::unique_ptr<Entry>> {
+  thread_local std::string key;
+  OpKey(op, key);
+  return FindOrBuild(device, key, [&]() -> absl::StatusOr<std::unique_ptr<Entry>> {
     TT_ASSIGN_OR_RETURN(Resolution resolution, resolver_->Resolve(device.identity, op));
     TT_ASSIGN_OR_RETURN(BuiltKernel built,
                         resolution.codegen->BuildWithoutCompile(resolution.request));
@@ -193,7 +194,9 @@ absl::StatusOr<Library::Entry*> Library::Lookup(Device& device, const CopyOp& op
 }
 
 absl::StatusOr<Library::Entry*> Library::Lookup(Device& device, const Im2colOp& op) {
-  return FindOrBuild(device, Im2colKey(op), [&]() -> absl::StatusOr<std::unique_ptr<Entry>> {
+  thread_local std::string key;
+  Im2colKey(op, key);
+  return FindOrBuild(device, key, [&]() -> absl::StatusOr<std::unique_ptr<Entry>> {
     TT_ASSIGN_OR_RETURN(Im2colResolution resolution,
                         resolver_->ResolveIm2col(device.identity, op));
     TT_ASSIGN_OR_RETURN(BuiltIm2col built,

@@ -27,6 +27,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "autotune/tuning_db.pb.h"
 #include "compiler/backend/registry.h"
@@ -92,7 +93,7 @@ class Library {
   absl::StatusOr<Entry*> Lookup(Device& device, const CopyOp& op);
   absl::StatusOr<Entry*> Lookup(Device& device, const Im2colOp& op);
   // Returns the cached entry for `key`, or builds one with `make` and caches it.
-  absl::StatusOr<Entry*> FindOrBuild(Device& device, std::string key,
+  absl::StatusOr<Entry*> FindOrBuild(Device& device, absl::string_view key,
                                      const std::function<absl::StatusOr<std::unique_ptr<Entry>>()>& make);
 
   LibraryOptions options_;

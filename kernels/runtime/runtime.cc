@@ -212,7 +212,7 @@ absl::StatusOr<float> Event::ElapsedSince(const Event& start) const {
   return ms;
 }
 
-absl::Status Kernel::Launch(const LaunchConfig& config, const std::vector<void*>& args) const {
+absl::Status Kernel::Launch(const LaunchConfig& config, absl::Span<void* const> args) const {
   if (static_cast<int>(args.size()) != param_count_) {
     return absl::InvalidArgumentError(absl::StrCat("kernel ", name_, " takes ", param_count_,
                                                    " arguments; launch passed ", args.size()));
@@ -229,14 +229,18 @@ absl::Status Kernel::Launch(const LaunchConfig& config, const std::vector<void*>
                      config.dynamic_shared_bytes, " bytes")));
     *dynamic_shared_limit_ = config.dynamic_shared_bytes;
   }
-  return ToStatus(
+  const CUresult result =
       cu.cuLaunchKernel(function_, config.grid[0], config.grid[1], config.grid[2],
                         config.block[0], config.block[1], config.block[2],
                         config.dynamic_shared_bytes, config.stream,
-                        const_cast<void**>(args.data()), nullptr),
-      absl::StrCat("cuLaunchKernel(", name_, ", grid ", config.grid[0], "x", config.grid[1], "x",
-                   config.grid[2], ", block ", config.block[0], "x", config.block[1], "x",
-                   config.block[2], ", ", config.dynamic_shared_bytes, " B shared)"));
+                        const_cast<void**>(args.data()), nullptr);
+  // The hot path: the message is formatted only when there is an error to report.
+  if (result == CUDA_SUCCESS) return absl::OkStatus();
+  return ToStatus(result, absl::StrCat("cuLaunchKernel(", name_, ", grid ", config.grid[0], "x",
+                                       config.grid[1], "x", config.grid[2], ", block ",
+                                       config.block[0], "x", config.block[1], "x",
+                                       config.block[2], ", ", config.dynamic_shared_bytes,
+                                       " B shared)"));
 }
 
 absl::StatusOr<std::unique_ptr<Module>> Module::Load(const Context& context,

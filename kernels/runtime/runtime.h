@@ -26,6 +26,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "cuda.h"
 #include "kernels/runtime/driver_api.h"
 
@@ -157,7 +158,7 @@ class Kernel {
   // Launches with one pointer per parameter; InvalidArgument if the count differs from
   // the kernel's. Raises the kernel's dynamic shared memory limit the first time a launch
   // asks for more than any earlier one.
-  absl::Status Launch(const LaunchConfig& config, const std::vector<void*>& args) const;
+  absl::Status Launch(const LaunchConfig& config, absl::Span<void* const> args) const;
 
  private:
   friend class Module;
