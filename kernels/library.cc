@@ -14,52 +14,10 @@
 #include "compiler/base/status_macros.h"
 #include "compiler/cuda/caching_compilation_provider.h"
 #include "compiler/cuda/nvrtc_compilation_provider.h"
+#include "kernels/op_key.h"
 #include "kernels/runtime/driver_api.h"
 
 namespace tiletune {
-namespace {
-
-void AppendInts(std::string& key, const std::vector<int64_t>& values) {
-  int64_t n = static_cast<int64_t>(values.size());
-  key.append(reinterpret_cast<const char*>(&n), sizeof(n));
-  key.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(int64_t));
-}
-
-// A compact binary key for everything about an op that can change its kernel, written into
-// `key` (each caller reuses one buffer, so the hot path allocates nothing once it has grown).
-void OpKey(const CopyOp& op, std::string& key) {
-  key.clear();
-  key.push_back(static_cast<char>(op.src.buffer.dtype));
-  for (const Region* r : {&op.src, &op.dst}) {
-    AppendInts(key, r->buffer.strides);
-    AppendInts(key, r->offsets);
-    AppendInts(key, r->extents);
-  }
-  const CopyHints& h = op.hints;
-  key.push_back(h.coalesced_width ? static_cast<char>(*h.coalesced_width) : -1);
-  key.push_back(h.disable_tma);
-  key.push_back(h.eviction_policy ? static_cast<char>(*h.eviction_policy) : -1);
-  key.push_back(h.prefer_instruction ? static_cast<char>(*h.prefer_instruction) : -1);
-  if (h.loop_layout) AppendInts(key, {h.loop_layout->rows, h.loop_layout->cols});
-  for (const auto& [k, v] : h.annotations) key.append(k).append("=").append(v).append(";");
-}
-
-void Im2colKey(const Im2colOp& op, std::string& key) {
-  key.assign("im2col");
-  key.push_back(static_cast<char>(op.img.dtype));
-  AppendInts(key, op.img.shape);
-  AppendInts(key, op.img.strides);
-  const Im2colGeometry& g = op.geometry;
-  AppendInts(key, {g.n, g.h, g.w, g.c, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.ph, g.pw});
-  const CopyHints& h = op.hints;
-  key.push_back(h.coalesced_width ? static_cast<char>(*h.coalesced_width) : -1);
-  key.push_back(h.disable_tma);
-  key.push_back(h.eviction_policy ? static_cast<char>(*h.eviction_policy) : -1);
-  key.push_back(h.prefer_instruction ? static_cast<char>(*h.prefer_instruction) : -1);
-  for (const auto& [k, v] : h.annotations) key.append(k).append("=").append(v).append(";");
-}
-
-}  // namespace
 
 struct Library::Entry {
   LaunchInfo info;
@@ -178,7 +136,7 @@ absl::StatusOr<Library::Entry*> Library::FindOrBuild(
 
 absl::StatusOr<Library::Entry*> Library::Lookup(Device& device, const CopyOp& op) {
   thread_local std::string key;
-  OpKey(op, key);
+  CopyOpKey(op, key);
   return FindOrBuild(device, key, [&]() -> absl::StatusOr<std::unique_ptr<Entry>> {
     TT_ASSIGN_OR_RETURN(Resolution resolution, resolver_->Resolve(device.identity, op));
     TT_ASSIGN_OR_RETURN(BuiltKernel built,
@@ -195,7 +153,7 @@ absl::StatusOr<Library::Entry*> Library::Lookup(Device& device, const CopyOp& op
 
 absl::StatusOr<Library::Entry*> Library::Lookup(Device& device, const Im2colOp& op) {
   thread_local std::string key;
-  Im2colKey(op, key);
+  Im2colOpKey(op, key);
   return FindOrBuild(device, key, [&]() -> absl::StatusOr<std::unique_ptr<Entry>> {
     TT_ASSIGN_OR_RETURN(Im2colResolution resolution,
                         resolver_->ResolveIm2col(device.identity, op));
