@@ -26,13 +26,13 @@ class CopyEmitter {
     int vector_bytes = l_.vector_elems * l_.element_bytes;
     switch (l_.path) {
       case LoweringPath::kSyncSimt:
-        absl::StrAppend(&out_, VectorAccessSnippet(vector_bytes, hint));
+        absl::StrAppend(&out_, VectorAccessSnippet(vector_bytes, hint, hint));
         Constants();
         Locate();
         SimtKernel();
         break;
       case LoweringPath::kCpAsync:
-        absl::StrAppend(&out_, VectorAccessSnippet(vector_bytes, hint));
+        absl::StrAppend(&out_, VectorAccessSnippet(vector_bytes, hint, hint));
         absl::StrAppend(&out_, CpAsyncSnippet(vector_bytes, hint));
         Constants();
         Locate();

@@ -33,10 +33,10 @@ class Im2colEmitter {
       Constants();
       TmaKernel();
     } else if (Flat()) {
-      absl::StrAppend(&out_, GlobalVectorSnippet(l_.flat_vector_elems * l_.element_bytes,
+      absl::StrAppend(&out_, VectorAccessSnippet(l_.flat_vector_elems * l_.element_bytes,
                                                  /*load_hint=*/false, l_.col_policy.has_value()));
       if (Staged()) {
-        absl::StrAppend(&out_, GlobalVectorSnippet(l_.box.load_bytes, l_.img_policy.has_value(),
+        absl::StrAppend(&out_, VectorAccessSnippet(l_.box.load_bytes, l_.img_policy.has_value(),
                                                    /*store_hint=*/false, "tt_box"));
       }
       ElementLoad();
@@ -47,7 +47,7 @@ class Im2colEmitter {
         FlatKernel();
       }
     } else {
-      absl::StrAppend(&out_, GlobalVectorSnippet(l_.vector_elems * l_.element_bytes,
+      absl::StrAppend(&out_, VectorAccessSnippet(l_.vector_elems * l_.element_bytes,
                                                  l_.img_policy.has_value(),
                                                  l_.col_policy.has_value()));
       Constants();
@@ -384,12 +384,9 @@ class Im2colEmitter {
           "      tt_box_vec v{};\n"
           "      if (from != nullptr) v = tt_box_ld_global(from + j * kLoad",
           ImgPolicy(),
-          ");\n",
-          // A 1-byte vector travels in a 16-bit register; only its low byte is stored.
-          box.load_bytes == 1
-              ? "      reinterpret_cast<u8*>(box + b * kBoxPitch + kBoxLead + kBoxStart)[j] = u8(v.x);\n"
-              : "      *reinterpret_cast<tt_box_vec*>(\n"
-                "          reinterpret_cast<u8*>(box + b * kBoxPitch + kBoxLead + kBoxStart) + j * kLoad) = v;\n",
+          ");\n"
+          "      tt_box_st_shared(\n"
+          "          reinterpret_cast<u8*>(box + b * kBoxPitch + kBoxLead + kBoxStart) + j * kLoad, v);\n"
           "    }\n");
     }
     if (copy_bytes % box.load_bytes != 0) {

@@ -38,9 +38,10 @@ __device__ __forceinline__ u64 tt_make_policy() {
                              {{"$POLICY", EvictionPolicyName(policy)}});
 }
 
-std::string VectorAccessSnippet(int vector_bytes, bool cache_hint) {
+std::string VectorAccessSnippet(int vector_bytes, bool load_hint, bool store_hint,
+                                const std::string& prefix) {
   // PTX type, register constraint and field names per vector size.
-  std::string type, constraint, shared_type;
+  std::string type, constraint;
   std::vector<std::string> fields;
   switch (vector_bytes) {
     case 16: type = "v4.u32"; constraint = "r"; fields = {"x", "y", "z", "w"}; break;
@@ -49,12 +50,13 @@ std::string VectorAccessSnippet(int vector_bytes, bool cache_hint) {
     case 2: type = "u16"; constraint = "h"; fields = {"x"}; break;
     default: type = "u8"; constraint = "h"; fields = {"x"}; break;
   }
+  const std::string vec = prefix + "_vec";
   std::string field_type = constraint == "r" ? "u32" : "u16";
   std::string out = absl::StrCat("\n// ", vector_bytes, "-byte vector accesses.\nstruct __align__(",
-                                 vector_bytes >= 4 ? vector_bytes : 2, ") tt_vec {\n  ",
+                                 vector_bytes >= 4 ? vector_bytes : 2, ") ", vec, " {\n  ",
                                  field_type, " ", absl::StrJoin(fields, ", "), ";\n};\n");
-  std::string hint = cache_hint ? ".L2::cache_hint" : "";
-  std::string policy_param = cache_hint ? ", u64 policy" : "";
+  auto hint = [](bool on) { return std::string(on ? ".L2::cache_hint" : ""); };
+  auto policy_param = [](bool on) { return std::string(on ? ", u64 policy" : ""); };
   int n = static_cast<int>(fields.size());
   std::vector<std::string> regs, outs, ins;
   for (int i = 0; i < n; ++i) {
@@ -62,11 +64,13 @@ std::string VectorAccessSnippet(int vector_bytes, bool cache_hint) {
     outs.push_back(absl::StrCat("\"=", constraint, "\"(v.", fields[i], ")"));
   }
   std::string reg_list = n > 1 ? absl::StrCat("{", absl::StrJoin(regs, ", "), "}") : regs[0];
-  std::string load_operands = absl::StrCat("[%", n, "]", cache_hint ? absl::StrCat(", %", n + 1) : "");
-  absl::StrAppend(&out, "__device__ __forceinline__ tt_vec tt_ld_global(const u8* p", policy_param,
-                  ") {\n  tt_vec v;\n  asm volatile(\"ld.global.nc", hint, ".", type, " ", reg_list,
-                  ", ", load_operands, ";\"\n               : ", absl::StrJoin(outs, ", "),
-                  "\n               : \"l\"(p)", cache_hint ? ", \"l\"(policy)" : "", ");\n  return v;\n}\n");
+  std::string load_operands =
+      absl::StrCat("[%", n, "]", load_hint ? absl::StrCat(", %", n + 1) : "");
+  absl::StrAppend(&out, "__device__ __forceinline__ ", vec, " ", prefix, "_ld_global(const u8* p",
+                  policy_param(load_hint), ") {\n  ", vec, " v;\n  asm volatile(\"ld.global.nc",
+                  hint(load_hint), ".", type, " ", reg_list, ", ", load_operands,
+                  ";\"\n               : ", absl::StrJoin(outs, ", "), "\n               : \"l\"(p)",
+                  load_hint ? ", \"l\"(policy)" : "", ");\n  return v;\n}\n");
   // Store: address first, then values.
   std::vector<std::string> store_regs;
   for (int i = 0; i < n; ++i) {
@@ -75,24 +79,26 @@ std::string VectorAccessSnippet(int vector_bytes, bool cache_hint) {
   }
   std::string store_list =
       n > 1 ? absl::StrCat("{", absl::StrJoin(store_regs, ", "), "}") : store_regs[0];
-  absl::StrAppend(&out, "__device__ __forceinline__ void tt_st_global(u8* p, const tt_vec& v",
-                  policy_param, ") {\n  asm volatile(\"st.global", hint, ".", type, " [%0], ",
-                  store_list, cache_hint ? absl::StrCat(", %", n + 1) : "",
+  absl::StrAppend(&out, "__device__ __forceinline__ void ", prefix, "_st_global(u8* p, const ", vec,
+                  "& v", policy_param(store_hint), ") {\n  asm volatile(\"st.global",
+                  hint(store_hint), ".", type, " [%0], ", store_list,
+                  store_hint ? absl::StrCat(", %", n + 1) : "",
                   ";\"\n               :\n               : \"l\"(p), ", absl::StrJoin(ins, ", "),
-                  cache_hint ? ", \"l\"(policy)" : "", "\n               : \"memory\");\n}\n");
-  // Shared accesses are plain C++ so the compiler orders them against barriers.
+                  store_hint ? ", \"l\"(policy)" : "", "\n               : \"memory\");\n}\n");
+  // Shared accesses are plain C++ so the compiler orders them against barriers. Below 4
+  // bytes the vector lives in a 16-bit register: only its own bytes go to memory.
   if (vector_bytes >= 4) {
-    absl::StrAppend(&out,
-                    "__device__ __forceinline__ tt_vec tt_ld_shared(const u8* p) { return "
-                    "*reinterpret_cast<const tt_vec*>(p); }\n"
-                    "__device__ __forceinline__ void tt_st_shared(u8* p, const tt_vec& v) { "
-                    "*reinterpret_cast<tt_vec*>(p) = v; }\n");
+    absl::StrAppend(&out, "__device__ __forceinline__ ", vec, " ", prefix,
+                    "_ld_shared(const u8* p) { return *reinterpret_cast<const ", vec,
+                    "*>(p); }\n__device__ __forceinline__ void ", prefix, "_st_shared(u8* p, const ",
+                    vec, "& v) { *reinterpret_cast<", vec, "*>(p) = v; }\n");
   } else {
     std::string t = vector_bytes == 2 ? "u16" : "u8";
-    absl::StrAppend(&out, "__device__ __forceinline__ tt_vec tt_ld_shared(const u8* p) { tt_vec v; "
-                          "v.x = *reinterpret_cast<const ", t, "*>(p); return v; }\n"
-                          "__device__ __forceinline__ void tt_st_shared(u8* p, const tt_vec& v) { "
-                          "*reinterpret_cast<", t, "*>(p) = static_cast<", t, ">(v.x); }\n");
+    absl::StrAppend(&out, "__device__ __forceinline__ ", vec, " ", prefix,
+                    "_ld_shared(const u8* p) { ", vec, " v; v.x = *reinterpret_cast<const ", t,
+                    "*>(p); return v; }\n__device__ __forceinline__ void ", prefix,
+                    "_st_shared(u8* p, const ", vec, "& v) { *reinterpret_cast<", t,
+                    "*>(p) = static_cast<", t, ">(v.x); }\n");
   }
   return out;
 }
@@ -265,49 +271,6 @@ __device__ __forceinline__ u64 tt_make_$NAME_policy() {
 }
 )",
                              {{"$NAME", name}, {"$POLICY", EvictionPolicyName(policy)}});
-}
-
-std::string GlobalVectorSnippet(int vector_bytes, bool load_hint, bool store_hint,
-                                const std::string& prefix) {
-  std::string type, constraint;
-  std::vector<std::string> fields;
-  switch (vector_bytes) {
-    case 16: type = "v4.u32"; constraint = "r"; fields = {"x", "y", "z", "w"}; break;
-    case 8: type = "v2.u32"; constraint = "r"; fields = {"x", "y"}; break;
-    case 4: type = "u32"; constraint = "r"; fields = {"x"}; break;
-    case 2: type = "u16"; constraint = "h"; fields = {"x"}; break;
-    default: type = "u8"; constraint = "h"; fields = {"x"}; break;
-  }
-  std::string field_type = constraint == "r" ? "u32" : "u16";
-  int n = static_cast<int>(fields.size());
-  std::string out = absl::StrCat("\n// ", vector_bytes, "-byte vector accesses to global memory.\n",
-                                 "struct __align__(", vector_bytes >= 4 ? vector_bytes : 2,
-                                 ") ", prefix, "_vec {\n  ", field_type, " ", absl::StrJoin(fields, ", "),
-                                 ";\n};\n");
-  std::vector<std::string> regs, outs, store_regs, ins;
-  for (int i = 0; i < n; ++i) {
-    regs.push_back(absl::StrCat("%", i));
-    outs.push_back(absl::StrCat("\"=", constraint, "\"(v.", fields[i], ")"));
-    store_regs.push_back(absl::StrCat("%", i + 1));
-    ins.push_back(absl::StrCat("\"", constraint, "\"(v.", fields[i], ")"));
-  }
-  auto list = [](const std::vector<std::string>& r) {
-    return r.size() > 1 ? absl::StrCat("{", absl::StrJoin(r, ", "), "}") : r[0];
-  };
-  absl::StrAppend(&out, "__device__ __forceinline__ ", prefix, "_vec ", prefix, "_ld_global(const u8* p",
-                  load_hint ? ", u64 policy" : "", ") {\n  ", prefix, "_vec v;\n  asm volatile(\"ld.global.nc",
-                  load_hint ? ".L2::cache_hint" : "", ".", type, " ", list(regs), ", [%", n, "]",
-                  load_hint ? absl::StrCat(", %", n + 1) : "", ";\"\n               : ",
-                  absl::StrJoin(outs, ", "), "\n               : \"l\"(p)",
-                  load_hint ? ", \"l\"(policy)" : "", ");\n  return v;\n}\n");
-  absl::StrAppend(&out, "__device__ __forceinline__ void ", prefix, "_st_global(u8* p, const ", prefix,
-                  "_vec& v",
-                  store_hint ? ", u64 policy" : "", ") {\n  asm volatile(\"st.global",
-                  store_hint ? ".L2::cache_hint" : "", ".", type, " [%0], ", list(store_regs),
-                  store_hint ? absl::StrCat(", %", n + 1) : "",
-                  ";\"\n               :\n               : \"l\"(p), ", absl::StrJoin(ins, ", "),
-                  store_hint ? ", \"l\"(policy)" : "", "\n               : \"memory\");\n}\n");
-  return out;
 }
 
 std::string TmaIm2colLoadSnippet(bool cache_hint) {

@@ -17,9 +17,13 @@ std::string PreludeSnippet();
 // tt_make_policy(): a createpolicy for `policy` (which must not be evict_normal).
 std::string PolicySnippet(EvictionPolicy policy);
 
-// struct tt_vec of `vector_bytes` (1, 2, 4, 8, 16) and tt_ld_global / tt_st_global /
-// tt_ld_shared / tt_st_shared for it; with `cache_hint` the global accesses take a policy.
-std::string VectorAccessSnippet(int vector_bytes, bool cache_hint);
+// struct tt_vec of `vector_bytes` (1, 2, 4, 8, 16) and tt_ld_global (ld.global.nc) /
+// tt_st_global / tt_ld_shared / tt_st_shared for it (the shared ones touch only the
+// vector's own bytes); the global load takes a policy when `load_hint`, the store when
+// `store_hint`. Another `prefix` names them <prefix>_vec, <prefix>_ld_global, ..., so a
+// kernel can have two widths.
+std::string VectorAccessSnippet(int vector_bytes, bool load_hint, bool store_hint,
+                                const std::string& prefix = "tt");
 
 // tt_cp_async(smem, gmem, valid[, policy]) for `vector_bytes` (4, 8, 16), zero-filling
 // when !valid; tt_cp_async_commit(); tt_cp_async_wait<N>().
@@ -38,13 +42,6 @@ std::string BulkSnippet(bool cache_hint);
 // tt_make_<name>_policy(): a createpolicy for `policy` (which must not be evict_normal),
 // for kernels whose accesses take different L2 priorities (e.g. "img", "col").
 std::string NamedPolicySnippet(const std::string& name, EvictionPolicy policy);
-
-// struct tt_vec of `vector_bytes` (1, 2, 4, 8, 16) with tt_ld_global (ld.global.nc) and
-// tt_st_global only; the load takes a policy when `load_hint`, the store when `store_hint`.
-// Another `prefix` names them <prefix>_vec, <prefix>_ld_global, <prefix>_st_global, so a
-// kernel can have two widths.
-std::string GlobalVectorSnippet(int vector_bytes, bool load_hint, bool store_hint,
-                                const std::string& prefix = "tt");
 
 // tt_tma_load_im2col(smem, map, bar, c, w, h, n, offset_w, offset_h[, policy]): one
 // im2col-mode TMA load of a rank-4 NHWC map, completing on `bar` (sm_90+). (c, w, h, n)

@@ -16,7 +16,7 @@ __device__ __forceinline__ u32 tt_smem_addr(const void* p) {
   return static_cast<u32>(__cvta_generic_to_shared(p));
 }
 
-// 16-byte vector accesses to global memory.
+// 16-byte vector accesses.
 struct __align__(16) tt_vec {
   u32 x, y, z, w;
 };
@@ -33,6 +33,8 @@ __device__ __forceinline__ void tt_st_global(u8* p, const tt_vec& v) {
                : "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
                : "memory");
 }
+__device__ __forceinline__ tt_vec tt_ld_shared(const u8* p) { return *reinterpret_cast<const tt_vec*>(p); }
+__device__ __forceinline__ void tt_st_shared(u8* p, const tt_vec& v) { *reinterpret_cast<tt_vec*>(p) = v; }
 
 // Problem constants; enumerators fold into the code and take no storage.
 enum : u32 { kThreads = 128u };

@@ -30,7 +30,7 @@ __device__ __forceinline__ u64 tt_make_col_policy() {
   return policy;
 }
 
-// 2-byte vector accesses to global memory.
+// 2-byte vector accesses.
 struct __align__(2) tt_vec {
   u16 x;
 };
@@ -47,6 +47,8 @@ __device__ __forceinline__ void tt_st_global(u8* p, const tt_vec& v, u64 policy)
                : "l"(p), "h"(v.x), "l"(policy)
                : "memory");
 }
+__device__ __forceinline__ tt_vec tt_ld_shared(const u8* p) { tt_vec v; v.x = *reinterpret_cast<const u16*>(p); return v; }
+__device__ __forceinline__ void tt_st_shared(u8* p, const tt_vec& v) { *reinterpret_cast<u16*>(p) = static_cast<u16>(v.x); }
 
 // Problem constants; enumerators fold into the code and take no storage.
 enum : u32 { kThreads = 256u };

@@ -30,7 +30,7 @@ __device__ __forceinline__ u64 tt_make_col_policy() {
   return policy;
 }
 
-// 16-byte vector accesses to global memory.
+// 16-byte vector accesses.
 struct __align__(16) tt_vec {
   u32 x, y, z, w;
 };
@@ -47,8 +47,10 @@ __device__ __forceinline__ void tt_st_global(u8* p, const tt_vec& v, u64 policy)
                : "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "l"(policy)
                : "memory");
 }
+__device__ __forceinline__ tt_vec tt_ld_shared(const u8* p) { return *reinterpret_cast<const tt_vec*>(p); }
+__device__ __forceinline__ void tt_st_shared(u8* p, const tt_vec& v) { *reinterpret_cast<tt_vec*>(p) = v; }
 
-// 16-byte vector accesses to global memory.
+// 16-byte vector accesses.
 struct __align__(16) tt_box_vec {
   u32 x, y, z, w;
 };
@@ -65,6 +67,8 @@ __device__ __forceinline__ void tt_box_st_global(u8* p, const tt_box_vec& v) {
                : "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
                : "memory");
 }
+__device__ __forceinline__ tt_box_vec tt_box_ld_shared(const u8* p) { return *reinterpret_cast<const tt_box_vec*>(p); }
+__device__ __forceinline__ void tt_box_st_shared(u8* p, const tt_box_vec& v) { *reinterpret_cast<tt_box_vec*>(p) = v; }
 
 // One image element.
 typedef u16 tt_elem;
@@ -173,8 +177,8 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_im2col_simt_im2col(con
       const u8* const from = source(b);
       tt_box_vec v{};
       if (from != nullptr) v = tt_box_ld_global(from + j * kLoad, img_policy);
-      *reinterpret_cast<tt_box_vec*>(
-          reinterpret_cast<u8*>(box + b * kBoxPitch + kBoxLead + kBoxStart) + j * kLoad) = v;
+      tt_box_st_shared(
+          reinterpret_cast<u8*>(box + b * kBoxPitch + kBoxLead + kBoxStart) + j * kLoad, v);
     }
     __syncthreads();
     u8* const out = col + m0 * kK * kElementBytes;

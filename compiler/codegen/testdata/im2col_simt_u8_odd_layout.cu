@@ -16,7 +16,7 @@ __device__ __forceinline__ u32 tt_smem_addr(const void* p) {
   return static_cast<u32>(__cvta_generic_to_shared(p));
 }
 
-// 1-byte vector accesses to global memory.
+// 1-byte vector accesses.
 struct __align__(2) tt_vec {
   u16 x;
 };
@@ -33,6 +33,8 @@ __device__ __forceinline__ void tt_st_global(u8* p, const tt_vec& v) {
                : "l"(p), "h"(v.x)
                : "memory");
 }
+__device__ __forceinline__ tt_vec tt_ld_shared(const u8* p) { tt_vec v; v.x = *reinterpret_cast<const u8*>(p); return v; }
+__device__ __forceinline__ void tt_st_shared(u8* p, const tt_vec& v) { *reinterpret_cast<u8*>(p) = static_cast<u8>(v.x); }
 
 // Problem constants; enumerators fold into the code and take no storage.
 enum : u32 { kThreads = 64u };
