@@ -18,8 +18,8 @@ expect() {  # expect CODE PATTERN ARGS...
 }
 
 expect 3 "no GPU to tune on .*use --dry_run" --output="$TEST_TMPDIR/db.txtpb"
-expect 2 "problem 'gemm:f16:8': op 'gemm' is not copy or im2col" --problems="gemm:f16:8"
-expect 2 "extent 'x'" --problems="copy:f16:8,x"
+expect 2 "problem 'gemm:f16:8': unknown tile operator 'gemm': accepted are copy, im2col" --problems="gemm:f16:8"
+expect 2 "'x' is not an integer" --problems="copy:f16:8,x"
 expect 2 "unknown option 'q'" --problems="im2col:f16:1,8,8,4:q=1"
 expect 2 "shard" --shard=5/2
 expect 2 "--devices: 'a' is not a device ordinal" --devices=a

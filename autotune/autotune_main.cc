@@ -4,9 +4,14 @@
 //
 // Flags: --problems="copy:f16:8192,8192;..." --output=PATH (.txtpb text, else binary)
 // --devices=0,1 --shard=i/n (or from Slurm / Kubernetes) --target=sm_90a (dry run)
-// --samples=N --report. A run writes the database after every problem, so an
-// interrupted run resumes where it stopped. Exit codes: 0 done, 1 failure, 2 bad flags,
-// 3 no GPU.
+// --samples=N --report --simulate=SPEC (a simulated GPU, for tests). A run writes the
+// database after every problem, so an interrupted run resumes where it stopped. Exit
+// codes: 0 done, 1 failure, 2 bad flags, 3 no GPU.
+//
+// Each problem is tuned in a child process (a worker): a variant that faults the GPU
+// poisons the process's CUDA context for good, so the worker reports it and exits, and the
+// next worker runs without it. The supervisor also kills a worker whose variant makes no
+// progress for --hang_seconds and records that variant as a hang.
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -17,7 +22,6 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
-#include <sstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -35,17 +39,21 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "autotune/atomic_file.h"
-#include "autotune/tuner.h"
-#include "autotune/tuning_task.h"
+#include "autotune/cuda_tuning_device.h"
 #include "autotune/merge_command.h"
 #include "autotune/report.h"
 #include "autotune/shard.h"
+#include "autotune/simulated_device.h"
 #include "autotune/suite.h"
-#include "autotune/tuning_db.h"
-#include "compiler/backend/tuning_conversion.h"
+#include "autotune/tuner.h"
+#include "autotune/tuning_task.h"
+#include "compiler/base/status_macros.h"
 #include "compiler/cuda/caching_compilation_provider.h"
 #include "compiler/cuda/nvrtc_compilation_provider.h"
+#include "compiler/ops/builtin_ops.h"
+#include "compiler/ops/candidates.h"
+#include "compiler/tuning_db/atomic_file.h"
+#include "compiler/tuning_db/tuning_db.h"
 #include "kernels/runtime/runtime.h"
 
 ABSL_FLAG(std::string, problems, "", "';'-separated problem list (autotune/suite.h); empty: default suite");
@@ -57,6 +65,8 @@ ABSL_FLAG(std::string, target, "sm_90a", "Target for --dry_run.");
 ABSL_FLAG(int, samples, 5, "Samples per variant in the first measurement pass.");
 ABSL_FLAG(bool, report, true, "Write a Markdown report and SVG chart next to the database.");
 ABSL_FLAG(int, hang_seconds, 60, "A variant running this long without progress is a hang.");
+ABSL_FLAG(std::string, simulate, "",
+          "Tune on a simulated GPU (for tests): seed=N,noise=F,fault=F,hang=F,wrong=F,name=..");
 // Internal: a worker process tunes one problem on one device (see RunWorker).
 ABSL_FLAG(int, worker_problem, -1, "internal");
 ABSL_FLAG(int, worker_device, 0, "internal");
@@ -69,9 +79,16 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+constexpr int kFaultExit = 42;
+constexpr int kSkippedExit = 43;
+
 int Fail(int code, const absl::Status& status) {
   std::fprintf(stderr, "autotune: %s\n", std::string(status.message()).c_str());
   return code;
+}
+
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
 }
 
 std::string OutputPath() {
@@ -81,10 +98,12 @@ std::string OutputPath() {
   return path;
 }
 
-std::unique_ptr<CompilationProvider> MakeCompiler(std::string* version) {
+std::unique_ptr<CompilationProvider> MakeCompiler() {
+  if (!absl::GetFlag(FLAGS_simulate).empty()) {
+    return std::make_unique<SimulatedCompilationProvider>();
+  }
   auto nvrtc = NvrtcCompilationProvider::Create();
   if (!nvrtc.ok()) return nullptr;
-  *version = (*nvrtc)->Name();
   CachingCompilationProvider::Options options;
   options.inner = *std::move(nvrtc);
   options.disk_directory = DefaultCacheDirectory();
@@ -92,21 +111,35 @@ std::unique_ptr<CompilationProvider> MakeCompiler(std::string* version) {
   return cached.ok() ? *std::move(cached) : nullptr;
 }
 
-int DryRun(const std::vector<SuiteProblem>& problems) {
+// The full space of a problem: the first phase's trials, then every hint set of it at
+// every launch of the second.
+std::vector<Trial> FullSpace(const TuningTask& task) {
+  std::vector<Trial> trials = task.space.first;
+  std::map<std::string, const Hints*> hint_sets;
+  for (const Trial& trial : task.space.first) {
+    std::string key;
+    AppendHintsKey(trial.hints, key);
+    hint_sets.emplace(key, &trial.hints);
+  }
+  for (const auto& [key, hints] : hint_sets) {
+    for (const LaunchParams& launch : task.space.launches) trials.push_back({*hints, launch});
+  }
+  return trials;
+}
+
+int DryRun(const TileOpRegistry& ops, const std::vector<SuiteProblem>& problems) {
   absl::StatusOr<Target> target = Target::Parse(absl::GetFlag(FLAGS_target));
   if (!target.ok()) return Fail(2, target.status());
-  std::string version;
-  std::unique_ptr<CompilationProvider> compiler = MakeCompiler(&version);
+  std::unique_ptr<CompilationProvider> compiler = MakeCompiler();
   if (compiler == nullptr) return Fail(1, absl::UnavailableError("NVRTC cannot be loaded"));
-  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   for (const SuiteProblem& problem : problems) {
     auto start = Clock::now();
-    absl::StatusOr<TuningTask> task = MakeTask(problem, *target);
+    absl::StatusOr<TuningTask> task = MakeTask(ops, *problem, *target);
     if (!task.ok()) return Fail(1, task.status());
-    SearchStats stats;
-    absl::StatusOr<std::vector<Candidate>> candidates =
-        task->build(task->all_hints, task->all_launches, &stats);
-    if (!candidates.ok()) return Fail(1, candidates.status());
+    absl::StatusOr<CandidateSet> set =
+        BuildCandidates(*task->definition, *task->op, *target, FullSpace(*task));
+    if (!set.ok()) return Fail(1, set.status());
     std::atomic<size_t> next{0};
     std::atomic<int> errors{0};
     CompileOptions options;
@@ -114,26 +147,28 @@ int DryRun(const std::vector<SuiteProblem>& problems) {
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t) {
       pool.emplace_back([&] {
-        for (size_t i = next++; i < candidates->size(); i = next++) {
-          if (!compiler->CompileToCubin((*candidates)[i].source, options).ok()) ++errors;
+        for (size_t i = next++; i < set->candidates.size(); i = next++) {
+          if (!compiler->CompileToCubin(set->candidates[i].source, options).ok()) ++errors;
         }
       });
     }
     for (auto& thread : pool) thread.join();
     std::map<std::string, int> per_path;
-    for (const Candidate& c : *candidates) ++per_path[LoweringPathName(c.path)];
+    for (const Candidate& c : set->candidates) {
+      ++per_path[c.lowered->form_name.empty()
+                     ? c.lowered->path_name
+                     : absl::StrCat(c.lowered->path_name, "/", c.lowered->form_name)];
+    }
     std::printf("%s on %s: %d combinations, %d pruned, %d duplicates, %zu distinct kernels "
                 "(%s), %d compile errors, %.1f s\n",
-                DescribeProblem(problem).c_str(), target->ArchName().c_str(), stats.enumerated,
-                stats.pruned, stats.duplicates, candidates->size(),
+                task->description.c_str(), target->ArchName().c_str(), set->enumerated,
+                set->pruned, set->duplicates, set->candidates.size(),
                 absl::StrJoin(per_path, ", ", absl::PairFormatter(" ")).c_str(), errors.load(),
-                std::chrono::duration<double>(Clock::now() - start).count());
+                Seconds(start));
+    std::fflush(stdout);
   }
   return 0;
 }
-
-constexpr int kFaultExit = 42;
-constexpr int kSkippedExit = 43;
 
 std::string ReadSelfPath() {
   char buffer[4096] = {};
@@ -159,70 +194,117 @@ int Spawn(const std::vector<std::string>& args, const std::string& pending_path,
     pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     if (done < 0) return -1;
-    absl::StatusOr<std::string> pending = ReadFileToString(pending_path);
+    absl::StatusOr<std::string> pending = tuning::ReadFileToString(pending_path);
     std::string current(absl::StripAsciiWhitespace(pending.ok() ? *pending : ""));
     if (current != last) {
       last = current;
       since = Clock::now();
-    } else if (!current.empty() &&
-               std::chrono::duration<double>(Clock::now() - since).count() > hang_seconds) {
+    } else if (!current.empty() && Seconds(since) > hang_seconds) {
       kill(pid, SIGKILL);
       waitpid(pid, &status, 0);
-      const std::string& sha = current;
       std::ofstream(faults_path, std::ios::app)
-          << sha << "\tno progress for " << hang_seconds << " s: killed as a hang\n";
+          << current << "\tno progress for " << hang_seconds << " s: killed as a hang\n";
       std::fprintf(stderr, "\nautotune: variant %s hung for %d s; killed\n",
-                   sha.substr(0, 12).c_str(), hang_seconds);
+                   current.substr(0, 12).c_str(), hang_seconds);
       return kFaultExit;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
 }
 
-// Tunes problem --worker_problem on --worker_device and writes the record to
-// --worker_result. Exit 0: done; kFaultExit: a variant faulted the GPU (appended to
-// --worker_faults, which the next worker reads); kSkippedExit: already in the database.
-int RunWorker(const std::vector<SuiteProblem>& mine) {
-  size_t k = static_cast<size_t>(absl::GetFlag(FLAGS_worker_problem));
-  if (k >= mine.size()) return Fail(2, absl::InvalidArgumentError("worker problem out of range"));
-  const SuiteProblem& problem = mine[k];
-  std::string result_path = absl::GetFlag(FLAGS_worker_result);
-  std::string faults_path = absl::GetFlag(FLAGS_worker_faults);
-  auto context = Context::Create(absl::GetFlag(FLAGS_worker_device));
-  if (!context.ok()) return Fail(1, context.status());
-  std::string nvrtc_version;
-  std::unique_ptr<CompilationProvider> compiler = MakeCompiler(&nvrtc_version);
-  if (compiler == nullptr) return Fail(1, absl::UnavailableError("NVRTC cannot be loaded"));
-  DeviceIdentity identity = IdentifyDevice(**context, nvrtc_version);
-  absl::StatusOr<Target> target = Target::Parse((*context)->info().ArchName());
-  if (!target.ok()) return Fail(1, target.status());
-  absl::StatusOr<TuningTask> task = MakeTask(problem, *target);
-  if (!task.ok()) return Fail(1, task.status());
-  TuningRecord probe;
-  *probe.mutable_device() = identity;
-  *probe.mutable_problem() = task->problem;
-  absl::StatusOr<TuningDatabase> existing = ReadTuningDatabase(OutputPath());
-  if (existing.ok()) {
-    for (const TuningRecord& r : existing->records()) {
-      if (RecordKey(r) == RecordKey(probe)) {
-        std::fprintf(stderr, "autotune: %s already tuned on %s; skipped\n",
-                     DescribeProblem(problem).c_str(), identity.name().c_str());
-        return kSkippedExit;
-      }
-    }
+// The device a worker tunes on: the simulated one, or the GPU of --worker_device (whose
+// context `context` keeps).
+absl::StatusOr<std::unique_ptr<TuningDevice>> MakeDevice(std::unique_ptr<Context>& context,
+                                                         CompilationProvider& compiler) {
+  const std::string simulate = absl::GetFlag(FLAGS_simulate);
+  if (!simulate.empty()) {
+    TT_ASSIGN_OR_RETURN(SimulatedDeviceOptions options, ParseSimulation(simulate));
+    return std::unique_ptr<TuningDevice>(new SimulatedDevice(std::move(options)));
   }
+  TT_ASSIGN_OR_RETURN(context, Context::Create(absl::GetFlag(FLAGS_worker_device)));
+  TT_ASSIGN_OR_RETURN(auto device, CudaTuningDevice::Create(*context, compiler));
+  return std::unique_ptr<TuningDevice>(std::move(device));
+}
+
+std::map<std::string, std::string> ReadFaults(const std::string& faults_path) {
   std::map<std::string, std::string> faulted;
-  if (absl::StatusOr<std::string> lines = ReadFileToString(faults_path); lines.ok()) {
+  if (absl::StatusOr<std::string> lines = tuning::ReadFileToString(faults_path); lines.ok()) {
     for (absl::string_view line : absl::StrSplit(*lines, '\n', absl::SkipEmpty())) {
       std::vector<std::string> parts = absl::StrSplit(line, absl::MaxSplits('\t', 1));
       if (parts.size() == 2) faulted[parts[0]] = parts[1];
     }
   }
-  absl::StatusOr<double> ceiling = MeasureDramCeiling(**context);
-  std::string label = absl::StrFormat("[%d/%d] %s", k + 1, mine.size(), DescribeProblem(problem));
+  return faulted;
+}
+
+// Whether the database at the output path already holds a record for `probe`.
+bool AlreadyTuned(const TileOpRegistry& ops, const tuning::TuningRecord& probe) {
+  tuning::ReadOptions read;
+  read.semantics = ops.RecordValidator();
+  absl::StatusOr<tuning::TuningDatabase> existing = tuning::ReadTuningDatabase(OutputPath(), read);
+  if (!existing.ok()) return false;
+  for (const tuning::TuningRecord& r : existing->records()) {
+    if (tuning::RecordKey(r) == tuning::RecordKey(probe)) return true;
+  }
+  return false;
+}
+
+void AddProvenance(int samples, tuning::TuningRecord& record) {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  tuning::Provenance* provenance = record.mutable_provenance();
+  provenance->set_tool_version("tiletune 0.2");
+  provenance->set_host(host);
+  provenance->set_unix_time_s(static_cast<int64_t>(std::time(nullptr)));
+  provenance->set_command_line(absl::StrCat("autotune --problems=", absl::GetFlag(FLAGS_problems),
+                                            " --samples=", samples));
+}
+
+std::string SummaryLine(const TuningTask& task, const tuning::TuningRecord& record,
+                        const TuneStats& stats, size_t faults) {
+  const tuning::Statistics& s = record.winner_statistics();
+  return absl::StrFormat(
+      "%-44s %-11s %8.1f us %7.0f GB/s %5.3f of ceiling | %d combos, %d pruned, %d dup, "
+      "%d compiled (%.1f s), %d verified, %d failed, %zu faults, %d measured (%.1f s), "
+      "regret %.2f%%",
+      task.description, record.winner().lowering().path(), s.median_us(), s.gbps(),
+      s.fraction_of_ceiling(), stats.enumerated, stats.pruned, stats.duplicates, stats.compiled,
+      stats.compile_seconds, stats.verified, stats.failed_verification, faults, stats.measured,
+      stats.gpu_seconds, 100 * stats.regret);
+}
+
+// Tunes problem --worker_problem on --worker_device and writes the record to
+// --worker_result. Exit 0: done; kFaultExit: a variant faulted the GPU (appended to
+// --worker_faults, which the next worker reads); kSkippedExit: already in the database.
+int RunWorker(const TileOpRegistry& ops, const std::vector<SuiteProblem>& mine) {
+  const size_t k = static_cast<size_t>(absl::GetFlag(FLAGS_worker_problem));
+  if (k >= mine.size()) return Fail(2, absl::InvalidArgumentError("worker problem out of range"));
+  const std::string result_path = absl::GetFlag(FLAGS_worker_result);
+  const std::string faults_path = absl::GetFlag(FLAGS_worker_faults);
+  std::unique_ptr<CompilationProvider> compiler = MakeCompiler();
+  if (compiler == nullptr) return Fail(1, absl::UnavailableError("NVRTC cannot be loaded"));
+  std::unique_ptr<Context> context;
+  absl::StatusOr<std::unique_ptr<TuningDevice>> device = MakeDevice(context, *compiler);
+  if (!device.ok()) return Fail(1, device.status());
+  const tuning::DeviceIdentity identity = (*device)->Identity();
+  absl::StatusOr<Target> target = Target::Parse((*device)->ArchName());
+  if (!target.ok()) return Fail(1, target.status());
+  absl::StatusOr<TuningTask> task = MakeTask(ops, *mine[k], *target);
+  if (!task.ok()) return Fail(1, task.status());
+  tuning::TuningRecord probe;
+  *probe.mutable_device() = identity;
+  *probe.mutable_problem() = task->problem;
+  if (AlreadyTuned(ops, probe)) {
+    std::fprintf(stderr, "autotune: %s already tuned on %s; skipped\n", task->description.c_str(),
+                 identity.name().c_str());
+    return kSkippedExit;
+  }
+  std::map<std::string, std::string> faulted = ReadFaults(faults_path);
+  absl::StatusOr<double> ceiling = (*device)->MeasureCeiling();
+  const std::string label = absl::StrFormat("[%d/%d] %s", k + 1, mine.size(), task->description);
   if (faulted.empty()) {
     std::fprintf(stderr, "autotune: %s on %s (%s), DRAM ceiling %.0f GB/s (device copy)\n",
-                 label.c_str(), identity.name().c_str(), (*context)->info().ArchName().c_str(),
+                 label.c_str(), identity.name().c_str(), (*device)->ArchName().c_str(),
                  ceiling.ok() ? *ceiling : 0.0);
   }
   Tuner::Options options;
@@ -233,14 +315,14 @@ int RunWorker(const std::vector<SuiteProblem>& mine) {
     std::fflush(stderr);
   };
   // The supervisor reads this to name a variant that hangs.
-  std::string pending_path = faults_path + ".pending";
+  const std::string pending_path = faults_path + ".pending";
   options.before_launch = [&](const std::string& sha) {
     std::ofstream(pending_path, std::ios::trunc) << sha << "\n";
   };
-  Tuner tuner(**context, *compiler, options);
-  size_t known = faulted.size();
+  Tuner tuner(**device, *compiler, options);
+  const size_t known = faulted.size();
   TuneStats stats;
-  absl::StatusOr<TuningRecord> record = tuner.Tune(*task, &faulted, &stats);
+  absl::StatusOr<tuning::TuningRecord> record = tuner.Tune(*task, &faulted, &stats);
   std::fprintf(stderr, "\n");
   if (absl::IsAborted(record.status()) && faulted.size() > known) {
     std::ofstream faults(faults_path, std::ios::app);
@@ -252,36 +334,145 @@ int RunWorker(const std::vector<SuiteProblem>& mine) {
   }
   if (!record.ok()) return Fail(1, record.status());
   *record->mutable_device() = identity;
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
-  Provenance* provenance = record->mutable_provenance();
-  provenance->set_tool_version("tiletune 0.1");
-  provenance->set_host(host);
-  provenance->set_unix_time_s(static_cast<int64_t>(std::time(nullptr)));
-  provenance->set_command_line(absl::StrCat("autotune --problems=", absl::GetFlag(FLAGS_problems),
-                                            " --samples=", options.samples));
-  const Statistics& s = record->winner_statistics();
-  std::string line = absl::StrFormat(
-      "%-44s %-11s %8.1f us %7.0f GB/s %5.3f of ceiling | %d combos, %d pruned, %d dup, "
-      "%d compiled (%.1f s), %d verified, %d failed, %zu faults, %d measured (%.1f s), "
-      "regret %.2f%%",
-      DescribeProblem(problem), record->winner().lowering().path(), s.median_us(), s.gbps(),
-      s.fraction_of_ceiling(), stats.enumerated, stats.pruned, stats.duplicates, stats.compiled,
-      stats.compile_seconds, stats.verified, stats.failed_verification, faulted.size(),
-      stats.measured, stats.gpu_seconds, 100 * stats.regret);
-  absl::Status written = WriteFileAtomically(result_path + ".summary", line);
-  if (written.ok()) written = WriteFileAtomically(result_path, record->SerializeAsString());
+  AddProvenance(options.samples, *record);
+  absl::Status written = tuning::WriteFileAtomically(
+      result_path + ".summary", SummaryLine(*task, *record, stats, faulted.size()));
+  if (written.ok()) written = tuning::WriteFileAtomically(result_path, record->SerializeAsString());
   if (!written.ok()) return Fail(1, written);
   return 0;
 }
 
+// What the supervisor shares between its device threads.
+struct Supervision {
+  std::mutex mutex;  // Guards database, the output file, summary and the console.
+  tuning::TuningDatabase database;
+  std::vector<std::string> summary;
+  std::atomic<size_t> next{0};
+  std::atomic<int> failures{0};
+};
+
+// Tunes problem `k` in worker processes on device `ordinal` until it is done or a worker
+// fails other than by a fault; adds the record to the database and writes it.
+void SuperviseProblem(const TileOpRegistry& ops, const std::vector<SuiteProblem>& mine, size_t k,
+                      int ordinal, const Shard& shard, const std::string& path, Supervision& s) {
+  const std::string label =
+      absl::StrFormat("[%d/%d] %s", k + 1, mine.size(), DescribeProblem(ops, *mine[k]));
+  const std::string base = absl::StrCat(path, ".worker", ordinal, "_", k);
+  const std::string result_path = base + ".pb", faults_path = base + ".faults";
+  std::remove(faults_path.c_str());
+  int code = -1;
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    std::remove(result_path.c_str());
+    std::vector<std::string> args = {ReadSelfPath(),
+                                     absl::StrCat("--problems=", absl::GetFlag(FLAGS_problems)),
+                                     absl::StrCat("--shard=", FormatShard(shard)),
+                                     absl::StrCat("--samples=", absl::GetFlag(FLAGS_samples)),
+                                     absl::StrCat("--simulate=", absl::GetFlag(FLAGS_simulate)),
+                                     absl::StrCat("--output=", path),
+                                     absl::StrCat("--worker_problem=", k),
+                                     absl::StrCat("--worker_device=", ordinal),
+                                     absl::StrCat("--worker_result=", result_path),
+                                     absl::StrCat("--worker_faults=", faults_path)};
+    code = Spawn(args, faults_path + ".pending", faults_path, absl::GetFlag(FLAGS_hang_seconds));
+    if (code != kFaultExit) break;
+    std::lock_guard<std::mutex> lock(s.mutex);
+    std::fprintf(stderr, "autotune: %s: a variant faulted the GPU; retrying without it\n",
+                 label.c_str());
+  }
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (code == kSkippedExit) return;
+  absl::StatusOr<std::string> bytes = tuning::ReadFileToString(result_path);
+  tuning::TuningRecord record;
+  if (code != 0 || !bytes.ok() || !record.ParseFromString(*bytes)) {
+    std::fprintf(stderr, "autotune: %s failed (worker exit code %d)\n", label.c_str(), code);
+    ++s.failures;
+    return;
+  }
+  std::remove(result_path.c_str());
+  std::remove(faults_path.c_str());
+  std::remove((faults_path + ".pending").c_str());
+  absl::StatusOr<std::string> line = tuning::ReadFileToString(result_path + ".summary");
+  if (line.ok()) s.summary.push_back(*line);
+  std::remove((result_path + ".summary").c_str());
+  *s.database.add_records() = record;
+  absl::Status written = tuning::WriteTuningDatabase(s.database, path, ops.RecordValidator());
+  if (!written.ok()) {
+    std::fprintf(stderr, "autotune: %s\n", std::string(written.message()).c_str());
+    ++s.failures;
+  }
+}
+
+absl::StatusOr<std::vector<int>> ParseDevices() {
+  std::vector<int> devices;
+  for (absl::string_view d : absl::StrSplit(absl::GetFlag(FLAGS_devices), ',')) {
+    int ordinal = 0;
+    if (!absl::SimpleAtoi(d, &ordinal) || ordinal < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--devices: '", d, "' is not a device ordinal; e.g. --devices=0,1"));
+    }
+    devices.push_back(ordinal);
+  }
+  return devices;
+}
+
+int Supervise(const TileOpRegistry& ops, const std::vector<SuiteProblem>& mine,
+              const Shard& shard) {
+  absl::StatusOr<std::vector<int>> devices = ParseDevices();
+  if (!devices.ok()) return Fail(2, devices.status());
+  if (absl::GetFlag(FLAGS_simulate).empty()) {
+    absl::StatusOr<int> count = DeviceCount();
+    if (!count.ok() || *count == 0) {
+      return Fail(3, absl::UnavailableError(absl::StrCat(
+                         "no GPU to tune on (",
+                         count.ok() ? "the driver sees none" : count.status().message(),
+                         "); use --dry_run to compile the search space without one")));
+    }
+  }
+  const std::string path = OutputPath();
+  Supervision s;
+  tuning::ReadOptions read;
+  read.semantics = ops.RecordValidator();
+  absl::StatusOr<tuning::TuningDatabase> existing = tuning::ReadTuningDatabase(path, read);
+  if (existing.ok()) {
+    s.database = *std::move(existing);
+    std::fprintf(stderr, "autotune: resuming %s (%d records)\n", path.c_str(),
+                 s.database.records_size());
+  } else if (!absl::IsNotFound(existing.status())) {
+    return Fail(1, existing.status());
+  }
+  auto run_start = Clock::now();
+  std::vector<std::thread> threads;
+  for (int ordinal : *devices) {
+    threads.emplace_back([&, ordinal] {
+      for (size_t k = s.next++; k < mine.size(); k = s.next++) {
+        SuperviseProblem(ops, mine, k, ordinal, shard, path, s);
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  if (absl::GetFlag(FLAGS_report) && s.database.records_size() > 0) {
+    absl::Status reported = WriteReport(s.database, path, ops);
+    if (!reported.ok()) std::fprintf(stderr, "autotune: %s\n", std::string(reported.message()).c_str());
+  }
+  std::printf("autotune: %zu problem(s) in %.1f s -> %s\n", mine.size(), Seconds(run_start),
+              path.c_str());
+  for (const std::string& line : s.summary) std::printf("  %s\n", line.c_str());
+  return s.failures > 0 ? 1 : 0;
+}
+
 int Main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
-  std::vector<SuiteProblem> problems = DefaultSuite();
+  const TileOpRegistry& ops = BuiltinTileOps();
+  std::vector<SuiteProblem> problems = DefaultSuite(ops);
   if (!absl::GetFlag(FLAGS_problems).empty()) {
-    auto parsed = ParseProblems(absl::GetFlag(FLAGS_problems));
+    auto parsed = ParseProblems(ops, absl::GetFlag(FLAGS_problems));
     if (!parsed.ok()) return Fail(2, parsed.status());
     problems = *std::move(parsed);
+  }
+  if (!absl::GetFlag(FLAGS_simulate).empty()) {
+    if (absl::Status valid = ParseSimulation(absl::GetFlag(FLAGS_simulate)).status(); !valid.ok()) {
+      return Fail(2, valid);
+    }
   }
   absl::StatusOr<Shard> shard = ResolveShard(absl::GetFlag(FLAGS_shard), ProcessEnvironment());
   if (!shard.ok()) return Fail(2, shard.status());
@@ -291,104 +482,9 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "autotune: shard %s (%s): %zu of %zu problems\n",
                  FormatShard(*shard).c_str(), shard->source.c_str(), mine.size(), problems.size());
   }
-  if (absl::GetFlag(FLAGS_dry_run)) return DryRun(mine);
-  if (absl::GetFlag(FLAGS_worker_problem) >= 0) return RunWorker(mine);
-
-  std::vector<int> devices;
-  for (absl::string_view d : absl::StrSplit(absl::GetFlag(FLAGS_devices), ',')) {
-    int ordinal = 0;
-    if (!absl::SimpleAtoi(d, &ordinal) || ordinal < 0) {
-      return Fail(2, absl::InvalidArgumentError(absl::StrCat(
-                         "--devices: '", d, "' is not a device ordinal; e.g. --devices=0,1")));
-    }
-    devices.push_back(ordinal);
-  }
-  absl::StatusOr<int> count = DeviceCount();
-  if (!count.ok() || *count == 0) {
-    return Fail(3, absl::UnavailableError(absl::StrCat(
-                       "no GPU to tune on (", count.ok() ? "the driver sees none" : count.status().message(),
-                       "); use --dry_run to compile the search space without one")));
-  }
-  std::string path = OutputPath();
-  TuningDatabase database;
-  absl::StatusOr<TuningDatabase> existing = ReadTuningDatabase(path);
-  if (existing.ok()) {
-    database = *std::move(existing);
-    std::fprintf(stderr, "autotune: resuming %s (%d records)\n", path.c_str(),
-                 database.records_size());
-  } else if (!absl::IsNotFound(existing.status())) {
-    return Fail(1, existing.status());
-  }
-  std::mutex mutex;  // Guards database, the output file and the console.
-  std::atomic<size_t> next{0};
-  std::atomic<int> failures{0};
-  auto run_start = Clock::now();
-  std::vector<std::string> summary;
-  std::string self = ReadSelfPath();
-
-  // Each problem is tuned in a child process: a variant that faults the GPU poisons its
-  // CUDA context for good, so the child reports it and exits, and the next child runs
-  // without it.
-  auto worker = [&](int ordinal) {
-    for (size_t k = next++; k < mine.size(); k = next++) {
-      std::string label =
-          absl::StrFormat("[%d/%d] %s", k + 1, mine.size(), DescribeProblem(mine[k]));
-      std::string base = absl::StrCat(path, ".worker", ordinal, "_", k);
-      std::string result_path = base + ".pb", faults_path = base + ".faults";
-      std::remove(faults_path.c_str());
-      int code = -1;
-      for (int attempt = 0; attempt < 16; ++attempt) {
-        std::remove(result_path.c_str());
-        std::vector<std::string> args = {self,
-                                         absl::StrCat("--problems=", absl::GetFlag(FLAGS_problems)),
-                                         absl::StrCat("--shard=", FormatShard(*shard)),
-                                         absl::StrCat("--samples=", absl::GetFlag(FLAGS_samples)),
-                                         absl::StrCat("--output=", path),
-                                         absl::StrCat("--worker_problem=", k),
-                                         absl::StrCat("--worker_device=", ordinal),
-                                         absl::StrCat("--worker_result=", result_path),
-                                         absl::StrCat("--worker_faults=", faults_path)};
-        code = Spawn(args, faults_path + ".pending", faults_path, absl::GetFlag(FLAGS_hang_seconds));
-        if (code != kFaultExit) break;
-        std::lock_guard<std::mutex> lock(mutex);
-        std::fprintf(stderr, "autotune: %s: a variant faulted the GPU; retrying without it\n",
-                     label.c_str());
-      }
-      std::lock_guard<std::mutex> lock(mutex);
-      if (code == kSkippedExit) continue;
-      absl::StatusOr<std::string> bytes = ReadFileToString(result_path);
-      TuningRecord record;
-      if (code != 0 || !bytes.ok() || !record.ParseFromString(*bytes)) {
-        std::fprintf(stderr, "autotune: %s failed (worker exit code %d)\n", label.c_str(), code);
-        ++failures;
-        continue;
-      }
-      std::remove(result_path.c_str());
-      std::remove(faults_path.c_str());
-      std::remove((faults_path + ".pending").c_str());
-      absl::StatusOr<std::string> line = ReadFileToString(result_path + ".summary");
-      if (line.ok()) summary.push_back(*line);
-      std::remove((result_path + ".summary").c_str());
-      *database.add_records() = record;
-      absl::Status written = WriteTuningDatabase(database, path);
-      if (!written.ok()) {
-        std::fprintf(stderr, "autotune: %s\n", std::string(written.message()).c_str());
-        ++failures;
-      }
-    }
-  };
-  std::vector<std::thread> threads;
-  for (int ordinal : devices) threads.emplace_back(worker, ordinal);
-  for (auto& thread : threads) thread.join();
-
-  if (absl::GetFlag(FLAGS_report) && database.records_size() > 0) {
-    absl::Status reported = WriteReport(database, path);
-    if (!reported.ok()) std::fprintf(stderr, "autotune: %s\n", std::string(reported.message()).c_str());
-  }
-  std::printf("autotune: %zu problem(s) in %.1f s -> %s\n", mine.size(),
-              std::chrono::duration<double>(Clock::now() - run_start).count(), path.c_str());
-  for (const std::string& line : summary) std::printf("  %s\n", line.c_str());
-  return failures > 0 ? 1 : 0;
+  if (absl::GetFlag(FLAGS_dry_run)) return DryRun(ops, mine);
+  if (absl::GetFlag(FLAGS_worker_problem) >= 0) return RunWorker(ops, mine);
+  return Supervise(ops, mine, *shard);
 }
 
 }  // namespace

@@ -4,25 +4,26 @@
 set -euo pipefail
 
 bin="autotune/autotune"
-data="autotune/testdata"
+data="compiler/tuning_db/testdata"
 out="${TEST_TMPDIR}/merged.txtpb"
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # A merge with one conflict: the faster f16 winner (tma, 70.5 us on gpu-a) is kept.
-"$bin" merge "$data/h200_a.txtpb" "$data/h200_b.txtpb" -o "$out" >"$TEST_TMPDIR/stdout" \
+"$bin" merge "$data/v1_h200_a.txtpb" "$data/v1_h200_b.txtpb" -o "$out" >"$TEST_TMPDIR/stdout" \
   || fail "merge exited $?"
-grep -q '^conflict: "NVIDIA H200" sm_9.0 | "copy" "f16" shape=\[8192,8192\].*: kept tma .*70.500 us, autotune/testdata/h200_a.txtpb, host gpu-a) over bulk_1d .*72.000 us' \
+grep -q '^conflict: "NVIDIA H200" sm_9.0 | "copy" "f16" shape=\[8192,8192\].*: kept tma .*70.500 us, compiler/tuning_db/testdata/v1_h200_a.txtpb, host gpu-a) over bulk_1d .*72.000 us' \
   "$TEST_TMPDIR/stdout" || { cat "$TEST_TMPDIR/stdout"; fail "conflict line"; }
 grep -q '4 records from 2 databases -> 3 records' "$TEST_TMPDIR/stdout" \
   || fail "summary line"
 [[ "$(grep -c '^records {' "$out")" == 3 ]] || fail "merged file does not hold 3 records"
-tail -n 1 "$out" | grep -qx 'record_count: 3' || fail "merged file has no trailer"
+tail -n 2 "$out" | head -n 1 | grep -qx 'record_count: 3' || fail "merged file has no trailer"
+tail -n 1 "$out" | grep -q '^records_sha256: "[0-9a-f]\{64\}"$' || fail "merged file has no checksum"
 # The merged file is itself a valid input.
 "$bin" merge "$out" -o "$TEST_TMPDIR/again.pb" >/dev/null || fail "re-reading the output"
 
 # Bad arguments: exit 2 and exactly one line on stderr.
-for args in "merge $data/h200_a.txtpb" "merge -o $out" "merge --frobnicate x -o y" "merge a -o"; do
+for args in "merge $data/v1_h200_a.txtpb" "merge -o $out" "merge --frobnicate x -o y" "merge a -o"; do
   set +e
   # shellcheck disable=SC2086
   "$bin" $args >/dev/null 2>"$TEST_TMPDIR/stderr"

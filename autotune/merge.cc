@@ -10,8 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/types/span.h"
-#include "autotune/tuning_db.h"
-#include "autotune/tuning_db.pb.h"
+#include "compiler/tuning_db/tuning_db.h"
+#include "compiler/tuning_db/tuning_db.pb.h"
 #include "compiler/base/status_macros.h"
 
 namespace tiletune {
@@ -19,7 +19,7 @@ namespace autotune {
 namespace {
 
 struct Entry {
-  const TuningRecord* record;
+  const tuning::TuningRecord* record;
   int input;
   std::string bytes;  // deterministic serialization: the last tie-breaker
 };
@@ -30,14 +30,14 @@ bool RanksBefore(const Entry& a, const Entry& b) {
   const double ma = a.record->winner_statistics().median_us();
   const double mb = b.record->winner_statistics().median_us();
   if (ma != mb) return ma < mb;
-  const int by_variant = CompareVariants(a.record->winner(), b.record->winner());
+  const int by_variant = tuning::CompareVariants(a.record->winner(), b.record->winner());
   if (by_variant != 0) return by_variant < 0;
   return a.bytes < b.bytes;
 }
 
-std::string Side(const Variant& winner, double median_us, int input,
+std::string Side(const tuning::Variant& winner, double median_us, int input,
                  absl::Span<const std::string> input_names, const std::string& host) {
-  std::string text = absl::StrFormat("%s (%.3f us, ", DescribeVariant(winner), median_us);
+  std::string text = absl::StrFormat("%s (%.3f us, ", tuning::DescribeVariant(winner), median_us);
   if (input >= 0 && input < static_cast<int>(input_names.size())) {
     absl::StrAppend(&text, input_names[input]);
   } else {
@@ -50,19 +50,19 @@ std::string Side(const Variant& winner, double median_us, int input,
 
 }  // namespace
 
-absl::StatusOr<TuningDatabase> MergeDatabases(const std::vector<TuningDatabase>& inputs,
+absl::StatusOr<tuning::TuningDatabase> MergeDatabases(const std::vector<tuning::TuningDatabase>& inputs,
                                               MergeReport* report) {
   std::map<std::string, std::vector<Entry>> by_key;
   int input_records = 0;
   for (int i = 0; i < static_cast<int>(inputs.size()); ++i) {
-    TT_RETURN_IF_ERROR(ValidateTuningDatabase(inputs[i], absl::StrCat("merge input ", i)));
-    for (const TuningRecord& record : inputs[i].records()) {
-      by_key[RecordKey(record)].push_back(Entry{&record, i, SerializeDeterministically(record)});
+    TT_RETURN_IF_ERROR(tuning::ValidateTuningDatabase(inputs[i], absl::StrCat("merge input ", i)));
+    for (const tuning::TuningRecord& record : inputs[i].records()) {
+      by_key[tuning::RecordKey(record)].push_back(Entry{&record, i, tuning::SerializeDeterministically(record)});
       ++input_records;
     }
   }
-  TuningDatabase merged;
-  merged.set_schema_version(kCurrentSchemaVersion);
+  tuning::TuningDatabase merged;
+  merged.set_schema_version(tuning::kCurrentSchemaVersion);
   std::vector<MergeConflict> conflicts;
   for (auto& [key, entries] : by_key) {
     std::sort(entries.begin(), entries.end(), RanksBefore);
@@ -84,6 +84,7 @@ absl::StatusOr<TuningDatabase> MergeDatabases(const std::vector<TuningDatabase>&
     }
   }
   merged.set_record_count(merged.records_size());
+  merged.set_records_sha256(tuning::RecordsSha256(merged));
   if (report != nullptr) {
     report->input_records = input_records;
     report->output_records = merged.records_size();

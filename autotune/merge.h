@@ -19,7 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "autotune/tuning_db.pb.h"
+#include "compiler/tuning_db/tuning_db.pb.h"
 
 namespace tiletune {
 namespace autotune {
@@ -27,11 +27,11 @@ namespace autotune {
 // Two inputs held a record for the same key; `kept` won.
 struct MergeConflict {
   std::string key;  // RecordKey() of both records
-  Variant kept_winner;
+  tuning::Variant kept_winner;
   double kept_median_us = 0;
   int kept_input = 0;     // index into MergeDatabases' inputs
   std::string kept_host;  // provenance.host of the kept record
-  Variant dropped_winner;
+  tuning::Variant dropped_winner;
   double dropped_median_us = 0;
   int dropped_input = 0;
   std::string dropped_host;
@@ -45,10 +45,10 @@ struct MergeReport {
 };
 
 // Merges `inputs` (each a valid database at kCurrentSchemaVersion, as ReadTuningDatabase
-// returns them) into one valid database with record_count set. InvalidArgument naming
+// returns them) into one valid database with its trailer set. InvalidArgument naming
 // the input ("merge input 2: ...") when an input is not valid. `report` may be null;
 // otherwise it is overwritten.
-absl::StatusOr<TuningDatabase> MergeDatabases(const std::vector<TuningDatabase>& inputs,
+absl::StatusOr<tuning::TuningDatabase> MergeDatabases(const std::vector<tuning::TuningDatabase>& inputs,
                                               MergeReport* report);
 
 // One line: `<key>: kept <variant> (<median> us, <input>[, host <h>]) over <variant>

@@ -12,8 +12,9 @@
 #include "absl/types/span.h"
 #include "autotune/merge.h"
 #include "autotune/report.h"
-#include "autotune/tuning_db.h"
-#include "autotune/tuning_db.pb.h"
+#include "compiler/ops/builtin_ops.h"
+#include "compiler/tuning_db/tuning_db.h"
+#include "compiler/tuning_db/tuning_db.pb.h"
 
 namespace tiletune {
 namespace autotune {
@@ -93,9 +94,13 @@ int RunMergeCommand(absl::Span<const std::string> args, std::FILE* out, std::FIL
                  kUsage);
     return kMergeOk;
   }
-  std::vector<TuningDatabase> inputs;
+  const TileOpRegistry& ops = BuiltinTileOps();
+  tuning::ReadOptions read;
+  read.semantics = ops.RecordValidator();
+  std::vector<tuning::TuningDatabase> inputs;
   for (const std::string& input : parsed->inputs) {
-    absl::StatusOr<TuningDatabase> database = ReadTuningDatabase(Resolve(input));
+    absl::StatusOr<tuning::TuningDatabase> database =
+        tuning::ReadTuningDatabase(Resolve(input), read);
     if (!database.ok()) {
       std::fprintf(err, "autotune merge: %s\n", std::string(database.status().message()).c_str());
       return kMergeFailed;
@@ -103,10 +108,12 @@ int RunMergeCommand(absl::Span<const std::string> args, std::FILE* out, std::FIL
     inputs.push_back(*std::move(database));
   }
   MergeReport report;
-  absl::StatusOr<TuningDatabase> merged = MergeDatabases(inputs, &report);
+  absl::StatusOr<tuning::TuningDatabase> merged = MergeDatabases(inputs, &report);
   const std::string output = Resolve(parsed->output);
-  absl::Status written = merged.ok() ? WriteTuningDatabase(*merged, output) : merged.status();
-  if (written.ok() && parsed->report) written = WriteReport(*merged, output);
+  absl::Status written = merged.ok()
+                             ? tuning::WriteTuningDatabase(*merged, output, ops.RecordValidator())
+                             : merged.status();
+  if (written.ok() && parsed->report) written = WriteReport(*merged, output, ops);
   if (!written.ok()) {
     std::fprintf(err, "autotune merge: %s\n", std::string(written.message()).c_str());
     return kMergeFailed;

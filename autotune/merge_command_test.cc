@@ -9,10 +9,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "autotune/atomic_file.h"
-#include "autotune/test_folder.h"
-#include "autotune/tuning_db.h"
-#include "autotune/tuning_db_test_util.h"
+#include "compiler/tuning_db/atomic_file.h"
+#include "compiler/base/test_folder.h"
+#include "compiler/tuning_db/tuning_db.h"
+#include "compiler/tuning_db/tuning_db_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -84,14 +84,14 @@ TEST(ParseMergeArgumentsTest, RejectsBadArgumentsNamingThem) {
 
 TEST(RunMergeCommandTest, MergesTextAndBinaryInputsAndPrintsConflicts) {
   const std::string folder = MakeTestFolder();
-  TuningDatabase a = TestDatabase(2);
-  TuningDatabase b = TestDatabase(3);  // shares keys with `a`, each winner slower
-  for (TuningRecord& record : *b.mutable_records()) {
+  tuning::TuningDatabase a = tuning::TestDatabase(2);
+  tuning::TuningDatabase b = tuning::TestDatabase(3);  // shares keys with `a`, each winner slower
+  for (tuning::TuningRecord& record : *b.mutable_records()) {
     record.mutable_winner_statistics()->set_median_us(record.winner_statistics().median_us() + 1);
     record.mutable_provenance()->set_host("other");
   }
-  ASSERT_TRUE(WriteTuningDatabase(a, folder + "/a.txtpb").ok());
-  ASSERT_TRUE(WriteTuningDatabase(b, folder + "/b.pb").ok());
+  ASSERT_TRUE(tuning::WriteTuningDatabase(a, folder + "/a.txtpb").ok());
+  ASSERT_TRUE(tuning::WriteTuningDatabase(b, folder + "/b.pb").ok());
   const std::string output = folder + "/merged.txtpb";
   CommandRun run = RunMerge({folder + "/a.txtpb", folder + "/b.pb", "-o", output});
   ASSERT_EQ(run.code, kMergeOk) << run.err;
@@ -105,37 +105,37 @@ TEST(RunMergeCommandTest, MergesTextAndBinaryInputsAndPrintsConflicts) {
   }
   EXPECT_EQ(lines[3], absl::StrCat("autotune merge: 7 records from 2 databases -> 4 records in ",
                                    output, " (3 conflicts)"));
-  absl::StatusOr<TuningDatabase> merged = ReadTuningDatabase(output);
+  absl::StatusOr<tuning::TuningDatabase> merged = tuning::ReadTuningDatabase(output);
   ASSERT_TRUE(merged.ok()) << merged.status();
   ASSERT_EQ(merged->records_size(), 4);
   int from_b = 0;
-  for (const TuningRecord& record : merged->records())
+  for (const tuning::TuningRecord& record : merged->records())
     from_b += record.provenance().host() == "other";
   EXPECT_EQ(from_b, 1);  // the one key only `b` has
 }
 
 TEST(RunMergeCommandTest, RelativePathsAreTakenFromTheBazelRunDirectory) {
   const std::string folder = MakeTestFolder();
-  ASSERT_TRUE(WriteTuningDatabase(TestDatabase(1), folder + "/in.pb").ok());
+  ASSERT_TRUE(tuning::WriteTuningDatabase(tuning::TestDatabase(1), folder + "/in.pb").ok());
   ASSERT_EQ(setenv("BUILD_WORKING_DIRECTORY", folder.c_str(), 1), 0);
   CommandRun run = RunMerge({"in.pb", "-o", "out.txtpb"});
   unsetenv("BUILD_WORKING_DIRECTORY");
   ASSERT_EQ(run.code, kMergeOk) << run.err;
-  EXPECT_TRUE(ReadTuningDatabase(folder + "/out.txtpb").ok());
+  EXPECT_TRUE(tuning::ReadTuningDatabase(folder + "/out.txtpb").ok());
 }
 
 TEST(RunMergeCommandTest, ReportIsWrittenBesideTheOutputOnRequest) {
   const std::string folder = MakeTestFolder();
-  ASSERT_TRUE(WriteTuningDatabase(TestDatabase(1), folder + "/in.pb").ok());
+  ASSERT_TRUE(tuning::WriteTuningDatabase(tuning::TestDatabase(1), folder + "/in.pb").ok());
   CommandRun run = RunMerge({folder + "/in.pb", "-o", folder + "/plain.pb"});
   ASSERT_EQ(run.code, kMergeOk) << run.err;
-  EXPECT_FALSE(ReadFileToString(folder + "/plain.report.md").ok());
+  EXPECT_FALSE(tuning::ReadFileToString(folder + "/plain.report.md").ok());
   run = RunMerge({folder + "/in.pb", "-o", folder + "/out.pb", "--report"});
   ASSERT_EQ(run.code, kMergeOk) << run.err;
-  absl::StatusOr<std::string> markdown = ReadFileToString(folder + "/out.report.md");
+  absl::StatusOr<std::string> markdown = tuning::ReadFileToString(folder + "/out.report.md");
   ASSERT_TRUE(markdown.ok()) << markdown.status();
   EXPECT_THAT(*markdown, HasSubstr("](out.report.svg)"));
-  EXPECT_TRUE(ReadFileToString(folder + "/out.report.svg").ok());
+  EXPECT_TRUE(tuning::ReadFileToString(folder + "/out.report.svg").ok());
 }
 
 TEST(RunMergeCommandTest, BadArgumentsExitTwoWithOneLine) {
@@ -149,12 +149,12 @@ TEST(RunMergeCommandTest, BadArgumentsExitTwoWithOneLine) {
 
 TEST(RunMergeCommandTest, UnreadableInputExitsOneNamingIt) {
   const std::string folder = MakeTestFolder();
-  ASSERT_TRUE(WriteFileAtomically(folder + "/corrupt.pb", "\xff\xff\xff").ok());
+  ASSERT_TRUE(tuning::WriteFileAtomically(folder + "/corrupt.pb", "\xff\xff\xff").ok());
   CommandRun run = RunMerge({folder + "/corrupt.pb", "-o", folder + "/out.pb"});
   EXPECT_EQ(run.code, kMergeFailed);
   EXPECT_THAT(run.err, StartsWith(absl::StrCat("autotune merge: ", folder, "/corrupt.pb: ")));
   EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1);
-  EXPECT_FALSE(ReadFileToString(folder + "/out.pb").ok());
+  EXPECT_FALSE(tuning::ReadFileToString(folder + "/out.pb").ok());
 }
 
 TEST(RunMergeCommandTest, HelpPrintsUsage) {

@@ -12,9 +12,9 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "autotune/atomic_file.h"
-#include "autotune/tuning_db.h"
-#include "autotune/tuning_db.pb.h"
+#include "compiler/tuning_db/atomic_file.h"
+#include "compiler/tuning_db/tuning_db.h"
+#include "compiler/tuning_db/tuning_db.pb.h"
 #include "compiler/base/status_macros.h"
 
 namespace tiletune {
@@ -23,61 +23,31 @@ namespace {
 
 // One bar or table row: the winner or one of the other candidates.
 struct Entry {
-  const Variant* variant;
-  const Statistics* statistics;  // null when not measured
-  CandidateResult::Status status;
+  const tuning::Variant* variant;
+  const tuning::Statistics* statistics;  // null when not measured
+  tuning::CandidateResult::Status status;
   const std::string* detail;
   bool winner;
 };
 
-std::vector<Entry> Entries(const TuningRecord& record) {
+std::vector<Entry> Entries(const tuning::TuningRecord& record) {
   static const std::string kNoDetail;
   std::vector<Entry> entries = {
-      {&record.winner(), &record.winner_statistics(), CandidateResult::OK, &kNoDetail, true}};
-  for (const CandidateResult& c : record.candidates()) {
+      {&record.winner(), &record.winner_statistics(), tuning::CandidateResult::OK, &kNoDetail, true}};
+  for (const tuning::CandidateResult& c : record.candidates()) {
     entries.push_back({&c.variant(), c.has_statistics() ? &c.statistics() : nullptr, c.status(),
                        &c.detail(), false});
   }
   return entries;
 }
 
-// True when `strides` are absent or the row-major strides of `shape`.
-bool Dense(const google::protobuf::RepeatedField<int64_t>& strides,
-           const google::protobuf::RepeatedField<int64_t>& shape) {
-  if (strides.empty()) return true;
-  if (strides.size() != shape.size()) return false;
-  int64_t expected = 1;
-  for (int d = shape.size() - 1; d >= 0; --d) {
-    if (strides[d] != expected) return false;
-    expected *= shape[d];
-  }
-  return true;
-}
-
-std::string ShortProblem(const Problem& p) {
-  std::string text = absl::StrCat(p.op(), " ", p.dtype());
-  if (p.shape_size() > 0) absl::StrAppend(&text, " [", absl::StrJoin(p.shape(), "x"), "]");
-  if (!Dense(p.src_strides(), p.shape()) || !Dense(p.dst_strides(), p.shape())) {
-    absl::StrAppend(&text, " strided");
-  }
-  if (p.has_im2col()) {
-    const Im2colGeometry& g = p.im2col();
-    absl::StrAppend(
-        &text, absl::StrFormat(" n%d h%d w%d c%d k%dx%d s%dx%d d%dx%d p%dx%d "
-                               "tile %dx%d",
-                               g.n(), g.h(), g.w(), g.c(), g.kh(), g.kw(), g.sh(), g.sw(), g.dh(),
-                               g.dw(), g.ph(), g.pw(), g.block_m(), g.block_k()));
-  }
-  return text;
-}
-
-std::string ShortDevice(const DeviceIdentity& d) {
+std::string ShortDevice(const tuning::DeviceIdentity& d) {
   return absl::StrCat(d.name(), " (sm_", d.cc_major(), ".", d.cc_minor(), ")");
 }
 
 std::string Gbps(double gbps) { return gbps > 0 ? absl::StrFormat("%.1f", gbps) : "—"; }
 
-std::string Fraction(const Statistics& s) {
+std::string Fraction(const tuning::Statistics& s) {
   return s.ceiling_gbps() > 0 && s.gbps() > 0
              ? absl::StrFormat("%.1f%%", 100 * s.fraction_of_ceiling())
              : "—";
@@ -93,7 +63,7 @@ std::string MedianSpread(const std::vector<Entry>& entries) {
   double low = 0, high = 0;
   int measured = 0;
   for (const Entry& e : entries) {
-    if (e.statistics == nullptr || e.status != CandidateResult::OK) continue;
+    if (e.statistics == nullptr || e.status != tuning::CandidateResult::OK) continue;
     const double median = e.statistics->median_us();
     low = measured == 0 ? median : std::min(low, median);
     high = measured == 0 ? median : std::max(high, median);
@@ -108,14 +78,14 @@ std::string StatusCounts(const std::vector<Entry>& entries) {
   for (const Entry& e : entries) ++counts[e.status];
   std::vector<std::string> parts;
   for (const auto& [status, count] : counts) {
-    parts.push_back(absl::StrCat(CandidateStatusName(static_cast<CandidateResult::Status>(status)),
+    parts.push_back(absl::StrCat(tuning::CandidateStatusName(static_cast<tuning::CandidateResult::Status>(status)),
                                  " ", count));
   }
   return absl::StrJoin(parts, ", ");
 }
 
 // "- Measured by tiletune 0.1 on gpu-a, 2026-11-30 00:00:00 UTC\n", with what is known.
-std::string MeasuredLine(const Provenance& p) {
+std::string MeasuredLine(const tuning::Provenance& p) {
   std::string line;
   if (!p.tool_version().empty()) absl::StrAppend(&line, " by ", p.tool_version());
   if (!p.host().empty()) absl::StrAppend(&line, " on ", p.host());
@@ -145,9 +115,9 @@ constexpr double kPanelGap = 18;
 const char* BarClass(const Entry& e) {
   if (e.winner) return "bar winner";
   switch (e.status) {
-    case CandidateResult::OK:
+    case tuning::CandidateResult::OK:
       return "bar ok";
-    case CandidateResult::REJECTED_CACHE_ARTEFACT:
+    case tuning::CandidateResult::REJECTED_CACHE_ARTEFACT:
       return "bar artefact";
     default:
       return "bar failed";
@@ -166,9 +136,10 @@ ReportPaths ReportPathsFor(absl::string_view database_path) {
   return ReportPaths{absl::StrCat(stem, ".report.md"), absl::StrCat(stem, ".report.svg")};
 }
 
-std::string RenderMarkdownReport(const TuningDatabase& database, absl::string_view svg_link) {
+std::string RenderMarkdownReport(const tuning::TuningDatabase& database, absl::string_view svg_link,
+                                 const TileOpRegistry& ops) {
   int candidates = 0;
-  for (const TuningRecord& record : database.records()) {
+  for (const tuning::TuningRecord& record : database.records()) {
     candidates += 1 + record.candidates_size();
   }
   std::string md =
@@ -182,18 +153,18 @@ std::string RenderMarkdownReport(const TuningDatabase& database, absl::string_vi
                   "candidates' medians | statuses |\n"
                   "|---|---|---|---|---:|---:|---:|---|---|\n");
   for (int i = 0; i < database.records_size(); ++i) {
-    const TuningRecord& r = database.records(i);
+    const tuning::TuningRecord& r = database.records(i);
     const std::vector<Entry> entries = Entries(r);
     absl::StrAppend(&md, "| ", i, " | ", Cell(ShortDevice(r.device())), " | ",
-                    Cell(ShortProblem(r.problem())), " | ", Cell(DescribeVariant(r.winner())),
+                    Cell(ops.DescribeProblem(r.problem())), " | ", Cell(tuning::DescribeVariant(r.winner())),
                     " | ", absl::StrFormat("%.3f", r.winner_statistics().median_us()), " | ",
                     Gbps(r.winner_statistics().gbps()), " | ", Fraction(r.winner_statistics()),
                     " | ", MedianSpread(entries), " | ", StatusCounts(entries), " |\n");
   }
   for (int i = 0; i < database.records_size(); ++i) {
-    const TuningRecord& r = database.records(i);
-    absl::StrAppend(&md, "\n## ", i, ". ", ShortProblem(r.problem()), " on ",
-                    ShortDevice(r.device()), "\n\n- Key: `", RecordKey(r), "`\n");
+    const tuning::TuningRecord& r = database.records(i);
+    absl::StrAppend(&md, "\n## ", i, ". ", ops.DescribeProblem(r.problem()), " on ",
+                    ShortDevice(r.device()), "\n\n- Key: `", tuning::RecordKey(r), "`\n");
     if (r.winner_statistics().ceiling_gbps() > 0) {
       absl::StrAppend(&md, absl::StrFormat("- DRAM ceiling: %.1f GB/s\n",
                                            r.winner_statistics().ceiling_gbps()));
@@ -204,16 +175,16 @@ std::string RenderMarkdownReport(const TuningDatabase& database, absl::string_vi
                     "of ceiling | detail |\n"
                     "|---|---|---:|---:|---:|---:|---:|---:|---|\n");
     for (const Entry& e : Entries(r)) {
-      const std::string status = e.winner ? "**winner**" : CandidateStatusName(e.status);
+      const std::string status = e.winner ? "**winner**" : tuning::CandidateStatusName(e.status);
       if (e.statistics != nullptr) {
-        const Statistics& s = *e.statistics;
+        const tuning::Statistics& s = *e.statistics;
         absl::StrAppend(
             &md, absl::StrFormat("| %s | %s | %.3f | %.3f | %.1f%% | %d | %s | %s | %s |\n", status,
-                                 Cell(DescribeVariant(*e.variant)), s.median_us(), s.min_us(),
+                                 Cell(tuning::DescribeVariant(*e.variant)), s.median_us(), s.min_us(),
                                  100 * s.spread(), s.sample_count(), Gbps(s.gbps()), Fraction(s),
                                  Cell(*e.detail)));
       } else {
-        absl::StrAppend(&md, "| ", status, " | ", Cell(DescribeVariant(*e.variant)),
+        absl::StrAppend(&md, "| ", status, " | ", Cell(tuning::DescribeVariant(*e.variant)),
                         " | — | — | — | — | — | — | ", Cell(*e.detail), " |\n");
       }
     }
@@ -221,11 +192,11 @@ std::string RenderMarkdownReport(const TuningDatabase& database, absl::string_vi
   return md;
 }
 
-std::string RenderSvgChart(const TuningDatabase& database) {
+std::string RenderSvgChart(const tuning::TuningDatabase& database, const TileOpRegistry& ops) {
   std::string body;
   double y = 10;
   for (int i = 0; i < database.records_size(); ++i) {
-    const TuningRecord& r = database.records(i);
+    const tuning::TuningRecord& r = database.records(i);
     std::vector<Entry> bars;
     for (const Entry& e : Entries(r)) {
       if (e.statistics != nullptr && e.statistics->gbps() > 0) bars.push_back(e);
@@ -248,7 +219,7 @@ std::string RenderSvgChart(const TuningDatabase& database) {
     absl::StrAppend(
         &body,
         absl::StrFormat("<text class=\"title\" x=\"10\" y=\"16\">%d. %s on %s</text>\n", i,
-                        XmlEscape(ShortProblem(r.problem())), XmlEscape(ShortDevice(r.device()))));
+                        XmlEscape(ops.DescribeProblem(r.problem())), XmlEscape(ShortDevice(r.device()))));
     if (bars.empty()) {
       absl::StrAppend(&body,
                       absl::StrFormat("<text class=\"note\" x=\"%.1f\" y=\"%.1f\">no bandwidth "
@@ -259,7 +230,7 @@ std::string RenderSvgChart(const TuningDatabase& database) {
       const Entry& e = bars[b];
       const double top = kTitleHeight + b * kRowHeight;
       const double gbps = e.statistics->gbps();
-      std::string label = DescribeVariant(*e.variant);
+      std::string label = tuning::DescribeVariant(*e.variant);
       const std::string title = XmlEscape(label);
       if (label.size() > 60) label = absl::StrCat(label.substr(0, 57), "...");
       label = XmlEscape(label);
@@ -272,7 +243,7 @@ std::string RenderSvgChart(const TuningDatabase& database) {
                           "height=\"%.1f\"><title>%s: %.1f GB/s, %.3f us (%s)</title></rect>\n",
                           BarClass(e), kBarLeft, top, x_of(gbps) - kBarLeft, kBarHeight, title,
                           gbps, e.statistics->median_us(),
-                          e.winner ? "winner" : CandidateStatusName(e.status)),
+                          e.winner ? "winner" : tuning::CandidateStatusName(e.status)),
           absl::StrFormat("<text class=\"value\" x=\"%.1f\" y=\"%.1f\">%.1f</text>\n",
                           x_of(gbps) + 4, top + kBarHeight - 2, gbps));
     }
@@ -312,12 +283,13 @@ std::string RenderSvgChart(const TuningDatabase& database) {
   return svg;
 }
 
-absl::Status WriteReport(const TuningDatabase& database, absl::string_view database_path) {
+absl::Status WriteReport(const tuning::TuningDatabase& database, absl::string_view database_path,
+                         const TileOpRegistry& ops) {
   const ReportPaths paths = ReportPathsFor(database_path);
   const size_t slash = paths.svg.rfind('/');
   const std::string svg_link = slash == std::string::npos ? paths.svg : paths.svg.substr(slash + 1);
-  TT_RETURN_IF_ERROR(WriteFileAtomically(paths.svg, RenderSvgChart(database)));
-  return WriteFileAtomically(paths.markdown, RenderMarkdownReport(database, svg_link));
+  TT_RETURN_IF_ERROR(tuning::WriteFileAtomically(paths.svg, RenderSvgChart(database, ops)));
+  return tuning::WriteFileAtomically(paths.markdown, RenderMarkdownReport(database, svg_link, ops));
 }
 
 }  // namespace autotune

@@ -1,4 +1,5 @@
-// A human-readable report of a tuning database: Markdown plus an SVG bar chart.
+// A human-readable report of a tuning database: Markdown plus an SVG bar chart. Problems are
+// described by their operators' definitions (`ops`).
 //
 // For every record (one problem on one device) the Markdown gives the winner, its
 // GB/s and fraction of the measured DRAM ceiling, the spread of the measured candidates'
@@ -8,7 +9,7 @@
 // plain text built here, deterministic for a given database.
 //
 //   TT_ASSIGN_OR_RETURN(TuningDatabase db, ReadTuningDatabase("out/h200.txtpb"));
-//   TT_RETURN_IF_ERROR(WriteReport(db, "out/h200.txtpb"));
+//   TT_RETURN_IF_ERROR(WriteReport(db, "out/h200.txtpb", BuiltinTileOps()));
 //   // wrote out/h200.report.md and out/h200.report.svg
 #ifndef AUTOTUNE_REPORT_H_
 #define AUTOTUNE_REPORT_H_
@@ -17,7 +18,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "autotune/tuning_db.pb.h"
+#include "compiler/ops/registry.h"
+#include "compiler/tuning_db/tuning_db.pb.h"
 
 namespace tiletune {
 namespace autotune {
@@ -32,13 +34,15 @@ ReportPaths ReportPathsFor(absl::string_view database_path);
 
 // The Markdown report. `svg_link` is the chart's path relative to the Markdown file
 // (embedded as an image); empty for none.
-std::string RenderMarkdownReport(const TuningDatabase& database, absl::string_view svg_link);
+std::string RenderMarkdownReport(const tuning::TuningDatabase& database, absl::string_view svg_link,
+                                 const TileOpRegistry& ops);
 
 // The SVG chart: a panel per record, in database order.
-std::string RenderSvgChart(const TuningDatabase& database);
+std::string RenderSvgChart(const tuning::TuningDatabase& database, const TileOpRegistry& ops);
 
 // Writes both files (ReportPathsFor(database_path)) atomically. Errors name the path.
-absl::Status WriteReport(const TuningDatabase& database, absl::string_view database_path);
+absl::Status WriteReport(const tuning::TuningDatabase& database, absl::string_view database_path,
+                         const TileOpRegistry& ops);
 
 }  // namespace autotune
 }  // namespace tiletune

@@ -7,11 +7,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "autotune/atomic_file.h"
-#include "autotune/test_folder.h"
-#include "autotune/tuning_db.h"
-#include "autotune/tuning_db.pb.h"
-#include "autotune/tuning_db_test_util.h"
+#include "compiler/tuning_db/atomic_file.h"
+#include "compiler/base/test_folder.h"
+#include "compiler/ops/builtin_ops.h"
+#include "compiler/tuning_db/tuning_db.h"
+#include "compiler/tuning_db/tuning_db.pb.h"
+#include "compiler/tuning_db/tuning_db_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -31,8 +32,8 @@ int Count(const std::string& text, const std::string& part) {
   return count;
 }
 
-Statistics Stats(double median_us, double gbps) {
-  Statistics s;
+tuning::Statistics Stats(double median_us, double gbps) {
+  tuning::Statistics s;
   s.set_median_us(median_us);
   s.set_min_us(median_us * 0.99);
   s.set_spread(0.02);
@@ -45,31 +46,31 @@ Statistics Stats(double median_us, double gbps) {
 
 // One copy problem: winner at 3800 GB/s, an OK loser at 3000, a cache artefact at 5000,
 // a verification failure that was timed at 2000 and a compile error.
-TuningDatabase ChartDatabase() {
-  TuningRecord record = TestRecord("NVIDIA H200", {8192, 8192}, 70.5);
+tuning::TuningDatabase ChartDatabase() {
+  tuning::TuningRecord record = tuning::TestRecord("NVIDIA H200", {8192, 8192}, 70.5);
   *record.mutable_winner_statistics() = Stats(70.5, 3800);
   record.clear_candidates();
-  CandidateResult* ok = record.add_candidates();
-  *ok->mutable_variant() = TestVariant("sync_simt", 256);
+  tuning::CandidateResult* ok = record.add_candidates();
+  *ok->mutable_variant() = tuning::TestVariant("sync_simt", 256);
   *ok->mutable_statistics() = Stats(90, 3000);
-  ok->set_status(CandidateResult::OK);
-  CandidateResult* artefact = record.add_candidates();
-  *artefact->mutable_variant() = TestVariant("bulk_1d");
+  ok->set_status(tuning::CandidateResult::OK);
+  tuning::CandidateResult* artefact = record.add_candidates();
+  *artefact->mutable_variant() = tuning::TestVariant("bulk_1d");
   (*artefact->mutable_variant()->mutable_hints()->mutable_annotations())["odd"] = "<&>";
   *artefact->mutable_statistics() = Stats(50, 5000);
-  artefact->set_status(CandidateResult::REJECTED_CACHE_ARTEFACT);
+  artefact->set_status(tuning::CandidateResult::REJECTED_CACHE_ARTEFACT);
   artefact->set_detail("5000.0 GB/s is above the ceiling");
-  CandidateResult* wrong = record.add_candidates();
-  *wrong->mutable_variant() = TestVariant("cp_async", 128, 2);
+  tuning::CandidateResult* wrong = record.add_candidates();
+  *wrong->mutable_variant() = tuning::TestVariant("cp_async", 128, 2);
   *wrong->mutable_statistics() = Stats(130, 2000);
-  wrong->set_status(CandidateResult::FAILED_VERIFICATION);
+  wrong->set_status(tuning::CandidateResult::FAILED_VERIFICATION);
   wrong->set_detail("element 7 | differs\nbadly");
-  CandidateResult* broken = record.add_candidates();
-  *broken->mutable_variant() = TestVariant("cp_async", 128, 4);
-  broken->set_status(CandidateResult::COMPILE_ERROR);
+  tuning::CandidateResult* broken = record.add_candidates();
+  *broken->mutable_variant() = tuning::TestVariant("cp_async", 128, 4);
+  broken->set_status(tuning::CandidateResult::COMPILE_ERROR);
   broken->set_detail("ptxas error");
-  TuningDatabase database;
-  database.set_schema_version(kCurrentSchemaVersion);
+  tuning::TuningDatabase database;
+  database.set_schema_version(tuning::kCurrentSchemaVersion);
   *database.add_records() = record;
   database.set_record_count(1);
   return database;
@@ -85,34 +86,32 @@ TEST(ReportPathsForTest, ReplacesTheExtension) {
 }
 
 TEST(MarkdownReportTest, SummaryRowHasWinnerBandwidthSpreadAndCounts) {
-  const TuningDatabase database = ChartDatabase();
-  const std::string md = RenderMarkdownReport(database, "chart.svg");
+  const tuning::TuningDatabase database = ChartDatabase();
+  const std::string md = RenderMarkdownReport(database, "chart.svg", BuiltinTileOps());
   EXPECT_TRUE(absl::StartsWith(md, "# Tuning report\n\n1 problems, 5 candidates")) << md;
   EXPECT_THAT(md, HasSubstr("![Bandwidth of every candidate, per problem](chart.svg)"));
   const std::string row =
-      absl::StrCat("| 0 | NVIDIA H200 (sm_9.0) | copy f16 [8192x8192] | ",
-                   DescribeVariant(database.records(0).winner()),
+      absl::StrCat("| 0 | NVIDIA H200 (sm_9.0) | copy f16 [8192, 8192] | ",
+                   tuning::DescribeVariant(database.records(0).winner()),
                    " | 70.500 | 3800.0 | 95.0% | 70.500–90.000 µs (1.28×, 2 measured) | OK 2, "
                    "FAILED_VERIFICATION 1, COMPILE_ERROR 1, REJECTED_CACHE_ARTEFACT 1 |\n");
   EXPECT_THAT(md, HasSubstr(row)) << md;
 }
 
-TEST(MarkdownReportTest, OnlyNonDenseStridesAreCalledStrided) {
-  TuningDatabase database = ChartDatabase();
-  Problem* problem = database.mutable_records(0)->mutable_problem();
-  problem->clear_src_strides();
-  problem->add_src_strides(8192);  // Row-major spelled out: dense.
-  problem->add_src_strides(1);
-  EXPECT_THAT(RenderMarkdownReport(database, "c.svg"), Not(HasSubstr("strided")));
+TEST(MarkdownReportTest, OnlyNonDenseStridesAreShown) {
+  tuning::TuningDatabase database = ChartDatabase();
+  EXPECT_THAT(RenderMarkdownReport(database, "c.svg", BuiltinTileOps()), Not(HasSubstr("strides [")));
+  tuning::CopyProblem* problem = database.mutable_records(0)->mutable_problem()->mutable_copy();
   problem->set_src_strides(0, 8200);  // Rows padded by 8 elements.
-  EXPECT_THAT(RenderMarkdownReport(database, "c.svg"), HasSubstr("copy f16 [8192x8192] strided"));
+  EXPECT_THAT(RenderMarkdownReport(database, "c.svg", BuiltinTileOps()),
+              HasSubstr("copy f16 [8192, 8192] src[0:8192, 0:8192] strides [8200, 1]"));
 }
 
 TEST(MarkdownReportTest, CandidateTableListsEveryCandidateSafely) {
-  const TuningDatabase database = ChartDatabase();
-  const std::string md = RenderMarkdownReport(database, "");
+  const tuning::TuningDatabase database = ChartDatabase();
+  const std::string md = RenderMarkdownReport(database, "", BuiltinTileOps());
   EXPECT_THAT(md, Not(HasSubstr("![")));
-  EXPECT_THAT(md, HasSubstr(absl::StrCat("\n- Key: `", RecordKey(database.records(0)),
+  EXPECT_THAT(md, HasSubstr(absl::StrCat("\n- Key: `", tuning::RecordKey(database.records(0)),
                                          "`\n- DRAM ceiling: 4000.0 GB/s\n"
                                          "- Measured by tiletune test on testhost, "
                                          "2026-11-30 00:53:20 UTC\n")));
@@ -137,7 +136,7 @@ TEST(MarkdownReportTest, CandidateTableListsEveryCandidateSafely) {
 }
 
 TEST(SvgChartTest, OneBarPerMeasuredCandidateScaledWithCeilingLine) {
-  const std::string svg = RenderSvgChart(ChartDatabase());
+  const std::string svg = RenderSvgChart(ChartDatabase(), BuiltinTileOps());
   EXPECT_TRUE(absl::StartsWith(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
   EXPECT_TRUE(absl::EndsWith(svg, "</svg>\n"));
   // Four candidates were timed; the compile error has no bar.
@@ -157,7 +156,7 @@ TEST(SvgChartTest, OneBarPerMeasuredCandidateScaledWithCeilingLine) {
   EXPECT_THAT(svg, HasSubstr("<rect class=\"bar artefact\" x=\"340.0\" y=\"52.0\" "
                              "width=\"472.7\""));
   EXPECT_THAT(svg, HasSubstr("<rect class=\"bar ok\" x=\"340.0\" y=\"70.0\" width=\"283.6\""));
-  EXPECT_THAT(svg, HasSubstr("0. copy f16 [8192x8192] on NVIDIA H200 (sm_9.0)"));
+  EXPECT_THAT(svg, HasSubstr("0. copy f16 [8192, 8192] on NVIDIA H200 (sm_9.0)"));
   // Text is escaped.
   EXPECT_THAT(svg, HasSubstr("odd=&lt;&amp;&gt;"));
   EXPECT_THAT(svg, Not(HasSubstr("<&>")));
@@ -167,33 +166,33 @@ TEST(SvgChartTest, OneBarPerMeasuredCandidateScaledWithCeilingLine) {
 }
 
 TEST(SvgChartTest, PanelsStackAndRecordsWithoutBandwidthSaySo) {
-  TuningDatabase database = ChartDatabase();
-  TuningRecord* bare = database.add_records();
-  *bare = TestIm2colRecord(4);
+  tuning::TuningDatabase database = ChartDatabase();
+  tuning::TuningRecord* bare = database.add_records();
+  *bare = tuning::TestIm2colRecord(4);
   bare->mutable_winner_statistics()->set_gbps(0);
   bare->mutable_winner_statistics()->set_ceiling_gbps(0);
   bare->mutable_candidates(0)->mutable_statistics()->set_gbps(0);
-  const std::string svg = RenderSvgChart(database);
+  const std::string svg = RenderSvgChart(database, BuiltinTileOps());
   EXPECT_EQ(Count(svg, "<g class=\"panel\""), 2);
   // The first panel: title 34 + 4 rows of 18 + the ceiling label's row 18 = 124, then
   // an 18 gap, from y=10.
   EXPECT_THAT(svg, HasSubstr("<g class=\"panel\" transform=\"translate(0,152.0)\">"));
   EXPECT_THAT(svg, HasSubstr("no bandwidth recorded"));
   EXPECT_EQ(Count(svg, "<line class=\"ceiling\""), 1);
-  EXPECT_THAT(RenderSvgChart(TuningDatabase()), HasSubstr("empty tuning database"));
+  EXPECT_THAT(RenderSvgChart(tuning::TuningDatabase(), BuiltinTileOps()), HasSubstr("empty tuning database"));
 }
 
 TEST(WriteReportTest, WritesMarkdownAndSvgNextToTheDatabase) {
   const std::string folder = MakeTestFolder();
-  const TuningDatabase database = ChartDatabase();
-  ASSERT_TRUE(WriteTuningDatabase(database, folder + "/h200.txtpb").ok());
-  ASSERT_TRUE(WriteReport(database, folder + "/h200.txtpb").ok());
+  const tuning::TuningDatabase database = ChartDatabase();
+  ASSERT_TRUE(tuning::WriteTuningDatabase(database, folder + "/h200.txtpb").ok());
+  ASSERT_TRUE(WriteReport(database, folder + "/h200.txtpb", BuiltinTileOps()).ok());
   const std::set<std::string> names = ListFolder(folder);
   EXPECT_THAT(names, ElementsAre("h200.report.md", "h200.report.svg", "h200.txtpb"));
-  EXPECT_EQ(*ReadFileToString(folder + "/h200.report.md"),
-            RenderMarkdownReport(database, "h200.report.svg"));
-  EXPECT_EQ(*ReadFileToString(folder + "/h200.report.svg"), RenderSvgChart(database));
-  EXPECT_FALSE(WriteReport(database, folder + "/missing/h200.txtpb").ok());
+  EXPECT_EQ(*tuning::ReadFileToString(folder + "/h200.report.md"),
+            RenderMarkdownReport(database, "h200.report.svg", BuiltinTileOps()));
+  EXPECT_EQ(*tuning::ReadFileToString(folder + "/h200.report.svg"), RenderSvgChart(database, BuiltinTileOps()));
+  EXPECT_FALSE(WriteReport(database, folder + "/missing/h200.txtpb", BuiltinTileOps()).ok());
 }
 
 }  // namespace

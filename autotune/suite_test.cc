@@ -1,8 +1,13 @@
 #include "autotune/suite.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <map>
 #include <vector>
 
+#include "autotune/tuning_task.h"
+#include "compiler/ops/builtin_ops.h"
+#include "compiler/ops/candidates.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -13,36 +18,38 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(SuiteTest, ParsesProblemLists) {
-  auto problems =
-      ParseProblems("copy:f16:8192,8192; copy:u8:100;im2col:f16:2,17,19,8:k=3x2:s=2:d=1x2:p=1x0");
+  const TileOpRegistry& ops = BuiltinTileOps();
+  auto problems = ParseProblems(
+      ops, "copy:f16:8192,8192; copy:u8:100;im2col:f16:2,17,19,8:k=3x2:s=2:d=1x2:p=1x0");
   ASSERT_TRUE(problems.ok()) << problems.status();
   ASSERT_EQ(problems->size(), 3u);
-  EXPECT_EQ(DescribeProblem((*problems)[0]), "copy f16 [8192, 8192]");
-  EXPECT_EQ(DescribeProblem((*problems)[1]), "copy u8 [100]");
-  EXPECT_EQ(DescribeProblem((*problems)[2]), "im2col f16 N2 C8 17x19 k3x2 s2x2 d1x2 p1x0");
-  int copies = 0, convs = 0;
-  for (const SuiteProblem& p : DefaultSuite()) (p.copy ? copies : convs)++;
-  EXPECT_EQ(copies, 4);
-  EXPECT_EQ(convs, 4);
+  EXPECT_EQ(DescribeProblem(ops, *(*problems)[0]), "copy f16 [8192, 8192]");
+  EXPECT_EQ(DescribeProblem(ops, *(*problems)[1]), "copy u8 [100]");
+  EXPECT_EQ(DescribeProblem(ops, *(*problems)[2]), "im2col f16 N2 C8 17x19 k3x2 s2x2 d1x2 p1x0");
+  std::map<std::string, int> per_op;
+  for (const SuiteProblem& p : DefaultSuite(ops)) ++per_op[p->op_name()];
+  EXPECT_EQ(per_op["copy"], 4);
+  EXPECT_EQ(per_op["im2col"], 4);
 }
 
-TEST(SuiteTest, TasksBuildCandidatesForBothOps) {
+TEST(SuiteTest, TasksBuildCandidatesForEveryOperator) {
+  const TileOpRegistry& ops = BuiltinTileOps();
   Target target = *Target::Parse("sm_90a");
-  auto problems = ParseProblems("copy:f16:512,512;im2col:f16:2,9,9,16:k=3:p=1");
+  auto problems = ParseProblems(ops, "copy:f16:512,512;im2col:f16:2,9,9,16:k=3:p=1");
   ASSERT_TRUE(problems.ok());
   for (const SuiteProblem& problem : *problems) {
-    auto task = MakeTask(problem, target);
+    auto task = MakeTask(ops, *problem, target);
     ASSERT_TRUE(task.ok()) << task.status();
-    SearchStats stats;
-    auto candidates = task->build(task->all_hints, task->representative_launches, &stats);
+    auto candidates = BuildCandidates(*task->definition, *task->op, target, task->space.first);
     ASSERT_TRUE(candidates.ok()) << candidates.status();
-    EXPECT_FALSE(candidates->empty());
-    EXPECT_EQ(stats.enumerated, static_cast<int>(task->all_hints.size() *
-                                                 task->representative_launches.size()));
-    EXPECT_GT(task->bytes_moved, 0);
+    EXPECT_FALSE(candidates->candidates.empty());
+    EXPECT_EQ(candidates->enumerated, static_cast<int>(task->space.first.size()));
+    EXPECT_FALSE(task->space.launches.empty());
+    EXPECT_GT(task->sizes.bytes_moved, 0);
+    EXPECT_EQ(tuning::OperatorName(task->problem), problem->op_name());
     // The reference writes the expected output.
-    std::vector<uint8_t> in(task->input_bytes, 7), out(task->output_bytes, 0);
-    ASSERT_TRUE(task->reference(in.data(), out.data()).ok());
+    std::vector<uint8_t> in(task->sizes.input_bytes, 7), out(task->sizes.output_bytes, 0);
+    ASSERT_TRUE(task->definition->Reference(*task->op, in, absl::MakeSpan(out)).ok());
     EXPECT_NE(std::count(out.begin(), out.end(), 7), 0);
   }
 }
@@ -51,21 +58,21 @@ TEST(SuiteTest, RejectsBadSpecsClearly) {
   struct Case {
     const char* spec;
     const char* message;
-  } cases[] = {{"copy:f16", "needs at least three"},
-               {"gemm:f16:8", "op 'gemm' is not copy or im2col"},
+  } cases[] = {{"copy:f16", "a copy takes a dtype and a shape"},
+               {"gemm:f16:8", "unknown tile operator 'gemm': accepted are copy, im2col"},
                {"im2col:f16:1,8,8", "an im2col image is N,H,W,C"},
-               {"im2col:f16:1,8,8,4:k=0", "option k"},
+               {"im2col:f16:1,8,8,4:k=0", "k=0"},
                {"im2col:f16:1,8,8,4:q=1", "unknown option 'q'"},
                {"im2col:f16:1,4,4,4:k=9", "problem 'im2col"},
                {"copy:f12:8", "unknown dtype 'f12'"},
-               {"copy:f16:0", "extent '0'"},
-               {"copy:f16:8,x", "extent 'x'"},
-               {"copy:f16:1,1,1,1,1,1", "give 1 to 5 extents"},
+               {"copy:f16:0", "'0' is not an integer"},
+               {"copy:f16:8,x", "'x' is not an integer"},
+               {"copy:f16:1,1,1,1,1,1", "give 1 to 5 comma-separated integers"},
                {"", "no problems given"}};
   for (const Case& c : cases) {
-    auto problems = ParseProblems(c.spec);
+    auto problems = ParseProblems(BuiltinTileOps(), c.spec);
     ASSERT_FALSE(problems.ok()) << c.spec;
-    EXPECT_THAT(problems.status().message(), HasSubstr(c.message)) << c.spec;
+    EXPECT_THAT(std::string(problems.status().message()), HasSubstr(c.message)) << c.spec;
   }
 }
 

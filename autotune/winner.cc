@@ -13,8 +13,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/types/span.h"
-#include "autotune/tuning_db.h"
-#include "autotune/tuning_db.pb.h"
+#include "compiler/tuning_db/tuning_db.h"
+#include "compiler/tuning_db/tuning_db.pb.h"
 #include "compiler/base/status_macros.h"
 
 namespace tiletune {
@@ -29,23 +29,23 @@ double Quantile(const std::vector<double>& sorted, double q) {
   return sorted[below] + (sorted[above] - sorted[below]) * (position - below);
 }
 
-int64_t Resources(const Variant& variant) {
+int64_t Resources(const tuning::Variant& variant) {
   return int64_t{std::max(variant.lowering().threads(), 1)} *
          std::max(variant.lowering().stages(), 1);
 }
 
 // Fastest first: by median, then by variant. Only for results that have statistics.
-bool Faster(const CandidateResult& a, const CandidateResult& b) {
+bool Faster(const tuning::CandidateResult& a, const tuning::CandidateResult& b) {
   if (a.statistics().median_us() != b.statistics().median_us()) {
     return a.statistics().median_us() < b.statistics().median_us();
   }
-  return CompareVariants(a.variant(), b.variant()) < 0;
+  return tuning::CompareVariants(a.variant(), b.variant()) < 0;
 }
 
-std::vector<int> OkIndicesFastestFirst(absl::Span<const CandidateResult> results) {
+std::vector<int> OkIndicesFastestFirst(absl::Span<const tuning::CandidateResult> results) {
   std::vector<int> ok;
   for (int i = 0; i < static_cast<int>(results.size()); ++i) {
-    if (results[i].status() == CandidateResult::OK) ok.push_back(i);
+    if (results[i].status() == tuning::CandidateResult::OK) ok.push_back(i);
   }
   std::sort(ok.begin(), ok.end(), [&](int a, int b) { return Faster(results[a], results[b]); });
   return ok;
@@ -73,16 +73,16 @@ absl::StatusOr<SampleSummary> SummarizeSamples(absl::Span<const double> samples_
   return summary;
 }
 
-bool WithinNoise(const Statistics& a, const Statistics& b, double min_noise_band) {
+bool WithinNoise(const tuning::Statistics& a, const tuning::Statistics& b, double min_noise_band) {
   const double band = std::max({a.spread(), b.spread(), min_noise_band});
   const double smaller = std::min(a.median_us(), b.median_us());
   return std::fabs(a.median_us() - b.median_us()) < band * smaller;
 }
 
-int CompareByResources(const Variant& a, const Variant& b) {
+int CompareByResources(const tuning::Variant& a, const tuning::Variant& b) {
   const int64_t ra = Resources(a), rb = Resources(b);
   if (ra != rb) return ra < rb ? -1 : 1;
-  return CompareVariants(a, b);
+  return tuning::CompareVariants(a, b);
 }
 
 absl::StatusOr<Selection> SelectWinner(absl::Span<const Measurement> measurements,
@@ -99,22 +99,22 @@ absl::StatusOr<Selection> SelectWinner(absl::Span<const Measurement> measurement
   Selection selection;
   for (size_t i = 0; i < measurements.size(); ++i) {
     const Measurement& m = measurements[i];
-    CandidateResult result;
+    tuning::CandidateResult result;
     *result.mutable_variant() = m.variant;
     result.set_status(m.status);
     result.set_detail(m.detail);
-    if (m.status == CandidateResult::OK && m.samples_us.empty()) {
+    if (m.status == tuning::CandidateResult::OK && m.samples_us.empty()) {
       return absl::InvalidArgumentError(absl::StrCat("candidate ", i, " (",
-                                                     DescribeVariant(m.variant),
+                                                     tuning::DescribeVariant(m.variant),
                                                      ") has status OK but no timing samples"));
     }
     if (!m.samples_us.empty()) {
       absl::StatusOr<SampleSummary> summary = SummarizeSamples(m.samples_us);
       if (!summary.ok()) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "candidate ", i, " (", DescribeVariant(m.variant), "): ", summary.status().message()));
+            "candidate ", i, " (", tuning::DescribeVariant(m.variant), "): ", summary.status().message()));
       }
-      Statistics* s = result.mutable_statistics();
+      tuning::Statistics* s = result.mutable_statistics();
       s->set_median_us(summary->median_us);
       s->set_min_us(summary->min_us);
       s->set_spread(summary->spread);
@@ -127,8 +127,8 @@ absl::StatusOr<Selection> SelectWinner(absl::Span<const Measurement> measurement
         s->set_ceiling_gbps(options.ceiling_gbps);
         s->set_fraction_of_ceiling(s->gbps() / options.ceiling_gbps);
       }
-      if (check_ceiling && m.status == CandidateResult::OK && s->gbps() > limit_gbps) {
-        result.set_status(CandidateResult::REJECTED_CACHE_ARTEFACT);
+      if (check_ceiling && m.status == tuning::CandidateResult::OK && s->gbps() > limit_gbps) {
+        result.set_status(tuning::CandidateResult::REJECTED_CACHE_ARTEFACT);
         result.set_detail(absl::StrFormat(
             "%.1f GB/s is %.1f%% above the measured DRAM ceiling of %.1f GB/s (tolerance "
             "%.1f%%): the data likely stayed in cache; use a larger problem or flush L2 "
@@ -141,7 +141,7 @@ absl::StatusOr<Selection> SelectWinner(absl::Span<const Measurement> measurement
   }
   const std::vector<int> ok = OkIndicesFastestFirst(selection.results);
   if (ok.empty()) return selection;
-  const Statistics& fastest = selection.results[ok.front()].statistics();
+  const tuning::Statistics& fastest = selection.results[ok.front()].statistics();
   for (int i : ok) {
     if (WithinNoise(selection.results[i].statistics(), fastest, options.min_noise_band)) {
       selection.tied.push_back(i);
@@ -154,7 +154,7 @@ absl::StatusOr<Selection> SelectWinner(absl::Span<const Measurement> measurement
   return selection;
 }
 
-std::vector<int> TopCandidates(absl::Span<const CandidateResult> results, int k) {
+std::vector<int> TopCandidates(absl::Span<const tuning::CandidateResult> results, int k) {
   std::vector<int> ok = OkIndicesFastestFirst(results);
   if (k < 0) k = 0;
   if (ok.size() > static_cast<size_t>(k)) ok.resize(k);
@@ -170,18 +170,18 @@ std::vector<int> InterleavedOrder(absl::Span<const int> candidates, int rounds) 
   return order;
 }
 
-absl::Status FillRecord(const Selection& selection, TuningRecord* record) {
+absl::Status FillRecord(const Selection& selection, tuning::TuningRecord* record) {
   if (selection.winner < 0 || selection.winner >= static_cast<int>(selection.results.size())) {
     std::map<std::string, int> counts;
-    for (const CandidateResult& result : selection.results) {
-      ++counts[CandidateStatusName(result.status())];
+    for (const tuning::CandidateResult& result : selection.results) {
+      ++counts[tuning::CandidateStatusName(result.status())];
     }
     return absl::FailedPreconditionError(absl::StrCat(
         "no winner among ", selection.results.size(), " candidates (",
         counts.empty() ? "none measured" : absl::StrJoin(counts, ", ", absl::PairFormatter(" ")),
         ")"));
   }
-  const CandidateResult& winner = selection.results[selection.winner];
+  const tuning::CandidateResult& winner = selection.results[selection.winner];
   *record->mutable_winner() = winner.variant();
   *record->mutable_winner_statistics() = winner.statistics();
   record->clear_candidates();

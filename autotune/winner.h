@@ -27,7 +27,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "autotune/tuning_db.pb.h"
+#include "compiler/tuning_db/tuning_db.pb.h"
 
 namespace tiletune {
 namespace autotune {
@@ -48,11 +48,11 @@ absl::StatusOr<SampleSummary> SummarizeSamples(absl::Span<const double> samples_
 
 // What the search knows about one candidate.
 struct Measurement {
-  Variant variant;
+  tuning::Variant variant;
   // Microseconds per run. Required (non-empty) when status is OK; optional otherwise.
   std::vector<double> samples_us;
   // OK when it compiled, verified and ran; otherwise why it is out of the running.
-  CandidateResult::Status status = CandidateResult::OK;
+  tuning::CandidateResult::Status status = tuning::CandidateResult::OK;
   std::string detail;  // the error, for a status other than OK
 };
 
@@ -70,7 +70,7 @@ struct WinnerOptions {
 struct Selection {
   // One per measurement, in input order: variant, statistics (when it has samples),
   // status (OK, the given status, or REJECTED_CACHE_ARTEFACT) and detail.
-  std::vector<CandidateResult> results;
+  std::vector<tuning::CandidateResult> results;
   // Index into `results` of the winner; -1 when no candidate is OK.
   int winner = -1;
   // Indices of the OK candidates within noise of the fastest, best first (winner first).
@@ -85,15 +85,15 @@ absl::StatusOr<Selection> SelectWinner(absl::Span<const Measurement> measurement
 
 // True when the medians of `a` and `b` differ by less than the larger of their spreads
 // and `min_noise_band`, relative to the smaller median.
-bool WithinNoise(const Statistics& a, const Statistics& b, double min_noise_band);
+bool WithinNoise(const tuning::Statistics& a, const tuning::Statistics& b, double min_noise_band);
 
 // The tie-break order: fewer threads x stages first (an unset 0 counts as 1), then
 // CompareVariants. Negative, zero or positive as a < b, a == b, a > b.
-int CompareByResources(const Variant& a, const Variant& b);
+int CompareByResources(const tuning::Variant& a, const tuning::Variant& b);
 
 // Indices of the `k` fastest OK results (by median, then CompareVariants), fastest first;
 // fewer when fewer are OK. The set to re-measure, interleaved, before the final pick.
-std::vector<int> TopCandidates(absl::Span<const CandidateResult> results, int k);
+std::vector<int> TopCandidates(absl::Span<const tuning::CandidateResult> results, int k);
 
 // A measurement schedule that interleaves `candidates` for `rounds` rounds, rotating the
 // start by one each round so no candidate always runs first (after the same neighbour,
@@ -103,7 +103,7 @@ std::vector<int> InterleavedOrder(absl::Span<const int> candidates, int rounds);
 // Stores the selection in `record`: winner, winner_statistics, and every other result as
 // a candidate (replacing the record's candidates). FailedPrecondition, with the count of
 // each status, when there is no winner.
-absl::Status FillRecord(const Selection& selection, TuningRecord* record);
+absl::Status FillRecord(const Selection& selection, tuning::TuningRecord* record);
 
 }  // namespace autotune
 }  // namespace tiletune

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "autotune/tuning_db.h"
-#include "autotune/tuning_db.pb.h"
-#include "autotune/tuning_db_test_util.h"
+#include "compiler/tuning_db/tuning_db.h"
+#include "compiler/tuning_db/tuning_db.pb.h"
+#include "compiler/tuning_db/tuning_db_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -37,14 +37,14 @@ std::vector<double> Noisy(double center_us, double noise, int count, unsigned se
 Measurement Measured(const std::string& path, std::vector<double> samples, int threads = 128,
                      int stages = 1) {
   Measurement m;
-  m.variant = TestVariant(path, threads, stages);
+  m.variant = tuning::TestVariant(path, threads, stages);
   m.samples_us = std::move(samples);
   return m;
 }
 
-Measurement Failed(const std::string& path, CandidateResult::Status status) {
+Measurement Failed(const std::string& path, tuning::CandidateResult::Status status) {
   Measurement m;
-  m.variant = TestVariant(path);
+  m.variant = tuning::TestVariant(path);
   m.status = status;
   m.detail = "it broke";
   return m;
@@ -98,7 +98,7 @@ TEST(SummarizeSamplesTest, RejectsBadSamples) {
 }
 
 TEST(WithinNoiseTest, UsesLargerSpreadOrTheFloor) {
-  Statistics a, b;
+  tuning::Statistics a, b;
   a.set_median_us(10);
   b.set_median_us(10.05);  // 0.5% apart
   EXPECT_TRUE(WithinNoise(a, b, 0.01));
@@ -166,12 +166,12 @@ TEST(SelectWinnerTest, FasterThanDramIsRejectedAsCacheArtefact) {
                         Measured("bulk_1d", {245, 246, 244}),     // 4082 GB/s: within 5%
                         Measured("sync_simt", {400, 401, 399})},  // 2500 GB/s
                        options);
-  EXPECT_EQ(s.results[0].status(), CandidateResult::REJECTED_CACHE_ARTEFACT);
+  EXPECT_EQ(s.results[0].status(), tuning::CandidateResult::REJECTED_CACHE_ARTEFACT);
   EXPECT_THAT(s.results[0].detail(),
               HasSubstr("5000.0 GB/s is 25.0% above the measured DRAM ceiling of 4000.0 GB/s"));
-  EXPECT_EQ(s.results[1].status(), CandidateResult::OK);
+  EXPECT_EQ(s.results[1].status(), tuning::CandidateResult::OK);
   EXPECT_EQ(WinnerPath(s), "bulk_1d");
-  const Statistics& winner = s.results[1].statistics();
+  const tuning::Statistics& winner = s.results[1].statistics();
   EXPECT_NEAR(winner.gbps(), 1e9 / 245e3, 1e-9);
   EXPECT_NEAR(winner.fraction_of_ceiling(), winner.gbps() / 4000, 1e-12);
   EXPECT_EQ(winner.ceiling_gbps(), 4000);
@@ -187,14 +187,14 @@ TEST(SelectWinnerTest, FasterThanDramIsRejectedAsCacheArtefact) {
 
 TEST(SelectWinnerTest, FailedCandidatesKeepTheirStatusAndCannotWin) {
   Selection s =
-      Select({Failed("tma", CandidateResult::COMPILE_ERROR), Measured("sync_simt", {30, 31}),
-              Failed("cp_async", CandidateResult::FAILED_VERIFICATION)});
+      Select({Failed("tma", tuning::CandidateResult::COMPILE_ERROR), Measured("sync_simt", {30, 31}),
+              Failed("cp_async", tuning::CandidateResult::FAILED_VERIFICATION)});
   EXPECT_EQ(WinnerPath(s), "sync_simt");
-  EXPECT_EQ(s.results[0].status(), CandidateResult::COMPILE_ERROR);
+  EXPECT_EQ(s.results[0].status(), tuning::CandidateResult::COMPILE_ERROR);
   EXPECT_EQ(s.results[0].detail(), "it broke");
   EXPECT_FALSE(s.results[0].has_statistics());
   // A candidate measured before it failed keeps its timings but does not win.
-  Measurement measured_then_failed = Failed("tma", CandidateResult::FAILED_VERIFICATION);
+  Measurement measured_then_failed = Failed("tma", tuning::CandidateResult::FAILED_VERIFICATION);
   measured_then_failed.samples_us = {1, 1, 1};
   s = Select({measured_then_failed, Measured("sync_simt", {30})});
   EXPECT_EQ(WinnerPath(s), "sync_simt");
@@ -203,7 +203,7 @@ TEST(SelectWinnerTest, FailedCandidatesKeepTheirStatusAndCannotWin) {
 
 TEST(SelectWinnerTest, NoOkCandidateMeansNoWinner) {
   Selection s = Select(
-      {Failed("tma", CandidateResult::LAUNCH_FAULT), Failed("tma", CandidateResult::PRUNED)});
+      {Failed("tma", tuning::CandidateResult::LAUNCH_FAULT), Failed("tma", tuning::CandidateResult::PRUNED)});
   EXPECT_EQ(s.winner, -1);
   EXPECT_TRUE(s.tied.empty());
   EXPECT_EQ(Select({}).winner, -1);
@@ -223,13 +223,13 @@ TEST(SelectWinnerTest, RejectsBadInputNamingTheCandidate) {
 }
 
 TEST(CompareByResourcesTest, ThreadsTimesStagesThenVariantOrder) {
-  EXPECT_LT(CompareByResources(TestVariant("tma", 64, 2), TestVariant("bulk_1d", 256, 1)), 0);
-  EXPECT_GT(CompareByResources(TestVariant("tma", 128, 1), TestVariant("tma", 64, 1)), 0);
+  EXPECT_LT(CompareByResources(tuning::TestVariant("tma", 64, 2), tuning::TestVariant("bulk_1d", 256, 1)), 0);
+  EXPECT_GT(CompareByResources(tuning::TestVariant("tma", 128, 1), tuning::TestVariant("tma", 64, 1)), 0);
   // Equal products: variant order (bulk_1d < tma).
-  EXPECT_LT(CompareByResources(TestVariant("bulk_1d", 128, 2), TestVariant("tma", 256, 1)), 0);
+  EXPECT_LT(CompareByResources(tuning::TestVariant("bulk_1d", 128, 2), tuning::TestVariant("tma", 256, 1)), 0);
   // Unset stages count as one.
-  EXPECT_LT(CompareByResources(TestVariant("tma", 128, 0), TestVariant("tma", 128, 2)), 0);
-  EXPECT_EQ(CompareByResources(TestVariant("tma"), TestVariant("tma")), 0);
+  EXPECT_LT(CompareByResources(tuning::TestVariant("tma", 128, 0), tuning::TestVariant("tma", 128, 2)), 0);
+  EXPECT_EQ(CompareByResources(tuning::TestVariant("tma"), tuning::TestVariant("tma")), 0);
 }
 
 TEST(TopCandidatesTest, FastestOkResultsFirst) {
@@ -237,10 +237,10 @@ TEST(TopCandidatesTest, FastestOkResultsFirst) {
   options.bytes_moved = 1'000'000;
   options.ceiling_gbps = 1;  // 1000 us floor; "fast" below is an artefact
   Selection s = Select(
-      {Measured("a", {3000}), Failed("b", CandidateResult::COMPILE_ERROR), Measured("c", {1500}),
+      {Measured("a", {3000}), Failed("b", tuning::CandidateResult::COMPILE_ERROR), Measured("c", {1500}),
        Measured("fast", {10}), Measured("d", {2000}), Measured("e", {1500})},
       options);
-  EXPECT_EQ(s.results[3].status(), CandidateResult::REJECTED_CACHE_ARTEFACT);
+  EXPECT_EQ(s.results[3].status(), tuning::CandidateResult::REJECTED_CACHE_ARTEFACT);
   // c and e tie at 1500: variant order (TestVariant("c") < TestVariant("e")).
   EXPECT_THAT(TopCandidates(s.results, 3), ElementsAre(2, 5, 4));
   EXPECT_THAT(TopCandidates(s.results, 10), ElementsAre(2, 5, 4, 0));
@@ -263,25 +263,25 @@ TEST(InterleavedOrderTest, RotatesTheStartEveryRound) {
 
 TEST(FillRecordTest, WinnerAndOtherCandidatesGoIntoTheRecord) {
   Selection s = Select({Measured("sync_simt", {30}), Measured("tma", {10}),
-                        Failed("cp_async", CandidateResult::COMPILE_ERROR)});
-  TuningRecord record = TestRecord("NVIDIA H200", {64, 64}, 99);
+                        Failed("cp_async", tuning::CandidateResult::COMPILE_ERROR)});
+  tuning::TuningRecord record = tuning::TestRecord("NVIDIA H200", {64, 64}, 99);
   ASSERT_TRUE(FillRecord(s, &record).ok());
   EXPECT_EQ(record.winner().lowering().path(), "tma");
   EXPECT_DOUBLE_EQ(record.winner_statistics().median_us(), 10);
   ASSERT_EQ(record.candidates_size(), 2);
   EXPECT_EQ(record.candidates(0).variant().lowering().path(), "sync_simt");
-  EXPECT_EQ(record.candidates(1).status(), CandidateResult::COMPILE_ERROR);
-  TuningDatabase database;
-  database.set_schema_version(kCurrentSchemaVersion);
+  EXPECT_EQ(record.candidates(1).status(), tuning::CandidateResult::COMPILE_ERROR);
+  tuning::TuningDatabase database;
+  database.set_schema_version(tuning::kCurrentSchemaVersion);
   *database.add_records() = record;
-  EXPECT_TRUE(ValidateTuningDatabase(database, "filled").ok());
+  EXPECT_TRUE(tuning::ValidateTuningDatabase(database, "filled").ok());
 }
 
 TEST(FillRecordTest, NoWinnerIsAnErrorCountingStatuses) {
-  Selection s = Select({Failed("tma", CandidateResult::COMPILE_ERROR),
-                        Failed("tma", CandidateResult::COMPILE_ERROR),
-                        Failed("sync_simt", CandidateResult::FAILED_VERIFICATION)});
-  TuningRecord record;
+  Selection s = Select({Failed("tma", tuning::CandidateResult::COMPILE_ERROR),
+                        Failed("tma", tuning::CandidateResult::COMPILE_ERROR),
+                        Failed("sync_simt", tuning::CandidateResult::FAILED_VERIFICATION)});
+  tuning::TuningRecord record;
   absl::Status status = FillRecord(s, &record);
   EXPECT_TRUE(absl::IsFailedPrecondition(status));
   EXPECT_EQ(Msg(status), "no winner among 3 candidates (COMPILE_ERROR 2, FAILED_VERIFICATION 1)");

@@ -13,9 +13,10 @@
 #include "bench/bench_util.h"
 #include "benchmark/benchmark.h"
 #include "compiler/ir/buffer.h"
-#include "compiler/ir/copy_op.h"
-#include "compiler/lower/copy_lowering.h"
-#include "kernels/copy_kernel.h"
+#include "compiler/ops/copy/copy_definition.h"
+#include "compiler/ops/copy/copy_lowering.h"
+#include "compiler/ops/copy/copy_op.h"
+#include "kernels/tile_kernel.h"
 
 namespace tiletune {
 namespace {
@@ -77,7 +78,8 @@ void BM_Copy(benchmark::State& state, const Variant& variant, int64_t mib) {
     state.SkipWithError(std::string(lowered.status().message()).c_str());
     return;
   }
-  auto kernel = CopyKernel::Create(*env.context, *lowered, *env.compiler);
+  auto kernel = TileKernel::Create(*env.context, CopyDefinition(),
+                                   std::make_shared<const LoweredCopy>(*lowered), *env.compiler);
   if (!kernel.ok()) {
     state.SkipWithError(std::string(kernel.status().message()).c_str());
     return;
@@ -113,7 +115,7 @@ void BM_Copy(benchmark::State& state, const Variant& variant, int64_t mib) {
   state.counters["GBps"] = GigabytesPerSecond(moved, kernel_ms);
   state.counters["memcpy_GBps"] = GigabytesPerSecond(moved, *memcpy_ms);
   state.counters["vs_memcpy"] = *memcpy_ms / kernel_ms;
-  state.SetLabel(LoweringPathName((*kernel)->lowered().path));
+  state.SetLabel((*kernel)->lowered().path_name);
 }
 
 void RegisterAll() {

@@ -1,4 +1,4 @@
-// Host cost of one tiletune::Library::Copy on a cached problem against a bare
+// Host cost of one tiletune::Library::Launch of a copy on a cached problem against a bare
 // cuLaunchKernel of the same kernel with the same arguments. Only the calls are timed:
 // the stream is drained between batches outside the timed region, so the GPU queue
 // never fills and the numbers are host overhead, not kernel time. An iteration is a batch
@@ -14,8 +14,10 @@
 #include "compiler/base/status_macros.h"
 #include "benchmark/benchmark.h"
 #include "compiler/backend/tuned_resolver.h"
-#include "compiler/lower/copy_lowering.h"
-#include "kernels/copy_kernel.h"
+#include "compiler/ops/copy/copy_definition.h"
+#include "compiler/ops/copy/copy_lowering.h"
+#include "compiler/ops/copy/copy_op.h"
+#include "kernels/tile_kernel.h"
 #include "kernels/library.h"
 #include "kernels/runtime/driver_api.h"
 
@@ -32,7 +34,7 @@ CopyOp SmallCopy() {
 
 struct Setup {
   std::unique_ptr<Library> library;
-  std::unique_ptr<CopyKernel> bare;
+  std::unique_ptr<TileKernel> bare;
   DeviceBuffer src, dst;
 };
 
@@ -50,7 +52,10 @@ absl::StatusOr<Setup*> GetSetup() {
       op.hints.prefer_instruction = Instruction::kSync;
       TT_ASSIGN_OR_RETURN(Target target, Target::Parse(env->context->info().ArchName()));
       TT_ASSIGN_OR_RETURN(LoweredCopy lowered, LowerCopy(op, target, info.launch));
-      TT_ASSIGN_OR_RETURN(s->bare, CopyKernel::Create(*env->context, lowered, *env->compiler));
+      TT_ASSIGN_OR_RETURN(s->bare,
+                          TileKernel::Create(*env->context, CopyDefinition(),
+                                             std::make_shared<const LoweredCopy>(lowered),
+                                             *env->compiler));
       if (s->bare->kernel().name() != info.kernel_name) {
         return absl::InternalError("bare and library kernels differ");
       }
@@ -102,7 +107,7 @@ void BM_BareCuLaunchKernel(benchmark::State& state) {
   TimeCalls(state, [cu](Setup& s, CUstream stream) {
     CUdeviceptr src = s.src.ptr(), dst = s.dst.ptr();
     void* args[] = {&src, &dst};
-    const LoweredCopy& l = s.bare->lowered();
+    const LoweredTileKernel& l = s.bare->lowered();
     return cu->cuLaunchKernel(s.bare->kernel().function(), static_cast<unsigned>(s.bare->grid()), 1,
                               1, l.launch.threads, 1, 1, l.shared_bytes, stream, args,
                               nullptr) == CUDA_SUCCESS;
@@ -112,7 +117,7 @@ void BM_BareCuLaunchKernel(benchmark::State& state) {
 void BM_LibraryCopy(benchmark::State& state) {
   CopyOp op = SmallCopy();
   TimeCalls(state, [&op](Setup& s, CUstream stream) {
-    return s.library->Copy(op, s.src.ptr(), s.dst.ptr(), stream).ok();
+    return s.library->Launch(op, s.src.ptr(), s.dst.ptr(), stream).ok();
   });
 }
 

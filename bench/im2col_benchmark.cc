@@ -34,11 +34,12 @@
 #include "bench/bench_util.h"
 #include "benchmark/benchmark.h"
 #include "compiler/base/status_macros.h"
-#include "compiler/ir/im2col_op.h"
-#include "compiler/lower/im2col_lowering.h"
+#include "compiler/ops/im2col/im2col_definition.h"
+#include "compiler/ops/im2col/im2col_lowering.h"
+#include "compiler/ops/im2col/im2col_op.h"
 #include "cuda_runtime_api.h"
 #include "cudnn.h"
-#include "kernels/im2col_kernel.h"
+#include "kernels/tile_kernel.h"
 
 namespace tiletune {
 namespace {
@@ -292,7 +293,8 @@ void BM_Im2col(benchmark::State& state, const Layer& layer, const Variant& varia
   if (!target.ok()) return skip(target.status());
   auto lowered = LowerIm2col(op, *target, launch);
   if (!lowered.ok()) return skip(lowered.status());
-  auto kernel = Im2colKernel::Create(*env.context, *lowered, *env.compiler);
+  auto kernel = TileKernel::Create(*env.context, Im2colDefinition(),
+                                   std::make_shared<const LoweredIm2col>(*lowered), *env.compiler);
   if (!kernel.ok()) return skip(kernel.status());
 
   const size_t img_bytes = static_cast<size_t>(g.n * g.h * g.w * g.c * 2);
@@ -326,7 +328,10 @@ void BM_Im2col(benchmark::State& state, const Layer& layer, const Variant& varia
   state.counters["memcpy_GBps"] = GigabytesPerSecond(2.0 * memcpy_bytes, *memcpy_ms);
   state.counters["vs_memcpy"] = *memcpy_ms * moved / (2.0 * memcpy_bytes) / kernel_ms;
 
-  std::string label = LoweringPathName((*kernel)->lowered().path);
+  std::string label = (*kernel)->lowered().path_name;
+  if (!(*kernel)->lowered().form_name.empty()) {
+    absl::StrAppend(&label, "/", (*kernel)->lowered().form_name);
+  }
   auto cudnn = GetCudnn(env);
   if (cudnn.ok()) {
     auto im2col = CudnnIm2col::Create((*cudnn)->handle, g, CUDNN_TENSOR_NCHW);

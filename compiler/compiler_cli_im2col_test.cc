@@ -98,7 +98,7 @@ TEST(CompilerCliIm2colTest, BadInputsGiveOneClearLineAndExitCode2) {
       {With(kValid, "--src_shape=1,2"), "--src_shape applies to --op=copy only"},
       {With(kValid, "--through_shared=false"), "--through_shared applies to --op=copy only"},
       {With(kValid, "--tile=128"), "give two extents, block_M"},
-      {With(kValid, "--prefer_instruction=cp_async"), "no cp.async lowering"},
+      {With(kValid, "--prefer_instruction=cp_async"), "no cp_async lowering"},
       {With(With(kValid, "--target=sm_80"), "--prefer_instruction=tma"),
        "prefer_instruction=tma cannot be honoured for this im2col on sm_80"},
       {With(With(kValid, "--shape=1,8,8,6"), "--prefer_instruction=tma"), "no channel box fits"},

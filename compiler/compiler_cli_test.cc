@@ -117,7 +117,7 @@ TEST(CompilerCliTest, BadInputsGiveOneClearLineAndExitCode2) {
       {{"--prefer_instruction=sync", "--tile=256,512"}, "vector accesses per thread exceeds 64"},
       {{"--loop_layout=8x8", "--prefer_instruction=sync"}, "arranges 64 threads but the launch has 128"},
       {{"--loop_layout=8-16"}, "invalid loop_layout '8-16'"},
-      {{"--annotations=swizzle=128B"}, "unknown annotation 'swizzle'"},
+      {{"--annotations=swizzle=128B"}, "unknown copy annotation 'swizzle'"},
       {{"--annotations=fallback"}, "is not key=value"},
       {{"--annotations=fallback=maybe"}, "unknown fallback 'maybe'"},
       {{"--bogus=1"}, "unknown flag --bogus"},

@@ -2,35 +2,34 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "autotune/tuning_db.h"
-#include "compiler/backend/cuda_codegens.h"
+#include "compiler/backend/cuda/cuda_codegens.h"
 #include "compiler/base/status_macros.h"
 #include "compiler/cuda/caching_compilation_provider.h"
 #include "compiler/cuda/nvrtc_compilation_provider.h"
-#include "kernels/op_key.h"
+#include "compiler/ops/builtin_ops.h"
+#include "compiler/tuning_db/tuning_db.h"
 #include "kernels/runtime/driver_api.h"
+#include "kernels/runtime/runtime.h"
+#include "kernels/tile_kernel.h"
 
 namespace tiletune {
 
 struct Library::Entry {
   LaunchInfo info;
-  // One of the two is set.
-  std::unique_ptr<CopyKernel> kernel;
-  std::unique_ptr<Im2colKernel> im2col;
-  // CopyKernel::Launch caches tensor maps: one launching thread at a time.
+  std::unique_ptr<TileKernel> kernel;
+  // TileKernel::Launch caches tensor maps: one launching thread at a time.
   absl::Mutex launch_mutex;
 };
 
 struct Library::Device {
   std::unique_ptr<Context> context;
-  autotune::DeviceIdentity identity;
+  tuning::DeviceIdentity identity;
   absl::Mutex mutex;
   absl::flat_hash_map<std::string, std::unique_ptr<Entry>> entries ABSL_GUARDED_BY(mutex);
 };
@@ -46,9 +45,10 @@ Library::Library(LibraryOptions options, absl::Status database_status,
 Library::~Library() = default;
 
 absl::StatusOr<std::unique_ptr<Library>> Library::Create(LibraryOptions options) {
+  if (options.ops == nullptr) options.ops = &BuiltinTileOps();
   if (options.registry == nullptr) {
     options.registry = std::make_shared<DeviceCodegenRegistry>();
-    TT_RETURN_IF_ERROR(RegisterBuiltinCudaCodegens(*options.registry));
+    TT_RETURN_IF_ERROR(RegisterBuiltinCudaCodegens(*options.registry, *options.ops));
   }
   std::string path = options.database_path;
   if (path.empty()) {
@@ -56,9 +56,12 @@ absl::StatusOr<std::unique_ptr<Library>> Library::Create(LibraryOptions options)
   }
   TunedResolver::Options resolver_options;
   resolver_options.registry = options.registry.get();
+  resolver_options.ops = options.ops;
   absl::Status database_status = absl::OkStatus();
   if (!path.empty()) {
-    absl::StatusOr<autotune::TuningDatabase> database = autotune::ReadTuningDatabase(path);
+    tuning::ReadOptions read;
+    read.semantics = options.ops->RecordValidator();
+    absl::StatusOr<tuning::TuningDatabase> database = tuning::ReadTuningDatabase(path, read);
     if (database.ok()) {
       resolver_options.databases.push_back(*std::move(database));
     } else {
@@ -113,17 +116,35 @@ absl::StatusOr<Library::Device*> Library::CurrentDevice() {
   return raw;
 }
 
-absl::StatusOr<Library::Entry*> Library::FindOrBuild(
-    Device& device, absl::string_view key,
-    const std::function<absl::StatusOr<std::unique_ptr<Entry>>()>& make) {
+absl::StatusOr<std::unique_ptr<Library::Entry>> Library::Build(Device& device, const TileOp& op) {
+  TT_ASSIGN_OR_RETURN(Resolution resolution, resolver_->Resolve(device.identity, op));
+  TT_ASSIGN_OR_RETURN(BuiltKernel built,
+                      resolution.codegen->BuildWithoutCompile(resolution.request));
+  TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, options_.ops->For(op));
+  auto entry = std::make_unique<Entry>();
+  TT_ASSIGN_OR_RETURN(entry->kernel,
+                      TileKernel::Create(*device.context, *definition, built.lowered, *compiler_));
+  const LoweredTileKernel& lowered = entry->kernel->lowered();
+  entry->info = LaunchInfo{resolution.level,   resolution.detail, resolution.codegen->name(),
+                           lowered.kernel_name, lowered.path_name, lowered.form_name,
+                           lowered.launch};
+  return entry;
+}
+
+absl::StatusOr<Library::Entry*> Library::Lookup(Device& device, const TileOp& op) {
+  // The key is written into a reused per-thread buffer: nothing is allocated per call.
+  thread_local std::string key;
+  key.clear();
+  TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, options_.ops->For(op));
+  definition->AppendKey(op, key);
   {
     absl::MutexLock lock(&device.mutex);
     auto it = device.entries.find(key);
     if (it != device.entries.end()) return it->second.get();
   }
-  std::string owned(key);  // `key` may be the caller's reusable buffer
+  std::string owned = key;
   // Resolve and compile outside the lock; a racing thread may do the same work once.
-  TT_ASSIGN_OR_RETURN(std::unique_ptr<Entry> entry, make());
+  TT_ASSIGN_OR_RETURN(std::unique_ptr<Entry> entry, Build(device, op));
   if (options_.verbosity >= 1) {
     std::fprintf(stderr, "tiletune: %s on %s: %s\n",
                  ResolutionLevelName(entry->info.level).c_str(), device.identity.name().c_str(),
@@ -134,63 +155,15 @@ absl::StatusOr<Library::Entry*> Library::FindOrBuild(
   return it->second.get();
 }
 
-absl::StatusOr<Library::Entry*> Library::Lookup(Device& device, const CopyOp& op) {
-  thread_local std::string key;
-  CopyOpKey(op, key);
-  return FindOrBuild(device, key, [&]() -> absl::StatusOr<std::unique_ptr<Entry>> {
-    TT_ASSIGN_OR_RETURN(Resolution resolution, resolver_->Resolve(device.identity, op));
-    TT_ASSIGN_OR_RETURN(BuiltKernel built,
-                        resolution.codegen->BuildWithoutCompile(resolution.request));
-    auto entry = std::make_unique<Entry>();
-    TT_ASSIGN_OR_RETURN(entry->kernel,
-                        CopyKernel::Create(*device.context, built.lowered, *compiler_));
-    const LoweredCopy& lowered = entry->kernel->lowered();
-    entry->info = LaunchInfo{resolution.level,     resolution.detail, resolution.codegen->name(),
-                             lowered.kernel_name, lowered.path,      lowered.launch};
-    return entry;
-  });
-}
-
-absl::StatusOr<Library::Entry*> Library::Lookup(Device& device, const Im2colOp& op) {
-  thread_local std::string key;
-  Im2colOpKey(op, key);
-  return FindOrBuild(device, key, [&]() -> absl::StatusOr<std::unique_ptr<Entry>> {
-    TT_ASSIGN_OR_RETURN(Im2colResolution resolution,
-                        resolver_->ResolveIm2col(device.identity, op));
-    TT_ASSIGN_OR_RETURN(BuiltIm2col built,
-                        resolution.codegen->BuildIm2colWithoutCompile(resolution.request));
-    auto entry = std::make_unique<Entry>();
-    TT_ASSIGN_OR_RETURN(entry->im2col,
-                        Im2colKernel::Create(*device.context, built.lowered, *compiler_));
-    const LoweredIm2col& lowered = entry->im2col->lowered();
-    entry->info = LaunchInfo{resolution.level,     resolution.detail, resolution.codegen->name(),
-                             lowered.kernel_name, lowered.path,      lowered.launch};
-    return entry;
-  });
-}
-
-absl::Status Library::Copy(const CopyOp& op, CUdeviceptr src, CUdeviceptr dst, CUstream stream) {
-  TT_ASSIGN_OR_RETURN(Device * device, CurrentDevice());
-  TT_ASSIGN_OR_RETURN(Entry * entry, Lookup(*device, op));
-  absl::MutexLock lock(&entry->launch_mutex);
-  return entry->kernel->Launch(src, dst, stream);
-}
-
-absl::Status Library::Im2col(const Im2colOp& op, CUdeviceptr img, CUdeviceptr col,
+absl::Status Library::Launch(const TileOp& op, CUdeviceptr input, CUdeviceptr output,
                              CUstream stream) {
   TT_ASSIGN_OR_RETURN(Device * device, CurrentDevice());
   TT_ASSIGN_OR_RETURN(Entry * entry, Lookup(*device, op));
   absl::MutexLock lock(&entry->launch_mutex);
-  return entry->im2col->Launch(img, col, stream);
+  return entry->kernel->Launch(input, output, stream);
 }
 
-absl::StatusOr<LaunchInfo> Library::Inspect(const CopyOp& op) {
-  TT_ASSIGN_OR_RETURN(Device * device, CurrentDevice());
-  TT_ASSIGN_OR_RETURN(Entry * entry, Lookup(*device, op));
-  return entry->info;
-}
-
-absl::StatusOr<LaunchInfo> Library::Inspect(const Im2colOp& op) {
+absl::StatusOr<LaunchInfo> Library::Inspect(const TileOp& op) {
   TT_ASSIGN_OR_RETURN(Device * device, CurrentDevice());
   TT_ASSIGN_OR_RETURN(Entry * entry, Lookup(*device, op));
   return entry->info;
@@ -207,14 +180,9 @@ absl::StatusOr<Library*> DefaultLibrary() {
 
 }  // namespace
 
-absl::Status Copy(const CopyOp& op, CUdeviceptr src, CUdeviceptr dst, CUstream stream) {
+absl::Status Launch(const TileOp& op, CUdeviceptr input, CUdeviceptr output, CUstream stream) {
   TT_ASSIGN_OR_RETURN(Library * library, DefaultLibrary());
-  return library->Copy(op, src, dst, stream);
-}
-
-absl::Status Im2col(const Im2colOp& op, CUdeviceptr img, CUdeviceptr col, CUstream stream) {
-  TT_ASSIGN_OR_RETURN(Library * library, DefaultLibrary());
-  return library->Im2col(op, img, col, stream);
+  return library->Launch(op, input, output, stream);
 }
 
 }  // namespace tiletune

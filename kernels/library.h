@@ -1,25 +1,27 @@
-// The library users link: tuned copies on device buffers.
+// The library users link: tuned tile-operator kernels on device buffers.
 //
 //   // Once: reads $TILETUNE_DB (or options.database_path) if set.
 //   TT_ASSIGN_OR_RETURN(std::unique_ptr<Library> library, Library::Create({}));
 //   // Per call: resolves and compiles the first time a problem is seen on a device,
 //   // then only launches.
-//   TT_RETURN_IF_ERROR(library->Copy(op, src_ptr, dst_ptr, stream));
+//   CopyOp copy(Region::Whole(src), Region::Whole(dst));
+//   TT_RETURN_IF_ERROR(library->Launch(copy, src_ptr, dst_ptr, stream));
+//   Im2colOp im2col = Im2colOp::Dense(DataType::kF16, geometry);
+//   TT_RETURN_IF_ERROR(library->Launch(im2col, img_ptr, col_ptr, stream));
 //
-// Or through the process-wide instance: tiletune::Copy(op, src_ptr, dst_ptr, stream).
-// tiletune::Im2col(op, img_ptr, col_ptr, stream) writes the whole [N*OH*OW, KH*KW*C]
-// column matrix of an NHWC image the same way.
+// Or through the process-wide instance: tiletune::Launch(op, input, output, stream).
 //
-// Copy runs on the device of the calling thread's current CUDA context (device 0's
-// primary context when none is current), so each GPU of a mixed host resolves its own
-// tuned variant. `src` and `dst` point at the op's whole buffers, 16-byte aligned, not
-// overlapping. A missing, unreadable, corrupt or foreign-version database is reported
-// (database_status(), and once on stderr) and the library works on through the
-// fallback chain. Thread-safe.
+// Any registered tile operator runs through Launch: `input` and `output` point at the
+// op's whole input and output buffers (copy: src and dst; im2col: the image and the
+// [N*OH*OW, KH*KW*C] column matrix), 16-byte aligned, not overlapping. It runs on the
+// device of the calling thread's current CUDA context (device 0's primary context when
+// none is current), so each GPU of a mixed host resolves its own tuned variant. A
+// missing, unreadable, corrupt or foreign-version database is reported
+// (database_status(), and once on stderr) and the library works on through the fallback
+// chain. Thread-safe.
 #ifndef KERNELS_LIBRARY_H_
 #define KERNELS_LIBRARY_H_
 
-#include <functional>
 #include <memory>
 #include <string>
 
@@ -27,18 +29,13 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
-#include "autotune/tuning_db.pb.h"
 #include "compiler/backend/registry.h"
 #include "compiler/backend/tuned_resolver.h"
 #include "compiler/cuda/compilation_provider.h"
-#include "compiler/ir/copy_op.h"
+#include "compiler/ir/tile_op.h"
+#include "compiler/ops/registry.h"
 #include "cuda.h"
-#include "compiler/ir/im2col_op.h"
-#include "kernels/copy_kernel.h"
-#include "kernels/im2col_kernel.h"
-#include "kernels/runtime/runtime.h"
 
 namespace tiletune {
 
@@ -50,18 +47,23 @@ struct LibraryOptions {
   std::string cache_directory;
   // 0: quiet; 1: one stderr line per newly resolved problem, with its resolution level.
   int verbosity = 0;
+  // The tile operators; null means the built-in ones (compiler/ops/builtin_ops.h). Must
+  // outlive the library.
+  const TileOpRegistry* ops = nullptr;
   // Codegen registry; null means a private one with the built-in CUDA codegens.
   std::shared_ptr<DeviceCodegenRegistry> registry;
 };
 
 // What a cached problem launches.
 struct LaunchInfo {
-  ResolutionLevel level;
+  ResolutionLevel level = ResolutionLevel::kHeuristic;
   std::string resolution_detail;
   std::string codegen;
-  // Name of the loaded kernel function that Copy launches.
+  // Name of the loaded kernel function that Launch runs.
   std::string kernel_name;
-  LoweringPath path;
+  // The operator's path and form names ("simt_im2col", "staged").
+  std::string path;
+  std::string form;
   LaunchParams launch;
 };
 
@@ -70,14 +72,12 @@ class Library {
   static absl::StatusOr<std::unique_ptr<Library>> Create(LibraryOptions options);
   ~Library();
 
-  absl::Status Copy(const CopyOp& op, CUdeviceptr src, CUdeviceptr dst, CUstream stream);
-  // `img` points at the op's image, `col` at an M x K row-major column matrix.
-  absl::Status Im2col(const Im2colOp& op, CUdeviceptr img, CUdeviceptr col, CUstream stream);
+  // Runs `op` (any registered operator) from `input` to `output` on `stream`.
+  absl::Status Launch(const TileOp& op, CUdeviceptr input, CUdeviceptr output, CUstream stream);
 
   // How `op` resolves and what it launches on the current device (compiling it if it was
   // not cached yet).
-  absl::StatusOr<LaunchInfo> Inspect(const CopyOp& op);
-  absl::StatusOr<LaunchInfo> Inspect(const Im2colOp& op);
+  absl::StatusOr<LaunchInfo> Inspect(const TileOp& op);
 
   // OK when a database was loaded or none was asked for; otherwise why it was not used.
   const absl::Status& database_status() const { return database_status_; }
@@ -90,11 +90,9 @@ class Library {
   Library(LibraryOptions options, absl::Status database_status,
           std::unique_ptr<TunedResolver> resolver, std::unique_ptr<CompilationProvider> compiler);
   absl::StatusOr<Device*> CurrentDevice();
-  absl::StatusOr<Entry*> Lookup(Device& device, const CopyOp& op);
-  absl::StatusOr<Entry*> Lookup(Device& device, const Im2colOp& op);
-  // Returns the cached entry for `key`, or builds one with `make` and caches it.
-  absl::StatusOr<Entry*> FindOrBuild(Device& device, absl::string_view key,
-                                     const std::function<absl::StatusOr<std::unique_ptr<Entry>>()>& make);
+  // The cached entry for `op` on `device`, resolved, compiled and loaded on first use.
+  absl::StatusOr<Entry*> Lookup(Device& device, const TileOp& op);
+  absl::StatusOr<std::unique_ptr<Entry>> Build(Device& device, const TileOp& op);
 
   LibraryOptions options_;
   absl::Status database_status_;
@@ -104,10 +102,8 @@ class Library {
   absl::flat_hash_map<int, std::unique_ptr<Device>> devices_ ABSL_GUARDED_BY(mutex_);
 };
 
-// Copy and Im2col through a process-wide Library created with default options on first
-// use.
-absl::Status Copy(const CopyOp& op, CUdeviceptr src, CUdeviceptr dst, CUstream stream);
-absl::Status Im2col(const Im2colOp& op, CUdeviceptr img, CUdeviceptr col, CUstream stream);
+// Launch through a process-wide Library created with default options on first use.
+absl::Status Launch(const TileOp& op, CUdeviceptr input, CUdeviceptr output, CUstream stream);
 
 }  // namespace tiletune
 

@@ -13,8 +13,9 @@
 #include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kernels/copy_reference.h"
-#include "kernels/im2col_reference.h"
+#include "compiler/ops/copy/copy_op.h"
+#include "compiler/ops/im2col/im2col_op.h"
+#include "compiler/ops/im2col/im2col_reference.h"
 #include "kernels/runtime/gpu_test_util.h"
 
 namespace tiletune {
@@ -78,7 +79,7 @@ class LibraryGpuTest : public ::testing::Test {
     ASSERT_TRUE(src->CopyFromHost(host.data(), bytes).ok());
     ASSERT_TRUE(dst->Fill(0xEE).ok());
     ASSERT_TRUE(context_->Activate().ok());
-    absl::Status copied = library.Copy(op, src->ptr(), dst->ptr(), nullptr);
+    absl::Status copied = library.Launch(op, src->ptr(), dst->ptr(), nullptr);
     ASSERT_TRUE(copied.ok()) << copied;
     ASSERT_TRUE(context_->Synchronize().ok());
     std::vector<uint8_t> out(bytes);
@@ -98,7 +99,7 @@ TEST_F(LibraryGpuTest, HandWrittenDatabaseChangesTheLaunchedVariant) {
   auto heuristic = (*plain)->Inspect(Op(1000, 768));
   ASSERT_TRUE(heuristic.ok()) << heuristic.status();
   EXPECT_EQ(heuristic->level, ResolutionLevel::kHeuristic);
-  EXPECT_EQ(heuristic->path, LoweringPath::kSyncSimt);
+  EXPECT_EQ(heuristic->path, "sync_simt");
   CheckCopy(**plain, Op(1000, 768), rng);
 
   LibraryOptions options;
@@ -110,7 +111,7 @@ TEST_F(LibraryGpuTest, HandWrittenDatabaseChangesTheLaunchedVariant) {
   auto info = (*tuned)->Inspect(Op(1000, 768));
   ASSERT_TRUE(info.ok()) << info.status();
   EXPECT_EQ(info->level, ResolutionLevel::kExact);
-  EXPECT_EQ(info->path, LoweringPath::kTma);
+  EXPECT_EQ(info->path, "tma");
   EXPECT_EQ(info->kernel_name, "tt_copy_tma");  // The loaded function's own name.
   EXPECT_EQ(info->launch.tile, (std::vector<int64_t>{32, 128}));
   EXPECT_EQ(info->launch.stages, 3);
@@ -120,7 +121,7 @@ TEST_F(LibraryGpuTest, HandWrittenDatabaseChangesTheLaunchedVariant) {
   auto near = (*tuned)->Inspect(Op(1024, 1024));
   ASSERT_TRUE(near.ok());
   EXPECT_EQ(near->level, ResolutionLevel::kNearest);
-  EXPECT_EQ(near->path, LoweringPath::kTma);
+  EXPECT_EQ(near->path, "tma");
   CheckCopy(**tuned, Op(1024, 1024), rng);
 }
 
@@ -145,7 +146,7 @@ TEST_F(LibraryGpuTest, ConcurrentCallersShareOneCompiledKernel) {
     threads.emplace_back([&, t] {
       if (!context_->Activate().ok()) ++failures;
       for (int i = 0; i < 20; ++i) {
-        if (!(*library)->Copy(op, src->ptr(), dsts[t].ptr(), nullptr).ok()) ++failures;
+        if (!(*library)->Launch(op, src->ptr(), dsts[t].ptr(), nullptr).ok()) ++failures;
       }
     });
   }
@@ -191,7 +192,7 @@ TEST_F(LibraryGpuTest, Im2colThroughTheLibraryIsBitExact) {
   ASSERT_TRUE(img_device->CopyFromHost(img.data(), img_bytes).ok());
   ASSERT_TRUE(col_device->Fill(0x77).ok());
   ASSERT_TRUE(context_->Synchronize().ok());
-  absl::Status done = (*library)->Im2col(op, img_device->ptr(), col_device->ptr(), nullptr);
+  absl::Status done = (*library)->Launch(op, img_device->ptr(), col_device->ptr(), nullptr);
   ASSERT_TRUE(done.ok()) << done;
   ASSERT_TRUE(context_->Synchronize().ok());
   ASSERT_TRUE(col_device->CopyToHost(got.data(), col_bytes).ok());

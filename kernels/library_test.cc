@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "compiler/ops/copy/copy_op.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -60,7 +61,7 @@ TEST(LibraryTest, DatabaseComesFromTheEnvironment) {
   EXPECT_THAT((*library)->database_status().message(), HasSubstr("from_env.txtpb"));
 }
 
-TEST(LibraryTest, CopyWithoutADriverIsUnavailable) {
+TEST(LibraryTest, LaunchWithoutADriverIsUnavailable) {
   setenv("TILETUNE_CUDA_DRIVER_LIBRARY", "/nonexistent/libcuda.so.1", 1);
   LibraryOptions options;
   options.cache_directory = TempPath("cache");
@@ -68,7 +69,7 @@ TEST(LibraryTest, CopyWithoutADriverIsUnavailable) {
   ASSERT_TRUE(library.ok());
   EXPECT_TRUE((*library)->database_status().ok());
   Buffer b = Buffer::RowMajor("b", DataType::kF32, Scope::kGlobal, {16});
-  absl::Status status = (*library)->Copy(CopyOp{Region::Whole(b), Region::Whole(b)}, 0, 0, nullptr);
+  absl::Status status = (*library)->Launch(CopyOp{Region::Whole(b), Region::Whole(b)}, 0, 0, nullptr);
   EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
 }
 

@@ -5,12 +5,15 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "autotune/tuning_db.pb.h"
-#include "compiler/backend/cuda_codegens.h"
+#include "compiler/backend/cuda/cuda_codegens.h"
 #include "compiler/backend/registry.h"
 #include "compiler/backend/tuned_resolver.h"
-#include "compiler/backend/tuning_conversion.h"
-#include "compiler/lower/copy_lowering.h"
+#include "compiler/ops/builtin_ops.h"
+#include "compiler/ops/copy/copy_lowering.h"
+#include "compiler/ops/copy/copy_op.h"
+#include "compiler/ops/im2col/im2col_lowering.h"
+#include "compiler/ops/im2col/im2col_op.h"
+#include "compiler/tuning_db/tuning_db.pb.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -25,17 +28,10 @@ class FakeCodegen : public DeviceCodegen {
   FakeCodegen(std::string name, int min_arch) : name_(std::move(name)), min_arch_(min_arch) {}
   std::string name() const override { return name_; }
   bool SupportsTarget(const Target& target) const override { return target.arch() >= min_arch_; }
-  absl::StatusOr<BuiltKernel> BuildWithoutCompile(const KernelRequest&) const override {
+  absl::StatusOr<BuiltKernel> BuildWithoutCompile(const CodegenRequest&) const override {
     return absl::UnimplementedError("fake");
   }
-  absl::StatusOr<BuiltKernel> Build(const KernelRequest&, CompilationProvider&) const override {
-    return absl::UnimplementedError("fake");
-  }
-  absl::StatusOr<BuiltIm2col> BuildIm2colWithoutCompile(const Im2colRequest&) const override {
-    return absl::UnimplementedError("fake");
-  }
-  absl::StatusOr<BuiltIm2col> BuildIm2col(const Im2colRequest&,
-                                          CompilationProvider&) const override {
+  absl::StatusOr<BuiltKernel> Build(const CodegenRequest&, CompilationProvider&) const override {
     return absl::UnimplementedError("fake");
   }
 
@@ -83,7 +79,7 @@ TEST(RegistryTest, LazyLoaderRunsOnceUnderConcurrency) {
                                 [&]() -> absl::StatusOr<std::vector<std::shared_ptr<const DeviceCodegen>>> {
                                   ++calls;
                                   std::this_thread::sleep_for(std::chrono::milliseconds(20));
-                                  return BuiltinCudaCodegens();
+                                  return BuiltinCudaCodegens(BuiltinTileOps());
                                 })
                   .ok());
   EXPECT_EQ(calls, 0);  // Nothing runs at registration.
@@ -99,7 +95,7 @@ TEST(RegistryTest, LazyLoaderRunsOnceUnderConcurrency) {
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(registry.LoaderRuns("cuda"), 1);
   EXPECT_EQ(resolved, 16);
-  EXPECT_EQ(registry.RegisterLazy("cuda", [] { return BuiltinCudaCodegens(); }).code(),
+  EXPECT_EQ(registry.RegisterLazy("cuda", [] { return BuiltinCudaCodegens(BuiltinTileOps()); }).code(),
             absl::StatusCode::kAlreadyExists);
 }
 
@@ -137,7 +133,7 @@ TEST(RegistryTest, LazyLoaderFailureIsReportedEveryTime) {
 
 TEST(CudaCodegensTest, PredicatesCoverTheFamilies) {
   DeviceCodegenRegistry registry;
-  ASSERT_TRUE(RegisterBuiltinCudaCodegens(registry).ok());
+  ASSERT_TRUE(RegisterBuiltinCudaCodegens(registry, BuiltinTileOps()).ok());
   struct Case {
     const char* arch;
     const char* codegen;
@@ -153,24 +149,46 @@ TEST(CudaCodegensTest, PredicatesCoverTheFamilies) {
   EXPECT_FALSE(registry.Resolve(T("sm_120")).ok());
 }
 
-TEST(CudaCodegensTest, BuildWithoutCompileEmitsTheLoweredKernel) {
-  auto codegens = BuiltinCudaCodegens();
+TEST(CudaCodegensTest, BuildWithoutCompileEmitsTheLoweredKernelOfAnyOperator) {
+  auto codegens = BuiltinCudaCodegens(BuiltinTileOps());
   Buffer b = Buffer::RowMajor("x", DataType::kF16, Scope::kGlobal, {256, 256});
-  KernelRequest request{CopyOp{Region::Whole(b), Region::Whole(b)}, {}, T("sm_90a")};
+  CodegenRequest request{std::make_shared<CopyOp>(Region::Whole(b), Region::Whole(b)), {},
+                         T("sm_90a")};
   request.launch.tile = {32, 64};
   request.launch.stages = 2;
   request.launch.threads = 32;
   auto built = codegens[0]->BuildWithoutCompile(request);
   ASSERT_TRUE(built.ok()) << built.status();
-  EXPECT_EQ(built->lowered.path, LoweringPath::kTma);
+  EXPECT_EQ(built->lowered->path_name, "tma");
+  EXPECT_EQ(built->lowered->instruction, Instruction::kTma);
   EXPECT_THAT(built->source.text, HasSubstr("tt_copy_tma"));
   EXPECT_FALSE(built->cubin.has_value());
   // The Ampere codegen refuses a target outside its family.
   EXPECT_FALSE(codegens[1]->BuildWithoutCompile(request).ok());
+  // On its own family it builds the same op, but never a TMA path.
+  request.target = T("sm_80");
+  auto ampere = codegens[1]->BuildWithoutCompile(request);
+  ASSERT_TRUE(ampere.ok()) << ampere.status();
+  EXPECT_EQ(ampere->lowered->path_name, "cp_async");
+  // im2col through the same interface.
+  Im2colGeometry g;
+  g.n = 2;
+  g.h = g.w = 8;
+  g.c = 16;
+  g.kh = g.kw = 3;
+  g.ph = g.pw = 1;
+  CodegenRequest im2col{std::make_shared<Im2colOp>(Im2colOp::Dense(DataType::kF16, g)), {},
+                        T("sm_80")};
+  im2col.launch.tile = {64, 16};
+  auto simt = codegens[1]->BuildWithoutCompile(im2col);
+  ASSERT_TRUE(simt.ok()) << simt.status();
+  EXPECT_EQ(simt->lowered->path_name, "simt_im2col");
+  EXPECT_EQ(simt->lowered->form_name, "row");
+  EXPECT_THAT(simt->source.text, HasSubstr("tt_im2col_simt_im2col"));
 }
 
-autotune::DeviceIdentity H200() {
-  autotune::DeviceIdentity device;
+tuning::DeviceIdentity H200() {
+  tuning::DeviceIdentity device;
   device.set_name("NVIDIA H200");
   device.set_cc_major(9);
   device.set_cc_minor(0);
@@ -183,13 +201,13 @@ CopyOp Op(std::vector<int64_t> shape) {
   return CopyOp{Region::Whole(src), Region::Whole(dst)};
 }
 
-autotune::TuningRecord Record(const autotune::DeviceIdentity& device, const CopyOp& op,
+tuning::TuningRecord Record(const tuning::DeviceIdentity& device, const CopyOp& op,
                               const std::string& instruction, std::vector<int64_t> tile,
                               int threads, int stages) {
-  autotune::TuningRecord record;
+  tuning::TuningRecord record;
   *record.mutable_device() = device;
-  *record.mutable_problem() = ProblemFromCopyOp(op);
-  autotune::Variant* v = record.mutable_winner();
+  *record.mutable_problem() = *BuiltinTileOps().Find("copy").value()->ToProblem(op);
+  tuning::Variant* v = record.mutable_winner();
   v->mutable_hints()->set_prefer_instruction(instruction);
   for (int64_t t : tile) v->mutable_lowering()->add_tile(t);
   v->mutable_lowering()->set_threads(threads);
@@ -203,12 +221,15 @@ autotune::TuningRecord Record(const autotune::DeviceIdentity& device, const Copy
 
 class TunedResolverTest : public ::testing::Test {
  protected:
-  void SetUp() override { ASSERT_TRUE(RegisterBuiltinCudaCodegens(registry_).ok()); }
-  std::unique_ptr<TunedResolver> Make(std::vector<autotune::TuningRecord> records) {
-    autotune::TuningDatabase db;
+  void SetUp() override {
+    ASSERT_TRUE(RegisterBuiltinCudaCodegens(registry_, BuiltinTileOps()).ok());
+  }
+  std::unique_ptr<TunedResolver> Make(std::vector<tuning::TuningRecord> records) {
+    tuning::TuningDatabase db;
     for (auto& r : records) *db.add_records() = r;
     TunedResolver::Options options;
     options.registry = &registry_;
+    options.ops = &BuiltinTileOps();
     options.databases = {db};
     return std::move(TunedResolver::Create(std::move(options))).value();
   }
@@ -222,12 +243,12 @@ TEST_F(TunedResolverTest, ExactRecordWins) {
   EXPECT_EQ(r->level, ResolutionLevel::kExact);
   EXPECT_EQ(r->codegen->name(), "cuda.hopper");
   EXPECT_THAT(r->request.launch.tile, ElementsAre(64, 128));
-  EXPECT_EQ(*r->request.op.hints.prefer_instruction, Instruction::kTma);
+  EXPECT_EQ(*r->request.op->hints.prefer_instruction, Instruction::kTma);
   EXPECT_THAT(r->detail, HasSubstr("exact: record"));
 }
 
 TEST_F(TunedResolverTest, NearestProblemOnTheSameArchitecture) {
-  autotune::DeviceIdentity other_board = H200();
+  tuning::DeviceIdentity other_board = H200();
   other_board.set_name("NVIDIA H100 80GB HBM3");  // Same sm_90: usable at level 2.
   auto resolver = Make({Record(other_board, Op({1024, 1024}), "cp_async", {32, 64}, 128, 2),
                         Record(other_board, Op({8192, 8192}), "tma", {64, 128}, 32, 3)});
@@ -239,7 +260,7 @@ TEST_F(TunedResolverTest, NearestProblemOnTheSameArchitecture) {
 }
 
 TEST_F(TunedResolverTest, HeuristicWhenNothingApplies) {
-  autotune::DeviceIdentity ampere;
+  tuning::DeviceIdentity ampere;
   ampere.set_name("NVIDIA A100");
   ampere.set_cc_major(8);
   auto resolver = Make({Record(ampere, Op({1024, 1024}), "cp_async", {32, 64}, 128, 2)});
@@ -266,8 +287,8 @@ TEST_F(TunedResolverTest, ExplicitHintsWinOverTunedOnes) {
   op.hints.eviction_policy = EvictionPolicy::kEvictFirst;
   auto r = resolver->Resolve(H200(), op);
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(*r->request.op.hints.eviction_policy, EvictionPolicy::kEvictFirst);
-  EXPECT_EQ(*r->request.op.hints.prefer_instruction, Instruction::kTma);
+  EXPECT_EQ(*r->request.op->hints.eviction_policy, EvictionPolicy::kEvictFirst);
+  EXPECT_EQ(*r->request.op->hints.prefer_instruction, Instruction::kTma);
 }
 
 Im2colOp Conv(int64_t n, int64_t hw, int64_t c) {
@@ -281,10 +302,10 @@ Im2colOp Conv(int64_t n, int64_t hw, int64_t c) {
 }
 
 TEST_F(TunedResolverTest, Im2colExactRecordAndHeuristic) {
-  autotune::TuningRecord record;
+  tuning::TuningRecord record;
   *record.mutable_device() = H200();
-  *record.mutable_problem() = ProblemFromIm2colOp(Conv(8, 28, 64));
-  autotune::Variant* v = record.mutable_winner();
+  *record.mutable_problem() = *BuiltinTileOps().Find("im2col").value()->ToProblem(Conv(8, 28, 64));
+  tuning::Variant* v = record.mutable_winner();
   v->mutable_hints()->set_prefer_instruction("tma");
   v->mutable_lowering()->set_path("tma_im2col");
   v->mutable_lowering()->add_tile(128);
@@ -294,50 +315,24 @@ TEST_F(TunedResolverTest, Im2colExactRecordAndHeuristic) {
   record.mutable_winner_statistics()->set_median_us(3);
   record.mutable_winner_statistics()->set_sample_count(5);
   auto resolver = Make({record});
-  auto exact = resolver->ResolveIm2col(H200(), Conv(8, 28, 64));
+  auto exact = resolver->Resolve(H200(), Conv(8, 28, 64));
   ASSERT_TRUE(exact.ok()) << exact.status();
   EXPECT_EQ(exact->level, ResolutionLevel::kExact);
   EXPECT_THAT(exact->request.launch.tile, ElementsAre(128, 64));
-  auto built = exact->codegen->BuildIm2colWithoutCompile(exact->request);
+  auto built = exact->codegen->BuildWithoutCompile(exact->request);
   ASSERT_TRUE(built.ok()) << built.status();
-  EXPECT_EQ(built->lowered.path, LoweringPath::kTmaIm2col);
+  EXPECT_EQ(built->lowered->path_name, "tma_im2col");
 
-  auto heuristic = resolver->ResolveIm2col(H200(), Conv(2, 17, 3));  // Other rank-4 shape, C=3.
+  auto heuristic = resolver->Resolve(H200(), Conv(2, 17, 3));  // Other rank-4 shape, C=3.
   ASSERT_TRUE(heuristic.ok()) << heuristic.status();
-  auto simt = heuristic->codegen->BuildIm2colWithoutCompile(heuristic->request);
+  auto simt = heuristic->codegen->BuildWithoutCompile(heuristic->request);
   ASSERT_TRUE(simt.ok()) << simt.status();
-  EXPECT_EQ(simt->lowered.path, LoweringPath::kSimtIm2col);
+  EXPECT_EQ(simt->lowered->path_name, "simt_im2col");
   if (heuristic->level == ResolutionLevel::kHeuristic) {
-    EXPECT_EQ(*simt->lowered.img_policy, EvictionPolicy::kEvictLast);
-    EXPECT_EQ(*simt->lowered.col_policy, EvictionPolicy::kEvictFirst);
+    const auto& lowered = static_cast<const LoweredIm2col&>(*simt->lowered);
+    EXPECT_EQ(*lowered.img_policy, EvictionPolicy::kEvictLast);
+    EXPECT_EQ(*lowered.col_policy, EvictionPolicy::kEvictFirst);
   }
-}
-
-TEST(TuningConversionTest, Im2colProblemRoundTrip) {
-  Im2colOp op = Conv(4, 14, 32);
-  op.geometry.sh = 2;
-  op.geometry.dw = 2;
-  autotune::Problem problem = ProblemFromIm2colOp(op);
-  EXPECT_EQ(problem.im2col().block_m(), op.geometry.M());
-  EXPECT_EQ(problem.im2col().block_k(), op.geometry.K());
-  auto back = Im2colOpFromProblem(problem);
-  ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_TRUE(back->geometry == op.geometry);
-  EXPECT_EQ(back->img.strides, op.img.strides);
-}
-
-TEST(TuningConversionTest, ProblemRoundTrip) {
-  CopyOp op = Op({200, 256});
-  op.src = Region::Box(Buffer::RowMajor("src", DataType::kF16, Scope::kGlobal, {300, 512}),
-                       {5, 32}, {200, 256});
-  auto back = CopyOpFromProblem(ProblemFromCopyOp(op));
-  ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_EQ(back->src.buffer.strides, op.src.buffer.strides);
-  EXPECT_EQ(back->src.offsets, op.src.offsets);
-  EXPECT_EQ(back->src.BaseOffsetElements(), op.src.BaseOffsetElements());
-  autotune::Problem bad = ProblemFromCopyOp(op);
-  bad.set_dtype("f12");
-  EXPECT_FALSE(CopyOpFromProblem(bad).ok());
 }
 
 }  // namespace

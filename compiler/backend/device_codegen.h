@@ -1,5 +1,6 @@
-// A device codegen: turns a tile-operator request into CUDA source (and a CUBIN) for the
-// targets its predicate accepts. Registered by name in a DeviceCodegenRegistry.
+// A device codegen: turns a tile-operator request into kernel source (and a binary) for
+// the targets its predicate accepts, for every registered tile operator. Registered by
+// name in a DeviceCodegenRegistry (registry.h); the CUDA families live in backend/cuda.
 //
 //   std::shared_ptr<const DeviceCodegen> codegen = ...;
 //   if (codegen->SupportsTarget(target)) {
@@ -10,22 +11,23 @@
 #ifndef COMPILER_BACKEND_DEVICE_CODEGEN_H_
 #define COMPILER_BACKEND_DEVICE_CODEGEN_H_
 
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "compiler/cuda/artifacts.h"
 #include "compiler/cuda/compilation_provider.h"
-#include "compiler/ir/copy_op.h"
-#include "compiler/ir/im2col_op.h"
-#include "compiler/lower/im2col_lowering.h"
+#include "compiler/ir/tile_op.h"
 #include "compiler/lower/lowered_kernel.h"
 #include "compiler/target/target.h"
 
 namespace tiletune {
 
-// What to build: a copy with its hints, the launch parameters, and the target.
-struct KernelRequest {
-  CopyOp op;
+// What to build: an op of any registered operator with the hints to lower it under, the
+// launch parameters, and the target.
+struct CodegenRequest {
+  std::shared_ptr<const TileOp> op;
   LaunchParams launch;
   Target target = *Target::Parse("sm_90a");
 };
@@ -33,24 +35,9 @@ struct KernelRequest {
 struct BuiltKernel {
   // The name of the codegen that built it.
   std::string codegen;
-  LoweredCopy lowered;
+  std::shared_ptr<const LoweredTileKernel> lowered;
   CudaSource source;
   // Set by Build, empty from BuildWithoutCompile.
-  std::optional<Cubin> cubin;
-};
-
-// The same for im2col: the op (image, geometry, hints), the launch (tile = {block_M,
-// block_K}), the target.
-struct Im2colRequest {
-  Im2colOp op;
-  LaunchParams launch;
-  Target target = *Target::Parse("sm_90a");
-};
-
-struct BuiltIm2col {
-  std::string codegen;
-  LoweredIm2col lowered;
-  CudaSource source;
   std::optional<Cubin> cubin;
 };
 
@@ -63,15 +50,10 @@ class DeviceCodegen {
   // Whether this codegen produces kernels for `target`.
   virtual bool SupportsTarget(const Target& target) const = 0;
   // Lowers and emits; no compiler involved (works anywhere).
-  virtual absl::StatusOr<BuiltKernel> BuildWithoutCompile(const KernelRequest& request) const = 0;
-  // Lowers, emits and compiles to a CUBIN for the request's target.
-  virtual absl::StatusOr<BuiltKernel> Build(const KernelRequest& request,
+  virtual absl::StatusOr<BuiltKernel> BuildWithoutCompile(const CodegenRequest& request) const = 0;
+  // Lowers, emits and compiles for the request's target.
+  virtual absl::StatusOr<BuiltKernel> Build(const CodegenRequest& request,
                                             CompilationProvider& compiler) const = 0;
-  // The im2col counterparts of the two above.
-  virtual absl::StatusOr<BuiltIm2col> BuildIm2colWithoutCompile(
-      const Im2colRequest& request) const = 0;
-  virtual absl::StatusOr<BuiltIm2col> BuildIm2col(const Im2colRequest& request,
-                                                  CompilationProvider& compiler) const = 0;
 };
 
 }  // namespace tiletune

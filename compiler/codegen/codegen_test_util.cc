@@ -32,9 +32,9 @@ std::string TestPtx(const CudaSource& source, const std::string& arch) {
   return ptx.ok() ? ptx->text : "";
 }
 
-void ExpectMatchesGolden(const std::string& name, const std::string& text,
-                         const std::string& test_target) {
-  std::string relative = absl::StrCat("compiler/codegen/testdata/", name, ".cu");
+void ExpectMatchesGolden(const std::string& folder, const std::string& name,
+                         const std::string& text, const std::string& test_target) {
+  std::string relative = absl::StrCat(folder, "/", name, ".cu");
   std::string regenerate =
       absl::StrCat("TILETUNE_UPDATE_GOLDENS=1 bazel run ", test_target);
   const char* update = std::getenv("TILETUNE_UPDATE_GOLDENS");

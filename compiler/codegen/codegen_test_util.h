@@ -1,7 +1,8 @@
 // Helpers shared by the emitters' CPU tests: one NVRTC provider with a memory cache, and
 // golden-file comparison with a one-flag regeneration.
 //
-//   ExpectMatchesGolden("copy_tma_f16", text, "//compiler/codegen:copy_codegen_test");
+//   ExpectMatchesGolden("compiler/ops/copy/testdata", "copy_tma_f16", text,
+//                       "//compiler/ops/copy:copy_codegen_test");
 //
 // With TILETUNE_UPDATE_GOLDENS=1 under `bazel run` (which sets BUILD_WORKSPACE_DIRECTORY)
 // the golden is rewritten instead of compared.
@@ -21,10 +22,10 @@ CompilationProvider& TestCompiler();
 // fails the test and gives "".
 std::string TestPtx(const CudaSource& source, const std::string& arch);
 
-// Compares `text` with compiler/codegen/testdata/<name>.cu (or rewrites it, see above);
-// `test_target` is named in the regeneration hint.
-void ExpectMatchesGolden(const std::string& name, const std::string& text,
-                         const std::string& test_target);
+// Compares `text` with <folder>/<name>.cu (`folder` relative to the workspace, or
+// rewrites it, see above); `test_target` is named in the regeneration hint.
+void ExpectMatchesGolden(const std::string& folder, const std::string& name,
+                         const std::string& text, const std::string& test_target);
 
 }  // namespace tiletune
 

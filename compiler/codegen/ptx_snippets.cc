@@ -9,6 +9,11 @@
 
 namespace tiletune {
 
+std::string ConstantDefinition(const std::string& type, const std::string& name, int64_t value) {
+  return absl::StrCat("enum : ", type, " { ", name, " = ", value, type == "u64" ? "ull" : "u",
+                      " };\n");
+}
+
 std::string PreludeSnippet() {
   return R"(typedef unsigned char u8;
 typedef unsigned short u16;

@@ -7,9 +7,15 @@
 #include <optional>
 #include <string>
 
-#include "compiler/ir/copy_op.h"
+#include <cstdint>
+
+#include "compiler/ir/hints.h"
 
 namespace tiletune {
+
+// `enum : <type> { <name> = <value>u };` (ull for u64): a problem constant that folds into
+// the code and takes no storage. `type` is "u32" or "u64".
+std::string ConstantDefinition(const std::string& type, const std::string& name, int64_t value);
 
 // typedefs u8/u16/u32/u64 and the 64-byte tensor-map parameter type.
 std::string PreludeSnippet();

@@ -14,16 +14,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "compiler/cuda/artifacts.h"
 
 namespace tiletune {
-
-// A self-contained CUDA C++ translation unit.
-struct CudaSource {
-  // Program name, shown in compiler diagnostics (e.g. "copy_f16_tma").
-  std::string name;
-  // The complete source text.
-  std::string text;
-};
 
 struct CompileOptions {
   // Real architecture: "sm_<major><minor>" with an optional "a" or "f" suffix ("sm_90a").
@@ -32,21 +25,6 @@ struct CompileOptions {
   bool line_info = false;
   // Further NVRTC flags, passed through verbatim after tiletune's own.
   std::vector<std::string> extra_flags;
-};
-
-struct Ptx {
-  std::string text;
-  // The architecture it was generated for ("sm_90a").
-  std::string arch;
-  // The compiler's log (warnings); empty when it had nothing to say.
-  std::string log;
-};
-
-struct Cubin {
-  // The ELF image, ready for cuModuleLoadData.
-  std::string bytes;
-  std::string arch;
-  std::string log;
 };
 
 class CompilationProvider {

@@ -71,6 +71,10 @@ int64_t Region::BaseOffsetElements() const {
   return offset;
 }
 
+size_t SpanBytes(const Buffer& buffer) {
+  return static_cast<size_t>(buffer.SpanElements()) * DataTypeBytes(buffer.dtype);
+}
+
 absl::Status ValidateBuffer(const Buffer& buffer) {
   if (buffer.name.empty()) return absl::InvalidArgumentError("buffer has no name");
   if (buffer.rank() < 1 || buffer.rank() > kMaxRank) {

@@ -66,6 +66,9 @@ struct Region {
   int64_t BaseOffsetElements() const;
 };
 
+// Bytes from a buffer's first element to one past its farthest element.
+size_t SpanBytes(const Buffer& buffer);
+
 // Rank 1..5, positive extents, non-negative strides that fit the shape, and a non-empty
 // name. Errors name the buffer, the dimension and the bad value.
 absl::Status ValidateBuffer(const Buffer& buffer);

@@ -1,9 +1,10 @@
+#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "compiler/ir/buffer.h"
-#include "compiler/ir/copy_op.h"
+#include "compiler/ir/hints.h"
 #include "compiler/ir/data_type.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -69,7 +70,7 @@ TEST(ScopeTest, ParsesNames) {
 }
 
 TEST(HintsTest, AnnotationsTakePrecedenceOverKeywords) {
-  CopyHints hints;
+  Hints hints;
   hints.coalesced_width = 8;
   hints.eviction_policy = EvictionPolicy::kEvictLast;
   hints.prefer_instruction = Instruction::kSync;
@@ -79,7 +80,7 @@ TEST(HintsTest, AnnotationsTakePrecedenceOverKeywords) {
                        {"coalesced_width", "4"},
                        {"loop_layout", "4x64"},
                        {"fallback", "auto"}};
-  auto resolved = ResolveHints(hints);
+  auto resolved = ResolveHints(hints, HintScope{"copy", {}});
   ASSERT_TRUE(resolved.ok()) << resolved.status();
   EXPECT_EQ(*resolved->coalesced_width, 4);
   EXPECT_EQ(*resolved->eviction_policy, EvictionPolicy::kEvictFirst);
@@ -106,30 +107,78 @@ TEST(HintsTest, RejectsBadValuesNamingWhatIsAccepted) {
                         Case{"loop_layout", "8by32", "expected ROWSxCOLS"},
                         Case{"loop_layout", "64x64", "ROWS*COLS <= 1024"},
                         Case{"fallback", "sometimes", "accepted are error, auto"},
-                        Case{"swizzle", "128B", "unknown annotation 'swizzle'"}}) {
-    CopyHints hints;
+                        Case{"swizzle", "128B", "unknown copy annotation 'swizzle'"}}) {
+    Hints hints;
     hints.annotations[c.key] = c.value;
-    auto resolved = ResolveHints(hints);
+    auto resolved = ResolveHints(hints, HintScope{"copy", {}});
     ASSERT_FALSE(resolved.ok()) << c.key << "=" << c.value;
     EXPECT_EQ(resolved.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(resolved.status().message(), HasSubstr(c.expected));
   }
-  CopyHints width;
+  Hints width;
   width.coalesced_width = 32;
-  EXPECT_FALSE(ResolveHints(width).ok());
+  EXPECT_FALSE(ResolveHints(width, HintScope{"copy", {}}).ok());
 }
 
-TEST(CopyOpTest, ValidatesDtypeAndExtents) {
-  Buffer a = Buffer::RowMajor("a", DataType::kF16, Scope::kGlobal, {64, 64});
-  Buffer b = Buffer::RowMajor("b", DataType::kF16, Scope::kShared, {1, 64, 64});
-  EXPECT_TRUE(ValidateCopyOp({Region::Whole(a), Region::Whole(b)}).ok());
-  Buffer c = Buffer::RowMajor("c", DataType::kF32, Scope::kGlobal, {64, 64});
-  EXPECT_THAT(ValidateCopyOp({Region::Whole(a), Region::Whole(c)}).message(),
-              HasSubstr("one dtype"));
-  Buffer d = Buffer::RowMajor("d", DataType::kF16, Scope::kGlobal, {64, 32});
-  EXPECT_THAT(ValidateCopyOp({Region::Whole(a), Region::Whole(d)}).message(),
-              HasSubstr("extents differ"));
-  EXPECT_EQ(SqueezedExtents(Region::Element(a, {3, 4})), (std::vector<int64_t>{1}));
+TEST(HintsTest, OperandPoliciesAreTheOperatorsOwnKeys) {
+  const HintScope im2col{"im2col", {"img", "col"}};
+  Hints hints;
+  hints.eviction_policy = EvictionPolicy::kEvictNormal;
+  hints.annotations = {{"img_eviction_policy", "evict_last"}};
+  auto resolved = ResolveHints(hints, im2col);
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  EXPECT_EQ(resolved->EvictionFor("img"), EvictionPolicy::kEvictLast);
+  EXPECT_EQ(resolved->EvictionFor("col"), EvictionPolicy::kEvictNormal);
+  EXPECT_EQ(HintsToString(*resolved), "eviction_policy=evict_normal,img_eviction_policy=evict_last");
+  // The same policy as eviction_policy is not repeated.
+  hints.annotations["col_eviction_policy"] = "evict_normal";
+  EXPECT_EQ(HintsToString(*ResolveHints(hints, im2col)),
+            "eviction_policy=evict_normal,img_eviction_policy=evict_last");
+  // Another operator does not know them, and says which keys it does.
+  auto copy = ResolveHints(hints, HintScope{"copy", {}});
+  EXPECT_THAT(copy.status().message(),
+              HasSubstr("unknown copy annotation 'col_eviction_policy': accepted keys are "
+                        "coalesced_width, disable_tma, eviction_policy, prefer_instruction, "
+                        "loop_layout, fallback"));
+  hints.annotations = {{"col_eviction_policy", "evict_never"}};
+  EXPECT_THAT(ResolveHints(hints, im2col).status().message(),
+              HasSubstr("unknown eviction_policy 'evict_never'"));
+}
+
+TEST(HintsTest, MergeLetsTheCallersHintsWin) {
+  Hints tuned;
+  tuned.prefer_instruction = Instruction::kSync;
+  tuned.coalesced_width = 4;
+  tuned.annotations = {{"img_eviction_policy", "evict_last"}, {"fallback", "auto"}};
+  Hints mine;
+  mine.prefer_instruction = Instruction::kTma;
+  mine.annotations = {{"fallback", "error"}};
+  Hints merged = MergeHints(tuned, mine);
+  EXPECT_EQ(merged.prefer_instruction, Instruction::kTma);
+  EXPECT_EQ(merged.coalesced_width, 4);
+  EXPECT_EQ(merged.annotations.at("fallback"), "error");
+  EXPECT_EQ(merged.annotations.at("img_eviction_policy"), "evict_last");
+}
+
+TEST(HintsTest, KeysTellEveryHintApart) {
+  auto key = [](const Hints& hints) {
+    std::string k;
+    AppendHintsKey(hints, k);
+    return k;
+  };
+  const Hints base;
+  std::vector<Hints> variants(8, base);
+  variants[0].coalesced_width = 4;
+  variants[1].disable_tma = true;
+  variants[2].eviction_policy = EvictionPolicy::kEvictFirst;
+  variants[3].prefer_instruction = Instruction::kSync;
+  variants[4].loop_layout = LoopLayout{8, 32};
+  variants[5].annotations["a"] = "bc";
+  variants[6].annotations["ab"] = "c";
+  variants[7].loop_layout = LoopLayout{32, 8};
+  std::set<std::string> keys = {key(base)};
+  for (const Hints& h : variants) keys.insert(key(h));
+  EXPECT_EQ(keys.size(), variants.size() + 1);
 }
 
 }  // namespace

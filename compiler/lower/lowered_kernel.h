@@ -1,5 +1,11 @@
-// The result of lowering a tile operator: everything the emitter needs to write a kernel
-// and the runtime needs to launch it, plus the log of every decision taken on the way.
+// The result of lowering any tile operator: what the runtime needs to launch the kernel,
+// what the database records of it, and the log of every decision taken on the way. Each
+// operator derives its own type from LoweredTileKernel (LoweredCopy, LoweredIm2col) with
+// the details its emitter reads; code that serves every operator sees this base only.
+//
+//   TT_ASSIGN_OR_RETURN(std::shared_ptr<const LoweredTileKernel> lowered,
+//                       definition.Lower(op, target, launch));
+//   int64_t grid = lowered->GridSize(sm_count);
 #ifndef COMPILER_LOWER_LOWERED_KERNEL_H_
 #define COMPILER_LOWER_LOWERED_KERNEL_H_
 
@@ -9,39 +15,23 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
-#include "compiler/ir/copy_op.h"
 #include "compiler/ir/data_type.h"
+#include "compiler/ir/hints.h"
 #include "compiler/target/target.h"
 
 namespace tiletune {
 
-// How data moves. The first four lower `copy`, the last two `im2col`.
-enum class LoweringPath {
-  kTma,         // cp.async.bulk.tensor load + TMA store, mbarrier-synchronised (sm_90+)
-  kBulk1d,      // 1-D cp.async.bulk of a contiguous range (sm_90+)
-  kCpAsync,     // cp.async 4/8/16-byte transfers to shared, then vector stores (sm_80+)
-  kSyncSimt,    // vector ld.global/st.global by every thread (all targets)
-  kTmaIm2col,   // cp.async.bulk.tensor im2col mode (sm_90+)
-  kSimtIm2col,  // SIMT gather (all targets)
-};
-
-// "tma", "bulk_1d", "cp_async", "sync_simt", "tma_im2col", "simt_im2col".
-std::string LoweringPathName(LoweringPath path);
-absl::StatusOr<LoweringPath> ParseLoweringPath(absl::string_view name);
-
 // Launch-side choices the autotuner varies; the hints are the op's own.
 struct LaunchParams {
-  // Block tile, one entry per (unit-squeezed) dimension of the copy; a single entry over a
-  // contiguous copy tiles its flattened range.
+  // Block tile, one entry per dimension the operator tiles (copy: its unit-squeezed
+  // dimensions, or one over a contiguous copy; im2col: block_M, block_K).
   std::vector<int64_t> tile;
   // Threads per CTA: a multiple of 32, at most 1024.
   int threads = 128;
-  // Shared-memory pipeline depth for tma, bulk_1d and cp_async (1 = no overlap).
+  // Shared-memory pipeline depth for the paths that pipeline (1 = no overlap).
   int stages = 1;
-  // sync_simt only: stage the tile through shared memory (the copy op's G->S->G form)
-  // or copy global->global directly.
+  // copy's sync_simt only: stage the tile through shared memory or copy global->global
+  // directly.
   bool through_shared = true;
   // 0: one CTA per tile. n > 0: a persistent grid of n CTAs per SM looping over tiles.
   int ctas_per_sm = 0;
@@ -54,67 +44,80 @@ struct LaunchParams {
 inline constexpr int kMaxLaunchStages = 8;
 absl::Status ValidateLaunchParams(const LaunchParams& launch, const Target& target);
 
-// A TMA descriptor the host must encode before launch (cuTensorMapEncodeTiled).
+// A TMA descriptor the host encodes before launch, over the operand's buffer pointer:
+// tiled (cuTensorMapEncodeTiled) or, when `im2col` is set, im2col mode
+// (cuTensorMapEncodeIm2col).
 struct TensorMapSpec {
-  enum class Operand { kSrc, kDst };
-  Operand operand = Operand::kSrc;
+  enum class Operand { kInput, kOutput };
+  // The bounding box and box of an im2col-mode map of a rank-4 NHWC image.
+  struct Im2colBox {
+    // Bounding-box corners, W then H (innermost first, like dims).
+    std::vector<int> lower_corner;
+    std::vector<int> upper_corner;
+    // Box: channels per pixel x pixels per column.
+    uint32_t channels_per_pixel = 0;
+    uint32_t pixels_per_column = 0;
+  };
+
+  Operand operand = Operand::kInput;
   // Element size: the map moves raw 1, 2, 4 or 8-byte elements.
   int element_bytes = 0;
   // Innermost first.
   std::vector<uint64_t> dims;
   // Byte strides of dims[1..]; innermost first.
   std::vector<uint64_t> strides_bytes;
+  // Tiled maps: the box, innermost first.
   std::vector<uint32_t> box;
+  // Traversal strides, innermost first; empty means all 1.
+  std::vector<uint32_t> element_strides;
   // Region start relative to the operand's buffer pointer; the map's base address is
   // pointer + this.
   int64_t base_offset_bytes = 0;
+  // Set for an im2col-mode map.
+  std::optional<Im2colBox> im2col;
 };
 
-// A lowered `copy` kernel. Dimensions are after squeezing unit dimensions (and after
-// flattening, for a 1-D tile over a contiguous copy).
-struct LoweredCopy {
+// Every lowered kernel: its path, launch, resources and parameters. The kernel's
+// parameters are the input pointer, the output pointer, then one per tensor map.
+struct LoweredTileKernel {
+  virtual ~LoweredTileKernel() = default;
+
+  // The operator ("copy").
+  std::string op;
   Target target = *Target::Parse("sm_90a");
-  LoweringPath path = LoweringPath::kSyncSimt;
+  // The operator's name of the path taken ("tma", "simt_im2col") and, where a path has
+  // several forms, the form ("staged"); "" otherwise.
+  std::string path_name;
+  std::string form_name;
+  // The instruction family the path uses: what a device codegen must support to emit it.
+  Instruction instruction = Instruction::kSync;
   DataType dtype = DataType::kF32;
   int element_bytes = 4;
   ResolvedHints hints;
   LaunchParams launch;
 
-  std::vector<int64_t> extents;
-  std::vector<int64_t> src_strides;  // elements
-  std::vector<int64_t> dst_strides;  // elements
-  int64_t src_offset = 0;            // elements from the src buffer pointer
-  int64_t dst_offset = 0;
-  std::vector<int64_t> tile;         // same rank as extents
-  std::vector<int64_t> tiles_per_dim;
   int64_t num_tiles = 0;
   int64_t tile_bytes = 0;
-
-  // SIMT and cp.async: elements per vector access and the thread layout.
-  int vector_elems = 1;
-  LoopLayout layout;
-  // Accesses each thread makes per tile (SIMT and cp.async).
-  int items_per_thread = 0;
-
   int stages = 1;
   int64_t shared_bytes = 0;  // dynamic shared memory per CTA
   int barriers = 0;          // mbarriers per CTA
-  // The L2 policy the generated code applies; empty when it emits none.
-  std::optional<EvictionPolicy> l2_policy;
+  // Bytes of the widest global access the kernel makes (the database records it).
+  int vector_bytes = 0;
   std::vector<TensorMapSpec> tensor_maps;
 
   std::string kernel_name;
-  // Parameters in order: src pointer, dst pointer, then one per tensor map.
   int param_count() const { return 2 + static_cast<int>(tensor_maps.size()); }
+  // CTAs for `sm_count` multiprocessors: one per tile, or the persistent grid.
+  int64_t GridSize(int sm_count) const;
   std::vector<std::string> decision_log;
 };
 
-// Grid size for `sm_count` multiprocessors.
-int64_t CopyGridSize(const LoweredCopy& lowered, int sm_count);
-
-// A multi-line human-readable plan: path, vector width, layout, shared memory, barriers,
-// L2 policy, grid shape, then the decision log.
-std::string DescribePlan(const LoweredCopy& lowered);
+// The lines every plan starts with (kernel, target, path and form, dtype) and the lines
+// it ends with (stages, shared memory, barriers, the L2 policies as `l2_policies` says
+// them, grid, then the decision log), for an operator's DescribePlan to put its own
+// lines between.
+std::string PlanHeader(const LoweredTileKernel& lowered);
+std::string PlanFooter(const LoweredTileKernel& lowered, const std::string& l2_policies);
 
 }  // namespace tiletune
 

@@ -1,0 +1,235 @@
+// The real tuner end to end (search spaces, lowering, emission, the evaluator, winner
+// selection) on the simulated device: timings are deterministic functions of each
+// candidate's source hash, so the expected winner is known; faults and wrong outputs are
+// injected by the same hash.
+#include "autotune/tuner.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "autotune/simulated_device.h"
+#include "autotune/suite.h"
+#include "autotune/tuning_task.h"
+#include "compiler/ops/builtin_ops.h"
+#include "compiler/tuning_db/tuning_db.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tiletune {
+namespace autotune {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Distinct, deterministic times: 10 to 20 us by source hash.
+double TimeOf(const std::string& sha) { return 10 + 10 * UnitHash(sha, 99); }
+
+TuningTask Task(const std::string& spec) {
+  auto problems = ParseProblems(BuiltinTileOps(), spec);
+  EXPECT_TRUE(problems.ok()) << problems.status();
+  auto task = MakeTask(BuiltinTileOps(), *(*problems)[0], *Target::Parse("sm_90a"));
+  EXPECT_TRUE(task.ok()) << task.status();
+  return *std::move(task);
+}
+
+SimulatedDeviceOptions Options() {
+  SimulatedDeviceOptions options;
+  options.time_us = [](const Candidate& c, const TuningTask&) { return TimeOf(c.source_sha256); };
+  return options;
+}
+
+Tuner::Options TunerOptions() {
+  Tuner::Options options;
+  options.compile_threads = 2;
+  return options;
+}
+
+// Tunes until no new variant faults (a fault makes the device unusable: a fresh one, as a
+// new worker process would have, takes over), at most `attempts` times.
+absl::StatusOr<tuning::TuningRecord> TuneToCompletion(const TuningTask& task,
+                                                      const SimulatedDeviceOptions& options,
+                                                      std::map<std::string, std::string>& faulted,
+                                                      TuneStats& stats, int attempts = 20) {
+  SimulatedCompilationProvider compiler;
+  for (int attempt = 0; attempt < attempts; ++attempt) {
+    SimulatedDevice device(options);
+    Tuner tuner(device, compiler, TunerOptions());
+    stats = TuneStats{};
+    absl::StatusOr<tuning::TuningRecord> record = tuner.Tune(task, &faulted, &stats);
+    if (!absl::IsAborted(record.status())) return record;
+  }
+  return absl::DeadlineExceededError("still faulting");
+}
+
+// The OK candidates of a record, the winner included, by source hash.
+std::vector<std::string> MeasuredShas(const tuning::TuningRecord& record) {
+  std::vector<std::string> shas = {record.winner().source_sha256()};
+  for (const tuning::CandidateResult& c : record.candidates()) {
+    if (c.status() == tuning::CandidateResult::OK) shas.push_back(c.variant().source_sha256());
+  }
+  return shas;
+}
+
+TEST(TunerTest, PicksTheFastestVerifiedCandidateOfBothPhases) {
+  const TuningTask task = Task("copy:f16:1024,1024");
+  std::map<std::string, std::string> faulted;
+  TuneStats stats;
+  auto record = TuneToCompletion(task, Options(), faulted, stats, 1);
+  ASSERT_TRUE(record.ok()) << record.status();
+  double best = std::numeric_limits<double>::max();
+  for (const std::string& sha : MeasuredShas(*record)) best = std::min(best, TimeOf(sha));
+  // The fastest, or one within the 1% noise band that uses fewer resources.
+  const double winner = TimeOf(record->winner().source_sha256());
+  EXPECT_LE(winner, best * 1.01);
+  EXPECT_DOUBLE_EQ(record->winner_statistics().median_us(), winner);
+  // Regret: the winner against the best of the fresh rounds, which hold the global best.
+  EXPECT_NEAR(stats.regret, winner / best - 1, 1e-9);
+  EXPECT_EQ(record->problem().copy().shape(1), 1024);
+  EXPECT_GT(stats.measured, 50);
+  EXPECT_EQ(stats.measured, stats.verified);
+  EXPECT_EQ(stats.faults, 0);
+  EXPECT_TRUE(stats.second_phase_error.empty());
+  // Both phases ran: more distinct launches were measured than the first phase has.
+  std::set<std::string> launches;
+  for (const tuning::CandidateResult& c : record->candidates()) {
+    if (c.status() != tuning::CandidateResult::OK) continue;
+    const tuning::Lowering& l = c.variant().lowering();
+    launches.insert(absl::StrCat(absl::StrJoin(l.tile(), ","), "/", l.threads(), "/", l.stages(),
+                                 "/", l.ctas_per_sm(), "/", l.through_shared()));
+  }
+  EXPECT_GT(launches.size(), 10u);
+  // The record is a valid database record.
+  tuning::TuningDatabase database;
+  *database.add_records() = *record;
+  database.mutable_records(0)->mutable_device()->set_name("Simulated GPU");
+  database.mutable_records(0)->mutable_device()->set_cc_major(9);
+  database.set_schema_version(tuning::kCurrentSchemaVersion);
+  EXPECT_TRUE(tuning::ValidateTuningDatabase(database, "tuned",
+                                             BuiltinTileOps().RecordValidator())
+                  .ok());
+}
+
+TEST(TunerTest, WrongOutputsNeverWin) {
+  const TuningTask task = Task("im2col:f16:2,16,16,8:k=3:p=1");
+  SimulatedDeviceOptions options = Options();
+  // The fastest third of the candidates compute wrong bytes.
+  options.wrong = [](const Candidate& c) { return TimeOf(c.source_sha256) < 13.3; };
+  std::map<std::string, std::string> faulted;
+  TuneStats stats;
+  auto record = TuneToCompletion(task, options, faulted, stats, 1);
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_GE(TimeOf(record->winner().source_sha256()), 13.3);
+  int wrong = 0;
+  for (const tuning::CandidateResult& c : record->candidates()) {
+    if (c.status() != tuning::CandidateResult::FAILED_VERIFICATION) continue;
+    ++wrong;
+    EXPECT_LT(TimeOf(c.variant().source_sha256()), 13.3);
+    EXPECT_THAT(c.detail(), HasSubstr("wrong byte"));
+  }
+  EXPECT_GT(wrong, 0);
+  EXPECT_EQ(wrong, stats.failed_verification);
+  EXPECT_EQ(tuning::OperatorName(record->problem()), "im2col");
+}
+
+TEST(TunerTest, FaultsAreIsolatedRecordedAndSkipped) {
+  const TuningTask task = Task("copy:u8:512,512");
+  SimulatedDeviceOptions options = Options();
+  options.faults = [](const Candidate& c) { return UnitHash(c.source_sha256, 5) < 0.04; };
+  std::map<std::string, std::string> faulted;
+  // The first attempt stops at the first fault and names it.
+  {
+    SimulatedCompilationProvider compiler;
+    SimulatedDevice device(options);
+    Tuner tuner(device, compiler, TunerOptions());
+    TuneStats stats;
+    auto aborted = tuner.Tune(task, &faulted, &stats);
+    ASSERT_TRUE(absl::IsAborted(aborted.status())) << aborted.status();
+    EXPECT_THAT(std::string(aborted.status().message()), HasSubstr("faulted the GPU"));
+    ASSERT_EQ(faulted.size(), 1u);
+    EXPECT_EQ(stats.faults, 1);
+    EXPECT_EQ(device.measures(), 0);  // verification comes before any measurement
+  }
+  TuneStats stats;
+  auto record = TuneToCompletion(task, options, faulted, stats);
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_GT(faulted.size(), 1u);
+  int recorded = 0;
+  for (const tuning::CandidateResult& c : record->candidates()) {
+    if (c.status() != tuning::CandidateResult::LAUNCH_FAULT) continue;
+    ++recorded;
+    EXPECT_TRUE(faulted.count(c.variant().source_sha256()));
+    EXPECT_THAT(c.detail(), HasSubstr("CUDA_ERROR_ILLEGAL_ADDRESS"));
+  }
+  EXPECT_EQ(recorded, static_cast<int>(faulted.size()));
+  EXPECT_FALSE(faulted.count(record->winner().source_sha256()));
+}
+
+TEST(TunerTest, RegretMeasuresTheWinnerAgainstFreshRounds) {
+  const TuningTask task = Task("copy:f32:256,1000");
+  SimulatedDeviceOptions options = Options();
+  // Every candidate the same time, plus 20% noise: the pick is a coin toss among ties,
+  // and fresh rounds say how much it cost.
+  options.time_us = [](const Candidate&, const TuningTask&) { return 10.0; };
+  options.noise = 0.2;
+  std::map<std::string, std::string> faulted;
+  TuneStats stats;
+  auto record = TuneToCompletion(task, options, faulted, stats, 1);
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_GE(stats.regret, 0);
+  EXPECT_LT(stats.regret, 0.5);
+  EXPECT_GT(record->winner_statistics().spread(), 0);
+}
+
+TEST(TunerTest, ASecondPhaseThatBuildsNothingIsReported) {
+  TuningTask task = Task("copy:f16:256,256");
+  LaunchParams impossible;
+  impossible.tile = {8, 64};
+  impossible.threads = 48;  // not a multiple of 32: nothing lowers
+  task.space.launches = {impossible};
+  std::map<std::string, std::string> faulted;
+  TuneStats stats;
+  auto record = TuneToCompletion(task, Options(), faulted, stats, 1);
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_THAT(stats.second_phase_error, HasSubstr("threads=48"));
+  bool reported = false;
+  for (const tuning::CandidateResult& c : record->candidates()) {
+    reported |= c.status() == tuning::CandidateResult::PRUNED &&
+                c.detail().find("second phase built no candidates") != std::string::npos;
+  }
+  EXPECT_TRUE(reported);
+}
+
+TEST(TunerTest, NothingThatVerifiesIsAnError) {
+  const TuningTask task = Task("copy:f16:64,64");
+  SimulatedDeviceOptions options = Options();
+  options.wrong = [](const Candidate&) { return true; };
+  std::map<std::string, std::string> faulted;
+  TuneStats stats;
+  auto record = TuneToCompletion(task, options, faulted, stats, 1);
+  EXPECT_TRUE(absl::IsFailedPrecondition(record.status())) << record.status();
+  EXPECT_THAT(std::string(record.status().message()), HasSubstr("no variant of copy f16 [64, 64]"));
+}
+
+TEST(SimulationSpecTest, ParsesAndRejects) {
+  auto options = ParseSimulation("seed=3,noise=0.01,fault=0.1,name=Sim X");
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->seed, 3u);
+  EXPECT_EQ(options->name, "Sim X");
+  EXPECT_TRUE(options->faults != nullptr);
+  EXPECT_TRUE(options->hangs == nullptr);
+  for (const char* bad : {"fault=2", "noise=x", "seed=-1", "colour=red", "fault"}) {
+    EXPECT_THAT(std::string(ParseSimulation(bad).status().message()), HasSubstr("--simulate"))
+        << bad;
+  }
+}
+
+}  // namespace
+}  // namespace autotune
+}  // namespace tiletune

@@ -1,0 +1,62 @@
+"""Build conventions shared by every tiletune package: copts and test tags.
+
+The test tags are defined here and nowhere else. GPU tests carry GPU_TEST_TAGS; the
+default `bazel test //...` filters them out (.bazelrc), `--config=gpu` selects them.
+"""
+
+TT_COPTS = [
+    "-Wall",
+    "-Wextra",
+    "-Wno-unused-parameter",
+    "-Wno-sign-compare",
+    "-Wno-missing-field-initializers",
+]
+
+# Tests that need an NVIDIA GPU and driver. They GTEST_SKIP() when no driver loads.
+GPU_TEST_TAGS = [
+    "gpu",
+    "requires-gpu-nvidia",
+    # Tests sharing one GPU must not time each other's kernels.
+    "exclusive",
+]
+
+def tt_cc_library(name, copts = [], **kwargs):
+    native.cc_library(name = name, copts = TT_COPTS + copts, **kwargs)
+
+def tt_cc_binary(name, copts = [], **kwargs):
+    native.cc_binary(name = name, copts = TT_COPTS + copts, **kwargs)
+
+def tt_cc_test(name, copts = [], deps = [], size = "small", **kwargs):
+    """A CPU test: runs everywhere, part of the default `bazel test //...`."""
+    native.cc_test(
+        size = size,
+        name = name,
+        copts = TT_COPTS + copts,
+        deps = deps + ["@com_google_googletest//:gtest_main"],
+        **kwargs
+    )
+
+def tt_gpu_test(name, copts = [], deps = [], tags = [], size = "medium", **kwargs):
+    """A test that launches kernels: tagged gpu, selected by --config=gpu."""
+    native.cc_test(
+        size = size,
+        name = name,
+        copts = TT_COPTS + copts,
+        deps = deps + ["@com_google_googletest//:gtest_main"],
+        tags = tags + GPU_TEST_TAGS,
+        **kwargs
+    )
+
+def tt_all_targets(name = "all_targets"):
+    """Ends a BUILD file: a target that depends on every rule of the package so far.
+
+    //:layering_test queries the dependencies of these groups; every package under compiler/
+    and kernels/ ends with tt_all_targets() and is listed there.
+    """
+    rules = native.existing_rules()
+    native.filegroup(
+        name = name,
+        testonly = True,
+        srcs = [":" + rule for rule in sorted(rules.keys()) if rules[rule]["kind"] not in ("config_setting",)],
+        visibility = ["//:__pkg__"],
+    )

@@ -1,0 +1,339 @@
+// Code generation for `copy`, checked without a GPU: golden sources, the instructions each
+// path must contain in its PTX, every valid hint combination compiling through NVRTC, and
+// hint neutrality.
+//
+// Regenerate the goldens with:
+//   TILETUNE_UPDATE_GOLDENS=1 bazel run //compiler/ops/copy:copy_codegen_test
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/base/sha256.h"
+#include "compiler/codegen/codegen_test_util.h"
+#include "compiler/cuda/nvrtc_compilation_provider.h"
+#include "compiler/ir/buffer.h"
+#include "compiler/ops/copy/copy_emitter.h"
+#include "compiler/ops/copy/copy_lowering.h"
+#include "compiler/ops/copy/copy_op.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tiletune {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+CopyOp Op(DataType dtype, std::vector<int64_t> shape) {
+  Buffer src = Buffer::RowMajor("src", dtype, Scope::kGlobal, shape);
+  Buffer dst = Buffer::RowMajor("dst", dtype, Scope::kGlobal, shape);
+  return CopyOp{Region::Whole(src), Region::Whole(dst)};
+}
+
+LaunchParams Launch(std::vector<int64_t> tile, int threads, int stages, int ctas = 0,
+                    bool through_shared = true) {
+  LaunchParams launch;
+  launch.tile = std::move(tile);
+  launch.threads = threads;
+  launch.stages = stages;
+  launch.ctas_per_sm = ctas;
+  launch.through_shared = through_shared;
+  return launch;
+}
+
+Target T(const char* arch) { return *Target::Parse(arch); }
+
+std::string Ptx(const LoweredCopy& lowered) {
+  return TestPtx(EmitCopyKernel(lowered), lowered.target.ArchName());
+}
+
+struct GoldenCase {
+  std::string name;
+  CopyOp op;
+  Target target;
+  LaunchParams launch;
+};
+
+std::vector<GoldenCase> GoldenCases() {
+  CopyOp tma = Op(DataType::kF16, {8192, 8192});
+  tma.hints.prefer_instruction = Instruction::kTma;
+  tma.hints.eviction_policy = EvictionPolicy::kEvictFirst;
+  CopyOp bulk = Op(DataType::kBF16, {4096, 4096});
+  bulk.hints.prefer_instruction = Instruction::kTma;
+  CopyOp cp_async = Op(DataType::kF32, {1000, 1000});
+  cp_async.hints.prefer_instruction = Instruction::kCpAsync;
+  cp_async.hints.eviction_policy = EvictionPolicy::kEvictLast;
+  CopyOp simt = Op(DataType::kU8, {77, 150});
+  simt.hints.prefer_instruction = Instruction::kSync;
+  simt.hints.loop_layout = LoopLayout{8, 16};
+  CopyOp slice = Op(DataType::kF16, {200, 256});
+  slice.src = Region::Box(Buffer::RowMajor("src", DataType::kF16, Scope::kGlobal, {300, 512}),
+                          {5, 32}, {200, 256});
+  return {
+      {"copy_tma_f16_evict_first", tma, T("sm_90a"), Launch({64, 128}, 32, 3, 2)},
+      {"copy_bulk_1d_bf16", bulk, T("sm_90a"), Launch({16384}, 32, 4, 1)},
+      {"copy_cp_async_f32_evict_last", cp_async, T("sm_80"), Launch({32, 64}, 128, 3)},
+      {"copy_sync_simt_u8_layout", simt, T("sm_75"), Launch({8, 64}, 128, 1)},
+      {"copy_sync_simt_direct_slice", slice, T("sm_86"), Launch({16, 128}, 256, 1, 0, false)},
+  };
+}
+
+TEST(CopyCodegenTest, GoldenSources) {
+  for (const GoldenCase& c : GoldenCases()) {
+    auto lowered = LowerCopy(c.op, c.target, c.launch);
+    ASSERT_TRUE(lowered.ok()) << c.name << ": " << lowered.status();
+    ExpectMatchesGolden("compiler/ops/copy/testdata", c.name, EmitCopyKernel(*lowered).text,
+                        "//compiler/ops/copy:copy_codegen_test");
+  }
+}
+
+TEST(CopyCodegenTest, EachPathsPtxHoldsItsInstructions) {
+  {
+    CopyOp op = Op(DataType::kF16, {8192, 8192});
+    op.hints.prefer_instruction = Instruction::kTma;
+    auto lowered = LowerCopy(op, T("sm_90a"), Launch({64, 128}, 32, 3, 2));
+    ASSERT_TRUE(lowered.ok());
+    std::string ptx = Ptx(*lowered);
+    EXPECT_THAT(ptx, HasSubstr("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"));
+    EXPECT_THAT(ptx, HasSubstr("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group"));
+    EXPECT_THAT(ptx, HasSubstr("mbarrier.init.shared::cta.b64"));
+    EXPECT_THAT(ptx, HasSubstr("mbarrier.arrive.expect_tx.shared::cta.b64"));
+    EXPECT_THAT(ptx, HasSubstr("mbarrier.try_wait.parity.shared::cta.b64"));
+    EXPECT_THAT(ptx, HasSubstr("cp.async.bulk.wait_group.read 1"));
+    EXPECT_THAT(ptx, Not(HasSubstr("createpolicy")));
+  }
+  {
+    CopyOp op = Op(DataType::kF16, {8192, 8192});
+    op.hints.prefer_instruction = Instruction::kTma;
+    auto lowered = LowerCopy(op, T("sm_90a"), Launch({8192}, 32, 2));
+    ASSERT_TRUE(lowered.ok());
+    ASSERT_EQ(lowered->path, CopyPath::kBulk1d);
+    std::string ptx = Ptx(*lowered);
+    EXPECT_THAT(ptx, HasSubstr("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"));
+    EXPECT_THAT(ptx, HasSubstr("cp.async.bulk.global.shared::cta.bulk_group"));
+  }
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    CopyOp op = Op(DataType::kF16, {1024, 1024});
+    op.hints.prefer_instruction = Instruction::kCpAsync;
+    auto lowered = LowerCopy(op, T(arch), Launch({32, 64}, 128, 3));
+    ASSERT_TRUE(lowered.ok());
+    std::string ptx = Ptx(*lowered);
+    EXPECT_THAT(ptx, HasSubstr("cp.async.cg.shared.global [")) << arch;
+    EXPECT_THAT(ptx, HasSubstr("cp.async.commit_group")) << arch;
+    EXPECT_THAT(ptx, HasSubstr("cp.async.wait_group 1")) << arch;
+    EXPECT_THAT(ptx, HasSubstr("st.global.v4.u32")) << arch;
+  }
+  {
+    // 4-byte cp.async uses .ca.
+    CopyOp op = Op(DataType::kF32, {64, 63});
+    op.hints.prefer_instruction = Instruction::kCpAsync;
+    auto lowered = LowerCopy(op, T("sm_80"), Launch({16, 63}, 64, 2));
+    ASSERT_TRUE(lowered.ok());
+    EXPECT_THAT(Ptx(*lowered), HasSubstr("cp.async.ca.shared.global ["));
+  }
+  for (bool through_shared : {true, false}) {
+    CopyOp op = Op(DataType::kF16, {1024, 1024});
+    op.hints.prefer_instruction = Instruction::kSync;
+    auto lowered = LowerCopy(op, T("sm_90a"), Launch({16, 256}, 128, 1, 0, through_shared));
+    ASSERT_TRUE(lowered.ok());
+    std::string ptx = Ptx(*lowered);
+    EXPECT_THAT(ptx, HasSubstr("ld.global.nc.v4.u32"));
+    EXPECT_THAT(ptx, HasSubstr("st.global.v4.u32"));
+    EXPECT_EQ(ptx.find("st.shared.v4.u32") != std::string::npos, through_shared);
+  }
+}
+
+TEST(CopyCodegenTest, EvictionPoliciesReachEveryPath) {
+  struct Case {
+    Instruction instruction;
+    std::vector<int64_t> tile;
+    int threads, stages;
+    std::vector<std::string> hinted;
+  };
+  for (EvictionPolicy policy : {EvictionPolicy::kEvictFirst, EvictionPolicy::kEvictLast}) {
+    std::string create =
+        absl::StrCat("createpolicy.fractional.L2::", EvictionPolicyName(policy), ".b64");
+    for (const Case& c :
+         {Case{Instruction::kTma, {64, 128}, 32, 2,
+               {"complete_tx::bytes.L2::cache_hint", "bulk_group.L2::cache_hint"}},
+          Case{Instruction::kTma, {8192}, 32, 2,
+               {"complete_tx::bytes.L2::cache_hint", "bulk_group.L2::cache_hint"}},
+          Case{Instruction::kCpAsync, {32, 64}, 128, 2,
+               {"cp.async.cg.shared.global.L2::cache_hint", "st.global.L2::cache_hint.v4.u32"}},
+          Case{Instruction::kSync, {32, 64}, 128, 1,
+               {"ld.global.nc.L2::cache_hint.v4.u32", "st.global.L2::cache_hint.v4.u32"}}}) {
+      CopyOp op = Op(DataType::kF16, {1024, 1024});
+      op.hints.prefer_instruction = c.instruction;
+      op.hints.eviction_policy = policy;
+      auto lowered = LowerCopy(op, T("sm_90a"), Launch(c.tile, c.threads, c.stages));
+      ASSERT_TRUE(lowered.ok()) << lowered.status();
+      std::string ptx = Ptx(*lowered);
+      EXPECT_THAT(ptx, HasSubstr(create)) << CopyPathName(lowered->path);
+      for (const std::string& needle : c.hinted) {
+        EXPECT_THAT(ptx, HasSubstr(needle)) << CopyPathName(lowered->path);
+      }
+    }
+  }
+}
+
+// The hinted cp.async takes its shared address as register + %tid.y, the workaround for
+// ptxas 13.0 encoding it as LDGSTS [R+UR0], desc[UR1] (ILLEGAL_INSTRUCTION on an H200).
+TEST(CopyCodegenTest, HintedCpAsyncKeepsTheSharedAddressInOneRegister) {
+  CopyOp op = Op(DataType::kF16, {2048, 2048});
+  op.hints.prefer_instruction = Instruction::kCpAsync;
+  op.hints.eviction_policy = EvictionPolicy::kEvictFirst;
+  auto lowered = LowerCopy(op, T("sm_90a"), Launch({32, 256}, 256, 1));
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  std::string ptx = Ptx(*lowered);
+  EXPECT_THAT(ptx, HasSubstr("%tid.y"));
+  // Without the hint the copy needs no workaround and the kernel does not read %tid.y.
+  op.hints.eviction_policy = std::nullopt;
+  lowered = LowerCopy(op, T("sm_90a"), Launch({32, 256}, 256, 1));
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  EXPECT_THAT(Ptx(*lowered), Not(HasSubstr("%tid.y")));
+}
+
+// Every combination of the six hints, as keywords (and as annotations, which must give
+// the same kernel).
+std::vector<Hints> AllHintCombinations() {
+  std::vector<Hints> all;
+  std::vector<std::optional<int>> widths = {std::nullopt, 1, 2, 4, 8, 16};
+  std::vector<std::optional<EvictionPolicy>> policies = {
+      std::nullopt, EvictionPolicy::kEvictNormal, EvictionPolicy::kEvictFirst,
+      EvictionPolicy::kEvictLast};
+  std::vector<std::optional<Instruction>> instructions = {std::nullopt, Instruction::kTma,
+                                                          Instruction::kCpAsync, Instruction::kSync};
+  std::vector<std::optional<LoopLayout>> layouts = {std::nullopt, LoopLayout{4, 32}};
+  for (auto width : widths) {
+    for (bool disable_tma : {false, true}) {
+      for (auto policy : policies) {
+        for (auto instruction : instructions) {
+          for (auto layout : layouts) {
+            Hints hints;
+            hints.coalesced_width = width;
+            hints.disable_tma = disable_tma;
+            hints.eviction_policy = policy;
+            hints.prefer_instruction = instruction;
+            hints.loop_layout = layout;
+            all.push_back(hints);
+          }
+        }
+      }
+    }
+  }
+  return all;
+}
+
+TEST(CopyCodegenTest, EveryValidHintCombinationCompiles) {
+  std::set<std::string> compiled;
+  int valid = 0, rejected = 0;
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    for (const LaunchParams& launch : {Launch({32, 64}, 128, 1), Launch({32, 64}, 128, 3, 2)}) {
+      for (const Hints& hints : AllHintCombinations()) {
+        CopyOp op = Op(DataType::kF16, {300, 256});
+        op.hints = hints;
+        auto lowered = LowerCopy(op, T(arch), launch);
+        if (!lowered.ok()) {
+          ++rejected;
+          EXPECT_EQ(lowered.status().code(), absl::StatusCode::kInvalidArgument);
+          continue;
+        }
+        ++valid;
+        CudaSource source = EmitCopyKernel(*lowered);
+        if (!compiled.insert(absl::StrCat(arch, Sha256Hex(source.text))).second) continue;
+        CompileOptions options;
+        options.arch = arch;
+        auto cubin = TestCompiler().CompileToCubin(source, options);
+        ASSERT_TRUE(cubin.ok()) << HintsToString(lowered->hints) << " on " << arch << ": "
+                                << cubin.status() << "\n" << source.text;
+      }
+    }
+  }
+  // The space is large and mostly valid; distinct kernels are far fewer than combinations.
+  EXPECT_GT(valid, 500);
+  EXPECT_GT(rejected, 0);
+  EXPECT_GT(compiled.size(), 20u);
+  EXPECT_LT(compiled.size(), static_cast<size_t>(valid) / 4);
+}
+
+TEST(CopyCodegenTest, AnnotationsGiveTheSameKernelAsKeywords) {
+  CopyOp keywords = Op(DataType::kF16, {300, 256});
+  keywords.hints.prefer_instruction = Instruction::kCpAsync;
+  keywords.hints.eviction_policy = EvictionPolicy::kEvictLast;
+  keywords.hints.coalesced_width = 4;
+  CopyOp annotated = Op(DataType::kF16, {300, 256});
+  annotated.hints.prefer_instruction = Instruction::kSync;  // Overridden below.
+  annotated.hints.annotations = {{"prefer_instruction", "cp_async"},
+                                 {"eviction_policy", "evict_last"},
+                                 {"coalesced_width", "4"}};
+  auto a = LowerCopy(keywords, T("sm_90a"), Launch({32, 64}, 128, 2));
+  auto b = LowerCopy(annotated, T("sm_90a"), Launch({32, 64}, 128, 2));
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(EmitCopyKernel(*a).text, EmitCopyKernel(*b).text);
+}
+
+// A hint the target has no use for leaves the kernel byte-identical.
+TEST(CopyCodegenTest, HintNeutrality) {
+  int checked = 0;
+  for (const std::string& arch : Target::KnownArchs()) {
+    Target target = T(arch.c_str());
+    for (const LaunchParams& launch : {Launch({32, 64}, 128, 1), Launch({32, 64}, 128, 2)}) {
+      CopyOp base = Op(DataType::kF16, {300, 256});
+      auto plain = LowerCopy(base, target, launch);
+      if (!plain.ok()) continue;
+      std::string reference = EmitCopyKernel(*plain).text;
+      std::vector<Hints> neutral;
+      if (!target.HasTma()) {
+        Hints disable;
+        disable.disable_tma = true;
+        neutral.push_back(disable);
+        Hints prefer_tma;
+        prefer_tma.prefer_instruction = Instruction::kTma;
+        prefer_tma.annotations["fallback"] = "auto";
+        neutral.push_back(prefer_tma);
+      }
+      if (!target.HasL2CacheHints()) {
+        for (EvictionPolicy p : {EvictionPolicy::kEvictNormal, EvictionPolicy::kEvictFirst,
+                                 EvictionPolicy::kEvictLast}) {
+          Hints evict;
+          evict.eviction_policy = p;
+          neutral.push_back(evict);
+        }
+      }
+      if (!target.HasCpAsync()) {
+        Hints prefer_cp_async;
+        prefer_cp_async.prefer_instruction = Instruction::kCpAsync;
+        prefer_cp_async.annotations["fallback"] = "auto";
+        neutral.push_back(prefer_cp_async);
+      }
+      Hints normal;
+      normal.eviction_policy = EvictionPolicy::kEvictNormal;
+      neutral.push_back(normal);
+      if (plain->path == CopyPath::kTma || plain->path == CopyPath::kBulk1d) {
+        // Thread layout and vector width mean nothing to the copy engine.
+        Hints simt_only;
+        simt_only.loop_layout = LoopLayout{2, 64};
+        simt_only.coalesced_width = 2;
+        neutral.push_back(simt_only);
+      }
+      for (const Hints& hints : neutral) {
+        CopyOp op = base;
+        op.hints = hints;
+        auto lowered = LowerCopy(op, target, launch);
+        ASSERT_TRUE(lowered.ok()) << arch << ": " << lowered.status();
+        EXPECT_EQ(EmitCopyKernel(*lowered).text, reference)
+            << arch << " with " << HintsToString(lowered->hints);
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 30);
+}
+
+}  // namespace
+}  // namespace tiletune

@@ -1,0 +1,395 @@
+#include "compiler/ops/copy/copy_emitter.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "compiler/codegen/ptx_snippets.h"
+#include "compiler/lower/lowering_rules.h"
+
+namespace tiletune {
+namespace {
+
+class CopyEmitter {
+ public:
+  explicit CopyEmitter(const LoweredCopy& l) : l_(l), rank_(static_cast<int>(l.extents.size())) {}
+
+  std::string Emit() {
+    Header();
+    absl::StrAppend(&out_, PreludeSnippet());
+    bool hint = l_.l2_policy.has_value();
+    if (hint) absl::StrAppend(&out_, PolicySnippet(*l_.l2_policy));
+    int vector_bytes = l_.vector_elems * l_.element_bytes;
+    switch (l_.path) {
+      case CopyPath::kSyncSimt:
+        absl::StrAppend(&out_, VectorAccessSnippet(vector_bytes, hint, hint));
+        Constants();
+        Locate();
+        SimtKernel();
+        break;
+      case CopyPath::kCpAsync:
+        absl::StrAppend(&out_, VectorAccessSnippet(vector_bytes, hint, hint));
+        absl::StrAppend(&out_, CpAsyncSnippet(vector_bytes, hint));
+        Constants();
+        Locate();
+        CpAsyncKernel();
+        break;
+      case CopyPath::kTma:
+        absl::StrAppend(&out_, MbarrierSnippet());
+        absl::StrAppend(&out_, TmaTensorSnippet(rank_, hint));
+        Constants();
+        TmaKernel(/*bulk=*/false);
+        break;
+      case CopyPath::kBulk1d:
+        absl::StrAppend(&out_, MbarrierSnippet());
+        absl::StrAppend(&out_, BulkSnippet(hint));
+        Constants();
+        TmaKernel(/*bulk=*/true);
+        break;
+    }
+    return out_;
+  }
+
+ private:
+  bool Simt() const {
+    return l_.path == CopyPath::kSyncSimt || l_.path == CopyPath::kCpAsync;
+  }
+  int64_t TileRows() const {
+    int64_t rows = 1;
+    for (int d = 0; d + 1 < rank_; ++d) rows *= l_.tile[d];
+    return rows;
+  }
+  int64_t RowVectors() const { return l_.tile[rank_ - 1] / l_.vector_elems; }
+  std::string Policy() const { return l_.l2_policy ? ", policy" : ""; }
+
+  void Header() {
+    absl::StrAppend(&out_, "// tiletune copy kernel (generated; do not edit).\n//   path ",
+                    CopyPathName(l_.path), ", ", DataTypeName(l_.dtype), ", extents [",
+                    absl::StrJoin(l_.extents, ", "), "], tile [", absl::StrJoin(l_.tile, ", "),
+                    "], ", l_.launch.threads, " threads\n//   ");
+    if (Simt()) {
+      absl::StrAppend(&out_, "vector ", l_.vector_elems, " x ", l_.element_bytes, " B, layout ",
+                      LoopLayoutName(l_.layout), ", ");
+      if (l_.path == CopyPath::kSyncSimt) {
+        absl::StrAppend(&out_, l_.launch.through_shared ? "through shared, " : "direct, ");
+      }
+    }
+    absl::StrAppend(&out_, l_.stages, " stage(s), L2 policy ",
+                    l_.l2_policy ? EvictionPolicyName(*l_.l2_policy) : std::string("none"),
+                    "\n\n");
+  }
+
+  void Constant(const std::string& type, const std::string& name, int64_t value) {
+    absl::StrAppend(&out_, ConstantDefinition(type, name, value));
+  }
+
+  void Constants() {
+    absl::StrAppend(&out_, "\n// Problem constants; enumerators fold into the code and take no storage.\n");
+    Constant("u32", "kThreads", l_.launch.threads);
+    Constant("u64", "kNumTiles", l_.num_tiles);
+    Constant("u32", "kStages", l_.stages);
+    Constant("u32", "kTileBytes", l_.tile_bytes);
+    Constant("u64", "kElementBytes", l_.element_bytes);
+    for (int d = 0; d < rank_; ++d) {
+      Constant("u64", absl::StrCat("kExtent", d), l_.extents[d]);
+      Constant("u64", absl::StrCat("kTile", d), l_.tile[d]);
+      Constant("u64", absl::StrCat("kTiles", d), l_.tiles_per_dim[d]);
+      Constant("u64", absl::StrCat("kSrcStride", d), l_.src_strides[d]);
+      Constant("u64", absl::StrCat("kDstStride", d), l_.dst_strides[d]);
+    }
+    Constant("u64", "kSrcOffset", l_.src_offset);
+    Constant("u64", "kDstOffset", l_.dst_offset);
+    if (Simt()) {
+      Constant("u64", "kVector", l_.vector_elems);
+      Constant("u32", "kRows", l_.layout.rows);
+      Constant("u32", "kCols", l_.layout.cols);
+      Constant("u32", "kTileRows", TileRows());
+      Constant("u32", "kRowVectors", RowVectors());
+      Constant("u32", "kItemsCol", CeilDiv(RowVectors(), l_.layout.cols));
+      Constant("u32", "kItems", CeilDiv(TileRows(), l_.layout.rows) *
+                                    CeilDiv(RowVectors(), l_.layout.cols));
+    } else {
+      int64_t stage_bytes = CeilDiv(l_.tile_bytes, 128) * 128;
+      Constant("u32", "kStageBytes", stage_bytes);
+      if (l_.path == CopyPath::kBulk1d) {
+        Constant("u64", "kTotalBytes", l_.extents[0] * l_.element_bytes);
+      }
+    }
+  }
+
+  // tt_locate: byte offsets of one vector of a tile, and whether it lies inside the copy.
+  // tt_in_tile: whether (row, vector) is a slot of the tile at all.
+  void Locate() {
+    absl::StrAppend(&out_,
+                    "\n// Byte offsets of vector `vc` of row `row` of tile `tile`; false when it "
+                    "lies outside the copy.\n"
+                    "__device__ __forceinline__ bool tt_locate(u64 tile, u32 row, u32 vc, u64& "
+                    "src_byte, u64& dst_byte) {\n  u64 t = tile;\n");
+    for (int d = rank_ - 1; d >= 1; --d) {
+      absl::StrAppend(&out_, "  const u64 c", d, " = t % kTiles", d, ";\n  t /= kTiles", d, ";\n");
+    }
+    absl::StrAppend(&out_, "  const u64 c0 = t;\n");
+    if (rank_ >= 2) {
+      absl::StrAppend(&out_, "  u32 rest = row;\n");
+      for (int d = rank_ - 2; d >= 1; --d) {
+        absl::StrAppend(&out_, "  const u64 g", d, " = c", d, " * kTile", d, " + rest % kTile", d,
+                        ";\n  rest /= kTile", d, ";\n");
+      }
+      absl::StrAppend(&out_, "  const u64 g0 = c0 * kTile0 + rest;\n");
+    } else {
+      absl::StrAppend(&out_, "  (void)row;\n");
+    }
+    int inner = rank_ - 1;
+    absl::StrAppend(&out_, "  const u64 g", inner, " = c", inner, " * kTile", inner,
+                    " + u64(vc) * kVector;\n");
+    std::vector<std::string> src_terms = {"kSrcOffset"}, dst_terms = {"kDstOffset"}, bounds;
+    for (int d = 0; d < rank_; ++d) {
+      src_terms.push_back(absl::StrCat("g", d, " * kSrcStride", d));
+      dst_terms.push_back(absl::StrCat("g", d, " * kDstStride", d));
+      if (l_.extents[d] % l_.tile[d] != 0) bounds.push_back(absl::StrCat("g", d, " < kExtent", d));
+    }
+    absl::StrAppend(&out_, "  src_byte = (", absl::StrJoin(src_terms, " + "), ") * kElementBytes;\n",
+                    "  dst_byte = (", absl::StrJoin(dst_terms, " + "), ") * kElementBytes;\n",
+                    "  return ", bounds.empty() ? "true" : absl::StrJoin(bounds, " && "), ";\n}\n");
+    std::vector<std::string> slot;
+    if (TileRows() % l_.layout.rows != 0) slot.push_back("row < kTileRows");
+    if (RowVectors() % l_.layout.cols != 0) slot.push_back("vc < kRowVectors");
+    absl::StrAppend(&out_,
+                    "__device__ __forceinline__ bool tt_in_tile(u32 row, u32 vc) {\n  (void)row;\n"
+                    "  (void)vc;\n  return ",
+                    slot.empty() ? "true" : absl::StrJoin(slot, " && "), ";\n}\n",
+                    "__device__ __forceinline__ u32 tt_shared_offset(u32 row, u32 vc) {\n"
+                    "  return u32((u64(row) * kTile", inner,
+                    " + u64(vc) * kVector) * kElementBytes);\n}\n");
+  }
+
+  void KernelSignature(bool maps) {
+    absl::StrAppend(&out_, "\nextern \"C\" __global__ void __launch_bounds__(kThreads) ",
+                    l_.kernel_name, "(const u8* __restrict__ src, u8* __restrict__ dst");
+    if (maps) {
+      absl::StrAppend(&out_, ",\n    const __grid_constant__ tt_tensor_map src_map, "
+                             "const __grid_constant__ tt_tensor_map dst_map");
+    }
+    absl::StrAppend(&out_, ") {\n");
+    if (l_.l2_policy) absl::StrAppend(&out_, "  const u64 policy = tt_make_policy();\n");
+  }
+
+  void SimtKernel() {
+    bool shared = l_.launch.through_shared;
+    KernelSignature(false);
+    if (shared) absl::StrAppend(&out_, "  extern __shared__ __align__(128) u8 tt_smem[];\n");
+    absl::StrAppend(&out_,
+                    "  const u32 tr = threadIdx.x / kCols;\n"
+                    "  const u32 tc = threadIdx.x % kCols;\n"
+                    "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n"
+                    "    tt_vec v[kItems];\n"
+                    "    bool ok[kItems];\n"
+                    "    u64 dst_byte[kItems];\n"
+                    "#pragma unroll\n"
+                    "    for (u32 i = 0; i < kItems; ++i) {\n"
+                    "      const u32 row = tr + (i / kItemsCol) * kRows;\n"
+                    "      const u32 vc = tc + (i % kItemsCol) * kCols;\n"
+                    "      u64 src_byte;\n"
+                    "      ok[i] = tt_in_tile(row, vc) && tt_locate(tile, row, vc, src_byte, dst_byte[i]);\n"
+                    "      if (ok[i]) v[i] = tt_ld_global(src + src_byte",
+                    Policy(), ");\n    }\n");
+    if (shared) {
+      absl::StrAppend(&out_,
+                      "#pragma unroll\n"
+                      "    for (u32 i = 0; i < kItems; ++i) {\n"
+                      "      const u32 row = tr + (i / kItemsCol) * kRows;\n"
+                      "      const u32 vc = tc + (i % kItemsCol) * kCols;\n"
+                      "      if (ok[i]) tt_st_shared(tt_smem + tt_shared_offset(row, vc), v[i]);\n"
+                      "    }\n"
+                      "    __syncthreads();\n"
+                      "#pragma unroll\n"
+                      "    for (u32 i = 0; i < kItems; ++i) {\n"
+                      "      const u32 row = tr + (i / kItemsCol) * kRows;\n"
+                      "      const u32 vc = tc + (i % kItemsCol) * kCols;\n"
+                      "      if (ok[i]) v[i] = tt_ld_shared(tt_smem + tt_shared_offset(row, vc));\n"
+                      "    }\n");
+    }
+    absl::StrAppend(&out_,
+                    "#pragma unroll\n"
+                    "    for (u32 i = 0; i < kItems; ++i) {\n"
+                    "      if (ok[i]) tt_st_global(dst + dst_byte[i], v[i]",
+                    Policy(), ");\n    }\n");
+    if (shared) absl::StrAppend(&out_, "    __syncthreads();\n");
+    absl::StrAppend(&out_, "  }\n}\n");
+  }
+
+  void CpAsyncKernel() {
+    KernelSignature(false);
+    absl::StrAppend(
+        &out_,
+        "  extern __shared__ __align__(128) u8 tt_smem[];\n"
+        "  const u32 tr = threadIdx.x / kCols;\n"
+        "  const u32 tc = threadIdx.x % kCols;\n"
+        "  const u32 my_tiles = u32((kNumTiles - blockIdx.x + gridDim.x - 1) / gridDim.x);\n"
+        "  // Stage k % kStages <- tile k of this CTA, by cp.async.\n"
+        "  auto issue = [&](u32 k) {\n"
+        "    const u64 tile = blockIdx.x + u64(k) * gridDim.x;\n"
+        "    u8* stage = tt_smem + (k % kStages) * kTileBytes;\n"
+        "#pragma unroll\n"
+        "    for (u32 i = 0; i < kItems; ++i) {\n"
+        "      const u32 row = tr + (i / kItemsCol) * kRows;\n"
+        "      const u32 vc = tc + (i % kItemsCol) * kCols;\n"
+        "      if (!tt_in_tile(row, vc)) continue;\n"
+        "      u64 src_byte, dst_byte;\n"
+        "      const bool inside = tt_locate(tile, row, vc, src_byte, dst_byte);\n"
+        "      tt_cp_async(stage + tt_shared_offset(row, vc), inside ? src + src_byte : src, inside",
+        Policy(),
+        ");\n"
+        "    }\n"
+        "  };\n"
+        "  // Global <- stage k % kStages, by vector stores.\n"
+        "  auto drain = [&](u32 k) {\n"
+        "    const u64 tile = blockIdx.x + u64(k) * gridDim.x;\n"
+        "    const u8* stage = tt_smem + (k % kStages) * kTileBytes;\n"
+        "    tt_vec v[kItems];\n"
+        "    bool ok[kItems];\n"
+        "    u64 dst_byte[kItems];\n"
+        "#pragma unroll\n"
+        "    for (u32 i = 0; i < kItems; ++i) {\n"
+        "      const u32 row = tr + (i / kItemsCol) * kRows;\n"
+        "      const u32 vc = tc + (i % kItemsCol) * kCols;\n"
+        "      u64 src_byte;\n"
+        "      ok[i] = tt_in_tile(row, vc) && tt_locate(tile, row, vc, src_byte, dst_byte[i]);\n"
+        "      if (ok[i]) v[i] = tt_ld_shared(stage + tt_shared_offset(row, vc));\n"
+        "    }\n"
+        "#pragma unroll\n"
+        "    for (u32 i = 0; i < kItems; ++i) {\n"
+        "      if (ok[i]) tt_st_global(dst + dst_byte[i], v[i]",
+        Policy(),
+        ");\n"
+        "    }\n"
+        "  };\n");
+    if (l_.stages == 1) {
+      absl::StrAppend(&out_,
+                      "  for (u32 k = 0; k < my_tiles; ++k) {\n"
+                      "    issue(k);\n"
+                      "    tt_cp_async_commit();\n"
+                      "    tt_cp_async_wait<0>();\n"
+                      "    __syncthreads();\n"
+                      "    drain(k);\n"
+                      "    __syncthreads();\n"
+                      "  }\n}\n");
+    } else {
+      absl::StrAppend(
+          &out_,
+          "  // Keep kStages - 1 tiles in flight; one commit group per tile slot.\n"
+          "#pragma unroll\n"
+          "  for (u32 k = 0; k < kStages - 1; ++k) {\n"
+          "    if (k < my_tiles) issue(k);\n"
+          "    tt_cp_async_commit();\n"
+          "  }\n"
+          "  for (u32 k = 0; k < my_tiles; ++k) {\n"
+          "    tt_cp_async_wait<kStages - 2>();\n"
+          "    // Tile k has landed for every thread, and every thread has drained tile k - 1,\n"
+          "    // whose stage the next issue reuses.\n"
+          "    __syncthreads();\n"
+          "    if (k + kStages - 1 < my_tiles) issue(k + kStages - 1);\n"
+          "    tt_cp_async_commit();\n"
+          "    drain(k);\n"
+          "  }\n}\n");
+    }
+  }
+
+  // Tensor TMA (bulk = false) or 1-D bulk copies, driven by one thread.
+  void TmaKernel(bool bulk) {
+    KernelSignature(!bulk);
+    absl::StrAppend(&out_,
+                    "  extern __shared__ __align__(128) u8 tt_smem[];\n"
+                    "  __shared__ __align__(8) u64 tt_bar[kStages];\n"
+                    "  // One thread drives the copy engine; the others have nothing to move.\n"
+                    "  if (threadIdx.x != 0) return;\n"
+                    "#pragma unroll\n"
+                    "  for (u32 s = 0; s < kStages; ++s) tt_mbarrier_init(&tt_bar[s], 1);\n"
+                    "  tt_fence_barrier_init();\n"
+                    "  const u32 my_tiles = u32((kNumTiles - blockIdx.x + gridDim.x - 1) / gridDim.x);\n");
+    if (bulk) {
+      absl::StrAppend(&out_,
+                      "  auto bytes_of = [](u64 tile) -> u32 {\n"
+                      "    const u64 start = tile * kTileBytes;\n"
+                      "    return start + kTileBytes <= kTotalBytes ? kTileBytes : u32(kTotalBytes - start);\n"
+                      "  };\n"
+                      "  auto load = [&](u32 k) {\n"
+                      "    const u64 tile = blockIdx.x + u64(k) * gridDim.x;\n"
+                      "    u64* bar = &tt_bar[k % kStages];\n"
+                      "    tt_mbarrier_expect_tx(bar, bytes_of(tile));\n"
+                      "    tt_bulk_load(tt_smem + (k % kStages) * kStageBytes, src + kSrcOffset * "
+                      "kElementBytes + tile * kTileBytes, bytes_of(tile), bar",
+                      Policy(),
+                      ");\n"
+                      "  };\n"
+                      "  auto store = [&](u32 k) {\n"
+                      "    const u64 tile = blockIdx.x + u64(k) * gridDim.x;\n"
+                      "    tt_bulk_store(dst + kDstOffset * kElementBytes + tile * kTileBytes, "
+                      "tt_smem + (k % kStages) * kStageBytes, bytes_of(tile)",
+                      Policy(),
+                      ");\n"
+                      "    tt_bulk_commit();\n"
+                      "  };\n");
+    } else {
+      std::string coords;
+      absl::StrAppend(&coords, "    u64 t = blockIdx.x + u64(k) * gridDim.x;\n");
+      for (int d = rank_ - 1; d >= 1; --d) {
+        absl::StrAppend(&coords, "    const int c", d, " = int((t % kTiles", d, ") * kTile", d,
+                        ");\n    t /= kTiles", d, ";\n");
+      }
+      absl::StrAppend(&coords, "    const int c0 = int(t * kTile0);\n");
+      std::vector<std::string> order;
+      for (int d = rank_ - 1; d >= 0; --d) order.push_back(absl::StrCat("c", d));
+      std::string coord_args = absl::StrJoin(order, ", ");
+      absl::StrAppend(&out_, "  auto load = [&](u32 k) {\n", coords,
+                      "    u64* bar = &tt_bar[k % kStages];\n"
+                      "    tt_mbarrier_expect_tx(bar, kTileBytes);\n"
+                      "    tt_tma_load(tt_smem + (k % kStages) * kStageBytes, &src_map, bar, ",
+                      coord_args, Policy(),
+                      ");\n"
+                      "  };\n"
+                      "  auto store = [&](u32 k) {\n",
+                      coords,
+                      "    tt_tma_store(&dst_map, tt_smem + (k % kStages) * kStageBytes, ",
+                      coord_args, Policy(),
+                      ");\n"
+                      "    tt_bulk_commit();\n"
+                      "  };\n");
+    }
+    if (l_.stages == 1) {
+      absl::StrAppend(&out_,
+                      "  for (u32 k = 0; k < my_tiles; ++k) {\n"
+                      "    tt_bulk_wait_read<0>();  // The previous store has left shared memory.\n"
+                      "    load(k);\n"
+                      "    tt_mbarrier_wait(&tt_bar[0], k & 1);\n"
+                      "    store(k);\n"
+                      "  }\n");
+    } else {
+      absl::StrAppend(&out_,
+                      "  for (u32 k = 0; k < kStages - 1 && k < my_tiles; ++k) load(k);\n"
+                      "  for (u32 k = 0; k < my_tiles; ++k) {\n"
+                      "    tt_mbarrier_wait(&tt_bar[k % kStages], (k / kStages) & 1);\n"
+                      "    store(k);\n"
+                      "    if (k + kStages - 1 < my_tiles) {\n"
+                      "      tt_bulk_wait_read<1>();  // Store k - 1 has left the stage we refill.\n"
+                      "      load(k + kStages - 1);\n"
+                      "    }\n"
+                      "  }\n");
+    }
+    absl::StrAppend(&out_, "  tt_bulk_wait_all();\n}\n");
+  }
+
+  const LoweredCopy& l_;
+  int rank_;
+  std::string out_;
+};
+
+}  // namespace
+
+CudaSource EmitCopyKernel(const LoweredCopy& lowered) {
+  return CudaSource{lowered.kernel_name, CopyEmitter(lowered).Emit()};
+}
+
+}  // namespace tiletune

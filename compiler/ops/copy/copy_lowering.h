@@ -1,0 +1,80 @@
+// Lowering of a global->global `copy` into one CUDA kernel: instruction selection under
+// the op's hints, with the declared fallback policy (compiler/lower/lowering_rules.h) and
+// a decision log.
+//
+//   LaunchParams launch;
+//   launch.tile = {128, 128};
+//   launch.stages = 3;
+//   TT_ASSIGN_OR_RETURN(LoweredCopy lowered, LowerCopy(op, target, launch));
+//   std::cout << DescribeCopyPlan(lowered);
+//
+// Paths. tma: cp.async.bulk.tensor loads and TMA stores of tiles, mbarrier-synchronised
+// (sm_90+); bulk_1d: 1-D cp.async.bulk of a contiguous range (sm_90+); cp_async: 4/8/16-byte
+// cp.async transfers to shared memory, then vector stores (sm_80+); sync_simt: vector
+// ld.global/st.global by every thread (all targets). With no prefer_instruction the chain
+// is tma (bulk_1d for a 1-D tile) -> cp_async -> sync_simt, skipping TMA under
+// disable_tma. Launch parameters that no path can use (a tile too large for shared
+// memory, too many accesses per thread) are errors too, so the autotuner can prune with
+// this function alone.
+#ifndef COMPILER_OPS_COPY_COPY_LOWERING_H_
+#define COMPILER_OPS_COPY_COPY_LOWERING_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "compiler/lower/lowered_kernel.h"
+#include "compiler/ops/copy/copy_op.h"
+#include "compiler/target/target.h"
+
+namespace tiletune {
+
+enum class CopyPath {
+  kTma,       // cp.async.bulk.tensor load + TMA store (sm_90+)
+  kBulk1d,    // 1-D cp.async.bulk of a contiguous range (sm_90+)
+  kCpAsync,   // cp.async to shared, then vector stores (sm_80+)
+  kSyncSimt,  // vector ld.global/st.global by every thread
+};
+
+// "tma", "bulk_1d", "cp_async", "sync_simt".
+std::string CopyPathName(CopyPath path);
+
+// A lowered `copy`. Dimensions are after squeezing unit dimensions (and after
+// flattening, for a 1-D tile over a contiguous copy).
+struct LoweredCopy : LoweredTileKernel {
+  CopyPath path = CopyPath::kSyncSimt;
+
+  std::vector<int64_t> extents;
+  std::vector<int64_t> src_strides;  // elements
+  std::vector<int64_t> dst_strides;  // elements
+  int64_t src_offset = 0;            // elements from the src buffer pointer
+  int64_t dst_offset = 0;
+  std::vector<int64_t> tile;         // same rank as extents
+  std::vector<int64_t> tiles_per_dim;
+
+  // SIMT and cp.async: elements per vector access and the thread layout.
+  int vector_elems = 1;
+  LoopLayout layout;
+  // Accesses each thread makes per tile (SIMT and cp.async).
+  int items_per_thread = 0;
+
+  // The L2 policy the generated code applies to every load and store; empty when it
+  // emits none.
+  std::optional<EvictionPolicy> l2_policy;
+};
+
+absl::StatusOr<LoweredCopy> LowerCopy(const CopyOp& op, const Target& target,
+                                      const LaunchParams& launch);
+
+// A multi-line human-readable plan: path, vector width, layout, shared memory, barriers,
+// L2 policy, grid shape, then the decision log.
+std::string DescribeCopyPlan(const LoweredCopy& lowered);
+
+// Per-thread cp.async transfers per stage above which lowering refuses a tile (code size).
+inline constexpr int kMaxCpAsyncItemsPerThread = 128;
+
+}  // namespace tiletune
+
+#endif  // COMPILER_OPS_COPY_COPY_LOWERING_H_

@@ -1,0 +1,172 @@
+#include "compiler/ops/copy/copy_lowering.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_join.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tiletune {
+namespace {
+
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+CopyOp Op(DataType dtype, std::vector<int64_t> shape) {
+  Buffer src = Buffer::RowMajor("src", dtype, Scope::kGlobal, shape);
+  Buffer dst = Buffer::RowMajor("dst", dtype, Scope::kGlobal, shape);
+  return CopyOp{Region::Whole(src), Region::Whole(dst)};
+}
+
+LaunchParams Launch(std::vector<int64_t> tile, int threads = 128, int stages = 2) {
+  LaunchParams launch;
+  launch.tile = std::move(tile);
+  launch.threads = threads;
+  launch.stages = stages;
+  return launch;
+}
+
+Target T(const char* arch) { return *Target::Parse(arch); }
+
+std::string Log(const LoweredCopy& l) { return absl::StrJoin(l.decision_log, "\n"); }
+
+TEST(CopyLoweringTest, AutoChainPicksTheBestPathPerArchitecture) {
+  struct Case {
+    const char* arch;
+    CopyPath expected;
+  };
+  for (const Case& c : {Case{"sm_70", CopyPath::kSyncSimt}, Case{"sm_75", CopyPath::kSyncSimt},
+                        Case{"sm_80", CopyPath::kCpAsync}, Case{"sm_89", CopyPath::kCpAsync},
+                        Case{"sm_90", CopyPath::kTma}, Case{"sm_90a", CopyPath::kTma},
+                        Case{"sm_100a", CopyPath::kTma}}) {
+    auto stages1 = LowerCopy(Op(DataType::kF16, {512, 512}), T(c.arch), Launch({32, 64}, 128, 1));
+    ASSERT_TRUE(stages1.ok()) << c.arch << stages1.status();
+    EXPECT_EQ(stages1->path, c.expected) << c.arch << "\n" << Log(*stages1);
+  }
+  auto pre_cp_async = LowerCopy(Op(DataType::kF16, {512, 512}), T("sm_75"), Launch({32, 64}, 128, 1));
+  EXPECT_THAT(Log(*pre_cp_async), HasSubstr("tma rejected: sm_75 has no TMA"));
+  EXPECT_THAT(Log(*pre_cp_async), HasSubstr("cp_async rejected: sm_75 has no cp.async"));
+}
+
+TEST(CopyLoweringTest, DisableTmaSkipsTheCopyEngine) {
+  CopyOp op = Op(DataType::kF16, {512, 512});
+  op.hints.disable_tma = true;
+  auto lowered = LowerCopy(op, T("sm_90a"), Launch({32, 64}));
+  ASSERT_TRUE(lowered.ok());
+  EXPECT_EQ(lowered->path, CopyPath::kCpAsync);
+  EXPECT_THAT(Log(*lowered), HasSubstr("disable_tma is set"));
+}
+
+TEST(CopyLoweringTest, VectorWidthFollowsAlignment) {
+  struct Case {
+    DataType dtype;
+    std::vector<int64_t> shape, tile;
+    int expected;
+  };
+  for (const Case& c : {Case{DataType::kF16, {64, 64}, {8, 64}, 8},
+                        Case{DataType::kF16, {64, 60}, {8, 60}, 4},
+                        Case{DataType::kF16, {64, 61}, {8, 61}, 1},
+                        Case{DataType::kU8, {64, 48}, {8, 48}, 16},
+                        Case{DataType::kF64, {64, 64}, {8, 64}, 2},
+                        Case{DataType::kF32, {64, 64}, {8, 6}, 2}}) {
+    CopyOp op = Op(c.dtype, c.shape);
+    op.hints.prefer_instruction = Instruction::kSync;
+    auto lowered = LowerCopy(op, T("sm_80"), Launch(c.tile, 32, 1));
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    EXPECT_EQ(lowered->vector_elems, c.expected) << DataTypeName(c.dtype) << " " << c.shape[1];
+  }
+  CopyOp strided = Op(DataType::kF32, {64, 64});
+  strided.src.buffer.strides = {1, 64};  // Column-major source.
+  strided.hints.prefer_instruction = Instruction::kSync;
+  auto lowered = LowerCopy(strided, T("sm_80"), Launch({8, 64}, 32, 1));
+  ASSERT_TRUE(lowered.ok());
+  EXPECT_EQ(lowered->vector_elems, 1);
+  EXPECT_THAT(Log(*lowered), HasSubstr("strided innermost dimension"));
+}
+
+TEST(CopyLoweringTest, CoalescedWidthMustDivideTheLegalWidth) {
+  CopyOp op = Op(DataType::kF16, {64, 60});
+  op.hints.coalesced_width = 2;
+  op.hints.prefer_instruction = Instruction::kSync;
+  auto ok = LowerCopy(op, T("sm_80"), Launch({8, 60}, 32, 1));
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->vector_elems, 2);
+  op.hints.coalesced_width = 8;
+  auto bad = LowerCopy(op, T("sm_80"), Launch({8, 60}, 32, 1));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("coalesced_width=8 does not divide"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("limited by inner extent 60"));
+}
+
+TEST(CopyLoweringTest, TensorMapsDescribeTheRegions) {
+  CopyOp op = Op(DataType::kF16, {200, 256});
+  op.src = Region::Box(Buffer::RowMajor("src", DataType::kF16, Scope::kGlobal, {300, 512}),
+                       {5, 32}, {200, 256});
+  op.hints.prefer_instruction = Instruction::kTma;
+  auto lowered = LowerCopy(op, T("sm_90a"), Launch({32, 64}, 32, 3));
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  ASSERT_EQ(lowered->tensor_maps.size(), 2u);
+  const TensorMapSpec& src = lowered->tensor_maps[0];
+  EXPECT_EQ(src.operand, TensorMapSpec::Operand::kInput);
+  EXPECT_THAT(src.dims, ElementsAre(256, 200));
+  EXPECT_THAT(src.strides_bytes, ElementsAre(1024));
+  EXPECT_THAT(src.box, ElementsAre(64, 32));
+  EXPECT_EQ(src.base_offset_bytes, (5 * 512 + 32) * 2);
+  const TensorMapSpec& dst = lowered->tensor_maps[1];
+  EXPECT_THAT(dst.strides_bytes, ElementsAre(512));
+  EXPECT_EQ(dst.base_offset_bytes, 0);
+  EXPECT_EQ(lowered->shared_bytes, 3 * 4096);
+  EXPECT_EQ(lowered->barriers, 3);
+  EXPECT_EQ(lowered->param_count(), 4);
+  EXPECT_EQ(lowered->num_tiles, 7 * 4);
+}
+
+TEST(CopyLoweringTest, MisalignedSliceFallsBackFromTma) {
+  CopyOp op = Op(DataType::kF16, {200, 256});
+  op.src = Region::Box(Buffer::RowMajor("src", DataType::kF16, Scope::kGlobal, {300, 512}),
+                       {5, 4}, {200, 256});
+  auto lowered = LowerCopy(op, T("sm_90a"), Launch({32, 64}));
+  ASSERT_TRUE(lowered.ok());
+  EXPECT_EQ(lowered->path, CopyPath::kCpAsync);
+  EXPECT_THAT(Log(*lowered), HasSubstr("TMA needs 16-B alignment"));
+}
+
+TEST(CopyLoweringTest, SqueezesUnitDimensionsAndFlattensForOneDimensionalTiles) {
+  CopyOp op = Op(DataType::kF32, {1, 64, 1, 32});
+  auto lowered = LowerCopy(op, T("sm_90a"), Launch({1, 16, 1, 32}, 32, 2));
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  EXPECT_THAT(lowered->extents, ElementsAre(64, 32));
+  EXPECT_THAT(lowered->tile, ElementsAre(16, 32));
+  auto flat = LowerCopy(op, T("sm_90a"), Launch({512}, 32, 2));
+  ASSERT_TRUE(flat.ok());
+  EXPECT_EQ(flat->path, CopyPath::kBulk1d);
+  EXPECT_THAT(flat->extents, ElementsAre(2048));
+  auto bad = LowerCopy(op, T("sm_90a"), Launch({2, 16, 1, 32}));
+  EXPECT_THAT(bad.status().message(), HasSubstr("whose extent is 1"));
+}
+
+TEST(CopyLoweringTest, PersistentGridIsCappedByTiles) {
+  LaunchParams launch = Launch({32, 64}, 128, 2);
+  launch.ctas_per_sm = 2;
+  auto lowered = LowerCopy(Op(DataType::kF16, {512, 512}), T("sm_90a"), launch);
+  ASSERT_TRUE(lowered.ok());
+  EXPECT_EQ(lowered->GridSize(132), 128);  // 16 x 8 tiles < 264 CTAs.
+  launch.tile = {8, 64};
+  lowered = LowerCopy(Op(DataType::kF16, {512, 512}), T("sm_90a"), launch);
+  EXPECT_EQ(lowered->GridSize(132), 264);
+  launch.ctas_per_sm = 0;
+  lowered = LowerCopy(Op(DataType::kF16, {512, 512}), T("sm_90a"), launch);
+  EXPECT_EQ(lowered->GridSize(132), 512);
+}
+
+TEST(CopyLoweringTest, OnlyGlobalToGlobalKernels) {
+  CopyOp op = Op(DataType::kF16, {64, 64});
+  op.dst.buffer.scope = Scope::kShared;
+  auto lowered = LowerCopy(op, T("sm_90a"), Launch({32, 64}));
+  EXPECT_THAT(lowered.status().message(), HasSubstr("global -> shared"));
+}
+
+}  // namespace
+}  // namespace tiletune

@@ -1,0 +1,159 @@
+#include "compiler/ops/copy/copy_search_space.h"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace tiletune {
+namespace {
+
+// A tile of about `bytes` with `inner_bytes` along the innermost dimension.
+std::vector<int64_t> Tile(const std::vector<int64_t>& extents, int element, int64_t inner_bytes,
+                          int64_t bytes) {
+  int r = static_cast<int>(extents.size());
+  std::vector<int64_t> tile(r, 1);
+  tile[r - 1] = std::max<int64_t>(1, inner_bytes / element);
+  if (r >= 2) tile[r - 2] = std::max<int64_t>(1, bytes / (tile[r - 1] * element));
+  return tile;
+}
+
+LaunchParams MakeLaunch(std::vector<int64_t> tile, int threads, int stages, int ctas,
+                        bool through_shared) {
+  LaunchParams launch;
+  launch.tile = std::move(tile);
+  launch.threads = threads;
+  launch.stages = stages;
+  launch.ctas_per_sm = ctas;
+  launch.through_shared = through_shared;
+  return launch;
+}
+
+}  // namespace
+
+std::vector<CopyHintChoice> AllCopyHints() {
+  std::vector<CopyHintChoice> all;
+  std::vector<std::optional<int>> widths = {std::nullopt, 1, 2, 4, 8, 16};
+  std::vector<std::optional<EvictionPolicy>> policies = {
+      std::nullopt, EvictionPolicy::kEvictNormal, EvictionPolicy::kEvictFirst,
+      EvictionPolicy::kEvictLast};
+  std::vector<std::optional<Instruction>> instructions = {std::nullopt, Instruction::kTma,
+                                                          Instruction::kCpAsync, Instruction::kSync};
+  for (auto width : widths) {
+    for (bool disable_tma : {false, true}) {
+      for (auto policy : policies) {
+        for (auto instruction : instructions) {
+          for (bool row_layout : {false, true}) {
+            CopyHintChoice choice;
+            choice.hints.coalesced_width = width;
+            choice.hints.disable_tma = disable_tma;
+            choice.hints.eviction_policy = policy;
+            choice.hints.prefer_instruction = instruction;
+            choice.row_layout = row_layout;
+            all.push_back(choice);
+          }
+        }
+      }
+    }
+  }
+  return all;
+}
+
+std::vector<LaunchParams> CopyLaunchCandidates(const std::vector<int64_t>& extents,
+                                               int element, const Target& target) {
+  std::vector<LaunchParams> out;
+  auto add = [&](std::vector<int64_t> tile, int threads, int stages, int ctas, bool shared) {
+    out.push_back(MakeLaunch(std::move(tile), threads, stages, ctas, shared));
+  };
+  // SIMT: direct and through shared memory.
+  for (auto [inner, bytes] : std::vector<std::pair<int64_t, int64_t>>{
+           {2048, 16384}, {2048, 8192}, {1024, 16384}, {512, 16384}, {2048, 32768}}) {
+    for (int threads : {128, 256, 512}) {
+      for (int ctas : {0, 4}) {
+        add(Tile(extents, element, inner, bytes), threads, 1, ctas, false);
+      }
+      add(Tile(extents, element, inner, bytes), threads, 1, 0, true);
+    }
+  }
+  // cp.async, pipelined.
+  for (auto [inner, bytes] :
+       std::vector<std::pair<int64_t, int64_t>>{{512, 16384}, {1024, 16384}, {512, 8192}}) {
+    for (int stages : {2, 3, 4}) {
+      for (int ctas : {0, 2}) add(Tile(extents, element, inner, bytes), 256, stages, ctas, true);
+    }
+  }
+  // TMA tensor tiles (inner box at most 256 elements).
+  if (target.HasTma()) {
+    for (auto [inner, bytes] : std::vector<std::pair<int64_t, int64_t>>{
+             {std::min<int64_t>(512, 256 * element), 16384},
+             {std::min<int64_t>(512, 256 * element), 32768},
+             {256, 8192}}) {
+      for (int stages : {2, 3, 4}) {
+        for (int ctas : {2, 3}) add(Tile(extents, element, inner, bytes), 32, stages, ctas, true);
+      }
+    }
+    // Bulk copies of flattened contiguous problems.
+    for (int64_t chunk : {16384, 32768}) {
+      for (int stages : {3, 4}) {
+        for (int ctas : {1, 2}) add({chunk / element}, 32, stages, ctas, true);
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<LaunchParams> RepresentativeCopyLaunches(const std::vector<int64_t>& extents,
+                                                     int element, const Target& target) {
+  std::vector<LaunchParams> out;
+  auto add = [&](std::vector<int64_t> tile, int threads, int stages, int ctas, bool shared) {
+    out.push_back(MakeLaunch(std::move(tile), threads, stages, ctas, shared));
+  };
+  add(Tile(extents, element, 2048, 16384), 256, 1, 0, false);
+  add(Tile(extents, element, 512, 16384), 256, 1, 0, true);
+  add(Tile(extents, element, 512, 16384), 256, 3, 0, true);
+  if (target.HasTma()) {
+    add(Tile(extents, element, std::min<int64_t>(512, 256 * element), 16384), 32, 4, 3, true);
+    add({16384 / element}, 32, 4, 1, true);
+  }
+  return out;
+}
+
+SearchSpace CopySearchSpace(const CopyOp& op, const Target& target) {
+  const std::vector<int64_t> extents = SqueezedExtents(op.src);
+  const int element = DataTypeBytes(op.src.buffer.dtype);
+  SearchSpace space;
+  for (const CopyHintChoice& choice : AllCopyHints()) {
+    for (const LaunchParams& launch : RepresentativeCopyLaunches(extents, element, target)) {
+      Trial trial{choice.hints, launch};
+      // 32 threads across each row.
+      if (choice.row_layout) trial.hints.loop_layout = LoopLayout{launch.threads / 32, 32};
+      space.first.push_back(std::move(trial));
+    }
+  }
+  space.launches = CopyLaunchCandidates(extents, element, target);
+  return space;
+}
+
+Trial CopyHeuristic(const CopyOp& op, const Target& target) {
+  const int element = DataTypeBytes(op.src.buffer.dtype);
+  // Tile over the non-unit dimensions: 2 KiB along the innermost, then rows up to 16 KiB.
+  const std::vector<int64_t> extents = SqueezedExtents(op.src);
+  std::vector<int64_t> tile(extents.size(), 1);
+  const int r = static_cast<int>(extents.size());
+  tile[r - 1] = std::min<int64_t>(extents[r - 1], 2048 / element);
+  if (r >= 2) {
+    const int64_t rows = std::max<int64_t>(1, (16384 / element) / tile[r - 1]);
+    tile[r - 2] = std::min<int64_t>(extents[r - 2], rows);
+  }
+  Trial trial;
+  trial.hints = op.hints;
+  // The launch is a SIMT one.
+  if (!op.hints.prefer_instruction.has_value() &&
+      !op.hints.annotations.count("prefer_instruction")) {
+    trial.hints.prefer_instruction = Instruction::kSync;
+  }
+  trial.launch = MakeLaunch(tile, 256, 1, 0, /*through_shared=*/false);
+  return trial;
+}
+
+}  // namespace tiletune

@@ -1,0 +1,295 @@
+#include "compiler/ops/im2col/im2col_definition.h"
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "compiler/base/status_macros.h"
+#include "compiler/ir/buffer.h"
+#include "compiler/ops/im2col/im2col_emitter.h"
+#include "compiler/ops/im2col/im2col_lowering.h"
+#include "compiler/ops/im2col/im2col_op.h"
+#include "compiler/ops/im2col/im2col_reference.h"
+#include "compiler/ops/im2col/im2col_search_space.h"
+#include "compiler/ops/op_util.h"
+#include "compiler/tuning_db/tuning_db.h"
+
+namespace tiletune {
+namespace {
+
+const LoweredIm2col& AsIm2col(const LoweredTileKernel& lowered) {
+  return static_cast<const LoweredIm2col&>(lowered);
+}
+
+void AppendInts(std::string& key, const std::vector<int64_t>& values) {
+  int64_t n = static_cast<int64_t>(values.size());
+  key.append(reinterpret_cast<const char*>(&n), sizeof(n));
+  key.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(int64_t));
+}
+
+// The window options of a spec or the flags: kernel, stride, dilation, pad per axis.
+struct WindowOption {
+  const char* spec_key;
+  const char* flag;
+  int64_t min_value;
+  int64_t Im2colGeometry::*h;
+  int64_t Im2colGeometry::*w;
+};
+constexpr WindowOption kWindowOptions[] = {
+    {"k", "kernel", 1, &Im2colGeometry::kh, &Im2colGeometry::kw},
+    {"s", "stride", 1, &Im2colGeometry::sh, &Im2colGeometry::sw},
+    {"d", "dilation", 1, &Im2colGeometry::dh, &Im2colGeometry::dw},
+    {"p", "pad", 0, &Im2colGeometry::ph, &Im2colGeometry::pw},
+};
+
+absl::StatusOr<std::unique_ptr<TileOp>> DenseOp(DataType dtype, const Im2colGeometry& g,
+                                                Hints hints) {
+  auto op = std::make_unique<Im2colOp>(Im2colOp::Dense(dtype, g));
+  op->hints = std::move(hints);
+  TT_RETURN_IF_ERROR(ValidateIm2colOp(*op));
+  return op;
+}
+
+}  // namespace
+
+const std::string& Im2colDefinition::name() const { return Im2colOp::Name(); }
+
+std::vector<std::string> Im2colDefinition::operand_names() const { return {"img", "col"}; }
+
+HintScope Im2colDefinition::hint_scope() const { return Im2colHintScope(); }
+
+absl::Status Im2colDefinition::Validate(const TileOp& op) const {
+  TT_ASSIGN_OR_RETURN(const Im2colOp* im2col, OpAs<Im2colOp>(op));
+  return ValidateIm2colOp(*im2col);
+}
+
+std::string Im2colDefinition::Describe(const TileOp& op) const {
+  const Im2colOp& im2col = static_cast<const Im2colOp&>(op);
+  const Im2colGeometry& g = im2col.geometry;
+  return absl::StrCat("im2col ", DataTypeName(im2col.img.dtype), " N", g.n, " C", g.c, " ", g.h,
+                      "x", g.w, " k", g.kh, "x", g.kw, " s", g.sh, "x", g.sw, " d", g.dh, "x",
+                      g.dw, " p", g.ph, "x", g.pw);
+}
+
+void Im2colDefinition::AppendKey(const TileOp& op, std::string& key) const {
+  const Im2colOp& im2col = static_cast<const Im2colOp&>(op);
+  key.append(name());
+  key.push_back(static_cast<char>(im2col.img.dtype));
+  AppendInts(key, im2col.img.shape);
+  AppendInts(key, im2col.img.strides);
+  const Im2colGeometry& g = im2col.geometry;
+  AppendInts(key, {g.n, g.h, g.w, g.c, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.ph, g.pw});
+  AppendHintsKey(im2col.hints, key);
+}
+
+absl::StatusOr<tuning::Problem> Im2colDefinition::ToProblem(const TileOp& op) const {
+  TT_ASSIGN_OR_RETURN(const Im2colOp* im2col, OpAs<Im2colOp>(op));
+  tuning::Problem problem;
+  problem.set_dtype(DataTypeName(im2col->img.dtype));
+  const Im2colGeometry& g = im2col->geometry;
+  tuning::Im2colProblem* p = problem.mutable_im2col();
+  p->set_n(g.n);
+  p->set_h(g.h);
+  p->set_w(g.w);
+  p->set_c(g.c);
+  p->set_kh(g.kh);
+  p->set_kw(g.kw);
+  p->set_sh(g.sh);
+  p->set_sw(g.sw);
+  p->set_dh(g.dh);
+  p->set_dw(g.dw);
+  p->set_ph(g.ph);
+  p->set_pw(g.pw);
+  for (int64_t s : im2col->img.strides) p->add_img_strides(s);
+  return problem;
+}
+
+absl::StatusOr<std::unique_ptr<TileOp>> Im2colDefinition::FromProblem(
+    const tuning::Problem& problem) const {
+  if (!problem.has_im2col()) {
+    return absl::InvalidArgumentError(absl::StrCat("problem of operator '",
+                                                   tuning::OperatorName(problem),
+                                                   "' is not an im2col"));
+  }
+  TT_ASSIGN_OR_RETURN(DataType dtype, ParseDataType(problem.dtype()));
+  const tuning::Im2colProblem& p = problem.im2col();
+  Im2colGeometry g;
+  g.n = p.n();
+  g.h = p.h();
+  g.w = p.w();
+  g.c = p.c();
+  g.kh = p.kh();
+  g.kw = p.kw();
+  g.sh = p.sh();
+  g.sw = p.sw();
+  g.dh = p.dh();
+  g.dw = p.dw();
+  g.ph = p.ph();
+  g.pw = p.pw();
+  TT_RETURN_IF_ERROR(ValidateIm2colGeometry(g));
+  auto op = std::make_unique<Im2colOp>(Im2colOp::Dense(dtype, g));
+  if (p.img_strides_size() == 4) {
+    op->img.strides.assign(p.img_strides().begin(), p.img_strides().end());
+  } else if (p.img_strides_size() != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "img_strides has ", p.img_strides_size(), " values; give 4 (N, H, W, C) or none"));
+  }
+  TT_RETURN_IF_ERROR(ValidateIm2colOp(*op));
+  return op;
+}
+
+absl::Status Im2colDefinition::CheckLowering(const tuning::Lowering& lowering) const {
+  return CheckPathNames(
+      lowering, name(),
+      {{Im2colPathName(Im2colPath::kTma), {}},
+       {Im2colPathName(Im2colPath::kSimtRow),
+        {Im2colFormName(Im2colPath::kSimtRow), Im2colFormName(Im2colPath::kSimtFlat),
+         Im2colFormName(Im2colPath::kSimtStaged)}}});
+}
+
+std::vector<double> Im2colDefinition::TransferFeatures(const tuning::Problem& problem) const {
+  const tuning::Im2colProblem& p = problem.im2col();
+  std::vector<double> features;
+  for (int64_t e : {p.n(), p.h(), p.w(), p.c()}) {
+    features.push_back(std::log2(std::max<int64_t>(e, 1)));
+  }
+  return features;
+}
+
+std::string Im2colDefinition::SpecSyntax() const {
+  return "DTYPE:N,H,W,C[:k=KH[xKW]][:s=SH[xSW]][:d=DH[xDW]][:p=PH[xPW]]";
+}
+
+absl::StatusOr<std::unique_ptr<TileOp>> Im2colDefinition::ParseSpec(
+    absl::string_view spec) const {
+  std::vector<absl::string_view> parts = absl::StrSplit(spec, ':');
+  if (parts.size() < 2) return absl::InvalidArgumentError("give a dtype and the image N,H,W,C");
+  TT_ASSIGN_OR_RETURN(DataType dtype, ParseDataType(parts[0]));
+  TT_ASSIGN_OR_RETURN(std::vector<int64_t> shape,
+                      ParseIntList("image", parts[1], 1, kMaxIm2colElements, 4));
+  if (shape.size() != 4) {
+    return absl::InvalidArgumentError("an im2col image is N,H,W,C (four extents)");
+  }
+  Im2colGeometry g;
+  g.n = shape[0];
+  g.h = shape[1];
+  g.w = shape[2];
+  g.c = shape[3];
+  for (size_t i = 2; i < parts.size(); ++i) {
+    std::vector<absl::string_view> kv = absl::StrSplit(parts[i], absl::MaxSplits('=', 1));
+    if (kv.size() != 2) {
+      return absl::InvalidArgumentError(absl::StrCat("option '", parts[i], "' is not key=value"));
+    }
+    const WindowOption* option = nullptr;
+    for (const WindowOption& o : kWindowOptions) {
+      if (kv[0] == o.spec_key) option = &o;
+    }
+    if (option == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown option '", kv[0], "'; accepted are k, s, d, p"));
+    }
+    TT_ASSIGN_OR_RETURN(auto values, ParseAxisPair(kv[0], kv[1], option->min_value,
+                                                   kMaxIm2colWindowParam, 'x'));
+    g.*(option->h) = values.first;
+    g.*(option->w) = values.second;
+  }
+  return DenseOp(dtype, g, Hints{});
+}
+
+std::vector<OpFlag> Im2colDefinition::flags() const {
+  return {{"shape", "N,H,W,C: the dense NHWC image (required)"},
+          {"kernel", "KH[,KW]: the filter size (required)"},
+          {"stride", "SH[,SW]: the window's stride (default 1)"},
+          {"dilation", "DH[,DW]: the distance between taps (default 1)"},
+          {"pad", "PH[,PW]: zero padding on both sides (default 0)"}};
+}
+
+absl::StatusOr<std::unique_ptr<TileOp>> Im2colDefinition::FromFlags(const FlagValues& flags,
+                                                                   DataType dtype,
+                                                                   Hints hints) const {
+  auto get = [&](const std::string& name, const std::string& fallback) {
+    auto it = flags.find(name);
+    return it == flags.end() ? fallback : it->second;
+  };
+  if (!flags.count("shape")) {
+    return absl::InvalidArgumentError(
+        "--shape is required: the NHWC image as N,H,W,C, e.g. --shape=64,56,56,64");
+  }
+  TT_ASSIGN_OR_RETURN(std::vector<int64_t> shape,
+                      ParseIntList("--shape", get("shape", ""), 1, kMaxIm2colElements, kMaxRank));
+  if (shape.size() != 4) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--shape=", get("shape", ""), ": im2col takes the NHWC image as four values N,H,W,C, "
+        "e.g. --shape=64,56,56,64"));
+  }
+  if (!flags.count("kernel")) {
+    return absl::InvalidArgumentError(
+        "--kernel is required for --op=im2col: KH[,KW], e.g. --kernel=3 or --kernel=3,5");
+  }
+  Im2colGeometry g;
+  g.n = shape[0];
+  g.h = shape[1];
+  g.w = shape[2];
+  g.c = shape[3];
+  for (const WindowOption& option : kWindowOptions) {
+    const std::string text = get(option.flag, option.min_value == 0 ? "0" : "1");
+    TT_ASSIGN_OR_RETURN(auto values, ParseAxisPair(absl::StrCat("--", option.flag), text,
+                                                   option.min_value, kMaxIm2colWindowParam, ','));
+    g.*(option.h) = values.first;
+    g.*(option.w) = values.second;
+  }
+  TT_RETURN_IF_ERROR(ValidateIm2colGeometry(g));
+  return DenseOp(dtype, g, std::move(hints));
+}
+
+absl::StatusOr<std::shared_ptr<const LoweredTileKernel>> Im2colDefinition::Lower(
+    const TileOp& op, const Target& target, const LaunchParams& launch) const {
+  TT_ASSIGN_OR_RETURN(const Im2colOp* im2col, OpAs<Im2colOp>(op));
+  TT_ASSIGN_OR_RETURN(LoweredIm2col lowered, LowerIm2col(*im2col, target, launch));
+  return std::make_shared<const LoweredIm2col>(std::move(lowered));
+}
+
+CudaSource Im2colDefinition::Emit(const LoweredTileKernel& lowered) const {
+  return EmitIm2colKernel(AsIm2col(lowered));
+}
+
+std::string Im2colDefinition::DescribePlan(const LoweredTileKernel& lowered) const {
+  return DescribeIm2colPlan(AsIm2col(lowered));
+}
+
+OperandSizes Im2colDefinition::Sizes(const TileOp& op) const {
+  const Im2colOp& im2col = static_cast<const Im2colOp&>(op);
+  const Im2colGeometry& g = im2col.geometry;
+  OperandSizes sizes;
+  sizes.input_bytes = SpanBytes(im2col.img);
+  sizes.output_bytes = Im2colColumnBytes(im2col);
+  sizes.bytes_moved = g.n * g.h * g.w * g.c * DataTypeBytes(im2col.img.dtype) +
+                      static_cast<int64_t>(sizes.output_bytes);
+  return sizes;
+}
+
+absl::Status Im2colDefinition::Reference(const TileOp& op, absl::Span<const uint8_t> input,
+                                         absl::Span<uint8_t> output) const {
+  TT_ASSIGN_OR_RETURN(const Im2colOp* im2col, OpAs<Im2colOp>(op));
+  return Im2colReference(*im2col, input.data(), input.size(), output.data(), output.size());
+}
+
+std::string Im2colDefinition::DescribeOutputElement(const TileOp& op, int64_t element) const {
+  const int64_t k = static_cast<const Im2colOp&>(op).geometry.K();
+  return absl::StrCat("row m=", element / k, ", column k=", element % k);
+}
+
+SearchSpace Im2colDefinition::Search(const TileOp& op, const Target& target) const {
+  return Im2colSearchSpace(static_cast<const Im2colOp&>(op), target);
+}
+
+Trial Im2colDefinition::Heuristic(const TileOp& op, const Target& target) const {
+  return Im2colHeuristic(static_cast<const Im2colOp&>(op), target);
+}
+
+}  // namespace tiletune

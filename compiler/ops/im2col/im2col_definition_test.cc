@@ -1,0 +1,137 @@
+// The im2col definition: problems in and out of the database, specs, flags, keys, its
+// named paths, and the search space turned into distinct kernels.
+#include "compiler/ops/im2col/im2col_definition.h"
+
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "compiler/ops/candidates.h"
+#include "compiler/ops/im2col/im2col_lowering.h"
+#include "compiler/ops/im2col/im2col_op.h"
+#include "compiler/ops/im2col/im2col_search_space.h"
+#include "compiler/ops/im2col/im2col_test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tiletune {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+Target T(const char* arch) { return *Target::Parse(arch); }
+
+TEST(Im2colDefinitionTest, ProblemsRoundTripInCanonicalForm) {
+  const Im2colDefinition im2col;
+  Im2colOp op = Im2colOp::Dense(DataType::kF16, G(4, 14, 14, 32, 3, 3, 2, 1, 1, 2, 1, 1));
+  op.img.strides = {14 * 15 * 32, 15 * 32, 32, 1};  // a padded row
+  auto problem = im2col.ToProblem(op);
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  EXPECT_EQ(problem->im2col().sh(), 2);
+  EXPECT_EQ(problem->im2col().dw(), 2);
+  EXPECT_THAT(problem->im2col().img_strides(), ElementsAre(14 * 15 * 32, 15 * 32, 32, 1));
+  auto back = im2col.FromProblem(*problem);
+  ASSERT_TRUE(back.ok()) << back.status();
+  const Im2colOp& same = static_cast<const Im2colOp&>(**back);
+  EXPECT_TRUE(same.geometry == op.geometry);
+  EXPECT_EQ(same.img.strides, op.img.strides);
+  tuning::Problem bad = *problem;
+  bad.mutable_im2col()->set_ph(5);
+  EXPECT_THAT(im2col.FromProblem(bad).status().message(), HasSubstr("pad must be smaller"));
+  bad = *problem;
+  bad.mutable_im2col()->add_img_strides(1);
+  EXPECT_THAT(im2col.FromProblem(bad).status().message(), HasSubstr("img_strides has 5 values"));
+}
+
+TEST(Im2colDefinitionTest, SpecsAndFlags) {
+  const Im2colDefinition im2col;
+  auto op = im2col.ParseSpec("f16:32,224,224,3:k=7:s=2:p=3");
+  ASSERT_TRUE(op.ok()) << op.status();
+  EXPECT_EQ(im2col.Describe(**op), "im2col f16 N32 C3 224x224 k7x7 s2x2 d1x1 p3x3");
+  auto asymmetric = im2col.ParseSpec("bf16:2,9,11,5:k=3x5:d=1x2:p=1x0");
+  ASSERT_TRUE(asymmetric.ok()) << asymmetric.status();
+  const Im2colGeometry& g = static_cast<const Im2colOp&>(**asymmetric).geometry;
+  EXPECT_EQ(g.kw, 5);
+  EXPECT_EQ(g.dw, 2);
+  EXPECT_EQ(g.pw, 0);
+  EXPECT_THAT(im2col.ParseSpec("f16:2,9,11").status().message(), HasSubstr("N,H,W,C"));
+  EXPECT_THAT(im2col.ParseSpec("f16:2,9,11,5:q=3").status().message(),
+              HasSubstr("unknown option 'q'"));
+  EXPECT_THAT(im2col.ParseSpec("f16:2,9,11,5:k=3:p=9").status().message(),
+              HasSubstr("pad must be smaller"));
+  auto flags = im2col.FromFlags({{"shape", "2,9,11,5"}, {"kernel", "3,5"}, {"pad", "1"}},
+                                DataType::kF32, Hints{});
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(static_cast<const Im2colOp&>(**flags).geometry.kw, 5);
+  EXPECT_THAT(im2col.FromFlags({{"shape", "2,9,11,5"}}, DataType::kF32, Hints{}).status().message(),
+              HasSubstr("--kernel is required"));
+}
+
+TEST(Im2colDefinitionTest, FormsAreNamedPaths) {
+  const Im2colDefinition im2col;
+  tuning::Lowering lowering;
+  lowering.set_path("simt_im2col");
+  for (const char* form : {"", "row", "flat", "staged"}) {
+    lowering.set_form(form);
+    EXPECT_TRUE(im2col.CheckLowering(lowering).ok()) << form;
+  }
+  lowering.set_form("tiled");
+  EXPECT_THAT(im2col.CheckLowering(lowering).message(),
+              HasSubstr("has forms row, flat, staged"));
+  lowering.set_path("cp_async");
+  lowering.set_form("");
+  EXPECT_THAT(im2col.CheckLowering(lowering).message(), HasSubstr("accepted for im2col"));
+  // The lowering names them, and the variant it records carries them.
+  Im2colOp stem = Im2colOp::Dense(DataType::kF16, G(2, 32, 32, 3, 7, 7, 2, 2, 1, 1, 3, 3));
+  LaunchParams launch;
+  launch.tile = {16, 147};
+  launch.threads = 256;
+  auto lowered = im2col.Lower(stem, T("sm_90a"), launch);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  EXPECT_EQ((*lowered)->path_name, "simt_im2col");
+  EXPECT_EQ((*lowered)->form_name, "staged");
+  EXPECT_THAT(im2col.DescribePlan(**lowered), HasSubstr("path        simt_im2col (staged form)"));
+  tuning::Variant variant = VariantOf(stem.hints, **lowered, "sha");
+  EXPECT_EQ(variant.lowering().form(), "staged");
+  EXPECT_EQ(variant.lowering().vector_bytes(), 16);
+}
+
+TEST(Im2colSearchSpaceTest, EveryFormShowsUpForTheStem) {
+  const Im2colDefinition im2col;
+  Im2colOp stem = Im2colOp::Dense(DataType::kF16, G(4, 64, 64, 3, 7, 7, 2, 2, 1, 1, 3, 3));
+  SearchSpace space = im2col.Search(stem, T("sm_90a"));
+  EXPECT_EQ(space.first.size() % AllIm2colHints().size(), 0u);
+  auto first = BuildCandidates(im2col, stem, T("sm_90a"), space.first);
+  ASSERT_TRUE(first.ok()) << first.status();
+  std::set<std::string> forms;
+  for (const Candidate& c : first->candidates) {
+    forms.insert(c.lowered->path_name + "/" + c.lowered->form_name);
+  }
+  EXPECT_THAT(forms, ::testing::IsSupersetOf({"simt_im2col/row", "simt_im2col/staged"}));
+  // The second phase's launches add whole rows that are not whole output rows: the flat
+  // form.
+  std::vector<Trial> second;
+  for (const LaunchParams& launch : space.launches) second.push_back({Hints{}, launch});
+  auto launches = BuildCandidates(im2col, stem, T("sm_90a"), second);
+  ASSERT_TRUE(launches.ok()) << launches.status();
+  for (const Candidate& c : launches->candidates) {
+    forms.insert(c.lowered->path_name + "/" + c.lowered->form_name);
+  }
+  EXPECT_THAT(forms, ::testing::Contains("simt_im2col/flat"));
+}
+
+TEST(Im2colDefinitionTest, HeuristicKeepsTheImageInL2UnlessAsked) {
+  const Im2colDefinition im2col;
+  Im2colOp op = Im2colOp::Dense(DataType::kF16, G(2, 17, 17, 3, 3, 3, 1, 1, 1, 1, 1, 1));
+  Trial trial = im2col.Heuristic(op, T("sm_90a"));
+  EXPECT_EQ(trial.hints.annotations.at("img_eviction_policy"), "evict_last");
+  EXPECT_EQ(trial.hints.prefer_instruction, Instruction::kSync);
+  EXPECT_THAT(trial.launch.tile, ElementsAre(128, 27));
+  op.hints.eviction_policy = EvictionPolicy::kEvictFirst;
+  EXPECT_FALSE(im2col.Heuristic(op, T("sm_90a")).hints.annotations.count("img_eviction_policy"));
+}
+
+}  // namespace
+}  // namespace tiletune

@@ -1,0 +1,599 @@
+#include "compiler/ops/im2col/im2col_emitter.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "compiler/codegen/ptx_snippets.h"
+#include "compiler/lower/lowering_rules.h"
+#include "compiler/ops/im2col/im2col_lowering.h"
+
+namespace tiletune {
+namespace {
+
+class Im2colEmitter {
+ public:
+  explicit Im2colEmitter(const LoweredIm2col& l) : l_(l), g_(l.geometry) {}
+
+  std::string Emit() {
+    Header();
+    absl::StrAppend(&out_, PreludeSnippet());
+    if (l_.img_policy) absl::StrAppend(&out_, NamedPolicySnippet("img", *l_.img_policy));
+    if (l_.col_policy) absl::StrAppend(&out_, NamedPolicySnippet("col", *l_.col_policy));
+    if (Tma()) {
+      absl::StrAppend(&out_, MbarrierSnippet());
+      absl::StrAppend(&out_, TmaIm2colLoadSnippet(l_.img_policy.has_value()));
+      absl::StrAppend(&out_, TmaStoreSnippet(2, l_.col_policy.has_value()));
+      Constants();
+      TmaKernel();
+    } else if (Flat()) {
+      absl::StrAppend(&out_, VectorAccessSnippet(l_.flat_vector_elems * l_.element_bytes,
+                                                 /*load_hint=*/false, l_.col_policy.has_value()));
+      if (Staged()) {
+        absl::StrAppend(&out_, VectorAccessSnippet(l_.box.load_bytes, l_.img_policy.has_value(),
+                                                   /*store_hint=*/false, "tt_box"));
+      }
+      ElementLoad();
+      Constants();
+      if (Staged()) {
+        StagedKernel();
+      } else {
+        FlatKernel();
+      }
+    } else {
+      absl::StrAppend(&out_, VectorAccessSnippet(l_.vector_elems * l_.element_bytes,
+                                                 l_.img_policy.has_value(),
+                                                 l_.col_policy.has_value()));
+      Constants();
+      Gather();
+      SimtKernel();
+    }
+    return out_;
+  }
+
+ private:
+  bool Tma() const { return l_.path == Im2colPath::kTma; }
+  bool Flat() const { return l_.path == Im2colPath::kSimtFlat || Staged(); }
+  bool Staged() const { return l_.path == Im2colPath::kSimtStaged; }
+  // Table entries (and shared loads) per vector of the staged form.
+  int64_t Units() const { return l_.flat_vector_elems * l_.element_bytes / l_.box.unit_bytes; }
+  int64_t RowVectors() const { return l_.block_k / l_.vector_elems; }
+  std::string ImgPolicy() const { return l_.img_policy ? ", img_policy" : ""; }
+  std::string ColPolicy() const { return l_.col_policy ? ", col_policy" : ""; }
+
+  void Header() {
+    absl::StrAppend(&out_, "// tiletune im2col kernel (generated; do not edit).\n//   path ",
+                    Im2colPathName(l_.path), ", ", DataTypeName(l_.dtype), ", ",
+                    Im2colGeometryToString(g_), ", image strides [",
+                    absl::StrJoin(l_.img_strides, ", "), "]\n//   tile [", l_.block_m, ", ",
+                    l_.block_k, "], ", l_.launch.threads, " threads, ");
+    if (Tma()) {
+      absl::StrAppend(&out_, l_.chunks_per_tile, " load(s) of ", l_.channels_per_pixel,
+                      " channels per tile, ");
+    } else if (Flat()) {
+      absl::StrAppend(&out_, "flat runs of whole rows, vector ", l_.flat_vector_elems, " x ",
+                      l_.element_bytes, " B, ");
+      if (Staged()) {
+        absl::StrAppend(&out_, "input staged (", l_.box.rows_per_tile, " output row(s) x ",
+                        g_.kh, " input rows, ", l_.box.load_bytes, "-byte loads), ");
+      }
+    } else {
+      absl::StrAppend(&out_, "vector ", l_.vector_elems, " x ", l_.element_bytes, " B, layout ",
+                      LoopLayoutName(l_.layout), ", ");
+    }
+    absl::StrAppend(&out_, l_.stages, " stage(s), L2 policy image ",
+                    l_.img_policy ? EvictionPolicyName(*l_.img_policy) : std::string("none"),
+                    ", columns ",
+                    l_.col_policy ? EvictionPolicyName(*l_.col_policy) : std::string("none"),
+                    "\n\n");
+  }
+
+  void Constant(const std::string& type, const std::string& name, int64_t value) {
+    absl::StrAppend(&out_, ConstantDefinition(type, name, value));
+  }
+
+  void Constants() {
+    absl::StrAppend(&out_,
+                    "\n// Problem constants; enumerators fold into the code and take no storage.\n");
+    Constant("u32", "kThreads", l_.launch.threads);
+    Constant("u64", "kNumTiles", l_.num_tiles);
+    Constant("u64", "kTilesK", l_.tiles_k);
+    Constant("u64", "kBlockM", l_.block_m);
+    Constant("u64", "kBlockK", l_.block_k);
+    Constant("u64", "kM", l_.m);
+    Constant("u64", "kK", l_.k);
+    Constant("u64", "kElementBytes", l_.element_bytes);
+    Constant("u64", "kH", g_.h);
+    Constant("u64", "kW", g_.w);
+    Constant("u64", "kC", g_.c);
+    Constant("u64", "kKW", g_.kw);
+    Constant("u64", "kSH", g_.sh);
+    Constant("u64", "kSW", g_.sw);
+    Constant("u64", "kDH", g_.dh);
+    Constant("u64", "kDW", g_.dw);
+    Constant("u64", "kPH", g_.ph);
+    Constant("u64", "kPW", g_.pw);
+    Constant("u64", "kOW", l_.ow);
+    Constant("u64", "kOHW", l_.oh * l_.ow);
+    if (Tma()) {
+      int64_t chunk_bytes = l_.block_m * l_.channels_per_pixel * l_.element_bytes;
+      int64_t chunk_stride = RoundUp(chunk_bytes, 128);
+      Constant("u32", "kStages", l_.stages);
+      Constant("u64", "kChannelBox", l_.channels_per_pixel);
+      Constant("u32", "kChunks", l_.chunks_per_tile);
+      Constant("u32", "kChunkBytes", chunk_bytes);
+      Constant("u32", "kChunkStride", chunk_stride);
+      Constant("u32", "kStageBytes", chunk_stride * l_.chunks_per_tile);
+      Constant("u64", "kStoreRows", l_.store_rows);
+      Constant("u32", "kStorePieces", l_.block_m / l_.store_rows);
+      Constant("u32", "kStorePieceBytes",
+               int64_t{l_.store_rows} * l_.channels_per_pixel * l_.element_bytes);
+    } else if (Flat()) {
+      const char* names[] = {"N", "H", "W", "C"};
+      for (int d = 0; d < 4; ++d) {
+        Constant("u64", absl::StrCat("kImgStride", names[d]), l_.img_strides[d]);
+      }
+      // Window and output positions fit 32 bits (the geometry is validated).
+      Constant("u32", "kTaps", g_.kh * g_.kw);
+      Constant("u32", "kFlatVector", l_.flat_vector_elems);
+      Constant("u32", "kTileVectors", l_.block_m * l_.k / l_.flat_vector_elems);
+      if (Staged()) {
+        const LoweredIm2col::InputBox& box = l_.box;
+        const int64_t copy_bytes = box.copy_pixels * g_.c * l_.element_bytes;
+        Constant("u32", "kKH", g_.kh);
+        Constant("u32", "kRowsPerTile", box.rows_per_tile);
+        Constant("u32", "kPeriod", box.period_vectors);
+        Constant("u32", "kPeriodRows", box.period_rows);
+        Constant("u32", "kUnits", Units());
+        Constant("u32", "kUnitsPerElem", l_.element_bytes / box.unit_bytes);
+        Constant("u32", "kTableWords", Units() * box.entry_bytes / 4);
+        Constant("u64", "kOH", l_.oh);
+        Constant("u64", "kOutRows", g_.n * l_.oh);
+        Constant("u32", "kBoxRows", box.rows_per_tile * g_.kh);
+        Constant("u32", "kBoxPitch", box.pitch_elems);
+        Constant("u32", "kBoxLead", box.lead_elems);
+        Constant("u32", "kBoxOffset", box.offset_bytes);
+        Constant("u32", "kBoxStart", g_.pw * g_.c);  // element of iw = 0 in a box row
+        Constant("u32", "kBoxCopy", box.copy_pixels * g_.c);
+        Constant("u32", "kPadElems", (box.pixels - box.copy_pixels) * g_.c);
+        Constant("u32", "kLoad", box.load_bytes);
+        Constant("u32", "kChunks", copy_bytes / box.load_bytes);
+        Constant("u32", "kTail", copy_bytes % box.load_bytes / l_.element_bytes);
+      }
+    } else {
+      const char* names[] = {"N", "H", "W", "C"};
+      for (int d = 0; d < 4; ++d) {
+        Constant("u64", absl::StrCat("kImgStride", names[d]), l_.img_strides[d]);
+      }
+      Constant("u64", "kVector", l_.vector_elems);
+      Constant("u32", "kRows", l_.layout.rows);
+      Constant("u32", "kCols", l_.layout.cols);
+      Constant("u32", "kRowVectors", RowVectors());
+      Constant("u32", "kItemsCol", CeilDiv(RowVectors(), l_.layout.cols));
+      Constant("u32", "kItems", l_.items_per_thread);
+    }
+  }
+
+  // tt_gather: where column-matrix element (m, k) lives in the image, or that it is padding.
+  void Gather() {
+    // With no padding on an axis every window lies inside the image along it.
+    std::vector<std::string> inside;
+    if (g_.ph > 0) inside.push_back("ih < kH");
+    if (g_.pw > 0) inside.push_back("iw < kW");
+    absl::StrAppend(
+        &out_,
+        "\n// Byte offset in the image of column-matrix element (m, k); false where the element\n"
+        "// lies in the padding. m = (n, oh, ow), k = (kh, kw, c) with c fastest.\n"
+        "__device__ __forceinline__ bool tt_gather(u64 m, u64 k, u64& img_byte) {\n"
+        "  const u64 n = m / kOHW;\n"
+        "  const u64 oh = m % kOHW / kOW;\n"
+        "  const u64 ow = m % kOW;\n"
+        "  const u64 tap = k / kC;\n"
+        "  const u64 c = k % kC;\n"
+        "  // Above or left of the image the subtraction wraps to a huge value: one compare\n"
+        "  // checks both edges.\n"
+        "  const u64 ih = oh * kSH + tap / kKW * kDH - kPH;\n"
+        "  const u64 iw = ow * kSW + tap % kKW * kDW - kPW;\n"
+        "  img_byte = (n * kImgStrideN + ih * kImgStrideH + iw * kImgStrideW + c * kImgStrideC) *\n"
+        "             kElementBytes;\n"
+        "  return ",
+        inside.empty() ? "true" : absl::StrJoin(inside, " && "), ";\n}\n");
+  }
+
+  void KernelSignature() {
+    absl::StrAppend(&out_, "\nextern \"C\" __global__ void __launch_bounds__(kThreads) ",
+                    l_.kernel_name, "(const u8* __restrict__ img, u8* __restrict__ col");
+    if (Tma()) {
+      absl::StrAppend(&out_, ",\n    const __grid_constant__ tt_tensor_map img_map, "
+                             "const __grid_constant__ tt_tensor_map col_map");
+    }
+    absl::StrAppend(&out_, ") {\n");
+    if (l_.img_policy) absl::StrAppend(&out_, "  const u64 img_policy = tt_make_img_policy();\n");
+    if (l_.col_policy) absl::StrAppend(&out_, "  const u64 col_policy = tt_make_col_policy();\n");
+  }
+
+  void SimtKernel() {
+    std::vector<std::string> guards;
+    if (l_.block_m % l_.layout.rows != 0) guards.push_back("row < kBlockM");
+    if (RowVectors() % l_.layout.cols != 0) guards.push_back("vc < kRowVectors");
+    if (l_.m % l_.block_m != 0) guards.push_back("m < kM");
+    if (l_.k % l_.block_k != 0) guards.push_back("k < kK");
+    KernelSignature();
+    absl::StrAppend(
+        &out_,
+        "  const u32 tr = threadIdx.x / kCols;\n"
+        "  const u32 tc = threadIdx.x % kCols;\n"
+        "  // Tile t is the tile op at (nhw_step, c_step) = (t / kTilesK, t % kTilesK).\n"
+        "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n"
+        "    const u64 m0 = tile / kTilesK * kBlockM;\n"
+        "    const u64 k0 = tile % kTilesK * kBlockK;\n"
+        "    tt_vec v[kItems];\n"
+        "    bool ok[kItems];\n"
+        "    u64 col_byte[kItems];\n"
+        "#pragma unroll\n"
+        "    for (u32 i = 0; i < kItems; ++i) {\n"
+        "      const u32 row = tr + (i / kItemsCol) * kRows;\n"
+        "      const u32 vc = tc + (i % kItemsCol) * kCols;\n"
+        "      const u64 m = m0 + row;\n"
+        "      const u64 k = k0 + u64(vc) * kVector;\n"
+        "      ok[i] = ",
+        guards.empty() ? "true" : absl::StrJoin(guards, " && "),
+        ";\n"
+        "      col_byte[i] = (m * kK + k) * kElementBytes;\n"
+        "      v[i] = tt_vec{};\n"
+        "      u64 img_byte;\n"
+        "      if (ok[i] && tt_gather(m, k, img_byte)) v[i] = tt_ld_global(img + img_byte",
+        ImgPolicy(),
+        ");\n"
+        "    }\n"
+        "#pragma unroll\n"
+        "    for (u32 i = 0; i < kItems; ++i) {\n"
+        "      if (ok[i]) tt_st_global(col + col_byte[i], v[i]",
+        ColPolicy(),
+        ");\n"
+        "    }\n"
+        "  }\n"
+        "}\n");
+  }
+
+  // One image element by a non-coherent load, with the image's L2 policy if any.
+  void ElementLoad() {
+    const char* type = "u8";
+    const char* reg = "u16";
+    const char* constraint = "h";
+    switch (l_.element_bytes) {
+      case 2: type = "u16"; break;
+      case 4: type = "u32"; reg = "u32"; constraint = "r"; break;
+      case 8: type = "u64"; reg = "u64"; constraint = "l"; break;
+      default: break;
+    }
+    const char* elem = l_.element_bytes == 1   ? "u8"
+                       : l_.element_bytes == 2 ? "u16"
+                       : l_.element_bytes == 4 ? "u32"
+                                               : "u64";
+    bool hint = l_.img_policy.has_value();
+    absl::StrAppend(
+        &out_, "\n// One image element.\ntypedef ", elem, " tt_elem;\n",
+        "__device__ __forceinline__ tt_elem tt_ld_elem(const u8* p", hint ? ", u64 policy" : "",
+        ") {\n  ", reg, " v;\n  // Not volatile, so the loads of an unrolled loop may issue together; the\n  // compiler may also hoist it above a branch: callers pass valid addresses only.\n  asm(\"ld.global.nc", hint ? ".L2::cache_hint" : "", ".",
+        type, " %0, [%1]", hint ? ", %2" : "", ";\" : \"=", constraint, "\"(v) : \"l\"(p)",
+        hint ? ", \"l\"(policy)" : "", ");\n  return tt_elem(v);\n}\n");
+  }
+
+  // The flat form's store of a tile's run from shared memory (`rows`) to the column matrix.
+  void FlatStore() {
+    if (l_.m % l_.block_m != 0) {
+      absl::StrAppend(
+          &out_,
+          "    // The last tile holds only the rows that exist.\n"
+          "    const u32 run = u32(m0 + kBlockM <= kM ? kBlockM * kK : (kM - m0) * kK);\n"
+          "    for (u32 v = threadIdx.x; v * kFlatVector < run; v += kThreads) {\n"
+          "      const u32 e = v * kFlatVector;\n"
+          "      if (e + kFlatVector <= run) {\n"
+          "        tt_st_global(out + e * kElementBytes, *reinterpret_cast<const tt_vec*>(rows + e)",
+          ColPolicy(),
+          ");\n"
+          "      } else {\n"
+          "        for (u32 i = e; i < run; ++i) reinterpret_cast<tt_elem*>(out)[i] = rows[i];\n"
+          "      }\n"
+          "    }\n");
+    } else {
+      absl::StrAppend(
+          &out_,
+          "    for (u32 v = threadIdx.x; v < kTileVectors; v += kThreads) {\n"
+          "      const u32 e = v * kFlatVector;\n"
+          "      tt_st_global(out + e * kElementBytes, *reinterpret_cast<const tt_vec*>(rows + e)",
+          ColPolicy(),
+          ");\n"
+          "    }\n");
+    }
+  }
+
+  // Flat form with staged input: tile t is kBlockM / kOW whole output rows. Each output
+  // row's kKH input rows are copied into shared memory as box rows (box column j is image
+  // column j - kPW; zero outside the image), with wide coalesced loads. The tile's run of
+  // vectors repeats its (row, column) pattern every kPeriodRows rows, so vector v takes
+  // unit u from offsets[v % kPeriod].at[u] past the box column of its period's first
+  // output pixel: one table load per unit, one shared load per unit, one global store.
+  void StagedKernel() {
+    const LoweredIm2col::InputBox& box = l_.box;
+    const int64_t units = Units();
+    const char* unit = box.unit_bytes == 1 ? "u8" : box.unit_bytes == 2 ? "u16" : "b32";
+    absl::StrAppend(&out_,
+                    "\n// Byte offsets in the boxes of one vector's units (see the kernel).\n"
+                    "struct __align__(", std::min<int64_t>(units * box.entry_bytes, 16),
+                    ") tt_offsets {\n  u32 at[kTableWords];",
+                    box.entry_bytes == 2 ? "  // two 16-bit offsets each, low half first" : "",
+                    "\n};\n"
+                    "// One unit from shared memory, by a 32-bit shared address (volatile: it stays\n"
+                    "// after the barrier that publishes the boxes).\n"
+                    "__device__ __forceinline__ u32 tt_unit(u32 addr) {\n"
+                    "  u32 v;\n"
+                    "  asm volatile(\"ld.shared.", unit, " %0, [%1];\" : \"=r\"(v) : \"r\"(addr));\n"
+                    "  return v;\n}\n");
+    KernelSignature();
+    absl::StrAppend(
+        &out_,
+        "  extern __shared__ __align__(16) u8 tt_smem[];\n"
+        "  const tt_offsets* const offsets = reinterpret_cast<const tt_offsets*>(tt_smem);\n"
+        "  tt_elem* const box = reinterpret_cast<tt_elem*>(tt_smem + kBoxOffset);\n"
+        "  // Unit u of vector p of a period: element f of the period's run, kPeriodRows rows of\n"
+        "  // kK columns. The first tile's barrier publishes the table.\n"
+        "  for (u32 i = threadIdx.x; i < kPeriod * kUnits; i += kThreads) {\n"
+        "    const u32 f = i / kUnitsPerElem, d = f / u32(kK), k = f % u32(kK);\n"
+        "    const u32 kh = k / u32(kKW * kC), kw = k / u32(kC) % u32(kKW), c = k % u32(kC);\n"
+        "    reinterpret_cast<", box.entry_bytes == 2 ? "u16" : "u32", "*>(tt_smem)[i] =\n"
+        "        (kh * kBoxPitch + kBoxLead + (d * u32(kSW) + kw * u32(kDW)) * u32(kC) + c) *\n"
+        "            u32(kElementBytes) + i % kUnitsPerElem * 4;\n"
+        "  }\n"
+        "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n"
+        "    const u64 m0 = tile * kBlockM;\n"
+        "    const u64 row0 = m0 / kOW;\n"
+        "    // Image row of box row b (input row kh of output row row0 + b / kKH); null where\n"
+        "    // that row is padding or past the last output row.\n"
+        "    auto source = [&](u32 b) -> const u8* {\n"
+        "      const u64 row = row0 + b / kKH;\n"
+        "      const u32 ih = u32(row % kOH) * u32(kSH) + b % kKH * u32(kDH) - u32(kPH);\n"
+        "      if (row >= kOutRows || ih >= kH) return nullptr;\n"
+        "      return img + (row / kOH * kImgStrideN + u64(ih) * kImgStrideH) * kElementBytes;\n"
+        "    };\n");
+    const int64_t copy_bytes = box.copy_pixels * g_.c * l_.element_bytes;
+    if (box.pixels > box.copy_pixels) {
+      absl::StrAppend(
+          &out_,
+          "    // Columns left of the image and right of the copied pixels.\n"
+          "    for (u32 i = threadIdx.x; i < kBoxRows * kPadElems; i += kThreads) {\n"
+          "      const u32 b = i / kPadElems, p = i % kPadElems;\n"
+          "      box[b * kBoxPitch + kBoxLead + (p < kBoxStart ? p : p + kBoxCopy)] = 0;\n"
+          "    }\n");
+    }
+    if (copy_bytes >= box.load_bytes) {
+      absl::StrAppend(
+          &out_,
+          "    // The image's pixels, kLoad bytes at a time; a padding row gets zeros.\n"
+          "    for (u32 i = threadIdx.x; i < kBoxRows * kChunks; i += kThreads) {\n"
+          "      const u32 b = i / kChunks, j = i % kChunks;\n"
+          "      const u8* const from = source(b);\n"
+          "      tt_box_vec v{};\n"
+          "      if (from != nullptr) v = tt_box_ld_global(from + j * kLoad",
+          ImgPolicy(),
+          ");\n"
+          "      tt_box_st_shared(\n"
+          "          reinterpret_cast<u8*>(box + b * kBoxPitch + kBoxLead + kBoxStart) + j * kLoad, v);\n"
+          "    }\n");
+    }
+    if (copy_bytes % box.load_bytes != 0) {
+      absl::StrAppend(
+          &out_,
+          "    // The copy's last elements, one at a time.\n"
+          "    for (u32 i = threadIdx.x; i < kBoxRows * kTail; i += kThreads) {\n"
+          "      const u32 b = i / kTail, t = kChunks * (kLoad / kElementBytes) + i % kTail;\n"
+          "      const u8* const from = source(b);\n"
+          "      box[b * kBoxPitch + kBoxLead + kBoxStart + t] =\n"
+          "          from != nullptr ? tt_ld_elem(from + t * kElementBytes",
+          ImgPolicy(),
+          ") : tt_elem(0);\n"
+          "    }\n");
+    }
+    // The period's first output pixel: output row r / kOW of the tile, column r % kOW.
+    std::string first = box.rows_per_tile == 1
+                            ? "r * u32(kSW * kC)"
+                            : "(r / u32(kOW) * kKH * kBoxPitch + r % u32(kOW) * u32(kSW * kC))";
+    absl::StrAppend(
+        &out_,
+        "    __syncthreads();\n"
+        "    u8* const out = col + m0 * kK * kElementBytes;\n"
+        "    const u32 boxes = tt_smem_addr(tt_smem) + kBoxOffset;\n",
+        l_.m % l_.block_m != 0
+            ? "    // The last tile holds only the output rows that exist.\n"
+              "    const u32 vectors = u32(row0 + kRowsPerTile <= kOutRows\n"
+              "                                ? kTileVectors\n"
+              "                                : (kOutRows - row0) * kOW * kK / kFlatVector);\n"
+            : "    const u32 vectors = kTileVectors;\n",
+        "    for (u32 v = threadIdx.x; v < vectors; v += kThreads) {\n"
+        "      const u32 p = v % u32(kPeriod), r = v / u32(kPeriod) * u32(kPeriodRows);\n"
+        "      const u32 at = boxes + ", first, " * u32(kElementBytes);\n"
+        "      const tt_offsets o = offsets[p];\n"
+        "      tt_vec x;\n");
+    const int per_word = 4 / box.unit_bytes;
+    const char* fields[] = {"x", "y", "z", "w"};
+    for (int64_t w = 0; w < units / per_word; ++w) {
+      std::vector<std::string> parts;
+      for (int t = 0; t < per_word; ++t) {
+        const int64_t u = w * per_word + t;
+        std::string entry = box.entry_bytes == 4  ? absl::StrCat("o.at[", u, "]")
+                            : u % 2 == 0 ? absl::StrCat("(o.at[", u / 2, "] & 0xffffu)")
+                                         : absl::StrCat("(o.at[", u / 2, "] >> 16)");
+        std::string load = absl::StrCat("tt_unit(at + ", entry, ")");
+        parts.push_back(t == 0 ? load : absl::StrCat(load, " << ", 8 * box.unit_bytes * t));
+      }
+      absl::StrAppend(&out_, "      x.", fields[w], " = ", absl::StrJoin(parts, " | "), ";\n");
+    }
+    absl::StrAppend(&out_,
+                    "      tt_st_global(out + v * u32(kFlatVector * kElementBytes), x", ColPolicy(),
+                    ");\n"
+                    "    }\n"
+                    "    __syncthreads();\n"
+                    "  }\n"
+                    "}\n");
+  }
+
+  // Flat form: tile t is rows [t * kBlockM, (t + 1) * kBlockM) of the column matrix, one
+  // contiguous run of kBlockM * kK elements, staged in shared memory. Gather: work item
+  // (tap, row) copies the C channels of one image pixel, and consecutive threads take
+  // consecutive rows (neighbouring output pixels) of the same tap, so a warp's loads fall
+  // on a few cache lines. Store: the run goes out in kFlatVector-element vectors.
+  void FlatKernel() {
+    bool tail = l_.m % l_.block_m != 0;
+    // 32-bit row arithmetic when every row index fits.
+    std::string row_type = l_.m + l_.block_m < (int64_t{1} << 31) ? "u32" : "u64";
+    // Rows past M (in the last tile) read nothing; shared memory has room for them.
+    std::vector<std::string> inside;
+    if (tail) inside.push_back("m < kM");
+    if (g_.ph > 0) inside.push_back("ih < kH");
+    if (g_.pw > 0) inside.push_back("iw < kW");
+    KernelSignature();
+    absl::StrAppend(
+        &out_,
+        "  extern __shared__ __align__(16) u8 tt_smem[];\n"
+        "  tt_elem* const rows = reinterpret_cast<tt_elem*>(tt_smem);\n"
+        "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n"
+        "    const u64 m0 = tile * kBlockM;\n"
+        "#pragma unroll 4\n"
+        "    for (u32 w = threadIdx.x; w < kBlockM * kTaps; w += kThreads) {\n"
+        "      const u32 r = w % u32(kBlockM), tap = w / u32(kBlockM);\n"
+        "      const ", row_type, " m = ", row_type, "(m0) + r;\n",
+        "      const ", row_type, " n = m / ", row_type, "(kOHW);\n"
+        "      const u32 oh = u32(m % ", row_type, "(kOHW) / ", row_type, "(kOW)), ow = u32(m % ",
+        row_type, "(kOW));\n"
+        "      // Above or left of the image the subtraction wraps: one compare per axis.\n"
+        "      const u32 ih = oh * u32(kSH) + tap / u32(kKW) * u32(kDH) - u32(kPH);\n"
+        "      const u32 iw = ow * u32(kSW) + tap % u32(kKW) * u32(kDW) - u32(kPW);\n"
+        "      tt_elem* const to = rows + r * u32(kK) + tap * u32(kC);\n"
+        "      // Padding reads the image's first element and stores zero: the loads carry no\n"
+        "      // branch, so the compiler may issue them all before the first store.\n"
+        "      const bool inside = ",
+        inside.empty() ? "true" : absl::StrJoin(inside, " && "),
+        ";\n"
+        "      const u8* const from =\n"
+        "          inside ? img + (u64(n) * kImgStrideN + u64(ih) * kImgStrideH +\n"
+        "                          u64(iw) * kImgStrideW) * kElementBytes\n"
+        "                 : img;\n"
+        "      const u64 step = inside ? kImgStrideC * kElementBytes : 0;\n"
+        "#pragma unroll 4\n"
+        "      for (u32 c = 0; c < u32(kC); ++c) {\n"
+        "        const tt_elem v = tt_ld_elem(from + c * step",
+        ImgPolicy(),
+        ");\n"
+        "        to[c] = inside ? v : tt_elem(0);\n"
+        "      }\n"
+        "    }\n"
+        "    __syncthreads();\n"
+        "    u8* const out = col + m0 * kK * kElementBytes;\n");
+    FlatStore();
+    absl::StrAppend(&out_, "    __syncthreads();\n  }\n}\n");
+  }
+
+  // One thread drives the copy engine: per tile, one im2col load per channel box into
+  // shared memory, then TMA stores of the boxes to the column matrix (the store map clips
+  // the M and K tails).
+  void TmaKernel() {
+    absl::StrAppend(
+        &out_,
+        "\n// Channel boxes of the tile starting at column k0 that lie inside the matrix.\n"
+        "__device__ __forceinline__ u32 tt_chunks_of(u64 k0) {\n"
+        "  return k0 + kBlockK <= kK ? kChunks : u32((kK - k0) / kChannelBox);\n"
+        "}\n");
+    KernelSignature();
+    std::string locate =
+        "    const u64 tile = blockIdx.x + u64(t) * gridDim.x;\n"
+        "    const u64 m0 = tile / kTilesK * kBlockM;\n"
+        "    const u64 k0 = tile % kTilesK * kBlockK;\n"
+        "    u8* stage = tt_smem + (t % kStages) * kStageBytes;\n"
+        "    const u32 chunks = tt_chunks_of(k0);\n";
+    absl::StrAppend(
+        &out_,
+        "  extern __shared__ __align__(128) u8 tt_smem[];\n"
+        "  __shared__ __align__(8) u64 tt_bar[kStages];\n"
+        "  // One thread drives the copy engine; the others have nothing to move.\n"
+        "  if (threadIdx.x != 0) return;\n"
+        "#pragma unroll\n"
+        "  for (u32 s = 0; s < kStages; ++s) tt_mbarrier_init(&tt_bar[s], 1);\n"
+        "  tt_fence_barrier_init();\n"
+        "  const u32 my_tiles = u32((kNumTiles - blockIdx.x + gridDim.x - 1) / gridDim.x);\n"
+        "  // Tile t of this CTA is the tile op at (nhw_step, c_step) = (tile / kTilesK,\n"
+        "  // tile % kTilesK); its rows are kBlockM consecutive output pixels (n, oh, ow).\n"
+        "  auto load = [&](u32 t) {\n",
+        locate,
+        "    // The first pixel's window corner is the filter base the TMA starts from; it walks\n"
+        "    // the following pixels through the map's bounding box (lower = -pad, upper =\n"
+        "    // pad - (kernel-1)*dilation) with the stride, into the next image after the last\n"
+        "    // row. Positions outside the image, padding and pixels past the batch, read zero.\n"
+        "    const u64 n = m0 / kOHW;\n"
+        "    const int h = int(m0 % kOHW / kOW * kSH) - int(kPH);\n"
+        "    const int w = int(m0 % kOW * kSW) - int(kPW);\n"
+        "    u64* bar = &tt_bar[t % kStages];\n"
+        "    tt_mbarrier_expect_tx(bar, chunks * kChunkBytes);\n"
+        "    for (u32 j = 0; j < chunks; ++j) {\n"
+        "      const u64 k = k0 + u64(j) * kChannelBox;\n"
+        "      const u64 tap = k / kC;\n"
+        "      tt_tma_load_im2col(stage + j * kChunkStride, &img_map, bar, int(k % kC), w, h, int(n),\n"
+        "                         u16(tap % kKW * kDW), u16(tap / kKW * kDH)",
+        ImgPolicy(),
+        ");\n"
+        "    }\n"
+        "  };\n"
+        "  auto store = [&](u32 t) {\n",
+        locate,
+        "    for (u32 j = 0; j < chunks; ++j) {\n"
+        "#pragma unroll\n"
+        "      for (u32 q = 0; q < kStorePieces; ++q) {\n"
+        "        const u64 m = m0 + q * kStoreRows;\n"
+        "        if (m < kM) {\n"
+        "          tt_tma_store_tile(&col_map, stage + j * kChunkStride + q * kStorePieceBytes,\n"
+        "                            int(k0 + j * kChannelBox), int(m)",
+        ColPolicy(),
+        ");\n"
+        "        }\n"
+        "      }\n"
+        "    }\n"
+        "    tt_bulk_commit();\n"
+        "  };\n");
+    if (l_.stages == 1) {
+      absl::StrAppend(&out_,
+                      "  for (u32 t = 0; t < my_tiles; ++t) {\n"
+                      "    tt_bulk_wait_read<0>();  // The previous store has left shared memory.\n"
+                      "    load(t);\n"
+                      "    tt_mbarrier_wait(&tt_bar[0], t & 1);\n"
+                      "    store(t);\n"
+                      "  }\n");
+    } else {
+      absl::StrAppend(&out_,
+                      "  for (u32 t = 0; t < kStages - 1 && t < my_tiles; ++t) load(t);\n"
+                      "  for (u32 t = 0; t < my_tiles; ++t) {\n"
+                      "    tt_mbarrier_wait(&tt_bar[t % kStages], (t / kStages) & 1);\n"
+                      "    store(t);\n"
+                      "    if (t + kStages - 1 < my_tiles) {\n"
+                      "      tt_bulk_wait_read<1>();  // Store t - 1 has left the stage we refill.\n"
+                      "      load(t + kStages - 1);\n"
+                      "    }\n"
+                      "  }\n");
+    }
+    absl::StrAppend(&out_, "  tt_bulk_wait_all();\n}\n");
+  }
+
+  const LoweredIm2col& l_;
+  const Im2colGeometry& g_;
+  std::string out_;
+};
+
+}  // namespace
+
+CudaSource EmitIm2colKernel(const LoweredIm2col& lowered) {
+  return CudaSource{lowered.kernel_name, Im2colEmitter(lowered).Emit()};
+}
+
+}  // namespace tiletune

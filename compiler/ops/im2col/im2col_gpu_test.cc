@@ -1,0 +1,252 @@
+// Both im2col paths, bit-exact against the CPU reference on fresh random data with the
+// column matrix poisoned and guard zones checked, over a few hundred geometries:
+// asymmetric kernels, strides, dilations and pads (2*pad != (K-1)*dilation included), odd
+// N*OH*OW and C, M and K tails, strided images, persistent grids and eviction policies.
+//
+// The geometries come from a fixed list of seeds (stable test names); the image data is
+// drawn from std::random_device on every run.
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "compiler/codegen/codegen_test_util.h"
+#include "compiler/ops/im2col/im2col_definition.h"
+#include "compiler/ops/im2col/im2col_lowering.h"
+#include "compiler/ops/im2col/im2col_op.h"
+#include "compiler/ops/im2col/im2col_test_util.h"
+#include "gtest/gtest.h"
+#include "kernels/runtime/gpu_test_util.h"
+#include "kernels/tile_kernel.h"
+#include "kernels/verify.h"
+
+namespace tiletune {
+namespace {
+
+struct Im2colCase {
+  std::string name;
+  Im2colOp op;
+  LaunchParams launch;
+  // The path and form the lowering must take.
+  Im2colPath path;
+};
+
+// Keeps gtest from dumping the struct's bytes in failure messages.
+void PrintTo(const Im2colCase& c, std::ostream* os) {
+  *os << c.name << " (" << DataTypeName(c.op.img.dtype) << " "
+      << Im2colGeometryToString(c.op.geometry) << ")";
+}
+
+LaunchParams Launch(int64_t block_m, int64_t block_k, int threads, int stages, int ctas = 0) {
+  LaunchParams launch;
+  launch.tile = {block_m, block_k};
+  launch.threads = threads;
+  launch.stages = stages;
+  launch.ctas_per_sm = ctas;
+  return launch;
+}
+
+int64_t Uniform(std::mt19937_64& rng, int64_t lo, int64_t hi) {
+  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+}
+
+template <typename T>
+const T& Pick(std::mt19937_64& rng, const std::vector<T>& values) {
+  return values[Uniform(rng, 0, static_cast<int64_t>(values.size()) - 1)];
+}
+
+// One random case for `path`, valid for sm_90a (the lowering decides; draws repeat until
+// it accepts). The flat form's cases have tiles that span whole rows; the staged form's,
+// tiles of whole output rows of an image with contiguous pixels.
+Im2colCase RandomCase(Im2colPath path, int index) {
+  const bool tma = path == Im2colPath::kTma;
+  const bool staged = path == Im2colPath::kSimtStaged;
+  const bool flat = staged || path == Im2colPath::kSimtFlat;
+  std::mt19937_64 rng(0x1a2c0 + 7919 * index + (tma ? 1 : 0) + (flat ? 2 : 0) +
+                      (staged ? 4 : 0));
+  Target target = *Target::Parse("sm_90a");
+  for (int attempt = 0;; ++attempt) {
+    DataType dtype = Pick(rng, AllDataTypes());
+    int e = DataTypeBytes(dtype);
+    Im2colGeometry g;
+    g.n = Uniform(rng, 1, 3);
+    g.h = Uniform(rng, 1, 19);
+    g.w = Uniform(rng, 1, 19);
+    g.kh = Uniform(rng, 1, 5);
+    g.kw = Uniform(rng, 1, 5);
+    g.sh = Uniform(rng, 1, 3);
+    g.sw = Uniform(rng, 1, 3);
+    g.dh = Uniform(rng, 1, 3);
+    g.dw = Uniform(rng, 1, 3);
+    g.ph = Uniform(rng, 0, g.EffectiveKh() - 1);
+    g.pw = Uniform(rng, 0, g.EffectiveKw() - 1);
+    int64_t channel_unit = tma ? std::max(1, 16 / e) : 1;
+    g.c = channel_unit * Uniform(rng, 1, tma ? 6 : 37);
+    if (!ValidateIm2colGeometry(g).ok()) continue;
+    Im2colOp op = Im2colOp::Dense(dtype, g);
+    // Sometimes a strided image: rows padded by a few pixels (whole 16-byte units on TMA).
+    if (Uniform(rng, 0, 4) == 0) {
+      int64_t pixel = tma || staged ? g.c : g.c + Uniform(rng, 0, 3);
+      int64_t row = pixel * (g.w + Uniform(rng, 0, 2));
+      op.img.strides = {row * (g.h + Uniform(rng, 0, 1)), row, pixel, 1};
+    }
+    int roll = static_cast<int>(Uniform(rng, 0, 5));
+    if (roll == 0) {
+      op.hints.annotations = {{"img_eviction_policy", "evict_last"},
+                              {"col_eviction_policy", "evict_first"}};
+    } else if (roll == 1) {
+      op.hints.eviction_policy =
+          Pick(rng, std::vector<EvictionPolicy>{EvictionPolicy::kEvictFirst,
+                                                EvictionPolicy::kEvictLast,
+                                                EvictionPolicy::kEvictNormal});
+    }
+    op.hints.prefer_instruction = tma ? Instruction::kTma : Instruction::kSync;
+    LaunchParams launch;
+    if (tma) {
+      launch = Launch(Pick(rng, std::vector<int64_t>{8, 16, 32, 64, 128, 256}),
+                      channel_unit * Uniform(rng, 1, 8), 32, static_cast<int>(Uniform(rng, 1, 4)),
+                      static_cast<int>(Uniform(rng, 0, 2)));
+    } else if (staged) {
+      launch = Launch(g.OW() * Uniform(rng, 1, 3), g.K() + Uniform(rng, 0, 8),
+                      Pick(rng, std::vector<int>{32, 64, 128, 256}), 1,
+                      static_cast<int>(Uniform(rng, 0, 2)));
+    } else if (flat) {
+      // Odd block_M too, so the run allows only narrower stores.
+      launch = Launch(Pick(rng, std::vector<int64_t>{1, 3, 8, 16, 32, 64}),
+                      g.K() + Uniform(rng, 0, 8), Pick(rng, std::vector<int>{32, 64, 128, 256}),
+                      1, static_cast<int>(Uniform(rng, 0, 2)));
+    } else {
+      launch = Launch(Pick(rng, std::vector<int64_t>{1, 4, 16, 32, 64}), Uniform(rng, 1, 96),
+                      Pick(rng, std::vector<int>{32, 64, 128, 256}), 1,
+                      static_cast<int>(Uniform(rng, 0, 2)));
+    }
+    auto lowered = LowerIm2col(op, target, launch);
+    if (!lowered.ok() || lowered->path != path) continue;
+    return {absl::StrFormat("%s_%03d_%s", tma ? "tma" : staged ? "staged" : flat ? "flat" : "simt",
+                            index, DataTypeName(dtype)),
+            op, launch, path};
+  }
+}
+
+std::vector<Im2colCase> Cases() {
+  std::vector<Im2colCase> cases;
+  for (int i = 0; i < 130; ++i) cases.push_back(RandomCase(Im2colPath::kSimtRow, i));
+  for (int i = 0; i < 110; ++i) cases.push_back(RandomCase(Im2colPath::kTma, i));
+  for (int i = 0; i < 60; ++i) cases.push_back(RandomCase(Im2colPath::kSimtFlat, i));
+  for (int i = 0; i < 60; ++i) cases.push_back(RandomCase(Im2colPath::kSimtStaged, i));
+  // Fixed shapes: ResNet-like layers scaled down, on both paths.
+  struct Fixed {
+    std::string name;
+    DataType dtype;
+    Im2colGeometry geometry;
+    LaunchParams launch;
+    bool tma;
+  };
+  std::vector<Fixed> fixed = {
+      {"resnet_3x3_tma", DataType::kF16, G(2, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, 1),
+       Launch(128, 64, 32, 2), true},
+      {"resnet_3x3_simt", DataType::kF16, G(2, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, 1),
+       Launch(64, 64, 128, 1), false},
+      {"resnet_3x3_s2_tma", DataType::kF16, G(2, 28, 28, 128, 3, 3, 2, 2, 1, 1, 1, 1),
+       Launch(64, 128, 32, 3, 2), true},
+      {"stem_7x7_s2_p3_tma", DataType::kF16, G(2, 32, 32, 8, 7, 7, 2, 2, 1, 1, 3, 3),
+       Launch(128, 56, 32, 2), true},
+      {"stem_7x7_s2_p3_c3_simt", DataType::kF16, G(2, 32, 32, 3, 7, 7, 2, 2, 1, 1, 3, 3),
+       Launch(64, 49, 128, 1), false},
+      // 2*pad != (K-1)*dilation in both axes, differently per axis.
+      {"stem_7x7_s2_p3_c3_flat", DataType::kF16, G(2, 32, 32, 3, 7, 7, 2, 2, 1, 1, 3, 3),
+       Launch(64, 147, 256, 1), false},
+      {"stem_7x7_s2_p3_c3_staged", DataType::kF16, G(2, 32, 32, 3, 7, 7, 2, 2, 1, 1, 3, 3),
+       Launch(32, 147, 256, 1), false},
+      // Box rows too long for 16-bit offsets: the table holds 32-bit ones.
+      {"staged_wide_f32_u32_table", DataType::kF32, G(1, 4, 2048, 3, 3, 3, 1, 1, 1, 1, 1, 1),
+       Launch(2048, 27, 256, 1), false},
+      {"corners_asymmetric_tma", DataType::kBF16, G(3, 17, 13, 16, 3, 5, 1, 2, 3, 1, 2, 1),
+       Launch(64, 32, 32, 2), true},
+      {"corners_asymmetric_simt", DataType::kBF16, G(3, 17, 13, 16, 3, 5, 1, 2, 3, 1, 2, 1),
+       Launch(64, 32, 128, 1), false},
+      {"pad_over_half_tma", DataType::kF32, G(1, 9, 11, 4, 2, 2, 1, 1, 1, 1, 1, 1),
+       Launch(32, 16, 32, 1), true},
+      // More pixels per column than the TMA store box: two 256-row store pieces.
+      {"tall_tile_tma", DataType::kF16, G(2, 20, 30, 16, 3, 3, 1, 1, 1, 1, 1, 1),
+       Launch(512, 16, 32, 2), true},
+      {"large_tma", DataType::kF16, G(8, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1),
+       Launch(128, 64, 32, 4, 3), true},
+      {"large_simt", DataType::kF16, G(8, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1),
+       Launch(64, 64, 256, 1, 4), false},
+  };
+  for (const Fixed& f : fixed) {
+    Im2colOp op = Im2colOp::Dense(f.dtype, f.geometry);
+    op.hints.prefer_instruction = f.tma ? Instruction::kTma : Instruction::kSync;
+    // The SIMT form is the lowering's choice.
+    auto lowered = LowerIm2col(op, *Target::Parse("sm_90a"), f.launch);
+    cases.push_back({f.name, op, f.launch,
+                     lowered.ok() ? lowered->path
+                                  : (f.tma ? Im2colPath::kTma : Im2colPath::kSimtRow)});
+  }
+  return cases;
+}
+
+class Im2colGpuTest : public ::testing::TestWithParam<Im2colCase> {
+ protected:
+  void SetUp() override { TT_SKIP_WITHOUT_GPU(context_); }
+
+  std::unique_ptr<Context> context_;
+};
+
+TEST_P(Im2colGpuTest, BitExactAgainstReference) {
+  const Im2colCase& c = GetParam();
+  auto target = Target::Parse(context_->info().ArchName());
+  ASSERT_TRUE(target.ok());
+  if (c.path == Im2colPath::kTma && !target->HasTma()) {
+    GTEST_SKIP() << "no TMA on " << target->ArchName();
+  }
+  const Im2colDefinition im2col;
+  auto lowered = LowerIm2col(c.op, *target, c.launch);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  ASSERT_EQ(lowered->path, c.path) << DescribeIm2colPlan(*lowered);
+  auto kernel = TileKernel::Create(*context_, im2col,
+                                   std::make_shared<const LoweredIm2col>(*lowered), TestCompiler());
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  std::mt19937_64 rng(std::random_device{}());
+  for (int run = 0; run < 2; ++run) {
+    absl::Status verified = VerifyTileKernel(*context_, **kernel, im2col, c.op, rng);
+    ASSERT_TRUE(verified.ok()) << verified << "\n" << DescribeIm2colPlan(*lowered)
+                               << (*kernel)->source();
+  }
+}
+
+TEST(Im2colCasesTest, CoverTheGeometriesTheBriefAsksFor) {
+  std::vector<Im2colCase> cases = Cases();
+  int tma = 0, simt = 0, corner_mismatch = 0, odd_mc = 0, asymmetric = 0;
+  for (const Im2colCase& c : cases) {
+    const Im2colGeometry& g = c.op.geometry;
+    (c.path == Im2colPath::kTma ? tma : simt)++;
+    if (2 * g.ph != (g.kh - 1) * g.dh || 2 * g.pw != (g.kw - 1) * g.dw) ++corner_mismatch;
+    if (g.M() % 2 == 1 && g.c % 2 == 1) ++odd_mc;
+    if (g.kh != g.kw || g.sh != g.sw || g.dh != g.dw || g.ph != g.pw) ++asymmetric;
+  }
+  EXPECT_GE(cases.size(), 200u);
+  EXPECT_GE(tma, 100);
+  EXPECT_GE(simt, 100);
+  EXPECT_GE(corner_mismatch, 100);
+  EXPECT_GE(odd_mc, 10);
+  EXPECT_GE(asymmetric, 150);
+  int forms[4] = {0, 0, 0, 0};
+  for (const Im2colCase& c : cases) ++forms[static_cast<int>(c.path)];
+  for (int form : forms) EXPECT_GE(form, 60);
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, Im2colGpuTest, ::testing::ValuesIn(Cases()),
+                         [](const ::testing::TestParamInfo<Im2colCase>& info) {
+                           return info.param.name;
+                         });
+
+}  // namespace
+}  // namespace tiletune

@@ -1,0 +1,506 @@
+#include "compiler/ops/im2col/im2col_lowering.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "compiler/base/status_macros.h"
+#include "compiler/ir/buffer.h"
+#include "compiler/lower/lowering_rules.h"
+
+namespace tiletune {
+namespace {
+
+constexpr int64_t kTwoTo31 = int64_t{1} << 31;
+constexpr int64_t kTwoTo32 = int64_t{1} << 32;
+constexpr int64_t kTwoTo40 = int64_t{1} << 40;
+// Rows one TMA store box may span.
+constexpr int64_t kMaxTmaBoxDim = 256;
+
+// Largest channel box for TMA: a divisor of gcd(C, block_K), at most 256 channels, whose
+// bytes are a multiple of 16. 0 if there is none.
+int64_t TmaChannelBox(int64_t c, int64_t block_k, int element_bytes) {
+  int64_t g = std::gcd(c, block_k);
+  for (int64_t d = std::min<int64_t>(g, kTmaIm2colMaxChannelsPerPixel); d >= 1; --d) {
+    if (g % d == 0 && (d * element_bytes) % 16 == 0) return d;
+  }
+  return 0;
+}
+
+// Per-path feasibility: the reasons a path cannot be used, empty when it can.
+class PathChecks {
+ public:
+  PathChecks(const Target& target, const LaunchParams& launch, const LoweredIm2col& lowered)
+      : target_(target), launch_(launch), l_(lowered) {}
+
+  std::vector<std::string> Tma() const {
+    std::vector<std::string> why;
+    const Im2colGeometry& g = l_.geometry;
+    const int e = l_.element_bytes;
+    if (!target_.HasTma()) why.push_back(absl::StrCat(target_.ArchName(), " has no TMA (sm_90+)"));
+    if (l_.hints.disable_tma) why.push_back("disable_tma is set");
+    if (l_.img_strides[3] != 1) {
+      why.push_back(absl::StrCat("the image's C stride is ", l_.img_strides[3],
+                                 " (TMA needs contiguous channels)"));
+    }
+    const char* names[] = {"N", "H", "W"};
+    for (int d = 0; d < 3; ++d) {
+      int64_t bytes = l_.img_strides[d] * e;
+      if (bytes % 16 != 0 || bytes >= kTwoTo40) {
+        why.push_back(absl::StrCat("the image's ", names[d], " stride is ", bytes,
+                                   " B (TMA needs a multiple of 16 B below 2^40)"));
+      }
+    }
+    for (int64_t extent : {g.n, g.h, g.w, g.c}) {
+      if (extent > kTwoTo32) {
+        why.push_back(absl::StrCat("image extent ", extent, " exceeds 2^32"));
+        break;
+      }
+    }
+    if (l_.m >= kTwoTo31 || l_.k >= kTwoTo31) {
+      why.push_back(absl::StrCat("column matrix [", l_.m, ", ", l_.k,
+                                 "] needs coordinates below 2^31"));
+    }
+    int64_t box = TmaChannelBox(g.c, l_.block_k, e);
+    if (box == 0) {
+      why.push_back(absl::StrCat(
+          "no channel box fits: TMA im2col loads a multiple of 16 B of channels (",
+          16 / std::min(e, 16), " ", DataTypeName(l_.dtype), " elements) dividing both C=", g.c,
+          " and block_K=", l_.block_k));
+    } else if (l_.block_k / box > kTmaIm2colMaxChunksPerTile) {
+      why.push_back(absl::StrCat("block_K=", l_.block_k, " in channel boxes of ", box, " is ",
+                                 l_.block_k / box, " TMA loads per tile (at most ",
+                                 kTmaIm2colMaxChunksPerTile, ")"));
+    }
+    if (l_.block_m > kTmaIm2colMaxPixelsPerColumn) {
+      why.push_back(absl::StrCat("block_M=", l_.block_m, " exceeds the ",
+                                 kTmaIm2colMaxPixelsPerColumn, " pixels per column of TMA im2col"));
+    } else if (l_.block_m > kMaxTmaBoxDim && l_.block_m % kMaxTmaBoxDim != 0) {
+      why.push_back(absl::StrCat("block_M=", l_.block_m,
+                                 " above 256 must be a multiple of 256 (TMA store box rows)"));
+    }
+    for (auto [axis, stride] : {std::pair<const char*, int64_t>{"h", g.sh}, {"w", g.sw}}) {
+      if (stride > kTmaIm2colMaxTraversalStride) {
+        why.push_back(absl::StrCat("stride s", axis, "=", stride,
+                                   " exceeds the TMA traversal stride limit of ",
+                                   kTmaIm2colMaxTraversalStride));
+      }
+    }
+    Im2colBoxCorners corners = TmaIm2colBoxCorners(g);
+    for (auto [name, value] : {std::pair<const char*, int64_t>{"lower h", corners.lower_h},
+                               {"lower w", corners.lower_w},
+                               {"upper h", corners.upper_h},
+                               {"upper w", corners.upper_w}}) {
+      if (value < kTmaIm2colMinCorner || value > kTmaIm2colMaxCorner) {
+        why.push_back(absl::StrCat("box corner ", name, " = ", value,
+                                   " is outside the [-128, 127] a rank-4 im2col map encodes"));
+      }
+    }
+    for (auto [axis, offset] : {std::pair<const char*, int64_t>{"h", (g.kh - 1) * g.dh},
+                                {"w", (g.kw - 1) * g.dw}}) {
+      if (offset > kTmaIm2colMaxOffset) {
+        why.push_back(absl::StrCat("largest im2col offset (k", axis, "-1)*d", axis, " = ", offset,
+                                   " exceeds the 8-bit offsets of a rank-4 im2col load (255)"));
+      }
+    }
+    if (box != 0) {
+      int64_t chunk = RoundUp(l_.block_m * box * e, 128);
+      CheckSharedFit(chunk * (l_.block_k / box) * launch_.stages, launch_.ctas_per_sm, target_,
+                     why);
+    }
+    return why;
+  }
+
+  std::vector<std::string> Simt() const {
+    std::vector<std::string> why;
+    if (launch_.stages != 1) {
+      why.push_back(absl::StrCat("stages=", launch_.stages,
+                                 ": simt_im2col is not pipelined; use stages=1"));
+    }
+    if (l_.path == Im2colPath::kSimtRow && l_.items_per_thread > kMaxSimtItemsPerThread) {
+      why.push_back(absl::StrCat(l_.items_per_thread, " vector accesses per thread exceeds ",
+                                 kMaxSimtItemsPerThread, "; use more threads or a smaller tile"));
+    }
+    return why;
+  }
+
+ private:
+  const Target& target_;
+  const LaunchParams& launch_;
+  const LoweredIm2col& l_;
+};
+
+// Widest vector along C (elements, power of two, <= 16 B) that C, block_K and the image
+// strides allow; the column matrix's row stride K = KH*KW*C follows from C.
+int LegalVectorElems(const LoweredIm2col& l, std::string* limit) {
+  const std::vector<VectorConstraint> constraints = {{"C=", l.geometry.c},
+                                                     {"block_K=", l.block_k},
+                                                     {"image N stride", l.img_strides[0]},
+                                                     {"image H stride", l.img_strides[1]},
+                                                     {"image W stride", l.img_strides[2]}};
+  return WidestVector(l.element_bytes, l.img_strides[3] == 1,
+                      absl::StrCat("image C stride ", l.img_strides[3]), constraints, limit);
+}
+
+// Widest store (elements, power of two, <= 16 B) that divides a tile's run of
+// block_M * K elements, so every tile starts aligned.
+int FlatVectorElems(const LoweredIm2col& l) {
+  int v = 16 / l.element_bytes;
+  while (v > 1 && (l.block_m * l.k) % v != 0) v /= 2;
+  return v;
+}
+
+// Shared memory of the flat form: the tile's block_M rows.
+int64_t FlatSharedBytes(const LoweredIm2col& l) { return RoundUp(l.block_m * l.k * l.element_bytes, 16); }
+
+// The staged form's input box, when the tile is whole output rows of an image with
+// contiguous pixels; none otherwise. Its vector (at least 4 B, wider than C allows) must
+// repeat its pattern within an output row: the run's vectors repeat their (row, column)
+// phase every period_rows = V / gcd(K, V) rows, which must divide OW.
+std::optional<LoweredIm2col::InputBox> PlanInputBox(const LoweredIm2col& l) {
+  LoweredIm2col::InputBox box;
+  const Im2colGeometry& g = l.geometry;
+  const int64_t e = l.element_bytes;
+  if (l.block_m % l.ow != 0 || l.img_strides[3] != 1 || l.img_strides[2] != g.c) {
+    return std::nullopt;
+  }
+  int64_t vector = 16 / e;
+  while (vector * e >= 4 && l.ow % (vector / std::gcd(l.k, vector)) != 0) vector /= 2;
+  if (vector * e < 4 || vector <= l.vector_elems) return std::nullopt;
+  box.vector_elems = static_cast<int>(vector);
+  box.period_rows = vector / std::gcd(l.k, vector);
+  box.period_vectors = l.k / std::gcd(l.k, vector);
+  box.unit_bytes = static_cast<int>(std::min<int64_t>(e, 4));
+  box.pixels = (l.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+  box.copy_pixels = std::max<int64_t>(0, std::min(g.w, box.pixels - g.pw));
+  // Every image row starts at a multiple of the load width.
+  int load = 16;
+  while (load > e && ((l.img_strides[0] * e) % load != 0 || (l.img_strides[1] * e) % load != 0)) {
+    load /= 2;
+  }
+  box.load_bytes = std::max<int>(load, static_cast<int>(e));
+  const int64_t lead_bytes = (box.load_bytes - (g.pw * g.c * e) % box.load_bytes) % box.load_bytes;
+  box.lead_elems = lead_bytes / e;
+  box.pitch_elems = RoundUp(lead_bytes + box.pixels * g.c * e, box.load_bytes) / e;
+  // The offset table (one entry per unit of each vector of a period) comes first; an
+  // offset stays within one output row's KH box rows, so 16 bits hold it when they fit.
+  box.entry_bytes = g.kh * box.pitch_elems * e <= 0xffff ? 2 : 4;
+  box.offset_bytes =
+      RoundUp(box.period_vectors * vector * e / box.unit_bytes * box.entry_bytes, 16);
+  box.rows_per_tile = l.block_m / l.ow;
+  return box;
+}
+
+int64_t InputBoxBytes(const LoweredIm2col& l, const LoweredIm2col::InputBox& box) {
+  return box.rows_per_tile * l.geometry.kh * box.pitch_elems * l.element_bytes;
+}
+
+absl::Status CheckLaunch(const LaunchParams& launch, const Target& target) {
+  if (launch.tile.size() != 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "im2col tile [", absl::StrJoin(launch.tile, ", "),
+        "]: give two extents, block_M (rows, output pixels) and block_K (columns, "
+        "kernel taps x channels), e.g. --tile=128,64"));
+  }
+  return ValidateLaunchParams(launch, target);
+}
+
+// The column matrix, the tile over it and the tile counts.
+absl::Status PlaceTiles(const Im2colOp& op, const LaunchParams& launch, LoweredIm2col& l) {
+  const Im2colGeometry& g = op.geometry;
+  l.geometry = g;
+  l.img_strides = op.img.strides;
+  l.oh = g.OH();
+  l.ow = g.OW();
+  l.m = g.M();
+  l.k = g.K();
+  l.block_m = launch.tile[0];
+  l.block_k = launch.tile[1];
+  l.tiles_m = CeilDiv(l.m, l.block_m);
+  l.tiles_k = CeilDiv(l.k, l.block_k);
+  l.num_tiles = l.tiles_m * l.tiles_k;
+  l.tile_bytes = l.block_m * l.block_k * l.element_bytes;
+  if (l.num_tiles >= kTwoTo31) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(l.num_tiles, " tiles exceed the 2^31-1 CTA grid; use a larger tile"));
+  }
+  l.decision_log.push_back(absl::StrCat(
+      "im2col ", DataTypeName(l.dtype), " ", Im2colGeometryToString(g), " with tile [",
+      l.block_m, ", ", l.block_k, "]: ", l.tiles_m, " x ", l.tiles_k, " tiles of ", l.tile_bytes,
+      " B", l.m % l.block_m ? ", M tail guarded" : "", l.k % l.block_k ? ", K tail guarded" : ""));
+  return absl::OkStatus();
+}
+
+// The SIMT path's form. Flat: only without the hints that shape the row form, when the
+// tile holds whole rows and the run of block_M * K elements allows a wider store than C
+// does; staged when its input box plans too. Either must fit in shared memory.
+void ChooseSimtForm(const Target& target, const LaunchParams& launch, LoweredIm2col& l) {
+  l.path = Im2colPath::kSimtRow;
+  if (l.hints.coalesced_width || l.hints.loop_layout || l.block_k < l.k) return;
+  auto fits = [&](int64_t bytes) {
+    return bytes <= target.MaxSharedBytesPerBlock() - kReservedShared &&
+           (launch.ctas_per_sm == 0 || bytes * launch.ctas_per_sm <= target.MaxSharedBytesPerSm());
+  };
+  std::optional<LoweredIm2col::InputBox> box = PlanInputBox(l);
+  const int flat = FlatVectorElems(l);
+  if (box.has_value() && fits(box->offset_bytes + InputBoxBytes(l, *box))) {
+    l.path = Im2colPath::kSimtStaged;
+    l.box = *box;
+    l.flat_vector_elems = box->vector_elems;
+  } else if (flat > l.vector_elems && fits(FlatSharedBytes(l))) {
+    l.path = Im2colPath::kSimtFlat;
+    l.flat_vector_elems = flat;
+  }
+}
+
+// The row form's thread layout, and the vector accesses per thread of the chosen form.
+absl::Status ChooseLayout(const LaunchParams& launch, LoweredIm2col& l) {
+  const int64_t vectors_per_row = l.block_k / l.vector_elems;
+  TT_ASSIGN_OR_RETURN(l.layout, ChooseLoopLayout(l.hints, launch.threads, vectors_per_row));
+  const int64_t items =
+      l.path == Im2colPath::kSimtRow
+          ? CeilDiv(l.block_m, l.layout.rows) * CeilDiv(vectors_per_row, l.layout.cols)
+          : CeilDiv(l.block_m * l.k / l.flat_vector_elems, launch.threads);
+  l.items_per_thread = static_cast<int>(std::min<int64_t>(items, 1 << 30));
+  return absl::OkStatus();
+}
+
+// Shared memory and decision log of the SIMT forms.
+void DescribeSimt(const std::string& vector_limit, int legal, LoweredIm2col& l) {
+  const Im2colGeometry& g = l.geometry;
+  if (l.path == Im2colPath::kSimtRow) {
+    l.decision_log.push_back(absl::StrCat(
+        "row form: loop layout ", LoopLayoutName(l.layout),
+        l.hints.loop_layout ? " (hint)" : ": consecutive threads take consecutive vectors",
+        "; ", l.items_per_thread, " accesses per thread per tile"));
+    l.decision_log.push_back("gather global -> registers -> global; padding reads as zero");
+    l.shared_bytes = 0;
+    return;
+  }
+  l.layout = LoopLayout{l.launch.threads, 1};
+  l.decision_log.push_back(absl::StrCat(
+      l.path == Im2colPath::kSimtStaged ? "staged" : "flat", " form: the tile is ", l.block_m,
+      " whole rows (block_K=", l.block_k, " >= K=", l.k, "), one run of ", l.block_m * l.k,
+      " elements written in ", l.flat_vector_elems, "-element (",
+      l.flat_vector_elems * l.element_bytes, " B) vectors; along C only ", legal,
+      " element(s) would fit", vector_limit.empty() ? "" : absl::StrCat(" (", vector_limit, ")")));
+  if (l.path == Im2colPath::kSimtStaged) {
+    const LoweredIm2col::InputBox& box = l.box;
+    l.shared_bytes = box.offset_bytes + InputBoxBytes(l, box);
+    l.decision_log.push_back(absl::StrCat(
+        "input staged: the tile is ", box.rows_per_tile, " whole output row(s); their ", g.kh,
+        " input rows each copied to shared memory with ", box.load_bytes, "-byte loads as ",
+        box.pixels, "-pixel box rows (", box.copy_pixels, " from the image, the rest zero)"));
+    l.decision_log.push_back(absl::StrCat(
+        "gather by table (", l.shared_bytes, " B of shared memory): the run's vectors repeat "
+        "their pattern every ", box.period_rows, " row(s) (", box.period_vectors,
+        " vectors); each thread reads its vector's ",
+        box.vector_elems * l.element_bytes / box.unit_bytes,
+        " offsets from a table built once, loads the elements from the boxes and stores the "
+        "vector, at most ", l.items_per_thread, " per thread per tile"));
+    return;
+  }
+  l.shared_bytes = FlatSharedBytes(l);
+  l.decision_log.push_back(
+      "input not staged (needs block_M a multiple of OW, contiguous pixels, a vector of at "
+      "least 4 B whose row period divides OW, and room in shared memory)");
+  l.decision_log.push_back(absl::StrCat(
+      "gather into shared (", l.shared_bytes, " B): consecutive threads take consecutive "
+      "pixels of one kernel tap, C elements each, padding reads as zero; then shared -> "
+      "global in vectors, at most ", l.items_per_thread, " per thread per tile"));
+}
+
+// Channel boxes, shared memory, barriers and the two tensor maps of the TMA path.
+void PlaceTma(LoweredIm2col& l) {
+  const Im2colGeometry& g = l.geometry;
+  const Im2colBoxCorners corners = TmaIm2colBoxCorners(g);
+  const int64_t box = TmaChannelBox(g.c, l.block_k, l.element_bytes);
+  l.channels_per_pixel = static_cast<int>(box);
+  l.chunks_per_tile = static_cast<int>(l.block_k / box);
+  l.store_rows = static_cast<int>(std::min(l.block_m, kMaxTmaBoxDim));
+  const int64_t chunk_bytes = RoundUp(l.block_m * box * l.element_bytes, 128);
+  l.shared_bytes = chunk_bytes * l.chunks_per_tile * l.stages;
+  l.barriers = l.stages;
+  const uint64_t e = static_cast<uint64_t>(l.element_bytes);
+  TensorMapSpec img;
+  img.operand = TensorMapSpec::Operand::kInput;
+  img.element_bytes = l.element_bytes;
+  img.dims = {static_cast<uint64_t>(g.c), static_cast<uint64_t>(g.w),
+              static_cast<uint64_t>(g.h), static_cast<uint64_t>(g.n)};
+  img.strides_bytes = {static_cast<uint64_t>(l.img_strides[2]) * e,
+                       static_cast<uint64_t>(l.img_strides[1]) * e,
+                       static_cast<uint64_t>(l.img_strides[0]) * e};
+  img.element_strides = {1, static_cast<uint32_t>(g.sw), static_cast<uint32_t>(g.sh), 1};
+  TensorMapSpec::Im2colBox window;
+  window.lower_corner = {static_cast<int>(corners.lower_w), static_cast<int>(corners.lower_h)};
+  window.upper_corner = {static_cast<int>(corners.upper_w), static_cast<int>(corners.upper_h)};
+  window.channels_per_pixel = static_cast<uint32_t>(box);
+  window.pixels_per_column = static_cast<uint32_t>(l.block_m);
+  img.im2col = window;
+  TensorMapSpec col;
+  col.operand = TensorMapSpec::Operand::kOutput;
+  col.element_bytes = l.element_bytes;
+  col.dims = {static_cast<uint64_t>(l.k), static_cast<uint64_t>(l.m)};
+  col.strides_bytes = {static_cast<uint64_t>(l.k) * e};
+  col.box = {static_cast<uint32_t>(box), static_cast<uint32_t>(l.store_rows)};
+  l.tensor_maps = {img, col};
+  l.decision_log.push_back(absl::StrCat(
+      "im2col box corners: lower (h, w) = (", corners.lower_h, ", ", corners.lower_w,
+      ") = -pad, upper (h, w) = (", corners.upper_h, ", ", corners.upper_w,
+      ") = pad - (kernel-1)*dilation"));
+  l.decision_log.push_back(absl::StrCat(
+      l.chunks_per_tile, " TMA im2col load(s) per tile of ", box, " channels x ", l.block_m,
+      " pixels; traversal stride (h, w) = (", g.sh, ", ", g.sw, "), tap offsets up to (",
+      (g.kh - 1) * g.dh, ", ", (g.kw - 1) * g.dw, ")"));
+  l.decision_log.push_back(absl::StrCat(l.stages, " stage(s), one mbarrier each; TMA store of ",
+                                        l.store_rows, "-row boxes (tails clipped by the map)"));
+  if (l.hints.coalesced_width.has_value() || l.hints.loop_layout.has_value()) {
+    l.decision_log.push_back("coalesced_width and loop_layout do not apply to TMA transfers");
+  }
+}
+
+}  // namespace
+
+Im2colBoxCorners TmaIm2colBoxCorners(const Im2colGeometry& g) {
+  Im2colBoxCorners corners;
+  corners.lower_h = -g.ph;
+  corners.lower_w = -g.pw;
+  corners.upper_h = g.ph - (g.kh - 1) * g.dh;
+  corners.upper_w = g.pw - (g.kw - 1) * g.dw;
+  return corners;
+}
+
+std::string Im2colPathName(Im2colPath path) {
+  return path == Im2colPath::kTma ? "tma_im2col" : "simt_im2col";
+}
+
+std::string Im2colFormName(Im2colPath path) {
+  switch (path) {
+    case Im2colPath::kTma: return "";
+    case Im2colPath::kSimtRow: return "row";
+    case Im2colPath::kSimtFlat: return "flat";
+    case Im2colPath::kSimtStaged: return "staged";
+  }
+  return "";
+}
+
+bool IsSimt(Im2colPath path) { return path != Im2colPath::kTma; }
+
+absl::StatusOr<LoweredIm2col> LowerIm2col(const Im2colOp& op, const Target& target,
+                                          const LaunchParams& launch) {
+  TT_RETURN_IF_ERROR(ValidateIm2colOp(op));
+  TT_RETURN_IF_ERROR(CheckLaunch(launch, target));
+  LoweredIm2col l;
+  l.op = Im2colOp::Name();
+  l.target = target;
+  l.dtype = op.img.dtype;
+  l.element_bytes = DataTypeBytes(l.dtype);
+  TT_ASSIGN_OR_RETURN(l.hints, ResolveHints(op.hints, Im2colHintScope()));
+  l.launch = launch;
+  l.stages = launch.stages;
+  const std::string hint_text = HintsToString(l.hints);
+  l.decision_log.push_back(absl::StrCat("target ", target.ArchName(), "; hints: ",
+                                        hint_text.empty() ? "none" : hint_text));
+  TT_RETURN_IF_ERROR(PlaceTiles(op, launch, l));
+
+  std::string vector_limit;
+  const int legal = LegalVectorElems(l, &vector_limit);
+  TT_ASSIGN_OR_RETURN(l.vector_elems, ChooseVectorWidth(l.hints, legal, l.element_bytes,
+                                                        vector_limit, " along C", l.decision_log));
+  ChooseSimtForm(target, launch, l);
+  TT_RETURN_IF_ERROR(ChooseLayout(launch, l));
+
+  const Im2colPath simt = l.path;
+  PathChecks checks(target, launch, l);
+  const PathOption chain[] = {
+      {Instruction::kTma, Im2colPathName(Im2colPath::kTma), [&] { return checks.Tma(); }},
+      {Instruction::kSync, Im2colPathName(simt), [&] { return checks.Simt(); }},
+  };
+  TT_ASSIGN_OR_RETURN(size_t chosen,
+                      ChoosePath(chain, l.hints, "im2col", target, l.decision_log));
+  l.path = chosen == 0 ? Im2colPath::kTma : simt;
+  l.instruction = chain[chosen].instruction;
+  l.path_name = Im2colPathName(l.path);
+  l.form_name = Im2colFormName(l.path);
+  if (IsSimt(l.path)) {
+    DescribeSimt(vector_limit, legal, l);
+  } else {
+    l.flat_vector_elems = 0;
+    l.box = LoweredIm2col::InputBox{};
+    PlaceTma(l);
+  }
+  l.vector_bytes = (l.path == Im2colPath::kSimtFlat || l.path == Im2colPath::kSimtStaged
+                        ? l.flat_vector_elems
+                        : l.vector_elems) *
+                   l.element_bytes;
+  l.img_policy = ChooseL2Policy(l.hints.EvictionFor("img"), target, "image loads",
+                                l.decision_log);
+  l.col_policy = ChooseL2Policy(l.hints.EvictionFor("col"), target, "column stores",
+                                l.decision_log);
+  l.kernel_name = absl::StrCat("tt_im2col_", l.path_name);
+  return l;
+}
+
+std::string DescribeIm2colPlan(const LoweredIm2col& l) {
+  const Im2colGeometry& g = l.geometry;
+  std::string out = PlanHeader(l);
+  absl::StrAppend(&out, "image       NHWC [", g.n, ", ", g.h, ", ", g.w, ", ", g.c, "], strides [",
+                  absl::StrJoin(l.img_strides, ", "), "]\n");
+  absl::StrAppend(&out, "window      kernel ", g.kh, "x", g.kw, ", stride ", g.sh, "x", g.sw,
+                  ", dilation ", g.dh, "x", g.dw, ", pad ", g.ph, "x", g.pw, " -> output ", l.oh,
+                  "x", l.ow, "\n");
+  absl::StrAppend(&out, "columns     [", l.m, ", ", l.k, "] (M = N*OH*OW, K = KH*KW*C)\n");
+  absl::StrAppend(&out, "tile        [", l.block_m, ", ", l.block_k, "] (", l.tile_bytes, " B), ",
+                  l.tiles_m, " x ", l.tiles_k, " = ", l.num_tiles, " tiles\n");
+  absl::StrAppend(&out, "threads     ", l.launch.threads, "\n");
+  switch (l.path) {
+    case Im2colPath::kSimtFlat:
+    case Im2colPath::kSimtStaged:
+      absl::StrAppend(&out, "vector      ", l.flat_vector_elems, " elements (",
+                      l.flat_vector_elems * l.element_bytes, " B) of the flat run of whole rows\n");
+      absl::StrAppend(&out, "layout      flat, ", l.items_per_thread,
+                      " vectors per thread per tile at most\n");
+      if (l.path == Im2colPath::kSimtStaged) {
+        absl::StrAppend(&out, "input box   ", l.box.rows_per_tile, " output row(s) x ", g.kh,
+                        " input rows of ", l.box.pixels, " pixels (", l.box.copy_pixels,
+                        " from the image), ", l.box.load_bytes, "-byte loads, pitch ",
+                        l.box.pitch_elems, " elements\n");
+        absl::StrAppend(&out, "gather      by a table of ", l.box.period_vectors, " vectors x ",
+                        l.box.vector_elems * l.element_bytes / l.box.unit_bytes, " offsets (",
+                        l.box.unit_bytes, "-byte units), repeating every ", l.box.period_rows,
+                        " row(s)\n");
+      }
+      break;
+    case Im2colPath::kSimtRow:
+      absl::StrAppend(&out, "vector      ", l.vector_elems, " elements (",
+                      l.vector_elems * l.element_bytes, " B) along C\n");
+      absl::StrAppend(&out, "layout      ", LoopLayoutName(l.layout), ", ", l.items_per_thread,
+                      " accesses per thread per tile\n");
+      break;
+    case Im2colPath::kTma: {
+      Im2colBoxCorners c = TmaIm2colBoxCorners(g);
+      absl::StrAppend(&out, "tma loads   ", l.chunks_per_tile, " per tile, ",
+                      l.channels_per_pixel, " channels x ", l.block_m, " pixels each\n");
+      absl::StrAppend(&out, "box corners lower (h, w) = (", c.lower_h, ", ", c.lower_w,
+                      "), upper (h, w) = (", c.upper_h, ", ", c.upper_w, ")\n");
+      absl::StrAppend(&out, "tma stores  ", l.store_rows, "-row boxes\n");
+      break;
+    }
+  }
+  absl::StrAppend(&out, PlanFooter(l, absl::StrCat("image ",
+                                                   l.img_policy ? EvictionPolicyName(*l.img_policy)
+                                                                : std::string("none"),
+                                                   ", columns ",
+                                                   l.col_policy ? EvictionPolicyName(*l.col_policy)
+                                                                : std::string("none"))));
+  return out;
+}
+
+}  // namespace tiletune

@@ -1,0 +1,151 @@
+// Lowering of `im2col` into one CUDA kernel that writes the whole column matrix
+// [N*OH*OW, KH*KW*C] (dense, row-major, a buffer of its own), tiled over CTAs with the
+// block tile [block_M, block_K]: instruction selection under the op's hints, a declared
+// fallback policy and a decision log.
+//
+//   Im2colOp op = Im2colOp::Dense(DataType::kF16, geometry);
+//   LaunchParams launch;
+//   launch.tile = {128, 64};  // block_M, block_K
+//   launch.stages = 2;
+//   TT_ASSIGN_OR_RETURN(LoweredIm2col lowered, LowerIm2col(op, target, launch));
+//   std::cout << DescribeIm2colPlan(lowered);
+//
+// Tile t of the grid is the tile op at (nhw_step, c_step) = (t / tiles_k, t % tiles_k).
+//
+// Paths. tma_im2col (sm_90+): one thread issues cp.async.bulk.tensor.4d ... .im2col loads
+// (one per (kh, kw) tap and channel box of the tile) completing on an mbarrier, then TMA
+// stores of the shared tile to the column matrix; the image map's box corners are
+// lower = -pad, upper = pad - (kernel-1)*dilation per axis. simt_im2col (every target), in
+// one of three forms (Im2colPath): row, each thread gathers vectors along C, zero for
+// padding, and stores them; flat, when a tile is whole rows of the matrix and C allows
+// only narrow vectors, the tile's run is gathered into shared memory and stored in wide
+// vectors; staged, the flat form with each output row's input rows first copied into
+// shared memory, gathered through a table of offsets.
+//
+// Path choice. With no prefer_instruction the chain is tma_im2col -> simt_im2col (TMA
+// skipped under disable_tma); the log says why each rejected path failed. prefer_instruction
+// =tma that cannot be honoured, prefer_instruction=cp_async (im2col has no cp.async path)
+// and tma with disable_tma are InvalidArgument naming every failed constraint, unless the
+// `fallback=auto` annotation allows falling back to simt_im2col (tma with disable_tma is
+// always an error). LaunchParams::through_shared does not apply and is ignored.
+#ifndef COMPILER_OPS_IM2COL_IM2COL_LOWERING_H_
+#define COMPILER_OPS_IM2COL_IM2COL_LOWERING_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "compiler/ir/data_type.h"
+#include "compiler/lower/lowered_kernel.h"
+#include "compiler/ops/im2col/im2col_op.h"
+#include "compiler/target/target.h"
+
+namespace tiletune {
+
+// The bounding box of the filter base in the image for TMA im2col, per axis:
+// lower = -pad, upper = pad - (kernel-1)*dilation. Walking it with the stride visits
+// exactly OH x OW window corners.
+struct Im2colBoxCorners {
+  int64_t lower_h = 0, lower_w = 0;
+  int64_t upper_h = 0, upper_w = 0;
+};
+Im2colBoxCorners TmaIm2colBoxCorners(const Im2colGeometry& geometry);
+
+// The named lowering paths of im2col: the TMA path, and the SIMT path's three forms.
+enum class Im2colPath {
+  kTma,         // "tma_im2col"
+  kSimtRow,     // "simt_im2col", row form
+  kSimtFlat,    // "simt_im2col", flat form
+  kSimtStaged,  // "simt_im2col", staged form
+};
+
+// "tma_im2col" or "simt_im2col".
+std::string Im2colPathName(Im2colPath path);
+// "" for TMA; "row", "flat", "staged" for the SIMT forms.
+std::string Im2colFormName(Im2colPath path);
+bool IsSimt(Im2colPath path);
+
+// A lowered `im2col` kernel.
+struct LoweredIm2col : LoweredTileKernel {
+  Im2colPath path = Im2colPath::kSimtRow;
+
+  Im2colGeometry geometry;
+  // Element strides of the image's N, H, W, C dimensions.
+  std::vector<int64_t> img_strides;
+  int64_t oh = 0, ow = 0;
+  // Column matrix extents.
+  int64_t m = 0, k = 0;
+  int64_t block_m = 0, block_k = 0;
+  int64_t tiles_m = 0, tiles_k = 0;
+
+  // simt_im2col: elements per vector along C, the thread layout over (block_M rows,
+  // block_K / vector vectors) and the vector accesses per thread per tile.
+  int vector_elems = 1;
+  LoopLayout layout;
+  int items_per_thread = 0;
+  // Flat and staged forms: when a tile spans whole rows (block_K >= K) and C allows only
+  // narrow vectors, the tile's block_M rows are one contiguous run of block_M * K elements,
+  // gathered one element at a time and written in flat_vector_elems-element vectors
+  // (wider than vector_elems).
+  int flat_vector_elems = 0;
+  // Staged form: when a tile is whole output rows (block_M a multiple of OW) of an image
+  // whose pixels are contiguous, each output row's KH input rows are
+  // first copied into shared memory with `load_bytes`-wide loads, zero where the window
+  // leaves the image, as box rows of `pixels` pixels starting at iw = -PW. The run's
+  // vectors then repeat their (row, column) pattern every `period_rows` rows: vector p of
+  // every period takes its elements from the same places relative to the period's first
+  // output pixel, so a table of those byte offsets (one 32-bit entry per `unit_bytes` of the
+  // vector), built once per CTA, lets each thread gather a vector with one shared load per
+  // unit and store it straight to global memory.
+  struct InputBox {
+    int64_t rows_per_tile = 0;   // output rows per tile
+    int vector_elems = 0;        // elements per stored vector (>= 4 B); = flat_vector_elems
+    int64_t period_rows = 0;     // V / gcd(K, V); divides OW
+    int64_t period_vectors = 0;  // K / gcd(K, V): vectors per period
+    int unit_bytes = 0;          // min(element, 4 B): one table entry and one shared load
+    int entry_bytes = 0;         // 2 when every offset fits 16 bits, else 4
+    int64_t pixels = 0;          // (OW - 1) * SW + (KW - 1) * DW + 1
+    int64_t copy_pixels = 0;     // in-image pixels per box row, from iw = 0
+    int64_t lead_elems = 0;      // elements before box column 0 (aligns column PW)
+    int64_t pitch_elems = 0;     // elements per box row
+    int load_bytes = 0;          // width of the global loads and shared stores filling it
+    int64_t offset_bytes = 0;    // where the boxes start in shared memory, after the table
+  };
+  // Set for the staged form.
+  InputBox box;
+
+  // tma_im2col: channels per TMA load (a divisor of C and block_K), loads per tile (one per
+  // channel box), rows per TMA store (block_M, or 256 when block_M is larger).
+  int channels_per_pixel = 0;
+  int chunks_per_tile = 0;
+  int store_rows = 0;
+
+  // The L2 policies the generated code applies to image loads and column stores; empty
+  // where it emits none.
+  std::optional<EvictionPolicy> img_policy;
+  std::optional<EvictionPolicy> col_policy;
+  // tma_im2col's tensor maps (LoweredTileKernel::tensor_maps) are the image's im2col-mode
+  // map, then the column matrix's store map.
+};
+
+absl::StatusOr<LoweredIm2col> LowerIm2col(const Im2colOp& op, const Target& target,
+                                          const LaunchParams& launch);
+
+// A multi-line human-readable plan, then the decision log.
+std::string DescribeIm2colPlan(const LoweredIm2col& lowered);
+
+// TMA im2col limits (PTX ISA and cuTensorMapEncodeIm2col, rank-4 maps).
+inline constexpr int kTmaIm2colMaxChannelsPerPixel = 256;
+inline constexpr int kTmaIm2colMaxPixelsPerColumn = 1024;
+inline constexpr int kTmaIm2colMinCorner = -128;
+inline constexpr int kTmaIm2colMaxCorner = 127;
+inline constexpr int kTmaIm2colMaxOffset = 255;
+inline constexpr int kTmaIm2colMaxTraversalStride = 8;
+// Loads per tile above which lowering refuses a TMA tile (one thread issues them all).
+inline constexpr int kTmaIm2colMaxChunksPerTile = 64;
+
+}  // namespace tiletune
+
+#endif  // COMPILER_OPS_IM2COL_IM2COL_LOWERING_H_

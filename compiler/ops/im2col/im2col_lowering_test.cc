@@ -1,0 +1,393 @@
+// im2col geometry validation, hint resolution, path choice and fallback, TMA box corners
+// and descriptor specs, all without a GPU.
+#include "compiler/ops/im2col/im2col_lowering.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/ops/im2col/im2col_op.h"
+#include "compiler/ops/im2col/im2col_test_util.h"
+#include "compiler/target/target.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tiletune {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+Target T(const char* arch) { return *Target::Parse(arch); }
+
+LaunchParams Launch(int64_t block_m, int64_t block_k, int threads = 128, int stages = 1,
+                    int ctas = 0) {
+  LaunchParams launch;
+  launch.tile = {block_m, block_k};
+  launch.threads = threads;
+  launch.stages = stages;
+  launch.ctas_per_sm = ctas;
+  return launch;
+}
+
+Im2colGeometry Resnet() { return G(64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1); }
+
+TEST(Im2colGeometryTest, OutputExtentsAndMatrixShape) {
+  Im2colGeometry g = Resnet();
+  EXPECT_EQ(g.OH(), 56);
+  EXPECT_EQ(g.OW(), 56);
+  EXPECT_EQ(g.M(), 64 * 56 * 56);
+  EXPECT_EQ(g.K(), 9 * 64);
+  // Asymmetric: kh=3 kw=5, stride 2x1, dilation 1x2, pad 2x3.
+  g = G(2, 11, 13, 8, 3, 5, 2, 1, 1, 2, 2, 3);
+  EXPECT_EQ(g.OH(), (11 + 4 - 2 - 1) / 2 + 1);  // 7
+  EXPECT_EQ(g.OW(), (13 + 6 - 8 - 1) / 1 + 1);  // 11
+  EXPECT_EQ(g.K(), 3 * 5 * 8);
+  // A window that does not fit has no output.
+  EXPECT_EQ(G(1, 2, 2, 1, 5, 1).OH(), 0);
+  EXPECT_TRUE(ValidateIm2colGeometry(Resnet()).ok());
+}
+
+struct BadGeometry {
+  Im2colGeometry geometry;
+  std::vector<std::string> needles;
+};
+
+TEST(Im2colGeometryTest, RejectsEveryInvalidGeometryWithAClearMessage) {
+  std::vector<BadGeometry> bad = {
+      {G(0, 8, 8, 4, 3, 3), {"n=0", "batch size must be positive"}},
+      {G(-1, 8, 8, 4, 3, 3), {"n=-1", "accepted are 1"}},
+      {G(1, 0, 8, 4, 3, 3), {"h=0", "height"}},
+      {G(1, 8, 0, 4, 3, 3), {"w=0", "width"}},
+      {G(1, 8, 8, 0, 3, 3), {"c=0", "channel"}},
+      {G(1, 8, 8, 4, 0, 3), {"kh=0", "--kernel"}},
+      {G(1, 8, 8, 4, 3, -2), {"kw=-2", "--kernel"}},
+      {G(1, 8, 8, 4, 3, 3, 0, 1), {"sh=0", "--stride"}},
+      {G(1, 8, 8, 4, 3, 3, 1, -1), {"sw=-1", "--stride"}},
+      {G(1, 8, 8, 4, 3, 3, 1, 1, 0, 1), {"dh=0", "--dilation"}},
+      {G(1, 8, 8, 4, 3, 3, 1, 1, 1, 0), {"dw=0", "--dilation"}},
+      {G(1, 8, 8, 4, 3, 3, 1, 1, 1, 1, -1, 0), {"ph=-1", "--pad", "zero or more"}},
+      {G(1, 8, 8, 4, 3, 3, 1, 1, 1, 1, 0, -3), {"pw=-3", "--pad"}},
+      {G(1, 8, 8, 4, 3, 3, 1, 1, 1, 1, 3, 0), {"ph=3", "effective kernel", "0 to 2"}},
+      {G(1, 8, 8, 4, 3, 3, 1, 1, 1, 1, 0, 4), {"pw=4", "effective kernel"}},
+      {G(1, 8, 8, 4, 3, 3, 1, 1, 2, 1, 5, 0), {"ph=5", "dh=2", "effective kernel (kh-1)*dh+1 = 5"}},
+      {G(1, 8, 8, 4, 1, 1, 1, 1, 1, 1, 1, 0), {"ph=1", "kh=1", "0 to 0"}},
+      {G(1, 2, 8, 4, 5, 3), {"output h is 0", "smaller than the effective kernel 5"}},
+      {G(1, 8, 2, 4, 3, 5), {"output w is 0", "effective kernel 5"}},
+      {G(1, 8, 8, 4, 3, 3, 1, 1, 4, 1), {"output h is 0", "effective kernel 9"}},
+      {G(1, 8, 8, 4, 3, 3, 1, 1, 1, 4, 0, 0), {"output w is 0", "8 plus twice pw=0 is 8"}},
+      {G(1, 8, 8, 4, 70000, 3), {"kh=70000", "65535"}},
+      {G(1, 8, 8, 4, 3, 3, 70000, 1), {"sh=70000", "65535"}},
+      {G(1, int64_t{1} << 41, 8, 4, 3, 3), {"h=2199023255552"}},
+      {G(1 << 20, 1 << 11, 1 << 11, 1, 1, 1), {"image", "exceeds 2^40"}},
+      {G(1 << 12, 1 << 10, 1 << 10, 64, 3, 3, 1, 1, 1, 1, 1, 1), {"column matrix", "exceeds 2^40"}},
+      {G(1 << 9, 1 << 10, 1 << 10, 64, 7, 7, 1, 1, 1, 1, 3, 3), {"column matrix", "exceeds 2^40"}},
+  };
+  ASSERT_GE(bad.size(), 20u);
+  for (const BadGeometry& b : bad) {
+    absl::Status status = ValidateIm2colGeometry(b.geometry);
+    ASSERT_FALSE(status.ok()) << Im2colGeometryToString(b.geometry);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+    for (const std::string& needle : b.needles) {
+      EXPECT_THAT(std::string(status.message()), HasSubstr(needle))
+          << Im2colGeometryToString(b.geometry);
+    }
+    // Lowering reports the same error.
+    Im2colOp op;
+    op.img = Buffer::RowMajor("img", DataType::kF16, Scope::kGlobal, {1, 1, 1, 1});
+    op.geometry = b.geometry;
+    auto lowered = LowerIm2col(op, T("sm_90a"), Launch(64, 64));
+    EXPECT_EQ(lowered.status().message(), status.message());
+  }
+}
+
+TEST(Im2colOpTest, ImageMustMatchTheGeometry) {
+  Im2colOp op = Im2colOp::Dense(DataType::kF16, Resnet());
+  EXPECT_TRUE(ValidateIm2colOp(op).ok());
+  op.img.shape[3] = 32;
+  EXPECT_THAT(std::string(ValidateIm2colOp(op).message()),
+              AllOf(HasSubstr("[64, 56, 56, 32]"), HasSubstr("NHWC [64, 56, 56, 64]")));
+  op = Im2colOp::Dense(DataType::kF16, Resnet());
+  op.img.scope = Scope::kShared;
+  EXPECT_THAT(std::string(ValidateIm2colOp(op).message()), HasSubstr("shared memory"));
+  op = Im2colOp::Dense(DataType::kF16, Resnet());
+  op.img = Buffer::RowMajor("img", DataType::kF16, Scope::kGlobal, {64, 56, 56 * 64});
+  EXPECT_FALSE(ValidateIm2colOp(op).ok());
+}
+
+TEST(Im2colHintsTest, SideSpecificEvictionAnnotations) {
+  Hints hints;
+  hints.eviction_policy = EvictionPolicy::kEvictFirst;
+  hints.annotations["img_eviction_policy"] = "evict_last";
+  auto resolved = ResolveHints(hints, Im2colHintScope());
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  EXPECT_EQ(resolved->EvictionFor("img"), EvictionPolicy::kEvictLast);
+  EXPECT_EQ(resolved->EvictionFor("col"), EvictionPolicy::kEvictFirst);
+  EXPECT_EQ(HintsToString(*resolved), "eviction_policy=evict_first,img_eviction_policy=evict_last");
+
+  hints.annotations["col_eviction_policy"] = "evict_sometimes";
+  EXPECT_THAT(std::string(ResolveHints(hints, Im2colHintScope()).status().message()),
+              HasSubstr("accepted are evict_normal, evict_first, evict_last"));
+  Hints unknown;
+  unknown.annotations["swizzle"] = "128B";
+  EXPECT_THAT(std::string(ResolveHints(unknown, Im2colHintScope()).status().message()),
+              AllOf(HasSubstr("unknown im2col annotation 'swizzle'"),
+                    HasSubstr("img_eviction_policy, col_eviction_policy")));
+  // Copy does not learn the im2col keys.
+  Hints copy_only;
+  copy_only.annotations["img_eviction_policy"] = "evict_last";
+  EXPECT_FALSE(ResolveHints(copy_only, HintScope{"copy", {}}).ok());
+}
+
+TEST(Im2colLoweringTest, AutoPicksTmaOnHopperAndSimtElsewhere) {
+  Im2colOp op = Im2colOp::Dense(DataType::kF16, Resnet());
+  auto hopper = LowerIm2col(op, T("sm_90a"), Launch(128, 64, 128, 2));
+  ASSERT_TRUE(hopper.ok()) << hopper.status();
+  EXPECT_EQ(hopper->path, Im2colPath::kTma);
+  EXPECT_EQ(hopper->kernel_name, "tt_im2col_tma_im2col");
+  EXPECT_EQ(hopper->channels_per_pixel, 64);
+  EXPECT_EQ(hopper->chunks_per_tile, 1);
+  EXPECT_EQ(hopper->shared_bytes, 2 * 128 * 64 * 2);
+  EXPECT_EQ(hopper->barriers, 2);
+  EXPECT_EQ(hopper->param_count(), 4);
+  EXPECT_EQ(hopper->tiles_m, 64 * 56 * 56 / 128);
+  EXPECT_EQ(hopper->tiles_k, 9);
+
+  for (const char* arch : {"sm_70", "sm_80", "sm_86"}) {
+    auto lowered = LowerIm2col(op, T(arch), Launch(128, 64, 128, 1));
+    ASSERT_TRUE(lowered.ok()) << arch << ": " << lowered.status();
+    EXPECT_EQ(lowered->path, Im2colPath::kSimtRow) << arch;
+    EXPECT_EQ(lowered->vector_elems, 8) << arch;
+    EXPECT_EQ(lowered->layout, (LoopLayout{16, 8})) << arch;
+    EXPECT_EQ(lowered->items_per_thread, 8) << arch;
+    EXPECT_EQ(lowered->param_count(), 2) << arch;
+    EXPECT_EQ(lowered->kernel_name, "tt_im2col_simt_im2col");
+    EXPECT_THAT(DescribeIm2colPlan(*lowered), HasSubstr("tma_im2col rejected: " + std::string(arch) +
+                                                  " has no TMA (sm_90+)"));
+  }
+}
+
+TEST(Im2colLoweringTest, FallbackPolicy) {
+  Im2colOp op = Im2colOp::Dense(DataType::kF16, G(2, 9, 9, 6, 3, 3, 1, 1, 1, 1, 1, 1));
+  // C = 6 f16 = 12 B: no 16-byte channel box, so TMA cannot be used.
+  op.hints.prefer_instruction = Instruction::kTma;
+  auto refused = LowerIm2col(op, T("sm_90a"), Launch(64, 32));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(std::string(refused.status().message()),
+              AllOf(HasSubstr("prefer_instruction=tma cannot be honoured"),
+                    HasSubstr("no channel box fits"), HasSubstr("fallback=auto")));
+  op.hints.annotations["fallback"] = "auto";
+  auto fallback = LowerIm2col(op, T("sm_90a"), Launch(64, 32));
+  ASSERT_TRUE(fallback.ok()) << fallback.status();
+  EXPECT_EQ(fallback->path, Im2colPath::kSimtRow);
+  EXPECT_EQ(fallback->vector_elems, 2);
+  EXPECT_THAT(DescribeIm2colPlan(*fallback),
+              AllOf(HasSubstr("tma_im2col rejected: "), HasSubstr("no channel box fits")));
+
+  // Auto mode without a preference falls back silently (but logs why).
+  Im2colOp plain = Im2colOp::Dense(DataType::kF16, G(2, 9, 9, 6, 3, 3, 1, 1, 1, 1, 1, 1));
+  auto automatic = LowerIm2col(plain, T("sm_90a"), Launch(64, 32));
+  ASSERT_TRUE(automatic.ok());
+  EXPECT_EQ(automatic->path, Im2colPath::kSimtRow);
+
+  // prefer tma + disable_tma is always an error.
+  Im2colOp conflict = Im2colOp::Dense(DataType::kF16, Resnet());
+  conflict.hints.prefer_instruction = Instruction::kTma;
+  conflict.hints.disable_tma = true;
+  conflict.hints.annotations["fallback"] = "auto";
+  EXPECT_THAT(std::string(LowerIm2col(conflict, T("sm_90a"), Launch(128, 64)).status().message()),
+              HasSubstr("conflicts with disable_tma"));
+
+  // disable_tma alone steers to SIMT.
+  Im2colOp disabled = Im2colOp::Dense(DataType::kF16, Resnet());
+  disabled.hints.disable_tma = true;
+  auto simt = LowerIm2col(disabled, T("sm_90a"), Launch(128, 64));
+  ASSERT_TRUE(simt.ok());
+  EXPECT_EQ(simt->path, Im2colPath::kSimtRow);
+
+  // cp_async has no im2col lowering.
+  Im2colOp cp_async = Im2colOp::Dense(DataType::kF16, Resnet());
+  cp_async.hints.prefer_instruction = Instruction::kCpAsync;
+  EXPECT_THAT(std::string(LowerIm2col(cp_async, T("sm_90a"), Launch(128, 64)).status().message()),
+              AllOf(HasSubstr("no cp_async lowering"), HasSubstr("accepted are tma, sync")));
+  cp_async.hints.annotations["fallback"] = "auto";
+  auto cp_fallback = LowerIm2col(cp_async, T("sm_90a"), Launch(128, 64));
+  ASSERT_TRUE(cp_fallback.ok());
+  EXPECT_EQ(cp_fallback->path, Im2colPath::kSimtRow);
+
+  // prefer sync on Hopper.
+  Im2colOp sync = Im2colOp::Dense(DataType::kF16, Resnet());
+  sync.hints.prefer_instruction = Instruction::kSync;
+  auto sync_lowered = LowerIm2col(sync, T("sm_90a"), Launch(128, 64));
+  ASSERT_TRUE(sync_lowered.ok());
+  EXPECT_EQ(sync_lowered->path, Im2colPath::kSimtRow);
+
+  // prefer sync with a pipelined launch cannot be honoured.
+  auto pipelined = LowerIm2col(sync, T("sm_90a"), Launch(128, 64, 128, 2));
+  EXPECT_THAT(std::string(pipelined.status().message()),
+              AllOf(HasSubstr("prefer_instruction=sync"), HasSubstr("not pipelined")));
+}
+
+TEST(Im2colLoweringTest, TmaConstraintsAreCheckedAtCompileTime) {
+  struct Case {
+    std::string name;
+    Im2colGeometry geometry;
+    LaunchParams launch;
+    std::string needle;
+  };
+  std::vector<Case> cases = {
+      {"stride 9", G(1, 64, 64, 16, 3, 3, 9, 1, 1, 1, 1, 1), Launch(64, 16),
+       "stride sh=9 exceeds the TMA traversal stride limit of 8"},
+      {"pad 130", G(1, 300, 300, 16, 200, 1, 1, 1, 1, 1, 130, 0), Launch(64, 16),
+       "box corner lower h = -130"},
+      {"upper corner", G(1, 300, 300, 16, 1, 3, 1, 1, 1, 100, 0, 10), Launch(64, 16),
+       "box corner upper w = -190"},
+      {"offset", G(1, 600, 600, 16, 3, 1, 1, 1, 200, 1, 130, 0), Launch(64, 16),
+       "largest im2col offset (kh-1)*dh = 400"},
+      {"pixels per column", Resnet(), Launch(2048, 64), "pixels per column"},
+      {"store rows", Resnet(), Launch(384, 64), "multiple of 256"},
+      {"odd channels", G(1, 8, 8, 12, 3, 3), Launch(64, 12), "no channel box fits"},
+      {"shared memory", G(1, 64, 64, 256, 3, 3), Launch(1024, 256, 128, 2),
+       "B of shared memory (tile x stages) exceeds"},
+  };
+  for (const Case& c : cases) {
+    Im2colOp op = Im2colOp::Dense(DataType::kF16, c.geometry);
+    op.hints.prefer_instruction = Instruction::kTma;
+    auto lowered = LowerIm2col(op, T("sm_90a"), c.launch);
+    ASSERT_FALSE(lowered.ok()) << c.name;
+    EXPECT_THAT(std::string(lowered.status().message()), HasSubstr(c.needle)) << c.name;
+  }
+  // Strided image rows that are not 16-byte multiples.
+  Im2colOp strided = Im2colOp::Dense(DataType::kF16, G(2, 8, 8, 16, 3, 3, 1, 1, 1, 1, 1, 1));
+  strided.img.strides = {8 * 9 * 17, 9 * 17, 17, 1};
+  strided.hints.prefer_instruction = Instruction::kTma;
+  EXPECT_THAT(std::string(LowerIm2col(strided, T("sm_90a"), Launch(64, 16)).status().message()),
+              HasSubstr("the image's W stride is 34 B"));
+  strided.hints.prefer_instruction = Instruction::kSync;
+  auto strided_simt = LowerIm2col(strided, T("sm_90a"), Launch(64, 16));
+  ASSERT_TRUE(strided_simt.ok());
+  EXPECT_EQ(strided_simt->vector_elems, 1);
+}
+
+TEST(Im2colLoweringTest, BoxCornersFollowPadAndDilationPerAxis) {
+  // Symmetric 3x3 pad 1: both corners -1 (TileLang's -pad happens to be right here).
+  Im2colBoxCorners c = TmaIm2colBoxCorners(Resnet());
+  EXPECT_EQ(c.lower_h, -1);
+  EXPECT_EQ(c.lower_w, -1);
+  EXPECT_EQ(c.upper_h, -1);
+  EXPECT_EQ(c.upper_w, -1);
+  // 7x7 pad 3 stride 2.
+  c = TmaIm2colBoxCorners(G(32, 224, 224, 16, 7, 7, 2, 2, 1, 1, 3, 3));
+  EXPECT_EQ(c.lower_h, -3);
+  EXPECT_EQ(c.upper_h, -3);
+  // 2*pad != (K-1)*dilation: kh=3 dh=2 ph=1 -> upper = 1 - 4 = -3; kw=5 dw=1 pw=0 -> -4.
+  Im2colGeometry g = G(2, 20, 24, 16, 3, 5, 1, 2, 2, 1, 1, 0);
+  c = TmaIm2colBoxCorners(g);
+  EXPECT_EQ(c.lower_h, -1);
+  EXPECT_EQ(c.upper_h, -3);
+  EXPECT_EQ(c.lower_w, 0);
+  EXPECT_EQ(c.upper_w, -4);
+  // The box visits exactly OH x OW corners: (size - lower + upper - 1) / stride + 1.
+  EXPECT_EQ((g.h - c.lower_h + c.upper_h - 1) / g.sh + 1, g.OH());
+  EXPECT_EQ((g.w - c.lower_w + c.upper_w - 1) / g.sw + 1, g.OW());
+  // Pad larger than half the window: kh=2 ph=1 -> upper = 0; kw=4 dw=3 pw=2 -> 2 - 9 = -7.
+  c = TmaIm2colBoxCorners(G(1, 9, 30, 8, 2, 4, 3, 2, 1, 3, 1, 2));
+  EXPECT_EQ(c.upper_h, 0);
+  EXPECT_EQ(c.upper_w, -7);
+
+  // The lowered descriptor spec carries them innermost (W) first.
+  Im2colOp op = Im2colOp::Dense(DataType::kF16, g);
+  auto lowered = LowerIm2col(op, T("sm_90a"), Launch(64, 48, 128, 2));
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  ASSERT_EQ(lowered->path, Im2colPath::kTma) << DescribeIm2colPlan(*lowered);
+  ASSERT_EQ(lowered->tensor_maps.size(), 2u);
+  const TensorMapSpec& map = lowered->tensor_maps[0];
+  EXPECT_EQ(map.operand, TensorMapSpec::Operand::kInput);
+  ASSERT_TRUE(map.im2col.has_value());
+  EXPECT_EQ(map.im2col->lower_corner, (std::vector<int>{0, -1}));
+  EXPECT_EQ(map.im2col->upper_corner, (std::vector<int>{-4, -3}));
+  EXPECT_EQ(map.dims, (std::vector<uint64_t>{16, 24, 20, 2}));
+  EXPECT_EQ(map.strides_bytes, (std::vector<uint64_t>{32, 32 * 24, 32 * 24 * 20}));
+  EXPECT_EQ(map.element_strides, (std::vector<uint32_t>{1, 2, 1, 1}));
+  EXPECT_EQ(map.im2col->channels_per_pixel, 16u);
+  EXPECT_EQ(map.im2col->pixels_per_column, 64u);
+  EXPECT_EQ(lowered->chunks_per_tile, 3);
+  const TensorMapSpec& col = lowered->tensor_maps[1];
+  EXPECT_EQ(col.operand, TensorMapSpec::Operand::kOutput);
+  EXPECT_FALSE(col.im2col.has_value());
+  EXPECT_EQ(col.dims, (std::vector<uint64_t>{240, static_cast<uint64_t>(g.M())}));
+  EXPECT_EQ(col.box, (std::vector<uint32_t>{16, 64}));
+  EXPECT_THAT(DescribeIm2colPlan(*lowered),
+              HasSubstr("box corners lower (h, w) = (-1, 0), upper (h, w) = (-3, -4)"));
+}
+
+TEST(Im2colLoweringTest, VectorWidthAndHints) {
+  Im2colOp op = Im2colOp::Dense(DataType::kF32, G(3, 7, 9, 12, 3, 2, 2, 1, 1, 1, 1, 0));
+  op.hints.prefer_instruction = Instruction::kSync;
+  auto lowered = LowerIm2col(op, T("sm_80"), Launch(32, 24));
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  EXPECT_EQ(lowered->vector_elems, 4);  // 16 B; C=12 allows 4.
+  op.hints.coalesced_width = 8;
+  EXPECT_THAT(std::string(LowerIm2col(op, T("sm_80"), Launch(32, 24)).status().message()),
+              AllOf(HasSubstr("coalesced_width=8"), HasSubstr("use a divisor of 4")));
+  op.hints.coalesced_width = 2;
+  op.hints.loop_layout = LoopLayout{8, 16};
+  lowered = LowerIm2col(op, T("sm_80"), Launch(32, 24));
+  ASSERT_TRUE(lowered.ok());
+  EXPECT_EQ(lowered->vector_elems, 2);
+  EXPECT_EQ(lowered->layout, (LoopLayout{8, 16}));
+  op.hints.loop_layout = LoopLayout{8, 8};
+  EXPECT_THAT(std::string(LowerIm2col(op, T("sm_80"), Launch(32, 24)).status().message()),
+              HasSubstr("arranges 64 threads but the launch has 128"));
+
+  // Eviction policies per side; none on targets without L2 hints or for evict_normal.
+  Im2colOp evict = Im2colOp::Dense(DataType::kF16, Resnet());
+  evict.hints.annotations["img_eviction_policy"] = "evict_last";
+  evict.hints.annotations["col_eviction_policy"] = "evict_first";
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    auto l = LowerIm2col(evict, T(arch), Launch(128, 64));
+    ASSERT_TRUE(l.ok());
+    EXPECT_EQ(l->img_policy, EvictionPolicy::kEvictLast);
+    EXPECT_EQ(l->col_policy, EvictionPolicy::kEvictFirst);
+  }
+  auto volta = LowerIm2col(evict, T("sm_70"), Launch(128, 64));
+  ASSERT_TRUE(volta.ok());
+  EXPECT_FALSE(volta->img_policy.has_value());
+  EXPECT_FALSE(volta->col_policy.has_value());
+  evict.hints.annotations["col_eviction_policy"] = "evict_normal";
+  auto normal = LowerIm2col(evict, T("sm_90a"), Launch(128, 64));
+  ASSERT_TRUE(normal.ok());
+  EXPECT_FALSE(normal->col_policy.has_value());
+}
+
+TEST(Im2colLoweringTest, LaunchErrors) {
+  Im2colOp op = Im2colOp::Dense(DataType::kF16, Resnet());
+  EXPECT_THAT(std::string(LowerIm2col(op, T("sm_90a"), LaunchParams{}).status().message()),
+              HasSubstr("give two extents, block_M"));
+  EXPECT_THAT(std::string(LowerIm2col(op, T("sm_90a"), Launch(128, 64, 100)).status().message()),
+              HasSubstr("threads=100"));
+  EXPECT_THAT(std::string(LowerIm2col(op, T("sm_90a"), Launch(128, 64, 128, 9)).status().message()),
+              HasSubstr("stages=9"));
+  op.hints.prefer_instruction = Instruction::kSync;
+  EXPECT_THAT(std::string(LowerIm2col(op, T("sm_90a"), Launch(1024, 512, 32)).status().message()),
+              HasSubstr("vector accesses per thread exceeds 64"));
+}
+
+TEST(Im2colLoweringTest, TailsAndGrid) {
+  Im2colOp op = Im2colOp::Dense(DataType::kBF16, G(3, 5, 7, 24, 3, 3, 1, 1, 1, 1, 1, 1));
+  auto lowered = LowerIm2col(op, T("sm_90a"), Launch(64, 80, 128, 3, 2));
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  EXPECT_EQ(lowered->m, 105);
+  EXPECT_EQ(lowered->k, 216);
+  EXPECT_EQ(lowered->tiles_m, 2);
+  EXPECT_EQ(lowered->tiles_k, 3);
+  EXPECT_EQ(lowered->GridSize(132), 6);
+  EXPECT_EQ(lowered->GridSize(2), 4);
+  EXPECT_THAT(DescribeIm2colPlan(*lowered), AllOf(HasSubstr("M tail guarded"), HasSubstr("K tail guarded")));
+  EXPECT_EQ(lowered->path, Im2colPath::kTma);
+  EXPECT_EQ(lowered->channels_per_pixel, 8);  // gcd(24, 80) = 8 bf16 = 16 B.
+  EXPECT_EQ(lowered->chunks_per_tile, 10);
+}
+
+}  // namespace
+}  // namespace tiletune

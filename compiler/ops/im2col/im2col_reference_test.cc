@@ -1,0 +1,96 @@
+#include "compiler/ops/im2col/im2col_reference.h"
+
+#include <cstdint>
+#include <numeric>
+#include <vector>
+
+#include "compiler/ops/im2col/im2col_test_util.h"
+#include "gtest/gtest.h"
+#include "compiler/ir/buffer.h"
+
+namespace tiletune {
+namespace {
+
+std::vector<int32_t> RunReference(const Im2colOp& op, const std::vector<int32_t>& img) {
+  std::vector<int32_t> col(op.geometry.M() * op.geometry.K(), -7);
+  absl::Status status = Im2colReference(op, reinterpret_cast<const uint8_t*>(img.data()),
+                                        img.size() * 4, reinterpret_cast<uint8_t*>(col.data()),
+                                        col.size() * 4);
+  EXPECT_TRUE(status.ok()) << status;
+  return col;
+}
+
+TEST(Im2colReferenceTest, ValidWindowsNoPadding) {
+  // 3x3 image 0..8, 2x2 kernel: four windows.
+  Im2colOp op = Im2colOp::Dense(DataType::kI32, G(1, 3, 3, 1, 2, 2, 1, 1, 1, 1, 0, 0));
+  std::vector<int32_t> img(9);
+  std::iota(img.begin(), img.end(), 0);
+  EXPECT_EQ(RunReference(op, img), (std::vector<int32_t>{0, 1, 3, 4,  //
+                                                1, 2, 4, 5,  //
+                                                3, 4, 6, 7,  //
+                                                4, 5, 7, 8}));
+}
+
+TEST(Im2colReferenceTest, WidthPaddingStrideAndChannelsFastest) {
+  // H=2 W=3 C=2, kernel 1x2, stride 1x2, pad 0x1: pixel (h, w) holds 10*(3h+w)+1+c.
+  Im2colOp op = Im2colOp::Dense(DataType::kI32, G(1, 2, 3, 2, 1, 2, 1, 2, 1, 1, 0, 1));
+  ASSERT_EQ(op.geometry.OH(), 2);
+  ASSERT_EQ(op.geometry.OW(), 2);
+  std::vector<int32_t> img;
+  for (int p = 0; p < 6; ++p) {
+    for (int c = 0; c < 2; ++c) img.push_back(10 * p + 1 + c);
+  }
+  EXPECT_EQ(RunReference(op, img), (std::vector<int32_t>{0, 0, 1, 2,      //
+                                                11, 12, 21, 22,  //
+                                                0, 0, 31, 32,    //
+                                                41, 42, 51, 52}));
+}
+
+TEST(Im2colReferenceTest, DilationBatchesAndPaddingBelow) {
+  // N=2 H=4 W=1, kernel 2x1 with dh=2, pad 1x0: taps at ih = oh - 1 and oh + 1.
+  Im2colOp op = Im2colOp::Dense(DataType::kI32, G(2, 4, 1, 1, 2, 1, 1, 1, 2, 1, 1, 0));
+  ASSERT_EQ(op.geometry.OH(), 4);
+  std::vector<int32_t> img = {1, 2, 3, 4, 101, 102, 103, 104};
+  EXPECT_EQ(RunReference(op, img), (std::vector<int32_t>{0, 2, 1, 3, 2, 4, 3, 0,  //
+                                                0, 102, 101, 103, 102, 104, 103, 0}));
+}
+
+TEST(Im2colReferenceTest, StridedImage) {
+  // A 2x2 single-channel image stored with gaps: W stride 2, H stride 5.
+  Im2colOp op = Im2colOp::Dense(DataType::kI32, G(1, 2, 2, 1, 1, 1, 1, 1, 1, 1, 0, 0));
+  op.img.strides = {10, 5, 2, 1};
+  std::vector<int32_t> img(SpanBytes(op.img) / 4);
+  std::iota(img.begin(), img.end(), 0);
+  EXPECT_EQ(RunReference(op, img), (std::vector<int32_t>{0, 2, 5, 7}));
+}
+
+TEST(Im2colReferenceTest, EveryByteOfWideElementsMoves) {
+  Im2colOp op = Im2colOp::Dense(DataType::kF64, G(1, 1, 2, 1, 1, 2, 1, 1, 1, 1, 0, 1));
+  // OW = (2 + 2 - 2) + 1 = 3 windows of [pad|x0], [x0|x1], [x1|pad].
+  std::vector<uint8_t> img(16);
+  std::iota(img.begin(), img.end(), 1);
+  std::vector<uint8_t> col(Im2colColumnBytes(op), 0xee);
+  ASSERT_EQ(col.size(), 3u * 2 * 8);
+  ASSERT_TRUE(Im2colReference(op, img.data(), img.size(), col.data(), col.size()).ok());
+  std::vector<uint8_t> expected(48, 0);
+  for (int i = 0; i < 8; ++i) {
+    expected[8 + i] = img[i];
+    expected[16 + i] = img[i];
+    expected[24 + i] = img[8 + i];
+    expected[32 + i] = img[8 + i];
+  }
+  EXPECT_EQ(col, expected);
+}
+
+TEST(Im2colReferenceTest, RejectsShortBuffersAndBadOps) {
+  Im2colOp op = Im2colOp::Dense(DataType::kF32, G(1, 4, 4, 2, 3, 3, 1, 1, 1, 1, 1, 1));
+  std::vector<uint8_t> img(SpanBytes(op.img)), col(Im2colColumnBytes(op));
+  EXPECT_TRUE(Im2colReference(op, img.data(), img.size(), col.data(), col.size()).ok());
+  EXPECT_FALSE(Im2colReference(op, img.data(), img.size() - 1, col.data(), col.size()).ok());
+  EXPECT_FALSE(Im2colReference(op, img.data(), img.size(), col.data(), col.size() - 4).ok());
+  op.geometry.ph = 3;
+  EXPECT_FALSE(Im2colReference(op, img.data(), img.size(), col.data(), col.size()).ok());
+}
+
+}  // namespace
+}  // namespace tiletune

@@ -1,0 +1,107 @@
+#include "compiler/ops/im2col/im2col_search_space.h"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace tiletune {
+namespace {
+
+// The longest column-matrix row for which the search adds tiles of whole rows.
+constexpr int64_t kWholeRowTileMaxK = 1024;
+// The widest output row for which it adds tiles of whole output rows.
+constexpr int64_t kWholeOutputRowMaxOW = 512;
+
+LaunchParams MakeLaunch(int64_t m, int64_t k, int threads, int stages, int ctas) {
+  LaunchParams p;
+  p.tile = {m, k};
+  p.threads = threads;
+  p.stages = stages;
+  p.ctas_per_sm = ctas;
+  return p;
+}
+
+}  // namespace
+
+std::vector<Hints> AllIm2colHints() {
+  std::vector<Hints> all;
+  std::vector<std::optional<int>> widths = {std::nullopt, 1, 2, 4, 8};
+  std::vector<std::optional<EvictionPolicy>> policies = {std::nullopt, EvictionPolicy::kEvictFirst,
+                                                         EvictionPolicy::kEvictLast};
+  std::vector<std::optional<Instruction>> instructions = {std::nullopt, Instruction::kTma,
+                                                          Instruction::kSync};
+  for (auto width : widths) {
+    for (bool disable_tma : {false, true}) {
+      for (auto policy : policies) {
+        for (auto instruction : instructions) {
+          for (bool split : {false, true}) {
+            Hints hints;
+            hints.coalesced_width = width;
+            hints.disable_tma = disable_tma;
+            hints.eviction_policy = policy;
+            hints.prefer_instruction = instruction;
+            if (split) {
+              hints.annotations["img_eviction_policy"] = "evict_last";
+              hints.annotations["col_eviction_policy"] = "evict_first";
+            }
+            all.push_back(hints);
+          }
+        }
+      }
+    }
+  }
+  return all;
+}
+
+SearchSpace Im2colSearchSpace(const Im2colOp& op, const Target& target) {
+  std::vector<LaunchParams> representative = {MakeLaunch(128, 64, 256, 1, 0),
+                                              MakeLaunch(128, 64, 128, 2, 0)};
+  std::vector<std::pair<int64_t, int64_t>> tiles = {{64, 64},  {128, 64}, {256, 64},
+                                                    {128, 128}, {32, 128}, {64, 32}};
+  // Tiles of whole rows when rows are short: the SIMT flat form stores 16-byte vectors of
+  // them even where C allows only narrow ones (the C=3 stem).
+  const int64_t k = op.geometry.K();
+  if (k <= kWholeRowTileMaxK) {
+    representative.push_back(MakeLaunch(64, k, 256, 1, 0));
+    for (int64_t m : {16, 32, 64, 128}) tiles.push_back({m, k});
+    // Whole output rows too: the flat form then stages its input rows in shared memory.
+    const int64_t ow = op.geometry.OW();
+    if (ow <= kWholeOutputRowMaxOW) {
+      representative.push_back(MakeLaunch(ow, k, 256, 1, 0));
+      tiles.push_back({ow, k});
+      tiles.push_back({2 * ow, k});
+    }
+  }
+  SearchSpace space;
+  for (const Hints& hints : AllIm2colHints()) {
+    for (const LaunchParams& launch : representative) space.first.push_back({hints, launch});
+  }
+  for (auto [m, n] : tiles) {
+    for (int threads : {128, 256}) {
+      for (int stages : {1, 2, 3}) {
+        for (int ctas : {0, 2}) space.launches.push_back(MakeLaunch(m, n, threads, stages, ctas));
+      }
+    }
+  }
+  return space;
+}
+
+Trial Im2colHeuristic(const Im2colOp& op, const Target& target) {
+  Trial trial;
+  trial.launch = MakeLaunch(128, std::min<int64_t>(64, std::max<int64_t>(1, op.geometry.K())), 256,
+                            1, 0);
+  trial.hints = op.hints;
+  const Hints& mine = op.hints;
+  if (!mine.prefer_instruction.has_value() && !mine.annotations.count("prefer_instruction")) {
+    trial.hints.prefer_instruction = Instruction::kSync;
+  }
+  if (!mine.eviction_policy.has_value() && !mine.annotations.count("img_eviction_policy") &&
+      !mine.annotations.count("col_eviction_policy")) {
+    trial.hints.annotations["img_eviction_policy"] = "evict_last";
+    trial.hints.annotations["col_eviction_policy"] = "evict_first";
+  }
+  return trial;
+}
+
+}  // namespace tiletune

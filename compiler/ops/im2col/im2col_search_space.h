@@ -1,0 +1,32 @@
+// The search space for one im2col problem on one target: every hint value at a few
+// representative launches, then tiles of 32 to 256 rows (and whole rows, whole output
+// rows when the matrix's rows are short), thread counts, pipeline depths and persistent
+// grids for the best hint sets.
+//
+//   SearchSpace space = Im2colSearchSpace(op, target);
+#ifndef COMPILER_OPS_IM2COL_IM2COL_SEARCH_SPACE_H_
+#define COMPILER_OPS_IM2COL_IM2COL_SEARCH_SPACE_H_
+
+#include <vector>
+
+#include "compiler/ops/im2col/im2col_op.h"
+#include "compiler/ops/tile_op_definition.h"
+#include "compiler/target/target.h"
+
+namespace tiletune {
+
+// Every im2col hint value: coalesced_width (unset, 1..8), disable_tma, eviction_policy
+// (unset, evict_first, evict_last), prefer_instruction (unset, tma, sync), and the
+// img_eviction_policy=evict_last / col_eviction_policy=evict_first annotation pair.
+std::vector<Hints> AllIm2colHints();
+
+SearchSpace Im2colSearchSpace(const Im2colOp& op, const Target& target);
+
+// The built-in launch: SIMT, 128 x 64 tiles (K narrower when it is), 256 threads, the
+// image kept in L2 (evict_last) while the column matrix streams out (evict_first) where
+// the op sets no policy, and prefer_instruction=sync unless the op asks for another.
+Trial Im2colHeuristic(const Im2colOp& op, const Target& target);
+
+}  // namespace tiletune
+
+#endif  // COMPILER_OPS_IM2COL_IM2COL_SEARCH_SPACE_H_

@@ -1,0 +1,167 @@
+#include "kernels/tile_kernel.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "compiler/base/status_macros.h"
+#include "kernels/runtime/driver_api.h"
+
+namespace tiletune {
+namespace {
+
+absl::StatusOr<CUtensorMapDataType> ElementType(int element_bytes) {
+  switch (element_bytes) {
+    case 1: return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    case 2: return CU_TENSOR_MAP_DATA_TYPE_UINT16;
+    case 4: return CU_TENSOR_MAP_DATA_TYPE_UINT32;
+    case 8: return CU_TENSOR_MAP_DATA_TYPE_UINT64;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("no TMA element type of ", element_bytes, " bytes"));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<CUtensorMap> EncodeTensorMap(const DriverApi& cu, const TensorMapSpec& spec,
+                                            CUdeviceptr buffer) {
+  TT_ASSIGN_OR_RETURN(CUtensorMapDataType type, ElementType(spec.element_bytes));
+  const CUdeviceptr base = buffer + spec.base_offset_bytes;
+  if (base % 16 != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "TMA base address 0x", absl::Hex(base), " is not 16-byte aligned; align the buffer"));
+  }
+  std::vector<cuuint64_t> dims(spec.dims.begin(), spec.dims.end());
+  std::vector<cuuint64_t> strides(spec.strides_bytes.begin(), spec.strides_bytes.end());
+  std::vector<cuuint32_t> element_strides(spec.element_strides.begin(),
+                                          spec.element_strides.end());
+  if (element_strides.empty()) element_strides.assign(dims.size(), 1);
+  const cuuint32_t rank = static_cast<cuuint32_t>(dims.size());
+  CUtensorMap map;
+  if (!spec.im2col.has_value()) {
+    std::vector<cuuint32_t> box(spec.box.begin(), spec.box.end());
+    TT_RETURN_IF_ERROR(ToStatus(
+        cu.cuTensorMapEncodeTiled(&map, type, rank, reinterpret_cast<void*>(base), dims.data(),
+                                  strides.empty() ? nullptr : strides.data(), box.data(),
+                                  element_strides.data(), CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                  CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+        "cuTensorMapEncodeTiled"));
+    return map;
+  }
+  const TensorMapSpec::Im2colBox& window = *spec.im2col;
+  if (rank != 4 || strides.size() != 3 || window.lower_corner.size() != 2 ||
+      window.upper_corner.size() != 2 || element_strides.size() != 4) {
+    return absl::InvalidArgumentError("im2col tensor map spec is not rank 4 (NHWC)");
+  }
+  std::vector<int> lower(window.lower_corner.begin(), window.lower_corner.end());
+  std::vector<int> upper(window.upper_corner.begin(), window.upper_corner.end());
+  TT_RETURN_IF_ERROR(ToStatus(
+      cu.cuTensorMapEncodeIm2col(&map, type, rank, reinterpret_cast<void*>(base), dims.data(),
+                                 strides.data(), lower.data(), upper.data(),
+                                 window.channels_per_pixel, window.pixels_per_column,
+                                 element_strides.data(), CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                 CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+      absl::StrCat("cuTensorMapEncodeIm2col (corners lower ", lower[0], ",", lower[1], " upper ",
+                   upper[0], ",", upper[1], ", ", window.channels_per_pixel, " channels x ",
+                   window.pixels_per_column, " pixels)")));
+  return map;
+}
+
+absl::Status CheckTileBuffersAligned(const std::string& op, CUdeviceptr input,
+                                     CUdeviceptr output) {
+  if (input % 16 == 0 && output % 16 == 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(op, " buffers must be 16-byte aligned; got input 0x",
+                                                 absl::Hex(input), ", output 0x",
+                                                 absl::Hex(output)));
+}
+
+absl::StatusOr<std::vector<CUtensorMap>*> TensorMapCache::Get(CUdeviceptr first,
+                                                              CUdeviceptr second,
+                                                              const Encoder& encode) {
+  for (size_t i = entries_.size(); i-- > 0;) {
+    if (entries_[i].first == first && entries_[i].second == second) {
+      if (i + 1 != entries_.size()) {
+        Entry hit = std::move(entries_[i]);
+        entries_.erase(entries_.begin() + i);
+        entries_.push_back(std::move(hit));
+      }
+      return &entries_.back().maps;
+    }
+  }
+  TT_ASSIGN_OR_RETURN(std::vector<CUtensorMap> maps, encode());
+  if (entries_.size() == kMaxPairs) entries_.erase(entries_.begin());
+  entries_.push_back(Entry{first, second, std::move(maps)});
+  return &entries_.back().maps;
+}
+
+TileKernel::TileKernel(const Context& context, std::shared_ptr<const LoweredTileKernel> lowered,
+                       std::string source, std::unique_ptr<Module> module, Kernel kernel)
+    : context_(context),
+      lowered_(std::move(lowered)),
+      source_(std::move(source)),
+      module_(std::move(module)),
+      kernel_(std::move(kernel)),
+      grid_(lowered_->GridSize(context.info().sm_count)) {}
+
+absl::StatusOr<std::unique_ptr<TileKernel>> TileKernel::Create(
+    const Context& context, const TileOpDefinition& definition,
+    std::shared_ptr<const LoweredTileKernel> lowered, CompilationProvider& compiler) {
+  CudaSource source = definition.Emit(*lowered);
+  CompileOptions options;
+  options.arch = lowered->target.ArchName();
+  TT_ASSIGN_OR_RETURN(Cubin cubin, compiler.CompileToCubin(source, options));
+  return CreateFromCubin(context, std::move(lowered), std::move(source.text), cubin);
+}
+
+absl::StatusOr<std::unique_ptr<TileKernel>> TileKernel::CreateFromCubin(
+    const Context& context, std::shared_ptr<const LoweredTileKernel> lowered, std::string source,
+    const Cubin& cubin) {
+  const Target& target = lowered->target;
+  if (target.arch() != context.info().cc_major * 10 + context.info().cc_minor) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel lowered for ", target.ArchName(), " cannot run on ",
+                     context.info().name, " (", context.info().ArchName(), ")"));
+  }
+  TT_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, Module::Load(context, cubin.bytes));
+  TT_ASSIGN_OR_RETURN(Kernel kernel,
+                      module->GetKernel(lowered->kernel_name, lowered->param_count()));
+  return std::unique_ptr<TileKernel>(new TileKernel(context, std::move(lowered),
+                                                    std::move(source), std::move(module),
+                                                    std::move(kernel)));
+}
+
+absl::Status TileKernel::Launch(CUdeviceptr input, CUdeviceptr output, CUstream stream) {
+  TT_RETURN_IF_ERROR(CheckTileBuffersAligned(lowered_->op, input, output));
+  absl::InlinedVector<void*, 4> args = {&input, &output};  // no allocation per launch
+  if (!lowered_->tensor_maps.empty()) {
+    TT_ASSIGN_OR_RETURN(
+        std::vector<CUtensorMap>* maps,
+        maps_.Get(input, output, [&]() -> absl::StatusOr<std::vector<CUtensorMap>> {
+          std::vector<CUtensorMap> encoded;
+          for (const TensorMapSpec& spec : lowered_->tensor_maps) {
+            const CUdeviceptr buffer =
+                spec.operand == TensorMapSpec::Operand::kInput ? input : output;
+            TT_ASSIGN_OR_RETURN(CUtensorMap map, EncodeTensorMap(context_.api(), spec, buffer));
+            encoded.push_back(map);
+          }
+          return encoded;
+        }));
+    for (CUtensorMap& map : *maps) args.push_back(&map);
+  }
+  LaunchConfig config;
+  config.grid = {static_cast<unsigned>(grid_), 1, 1};
+  config.block = {static_cast<unsigned>(lowered_->launch.threads), 1, 1};
+  config.dynamic_shared_bytes = static_cast<unsigned>(lowered_->shared_bytes);
+  config.stream = stream;
+  return kernel_.Launch(config, args);
+}
+
+}  // namespace tiletune

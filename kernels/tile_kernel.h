@@ -1,0 +1,100 @@
+// A compiled, loaded tile kernel of any operator, ready to launch on device buffers.
+//
+//   TT_ASSIGN_OR_RETURN(auto lowered, definition.Lower(op, target, launch));
+//   TT_ASSIGN_OR_RETURN(std::unique_ptr<TileKernel> kernel,
+//                       TileKernel::Create(context, definition, lowered, compiler));
+//   TT_RETURN_IF_ERROR(kernel->Launch(input.ptr(), output.ptr(), stream));
+//
+// `input` and `output` are the pointers of the op's whole input and output buffers (the
+// regions' offsets are part of the kernel), at least 16-byte aligned, and must not
+// overlap. Launch encodes the kernel's TMA descriptors (tiled or im2col mode) for a new
+// pointer pair and reuses them for the same pair. Not thread-safe: one launching thread
+// per TileKernel.
+#ifndef KERNELS_TILE_KERNEL_H_
+#define KERNELS_TILE_KERNEL_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "compiler/cuda/compilation_provider.h"
+#include "compiler/lower/lowered_kernel.h"
+#include "compiler/ops/tile_op_definition.h"
+#include "cuda.h"
+#include "kernels/runtime/runtime.h"
+
+namespace tiletune {
+
+// Encodes one TensorMapSpec over the operand buffer at `buffer`: cuTensorMapEncodeTiled,
+// or cuTensorMapEncodeIm2col when the spec is an im2col-mode map.
+absl::StatusOr<CUtensorMap> EncodeTensorMap(const DriverApi& cu, const TensorMapSpec& spec,
+                                            CUdeviceptr buffer);
+
+// InvalidArgument naming both addresses unless each is 16-byte aligned, as tile kernels
+// require: "<op> buffers must be 16-byte aligned; got <input> 0x.., <output> 0x..".
+absl::Status CheckTileBuffersAligned(const std::string& op, CUdeviceptr input,
+                                     CUdeviceptr output);
+
+// Tensor maps encoded per (input, output) buffer pair, so kernels launched over a rotation
+// of buffers (the autotuner's) encode each pair once. Keeps the kMaxPairs most recent.
+class TensorMapCache {
+ public:
+  static constexpr size_t kMaxPairs = 64;
+  using Encoder = std::function<absl::StatusOr<std::vector<CUtensorMap>>()>;
+
+  // The maps for the pair, encoded with `encode` on a miss. The pointer is valid until the
+  // next call.
+  absl::StatusOr<std::vector<CUtensorMap>*> Get(CUdeviceptr first, CUdeviceptr second,
+                                                const Encoder& encode);
+
+ private:
+  struct Entry {
+    CUdeviceptr first;
+    CUdeviceptr second;
+    std::vector<CUtensorMap> maps;
+  };
+  std::vector<Entry> entries_;  // Most recently used last.
+};
+
+class TileKernel {
+ public:
+  // Emits through `definition`, compiles (through `compiler`, for the lowered target) and
+  // loads the kernel.
+  static absl::StatusOr<std::unique_ptr<TileKernel>> Create(
+      const Context& context, const TileOpDefinition& definition,
+      std::shared_ptr<const LoweredTileKernel> lowered, CompilationProvider& compiler);
+  // Loads an already compiled kernel (`source` is kept for reports). InvalidArgument when
+  // the lowering's target is not the architecture of the context's device, or the cubin
+  // lacks the kernel or its parameters.
+  static absl::StatusOr<std::unique_ptr<TileKernel>> CreateFromCubin(
+      const Context& context, std::shared_ptr<const LoweredTileKernel> lowered,
+      std::string source, const Cubin& cubin);
+
+  absl::Status Launch(CUdeviceptr input, CUdeviceptr output, CUstream stream);
+
+  const LoweredTileKernel& lowered() const { return *lowered_; }
+  const std::string& source() const { return source_; }
+  // The loaded kernel function.
+  const Kernel& kernel() const { return kernel_; }
+  // Grid size used on this device.
+  int64_t grid() const { return grid_; }
+
+ private:
+  TileKernel(const Context& context, std::shared_ptr<const LoweredTileKernel> lowered,
+             std::string source, std::unique_ptr<Module> module, Kernel kernel);
+
+  const Context& context_;
+  std::shared_ptr<const LoweredTileKernel> lowered_;
+  std::string source_;
+  std::unique_ptr<Module> module_;
+  Kernel kernel_;
+  int64_t grid_;
+  TensorMapCache maps_;
+};
+
+}  // namespace tiletune
+
+#endif  // KERNELS_TILE_KERNEL_H_

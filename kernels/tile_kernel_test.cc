@@ -1,0 +1,68 @@
+// CPU tests of the runner's tensor-map cache (the encoder is a fake: no driver needed).
+#include "kernels/tile_kernel.h"
+
+#include <cstring>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gtest/gtest.h"
+
+namespace tiletune {
+namespace {
+
+TEST(TensorMapCacheTest, EncodesEachPairOnceAndEvictsTheLeastRecent) {
+  TensorMapCache cache;
+  int encodes = 0;
+  auto encoder = [&](CUdeviceptr tag) {
+    return [&encodes, tag]() -> absl::StatusOr<std::vector<CUtensorMap>> {
+      ++encodes;
+      CUtensorMap map;
+      std::memset(&map, 0, sizeof(map));
+      std::memcpy(&map, &tag, sizeof(tag));
+      return std::vector<CUtensorMap>{map};
+    };
+  };
+  auto tag_of = [](const std::vector<CUtensorMap>* maps) {
+    CUdeviceptr tag = 0;
+    std::memcpy(&tag, &(*maps)[0], sizeof(tag));
+    return tag;
+  };
+  // Fill the cache, then hit every pair again: no new encodes.
+  for (CUdeviceptr p = 1; p <= TensorMapCache::kMaxPairs; ++p) {
+    auto maps = cache.Get(p * 256, p * 512, encoder(p));
+    ASSERT_TRUE(maps.ok());
+    EXPECT_EQ(tag_of(*maps), p);
+  }
+  EXPECT_EQ(encodes, static_cast<int>(TensorMapCache::kMaxPairs));
+  for (CUdeviceptr p = 1; p <= TensorMapCache::kMaxPairs; ++p) {
+    auto maps = cache.Get(p * 256, p * 512, encoder(1000 + p));
+    ASSERT_TRUE(maps.ok());
+    EXPECT_EQ(tag_of(*maps), p);  // Cached, not re-encoded.
+  }
+  EXPECT_EQ(encodes, static_cast<int>(TensorMapCache::kMaxPairs));
+  // A new pair evicts the least recently used one (pair 1), and only that one.
+  ASSERT_TRUE(cache.Get(999 * 256, 999 * 512, encoder(999)).ok());
+  ASSERT_TRUE(cache.Get(2 * 256, 2 * 512, encoder(2002)).ok());
+  EXPECT_EQ(encodes, static_cast<int>(TensorMapCache::kMaxPairs) + 1);
+  auto again = cache.Get(1 * 256, 1 * 512, encoder(1001));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(tag_of(*again), 1001u);
+  // The same source with another destination is another pair.
+  ASSERT_TRUE(cache.Get(2 * 256, 7, encoder(3)).ok());
+  EXPECT_EQ(encodes, static_cast<int>(TensorMapCache::kMaxPairs) + 3);
+}
+
+TEST(TensorMapCacheTest, EncoderErrorsPropagateAndAreNotCached) {
+  TensorMapCache cache;
+  int calls = 0;
+  auto failing = [&]() -> absl::StatusOr<std::vector<CUtensorMap>> {
+    ++calls;
+    return absl::InvalidArgumentError("misaligned");
+  };
+  EXPECT_EQ(cache.Get(16, 32, failing).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(cache.Get(16, 32, failing).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(calls, 2);
+}
+
+}  // namespace
+}  // namespace tiletune

@@ -1,0 +1,71 @@
+#include "kernels/verify.h"
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "compiler/base/status_macros.h"
+
+namespace tiletune {
+
+absl::Status VerifyTileKernel(const Context& context, TileKernel& kernel,
+                              const TileOpDefinition& definition, const TileOp& op,
+                              std::mt19937_64& rng) {
+  const OperandSizes sizes = definition.Sizes(op);
+  const std::vector<std::string> names = definition.operand_names();
+  std::vector<uint8_t> input(sizes.input_bytes + 2 * kGuardBytes);
+  for (size_t i = 0; i < input.size(); i += 8) {
+    uint64_t word = rng();
+    for (size_t j = 0; j < 8 && i + j < input.size(); ++j) input[i + j] = uint8_t(word >> (8 * j));
+  }
+  const uint8_t poison = static_cast<uint8_t>(1 + rng() % 255);
+  std::vector<uint8_t> expected(sizes.output_bytes + 2 * kGuardBytes, poison);
+  TT_RETURN_IF_ERROR(definition.Reference(
+      op, absl::MakeConstSpan(input).subspan(kGuardBytes, sizes.input_bytes),
+      absl::MakeSpan(expected).subspan(kGuardBytes, sizes.output_bytes)));
+
+  TT_ASSIGN_OR_RETURN(DeviceBuffer input_device, DeviceBuffer::Allocate(context, input.size()));
+  TT_ASSIGN_OR_RETURN(DeviceBuffer output_device,
+                      DeviceBuffer::Allocate(context, expected.size()));
+  TT_RETURN_IF_ERROR(input_device.CopyFromHost(input.data(), input.size()));
+  TT_RETURN_IF_ERROR(output_device.Fill(poison));
+  TT_RETURN_IF_ERROR(kernel.Launch(input_device.ptr() + kGuardBytes,
+                                   output_device.ptr() + kGuardBytes, /*stream=*/nullptr));
+  TT_RETURN_IF_ERROR(context.Synchronize());
+  std::vector<uint8_t> got(expected.size());
+  TT_RETURN_IF_ERROR(output_device.CopyToHost(got.data(), got.size()));
+  std::vector<uint8_t> input_after(input.size());
+  TT_RETURN_IF_ERROR(input_device.CopyToHost(input_after.data(), input_after.size()));
+  if (input_after != input) {
+    return absl::DataLossError(absl::StrCat("the kernel wrote to its input buffer ", names[0]));
+  }
+  const std::string& out = names[1];
+  const int element_bytes = DataTypeBytes(op.dtype());
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (got[i] == expected[i]) continue;
+    std::string where;
+    if (i < kGuardBytes) {
+      where = absl::StrCat("guard zone before ", out, ", ", kGuardBytes - i, " B before the buffer");
+    } else if (i >= kGuardBytes + sizes.output_bytes) {
+      where = absl::StrCat("guard zone after ", out, ", ", i - kGuardBytes - sizes.output_bytes,
+                           " B past its end");
+    } else {
+      const int64_t element = static_cast<int64_t>((i - kGuardBytes) / element_bytes);
+      where = absl::StrCat(out, " byte ", i - kGuardBytes, " (",
+                           definition.DescribeOutputElement(op, element), ")");
+    }
+    size_t wrong = 0;
+    for (size_t j = i; j < got.size(); ++j) wrong += got[j] != expected[j];
+    return absl::DataLossError(absl::StrCat(kernel.lowered().kernel_name, " wrote 0x",
+                                            absl::Hex(got[i]), " at ", where, "; expected 0x",
+                                            absl::Hex(expected[i]), " (poison 0x",
+                                            absl::Hex(poison), "); ", wrong,
+                                            " wrong byte(s) from there on"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tiletune

@@ -1,0 +1,37 @@
+// Bit-exact verification of any tile kernel on the GPU.
+//
+// Each call draws fresh random input data, poisons the output with a random non-zero byte
+// (so an output written as zero is told apart from one left alone), surrounds both buffers
+// with guard zones, launches once and compares every byte with the operator's CPU
+// reference: the output must equal the reference, every byte the op does not write and
+// every guard byte must still hold the poison, and the input must be unchanged.
+//
+//   std::mt19937_64 rng(seed);
+//   TT_RETURN_IF_ERROR(VerifyTileKernel(*context, *kernel, definition, op, rng));
+#ifndef KERNELS_VERIFY_H_
+#define KERNELS_VERIFY_H_
+
+#include <cstddef>
+#include <random>
+
+#include "absl/status/status.h"
+#include "compiler/ir/tile_op.h"
+#include "compiler/ops/tile_op_definition.h"
+#include "kernels/runtime/runtime.h"
+#include "kernels/tile_kernel.h"
+
+namespace tiletune {
+
+// Guard bytes before and after each device buffer.
+inline constexpr size_t kGuardBytes = 4096;
+
+// OK when the kernel matches the reference; DataLoss naming the first wrong byte (its
+// output element as the operator describes it, or the guard zone) and how many follow;
+// launch or driver errors as the runtime returns them (a fault is Aborted).
+absl::Status VerifyTileKernel(const Context& context, TileKernel& kernel,
+                              const TileOpDefinition& definition, const TileOp& op,
+                              std::mt19937_64& rng);
+
+}  // namespace tiletune
+
+#endif  // KERNELS_VERIFY_H_
