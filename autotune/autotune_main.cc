@@ -430,6 +430,7 @@ int Supervise(const TileOpRegistry& ops, const std::vector<SuiteProblem>& mine,
   }
   const std::string path = OutputPath();
   Supervision s;
+  s.database.set_schema_version(tuning::kCurrentSchemaVersion);
   tuning::ReadOptions read;
   read.semantics = ops.RecordValidator();
   absl::StatusOr<tuning::TuningDatabase> existing = tuning::ReadTuningDatabase(path, read);
