@@ -31,6 +31,7 @@
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/message.h"
+#include "google/protobuf/reflection.h"
 #include "google/protobuf/stubs/common.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/unknown_field_set.h"
@@ -158,7 +159,14 @@ void ValidateOperatorNumbers(const pb::Message& message, const std::string& wher
     const std::string name = absl::StrCat(where, ".", field->name());
     if (field->cpp_type() != pb::FieldDescriptor::CPPTYPE_INT64) continue;
     if (field->is_repeated()) {
-      ValidateInts(name, reflection->GetRepeatedField<int64_t>(message, field), 0, v);
+      const auto values = reflection->GetRepeatedFieldRef<int64_t>(message, field);
+      if (values.size() > kMaxListLength) {
+        v->Add(absl::StrCat(name, " has ", values.size(), " entries; at most ", kMaxListLength,
+                            " are accepted"));
+        continue;
+      }
+      pb::RepeatedField<int64_t> copy(values.begin(), values.end());
+      ValidateInts(name, copy, 0, v);
     } else if (int64_t value = reflection->GetInt64(message, field); value < 0) {
       v->Add(absl::StrCat(name, " is ", value, "; it must be >= 0"));
     }
@@ -851,7 +859,7 @@ std::string ProblemKey(const Problem& problem) {
     if (field->cpp_type() != pb::FieldDescriptor::CPPTYPE_INT64) {
       absl::StrAppend(&key, "?");  // Operators' problems hold integers only.
     } else if (field->is_repeated()) {
-      const auto& values = reflection->GetRepeatedField<int64_t>(*op, field);
+      const auto values = reflection->GetRepeatedFieldRef<int64_t>(*op, field);
       absl::StrAppend(&key, FormatInts(std::vector<int64_t>(values.begin(), values.end())));
     } else {
       absl::StrAppend(&key, reflection->GetInt64(*op, field));

@@ -165,7 +165,9 @@ TEST(Im2colCodegenTest, FlatFormStoresWideVectorsOfWholeRows) {
     ASSERT_TRUE(lowered.ok()) << lowered.status();
     EXPECT_EQ(lowered->path, block_m == 1 ? Im2colPath::kSimtRow : Im2colPath::kSimtFlat)
         << block_m;
-    if (block_m > 1) EXPECT_EQ(lowered->flat_vector_elems, block_m == 2 ? 2 : 8) << block_m;
+    if (block_m > 1) {
+      EXPECT_EQ(lowered->flat_vector_elems, block_m == 2 ? 2 : 8) << block_m;
+    }
     std::string ptx = Ptx(*lowered);
     EXPECT_THAT(ptx, HasSubstr(store)) << block_m;
     EXPECT_THAT(ptx, HasSubstr("ld.global.nc.u16")) << block_m;
