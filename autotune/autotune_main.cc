@@ -388,18 +388,29 @@ void SuperviseProblem(const TileOpRegistry& ops, const std::vector<SuiteProblem>
     ++s.failures;
     return;
   }
+  // A record the database would reject is reported and its file kept for inspection;
+  // it never reaches the database the earlier problems were written to.
+  if (absl::Status valid = ops.RecordValidator()(record); !valid.ok()) {
+    std::fprintf(stderr, "autotune: %s: the worker's record is invalid (kept in %s): %s\n",
+                 label.c_str(), result_path.c_str(), std::string(valid.message()).c_str());
+    ++s.failures;
+    return;
+  }
+  *s.database.add_records() = record;
+  absl::Status written = tuning::WriteTuningDatabase(s.database, path, ops.RecordValidator());
+  if (!written.ok()) {
+    s.database.mutable_records()->RemoveLast();
+    std::fprintf(stderr, "autotune: %s: not written (kept in %s): %s\n", label.c_str(),
+                 result_path.c_str(), std::string(written.message()).c_str());
+    ++s.failures;
+    return;
+  }
   std::remove(result_path.c_str());
   std::remove(faults_path.c_str());
   std::remove((faults_path + ".pending").c_str());
   absl::StatusOr<std::string> line = tuning::ReadFileToString(result_path + ".summary");
   if (line.ok()) s.summary.push_back(*line);
   std::remove((result_path + ".summary").c_str());
-  *s.database.add_records() = record;
-  absl::Status written = tuning::WriteTuningDatabase(s.database, path, ops.RecordValidator());
-  if (!written.ok()) {
-    std::fprintf(stderr, "autotune: %s\n", std::string(written.message()).c_str());
-    ++s.failures;
-  }
 }
 
 absl::StatusOr<std::vector<int>> ParseDevices() {

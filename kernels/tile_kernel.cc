@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "compiler/base/status_macros.h"
 #include "kernels/runtime/driver_api.h"
 
@@ -75,17 +76,21 @@ absl::StatusOr<CUtensorMap> EncodeTensorMap(const DriverApi& cu, const TensorMap
   return map;
 }
 
-absl::Status CheckTileBuffersAligned(const std::string& op, CUdeviceptr input,
+absl::Status CheckTileBuffersAligned(const LoweredTileKernel& lowered, CUdeviceptr input,
                                      CUdeviceptr output) {
-  if (input % 16 == 0 && output % 16 == 0) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(op, " buffers must be 16-byte aligned; got input 0x",
-                                                 absl::Hex(input), ", output 0x",
-                                                 absl::Hex(output)));
+  std::vector<std::string> misaligned;
+  for (const auto& [name, address] :
+       {std::pair{&lowered.input_name, input}, {&lowered.output_name, output}}) {
+    if (address % 16 != 0) misaligned.push_back(absl::StrCat(*name, " at 0x", absl::Hex(address)));
+  }
+  if (misaligned.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(lowered.op, " buffers must be 16-byte aligned; got ",
+                   absl::StrJoin(misaligned, " and "), " (offset ", lowered.op,
+                   " regions through the problem's offsets, not the pointers)"));
 }
 
-absl::StatusOr<std::vector<CUtensorMap>*> TensorMapCache::Get(CUdeviceptr first,
-                                                              CUdeviceptr second,
-                                                              const Encoder& encode) {
+std::vector<CUtensorMap>* TensorMapCache::Find(CUdeviceptr first, CUdeviceptr second) {
   for (size_t i = entries_.size(); i-- > 0;) {
     if (entries_[i].first == first && entries_[i].second == second) {
       if (i + 1 != entries_.size()) {
@@ -96,7 +101,11 @@ absl::StatusOr<std::vector<CUtensorMap>*> TensorMapCache::Get(CUdeviceptr first,
       return &entries_.back().maps;
     }
   }
-  TT_ASSIGN_OR_RETURN(std::vector<CUtensorMap> maps, encode());
+  return nullptr;
+}
+
+std::vector<CUtensorMap>* TensorMapCache::Insert(CUdeviceptr first, CUdeviceptr second,
+                                                 std::vector<CUtensorMap> maps) {
   if (entries_.size() == kMaxPairs) entries_.erase(entries_.begin());
   entries_.push_back(Entry{first, second, std::move(maps)});
   return &entries_.back().maps;
@@ -139,7 +148,7 @@ absl::StatusOr<std::unique_ptr<TileKernel>> TileKernel::CreateFromCubin(
 }
 
 absl::Status TileKernel::Launch(CUdeviceptr input, CUdeviceptr output, CUstream stream) {
-  TT_RETURN_IF_ERROR(CheckTileBuffersAligned(lowered_->op, input, output));
+  TT_RETURN_IF_ERROR(CheckTileBuffersAligned(*lowered_, input, output));
   absl::InlinedVector<void*, 4> args = {&input, &output};  // no allocation per launch
   if (!lowered_->tensor_maps.empty()) {
     TT_ASSIGN_OR_RETURN(

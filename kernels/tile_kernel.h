@@ -13,9 +13,9 @@
 #ifndef KERNELS_TILE_KERNEL_H_
 #define KERNELS_TILE_KERNEL_H_
 
-#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -33,9 +33,9 @@ namespace tiletune {
 absl::StatusOr<CUtensorMap> EncodeTensorMap(const DriverApi& cu, const TensorMapSpec& spec,
                                             CUdeviceptr buffer);
 
-// InvalidArgument naming both addresses unless each is 16-byte aligned, as tile kernels
-// require: "<op> buffers must be 16-byte aligned; got <input> 0x.., <output> 0x..".
-absl::Status CheckTileBuffersAligned(const std::string& op, CUdeviceptr input,
+// InvalidArgument naming each operand whose address is not 16-byte aligned, as tile
+// kernels require: "copy buffers must be 16-byte aligned; got src at 0x.. (...)".
+absl::Status CheckTileBuffersAligned(const LoweredTileKernel& lowered, CUdeviceptr input,
                                      CUdeviceptr output);
 
 // Tensor maps encoded per (input, output) buffer pair, so kernels launched over a rotation
@@ -43,14 +43,26 @@ absl::Status CheckTileBuffersAligned(const std::string& op, CUdeviceptr input,
 class TensorMapCache {
  public:
   static constexpr size_t kMaxPairs = 64;
-  using Encoder = std::function<absl::StatusOr<std::vector<CUtensorMap>>()>;
 
-  // The maps for the pair, encoded with `encode` on a miss. The pointer is valid until the
-  // next call.
+  // The maps for the pair, encoded with `encode` (a callable returning
+  // StatusOr<std::vector<CUtensorMap>>) on a miss. The pointer is valid until the next
+  // call. A template so a launch's hit costs no allocation.
+  template <typename Encode>
   absl::StatusOr<std::vector<CUtensorMap>*> Get(CUdeviceptr first, CUdeviceptr second,
-                                                const Encoder& encode);
+                                                const Encode& encode) {
+    if (std::vector<CUtensorMap>* hit = Find(first, second)) return hit;
+    absl::StatusOr<std::vector<CUtensorMap>> maps = encode();
+    if (!maps.ok()) return maps.status();
+    return Insert(first, second, *std::move(maps));
+  }
 
  private:
+  // The pair's maps, now the most recent; null on a miss.
+  std::vector<CUtensorMap>* Find(CUdeviceptr first, CUdeviceptr second);
+  // Adds the pair, evicting the least recent at kMaxPairs.
+  std::vector<CUtensorMap>* Insert(CUdeviceptr first, CUdeviceptr second,
+                                   std::vector<CUtensorMap> maps);
+
   struct Entry {
     CUdeviceptr first;
     CUdeviceptr second;

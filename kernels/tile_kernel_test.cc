@@ -2,13 +2,18 @@
 #include "kernels/tile_kernel.h"
 
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace tiletune {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(TensorMapCacheTest, EncodesEachPairOnceAndEvictsTheLeastRecent) {
   TensorMapCache cache;
@@ -50,6 +55,22 @@ TEST(TensorMapCacheTest, EncodesEachPairOnceAndEvictsTheLeastRecent) {
   // The same source with another destination is another pair.
   ASSERT_TRUE(cache.Get(2 * 256, 7, encoder(3)).ok());
   EXPECT_EQ(encodes, static_cast<int>(TensorMapCache::kMaxPairs) + 3);
+}
+
+TEST(CheckTileBuffersAlignedTest, NamesEachMisalignedOperand) {
+  LoweredTileKernel lowered;
+  lowered.op = "im2col";
+  lowered.input_name = "img";
+  lowered.output_name = "col";
+  EXPECT_TRUE(CheckTileBuffersAligned(lowered, 0x1000, 0x2010).ok());
+  absl::Status one = CheckTileBuffersAligned(lowered, 0x1000, 0x2008);
+  EXPECT_EQ(one.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(one.message()), HasSubstr("got col at 0x2008 ("));
+  EXPECT_THAT(std::string(one.message()), Not(HasSubstr("img")));
+  absl::Status both = CheckTileBuffersAligned(lowered, 0x1002, 0x2008);
+  EXPECT_THAT(std::string(both.message()),
+              HasSubstr("im2col buffers must be 16-byte aligned; got img at 0x1002 and col at "
+                        "0x2008"));
 }
 
 TEST(TensorMapCacheTest, EncoderErrorsPropagateAndAreNotCached) {

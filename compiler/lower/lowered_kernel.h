@@ -82,8 +82,10 @@ struct TensorMapSpec {
 struct LoweredTileKernel {
   virtual ~LoweredTileKernel() = default;
 
-  // The operator ("copy").
+  // The operator ("copy") and its operands' names ("src", "dst"), for messages.
   std::string op;
+  std::string input_name = "input";
+  std::string output_name = "output";
   Target target = *Target::Parse("sm_90a");
   // The operator's name of the path taken ("tma", "simt_im2col") and, where a path has
   // several forms, the form ("staged"); "" otherwise.

@@ -95,8 +95,9 @@ std::string TileOpRegistry::DescribeProblem(const tuning::Problem& problem) cons
 }
 
 tuning::RecordValidator TileOpRegistry::RecordValidator() const {
-  return [this](const tuning::TuningRecord& record) -> absl::Status {
-    TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, For(record.problem()));
+  std::shared_ptr<const TileOpRegistry> ops(new TileOpRegistry(*this));
+  return [ops](const tuning::TuningRecord& record) -> absl::Status {
+    TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, ops->For(record.problem()));
     absl::StatusOr<std::unique_ptr<TileOp>> op = definition->FromProblem(record.problem());
     if (!op.ok()) {
       return absl::InvalidArgumentError(

@@ -26,6 +26,12 @@ namespace tiletune {
 
 class TileOpRegistry {
  public:
+  TileOpRegistry() = default;
+  // Not copyable or movable: definitions found here are used by address.
+  TileOpRegistry(TileOpRegistry&&) = delete;
+  TileOpRegistry& operator=(const TileOpRegistry&) = delete;
+  TileOpRegistry& operator=(TileOpRegistry&&) = delete;
+
   // AlreadyExists for a name registered before.
   absl::Status Register(std::shared_ptr<const TileOpDefinition> definition);
 
@@ -54,10 +60,13 @@ class TileOpRegistry {
 
   // What the tuning database's readers and writers check beyond the schema: a record's
   // problem is a valid problem of a registered operator in canonical form, and every
-  // variant it holds names one of that operator's paths. The registry must outlive it.
+  // variant it holds names one of that operator's paths. It keeps its own snapshot of
+  // the operators registered so far, so it may outlive the registry.
   tuning::RecordValidator RecordValidator() const;
 
  private:
+  TileOpRegistry(const TileOpRegistry&) = default;  // the validator's snapshot
+
   std::vector<std::shared_ptr<const TileOpDefinition>> definitions_;
 };
 

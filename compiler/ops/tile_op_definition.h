@@ -19,6 +19,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -151,7 +153,7 @@ class TileOpDefinition {
 };
 
 // `op` as the operator's type, after checking it is one: InvalidArgument naming both
-// operators otherwise.
+// operators otherwise. The definitions' Status-returning methods use it.
 template <typename Op>
 absl::StatusOr<const Op*> OpAs(const TileOp& op) {
   if (op.op_name() != Op::Name()) {
@@ -159,6 +161,32 @@ absl::StatusOr<const Op*> OpAs(const TileOp& op) {
         std::string("a ") + op.op_name() + " op was given to the " + Op::Name() + " definition");
   }
   return static_cast<const Op*>(&op);
+}
+
+// `op` as the operator's type for methods that cannot return an error (Describe, AppendKey,
+// Sizes, Search, ...): handing a definition another operator's op is a programming error
+// (callers find the definition with TileOpRegistry::For), reported and aborted here
+// rather than read as the wrong type.
+template <typename Op>
+const Op& OpRef(const TileOp& op) {
+  if (op.op_name() != Op::Name()) {
+    std::fprintf(stderr, "tiletune: internal error: a %s op was given to the %s definition\n",
+                 op.op_name().c_str(), Op::Name().c_str());
+    std::abort();
+  }
+  return static_cast<const Op&>(op);
+}
+
+// The same check for a lowered kernel, whose `op` names its operator.
+template <typename Lowered>
+const Lowered& LoweredRef(const LoweredTileKernel& lowered, const std::string& op_name) {
+  if (lowered.op != op_name) {
+    std::fprintf(stderr,
+                 "tiletune: internal error: a lowered %s kernel was given to the %s definition\n",
+                 lowered.op.c_str(), op_name.c_str());
+    std::abort();
+  }
+  return static_cast<const Lowered&>(lowered);
 }
 
 }  // namespace tiletune

@@ -27,7 +27,7 @@ namespace {
 constexpr int64_t kMaxSpecExtent = int64_t{1} << 40;
 
 const LoweredCopy& AsCopy(const LoweredTileKernel& lowered) {
-  return static_cast<const LoweredCopy&>(lowered);
+  return LoweredRef<LoweredCopy>(lowered, CopyOp::Name());
 }
 
 void AppendInts(std::string& key, const std::vector<int64_t>& values) {
@@ -95,15 +95,18 @@ absl::Status CopyDefinition::Validate(const TileOp& op) const {
 }
 
 std::string CopyDefinition::Describe(const TileOp& op) const {
-  const CopyOp& copy = static_cast<const CopyOp&>(op);
+  const CopyOp& copy = OpRef<CopyOp>(op);
   std::string text = absl::StrCat("copy ", DataTypeName(copy.src.buffer.dtype), " [",
                                   absl::StrJoin(copy.src.extents, ", "), "]");
   absl::StrAppend(&text, DescribeSide(copy.src), DescribeSide(copy.dst));
+  if (copy.dst.extents != copy.src.extents && IsWholeDense(copy.dst)) {
+    absl::StrAppend(&text, " into [", absl::StrJoin(copy.dst.extents, ", "), "]");
+  }
   return text;
 }
 
 void CopyDefinition::AppendKey(const TileOp& op, std::string& key) const {
-  const CopyOp& copy = static_cast<const CopyOp&>(op);
+  const CopyOp& copy = OpRef<CopyOp>(op);
   key.append(name());
   key.push_back(static_cast<char>(copy.src.buffer.dtype));
   for (const Region* r : {&copy.src, &copy.dst}) {
@@ -124,6 +127,9 @@ absl::StatusOr<tuning::Problem> CopyDefinition::ToProblem(const TileOp& op) cons
   for (int64_t o : copy->src.offsets) p->add_src_offset(o);
   for (int64_t s : copy->dst.buffer.strides) p->add_dst_strides(s);
   for (int64_t o : copy->dst.offsets) p->add_dst_offset(o);
+  if (copy->dst.extents != copy->src.extents) {
+    for (int64_t e : copy->dst.extents) p->add_dst_shape(e);
+  }
   return problem;
 }
 
@@ -137,13 +143,19 @@ absl::StatusOr<std::unique_ptr<TileOp>> CopyDefinition::FromProblem(
   TT_ASSIGN_OR_RETURN(DataType dtype, ParseDataType(problem.dtype()));
   const tuning::CopyProblem& p = problem.copy();
   const std::vector<int64_t> shape(p.shape().begin(), p.shape().end());
-  if (shape.empty() || shape.size() > static_cast<size_t>(kMaxRank)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("shape has ", shape.size(), " dimensions; accepted are 1 to ", kMaxRank));
+  const std::vector<int64_t> dst_shape =
+      p.dst_shape().empty() ? shape
+                            : std::vector<int64_t>(p.dst_shape().begin(), p.dst_shape().end());
+  for (const auto& [field, extents] : {std::pair{"shape", &shape}, {"dst_shape", &dst_shape}}) {
+    if (extents->empty() || extents->size() > static_cast<size_t>(kMaxRank)) {
+      return absl::InvalidArgumentError(absl::StrCat(field, " has ", extents->size(),
+                                                     " dimensions; accepted are 1 to ", kMaxRank));
+    }
   }
   auto op = std::make_unique<CopyOp>();
   TT_ASSIGN_OR_RETURN(op->src, ProblemSide("src", dtype, shape, p.src_strides(), p.src_offset()));
-  TT_ASSIGN_OR_RETURN(op->dst, ProblemSide("dst", dtype, shape, p.dst_strides(), p.dst_offset()));
+  TT_ASSIGN_OR_RETURN(op->dst,
+                      ProblemSide("dst", dtype, dst_shape, p.dst_strides(), p.dst_offset()));
   TT_RETURN_IF_ERROR(ValidateCopyOp(*op));
   return op;
 }
@@ -245,7 +257,7 @@ std::string CopyDefinition::DescribePlan(const LoweredTileKernel& lowered) const
 }
 
 OperandSizes CopyDefinition::Sizes(const TileOp& op) const {
-  const CopyOp& copy = static_cast<const CopyOp&>(op);
+  const CopyOp& copy = OpRef<CopyOp>(op);
   OperandSizes sizes;
   sizes.input_bytes = SpanBytes(copy.src.buffer);
   sizes.output_bytes = SpanBytes(copy.dst.buffer);
@@ -264,11 +276,11 @@ std::string CopyDefinition::DescribeOutputElement(const TileOp& op, int64_t elem
 }
 
 SearchSpace CopyDefinition::Search(const TileOp& op, const Target& target) const {
-  return CopySearchSpace(static_cast<const CopyOp&>(op), target);
+  return CopySearchSpace(OpRef<CopyOp>(op), target);
 }
 
 Trial CopyDefinition::Heuristic(const TileOp& op, const Target& target) const {
-  return CopyHeuristic(static_cast<const CopyOp&>(op), target);
+  return CopyHeuristic(OpRef<CopyOp>(op), target);
 }
 
 }  // namespace tiletune

@@ -71,6 +71,31 @@ TEST(CopyDefinitionTest, ProblemsRoundTripInCanonicalForm) {
   EXPECT_THAT(copy.FromProblem(other).status().message(), HasSubstr("'im2col' is not a copy"));
 }
 
+TEST(CopyDefinitionTest, RegionsOfDifferentRankRoundTrip) {
+  // Extents may differ by unit dimensions; the destination's own extents are kept.
+  const CopyDefinition copy;
+  const Buffer src = Buffer::RowMajor("src", DataType::kF32, Scope::kGlobal, {1, 64});
+  const Buffer dst = Buffer::RowMajor("dst", DataType::kF32, Scope::kGlobal, {64});
+  const CopyOp op{Region::Whole(src), Region::Whole(dst)};
+  ASSERT_TRUE(copy.Validate(op).ok());
+  auto problem = copy.ToProblem(op);
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  EXPECT_THAT(problem->copy().dst_shape(), ElementsAre(64));
+  auto back = copy.FromProblem(*problem);
+  ASSERT_TRUE(back.ok()) << back.status();
+  const CopyOp& same = static_cast<const CopyOp&>(**back);
+  EXPECT_THAT(same.src.extents, ElementsAre(1, 64));
+  EXPECT_THAT(same.dst.extents, ElementsAre(64));
+  EXPECT_EQ(copy.ToProblem(same)->SerializeAsString(), problem->SerializeAsString());
+  EXPECT_THAT(copy.Describe(op), HasSubstr("into [64]"));
+  // Same-shape copies leave dst_shape out, so their keys are what they always were.
+  EXPECT_TRUE(copy.ToProblem(Op(DataType::kF32, {64}))->copy().dst_shape().empty());
+  tuning::Problem bad = *problem;
+  bad.mutable_copy()->clear_dst_shape();
+  bad.mutable_copy()->add_dst_shape(32);
+  EXPECT_THAT(copy.FromProblem(bad).status().message(), HasSubstr("extents differ"));
+}
+
 TEST(CopyDefinitionTest, SpecsAndFlags) {
   const CopyDefinition copy;
   auto op = copy.ParseSpec("bf16:16384,16384");

@@ -334,6 +334,8 @@ absl::StatusOr<LoweredCopy> LowerCopy(const CopyOp& op, const Target& target,
   }
   LoweredCopy l;
   l.op = CopyOp::Name();
+  l.input_name = "src";
+  l.output_name = "dst";
   l.target = target;
   l.dtype = op.src.buffer.dtype;
   l.element_bytes = DataTypeBytes(l.dtype);

@@ -23,7 +23,7 @@ namespace tiletune {
 namespace {
 
 const LoweredIm2col& AsIm2col(const LoweredTileKernel& lowered) {
-  return static_cast<const LoweredIm2col&>(lowered);
+  return LoweredRef<LoweredIm2col>(lowered, Im2colOp::Name());
 }
 
 void AppendInts(std::string& key, const std::vector<int64_t>& values) {
@@ -69,7 +69,7 @@ absl::Status Im2colDefinition::Validate(const TileOp& op) const {
 }
 
 std::string Im2colDefinition::Describe(const TileOp& op) const {
-  const Im2colOp& im2col = static_cast<const Im2colOp&>(op);
+  const Im2colOp& im2col = OpRef<Im2colOp>(op);
   const Im2colGeometry& g = im2col.geometry;
   return absl::StrCat("im2col ", DataTypeName(im2col.img.dtype), " N", g.n, " C", g.c, " ", g.h,
                       "x", g.w, " k", g.kh, "x", g.kw, " s", g.sh, "x", g.sw, " d", g.dh, "x",
@@ -77,7 +77,7 @@ std::string Im2colDefinition::Describe(const TileOp& op) const {
 }
 
 void Im2colDefinition::AppendKey(const TileOp& op, std::string& key) const {
-  const Im2colOp& im2col = static_cast<const Im2colOp&>(op);
+  const Im2colOp& im2col = OpRef<Im2colOp>(op);
   key.append(name());
   key.push_back(static_cast<char>(im2col.img.dtype));
   AppendInts(key, im2col.img.shape);
@@ -263,7 +263,7 @@ std::string Im2colDefinition::DescribePlan(const LoweredTileKernel& lowered) con
 }
 
 OperandSizes Im2colDefinition::Sizes(const TileOp& op) const {
-  const Im2colOp& im2col = static_cast<const Im2colOp&>(op);
+  const Im2colOp& im2col = OpRef<Im2colOp>(op);
   const Im2colGeometry& g = im2col.geometry;
   OperandSizes sizes;
   sizes.input_bytes = SpanBytes(im2col.img);
@@ -280,16 +280,16 @@ absl::Status Im2colDefinition::Reference(const TileOp& op, absl::Span<const uint
 }
 
 std::string Im2colDefinition::DescribeOutputElement(const TileOp& op, int64_t element) const {
-  const int64_t k = static_cast<const Im2colOp&>(op).geometry.K();
+  const int64_t k = OpRef<Im2colOp>(op).geometry.K();
   return absl::StrCat("row m=", element / k, ", column k=", element % k);
 }
 
 SearchSpace Im2colDefinition::Search(const TileOp& op, const Target& target) const {
-  return Im2colSearchSpace(static_cast<const Im2colOp&>(op), target);
+  return Im2colSearchSpace(OpRef<Im2colOp>(op), target);
 }
 
 Trial Im2colDefinition::Heuristic(const TileOp& op, const Target& target) const {
-  return Im2colHeuristic(static_cast<const Im2colOp&>(op), target);
+  return Im2colHeuristic(OpRef<Im2colOp>(op), target);
 }
 
 }  // namespace tiletune

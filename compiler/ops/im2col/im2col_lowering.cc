@@ -399,6 +399,8 @@ absl::StatusOr<LoweredIm2col> LowerIm2col(const Im2colOp& op, const Target& targ
   TT_RETURN_IF_ERROR(CheckLaunch(launch, target));
   LoweredIm2col l;
   l.op = Im2colOp::Name();
+  l.input_name = "img";
+  l.output_name = "col";
   l.target = target;
   l.dtype = op.img.dtype;
   l.element_bytes = DataTypeBytes(l.dtype);
