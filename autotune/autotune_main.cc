@@ -444,7 +444,10 @@ int Supervise(const TileOpRegistry& ops, const std::vector<SuiteProblem>& mine,
   s.database.set_schema_version(tuning::kCurrentSchemaVersion);
   tuning::ReadOptions read;
   read.semantics = ops.RecordValidator();
+  std::vector<std::string> notes;
+  read.notes = &notes;
   absl::StatusOr<tuning::TuningDatabase> existing = tuning::ReadTuningDatabase(path, read);
+  for (const std::string& note : notes) std::fprintf(stderr, "autotune: note: %s\n", note.c_str());
   if (existing.ok()) {
     s.database = *std::move(existing);
     std::fprintf(stderr, "autotune: resuming %s (%d records)\n", path.c_str(),

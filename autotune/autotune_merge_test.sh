@@ -11,7 +11,10 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # A merge with one conflict: the faster f16 winner (tma, 70.5 us on gpu-a) is kept.
 "$bin" merge "$data/v1_h200_a.txtpb" "$data/v1_h200_b.txtpb" -o "$out" >"$TEST_TMPDIR/stdout" \
-  || fail "merge exited $?"
+  2>"$TEST_TMPDIR/stderr" || fail "merge exited $?"
+# Schema-1 inputs are upgraded, and the user is told they carried no checksum.
+[[ "$(grep -c 'note: .*v1_h200_.\.txtpb: schema 1, upgraded to 2 .*no records_sha256' \
+  "$TEST_TMPDIR/stderr")" == 2 ]] || { cat "$TEST_TMPDIR/stderr"; fail "upgrade notes"; }
 grep -q '^conflict: "NVIDIA H200" sm_9.0 | "copy" "f16" shape=\[8192,8192\].*: kept tma .*70.500 us, compiler/tuning_db/testdata/v1_h200_a.txtpb, host gpu-a) over bulk_1d .*72.000 us' \
   "$TEST_TMPDIR/stdout" || { cat "$TEST_TMPDIR/stdout"; fail "conflict line"; }
 grep -q '4 records from 2 databases -> 3 records' "$TEST_TMPDIR/stdout" \

@@ -179,7 +179,7 @@ absl::StatusOr<std::unique_ptr<CudaTuningDevice>> CudaTuningDevice::Create(
   TT_ASSIGN_OR_RETURN(auto start, Event::Create(context));
   TT_ASSIGN_OR_RETURN(auto stop, Event::Create(context));
   return std::unique_ptr<CudaTuningDevice>(new CudaTuningDevice(
-      context, compiler.Name(), std::move(check), std::move(start), std::move(stop)));
+      context, compiler.CompilerName(), std::move(check), std::move(start), std::move(stop)));
 }
 
 tuning::DeviceIdentity CudaTuningDevice::Identity() const {

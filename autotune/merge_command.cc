@@ -97,10 +97,16 @@ int RunMergeCommand(absl::Span<const std::string> args, std::FILE* out, std::FIL
   const TileOpRegistry& ops = BuiltinTileOps();
   tuning::ReadOptions read;
   read.semantics = ops.RecordValidator();
+  std::vector<std::string> notes;
+  read.notes = &notes;
   std::vector<tuning::TuningDatabase> inputs;
   for (const std::string& input : parsed->inputs) {
     absl::StatusOr<tuning::TuningDatabase> database =
         tuning::ReadTuningDatabase(Resolve(input), read);
+    for (const std::string& note : notes) {
+      std::fprintf(err, "autotune merge: note: %s\n", note.c_str());
+    }
+    notes.clear();
     if (!database.ok()) {
       std::fprintf(err, "autotune merge: %s\n", std::string(database.status().message()).c_str());
       return kMergeFailed;

@@ -61,7 +61,12 @@ absl::StatusOr<std::unique_ptr<Library>> Library::Create(LibraryOptions options)
   if (!path.empty()) {
     tuning::ReadOptions read;
     read.semantics = options.ops->RecordValidator();
+    std::vector<std::string> notes;
+    read.notes = &notes;
     absl::StatusOr<tuning::TuningDatabase> database = tuning::ReadTuningDatabase(path, read);
+    for (const std::string& note : notes) {
+      std::fprintf(stderr, "tiletune: note: %s\n", note.c_str());
+    }
     if (database.ok()) {
       resolver_options.databases.push_back(*std::move(database));
     } else {

@@ -78,6 +78,8 @@ std::string CachingCompilationProvider::Name() const {
   return absl::StrCat("cached-", inner_->Name());
 }
 
+std::string CachingCompilationProvider::CompilerName() const { return inner_->CompilerName(); }
+
 CachingCompilationProvider::Stats CachingCompilationProvider::stats() const {
   absl::MutexLock lock(&mutex_);
   return stats_;

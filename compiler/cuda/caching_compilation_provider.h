@@ -51,6 +51,7 @@ class CachingCompilationProvider : public CompilationProvider {
   static absl::StatusOr<std::unique_ptr<CachingCompilationProvider>> Create(Options options);
 
   std::string Name() const override;
+  std::string CompilerName() const override;
   absl::StatusOr<Ptx> CompileToPtx(const CudaSource& source,
                                    const CompileOptions& options) override;
   absl::StatusOr<Cubin> CompileToCubin(const CudaSource& source,

@@ -59,6 +59,12 @@ class CachingCompilationProviderTest : public ::testing::Test {
                                   "/nested");
 };
 
+TEST_F(CachingCompilationProviderTest, NamesItselfAndTheCompilerItWraps) {
+  auto cache = Make(/*disk=*/false);
+  EXPECT_EQ(cache->Name(), "cached-counting-1.0");
+  EXPECT_EQ(cache->CompilerName(), "counting-1.0");  // what databases record
+}
+
 TEST_F(CachingCompilationProviderTest, MemoryHitSkipsTheCompiler) {
   auto cache = Make(/*disk=*/false);
   CompileOptions options;

@@ -33,6 +33,9 @@ class CompilationProvider {
 
   // Identifies the compiler and its version (e.g. "nvrtc-13.0"); part of cache keys.
   virtual std::string Name() const = 0;
+  // The compiler whose code this provider returns ("nvrtc-13.0"): the same as Name() but
+  // for wrappers (a cache), which return the wrapped compiler's. Recorded in databases.
+  virtual std::string CompilerName() const { return Name(); }
 
   // Compile errors are InvalidArgument and carry the compiler's full log.
   virtual absl::StatusOr<Ptx> CompileToPtx(const CudaSource& source,

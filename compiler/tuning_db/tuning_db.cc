@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -415,6 +416,33 @@ absl::Status WithOrigin(absl::string_view origin, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(origin, ": ", status.message()));
 }
 
+// An integer as the text format writes it: decimal, 0x hexadecimal or 0 octal, signed.
+absl::StatusOr<int64_t> ParseTextInteger(absl::string_view token) {
+  const bool negative = absl::ConsumePrefix(&token, "-");
+  int base = 10;
+  if (absl::ConsumePrefix(&token, "0x") || absl::ConsumePrefix(&token, "0X")) {
+    base = 16;
+  } else if (token.size() > 1 && token[0] == '0') {
+    base = 8;
+    token.remove_prefix(1);
+  }
+  uint64_t value = 0;
+  bool ok = !token.empty();
+  for (char c : token) {
+    int digit = std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
+                : std::isxdigit(static_cast<unsigned char>(c))
+                    ? std::tolower(static_cast<unsigned char>(c)) - 'a' + 10
+                    : base;
+    if (digit >= base || value > (uint64_t{1} << 62) / static_cast<uint64_t>(base)) {
+      ok = false;
+      break;
+    }
+    value = value * static_cast<uint64_t>(base) + static_cast<uint64_t>(digit);
+  }
+  if (!ok) return absl::InvalidArgumentError("schema_version is not an integer");
+  return negative ? -static_cast<int64_t>(value) : static_cast<int64_t>(value);
+}
+
 // The top-level `schema_version` of a text database, read by a scanner of its own rather
 // than the protobuf parser, so that a file of any version (or none) is classified in one
 // linear pass bounded in depth: it skips comments and strings, follows the nesting of
@@ -460,12 +488,10 @@ absl::StatusOr<int64_t> TextSchemaVersion(absl::string_view text) {
       skip_space();
       size_t number = i;
       if (i < text.size() && text[i] == '-') ++i;
-      while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
-      int64_t value = 0;
-      if (!absl::SimpleAtoi(text.substr(number, i - number), &value)) {
-        return absl::InvalidArgumentError("schema_version is not an integer");
-      }
-      version = value;
+      while (i < text.size() && std::isalnum(static_cast<unsigned char>(text[i]))) ++i;
+      absl::StatusOr<int64_t> value = ParseTextInteger(text.substr(number, i - number));
+      if (!value.ok()) return value.status();
+      version = *value;
     } else {
       ++i;
     }
@@ -568,7 +594,7 @@ absl::Status CheckChecksum(const TuningDatabase& database, absl::string_view ori
     return absl::InvalidArgumentError(absl::StrCat(
         origin, ": records_sha256 does not match the records: the file is corrupt or was "
                 "edited (if you edited it on purpose, set records_sha256: \"",
-        expected, "\", or rewrite it with `autotune merge FILE -o FILE`)"));
+        expected, "\")"));
   }
   return absl::OkStatus();
 }
@@ -577,9 +603,13 @@ absl::Status CheckChecksum(const TuningDatabase& database, absl::string_view ori
 
 // Converts between messages whose fields are the same in both schemas.
 template <typename To, typename From>
-To Carry(const From& from) {
+absl::StatusOr<To> Carry(const From& from) {
   To to;
-  to.ParseFromString(SerializeDeterministically(from));
+  if (!to.ParseFromString(SerializeDeterministically(from))) {
+    return absl::InvalidArgumentError(absl::StrCat("its ", From::descriptor()->name(),
+                                                   " does not convert to schema ",
+                                                   kCurrentSchemaVersion));
+  }
   return to;
 }
 
@@ -613,9 +643,21 @@ absl::StatusOr<Problem> UpgradeProblem(const v1::Problem& old) {
     CopyProblem* copy = problem.mutable_copy();
     copy->mutable_shape()->Add(shape.begin(), shape.end());
     const std::vector<int64_t> zeros(shape.size(), 0);
-    Fill(copy->mutable_src_strides(), old.src_strides(), DenseStrides(shape));
+    // Without strides a side's buffer is dense and just large enough for its region,
+    // offsets included.
+    auto dense = [&](const auto& offsets) {
+      std::vector<int64_t> extent = shape;
+      if (offsets.size() == static_cast<int>(shape.size())) {
+        for (size_t d = 0; d < shape.size(); ++d) {
+          extent[d] = static_cast<int64_t>(static_cast<uint64_t>(extent[d]) +
+                                           static_cast<uint64_t>(offsets[d]));
+        }
+      }
+      return DenseStrides(extent);
+    };
+    Fill(copy->mutable_src_strides(), old.src_strides(), dense(old.src_offset()));
     Fill(copy->mutable_src_offset(), old.src_offset(), zeros);
-    Fill(copy->mutable_dst_strides(), old.dst_strides(), DenseStrides(shape));
+    Fill(copy->mutable_dst_strides(), old.dst_strides(), dense(old.dst_offset()));
     Fill(copy->mutable_dst_offset(), old.dst_offset(), zeros);
     return problem;
   }
@@ -644,6 +686,29 @@ absl::StatusOr<Problem> UpgradeProblem(const v1::Problem& old) {
       absl::StrCat("problem.op is ", Quote(old.op()), "; schema 1 knew \"copy\" and \"im2col\""));
 }
 
+absl::Status UpgradeRecord(const v1::TuningRecord& from, TuningRecord* to) {
+  if (from.has_device()) {
+    TT_ASSIGN_OR_RETURN(*to->mutable_device(), Carry<DeviceIdentity>(from.device()));
+  }
+  if (from.has_problem()) {
+    TT_ASSIGN_OR_RETURN(*to->mutable_problem(), UpgradeProblem(from.problem()));
+  }
+  if (from.has_winner()) {
+    TT_ASSIGN_OR_RETURN(*to->mutable_winner(), Carry<Variant>(from.winner()));
+  }
+  if (from.has_winner_statistics()) {
+    TT_ASSIGN_OR_RETURN(*to->mutable_winner_statistics(),
+                        Carry<Statistics>(from.winner_statistics()));
+  }
+  for (const v1::CandidateResult& candidate : from.candidates()) {
+    TT_ASSIGN_OR_RETURN(*to->add_candidates(), Carry<CandidateResult>(candidate));
+  }
+  if (from.has_provenance()) {
+    TT_ASSIGN_OR_RETURN(*to->mutable_provenance(), Carry<Provenance>(from.provenance()));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 DatabaseFormat FormatForPath(absl::string_view path) {
@@ -658,23 +723,11 @@ absl::StatusOr<TuningDatabase> UpgradeFromV1(const v1::TuningDatabase& old) {
   for (int i = 0; i < old.records_size(); ++i) {
     const v1::TuningRecord& from = old.records(i);
     TuningRecord* to = database.add_records();
-    if (from.has_device()) *to->mutable_device() = Carry<DeviceIdentity>(from.device());
-    if (from.has_problem()) {
-      absl::StatusOr<Problem> problem = UpgradeProblem(from.problem());
-      if (!problem.ok()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("schema-1 record ", i, ": ", problem.status().message()));
-      }
-      *to->mutable_problem() = *std::move(problem);
+    absl::Status upgraded = UpgradeRecord(from, to);
+    if (!upgraded.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("schema-1 record ", i, ": ", upgraded.message()));
     }
-    if (from.has_winner()) *to->mutable_winner() = Carry<Variant>(from.winner());
-    if (from.has_winner_statistics()) {
-      *to->mutable_winner_statistics() = Carry<Statistics>(from.winner_statistics());
-    }
-    for (const v1::CandidateResult& candidate : from.candidates()) {
-      *to->add_candidates() = Carry<CandidateResult>(candidate);
-    }
-    if (from.has_provenance()) *to->mutable_provenance() = Carry<Provenance>(from.provenance());
   }
   database.set_record_count(database.records_size());
   database.set_records_sha256(RecordsSha256(database));
@@ -719,6 +772,9 @@ absl::StatusOr<TuningDatabase> ParseTuningDatabase(absl::string_view bytes, Data
     }
   } else {
     TT_RETURN_IF_ERROR(ParseChecked(bytes, format, origin, &database));
+    // Versions from 2 on share one layout and differ only by added fields (a new
+    // operator's problem message, say), so an older one reads as it is.
+    database.set_schema_version(kCurrentSchemaVersion);
   }
   TT_RETURN_IF_ERROR(ValidateTuningDatabase(database, origin, options.semantics));
   // After validation, so that a value the schema refuses is named as such; any other
@@ -849,12 +905,15 @@ std::string ProblemKey(const Problem& problem) {
   const pb::Message* op = OperatorMessage(problem);
   if (op == nullptr) return absl::StrCat("(no operator) ", Quote(problem.dtype()));
   std::string key = absl::StrCat(Quote(OperatorName(problem)), " ", Quote(problem.dtype()));
-  // Every field in declaration order, set or not, so that keys never depend on which
-  // fields a writer left at their default.
+  // Every scalar field in declaration order, set or not, so that keys never depend on
+  // which fields a writer left at their default; every non-empty list. (Canonical form
+  // writes a list out in full or, for an optional one such as a copy's dst_shape, not at
+  // all; leaving empty lists out keeps the keys of problems from before a list was added.)
   const pb::Descriptor* descriptor = op->GetDescriptor();
   const pb::Reflection* reflection = op->GetReflection();
   for (int i = 0; i < descriptor->field_count(); ++i) {
     const pb::FieldDescriptor* field = descriptor->field(i);
+    if (field->is_repeated() && reflection->FieldSize(*op, field) == 0) continue;
     absl::StrAppend(&key, " ", field->name(), "=");
     if (field->cpp_type() != pb::FieldDescriptor::CPPTYPE_INT64) {
       absl::StrAppend(&key, "?");  // Operators' problems hold integers only.

@@ -252,6 +252,21 @@ TEST(TuningDbTest, NewerTextVersionWithNewFieldsIsRejectedAsNewer) {
   EXPECT_THAT(Msg(status), HasSubstr("schema_version 3 is newer"));
 }
 
+TEST(TuningDbTest, TextVersionIsReadInEveryIntegerNotation) {
+  // The text format writes integers in decimal, hex or octal; the version scanner too.
+  for (const char* version : {"0x3", "03", "3"}) {
+    const std::string text = absl::StrCat("schema_version: ", version, "\nrecord_count: 0\n");
+    absl::Status status = ParseStatus(text, DatabaseFormat::kText, "future.txtpb");
+    EXPECT_TRUE(absl::IsFailedPrecondition(status)) << version << ": " << status;
+  }
+  for (const char* version : {"0x", "09", "3a", "99999999999999999999"}) {
+    const std::string text = absl::StrCat("schema_version: ", version, "\n");
+    EXPECT_THAT(Msg(ParseStatus(text, DatabaseFormat::kText, "bad.txtpb")),
+                HasSubstr("schema_version is not an integer"))
+        << version;
+  }
+}
+
 TEST(TuningDbTest, ForeignMessageIsRejected) {
   // A different message in the same file: its fields do not match TuningDatabase's.
   DeviceIdentity device;
@@ -702,6 +717,33 @@ TEST(SchemaOneTest, BinaryFilesAreUpgradedFieldByField) {
   read = ParseTuningDatabase(bytes, DatabaseFormat::kBinary, "old.pb");
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_THAT(read->records(0).problem().im2col().img_strides(), ElementsAre(90, 18, 3, 1));
+}
+
+TEST(SchemaOneTest, CopiesWithOffsetsButNoStridesGetBuffersHoldingTheOffsets) {
+  v1::TuningDatabase database;
+  database.set_schema_version(1);
+  v1::TuningRecord* record = database.add_records();
+  record->mutable_device()->set_name("NVIDIA H200");
+  record->mutable_device()->set_cc_major(9);
+  v1::Problem* problem = record->mutable_problem();
+  problem->set_op("copy");
+  problem->set_dtype("f32");
+  for (int64_t e : {4, 8}) problem->add_shape(e);
+  for (int64_t o : {1, 2}) problem->add_src_offset(o);
+  record->mutable_winner()->mutable_lowering()->set_path("sync_simt");
+  record->mutable_winner_statistics()->set_median_us(1);
+  record->mutable_winner_statistics()->set_sample_count(1);
+  database.set_record_count(1);
+  std::string bytes;
+  ASSERT_TRUE(database.SerializeToString(&bytes));
+  absl::StatusOr<TuningDatabase> read =
+      ParseTuningDatabase(bytes, DatabaseFormat::kBinary, "old.pb");
+  ASSERT_TRUE(read.ok()) << read.status();
+  const CopyProblem& copy = read->records(0).problem().copy();
+  EXPECT_THAT(copy.src_strides(), ElementsAre(10, 1));  // a [5, 10] buffer
+  EXPECT_THAT(copy.src_offset(), ElementsAre(1, 2));
+  EXPECT_THAT(copy.dst_strides(), ElementsAre(8, 1));
+  EXPECT_THAT(copy.dst_offset(), ElementsAre(0, 0));
 }
 
 TEST(SchemaOneTest, TheirOwnFaultsAreReported) {
