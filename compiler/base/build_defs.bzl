@@ -48,15 +48,29 @@ def tt_gpu_test(name, copts = [], deps = [], tags = [], size = "medium", **kwarg
     )
 
 def tt_all_targets(name = "all_targets"):
-    """Ends a BUILD file: a target that depends on every rule of the package so far.
+    """Ends a BUILD file: groups of every rule of the package so far, and of its libraries.
 
     //:layering_test queries the dependencies of these groups; every package under compiler/
-    and kernels/ ends with tt_all_targets() and is listed there.
+    and kernels/ ends with tt_all_targets() and is listed there. `name` holds every rule
+    (tests too: nothing there may reach //autotune); `<name>_libraries` holds the rules that
+    ship (no tests, nothing testonly), which the per-layer rules of DESIGN.md constrain.
     """
     rules = native.existing_rules()
+    kept = [r for r in sorted(rules.keys()) if rules[r]["kind"] not in ("config_setting",)]
     native.filegroup(
         name = name,
         testonly = True,
-        srcs = [":" + rule for rule in sorted(rules.keys()) if rules[rule]["kind"] not in ("config_setting",)],
+        srcs = [":" + r for r in kept],
+        visibility = ["//:__pkg__"],
+    )
+    native.filegroup(
+        name = name + "_libraries",
+        testonly = True,
+        srcs = [
+            ":" + r
+            for r in kept
+            if not rules[r]["kind"].endswith("_test") and not rules[r].get("testonly", False) and
+               rules[r]["kind"] not in ("genquery", "filegroup")
+        ],
         visibility = ["//:__pkg__"],
     )
