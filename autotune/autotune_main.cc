@@ -478,12 +478,11 @@ int Supervise(const TileOpRegistry& ops, const std::vector<SuiteProblem>& mine,
 int Main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   const TileOpRegistry& ops = BuiltinTileOps();
-  std::vector<SuiteProblem> problems = DefaultSuite(ops);
-  if (!absl::GetFlag(FLAGS_problems).empty()) {
-    auto parsed = ParseProblems(ops, absl::GetFlag(FLAGS_problems));
-    if (!parsed.ok()) return Fail(2, parsed.status());
-    problems = *std::move(parsed);
-  }
+  const bool custom = !absl::GetFlag(FLAGS_problems).empty();
+  absl::StatusOr<std::vector<SuiteProblem>> parsed =
+      custom ? ParseProblems(ops, absl::GetFlag(FLAGS_problems)) : DefaultSuite(ops);
+  if (!parsed.ok()) return Fail(custom ? 2 : 1, parsed.status());
+  std::vector<SuiteProblem> problems = *std::move(parsed);
   if (!absl::GetFlag(FLAGS_simulate).empty()) {
     if (absl::Status valid = ParseSimulation(absl::GetFlag(FLAGS_simulate)).status(); !valid.ok()) {
       return Fail(2, valid);

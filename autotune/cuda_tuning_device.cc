@@ -14,12 +14,13 @@
 #include "compiler/base/status_macros.h"
 #include "kernels/runtime/driver_api.h"
 #include "kernels/tile_kernel.h"
+#include "kernels/verify.h"
 
 namespace tiletune {
 namespace autotune {
 namespace {
 
-constexpr size_t kGuard = 4096;
+constexpr size_t kGuard = kGuardBytes;
 
 class CudaCandidate : public LoadedCandidate {
  public:
@@ -46,17 +47,11 @@ class CudaTuningDevice::Workspace {
     size_t sets = std::clamp<size_t>((wanted + per_set - 1) / per_set, 1, 64);
     sets = std::max<size_t>(1, std::min<size_t>(sets, context.info().memory_bytes / 4 / per_set));
     std::mt19937_64 rng(std::random_device{}());
-    std::vector<uint8_t> input(ws->in_span_ + 2 * kGuard);
-    for (size_t i = 0; i < input.size(); i += 8) {
-      const uint64_t word = rng();
-      std::memcpy(input.data() + i, &word, std::min<size_t>(8, input.size() - i));
-    }
-    // A non-zero poison, so an output written as zero is told apart from one left alone.
-    ws->poison_ = static_cast<uint8_t>(1 + rng() % 255);
-    std::vector<uint8_t> expected(ws->out_span_ + 2 * kGuard, ws->poison_);
-    TT_RETURN_IF_ERROR(task.definition->Reference(
-        *task.op, absl::MakeConstSpan(input).subspan(kGuard, ws->in_span_),
-        absl::MakeSpan(expected).subspan(kGuard, ws->out_span_)));
+    TT_ASSIGN_OR_RETURN(VerificationImages images,
+                        MakeVerificationImages(*task.definition, *task.op, rng));
+    const std::vector<uint8_t>& input = images.input;
+    const std::vector<uint8_t>& expected = images.expected;
+    ws->poison_ = images.poison;
     TT_ASSIGN_OR_RETURN(ws->expected_, DeviceBuffer::Allocate(context, expected.size()));
     TT_RETURN_IF_ERROR(ws->expected_.CopyFromHost(expected.data(), expected.size()));
     for (size_t s = 0; s < sets; ++s) {

@@ -15,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "compiler/base/sha256.h"
 #include "compiler/base/status_macros.h"
+#include "compiler/target/target.h"
 
 namespace tiletune {
 namespace autotune {
@@ -109,8 +110,7 @@ tuning::DeviceIdentity SimulatedDevice::Identity() const {
 }
 
 std::string SimulatedDevice::ArchName() const {
-  const bool arch_specific = options_.cc_major == 9 && options_.cc_minor == 0;
-  return absl::StrCat("sm_", options_.cc_major, options_.cc_minor, arch_specific ? "a" : "");
+  return Target::ArchNameForDevice(options_.cc_major, options_.cc_minor);
 }
 
 absl::StatusOr<double> SimulatedDevice::MeasureCeiling() { return options_.ceiling_gbps; }

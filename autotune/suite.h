@@ -36,8 +36,8 @@ const std::vector<std::string>& DefaultSuiteSpecs();
 absl::StatusOr<std::vector<SuiteProblem>> ParseProblems(const TileOpRegistry& ops,
                                                         absl::string_view specs);
 
-// The default suite, parsed.
-std::vector<SuiteProblem> DefaultSuite(const TileOpRegistry& ops);
+// The default suite, parsed: Internal when `ops` lacks an operator it uses.
+absl::StatusOr<std::vector<SuiteProblem>> DefaultSuite(const TileOpRegistry& ops);
 
 // "copy f16 [8192, 8192]", "im2col f16 N64 C64 56x56 k3x3 s1x1 d1x1 p1x1".
 std::string DescribeProblem(const TileOpRegistry& ops, const TileOp& problem);

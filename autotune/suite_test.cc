@@ -27,7 +27,9 @@ TEST(SuiteTest, ParsesProblemLists) {
   EXPECT_EQ(DescribeProblem(ops, *(*problems)[1]), "copy u8 [100]");
   EXPECT_EQ(DescribeProblem(ops, *(*problems)[2]), "im2col f16 N2 C8 17x19 k3x2 s2x2 d1x2 p1x0");
   std::map<std::string, int> per_op;
-  for (const SuiteProblem& p : DefaultSuite(ops)) ++per_op[p->op_name()];
+  absl::StatusOr<std::vector<SuiteProblem>> suite = DefaultSuite(ops);
+  ASSERT_TRUE(suite.ok()) << suite.status();
+  for (const SuiteProblem& p : *suite) ++per_op[p->op_name()];
   EXPECT_EQ(per_op["copy"], 4);
   EXPECT_EQ(per_op["im2col"], 4);
 }

@@ -19,11 +19,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double Median(std::vector<double> samples) {
-  std::sort(samples.begin(), samples.end());
-  return samples[samples.size() / 2];
-}
-
 void Count(const CandidateSet& set, TuneStats* stats, std::vector<std::string>* pruned) {
   stats->enumerated += set.enumerated;
   stats->pruned += set.pruned;
@@ -67,45 +62,32 @@ absl::StatusOr<std::map<int, std::vector<double>>> Tuner::Interleaved(
   return samples;
 }
 
-absl::StatusOr<tuning::TuningRecord> Tuner::Tune(const TuningTask& task,
-                                                 std::map<std::string, std::string>* faulted,
-                                                 TuneStats* stats) {
-  TT_ASSIGN_OR_RETURN(Target target, Target::Parse(device_.ArchName()));
-  auto progress = [&](const std::string& line) {
-    if (options_.progress) options_.progress(line);
-  };
-  TT_RETURN_IF_ERROR(device_.Prepare(task));
-  Evaluator::Options evaluator_options;
-  evaluator_options.samples = options_.samples;
-  evaluator_options.bytes_moved = task.sizes.bytes_moved;
-  evaluator_options.compile_threads = options_.compile_threads;
-  evaluator_options.progress = options_.progress;
-  evaluator_options.before_launch = options_.before_launch;
-  Evaluator evaluator(device_, compiler_, evaluator_options, faulted, stats);
-  std::vector<std::string> pruned;
-
-  // First phase: every hint set at one launch per path family.
-  TT_ASSIGN_OR_RETURN(CandidateSet first,
-                      BuildCandidates(*task.definition, *task.op, target, task.space.first));
-  Count(first, stats, &pruned);
+absl::Status Tuner::Search(const TuningTask& task, Evaluator& evaluator, TuneStats* stats,
+                           std::vector<std::string>* pruned) {
+  TT_ASSIGN_OR_RETURN(CandidateSet first, BuildCandidates(*task.definition, *task.op,
+                                                          task.target, task.space.first));
+  Count(first, stats, pruned);
   TT_RETURN_IF_ERROR(evaluator.Evaluate(std::move(first.candidates), "hints"));
 
-  // Second phase: every launch for the leading hint sets.
   std::vector<Trial> second;
   for (const Hints& hints : LeaderHints(evaluator.runs())) {
     for (const LaunchParams& launch : task.space.launches) second.push_back({hints, launch});
   }
   absl::StatusOr<CandidateSet> launches =
-      BuildCandidates(*task.definition, *task.op, target, second);
-  if (launches.ok()) {
-    Count(*launches, stats, &pruned);
-    TT_RETURN_IF_ERROR(evaluator.Evaluate(std::move(launches->candidates), "launch"));
-  } else {
+      BuildCandidates(*task.definition, *task.op, task.target, second);
+  if (!launches.ok()) {
     stats->second_phase_error = std::string(launches.status().message());
-    progress(absl::StrCat("launch: no candidates (", stats->second_phase_error, ")"));
+    if (options_.progress) {
+      options_.progress(absl::StrCat("launch: no candidates (", stats->second_phase_error, ")"));
+    }
+    return absl::OkStatus();
   }
+  Count(*launches, stats, pruned);
+  return evaluator.Evaluate(std::move(launches->candidates), "launch");
+}
 
-  // Selection among the leaders, re-measured in interleaved rounds.
+absl::StatusOr<Selection> Tuner::Select(const TuningTask& task, Evaluator& evaluator,
+                                        TuneStats* stats) {
   std::vector<Measurement> measurements;
   for (const Run& run : evaluator.runs()) measurements.push_back(run.measurement);
   WinnerOptions winner_options;
@@ -113,12 +95,13 @@ absl::StatusOr<tuning::TuningRecord> Tuner::Tune(const TuningTask& task,
   winner_options.ceiling_gbps = options_.ceiling_gbps;
   TT_ASSIGN_OR_RETURN(Selection initial, SelectWinner(measurements, winner_options));
   const std::vector<int> top = TopCandidates(initial.results, options_.top_k);
-  if (top.empty()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("no variant of ", task.description, " verified and measured"));
+  const absl::Status none = absl::FailedPreconditionError(
+      absl::StrCat("no variant of ", task.description, " verified and measured"));
+  if (top.empty()) return none;
+  if (options_.progress) {
+    options_.progress(absl::StrCat("re-measuring the top ", top.size(), " interleaved"));
   }
-  progress(absl::StrCat("re-measuring the top ", top.size(), " interleaved"));
-  auto gpu_start = Clock::now();
+  const auto gpu_start = Clock::now();
   TT_ASSIGN_OR_RETURN(auto rounds, Interleaved(evaluator, top));
   for (auto& [index, samples] : rounds) measurements[index].samples_us = samples;
   // The winner comes from the re-measured leaders only: the others' first-pass samples
@@ -127,10 +110,7 @@ absl::StatusOr<tuning::TuningRecord> Tuner::Tune(const TuningTask& task,
   std::vector<Measurement> finalists;
   for (int index : top) finalists.push_back(measurements[index]);
   TT_ASSIGN_OR_RETURN(Selection among_top, SelectWinner(finalists, winner_options));
-  if (among_top.winner < 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("no variant of ", task.description, " verified and measured"));
-  }
+  if (among_top.winner < 0) return none;
   selection.winner = top[among_top.winner];
   selection.tied.clear();
   for (int tied : among_top.tied) selection.tied.push_back(top[tied]);
@@ -149,6 +129,28 @@ absl::StatusOr<tuning::TuningRecord> Tuner::Tune(const TuningTask& task,
                                             " was not re-measured for its regret"));
   }
   stats->regret = winner_median / best_median - 1;
+  return selection;
+}
+
+absl::StatusOr<tuning::TuningRecord> Tuner::Tune(const TuningTask& task,
+                                                 std::map<std::string, std::string>* faulted,
+                                                 TuneStats* stats) {
+  if (task.target.ArchName() != device_.ArchName()) {
+    return absl::InvalidArgumentError(absl::StrCat("the task for ", task.description, " targets ",
+                                                   task.target.ArchName(), " but the device is ",
+                                                   device_.ArchName()));
+  }
+  TT_RETURN_IF_ERROR(device_.Prepare(task));
+  Evaluator::Options evaluator_options;
+  evaluator_options.samples = options_.samples;
+  evaluator_options.bytes_moved = task.sizes.bytes_moved;
+  evaluator_options.compile_threads = options_.compile_threads;
+  evaluator_options.progress = options_.progress;
+  evaluator_options.before_launch = options_.before_launch;
+  Evaluator evaluator(device_, compiler_, evaluator_options, faulted, stats);
+  std::vector<std::string> pruned;
+  TT_RETURN_IF_ERROR(Search(task, evaluator, stats, &pruned));
+  TT_ASSIGN_OR_RETURN(Selection selection, Select(task, evaluator, stats));
 
   tuning::TuningRecord record;
   *record.mutable_problem() = task.problem;

@@ -72,6 +72,14 @@ class Tuner {
   // Interleaved rounds over `top`: each one's samples, by index.
   absl::StatusOr<std::map<int, std::vector<double>>> Interleaved(Evaluator& evaluator,
                                                                  const std::vector<int>& top);
+  // Both search phases: every hint set at one launch per path family, then every launch
+  // for the leading hint sets. Examples of pruned variants go to `pruned`.
+  absl::Status Search(const TuningTask& task, Evaluator& evaluator, TuneStats* stats,
+                      std::vector<std::string>* pruned);
+  // The winner among the top candidates, re-measured in interleaved rounds, and its
+  // regret against them in fresh rounds (stats->regret).
+  absl::StatusOr<Selection> Select(const TuningTask& task, Evaluator& evaluator,
+                                   TuneStats* stats);
 
   TuningDevice& device_;
   CompilationProvider& compiler_;

@@ -73,6 +73,13 @@ absl::StatusOr<SampleSummary> SummarizeSamples(absl::Span<const double> samples_
   return summary;
 }
 
+double Median(absl::Span<const double> samples_us) {
+  if (samples_us.empty()) return std::nan("");
+  std::vector<double> sorted(samples_us.begin(), samples_us.end());
+  std::sort(sorted.begin(), sorted.end());
+  return Quantile(sorted, 0.5);
+}
+
 bool WithinNoise(const tuning::Statistics& a, const tuning::Statistics& b, double min_noise_band) {
   const double band = std::max({a.spread(), b.spread(), min_noise_band});
   const double smaller = std::min(a.median_us(), b.median_us());

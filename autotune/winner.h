@@ -46,6 +46,9 @@ struct SampleSummary {
 // InvalidArgument for no samples or a sample that is not finite and > 0.
 absl::StatusOr<SampleSummary> SummarizeSamples(absl::Span<const double> samples_us);
 
+// The median (interpolated for an even count) the summaries report; NaN for no samples.
+double Median(absl::Span<const double> samples_us);
+
 // What the search knows about one candidate.
 struct Measurement {
   tuning::Variant variant;

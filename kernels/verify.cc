@@ -11,21 +11,35 @@
 
 namespace tiletune {
 
+absl::StatusOr<VerificationImages> MakeVerificationImages(const TileOpDefinition& definition,
+                                                          const TileOp& op,
+                                                          std::mt19937_64& rng) {
+  const OperandSizes sizes = definition.Sizes(op);
+  VerificationImages images;
+  images.input.resize(sizes.input_bytes + 2 * kGuardBytes);
+  std::vector<uint8_t>& input = images.input;
+  for (size_t i = 0; i < input.size(); i += 8) {
+    const uint64_t word = rng();
+    for (size_t j = 0; j < 8 && i + j < input.size(); ++j) input[i + j] = uint8_t(word >> (8 * j));
+  }
+  // A non-zero poison, so an output written as zero is told apart from one left alone.
+  images.poison = static_cast<uint8_t>(1 + rng() % 255);
+  images.expected.assign(sizes.output_bytes + 2 * kGuardBytes, images.poison);
+  TT_RETURN_IF_ERROR(definition.Reference(
+      op, absl::MakeConstSpan(input).subspan(kGuardBytes, sizes.input_bytes),
+      absl::MakeSpan(images.expected).subspan(kGuardBytes, sizes.output_bytes)));
+  return images;
+}
+
 absl::Status VerifyTileKernel(const Context& context, TileKernel& kernel,
                               const TileOpDefinition& definition, const TileOp& op,
                               std::mt19937_64& rng) {
   const OperandSizes sizes = definition.Sizes(op);
   const std::vector<std::string> names = definition.operand_names();
-  std::vector<uint8_t> input(sizes.input_bytes + 2 * kGuardBytes);
-  for (size_t i = 0; i < input.size(); i += 8) {
-    uint64_t word = rng();
-    for (size_t j = 0; j < 8 && i + j < input.size(); ++j) input[i + j] = uint8_t(word >> (8 * j));
-  }
-  const uint8_t poison = static_cast<uint8_t>(1 + rng() % 255);
-  std::vector<uint8_t> expected(sizes.output_bytes + 2 * kGuardBytes, poison);
-  TT_RETURN_IF_ERROR(definition.Reference(
-      op, absl::MakeConstSpan(input).subspan(kGuardBytes, sizes.input_bytes),
-      absl::MakeSpan(expected).subspan(kGuardBytes, sizes.output_bytes)));
+  TT_ASSIGN_OR_RETURN(VerificationImages images, MakeVerificationImages(definition, op, rng));
+  const std::vector<uint8_t>& input = images.input;
+  const std::vector<uint8_t>& expected = images.expected;
+  const uint8_t poison = images.poison;
 
   TT_ASSIGN_OR_RETURN(DeviceBuffer input_device, DeviceBuffer::Allocate(context, input.size()));
   TT_ASSIGN_OR_RETURN(DeviceBuffer output_device,

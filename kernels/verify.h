@@ -12,9 +12,12 @@
 #define KERNELS_VERIFY_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <random>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "compiler/ir/tile_op.h"
 #include "compiler/ops/tile_op_definition.h"
 #include "kernels/runtime/runtime.h"
@@ -24,6 +27,18 @@ namespace tiletune {
 
 // Guard bytes before and after each device buffer.
 inline constexpr size_t kGuardBytes = 4096;
+
+// Host images for one verification: random input and the expected output, each with
+// kGuardBytes of guard on both sides; `expected` holds `poison` wherever the op writes
+// nothing (the guards included).
+struct VerificationImages {
+  std::vector<uint8_t> input;
+  std::vector<uint8_t> expected;
+  uint8_t poison = 0;
+};
+absl::StatusOr<VerificationImages> MakeVerificationImages(const TileOpDefinition& definition,
+                                                          const TileOp& op,
+                                                          std::mt19937_64& rng);
 
 // OK when the kernel matches the reference; DataLoss naming the first wrong byte (its
 // output element as the operator describes it, or the guard zone) and how many follow;

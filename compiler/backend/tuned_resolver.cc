@@ -25,10 +25,7 @@ std::string ResolutionLevelName(ResolutionLevel level) {
 }
 
 absl::StatusOr<Target> TargetOf(const tuning::DeviceIdentity& device) {
-  const bool arch_specific =
-      (device.cc_major() == 9 && device.cc_minor() == 0) || device.cc_major() == 10;
-  return Target::Parse(
-      absl::StrCat("sm_", device.cc_major(), device.cc_minor(), arch_specific ? "a" : ""));
+  return Target::Parse(Target::ArchNameForDevice(device.cc_major(), device.cc_minor()));
 }
 
 TunedResolver::TunedResolver(Options options) : registry_(options.registry), ops_(options.ops) {

@@ -39,6 +39,16 @@ Buffer Buffer::RowMajor(std::string name, DataType dtype, Scope scope,
   return Buffer{std::move(name), dtype, scope, std::move(shape), std::move(strides)};
 }
 
+bool Buffer::IsRowMajor() const {
+  if (strides.size() != shape.size()) return false;
+  int64_t expected = 1;
+  for (int i = rank() - 1; i >= 0; --i) {
+    if (strides[i] != expected) return false;
+    expected *= shape[i];
+  }
+  return true;
+}
+
 int64_t Buffer::SpanElements() const {
   int64_t span = 1;
   for (int i = 0; i < rank(); ++i) span += (shape[i] - 1) * strides[i];

@@ -47,6 +47,8 @@ struct Buffer {
   static Buffer RowMajor(std::string name, DataType dtype, Scope scope,
                          std::vector<int64_t> shape);
   int rank() const { return static_cast<int>(shape.size()); }
+  // Whether the strides are those of RowMajor(shape).
+  bool IsRowMajor() const;
   // One past the farthest element any index can reach, in elements.
   int64_t SpanElements() const;
 };

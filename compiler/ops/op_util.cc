@@ -76,4 +76,10 @@ absl::Status CheckPathNames(const tuning::Lowering& lowering, const std::string&
                          : absl::StrCat(" has forms ", absl::StrJoin(it->second, ", "))));
 }
 
+void AppendKeyInts(std::string& key, const std::vector<int64_t>& values) {
+  const int64_t n = static_cast<int64_t>(values.size());
+  key.append(reinterpret_cast<const char*>(&n), sizeof(n));
+  key.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(int64_t));
+}
+
 }  // namespace tiletune

@@ -29,6 +29,9 @@ absl::StatusOr<std::pair<int64_t, int64_t>> ParseAxisPair(absl::string_view what
                                                          int64_t min_value, int64_t max_value,
                                                          char separator);
 
+// Appends a length-prefixed list of integers to an op key (TileOpDefinition::AppendKey).
+void AppendKeyInts(std::string& key, const std::vector<int64_t>& values);
+
 // OK when `lowering` names one of `paths` (path name -> its form names; an empty set of
 // forms accepts ""), with an accepted form. InvalidArgument naming the bad value and the
 // accepted ones otherwise. Form "" is accepted for every path (schema-1 records).

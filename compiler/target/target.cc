@@ -48,6 +48,11 @@ absl::StatusOr<Target> Target::Parse(absl::string_view text) {
                                                  " (optionally as 'cuda -arch=sm_XX')"));
 }
 
+std::string Target::ArchNameForDevice(int cc_major, int cc_minor) {
+  const bool arch_specific = (cc_major == 9 && cc_minor == 0) || cc_major == 10;
+  return absl::StrCat("sm_", cc_major, cc_minor, arch_specific ? "a" : "");
+}
+
 std::string Target::ArchName() const { return absl::StrCat("sm_", arch_, suffix_); }
 
 std::string Target::ToString() const { return absl::StrCat(kind_, " -arch=", ArchName()); }

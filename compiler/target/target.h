@@ -21,6 +21,10 @@ class Target {
   static absl::StatusOr<Target> Parse(absl::string_view text);
   // Every architecture Parse accepts, oldest first.
   static const std::vector<std::string>& KnownArchs();
+  // The architecture to compile for on a device of compute capability major.minor: its
+  // architecture-specific variant ("sm_90a") where one exists (9.0 and 10.x), else the
+  // plain one ("sm_89"). Not checked against KnownArchs().
+  static std::string ArchNameForDevice(int cc_major, int cc_minor);
 
   // "cuda".
   const std::string& kind() const { return kind_; }

@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "compiler/base/status_macros.h"
+#include "compiler/target/target.h"
 #include "kernels/runtime/driver_api.h"
 
 namespace tiletune {
@@ -36,9 +37,7 @@ std::string FormatUuid(const CUuuid& uuid) {
 }  // namespace
 
 std::string DeviceInfo::ArchName() const {
-  // Architecture-specific ('a') features exist on 9.0 and 10.x parts.
-  bool has_arch_specific = (cc_major == 9 && cc_minor == 0) || cc_major == 10;
-  return absl::StrCat("sm_", cc_major, cc_minor, has_arch_specific ? "a" : "");
+  return Target::ArchNameForDevice(cc_major, cc_minor);
 }
 
 absl::StatusOr<int> DeviceCount() {

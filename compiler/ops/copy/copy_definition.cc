@@ -30,27 +30,17 @@ const LoweredCopy& AsCopy(const LoweredTileKernel& lowered) {
   return LoweredRef<LoweredCopy>(lowered, CopyOp::Name());
 }
 
-void AppendInts(std::string& key, const std::vector<int64_t>& values) {
-  int64_t n = static_cast<int64_t>(values.size());
-  key.append(reinterpret_cast<const char*>(&n), sizeof(n));
-  key.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(int64_t));
-}
-
-bool IsRowMajor(const Buffer& buffer) {
-  return buffer.strides ==
-         Buffer::RowMajor("x", buffer.dtype, Scope::kGlobal, buffer.shape).strides;
-}
 
 bool IsWholeDense(const Region& region) {
   return region.offsets == std::vector<int64_t>(region.rank(), 0) &&
-         region.extents == region.buffer.shape && IsRowMajor(region.buffer);
+         region.extents == region.buffer.shape && region.buffer.IsRowMajor();
 }
 
 // " src[0:64, 8:72]" and the strides when they are not row-major.
 std::string DescribeSide(const Region& region) {
   if (IsWholeDense(region)) return "";
   std::string text = absl::StrCat(" ", RegionToString(region));
-  if (!IsRowMajor(region.buffer)) {
+  if (!region.buffer.IsRowMajor()) {
     absl::StrAppend(&text, " strides [", absl::StrJoin(region.buffer.strides, ", "), "]");
   }
   return text;
@@ -110,9 +100,9 @@ void CopyDefinition::AppendKey(const TileOp& op, std::string& key) const {
   key.append(name());
   key.push_back(static_cast<char>(copy.src.buffer.dtype));
   for (const Region* r : {&copy.src, &copy.dst}) {
-    AppendInts(key, r->buffer.strides);
-    AppendInts(key, r->offsets);
-    AppendInts(key, r->extents);
+    AppendKeyInts(key, r->buffer.strides);
+    AppendKeyInts(key, r->offsets);
+    AppendKeyInts(key, r->extents);
   }
   AppendHintsKey(copy.hints, key);
 }

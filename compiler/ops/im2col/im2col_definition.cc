@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "compiler/base/status_macros.h"
 #include "compiler/ir/buffer.h"
@@ -24,12 +25,6 @@ namespace {
 
 const LoweredIm2col& AsIm2col(const LoweredTileKernel& lowered) {
   return LoweredRef<LoweredIm2col>(lowered, Im2colOp::Name());
-}
-
-void AppendInts(std::string& key, const std::vector<int64_t>& values) {
-  int64_t n = static_cast<int64_t>(values.size());
-  key.append(reinterpret_cast<const char*>(&n), sizeof(n));
-  key.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(int64_t));
 }
 
 // The window options of a spec or the flags: kernel, stride, dilation, pad per axis.
@@ -71,19 +66,24 @@ absl::Status Im2colDefinition::Validate(const TileOp& op) const {
 std::string Im2colDefinition::Describe(const TileOp& op) const {
   const Im2colOp& im2col = OpRef<Im2colOp>(op);
   const Im2colGeometry& g = im2col.geometry;
-  return absl::StrCat("im2col ", DataTypeName(im2col.img.dtype), " N", g.n, " C", g.c, " ", g.h,
-                      "x", g.w, " k", g.kh, "x", g.kw, " s", g.sh, "x", g.sw, " d", g.dh, "x",
-                      g.dw, " p", g.ph, "x", g.pw);
+  std::string text =
+      absl::StrCat("im2col ", DataTypeName(im2col.img.dtype), " N", g.n, " C", g.c, " ", g.h,
+                   "x", g.w, " k", g.kh, "x", g.kw, " s", g.sh, "x", g.sw, " d", g.dh, "x", g.dw,
+                   " p", g.ph, "x", g.pw);
+  if (!im2col.img.IsRowMajor()) {
+    absl::StrAppend(&text, " img strides [", absl::StrJoin(im2col.img.strides, ", "), "]");
+  }
+  return text;
 }
 
 void Im2colDefinition::AppendKey(const TileOp& op, std::string& key) const {
   const Im2colOp& im2col = OpRef<Im2colOp>(op);
   key.append(name());
   key.push_back(static_cast<char>(im2col.img.dtype));
-  AppendInts(key, im2col.img.shape);
-  AppendInts(key, im2col.img.strides);
+  AppendKeyInts(key, im2col.img.shape);
+  AppendKeyInts(key, im2col.img.strides);
   const Im2colGeometry& g = im2col.geometry;
-  AppendInts(key, {g.n, g.h, g.w, g.c, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.ph, g.pw});
+  AppendKeyInts(key, {g.n, g.h, g.w, g.c, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.ph, g.pw});
   AppendHintsKey(im2col.hints, key);
 }
 

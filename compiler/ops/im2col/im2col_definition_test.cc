@@ -37,6 +37,7 @@ TEST(Im2colDefinitionTest, ProblemsRoundTripInCanonicalForm) {
   const Im2colOp& same = static_cast<const Im2colOp&>(**back);
   EXPECT_TRUE(same.geometry == op.geometry);
   EXPECT_EQ(same.img.strides, op.img.strides);
+  EXPECT_THAT(im2col.Describe(op), HasSubstr(" img strides [6720, 480, 32, 1]"));
   tuning::Problem bad = *problem;
   bad.mutable_im2col()->set_ph(5);
   EXPECT_THAT(im2col.FromProblem(bad).status().message(), HasSubstr("pad must be smaller"));
