@@ -1,7 +1,7 @@
 // The device codegen registry: which codegen builds kernels for which target.
 //
 //   DeviceCodegenRegistry registry;
-//   TT_RETURN_IF_ERROR(RegisterBuiltinCudaCodegens(registry));          // explicit
+//   TT_RETURN_IF_ERROR(RegisterBuiltinCudaCodegens(registry, BuiltinTileOps()));  // explicit
 //   TT_RETURN_IF_ERROR(registry.RegisterLazy("rocm", LoadRocmCodegens));  // on first use
 //   TT_ASSIGN_OR_RETURN(auto codegen, registry.Resolve(target));
 //
