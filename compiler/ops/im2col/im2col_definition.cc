@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "compiler/base/status_macros.h"
 #include "compiler/ir/buffer.h"
+#include "compiler/ops/im2col/conv_spec.h"
 #include "compiler/ops/im2col/im2col_emitter.h"
 #include "compiler/ops/im2col/im2col_lowering.h"
 #include "compiler/ops/im2col/im2col_op.h"
@@ -26,21 +27,6 @@ namespace {
 const LoweredIm2col& AsIm2col(const LoweredTileKernel& lowered) {
   return LoweredRef<LoweredIm2col>(lowered, Im2colOp::Name());
 }
-
-// The window options of a spec or the flags: kernel, stride, dilation, pad per axis.
-struct WindowOption {
-  const char* spec_key;
-  const char* flag;
-  int64_t min_value;
-  int64_t Im2colGeometry::*h;
-  int64_t Im2colGeometry::*w;
-};
-constexpr WindowOption kWindowOptions[] = {
-    {"k", "kernel", 1, &Im2colGeometry::kh, &Im2colGeometry::kw},
-    {"s", "stride", 1, &Im2colGeometry::sh, &Im2colGeometry::sw},
-    {"d", "dilation", 1, &Im2colGeometry::dh, &Im2colGeometry::dw},
-    {"p", "pad", 0, &Im2colGeometry::ph, &Im2colGeometry::pw},
-};
 
 absl::StatusOr<std::unique_ptr<TileOp>> DenseOp(DataType dtype, const Im2colGeometry& g,
                                                 Hints hints) {
@@ -93,18 +79,7 @@ absl::StatusOr<tuning::Problem> Im2colDefinition::ToProblem(const TileOp& op) co
   problem.set_dtype(DataTypeName(im2col->img.dtype));
   const Im2colGeometry& g = im2col->geometry;
   tuning::Im2colProblem* p = problem.mutable_im2col();
-  p->set_n(g.n);
-  p->set_h(g.h);
-  p->set_w(g.w);
-  p->set_c(g.c);
-  p->set_kh(g.kh);
-  p->set_kw(g.kw);
-  p->set_sh(g.sh);
-  p->set_sw(g.sw);
-  p->set_dh(g.dh);
-  p->set_dw(g.dw);
-  p->set_ph(g.ph);
-  p->set_pw(g.pw);
+  ConvGeometryToProblem(g, p);
   for (int64_t s : im2col->img.strides) p->add_img_strides(s);
   return problem;
 }
@@ -118,19 +93,7 @@ absl::StatusOr<std::unique_ptr<TileOp>> Im2colDefinition::FromProblem(
   }
   TT_ASSIGN_OR_RETURN(DataType dtype, ParseDataType(problem.dtype()));
   const tuning::Im2colProblem& p = problem.im2col();
-  Im2colGeometry g;
-  g.n = p.n();
-  g.h = p.h();
-  g.w = p.w();
-  g.c = p.c();
-  g.kh = p.kh();
-  g.kw = p.kw();
-  g.sh = p.sh();
-  g.sw = p.sw();
-  g.dh = p.dh();
-  g.dw = p.dw();
-  g.ph = p.ph();
-  g.pw = p.pw();
+  const Im2colGeometry g = ConvGeometryFromProblem(p);
   TT_RETURN_IF_ERROR(ValidateIm2colGeometry(g));
   auto op = std::make_unique<Im2colOp>(Im2colOp::Dense(dtype, g));
   if (p.img_strides_size() == 4) {
@@ -153,97 +116,27 @@ absl::Status Im2colDefinition::CheckLowering(const tuning::Lowering& lowering) c
 }
 
 std::vector<double> Im2colDefinition::TransferFeatures(const tuning::Problem& problem) const {
-  const tuning::Im2colProblem& p = problem.im2col();
-  std::vector<double> features;
-  for (int64_t e : {p.n(), p.h(), p.w(), p.c()}) {
-    features.push_back(std::log2(std::max<int64_t>(e, 1)));
-  }
-  return features;
+  return ConvTransferFeatures(ConvGeometryFromProblem(problem.im2col()));
 }
 
-std::string Im2colDefinition::SpecSyntax() const {
-  return "DTYPE:N,H,W,C[:k=KH[xKW]][:s=SH[xSW]][:d=DH[xDW]][:p=PH[xPW]]";
-}
+std::string Im2colDefinition::SpecSyntax() const { return "DTYPE:" + ConvSpecSyntax(); }
 
 absl::StatusOr<std::unique_ptr<TileOp>> Im2colDefinition::ParseSpec(
     absl::string_view spec) const {
   std::vector<absl::string_view> parts = absl::StrSplit(spec, ':');
   if (parts.size() < 2) return absl::InvalidArgumentError("give a dtype and the image N,H,W,C");
   TT_ASSIGN_OR_RETURN(DataType dtype, ParseDataType(parts[0]));
-  TT_ASSIGN_OR_RETURN(std::vector<int64_t> shape,
-                      ParseIntList("image", parts[1], 1, kMaxIm2colElements, 4));
-  if (shape.size() != 4) {
-    return absl::InvalidArgumentError("an im2col image is N,H,W,C (four extents)");
-  }
-  Im2colGeometry g;
-  g.n = shape[0];
-  g.h = shape[1];
-  g.w = shape[2];
-  g.c = shape[3];
-  for (size_t i = 2; i < parts.size(); ++i) {
-    std::vector<absl::string_view> kv = absl::StrSplit(parts[i], absl::MaxSplits('=', 1));
-    if (kv.size() != 2) {
-      return absl::InvalidArgumentError(absl::StrCat("option '", parts[i], "' is not key=value"));
-    }
-    const WindowOption* option = nullptr;
-    for (const WindowOption& o : kWindowOptions) {
-      if (kv[0] == o.spec_key) option = &o;
-    }
-    if (option == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown option '", kv[0], "'; accepted are k, s, d, p"));
-    }
-    TT_ASSIGN_OR_RETURN(auto values, ParseAxisPair(kv[0], kv[1], option->min_value,
-                                                   kMaxIm2colWindowParam, 'x'));
-    g.*(option->h) = values.first;
-    g.*(option->w) = values.second;
-  }
+  TT_ASSIGN_OR_RETURN(Im2colGeometry g,
+                      ParseConvSpec(name(), absl::MakeConstSpan(parts).subspan(1)));
   return DenseOp(dtype, g, Hints{});
 }
 
-std::vector<OpFlag> Im2colDefinition::flags() const {
-  return {{"shape", "N,H,W,C: the dense NHWC image (required)"},
-          {"kernel", "KH[,KW]: the filter size (required)"},
-          {"stride", "SH[,SW]: the window's stride (default 1)"},
-          {"dilation", "DH[,DW]: the distance between taps (default 1)"},
-          {"pad", "PH[,PW]: zero padding on both sides (default 0)"}};
-}
+std::vector<OpFlag> Im2colDefinition::flags() const { return ConvFlags(); }
 
 absl::StatusOr<std::unique_ptr<TileOp>> Im2colDefinition::FromFlags(const FlagValues& flags,
                                                                    DataType dtype,
                                                                    Hints hints) const {
-  auto get = [&](const std::string& name, const std::string& fallback) {
-    auto it = flags.find(name);
-    return it == flags.end() ? fallback : it->second;
-  };
-  if (!flags.count("shape")) {
-    return absl::InvalidArgumentError(
-        "--shape is required: the NHWC image as N,H,W,C, e.g. --shape=64,56,56,64");
-  }
-  TT_ASSIGN_OR_RETURN(std::vector<int64_t> shape,
-                      ParseIntList("--shape", get("shape", ""), 1, kMaxIm2colElements, kMaxRank));
-  if (shape.size() != 4) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--shape=", get("shape", ""), ": im2col takes the NHWC image as four values N,H,W,C, "
-        "e.g. --shape=64,56,56,64"));
-  }
-  if (!flags.count("kernel")) {
-    return absl::InvalidArgumentError(
-        "--kernel is required for --op=im2col: KH[,KW], e.g. --kernel=3 or --kernel=3,5");
-  }
-  Im2colGeometry g;
-  g.n = shape[0];
-  g.h = shape[1];
-  g.w = shape[2];
-  g.c = shape[3];
-  for (const WindowOption& option : kWindowOptions) {
-    const std::string text = get(option.flag, option.min_value == 0 ? "0" : "1");
-    TT_ASSIGN_OR_RETURN(auto values, ParseAxisPair(absl::StrCat("--", option.flag), text,
-                                                   option.min_value, kMaxIm2colWindowParam, ','));
-    g.*(option.h) = values.first;
-    g.*(option.w) = values.second;
-  }
-  TT_RETURN_IF_ERROR(ValidateIm2colGeometry(g));
+  TT_ASSIGN_OR_RETURN(Im2colGeometry g, ConvGeometryFromFlags(name(), flags));
   return DenseOp(dtype, g, std::move(hints));
 }
 

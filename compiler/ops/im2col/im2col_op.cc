@@ -26,7 +26,7 @@ int64_t Im2colGeometry::OH() const { return OutputExtent(h, ph, EffectiveKh(), s
 
 int64_t Im2colGeometry::OW() const { return OutputExtent(w, pw, EffectiveKw(), sw); }
 
-absl::Status ValidateIm2colGeometry(const Im2colGeometry& g) {
+absl::Status ValidateConvGeometry(const Im2colGeometry& g, absl::string_view op) {
   struct Field {
     const char* name;
     int64_t value;
@@ -50,7 +50,7 @@ absl::Status ValidateIm2colGeometry(const Im2colGeometry& g) {
   };
   for (const Field& f : fields) {
     if (f.value < f.min || f.value > f.max) {
-      return absl::InvalidArgumentError(absl::StrCat("im2col ", f.name, "=", f.value, ": ",
+      return absl::InvalidArgumentError(absl::StrCat(op, " ", f.name, "=", f.value, ": ",
                                                      f.what, "; accepted are ", f.min, " to ",
                                                      f.max));
     }
@@ -64,14 +64,14 @@ absl::Status ValidateIm2colGeometry(const Im2colGeometry& g) {
   for (const Axis& a : axes) {
     if (a.pad >= a.effective) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "im2col p", a.name, "=", a.pad, " with k", a.name, "=", a.kernel, " and d", a.name, "=",
+          op, " p", a.name, "=", a.pad, " with k", a.name, "=", a.kernel, " and d", a.name, "=",
           a.dilation, ": the pad must be smaller than the effective kernel (k", a.name, "-1)*d",
           a.name, "+1 = ", a.effective, ", i.e. 0 to ", a.effective - 1,
           "; a larger pad gives windows of padding only"));
     }
     if (a.out < 1) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "im2col output ", a.name, " is 0: ", a.name, "=", a.size, " plus twice p", a.name, "=",
+          op, " output ", a.name, " is 0: ", a.name, "=", a.size, " plus twice p", a.name, "=",
           a.pad, " is ", a.size + 2 * a.pad, ", smaller than the effective kernel ", a.effective,
           " = (k", a.name, "-1)*d", a.name, "+1; enlarge the image or the pad, or shrink the "
           "kernel or dilation"));
@@ -89,15 +89,19 @@ absl::Status ValidateIm2colGeometry(const Im2colGeometry& g) {
   };
   if (!product_fits({g.n, g.h, g.w, g.c})) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "im2col image ", g.n, "x", g.h, "x", g.w, "x", g.c, " exceeds 2^40 elements"));
+        op, " image ", g.n, "x", g.h, "x", g.w, "x", g.c, " exceeds 2^40 elements"));
   }
   if (!product_fits({g.kh, g.kw, g.c}) || !product_fits({g.n, g.OH(), g.OW()}) ||
       !product_fits({g.n, g.OH(), g.OW(), g.kh, g.kw, g.c})) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "im2col column matrix [N*OH*OW, KH*KW*C] = [", g.n, "*", g.OH(), "*", g.OW(), ", ", g.kh,
+        op, " column matrix [N*OH*OW, KH*KW*C] = [", g.n, "*", g.OH(), "*", g.OW(), ", ", g.kh,
         "*", g.kw, "*", g.c, "] exceeds 2^40 elements; tile the problem over batches"));
   }
   return absl::OkStatus();
+}
+
+absl::Status ValidateIm2colGeometry(const Im2colGeometry& geometry) {
+  return ValidateConvGeometry(geometry, "im2col");
 }
 
 std::string Im2colGeometryToString(const Im2colGeometry& g) {

@@ -30,6 +30,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "compiler/ir/buffer.h"
 #include "compiler/ir/data_type.h"
 #include "compiler/ir/hints.h"
@@ -73,7 +74,9 @@ inline constexpr int64_t kMaxIm2colElements = int64_t{1} << 40;
 
 // Positive sizes, kernels, strides and dilations; non-negative pads smaller than the
 // effective kernel; OH, OW >= 1; image and column matrix within kMaxIm2colElements.
-// InvalidArgument names the bad value and what is accepted.
+// InvalidArgument names `op` ("im2col", "col2im": operators over this geometry), the bad
+// value and what is accepted.
+absl::Status ValidateConvGeometry(const Im2colGeometry& geometry, absl::string_view op);
 absl::Status ValidateIm2colGeometry(const Im2colGeometry& geometry);
 
 // "n64 h56 w56 c64 kernel 3x3 stride 1x1 dilation 1x1 pad 1x1 -> [200704, 576]".

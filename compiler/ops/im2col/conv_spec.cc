@@ -1,0 +1,130 @@
+#include "compiler/ops/im2col/conv_spec.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "compiler/base/status_macros.h"
+#include "compiler/ir/buffer.h"
+#include "compiler/ops/op_util.h"
+
+namespace tiletune {
+namespace {
+
+// The window options of a spec or the flags: kernel, stride, dilation, pad per axis.
+struct WindowOption {
+  const char* spec_key;
+  const char* flag;
+  int64_t min_value;
+  int64_t Im2colGeometry::*h;
+  int64_t Im2colGeometry::*w;
+};
+constexpr WindowOption kWindowOptions[] = {
+    {"k", "kernel", 1, &Im2colGeometry::kh, &Im2colGeometry::kw},
+    {"s", "stride", 1, &Im2colGeometry::sh, &Im2colGeometry::sw},
+    {"d", "dilation", 1, &Im2colGeometry::dh, &Im2colGeometry::dw},
+    {"p", "pad", 0, &Im2colGeometry::ph, &Im2colGeometry::pw},
+};
+
+Im2colGeometry ImageGeometry(const std::vector<int64_t>& shape) {
+  Im2colGeometry g;
+  g.n = shape[0];
+  g.h = shape[1];
+  g.w = shape[2];
+  g.c = shape[3];
+  return g;
+}
+
+}  // namespace
+
+std::string ConvSpecSyntax() { return "N,H,W,C[:k=KH[xKW]][:s=SH[xSW]][:d=DH[xDW]][:p=PH[xPW]]"; }
+
+absl::StatusOr<Im2colGeometry> ParseConvSpec(absl::string_view op,
+                                             absl::Span<const absl::string_view> parts) {
+  if (parts.empty()) return absl::InvalidArgumentError("give the image N,H,W,C");
+  TT_ASSIGN_OR_RETURN(std::vector<int64_t> shape,
+                      ParseIntList("image", parts[0], 1, kMaxIm2colElements, 4));
+  if (shape.size() != 4) {
+    return absl::InvalidArgumentError(absl::StrCat("an ", op, " image is N,H,W,C (four extents)"));
+  }
+  Im2colGeometry g = ImageGeometry(shape);
+  std::set<std::string> seen;
+  for (size_t i = 1; i < parts.size(); ++i) {
+    std::vector<absl::string_view> kv = absl::StrSplit(parts[i], absl::MaxSplits('=', 1));
+    if (kv.size() != 2) {
+      return absl::InvalidArgumentError(absl::StrCat("option '", parts[i], "' is not key=value"));
+    }
+    const WindowOption* option = nullptr;
+    for (const WindowOption& o : kWindowOptions) {
+      if (kv[0] == o.spec_key) option = &o;
+    }
+    if (option == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown option '", kv[0], "'; accepted are k, s, d, p"));
+    }
+    if (!seen.insert(std::string(kv[0])).second) {
+      return absl::InvalidArgumentError(absl::StrCat("option '", kv[0], "' is given twice"));
+    }
+    TT_ASSIGN_OR_RETURN(auto values, ParseAxisPair(kv[0], kv[1], option->min_value,
+                                                   kMaxIm2colWindowParam, 'x'));
+    g.*(option->h) = values.first;
+    g.*(option->w) = values.second;
+  }
+  TT_RETURN_IF_ERROR(ValidateConvGeometry(g, op));
+  return g;
+}
+
+std::vector<OpFlag> ConvFlags() {
+  return {{"shape", "N,H,W,C: the dense NHWC image (required)"},
+          {"kernel", "KH[,KW]: the filter size (required)"},
+          {"stride", "SH[,SW]: the window's stride (default 1)"},
+          {"dilation", "DH[,DW]: the distance between taps (default 1)"},
+          {"pad", "PH[,PW]: zero padding on both sides (default 0)"}};
+}
+
+absl::StatusOr<Im2colGeometry> ConvGeometryFromFlags(absl::string_view op,
+                                                     const FlagValues& flags) {
+  auto get = [&](const std::string& name, const std::string& fallback) {
+    auto it = flags.find(name);
+    return it == flags.end() ? fallback : it->second;
+  };
+  if (!flags.count("shape")) {
+    return absl::InvalidArgumentError(
+        "--shape is required: the NHWC image as N,H,W,C, e.g. --shape=64,56,56,64");
+  }
+  TT_ASSIGN_OR_RETURN(std::vector<int64_t> shape,
+                      ParseIntList("--shape", get("shape", ""), 1, kMaxIm2colElements, kMaxRank));
+  if (shape.size() != 4) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--shape=", get("shape", ""), ": ", op,
+        " takes the NHWC image as four values N,H,W,C, e.g. --shape=64,56,56,64"));
+  }
+  if (!flags.count("kernel")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--kernel is required for --op=", op, ": KH[,KW], e.g. --kernel=3 or --kernel=3,5"));
+  }
+  Im2colGeometry g = ImageGeometry(shape);
+  for (const WindowOption& option : kWindowOptions) {
+    const std::string text = get(option.flag, option.min_value == 0 ? "0" : "1");
+    TT_ASSIGN_OR_RETURN(auto values, ParseAxisPair(absl::StrCat("--", option.flag), text,
+                                                   option.min_value, kMaxIm2colWindowParam, ','));
+    g.*(option.h) = values.first;
+    g.*(option.w) = values.second;
+  }
+  TT_RETURN_IF_ERROR(ValidateConvGeometry(g, op));
+  return g;
+}
+
+std::vector<double> ConvTransferFeatures(const Im2colGeometry& g) {
+  std::vector<double> features;
+  for (int64_t e : {g.n, g.h, g.w, g.c}) features.push_back(std::log2(std::max<int64_t>(e, 1)));
+  return features;
+}
+
+}  // namespace tiletune

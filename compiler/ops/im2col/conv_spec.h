@@ -1,0 +1,76 @@
+// Text and database forms of a convolution geometry (Im2colGeometry), shared by the
+// operators over it (im2col, col2im): the spec options, the command-line flags and the
+// geometry fields of their Problem messages.
+//
+//   TT_ASSIGN_OR_RETURN(Im2colGeometry g, ParseConvSpec("col2im", {"64,56,56,64", "k=3", "p=1"}));
+#ifndef COMPILER_OPS_IM2COL_CONV_SPEC_H_
+#define COMPILER_OPS_IM2COL_CONV_SPEC_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "compiler/ops/im2col/im2col_op.h"
+#include "compiler/ops/tile_op_definition.h"
+
+namespace tiletune {
+
+// "N,H,W,C[:k=KH[xKW]][:s=SH[xSW]][:d=DH[xDW]][:p=PH[xPW]]".
+std::string ConvSpecSyntax();
+
+// The image extents and window options of a spec, split at ':' (`parts[0]` is "N,H,W,C").
+// Stride and dilation default to 1, pad to 0; each option once. InvalidArgument naming
+// the bad part; the geometry is validated for `op`.
+absl::StatusOr<Im2colGeometry> ParseConvSpec(absl::string_view op,
+                                             absl::Span<const absl::string_view> parts);
+
+// --shape, --kernel, --stride, --dilation, --pad.
+std::vector<OpFlag> ConvFlags();
+// The geometry the flags describe (--shape and --kernel required), validated for `op`.
+absl::StatusOr<Im2colGeometry> ConvGeometryFromFlags(absl::string_view op,
+                                                     const FlagValues& flags);
+
+// The twelve geometry fields of an Im2colProblem or a Col2imProblem (same names).
+template <typename ProblemMessage>
+void ConvGeometryToProblem(const Im2colGeometry& g, ProblemMessage* p) {
+  p->set_n(g.n);
+  p->set_h(g.h);
+  p->set_w(g.w);
+  p->set_c(g.c);
+  p->set_kh(g.kh);
+  p->set_kw(g.kw);
+  p->set_sh(g.sh);
+  p->set_sw(g.sw);
+  p->set_dh(g.dh);
+  p->set_dw(g.dw);
+  p->set_ph(g.ph);
+  p->set_pw(g.pw);
+}
+
+template <typename ProblemMessage>
+Im2colGeometry ConvGeometryFromProblem(const ProblemMessage& p) {
+  Im2colGeometry g;
+  g.n = p.n();
+  g.h = p.h();
+  g.w = p.w();
+  g.c = p.c();
+  g.kh = p.kh();
+  g.kw = p.kw();
+  g.sh = p.sh();
+  g.sw = p.sw();
+  g.dh = p.dh();
+  g.dw = p.dw();
+  g.ph = p.ph();
+  g.pw = p.pw();
+  return g;
+}
+
+// Feature vector for transfer between problems over this geometry: log2 of N, H, W, C.
+std::vector<double> ConvTransferFeatures(const Im2colGeometry& g);
+
+}  // namespace tiletune
+
+#endif  // COMPILER_OPS_IM2COL_CONV_SPEC_H_
