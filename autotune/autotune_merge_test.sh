@@ -13,7 +13,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 "$bin" merge "$data/v1_h200_a.txtpb" "$data/v1_h200_b.txtpb" -o "$out" >"$TEST_TMPDIR/stdout" \
   2>"$TEST_TMPDIR/stderr" || fail "merge exited $?"
 # Schema-1 inputs are upgraded, and the user is told they carried no checksum.
-[[ "$(grep -c 'note: .*v1_h200_.\.txtpb: schema 1, upgraded to 2 .*no records_sha256' \
+[[ "$(grep -c 'note: .*v1_h200_.\.txtpb: schema 1, upgraded to 3 .*no records_sha256' \
   "$TEST_TMPDIR/stderr")" == 2 ]] || { cat "$TEST_TMPDIR/stderr"; fail "upgrade notes"; }
 grep -q '^conflict: "NVIDIA H200" sm_9.0 | "copy" "f16" shape=\[8192,8192\].*: kept tma .*70.500 us, compiler/tuning_db/testdata/v1_h200_a.txtpb, host gpu-a) over bulk_1d .*72.000 us' \
   "$TEST_TMPDIR/stdout" || { cat "$TEST_TMPDIR/stdout"; fail "conflict line"; }

@@ -28,7 +28,7 @@ grep -q 'retrying without it' "$tmp/err" || fail "no worker was restarted"
 grep -q 'hung for 1 s; killed' "$tmp/err" || fail "the supervisor did not kill a hang"
 grep -q 'autotune: 2 problem(s)' "$tmp/out" || fail "no summary"
 [[ -f "$tmp/db.report.md" && -f "$tmp/db.report.svg" ]] || fail "no report"
-grep -q "(schema version 2)" "$tmp/db.report.md" || fail "the report names no schema version"
+grep -q "(schema version 3)" "$tmp/db.report.md" || fail "the report names no schema version"
 leftovers=$(ls -A "$tmp" | grep -E 'worker|tmp-' || true)
 [[ -z "$leftovers" ]] || fail "worker files left behind: $leftovers"
 # No faulted, hung or wrong variant won.

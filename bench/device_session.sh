@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine: every staged GPU test, compute-sanitizer on selected cases (set
-# SANITIZE / SANITIZE_IM2COL to a gtest filter of copy_gpu_test / im2col_gpu_test), the copy, im2col and dispatch benchmarks
+# SANITIZE / SANITIZE_IM2COL / SANITIZE_COL2IM to a gtest filter of copy_gpu_test / im2col_gpu_test /
+# col2im_gpu_test), the copy, im2col, col2im (with F.fold) and dispatch benchmarks
 # when staged, and the autotuner's default suite cold
 # (empty compile cache) then warm. Logs go to a scratch folder and come back as one
 # archive, $OUT/logs.tar.gz (the device tool returns at most 8 files), plus the databases;
@@ -29,14 +30,22 @@ if want tests && [ -n "${SANITIZE_IM2COL:-}" ]; then
   timeout 100 compute-sanitizer --tool memcheck --report-api-errors no --print-limit 10 \
     .device/bin/im2col_gpu_test --gtest_brief=1 --gtest_filter="$SANITIZE_IM2COL" > "$out/sanitize_im2col.txt" 2>&1
 fi
+if want tests && [ -n "${SANITIZE_COL2IM:-}" ]; then
+  timeout 100 compute-sanitizer --tool memcheck --report-api-errors no --print-limit 10 \
+    .device/bin/col2im_gpu_test --gtest_brief=1 --gtest_filter="$SANITIZE_COL2IM" > "$out/sanitize_col2im.txt" 2>&1
+fi
 if [ -f .device/bin/bad.ptx ]; then
   ptxas -arch=sm_90a .device/bin/bad.ptx -o /tmp/bad.cubin > "$out/sass.txt" 2>&1 && \
     cuobjdump -sass /tmp/bad.cubin >> "$out/sass.txt" 2>&1
 fi
 if want bench; then
-  for b in ${BENCH:-copy_benchmark dispatch_benchmark im2col_benchmark}; do
-    [ -x .device/bin/$b ] && timeout "${BENCH_SECONDS:-240}" stdbuf -oL .device/bin/$b --benchmark_counters_tabular=true ${BENCH_ARGS:-} > "$out/$b.txt" 2>&1
+  for b in ${BENCH:-copy_benchmark dispatch_benchmark im2col_benchmark col2im_benchmark}; do
+    [ -x .device/bin/$b ] && timeout "${BENCH_SECONDS:-240}" stdbuf -oL .device/bin/$b --benchmark_counters_tabular=true \
+      --benchmark_out="$out/$b.json" --benchmark_out_format=json ${BENCH_ARGS:-} > "$out/$b.txt" 2>&1
   done
+  # PyTorch F.fold in the same call, joined with the col2im results.
+  [ -f "$out/col2im_benchmark.json" ] && timeout 120 python3 bench/fold_baseline.py \
+    --join "$out/col2im_benchmark.json" > "$out/fold_join.txt" 2>&1
 fi
 cold_rc=skipped warm_rc=skipped cold=- warm=-
 if want autotune; then
@@ -50,12 +59,14 @@ if want autotune; then
   warm=$(secs $t)
 fi
 echo "== GPU tests (rc $tests_rc)"; [ -f "$out/gpu_tests.txt" ] && grep -E "PASS|FAIL" "$out/gpu_tests.txt" | tail -n 6
-for f in sanitize sanitize_im2col; do
+for f in sanitize sanitize_im2col sanitize_col2im; do
   [ -f "$out/$f.txt" ] && { echo "== $f"; grep -E "ERROR SUMMARY|Illegal|PASSED|FAILED|at 0x" "$out/$f.txt" | head -12; }
 done
 [ -f "$out/copy_benchmark.txt" ] && { echo "== copy"; grep -E "^copy_f16" "$out/copy_benchmark.txt" | awk '{print $1, $(NF-3), $(NF-2), $(NF-1), $NF}' | sort -k4 -g | tail -12; }
 [ -f "$out/dispatch_benchmark.txt" ] && { echo "== dispatch"; grep -E "^BM_" "$out/dispatch_benchmark.txt"; }
 [ -f "$out/im2col_benchmark.txt" ] && { echo "== im2col"; grep -E "^im2col|^BM" "$out/im2col_benchmark.txt" | awk '{print $1, $(NF-5), $(NF-4), $(NF-3), $(NF-2), $(NF-1), $NF}' | head -40; }
+[ -f "$out/col2im_benchmark.txt" ] && { echo "== col2im"; grep -E "^col2im" "$out/col2im_benchmark.txt" | awk '{print $1, $(NF-4), $(NF-3), $(NF-2), $NF}' | head -48; }
+[ -f "$out/fold_join.txt" ] && { echo "== col2im vs F.fold"; cat "$out/fold_join.txt"; }
 if want autotune; then
   echo "== autotune cold (rc $cold_rc, $cold)"; cat "$out/autotune_cold.txt"; grep -E "faulted|failed" "$out/autotune_cold.err" | head -5
   echo "== autotune warm (rc $warm_rc, $warm)"; cat "$out/autotune_warm.txt"

@@ -96,7 +96,7 @@ TEST(CompilerCliIm2colTest, BadInputsGiveOneClearLineAndExitCode2) {
       {With(kValid, "--pad=3"), "ph=3 with kh=3 and dh=1: the pad must be smaller"},
       {With(kValid, "--dilation=30"), "output h is 0"},
       {With(kValid, "--src_shape=1,2"), "--src_shape applies to --op=copy only"},
-      {With(kValid, "--through_shared=false"), "--through_shared applies to --op=copy only"},
+      {With(kValid, "--through_shared=false"), "--through_shared applies to --op=copy, --op=col2im only"},
       {With(kValid, "--tile=128"), "give two extents, block_M"},
       {With(kValid, "--prefer_instruction=cp_async"), "no cp_async lowering"},
       {With(With(kValid, "--target=sm_80"), "--prefer_instruction=tma"),
@@ -107,7 +107,7 @@ TEST(CompilerCliIm2colTest, BadInputsGiveOneClearLineAndExitCode2) {
       {{"--op=im2col", "--shape=1,8,8,8", "--tile=64,8"}, "--kernel is required"},
       {{"--op=im2col", "--kernel=3", "--tile=64,8"}, "--shape is required"},
       {{"--op=copy", "--shape=64,64", "--tile=64,64", "--kernel=3"},
-       "--kernel applies to --op=im2col only"},
+       "--kernel applies to --op=im2col, --op=col2im only"},
   };
   for (const Bad& b : bad) {
     Result r = RunCli(b.args);
@@ -125,6 +125,22 @@ TEST(CompilerCliIm2colTest, CopyIsUnchanged) {
   EXPECT_THAT(r.out, HasSubstr("path        tma"));
   Result d = RunCli({"--shape=64,64", "--tile=64,64"});
   ASSERT_EQ(d.code, 0) << d.err;  // --op defaults to copy.
+}
+
+TEST(CompilerCliCol2imTest, SameWindowFlagsBothForms) {
+  const std::vector<std::string> col2im = {"--op=col2im",  "--dtype=f16", "--shape=32,224,224,3",
+                                           "--kernel=7",   "--stride=2",  "--pad=3",
+                                           "--tile=2,224", "--target=sm_90a"};
+  Result staged = RunCli(col2im);
+  ASSERT_EQ(staged.code, 0) << staged.err;
+  EXPECT_THAT(staged.out, HasSubstr("path        simt_col2im (staged form)"));
+  EXPECT_THAT(staged.out, HasSubstr("order       kh ascending, then kw"));
+  Result direct = RunCli(With(With(col2im, "--through_shared=false"), "--emit=ptx"));
+  ASSERT_EQ(direct.code, 0) << direct.err;
+  EXPECT_THAT(direct.out, HasSubstr(".entry tt_col2im_direct("));
+  Result u8 = RunCli(With(col2im, "--dtype=u8"));
+  EXPECT_EQ(u8.code, 2);
+  EXPECT_THAT(u8.err, HasSubstr("accepted are f32, f16, bf16"));
 }
 
 }  // namespace

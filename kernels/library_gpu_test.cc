@@ -13,9 +13,13 @@
 #include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "compiler/ops/builtin_ops.h"
+#include "compiler/ops/col2im/col2im_op.h"
+#include "compiler/ops/col2im/col2im_reference.h"
 #include "compiler/ops/copy/copy_op.h"
 #include "compiler/ops/im2col/im2col_op.h"
 #include "compiler/ops/im2col/im2col_reference.h"
+#include "compiler/tuning_db/tuning_db.h"
 #include "kernels/runtime/gpu_test_util.h"
 
 namespace tiletune {
@@ -197,6 +201,71 @@ TEST_F(LibraryGpuTest, Im2colThroughTheLibraryIsBitExact) {
   ASSERT_TRUE(context_->Synchronize().ok());
   ASSERT_TRUE(col_device->CopyToHost(got.data(), col_bytes).ok());
   EXPECT_TRUE(got == expected) << "library im2col is not bit-exact (" << info->kernel_name << ")";
+}
+
+TEST_F(LibraryGpuTest, TunedCol2imThroughTheLibraryIsBitExact) {
+  // A database (written through the schema, as the tuner does) whose record picks the
+  // direct form with a tile the heuristic would not: the library must launch it.
+  Im2colGeometry g;
+  g.n = 2;
+  g.h = 21;
+  g.w = 17;
+  g.c = 24;
+  g.kh = 3;
+  g.kw = 5;
+  g.sh = 2;
+  g.dw = 2;
+  g.ph = 1;
+  g.pw = 3;
+  Col2imOp op = Col2imOp::Dense(DataType::kBF16, g);
+  tuning::TuningDatabase database;
+  tuning::TuningRecord* record = database.add_records();
+  record->mutable_device()->set_name(context_->info().name);
+  record->mutable_device()->set_cc_major(context_->info().cc_major);
+  record->mutable_device()->set_cc_minor(context_->info().cc_minor);
+  auto problem = (*BuiltinTileOps().Find("col2im"))->ToProblem(op);
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  *record->mutable_problem() = *problem;
+  tuning::Lowering* lowering = record->mutable_winner()->mutable_lowering();
+  lowering->set_path("simt_col2im");
+  lowering->set_form("direct");
+  lowering->add_tile(3);
+  lowering->add_tile(5);
+  lowering->set_threads(64);
+  lowering->set_stages(1);
+  lowering->set_through_shared(false);
+  record->mutable_winner()->mutable_hints()->set_eviction_policy("evict_first");
+  record->mutable_winner_statistics()->set_median_us(3);
+  record->mutable_winner_statistics()->set_sample_count(5);
+  const std::string path = absl::StrCat(::testing::TempDir(), "/col2im.txtpb");
+  ASSERT_TRUE(
+      tuning::WriteTuningDatabase(database, path, BuiltinTileOps().RecordValidator()).ok());
+  LibraryOptions options;
+  options.database_path = path;
+  auto library = Library::Create(options);
+  ASSERT_TRUE(library.ok()) << library.status();
+  auto info = (*library)->Inspect(op);
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->level, ResolutionLevel::kExact);
+  EXPECT_EQ(info->form, "direct");
+  EXPECT_EQ(info->launch.tile, (std::vector<int64_t>{3, 5}));
+  const size_t col_bytes = static_cast<size_t>(Col2imColumnBytes(op));
+  const size_t img_bytes = SpanBytes(op.img);
+  std::mt19937_64 rng(std::random_device{}());
+  std::vector<uint8_t> col(col_bytes), expected(img_bytes, 0x5a), got(img_bytes);
+  for (auto& b : col) b = static_cast<uint8_t>(rng());
+  ASSERT_TRUE(Col2imReference(op, col.data(), col_bytes, expected.data(), img_bytes).ok());
+  auto col_device = DeviceBuffer::Allocate(*context_, col_bytes);
+  auto img_device = DeviceBuffer::Allocate(*context_, img_bytes);
+  ASSERT_TRUE(col_device.ok() && img_device.ok());
+  ASSERT_TRUE(col_device->CopyFromHost(col.data(), col_bytes).ok());
+  ASSERT_TRUE(img_device->Fill(0x5a).ok());
+  ASSERT_TRUE(context_->Synchronize().ok());
+  absl::Status done = (*library)->Launch(op, col_device->ptr(), img_device->ptr(), nullptr);
+  ASSERT_TRUE(done.ok()) << done;
+  ASSERT_TRUE(context_->Synchronize().ok());
+  ASSERT_TRUE(img_device->CopyToHost(got.data(), img_bytes).ok());
+  EXPECT_TRUE(got == expected) << "library col2im is not bit-exact (" << info->kernel_name << ")";
 }
 
 }  // namespace

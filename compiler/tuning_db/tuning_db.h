@@ -40,7 +40,8 @@ namespace tiletune {
 namespace tuning {
 
 // The schema version this build writes. Version 1 files are read through an upgrade.
-inline constexpr int kCurrentSchemaVersion = 2;
+// Version 3 added the col2im operator; versions 2 and 3 share one layout.
+inline constexpr int kCurrentSchemaVersion = 3;
 
 // Largest database file a reader accepts (checked before reading it).
 inline constexpr int64_t kMaxDatabaseBytes = int64_t{512} << 20;

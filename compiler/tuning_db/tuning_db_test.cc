@@ -78,7 +78,7 @@ TEST(TuningDbTest, TextFileRoundTrips) {
   ASSERT_TRUE(WriteTuningDatabase(database, path).ok());
   absl::StatusOr<std::string> bytes = ReadFileToString(path);
   ASSERT_TRUE(bytes.ok());
-  EXPECT_THAT(*bytes, HasSubstr("schema_version: 2\n"));
+  EXPECT_THAT(*bytes, HasSubstr(absl::StrCat("schema_version: ", kCurrentSchemaVersion, "\n")));
   EXPECT_THAT(*bytes, HasSubstr("median_us: 10"));
   EXPECT_THAT(*bytes, HasSubstr("status: COMPILE_ERROR"));
   EXPECT_THAT(*bytes, HasSubstr("problem {\n    dtype: \"f16\"\n    copy {\n"));
@@ -228,33 +228,36 @@ TEST(TuningDbTest, TextParseErrorNamesLineAndColumn) {
 
 TEST(TuningDbTest, UnknownTextFieldIsAParseError) {
   std::string text = Text(TestDatabase(1));
-  text = absl::StrReplaceAll(text, {{"schema_version: 2\n", "schema_version: 2\nshard: 3\n"}});
+  const std::string version = absl::StrCat("schema_version: ", kCurrentSchemaVersion, "\n");
+  text = absl::StrReplaceAll(text, {{version, version + "shard: 3\n"}});
   absl::Status status = ParseStatus(text, DatabaseFormat::kText);
   EXPECT_THAT(Msg(status), AllOf(HasSubstr("shard"), HasSubstr("line 4")));
 }
 
 TEST(TuningDbTest, NewerBinaryVersionIsRejectedClearly) {
   TuningDatabase database = TestDatabase(1);
-  database.set_schema_version(3);
+  database.set_schema_version(kCurrentSchemaVersion + 1);
   absl::Status status = ParseStatus(Raw(database), DatabaseFormat::kBinary, "future.pb");
   EXPECT_TRUE(absl::IsFailedPrecondition(status)) << status;
-  EXPECT_THAT(Msg(status), AllOf(HasSubstr("future.pb"), HasSubstr("schema_version 3 is newer"),
-                                 HasSubstr("(2)")));
+  EXPECT_THAT(Msg(status),
+              AllOf(HasSubstr("future.pb"),
+                    HasSubstr(absl::StrCat("schema_version ", kCurrentSchemaVersion + 1,
+                                           " is newer")),
+                    HasSubstr(absl::StrCat("(", kCurrentSchemaVersion, ")"))));
 }
 
 TEST(TuningDbTest, NewerTextVersionWithNewFieldsIsRejectedAsNewer) {
-  const std::string text =
-      "schema_version: 3\n"
-      "field_added_in_version_3: \"x\"\n"
-      "record_count: 0\n";
+  const std::string text = absl::StrCat("schema_version: ", kCurrentSchemaVersion + 1,
+                                        "\nfield_added_later: \"x\"\nrecord_count: 0\n");
   absl::Status status = ParseStatus(text, DatabaseFormat::kText, "future.txtpb");
   EXPECT_TRUE(absl::IsFailedPrecondition(status)) << status;
-  EXPECT_THAT(Msg(status), HasSubstr("schema_version 3 is newer"));
+  EXPECT_THAT(Msg(status),
+              HasSubstr(absl::StrCat("schema_version ", kCurrentSchemaVersion + 1, " is newer")));
 }
 
 TEST(TuningDbTest, TextVersionIsReadInEveryIntegerNotation) {
   // The text format writes integers in decimal, hex or octal; the version scanner too.
-  for (const char* version : {"0x3", "03", "3"}) {
+  for (const char* version : {"0x7", "07", "7"}) {
     const std::string text = absl::StrCat("schema_version: ", version, "\nrecord_count: 0\n");
     absl::Status status = ParseStatus(text, DatabaseFormat::kText, "future.txtpb");
     EXPECT_TRUE(absl::IsFailedPrecondition(status)) << version << ": " << status;
@@ -265,6 +268,21 @@ TEST(TuningDbTest, TextVersionIsReadInEveryIntegerNotation) {
                 HasSubstr("schema_version is not an integer"))
         << version;
   }
+}
+
+TEST(TuningDbTest, SchemaTwoFilesReadAsCurrent) {
+  // Version 3 only added an operator (col2im): a version-2 file reads unchanged.
+  TuningDatabase database = TestDatabase(2);
+  database.set_schema_version(2);
+  database.set_record_count(database.records_size());
+  database.set_records_sha256(RecordsSha256(database));
+  std::string bytes;
+  ASSERT_TRUE(database.SerializeToString(&bytes));
+  absl::StatusOr<TuningDatabase> read =
+      ParseTuningDatabase(bytes, DatabaseFormat::kBinary, "v2.pb");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->schema_version(), kCurrentSchemaVersion);
+  EXPECT_EQ(read->records_size(), database.records_size());
 }
 
 TEST(TuningDbTest, ForeignMessageIsRejected) {
@@ -642,7 +660,8 @@ TEST(SchemaOneTest, TextFilesAreUpgradedToCanonicalProblems) {
   EXPECT_EQ(read->records(0).winner_statistics().median_us(), 70.5);
   EXPECT_EQ(read->records_sha256(), RecordsSha256(*read));
   ASSERT_EQ(notes.size(), 1u);
-  EXPECT_THAT(notes[0], AllOf(HasSubstr("v1_h200_a.txtpb: schema 1, upgraded to 2"),
+  EXPECT_THAT(notes[0], AllOf(HasSubstr(absl::StrCat("v1_h200_a.txtpb: schema 1, upgraded to ",
+                                                       kCurrentSchemaVersion)),
                               HasSubstr("no records_sha256")));
   // Written back, it is a schema-2 file that reads without a note.
   const std::string path = MakeTestFolder() + "/v2.txtpb";

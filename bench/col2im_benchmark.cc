@@ -1,0 +1,183 @@
+// col2im variants on the ResNet-50-like f16 layers of the default suite against a
+// size-matched bandwidth ceiling (cudaMemcpy of the same traffic), in the same run, on
+// rotated buffers. PyTorch F.fold is measured by bench/fold_baseline.py from the same
+// device call (this binary stays torch-free); that script also joins the two outputs.
+//
+// Bytes moved, for every counter: the column matrix read once plus the image written
+// once, col_bytes + img_bytes. cudaMemcpy is timed copying (col_bytes + img_bytes) / 2
+// bytes, so its reads plus writes are the same traffic. Counters: GBps (this variant),
+// memcpy_GBps, vs_memcpy (memcpy's time / ours, i.e. the fraction of the ceiling).
+//
+// Rotation: launches cycle over enough (col, img) buffer sets to span 150 MB (2.5x the
+// H200's L2) so no launch finds its input in L2 from the one before.
+//
+//   bazel run //bench:col2im_benchmark -- --benchmark_counters_tabular=true \
+//       --benchmark_out=col2im.json --benchmark_out_format=json
+//   python3 bench/fold_baseline.py --join col2im.json
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "bench/bench_util.h"
+#include "benchmark/benchmark.h"
+#include "compiler/ops/col2im/col2im_definition.h"
+#include "compiler/ops/col2im/col2im_lowering.h"
+#include "compiler/ops/col2im/col2im_op.h"
+#include "kernels/tile_kernel.h"
+
+namespace tiletune {
+namespace {
+
+struct Layer {
+  std::string name;
+  int64_t n, h, w, c, kernel, stride, pad;
+  Im2colGeometry Geometry() const {
+    Im2colGeometry g;
+    g.n = n;
+    g.h = h;
+    g.w = w;
+    g.c = c;
+    g.kh = g.kw = kernel;
+    g.sh = g.sw = stride;
+    g.ph = g.pw = pad;
+    return g;
+  }
+};
+
+// The four ResNet-50-like layers of the default suite (the same as im2col's).
+const std::vector<Layer>& Layers() {
+  static const std::vector<Layer>* const layers = new std::vector<Layer>{
+      {"n64_c64_56x56_k3_s1_p1", 64, 56, 56, 64, 3, 1, 1},
+      {"n64_c256_14x14_k3_s1_p1", 64, 14, 14, 256, 3, 1, 1},
+      {"n64_c128_56x56_k3_s2_p1", 64, 56, 56, 128, 3, 2, 1},
+      {"n32_c3_224x224_k7_s2_p3", 32, 224, 224, 3, 7, 2, 3},
+  };
+  return *layers;
+}
+
+struct Variant {
+  std::string name;
+  // tile_w 0 means the image's width.
+  int64_t tile_h, tile_w;
+  int threads;
+  bool staged;
+  int ctas_per_sm;
+  bool stream_columns;  // col_eviction_policy=evict_first
+};
+
+const std::vector<Variant>& Variants() {
+  static const std::vector<Variant>* const variants = new std::vector<Variant>{
+      {"direct_1x16_t128", 1, 16, 128, false, 0, false},
+      {"direct_1x32_t256", 1, 32, 256, false, 0, false},
+      {"direct_1x32_t256_colfirst", 1, 32, 256, false, 0, true},
+      {"direct_2x32_t512", 2, 32, 512, false, 0, false},
+      {"direct_1x64_t256_p4", 1, 64, 256, false, 4, false},
+      {"staged_1xW_t256", 1, 0, 256, true, 0, false},
+      {"staged_2xW_t256", 2, 0, 256, true, 0, false},
+      {"staged_2xW_t512_colfirst", 2, 0, 512, true, 0, true},
+      {"staged_2x64_t256", 2, 64, 256, true, 0, false},
+      {"staged_4x32_t256", 4, 32, 256, true, 0, false},
+      {"staged_4xW_t512", 4, 0, 512, true, 0, false},
+  };
+  return *variants;
+}
+
+constexpr size_t kRotationBytes = size_t{150} << 20;
+
+void BM_Col2im(benchmark::State& state, const Layer& layer, const Variant& variant) {
+  auto skip = [&](const absl::Status& status) {
+    state.SkipWithError(std::string(status.message()).c_str());
+  };
+  auto env_or = GetBenchEnv();
+  if (!env_or.ok()) return skip(env_or.status());
+  BenchEnv& env = **env_or;
+  const Im2colGeometry g = layer.Geometry();
+  Col2imOp op = Col2imOp::Dense(DataType::kF16, g);
+  if (variant.stream_columns) op.hints.annotations["col_eviction_policy"] = "evict_first";
+  LaunchParams launch;
+  launch.tile = {variant.tile_h, variant.tile_w == 0 ? g.w : variant.tile_w};
+  launch.threads = variant.threads;
+  launch.through_shared = variant.staged;
+  launch.ctas_per_sm = variant.ctas_per_sm;
+  auto target = Target::Parse(env.context->info().ArchName());
+  if (!target.ok()) return skip(target.status());
+  auto lowered = LowerCol2im(op, *target, launch);
+  if (!lowered.ok()) return skip(lowered.status());
+  auto kernel = TileKernel::Create(*env.context, Col2imDefinition(),
+                                   std::make_shared<const LoweredCol2im>(*lowered), *env.compiler);
+  if (!kernel.ok()) return skip(kernel.status());
+
+  const size_t col_bytes = static_cast<size_t>(Col2imColumnBytes(op));
+  const size_t img_bytes = SpanBytes(op.img);
+  const size_t sets = std::clamp<size_t>(kRotationBytes / (col_bytes + img_bytes) + 1, 2, 8);
+  std::vector<DeviceBuffer> cols, imgs;
+  for (size_t s = 0; s < sets; ++s) {
+    auto col = DeviceBuffer::Allocate(*env.context, col_bytes);
+    auto img = DeviceBuffer::Allocate(*env.context, img_bytes);
+    if (!col.ok() || !img.ok() || !col->Fill(0x3c).ok()) {
+      return skip(absl::ResourceExhaustedError("device allocation failed"));
+    }
+    cols.push_back(*std::move(col));
+    imgs.push_back(*std::move(img));
+  }
+  const size_t memcpy_bytes = (col_bytes + img_bytes) / 2 / 16 * 16;
+  auto scratch_src = DeviceBuffer::Allocate(*env.context, memcpy_bytes);
+  auto scratch_dst = DeviceBuffer::Allocate(*env.context, memcpy_bytes);
+  if (!scratch_src.ok() || !scratch_dst.ok() || !scratch_src->Fill(0x3c).ok()) {
+    return skip(absl::ResourceExhaustedError("device allocation failed"));
+  }
+  CUstream stream = env.stream->get();
+  size_t next = 0;
+  auto launch_one = [&] {
+    const size_t s = next++ % sets;
+    return (*kernel)->Launch(cols[s].ptr(), imgs[s].ptr(), stream);
+  };
+  const int batch = 8;
+  std::vector<double> times;
+  for (auto _ : state) {
+    auto ms = TimeLaunches(env, launch_one, batch, 1);
+    if (!ms.ok()) return skip(ms.status());
+    state.SetIterationTime(*ms / 1e3);
+    times.push_back(*ms);
+  }
+  std::sort(times.begin(), times.end());
+  const double kernel_ms = times[times.size() / 2];
+  const double moved = static_cast<double>(col_bytes + img_bytes);
+  state.counters["GBps"] = GigabytesPerSecond(moved, kernel_ms);
+  auto memcpy_ms = TimeMemcpy(env, scratch_dst->ptr(), scratch_src->ptr(), memcpy_bytes, batch, 9);
+  if (!memcpy_ms.ok()) return skip(memcpy_ms.status());
+  state.counters["memcpy_GBps"] = GigabytesPerSecond(2.0 * memcpy_bytes, *memcpy_ms);
+  state.counters["vs_memcpy"] = *memcpy_ms * moved / (2.0 * memcpy_bytes) / kernel_ms;
+  state.counters["sets"] = static_cast<double>(sets);
+  state.SetLabel(absl::StrCat((*kernel)->lowered().path_name, "/",
+                              (*kernel)->lowered().form_name));
+}
+
+void RegisterAll() {
+  for (const Layer& layer : Layers()) {
+    for (const Variant& variant : Variants()) {
+      benchmark::RegisterBenchmark(
+          absl::StrCat("col2im_f16/", layer.name, "/", variant.name).c_str(),
+          [layer, variant](benchmark::State& state) { BM_Col2im(state, layer, variant); })
+          ->UseManualTime()
+          ->Unit(benchmark::kMicrosecond)
+          ->MinTime(0.2);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tiletune
+
+int main(int argc, char** argv) {
+  tiletune::RegisterAll();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,117 @@
+// Code generation for `col2im`, checked without a GPU: golden sources, the instructions
+// each form must contain in its PTX, and every dtype, form and hint combination of the
+// search space compiling through NVRTC for sm_80 and sm_90a.
+//
+// Regenerate the goldens with:
+//   TILETUNE_UPDATE_GOLDENS=1 bazel run //compiler/ops/col2im:col2im_codegen_test
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/codegen/codegen_test_util.h"
+#include "compiler/ops/col2im/col2im_emitter.h"
+#include "compiler/ops/col2im/col2im_lowering.h"
+#include "compiler/ops/col2im/col2im_op.h"
+#include "compiler/ops/col2im/col2im_search_space.h"
+#include "compiler/ops/im2col/im2col_test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tiletune {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+Target T(const char* arch) { return *Target::Parse(arch); }
+
+LaunchParams Launch(int64_t tile_h, int64_t tile_w, bool staged, int threads = 256) {
+  LaunchParams launch;
+  launch.tile = {tile_h, tile_w};
+  launch.through_shared = staged;
+  launch.threads = threads;
+  return launch;
+}
+
+std::string Ptx(const LoweredCol2im& lowered) {
+  return TestPtx(EmitCol2imKernel(lowered), lowered.target.ArchName());
+}
+
+TEST(Col2imCodegenTest, MatchesGoldens) {
+  Col2imOp resnet = Col2imOp::Dense(DataType::kF16, G(64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1));
+  resnet.hints.annotations["col_eviction_policy"] = "evict_first";
+  Col2imOp stem = Col2imOp::Dense(DataType::kF16, G(32, 224, 224, 3, 7, 7, 2, 2, 1, 1, 3, 3));
+  Col2imOp asymmetric = Col2imOp::Dense(DataType::kBF16, G(2, 11, 10, 6, 3, 2, 2, 1, 1, 2, 1, 1));
+  asymmetric.img.strides = {11 * 10 * 8, 10 * 8, 8, 1};  // padded C
+  Col2imOp f32 = Col2imOp::Dense(DataType::kF32, G(2, 9, 9, 8, 3, 3, 2, 2, 1, 1, 1, 1));
+  f32.hints.eviction_policy = EvictionPolicy::kEvictLast;
+  struct Case {
+    std::string name;
+    Col2imOp op;
+    LaunchParams launch;
+  } cases[] = {
+      {"col2im_direct_resnet_f16", resnet, Launch(1, 32, false)},
+      {"col2im_staged_stem_f16", stem, Launch(2, 224, true)},
+      {"col2im_direct_asymmetric_bf16", asymmetric, Launch(2, 8, false, 128)},
+      {"col2im_staged_f32_evict_last", f32, Launch(4, 9, true, 64)},
+  };
+  for (const Case& c : cases) {
+    auto lowered = LowerCol2im(c.op, T("sm_90a"), c.launch);
+    ASSERT_TRUE(lowered.ok()) << c.name << ": " << lowered.status();
+    const CudaSource source = EmitCol2imKernel(*lowered);
+    ExpectMatchesGolden("compiler/ops/col2im/testdata", c.name, source.text,
+                        "//compiler/ops/col2im:col2im_codegen_test");
+    EXPECT_FALSE(Ptx(*lowered).empty()) << c.name;
+  }
+}
+
+TEST(Col2imCodegenTest, PtxHasTheFormsInstructions) {
+  Col2imOp op = Col2imOp::Dense(DataType::kF16, G(2, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, 1));
+  op.hints.annotations["col_eviction_policy"] = "evict_first";
+  auto direct = LowerCol2im(op, T("sm_90a"), Launch(1, 32, false));
+  ASSERT_TRUE(direct.ok()) << direct.status();
+  const std::string direct_ptx = Ptx(*direct);
+  EXPECT_THAT(direct_ptx, HasSubstr("ld.global.nc.L2::cache_hint.v4.u32"));
+  EXPECT_THAT(direct_ptx, HasSubstr("cvt.f32.f16"));
+  EXPECT_THAT(direct_ptx, HasSubstr("cvt.rn.f16.f32"));
+  EXPECT_THAT(direct_ptx, HasSubstr("st.global.v4.u32"));
+  EXPECT_THAT(direct_ptx, Not(HasSubstr("atom")));
+  EXPECT_THAT(direct_ptx, Not(HasSubstr("bar.sync")));
+  auto staged = LowerCol2im(op, T("sm_90a"), Launch(2, 14, true));
+  ASSERT_TRUE(staged.ok()) << staged.status();
+  const std::string staged_ptx = Ptx(*staged);
+  EXPECT_THAT(staged_ptx, HasSubstr("ld.shared.v4.u32"));
+  EXPECT_THAT(staged_ptx, HasSubstr("st.shared.v4.u32"));
+  EXPECT_THAT(staged_ptx, HasSubstr("bar.sync"));
+  EXPECT_THAT(staged_ptx, Not(HasSubstr("atom")));
+}
+
+TEST(Col2imCodegenTest, EveryDtypeFormAndHintCompiles) {
+  // The search space's hint sets and both forms, for each type, on sm_80 and sm_90a:
+  // distinct sources all compile.
+  std::set<std::string> sources;
+  for (DataType dtype : {DataType::kF32, DataType::kF16, DataType::kBF16}) {
+    for (int64_t c : {3, 8}) {
+      const Col2imOp base = Col2imOp::Dense(dtype, G(2, 9, 11, c, 3, 2, 2, 1, 1, 2, 1, 1));
+      for (const char* arch : {"sm_80", "sm_90a"}) {
+        for (const Hints& hints : AllCol2imHints()) {
+          for (bool staged : {false, true}) {
+            Col2imOp op = base;
+            op.hints = hints;
+            auto lowered = LowerCol2im(op, T(arch), Launch(2, 8, staged, 128));
+            if (!lowered.ok()) continue;  // a coalesced_width C does not allow
+            const CudaSource source = EmitCol2imKernel(*lowered);
+            if (!sources.insert(source.text).second) continue;
+            ASSERT_FALSE(TestPtx(source, arch).empty())
+                << DataTypeName(dtype) << " " << arch << " " << HintsToString(lowered->hints);
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GE(sources.size(), 100u);
+}
+
+}  // namespace
+}  // namespace tiletune

@@ -1,0 +1,205 @@
+#include "compiler/ops/col2im/col2im_definition.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "compiler/base/status_macros.h"
+#include "compiler/ir/buffer.h"
+#include "compiler/ops/col2im/col2im_emitter.h"
+#include "compiler/ops/col2im/col2im_lowering.h"
+#include "compiler/ops/col2im/col2im_op.h"
+#include "compiler/ops/col2im/col2im_reference.h"
+#include "compiler/ops/col2im/col2im_search_space.h"
+#include "compiler/ops/im2col/conv_spec.h"
+#include "compiler/ops/op_util.h"
+#include "compiler/tuning_db/tuning_db.h"
+
+namespace tiletune {
+namespace {
+
+const LoweredCol2im& AsCol2im(const LoweredTileKernel& lowered) {
+  return LoweredRef<LoweredCol2im>(lowered, Col2imOp::Name());
+}
+
+absl::StatusOr<std::unique_ptr<TileOp>> DenseOp(DataType dtype, const Im2colGeometry& g,
+                                                Hints hints) {
+  auto op = std::make_unique<Col2imOp>(Col2imOp::Dense(dtype, g));
+  op->hints = std::move(hints);
+  TT_RETURN_IF_ERROR(ValidateCol2imOp(*op));
+  return op;
+}
+
+}  // namespace
+
+const std::string& Col2imDefinition::name() const { return Col2imOp::Name(); }
+
+std::vector<std::string> Col2imDefinition::operand_names() const { return {"col", "img"}; }
+
+HintScope Col2imDefinition::hint_scope() const { return Col2imHintScope(); }
+
+absl::Status Col2imDefinition::Validate(const TileOp& op) const {
+  TT_ASSIGN_OR_RETURN(const Col2imOp* col2im, OpAs<Col2imOp>(op));
+  return ValidateCol2imOp(*col2im);
+}
+
+std::string Col2imDefinition::Describe(const TileOp& op) const {
+  const Col2imOp& col2im = OpRef<Col2imOp>(op);
+  const Im2colGeometry& g = col2im.geometry;
+  std::string text =
+      absl::StrCat("col2im ", DataTypeName(col2im.img.dtype), " N", g.n, " C", g.c, " ", g.h,
+                   "x", g.w, " k", g.kh, "x", g.kw, " s", g.sh, "x", g.sw, " d", g.dh, "x", g.dw,
+                   " p", g.ph, "x", g.pw);
+  if (!col2im.img.IsRowMajor()) {
+    absl::StrAppend(&text, " img strides [", absl::StrJoin(col2im.img.strides, ", "), "]");
+  }
+  return text;
+}
+
+void Col2imDefinition::AppendKey(const TileOp& op, std::string& key) const {
+  const Col2imOp& col2im = OpRef<Col2imOp>(op);
+  key.append(name());
+  key.push_back(static_cast<char>(col2im.img.dtype));
+  AppendKeyInts(key, col2im.img.shape);
+  AppendKeyInts(key, col2im.img.strides);
+  const Im2colGeometry& g = col2im.geometry;
+  AppendKeyInts(key, {g.n, g.h, g.w, g.c, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.ph, g.pw});
+  AppendHintsKey(col2im.hints, key);
+}
+
+absl::StatusOr<tuning::Problem> Col2imDefinition::ToProblem(const TileOp& op) const {
+  TT_ASSIGN_OR_RETURN(const Col2imOp* col2im, OpAs<Col2imOp>(op));
+  tuning::Problem problem;
+  problem.set_dtype(DataTypeName(col2im->img.dtype));
+  tuning::Col2imProblem* p = problem.mutable_col2im();
+  ConvGeometryToProblem(col2im->geometry, p);
+  for (int64_t s : col2im->img.strides) p->add_img_strides(s);
+  return problem;
+}
+
+absl::StatusOr<std::unique_ptr<TileOp>> Col2imDefinition::FromProblem(
+    const tuning::Problem& problem) const {
+  if (!problem.has_col2im()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "problem of operator '", tuning::OperatorName(problem), "' is not a col2im"));
+  }
+  TT_ASSIGN_OR_RETURN(DataType dtype, ParseDataType(problem.dtype()));
+  const tuning::Col2imProblem& p = problem.col2im();
+  const Im2colGeometry g = ConvGeometryFromProblem(p);
+  TT_RETURN_IF_ERROR(ValidateConvGeometry(g, name()));
+  auto op = std::make_unique<Col2imOp>(Col2imOp::Dense(dtype, g));
+  if (p.img_strides_size() == 4) {
+    op->img.strides.assign(p.img_strides().begin(), p.img_strides().end());
+  } else if (p.img_strides_size() != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "img_strides has ", p.img_strides_size(), " values; give 4 (N, H, W, C) or none"));
+  }
+  TT_RETURN_IF_ERROR(ValidateCol2imOp(*op));
+  return op;
+}
+
+absl::Status Col2imDefinition::CheckLowering(const tuning::Lowering& lowering) const {
+  return CheckPathNames(lowering, name(),
+                        {{Col2imPathName(Col2imPath::kSimtDirect),
+                          {Col2imFormName(Col2imPath::kSimtDirect),
+                           Col2imFormName(Col2imPath::kSimtStaged)}}});
+}
+
+std::vector<double> Col2imDefinition::TransferFeatures(const tuning::Problem& problem) const {
+  return ConvTransferFeatures(ConvGeometryFromProblem(problem.col2im()));
+}
+
+std::string Col2imDefinition::SpecSyntax() const { return "DTYPE:" + ConvSpecSyntax(); }
+
+absl::StatusOr<std::unique_ptr<TileOp>> Col2imDefinition::ParseSpec(
+    absl::string_view spec) const {
+  std::vector<absl::string_view> parts = absl::StrSplit(spec, ':');
+  if (parts.size() < 2) return absl::InvalidArgumentError("give a dtype and the image N,H,W,C");
+  TT_ASSIGN_OR_RETURN(DataType dtype, ParseDataType(parts[0]));
+  TT_ASSIGN_OR_RETURN(Im2colGeometry g,
+                      ParseConvSpec(name(), absl::MakeConstSpan(parts).subspan(1)));
+  return DenseOp(dtype, g, Hints{});
+}
+
+std::vector<OpFlag> Col2imDefinition::flags() const {
+  std::vector<OpFlag> flags = ConvFlags();
+  flags.push_back({"through_shared", "true|false: the staged form (default true) or the direct"});
+  return flags;
+}
+
+absl::StatusOr<std::unique_ptr<TileOp>> Col2imDefinition::FromFlags(const FlagValues& flags,
+                                                                   DataType dtype,
+                                                                   Hints hints) const {
+  TT_ASSIGN_OR_RETURN(Im2colGeometry g, ConvGeometryFromFlags(name(), flags));
+  return DenseOp(dtype, g, std::move(hints));
+}
+
+absl::StatusOr<std::shared_ptr<const LoweredTileKernel>> Col2imDefinition::Lower(
+    const TileOp& op, const Target& target, const LaunchParams& launch) const {
+  TT_ASSIGN_OR_RETURN(const Col2imOp* col2im, OpAs<Col2imOp>(op));
+  TT_ASSIGN_OR_RETURN(LoweredCol2im lowered, LowerCol2im(*col2im, target, launch));
+  return std::make_shared<const LoweredCol2im>(std::move(lowered));
+}
+
+CudaSource Col2imDefinition::Emit(const LoweredTileKernel& lowered) const {
+  return EmitCol2imKernel(AsCol2im(lowered));
+}
+
+std::string Col2imDefinition::DescribePlan(const LoweredTileKernel& lowered) const {
+  return DescribeCol2imPlan(AsCol2im(lowered));
+}
+
+OperandSizes Col2imDefinition::Sizes(const TileOp& op) const {
+  const Col2imOp& col2im = OpRef<Col2imOp>(op);
+  const Im2colGeometry& g = col2im.geometry;
+  OperandSizes sizes;
+  sizes.input_bytes = static_cast<size_t>(Col2imColumnBytes(col2im));
+  sizes.output_bytes = SpanBytes(col2im.img);
+  sizes.bytes_moved = static_cast<int64_t>(sizes.input_bytes) +
+                      g.n * g.h * g.w * g.c * DataTypeBytes(col2im.img.dtype);
+  return sizes;
+}
+
+absl::Status Col2imDefinition::Reference(const TileOp& op, absl::Span<const uint8_t> input,
+                                         absl::Span<uint8_t> output) const {
+  TT_ASSIGN_OR_RETURN(const Col2imOp* col2im, OpAs<Col2imOp>(op));
+  return Col2imReference(*col2im, input.data(), input.size(), output.data(), output.size());
+}
+
+std::string Col2imDefinition::DescribeOutputElement(const TileOp& op, int64_t element) const {
+  // `element` counts elements of the image buffer's span; name its NHWC index when it is
+  // one of the image's (strided images have gaps).
+  const Col2imOp& col2im = OpRef<Col2imOp>(op);
+  const std::vector<int64_t>& s = col2im.img.strides;
+  const std::vector<int64_t>& shape = col2im.img.shape;
+  std::vector<int> order = {0, 1, 2, 3};
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return s[a] > s[b]; });
+  int64_t rest = element;
+  int64_t index[4] = {0, 0, 0, 0};
+  for (int d : order) {
+    index[d] = s[d] > 0 ? rest / s[d] : 0;
+    rest -= index[d] * s[d];
+  }
+  bool inside = rest == 0;
+  for (int d = 0; d < 4; ++d) inside = inside && index[d] < shape[d];
+  if (!inside) return absl::StrCat("element ", element, " of the image's span, between pixels");
+  return absl::StrCat("pixel n=", index[0], ", h=", index[1], ", w=", index[2], ", channel c=",
+                      index[3]);
+}
+
+SearchSpace Col2imDefinition::Search(const TileOp& op, const Target& target) const {
+  return Col2imSearchSpace(OpRef<Col2imOp>(op), target);
+}
+
+Trial Col2imDefinition::Heuristic(const TileOp& op, const Target& target) const {
+  return Col2imHeuristic(OpRef<Col2imOp>(op), target);
+}
+
+}  // namespace tiletune

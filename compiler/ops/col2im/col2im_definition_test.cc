@@ -1,0 +1,146 @@
+// The col2im definition: problems in and out of the database, specs, flags, forms as named
+// paths, the search space and the heuristic.
+#include "compiler/ops/col2im/col2im_definition.h"
+
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "compiler/ops/candidates.h"
+#include "compiler/ops/col2im/col2im_lowering.h"
+#include "compiler/ops/col2im/col2im_op.h"
+#include "compiler/ops/col2im/col2im_search_space.h"
+#include "compiler/tuning_db/tuning_db.h"
+#include "compiler/ops/im2col/im2col_test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tiletune {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+Target T(const char* arch) { return *Target::Parse(arch); }
+
+TEST(Col2imDefinitionTest, ProblemsRoundTripInCanonicalForm) {
+  const Col2imDefinition col2im;
+  Col2imOp op = Col2imOp::Dense(DataType::kBF16, G(4, 14, 14, 32, 3, 3, 2, 1, 1, 2, 1, 1));
+  op.img.strides = {14 * 15 * 32, 15 * 32, 32, 1};  // a padded row
+  auto problem = col2im.ToProblem(op);
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  EXPECT_EQ(problem->dtype(), "bf16");
+  EXPECT_EQ(problem->col2im().sh(), 2);
+  EXPECT_EQ(problem->col2im().dw(), 2);
+  EXPECT_THAT(problem->col2im().img_strides(), ElementsAre(14 * 15 * 32, 15 * 32, 32, 1));
+  EXPECT_EQ(tuning::OperatorName(*problem), "col2im");
+  auto back = col2im.FromProblem(*problem);
+  ASSERT_TRUE(back.ok()) << back.status();
+  const Col2imOp& same = static_cast<const Col2imOp&>(**back);
+  EXPECT_TRUE(same.geometry == op.geometry);
+  EXPECT_EQ(same.img.strides, op.img.strides);
+  EXPECT_EQ(col2im.ToProblem(same)->SerializeAsString(), problem->SerializeAsString());
+  EXPECT_THAT(col2im.Describe(op), HasSubstr("col2im bf16 N4 C32 14x14 k3x3 s2x1 d1x2 p1x1"));
+  tuning::Problem bad = *problem;
+  bad.mutable_col2im()->set_ph(5);
+  EXPECT_THAT(col2im.FromProblem(bad).status().message(),
+              HasSubstr("col2im ph=5 with kh=3 and dh=1: the pad must be smaller"));
+  bad = *problem;
+  bad.set_dtype("u8");
+  EXPECT_THAT(col2im.FromProblem(bad).status().message(), HasSubstr("accepted are f32, f16, bf16"));
+  tuning::Problem other;
+  other.mutable_im2col();
+  EXPECT_THAT(col2im.FromProblem(other).status().message(), HasSubstr("is not a col2im"));
+}
+
+TEST(Col2imDefinitionTest, SpecsAndFlags) {
+  const Col2imDefinition col2im;
+  auto op = col2im.ParseSpec("f16:32,224,224,3:k=7:s=2:p=3");
+  ASSERT_TRUE(op.ok()) << op.status();
+  EXPECT_EQ(col2im.Describe(**op), "col2im f16 N32 C3 224x224 k7x7 s2x2 d1x1 p3x3");
+  EXPECT_THAT(col2im.ParseSpec("u8:2,9,11,5:k=3").status().message(),
+              HasSubstr("accepted are f32, f16, bf16"));
+  EXPECT_THAT(col2im.ParseSpec("f16:2,9,11,5:k=3:k=5").status().message(),
+              HasSubstr("option 'k' is given twice"));
+  EXPECT_THAT(col2im.ParseSpec("f16:2,9,11,5:k=3:p=9").status().message(),
+              HasSubstr("col2im ph=9"));
+  auto flags = col2im.FromFlags({{"shape", "2,9,11,5"}, {"kernel", "3,5"}, {"pad", "1"}},
+                                DataType::kF32, Hints{});
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(static_cast<const Col2imOp&>(**flags).geometry.kw, 5);
+  EXPECT_THAT(col2im.FromFlags({{"shape", "2,9,11,5"}}, DataType::kF32, Hints{}).status().message(),
+              HasSubstr("--kernel is required for --op=col2im"));
+}
+
+TEST(Col2imDefinitionTest, FormsAreNamedPathsInTheDatabase) {
+  const Col2imDefinition col2im;
+  tuning::Lowering lowering;
+  lowering.set_path("simt_col2im");
+  for (const char* form : {"", "direct", "staged"}) {
+    lowering.set_form(form);
+    EXPECT_TRUE(col2im.CheckLowering(lowering).ok()) << form;
+  }
+  lowering.set_form("row");
+  EXPECT_FALSE(col2im.CheckLowering(lowering).ok());
+  lowering.set_path("tma");
+  lowering.set_form("");
+  EXPECT_THAT(col2im.CheckLowering(lowering).message(), HasSubstr("accepted for col2im"));
+  const Col2imOp stem = Col2imOp::Dense(DataType::kF16, G(2, 32, 32, 3, 7, 7, 2, 2, 1, 1, 3, 3));
+  LaunchParams launch;
+  launch.tile = {2, 32};
+  launch.through_shared = true;
+  auto lowered = col2im.Lower(stem, T("sm_90a"), launch);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  tuning::Variant variant = VariantOf(stem.hints, **lowered, "sha");
+  EXPECT_EQ(variant.lowering().path(), "simt_col2im");
+  EXPECT_EQ(variant.lowering().form(), "staged");
+}
+
+TEST(Col2imDefinitionTest, SizesAndOutputElements) {
+  const Col2imDefinition col2im;
+  Col2imOp op = Col2imOp::Dense(DataType::kF16, G(2, 4, 5, 3, 3, 3, 1, 1, 1, 1, 1, 1));
+  const OperandSizes sizes = col2im.Sizes(op);
+  EXPECT_EQ(sizes.input_bytes, 2u * 4 * 5 * 27 * 2);
+  EXPECT_EQ(sizes.output_bytes, 2u * 4 * 5 * 3 * 2);
+  EXPECT_EQ(col2im.DescribeOutputElement(op, 3 * 5 + 2), "pixel n=0, h=1, w=0, channel c=2");
+  op.img.strides = {4 * 5 * 4, 5 * 4, 4, 1};
+  EXPECT_EQ(col2im.DescribeOutputElement(op, 7), "element 7 of the image's span, between pixels");
+}
+
+TEST(Col2imSearchSpaceTest, BothFormsAndEveryHintBuild) {
+  const Col2imDefinition col2im;
+  const Col2imOp stem = Col2imOp::Dense(DataType::kF16, G(4, 64, 64, 3, 7, 7, 2, 2, 1, 1, 3, 3));
+  SearchSpace space = col2im.Search(stem, T("sm_90a"));
+  EXPECT_EQ(space.first.size(), AllCol2imHints().size() * 2);
+  auto first = BuildCandidates(col2im, stem, T("sm_90a"), space.first);
+  ASSERT_TRUE(first.ok()) << first.status();
+  std::set<std::string> forms;
+  for (const Candidate& c : first->candidates) forms.insert(c.lowered->form_name);
+  EXPECT_EQ(forms, (std::set<std::string>{"direct", "staged"}));
+  std::vector<Trial> second;
+  for (const LaunchParams& launch : space.launches) second.push_back({Hints{}, launch});
+  auto launches = BuildCandidates(col2im, stem, T("sm_90a"), second);
+  ASSERT_TRUE(launches.ok()) << launches.status();
+  EXPECT_GE(launches->candidates.size(), 40u);
+}
+
+TEST(Col2imDefinitionTest, HeuristicStagesShortPixelsAndStreamsTheColumns) {
+  const Col2imDefinition col2im;
+  Col2imOp stem = Col2imOp::Dense(DataType::kF16, G(2, 32, 32, 3, 7, 7, 2, 2, 1, 1, 3, 3));
+  Trial trial = col2im.Heuristic(stem, T("sm_90a"));
+  EXPECT_TRUE(trial.launch.through_shared);
+  EXPECT_EQ(trial.hints.annotations.at("col_eviction_policy"), "evict_first");
+  EXPECT_EQ(trial.hints.prefer_instruction, Instruction::kSync);
+  Col2imOp wide = Col2imOp::Dense(DataType::kF16, G(2, 14, 14, 256, 3, 3, 1, 1, 1, 1, 1, 1));
+  EXPECT_FALSE(col2im.Heuristic(wide, T("sm_90a")).launch.through_shared);
+  // Every heuristic lowers, a stage too large for shared memory included.
+  Col2imOp huge = Col2imOp::Dense(DataType::kF32, G(1, 8, 6000, 4, 2, 6000));
+  Trial fallback = col2im.Heuristic(huge, T("sm_90a"));
+  huge.hints = fallback.hints;
+  EXPECT_TRUE(col2im.Lower(huge, T("sm_90a"), fallback.launch).ok());
+  EXPECT_FALSE(fallback.launch.through_shared);
+}
+
+}  // namespace
+}  // namespace tiletune

@@ -1,0 +1,315 @@
+#include "compiler/ops/col2im/col2im_emitter.h"
+
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "compiler/codegen/ptx_snippets.h"
+#include "compiler/lower/lowering_rules.h"
+
+namespace tiletune {
+namespace {
+
+class Col2imEmitter {
+ public:
+  explicit Col2imEmitter(const LoweredCol2im& l) : l_(l), g_(l.geometry) {}
+
+  std::string Emit() {
+    Header();
+    absl::StrAppend(&out_, PreludeSnippet());
+    if (l_.col_policy) absl::StrAppend(&out_, NamedPolicySnippet("col", *l_.col_policy));
+    if (l_.img_policy) absl::StrAppend(&out_, NamedPolicySnippet("img", *l_.img_policy));
+    const int vector_bytes = l_.vector_elems * l_.element_bytes;
+    // Image stores (and the direct form's column loads) take one vector along C.
+    absl::StrAppend(&out_, VectorAccessSnippet(vector_bytes, !Staged() && l_.col_policy,
+                                               l_.img_policy.has_value(), "tt"));
+    if (Staged()) {
+      absl::StrAppend(&out_, VectorAccessSnippet(l_.stage.load_elems * l_.element_bytes,
+                                                 l_.col_policy.has_value(),
+                                                 /*store_hint=*/false, "tt_run"));
+    }
+    Elements();
+    Constants();
+    Taps();
+    if (Staged()) StageHelpers();
+    Kernel();
+    return out_;
+  }
+
+ private:
+  bool Staged() const { return l_.path == Col2imPath::kSimtStaged; }
+  std::string ColPolicy() const { return l_.col_policy ? ", col_policy" : ""; }
+  std::string ImgPolicy() const { return l_.img_policy ? ", img_policy" : ""; }
+  int64_t ChannelsPerThread() const {
+    return g_.c * l_.element_bytes <= 16 ? g_.c : l_.vector_elems;
+  }
+
+  void Header() {
+    absl::StrAppend(&out_, "// tiletune col2im kernel (generated; do not edit).\n//   ",
+                    l_.path_name, " (", l_.form_name, " form), ", DataTypeName(l_.dtype), ", ",
+                    Im2colGeometryToString(g_), ", image strides [",
+                    absl::StrJoin(l_.img_strides, ", "), "]\n//   output tile ", l_.tile_h, "x",
+                    l_.tile_w, ", ", l_.launch.threads, " threads, vector ", l_.vector_elems,
+                    " x ", l_.element_bytes, " B, ", ChannelsPerThread(),
+                    " channel(s) per thread");
+    if (Staged()) {
+      absl::StrAppend(&out_, ", stage ", l_.stage.rows, " x ", l_.stage.cols, " runs of ",
+                      l_.stage.run_elems, " elements");
+    }
+    absl::StrAppend(&out_, ", L2 policy columns ",
+                    l_.col_policy ? EvictionPolicyName(*l_.col_policy) : std::string("none"),
+                    ", image ",
+                    l_.img_policy ? EvictionPolicyName(*l_.img_policy) : std::string("none"),
+                    "\n//   taps summed in f32, kh ascending then kw; one rounding; NaN canonical\n");
+  }
+
+  // The element type, its widening to f32 and the rounding back.
+  void Elements() {
+    switch (l_.dtype) {
+      case DataType::kF32:
+        absl::StrAppend(
+            &out_,
+            "\n// f32 elements.\ntypedef u32 tt_elem;\n"
+            "__device__ __forceinline__ float tt_widen(tt_elem b) { return __uint_as_float(b); }\n"
+            "__device__ __forceinline__ tt_elem tt_round(float f) {\n"
+            "  return f != f ? 0x7fffffffu : __float_as_uint(f);\n}\n");
+        break;
+      case DataType::kF16:
+        absl::StrAppend(
+            &out_,
+            "\n// f16 elements: exact widening, round to nearest even, canonical NaN.\n"
+            "typedef u16 tt_elem;\n"
+            "__device__ __forceinline__ float tt_widen(tt_elem b) {\n"
+            "  float f;\n  asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(b));\n  return f;\n}\n"
+            "__device__ __forceinline__ tt_elem tt_round(float f) {\n"
+            "  if (f != f) return 0x7fff;\n"
+            "  tt_elem b;\n  asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(b) : \"f\"(f));\n  return b;\n}\n");
+        break;
+      default:
+        absl::StrAppend(
+            &out_,
+            "\n// bf16 elements: exact widening, round to nearest even, canonical NaN.\n"
+            "typedef u16 tt_elem;\n"
+            "__device__ __forceinline__ float tt_widen(tt_elem b) {\n"
+            "  return __uint_as_float(u32(b) << 16);\n}\n"
+            "__device__ __forceinline__ tt_elem tt_round(float f) {\n"
+            "  const u32 x = __float_as_uint(f);\n"
+            "  if ((x & 0x7fffffffu) > 0x7f800000u) return 0x7fff;\n"
+            "  return tt_elem((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);\n}\n");
+        break;
+    }
+    absl::StrAppend(&out_,
+                    "union tt_lanes {\n  tt_vec v;\n  tt_elem e[sizeof(tt_vec) / sizeof(tt_elem)];\n};\n");
+  }
+
+  void Constant(const std::string& type, const std::string& name, int64_t value) {
+    absl::StrAppend(&out_, ConstantDefinition(type, name, value));
+  }
+
+  void Constants() {
+    absl::StrAppend(&out_,
+                    "\n// Problem constants; enumerators fold into the code and take no storage.\n");
+    const int64_t per_thread = ChannelsPerThread();
+    Constant("u32", "kThreads", l_.launch.threads);
+    Constant("u64", "kNumTiles", l_.num_tiles);
+    Constant("u32", "kTilesH", l_.tiles_h);
+    Constant("u32", "kTilesW", l_.tiles_w);
+    Constant("u32", "kTileH", l_.tile_h);
+    Constant("u32", "kTileW", l_.tile_w);
+    Constant("u64", "kElementBytes", l_.element_bytes);
+    Constant("u32", "kH", g_.h);
+    Constant("u32", "kW", g_.w);
+    Constant("u32", "kC", g_.c);
+    Constant("u32", "kKH", g_.kh);
+    Constant("u32", "kKW", g_.kw);
+    Constant("u32", "kSH", g_.sh);
+    Constant("u32", "kSW", g_.sw);
+    Constant("u32", "kDH", g_.dh);
+    Constant("u32", "kDW", g_.dw);
+    Constant("u32", "kPH", g_.ph);
+    Constant("u32", "kPW", g_.pw);
+    // The taps kh of one output row are kh0, kh0 + kStepH, ...: kh*DH = h + PH (mod SH).
+    Constant("u32", "kStepH", g_.sh / std::gcd(g_.sh, g_.dh));
+    Constant("u32", "kStepW", g_.sw / std::gcd(g_.sw, g_.dw));
+    Constant("u32", "kOH", l_.oh);
+    Constant("u32", "kOW", l_.ow);
+    Constant("u64", "kK", l_.k);
+    const char* names[] = {"N", "H", "W", "C"};
+    for (int d = 0; d < 4; ++d) {
+      Constant("u64", absl::StrCat("kImgStride", names[d]), l_.img_strides[d]);
+    }
+    Constant("u32", "kVector", l_.vector_elems);
+    Constant("u32", "kPerThread", per_thread);
+    Constant("u32", "kGroups", g_.c / per_thread);
+    Constant("u32", "kTileItems", l_.tile_h * l_.tile_w * (g_.c / per_thread));
+    if (Staged()) {
+      const LoweredCol2im::Stage& s = l_.stage;
+      Constant("u32", "kStageRows", s.rows);
+      Constant("u32", "kStageCols", s.cols);
+      Constant("u32", "kPitch", s.pitch_elems);
+      Constant("u32", "kRunLoad", s.load_elems);
+      Constant("u32", "kRunLoads", s.run_elems / s.load_elems);
+      Constant("u32", "kTapElems", g_.kw * g_.c);
+    }
+  }
+
+  // tt_first_tap: the first tap index t in [0, step) with t*d = x (mod s), or `step` when
+  // there is none; the taps of x are then t, t + step, ... (x = h + PH or w + PW).
+  void Taps() {
+    absl::StrAppend(
+        &out_,
+        "\n// The first tap t < step with t*d = x (mod s); step when none reaches x.\n"
+        "__device__ __forceinline__ u32 tt_first_tap(u32 x, u32 d, u32 s, u32 step) {\n"
+        "  u32 t = 0;\n"
+        "  while (t < step && (x % s + s - t * d % s) % s != 0) ++t;\n"
+        "  return t;\n}\n");
+  }
+
+  // The sum of one thread's kPerThread channels at (n, h, w, c0) over its taps, kh
+  // ascending then kw, from `fetch(oh, ow, kh, kw)` (the byte address of the tap's
+  // channel c0), written to the image.
+  std::string SumAndStore(const std::string& fetch_setup, const std::string& address) {
+    return absl::StrCat(
+        "      float acc[kPerThread];\n"
+        "#pragma unroll\n"
+        "      for (u32 i = 0; i < kPerThread; ++i) acc[i] = 0.0f;\n"
+        "      const u32 kh0 = tt_first_tap(h + kPH, kDH, kSH, kStepH);\n"
+        "      const u32 kw0 = tt_first_tap(w + kPW, kDW, kSW, kStepW);\n"
+        "      for (u32 kh = kh0; kh < kKH; kh += kStepH) {\n"
+        "        if (kh * kDH > h + kPH) break;  // above the image from here on\n"
+        "        const u32 oh = (h + kPH - kh * kDH) / kSH;\n"
+        "        if (oh >= kOH) continue;\n",
+        fetch_setup,
+        "        for (u32 kw = kw0; kw < kKW; kw += kStepW) {\n"
+        "          if (kw * kDW > w + kPW) break;\n"
+        "          const u32 ow = (w + kPW - kw * kDW) / kSW;\n"
+        "          if (ow >= kOW) continue;\n"
+        "          const u8* p = ", address, ";\n"
+        "#pragma unroll\n"
+        "          for (u32 v = 0; v < kPerThread / kVector; ++v) {\n"
+        "            tt_lanes lanes;\n"
+        "            lanes.v = ", Staged() ? "tt_ld_shared(p + v * kVector * kElementBytes)"
+                                           : absl::StrCat("tt_ld_global(p + v * kVector * kElementBytes",
+                                                          ColPolicy(), ")"),
+        ";\n"
+        "#pragma unroll\n"
+        "            for (u32 i = 0; i < kVector; ++i) acc[v * kVector + i] += tt_widen(lanes.e[i]);\n"
+        "          }\n"
+        "        }\n"
+        "      }\n"
+        "      u8* out = img + (u64(n) * kImgStrideN + u64(h) * kImgStrideH + u64(w) * kImgStrideW +\n"
+        "                       u64(c0) * kImgStrideC) * kElementBytes;\n"
+        "#pragma unroll\n"
+        "      for (u32 v = 0; v < kPerThread / kVector; ++v) {\n"
+        "        tt_lanes lanes;\n"
+        "#pragma unroll\n"
+        "        for (u32 i = 0; i < kVector; ++i) lanes.e[i] = tt_round(acc[v * kVector + i]);\n"
+        "        tt_st_global(out + v * kVector * kImgStrideC * kElementBytes, lanes.v",
+        ImgPolicy(),
+        ");\n"
+        "      }\n");
+  }
+
+  void Kernel() {
+    absl::StrAppend(&out_, "\nextern \"C\" __global__ void __launch_bounds__(kThreads) ",
+                    l_.kernel_name,
+                    "(const u8* __restrict__ col, u8* __restrict__ img) {\n");
+    if (l_.col_policy) absl::StrAppend(&out_, "  const u64 col_policy = tt_make_col_policy();\n");
+    if (l_.img_policy) absl::StrAppend(&out_, "  const u64 img_policy = tt_make_img_policy();\n");
+    if (Staged()) absl::StrAppend(&out_, "  extern __shared__ __align__(16) u8 stage[];\n");
+    absl::StrAppend(
+        &out_,
+        "  // Tile t: image n, rows from h0, columns from w0, every channel.\n"
+        "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n"
+        "    const u32 n = u32(tile / (u64(kTilesH) * kTilesW));\n"
+        "    const u32 h0 = u32(tile / kTilesW % kTilesH) * kTileH;\n"
+        "    const u32 w0 = u32(tile % kTilesW) * kTileW;\n");
+    if (Staged()) StageFill();
+    absl::StrAppend(
+        &out_,
+        "    for (u32 item = threadIdx.x; item < kTileItems; item += kThreads) {\n"
+        "      const u32 c0 = item % kGroups * kPerThread;\n"
+        "      const u32 pixel = item / kGroups;\n"
+        "      const u32 h = h0 + pixel / kTileW;\n"
+        "      const u32 w = w0 + pixel % kTileW;\n"
+        "      if (h >= kH || w >= kW) continue;\n");
+    if (Staged()) {
+      absl::StrAppend(
+          &out_,
+          SumAndStore("        const u32 kh_lo = tt_kh_lo(h0, oh);\n",
+                      "stage + ((u64(oh - oh_lo) * kStageCols + (ow - ow_lo)) * kPitch +\n"
+                      "                              (kh - kh_lo) * kTapElems + kw * kC + c0) * "
+                      "kElementBytes"));
+      absl::StrAppend(&out_, "    }\n    __syncthreads();  // the next tile refills the stage\n");
+    } else {
+      absl::StrAppend(
+          &out_,
+          SumAndStore("        const u64 row = (u64(n) * kOH + oh) * kOW;\n",
+                      "col + ((row + ow) * kK + (kh * kKW + kw) * kC + c0) * kElementBytes"));
+      absl::StrAppend(&out_, "    }\n");
+    }
+    absl::StrAppend(&out_, "  }\n}\n");
+  }
+
+  // The staged form's copy of the tile's column-matrix runs into shared memory, and the
+  // helpers it uses (emitted before the kernel).
+  void StageHelpers() {
+    absl::StrAppend(
+        &out_,
+        "\n// Window rows oh and columns ow whose taps reach a tile starting at (h0, w0).\n"
+        "__device__ __forceinline__ u32 tt_lo(u32 x0, u32 pad, u32 span, u32 s) {\n"
+        "  // ceil((x0 + pad - span) / s), at least 0\n"
+        "  return x0 + pad >= span ? (x0 + pad - span + s - 1) / s : 0;\n}\n"
+        "// The first tap kh of window row oh that lands in rows >= h0.\n"
+        "__device__ __forceinline__ u32 tt_kh_lo(u32 h0, u32 oh) {\n"
+        "  const u32 top = oh * kSH;  // the row of tap 0, plus kPH\n"
+        "  return h0 + kPH > top ? (h0 + kPH - top + kDH - 1) / kDH : 0;\n}\n");
+  }
+
+  void StageFill() {
+    absl::StrAppend(
+        &out_,
+        "    const u32 h_end = min(h0 + kTileH, kH) - 1;  // last row of the tile\n"
+        "    const u32 w_end = min(w0 + kTileW, kW) - 1;\n"
+        "    const u32 oh_lo = tt_lo(h0, kPH, (kKH - 1) * kDH, kSH);\n"
+        "    const u32 oh_hi = min((h_end + kPH) / kSH, kOH - 1);\n"
+        "    const u32 ow_lo = tt_lo(w0, kPW, (kKW - 1) * kDW, kSW);\n"
+        "    const u32 ow_hi = min((w_end + kPW) / kSW, kOW - 1);\n"
+        "    // Per window position (oh, ow): the taps kh in [kh_lo, kh_hi] land in the tile's\n"
+        "    // rows, one run of the matrix row (all kw and c), copied to its stage slot.\n"
+        "    for (u32 i = threadIdx.x; i < kStageRows * kStageCols * kRunLoads; i += kThreads) {\n"
+        "      const u32 q = i % kRunLoads;\n"
+        "      const u32 j = i / kRunLoads % kStageCols;\n"
+        "      const u32 r = i / (kRunLoads * kStageCols);\n"
+        "      const u32 oh = oh_lo + r;\n"
+        "      const u32 ow = ow_lo + j;\n"
+        "      if (oh > oh_hi || ow > ow_hi) continue;\n"
+        "      const u32 kh_lo = tt_kh_lo(h0, oh);\n"
+        "      const u32 kh_hi = min((h_end + kPH - oh * kSH) / kDH, kKH - 1);\n"
+        "      if (kh_lo > kh_hi || q * kRunLoad >= (kh_hi - kh_lo + 1) * kTapElems) continue;\n"
+        "      const u8* src = col + (((u64(n) * kOH + oh) * kOW + ow) * kK +\n"
+        "                             u64(kh_lo) * kTapElems + q * kRunLoad) * kElementBytes;\n"
+        "      tt_run_st_shared(stage + ((r * kStageCols + j) * kPitch + q * kRunLoad) * "
+        "kElementBytes,\n"
+        "                       tt_run_ld_global(src",
+        ColPolicy(),
+        "));\n"
+        "    }\n"
+        "    __syncthreads();\n");
+  }
+
+  const LoweredCol2im& l_;
+  const Im2colGeometry& g_;
+  std::string out_;
+};
+
+}  // namespace
+
+CudaSource EmitCol2imKernel(const LoweredCol2im& lowered) {
+  return CudaSource{lowered.kernel_name, Col2imEmitter(lowered).Emit()};
+}
+
+}  // namespace tiletune

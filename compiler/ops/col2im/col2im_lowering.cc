@@ -1,0 +1,218 @@
+#include "compiler/ops/col2im/col2im_lowering.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "compiler/base/status_macros.h"
+#include "compiler/ir/buffer.h"
+#include "compiler/lower/lowering_rules.h"
+
+namespace tiletune {
+namespace {
+
+constexpr int64_t kTwoTo31 = int64_t{1} << 31;
+
+absl::Status CheckLaunch(const LaunchParams& launch, const Target& target) {
+  if (launch.tile.size() != 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "col2im tile [", absl::StrJoin(launch.tile, ", "),
+        "]: give two extents, tile_h and tile_w (output rows and columns; a tile is every "
+        "channel of them), e.g. --tile=2,56"));
+  }
+  return ValidateLaunchParams(launch, target);
+}
+
+// The image, the column matrix, the tile over the image and the tile counts.
+absl::Status PlaceTiles(const Col2imOp& op, const LaunchParams& launch, LoweredCol2im& l) {
+  const Im2colGeometry& g = op.geometry;
+  l.geometry = g;
+  l.img_strides = op.img.strides;
+  l.oh = g.OH();
+  l.ow = g.OW();
+  l.m = g.M();
+  l.k = g.K();
+  l.tile_h = std::min(launch.tile[0], g.h);
+  l.tile_w = std::min(launch.tile[1], g.w);
+  l.tiles_h = CeilDiv(g.h, l.tile_h);
+  l.tiles_w = CeilDiv(g.w, l.tile_w);
+  if (g.n > kTwoTo31 / l.tiles_h / l.tiles_w) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        g.n, " x ", l.tiles_h, " x ", l.tiles_w,
+        " tiles exceed the 2^31-1 CTA grid; use a larger tile"));
+  }
+  l.num_tiles = g.n * l.tiles_h * l.tiles_w;
+  l.tile_bytes = l.tile_h * l.tile_w * g.c * l.element_bytes;
+  l.decision_log.push_back(absl::StrCat(
+      "col2im ", DataTypeName(l.dtype), " ", Im2colGeometryToString(g), " with output tile ",
+      l.tile_h, "x", l.tile_w, "x", g.c, ": ", g.n, " x ", l.tiles_h, " x ", l.tiles_w, " = ",
+      l.num_tiles, " tiles", g.h % l.tile_h ? ", row tail guarded" : "",
+      g.w % l.tile_w ? ", column tail guarded" : "",
+      launch.tile[0] > g.h || launch.tile[1] > g.w ? " (tile clipped to the image)" : ""));
+  l.decision_log.push_back(
+      "taps summed in f32 in the order kh ascending, then kw ascending; one rounding to the "
+      "image type; NaN written canonical; no atomics");
+  return absl::OkStatus();
+}
+
+// Widest vector along C (elements, power of two, <= 16 B) that C and the image strides
+// allow; the column matrix's row stride K = KH*KW*C and its tap runs follow from C.
+int LegalVectorElems(const LoweredCol2im& l, std::string* limit) {
+  const std::vector<VectorConstraint> constraints = {{"C=", l.geometry.c},
+                                                     {"image N stride", l.img_strides[0]},
+                                                     {"image H stride", l.img_strides[1]},
+                                                     {"image W stride", l.img_strides[2]}};
+  return WidestVector(l.element_bytes, l.img_strides[3] == 1,
+                      absl::StrCat("image C stride ", l.img_strides[3]), constraints, limit);
+}
+
+// The staged form's stage for the tile (see LoweredCol2im::Stage).
+LoweredCol2im::Stage PlanStage(const LoweredCol2im& l) {
+  const Im2colGeometry& g = l.geometry;
+  LoweredCol2im::Stage s;
+  s.rows = std::min(l.oh, (l.tile_h - 1 + (g.kh - 1) * g.dh) / g.sh + 1);
+  s.cols = std::min(l.ow, (l.tile_w - 1 + (g.kw - 1) * g.dw) / g.sw + 1);
+  s.taps_h = std::min(g.kh, (l.tile_h - 1) / g.dh + 1);
+  s.run_elems = s.taps_h * g.kw * g.c;
+  s.pitch_elems = RoundUp(s.run_elems, 16 / l.element_bytes);
+  std::string unused;
+  s.load_elems = WidestVector(l.element_bytes, true, "", {{"KW*C=", g.kw * g.c}}, &unused);
+  return s;
+}
+
+int64_t StageBytes(const LoweredCol2im& l) {
+  return l.stage.rows * l.stage.cols * l.stage.pitch_elems * l.element_bytes;
+}
+
+std::vector<std::string> CheckSimt(const Target& target, const LaunchParams& launch,
+                                   const LoweredCol2im& l) {
+  std::vector<std::string> why;
+  if (launch.stages != 1) {
+    why.push_back(
+        absl::StrCat("stages=", launch.stages, ": simt_col2im is not pipelined; use stages=1"));
+  }
+  if (l.path == Col2imPath::kSimtStaged) {
+    CheckSharedFit(StageBytes(l), launch.ctas_per_sm, target, why);
+  }
+  const Im2colGeometry& g = l.geometry;
+  if (g.h + 2 * g.ph >= kTwoTo31 || g.w + 2 * g.pw >= kTwoTo31 || g.c >= kTwoTo31) {
+    why.push_back(absl::StrCat("image ", g.h, "x", g.w, "x", g.c, " with pads ", g.ph, "x", g.pw,
+                               ": rows and columns with their pads, and C, must be below 2^31 "
+                               "(the kernel's 32-bit positions)"));
+  }
+  return why;
+}
+
+}  // namespace
+
+std::string Col2imPathName(Col2imPath) { return "simt_col2im"; }
+
+std::string Col2imFormName(Col2imPath path) {
+  return path == Col2imPath::kSimtStaged ? "staged" : "direct";
+}
+
+absl::StatusOr<LoweredCol2im> LowerCol2im(const Col2imOp& op, const Target& target,
+                                          const LaunchParams& launch) {
+  TT_RETURN_IF_ERROR(ValidateCol2imOp(op));
+  TT_RETURN_IF_ERROR(CheckLaunch(launch, target));
+  LoweredCol2im l;
+  l.op = Col2imOp::Name();
+  l.input_name = "col";
+  l.output_name = "img";
+  l.target = target;
+  l.dtype = op.img.dtype;
+  l.element_bytes = DataTypeBytes(l.dtype);
+  TT_ASSIGN_OR_RETURN(l.hints, ResolveHints(op.hints, Col2imHintScope()));
+  l.launch = launch;
+  l.stages = launch.stages;
+  const std::string hint_text = HintsToString(l.hints);
+  l.decision_log.push_back(absl::StrCat("target ", target.ArchName(), "; hints: ",
+                                        hint_text.empty() ? "none" : hint_text));
+  TT_RETURN_IF_ERROR(PlaceTiles(op, launch, l));
+
+  std::string vector_limit;
+  const int legal = LegalVectorElems(l, &vector_limit);
+  TT_ASSIGN_OR_RETURN(l.vector_elems, ChooseVectorWidth(l.hints, legal, l.element_bytes,
+                                                        vector_limit, " along C", l.decision_log));
+  l.path = launch.through_shared ? Col2imPath::kSimtStaged : Col2imPath::kSimtDirect;
+  l.items_per_thread =
+      CeilDiv(l.tile_h * l.tile_w * (l.geometry.c / l.vector_elems), launch.threads);
+  if (l.path == Col2imPath::kSimtStaged) l.stage = PlanStage(l);
+
+  const PathOption chain[] = {
+      {Instruction::kSync, Col2imPathName(l.path), [&] { return CheckSimt(target, launch, l); }},
+  };
+  TT_ASSIGN_OR_RETURN(size_t chosen, ChoosePath(chain, l.hints, "col2im", target, l.decision_log));
+  l.instruction = chain[chosen].instruction;
+  l.path_name = Col2imPathName(l.path);
+  l.form_name = Col2imFormName(l.path);
+  const Im2colGeometry& g = l.geometry;
+  if (l.path == Col2imPath::kSimtStaged) {
+    l.shared_bytes = StageBytes(l);
+    l.decision_log.push_back(absl::StrCat(
+        "staged form (through_shared): per tile, up to ", l.stage.rows, " window rows x ",
+        l.stage.cols, " window columns reach it; of each matrix row the taps kh landing in "
+        "its rows (up to ", l.stage.taps_h, " of ", g.kh, ": a run of up to ",
+        l.stage.run_elems, " elements) are copied to shared memory with ",
+        l.stage.load_elems * l.element_bytes, "-byte loads (", l.shared_bytes, " B)"));
+    l.decision_log.push_back(absl::StrCat(
+        "then each thread sums its pixels' taps from shared memory, ", l.vector_elems,
+        " channel(s) at a time, at most ", l.items_per_thread, " vectors per thread per tile"));
+  } else {
+    l.decision_log.push_back(absl::StrCat(
+        "direct form: each thread sums its pixel's taps straight from the column matrix, ",
+        l.vector_elems, " channel(s) per load, consecutive threads on consecutive channels; at "
+        "most ", l.items_per_thread, " vectors per thread per tile"));
+  }
+  if (l.hints.loop_layout.has_value()) {
+    l.decision_log.push_back("loop_layout does not apply: col2im's threads walk channels fastest");
+  }
+  l.vector_bytes = std::max(l.vector_elems,
+                            l.path == Col2imPath::kSimtStaged ? l.stage.load_elems : 0) *
+                   l.element_bytes;
+  l.col_policy = ChooseL2Policy(l.hints.EvictionFor("col"), target, "column loads",
+                                l.decision_log);
+  l.img_policy = ChooseL2Policy(l.hints.EvictionFor("img"), target, "image stores",
+                                l.decision_log);
+  l.kernel_name = absl::StrCat("tt_col2im_", l.form_name);
+  return l;
+}
+
+std::string DescribeCol2imPlan(const LoweredCol2im& l) {
+  const Im2colGeometry& g = l.geometry;
+  std::string out = PlanHeader(l);
+  absl::StrAppend(&out, "columns     [", l.m, ", ", l.k, "] (M = N*OH*OW, K = KH*KW*C), read\n");
+  absl::StrAppend(&out, "image       NHWC [", g.n, ", ", g.h, ", ", g.w, ", ", g.c, "], strides [",
+                  absl::StrJoin(l.img_strides, ", "), "], written\n");
+  absl::StrAppend(&out, "window      kernel ", g.kh, "x", g.kw, ", stride ", g.sh, "x", g.sw,
+                  ", dilation ", g.dh, "x", g.dw, ", pad ", g.ph, "x", g.pw, " -> output ", l.oh,
+                  "x", l.ow, "\n");
+  absl::StrAppend(&out, "tile        ", l.tile_h, "x", l.tile_w, " pixels x ", g.c, " channels (",
+                  l.tile_bytes, " B), ", g.n, " x ", l.tiles_h, " x ", l.tiles_w, " = ",
+                  l.num_tiles, " tiles\n");
+  absl::StrAppend(&out, "threads     ", l.launch.threads, "\n");
+  absl::StrAppend(&out, "vector      ", l.vector_elems, " elements (",
+                  l.vector_elems * l.element_bytes, " B) along C, at most ", l.items_per_thread,
+                  " per thread per tile\n");
+  absl::StrAppend(&out, "order       kh ascending, then kw; f32 sums, one rounding\n");
+  if (l.path == Col2imPath::kSimtStaged) {
+    absl::StrAppend(&out, "stage       ", l.stage.rows, " window rows x ", l.stage.cols,
+                    " columns x runs of up to ", l.stage.run_elems, " elements (", l.stage.taps_h,
+                    " tap rows), pitch ", l.stage.pitch_elems, ", ",
+                    l.stage.load_elems * l.element_bytes, "-byte loads\n");
+  }
+  absl::StrAppend(&out, PlanFooter(l, absl::StrCat("columns ",
+                                                   l.col_policy ? EvictionPolicyName(*l.col_policy)
+                                                                : std::string("none"),
+                                                   ", image ",
+                                                   l.img_policy ? EvictionPolicyName(*l.img_policy)
+                                                                : std::string("none"))));
+  return out;
+}
+
+}  // namespace tiletune

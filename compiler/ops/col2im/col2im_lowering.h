@@ -1,0 +1,95 @@
+// Lowering of `col2im` into one CUDA kernel that writes the whole image, tiled over CTAs
+// by output tiles of tile_h rows x tile_w columns x all C channels of one image.
+//
+//   Col2imOp op = Col2imOp::Dense(DataType::kF16, geometry);
+//   LaunchParams launch;
+//   launch.tile = {2, 56};            // tile_h, tile_w (output rows, columns)
+//   launch.through_shared = true;     // the staged form
+//   TT_ASSIGN_OR_RETURN(LoweredCol2im lowered, LowerCol2im(op, target, launch));
+//   std::cout << DescribeCol2imPlan(lowered);
+//
+// Tile t of the grid is image n = t / (tiles_h * tiles_w), rows from
+// ((t / tiles_w) % tiles_h) * tile_h, columns from (t % tiles_w) * tile_w.
+//
+// One path, simt_col2im (every target), in two forms that LaunchParams::through_shared
+// picks:
+//   direct  each thread gathers `vector_elems` channels of one output pixel straight from
+//           the column matrix, tap by tap in the documented order, and stores them;
+//   staged  the CTA first copies the column-matrix entries its tile needs into shared
+//           memory (for each window row oh and column ow that reaches the tile, the taps
+//           kh that land in its rows: one contiguous run of the matrix row, copied with
+//           `load_elems`-wide loads), then gathers from shared memory.
+// Both visit an element's taps in the same order, so they give identical bits. The
+// fallback policy of compiler/lower/lowering_rules.h holds: col2im has no TMA or cp.async
+// path, so prefer_instruction=tma or cp_async is InvalidArgument unless `fallback=auto`.
+#ifndef COMPILER_OPS_COL2IM_COL2IM_LOWERING_H_
+#define COMPILER_OPS_COL2IM_COL2IM_LOWERING_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "compiler/lower/lowered_kernel.h"
+#include "compiler/ops/col2im/col2im_op.h"
+#include "compiler/target/target.h"
+
+namespace tiletune {
+
+enum class Col2imPath {
+  kSimtDirect,  // "simt_col2im", direct form
+  kSimtStaged,  // "simt_col2im", staged form
+};
+
+// "simt_col2im".
+std::string Col2imPathName(Col2imPath path);
+// "direct" or "staged".
+std::string Col2imFormName(Col2imPath path);
+
+struct LoweredCol2im : LoweredTileKernel {
+  Col2imPath path = Col2imPath::kSimtDirect;
+
+  Im2colGeometry geometry;
+  // Element strides of the image's N, H, W, C dimensions.
+  std::vector<int64_t> img_strides;
+  int64_t oh = 0, ow = 0;
+  // Column matrix extents.
+  int64_t m = 0, k = 0;
+  // The output tile and the tile counts per image.
+  int64_t tile_h = 0, tile_w = 0;
+  int64_t tiles_h = 0, tiles_w = 0;
+  // Channels per vector access (image stores; the direct form's column loads too), and
+  // vector accesses per thread per tile at most.
+  int vector_elems = 1;
+  int64_t items_per_thread = 0;
+
+  // The staged form's shared-memory stage: for up to `rows` window rows oh and `cols`
+  // window columns ow reaching the tile, a run of up to `run_elems` column-matrix entries
+  // (the taps kh landing in the tile's rows, all kw and c), each at a pitch of
+  // `pitch_elems` (16-byte aligned), copied with `load_elems`-element loads.
+  struct Stage {
+    int64_t rows = 0;
+    int64_t cols = 0;
+    int64_t taps_h = 0;  // kh per run at most
+    int64_t run_elems = 0;
+    int64_t pitch_elems = 0;
+    int load_elems = 0;
+  };
+  Stage stage;
+
+  // The L2 policies the generated code applies to column loads and image stores; empty
+  // where it emits none.
+  std::optional<EvictionPolicy> col_policy;
+  std::optional<EvictionPolicy> img_policy;
+};
+
+absl::StatusOr<LoweredCol2im> LowerCol2im(const Col2imOp& op, const Target& target,
+                                          const LaunchParams& launch);
+
+// A multi-line human-readable plan, then the decision log.
+std::string DescribeCol2imPlan(const LoweredCol2im& lowered);
+
+}  // namespace tiletune
+
+#endif  // COMPILER_OPS_COL2IM_COL2IM_LOWERING_H_

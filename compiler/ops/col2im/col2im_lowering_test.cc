@@ -1,0 +1,141 @@
+// col2im lowering: forms, tiles, vector widths, the stage plan, hints and errors.
+#include "compiler/ops/col2im/col2im_lowering.h"
+
+#include <string>
+
+#include "compiler/ops/im2col/im2col_test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tiletune {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+Target T(const char* arch) { return *Target::Parse(arch); }
+
+LaunchParams Launch(int64_t tile_h, int64_t tile_w, bool staged, int threads = 256) {
+  LaunchParams launch;
+  launch.tile = {tile_h, tile_w};
+  launch.through_shared = staged;
+  launch.threads = threads;
+  return launch;
+}
+
+const Im2colGeometry kResnet = G(64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1);
+const Im2colGeometry kStem = G(32, 224, 224, 3, 7, 7, 2, 2, 1, 1, 3, 3);
+
+TEST(Col2imLoweringTest, DirectFormTilesTheImage) {
+  auto l = LowerCol2im(Col2imOp::Dense(DataType::kF16, kResnet), T("sm_90a"), Launch(1, 32, false));
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->path_name, "simt_col2im");
+  EXPECT_EQ(l->form_name, "direct");
+  EXPECT_EQ(l->kernel_name, "tt_col2im_direct");
+  EXPECT_EQ(l->vector_elems, 8);
+  EXPECT_EQ(l->tiles_h, 56);
+  EXPECT_EQ(l->tiles_w, 2);
+  EXPECT_EQ(l->num_tiles, 64 * 56 * 2);
+  EXPECT_EQ(l->items_per_thread, 1);  // 32 pixels x 8 vectors over 256 threads
+  EXPECT_EQ(l->shared_bytes, 0);
+  EXPECT_EQ(l->input_name, "col");
+  EXPECT_EQ(l->output_name, "img");
+  const std::string plan = DescribeCol2imPlan(*l);
+  EXPECT_THAT(plan, AllOf(HasSubstr("path        simt_col2im (direct form)"),
+                          HasSubstr("order       kh ascending, then kw"),
+                          HasSubstr("column tail guarded")));
+}
+
+TEST(Col2imLoweringTest, StagedFormPlansItsStage) {
+  auto l = LowerCol2im(Col2imOp::Dense(DataType::kF16, kStem), T("sm_90a"), Launch(2, 224, true));
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->form_name, "staged");
+  // Rows h0, h0+1 are reached by window rows (h0 + 3 - 6) / 2 .. (h0 + 1 + 3) / 2: four.
+  EXPECT_EQ(l->stage.rows, 4);
+  EXPECT_EQ(l->stage.cols, 112);  // every window column: (223 + 6) / 2 + 1 = 115, OW = 112
+  EXPECT_EQ(l->stage.taps_h, 2);
+  EXPECT_EQ(l->stage.run_elems, 2 * 7 * 3);
+  EXPECT_EQ(l->stage.pitch_elems, 48);  // 42 rounded up to 16 bytes
+  EXPECT_EQ(l->stage.load_elems, 1);    // KW*C = 21 elements: 2-byte runs
+  EXPECT_EQ(l->shared_bytes, 4 * 112 * 48 * 2);
+  EXPECT_EQ(l->vector_elems, 1);
+  EXPECT_THAT(DescribeCol2imPlan(*l), HasSubstr("stage       4 window rows x 112 columns"));
+}
+
+TEST(Col2imLoweringTest, TilesAreClippedToTheImage) {
+  auto l = LowerCol2im(Col2imOp::Dense(DataType::kF32, G(1, 5, 7, 4, 3, 3)), T("sm_90a"),
+                       Launch(64, 64, false));
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->tile_h, 5);
+  EXPECT_EQ(l->tile_w, 7);
+  EXPECT_EQ(l->num_tiles, 1);
+  EXPECT_THAT(DescribeCol2imPlan(*l), HasSubstr("tile clipped to the image"));
+}
+
+TEST(Col2imLoweringTest, VectorWidthFollowsCAndTheHint) {
+  Col2imOp op = Col2imOp::Dense(DataType::kBF16, G(1, 8, 8, 12, 3, 3));
+  auto l = LowerCol2im(op, T("sm_90a"), Launch(1, 8, false));
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->vector_elems, 4);  // C = 12: 8 bytes
+  op.hints.coalesced_width = 2;
+  l = LowerCol2im(op, T("sm_90a"), Launch(1, 8, false));
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->vector_elems, 2);
+  op.hints.coalesced_width = 8;
+  EXPECT_THAT(LowerCol2im(op, T("sm_90a"), Launch(1, 8, false)).status().message(),
+              HasSubstr("coalesced_width=8"));
+  // A padded C stride allows only single elements.
+  op.hints.coalesced_width.reset();
+  op.img.strides = {8 * 8 * 13, 8 * 13, 13, 1};
+  l = LowerCol2im(op, T("sm_90a"), Launch(1, 8, false));
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->vector_elems, 1);
+}
+
+TEST(Col2imLoweringTest, PoliciesAndInstructions) {
+  Col2imOp op = Col2imOp::Dense(DataType::kF16, kResnet);
+  op.hints.annotations["col_eviction_policy"] = "evict_first";
+  op.hints.eviction_policy = EvictionPolicy::kEvictLast;
+  auto l = LowerCol2im(op, T("sm_90a"), Launch(1, 32, false));
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->col_policy, EvictionPolicy::kEvictFirst);
+  EXPECT_EQ(l->img_policy, EvictionPolicy::kEvictLast);
+  // No cache hints before sm_80.
+  l = LowerCol2im(op, T("sm_75"), Launch(1, 32, false));
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_FALSE(l->col_policy.has_value());
+  // col2im has no TMA path: asking for one fails unless fallback=auto.
+  op.hints.prefer_instruction = Instruction::kTma;
+  EXPECT_FALSE(LowerCol2im(op, T("sm_90a"), Launch(1, 32, false)).ok());
+  op.hints.annotations["fallback"] = "auto";
+  l = LowerCol2im(op, T("sm_90a"), Launch(1, 32, false));
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->path_name, "simt_col2im");
+}
+
+TEST(Col2imLoweringTest, ErrorsNameTheValue) {
+  const Col2imOp op = Col2imOp::Dense(DataType::kF16, kResnet);
+  LaunchParams launch = Launch(1, 32, false);
+  launch.tile = {4};
+  EXPECT_THAT(LowerCol2im(op, T("sm_90a"), launch).status().message(),
+              HasSubstr("give two extents, tile_h and tile_w"));
+  launch = Launch(1, 32, false);
+  launch.stages = 2;
+  EXPECT_THAT(LowerCol2im(op, T("sm_90a"), launch).status().message(),
+              HasSubstr("stages=2: simt_col2im is not pipelined"));
+  // A stage too large for shared memory: very wide kernel rows.
+  const Col2imOp wide = Col2imOp::Dense(DataType::kF32, G(1, 64, 4000, 4, 8, 4000, 1, 1, 1, 1, 0, 0));
+  EXPECT_THAT(LowerCol2im(wide, T("sm_90a"), Launch(8, 64, true)).status().message(),
+              HasSubstr("shared"));
+  Col2imOp u8 = op;
+  u8.img.dtype = DataType::kU8;
+  EXPECT_THAT(LowerCol2im(u8, T("sm_90a"), Launch(1, 32, false)).status().message(),
+              HasSubstr("accepted are f32, f16, bf16"));
+  Col2imOp aliased = op;
+  aliased.img.strides = {56 * 56 * 64, 56 * 64, 32, 1};  // pixels overlap
+  EXPECT_THAT(LowerCol2im(aliased, T("sm_90a"), Launch(1, 32, false)).status().message(),
+              HasSubstr("share an address"));
+}
+
+}  // namespace
+}  // namespace tiletune

@@ -1,0 +1,33 @@
+// The search space for one col2im problem on one target: every hint value at a direct and
+// a staged representative launch, then output tiles from one row of 16 pixels to several
+// whole rows, thread counts, both forms and persistent grids for the best hint sets.
+//
+//   SearchSpace space = Col2imSearchSpace(op, target);
+#ifndef COMPILER_OPS_COL2IM_COL2IM_SEARCH_SPACE_H_
+#define COMPILER_OPS_COL2IM_COL2IM_SEARCH_SPACE_H_
+
+#include <vector>
+
+#include "compiler/ops/col2im/col2im_op.h"
+#include "compiler/ops/tile_op_definition.h"
+#include "compiler/target/target.h"
+
+namespace tiletune {
+
+// Every col2im hint value that can change its kernel: coalesced_width (unset, 1..8),
+// eviction_policy (unset, evict_first, evict_last), and the col_eviction_policy=evict_first
+// annotation (the column matrix is read once). col2im has one instruction family and no
+// TMA path, so prefer_instruction and disable_tma are left unset.
+std::vector<Hints> AllCol2imHints();
+
+SearchSpace Col2imSearchSpace(const Col2imOp& op, const Target& target);
+
+// The built-in launch: the staged form over 2 x 64 tiles when a pixel's channels fit in 16
+// bytes (short matrix runs read best through shared memory), else the direct form over
+// 1 x 32 tiles; 256 threads; the column matrix streamed (col_eviction_policy=evict_first)
+// where the op sets no policy.
+Trial Col2imHeuristic(const Col2imOp& op, const Target& target);
+
+}  // namespace tiletune
+
+#endif  // COMPILER_OPS_COL2IM_COL2IM_SEARCH_SPACE_H_

@@ -1,0 +1,141 @@
+// tiletune col2im kernel (generated; do not edit).
+//   simt_col2im (direct form), bf16, n2 h11 w10 c6 kernel 3x2 stride 2x1 dilation 1x2 pad 1x1 -> [120, 36], image strides [880, 80, 8, 1]
+//   output tile 2x8, 128 threads, vector 2 x 2 B, 6 channel(s) per thread, L2 policy columns none, image none
+//   taps summed in f32, kh ascending then kw; one rounding; NaN canonical
+typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+// A CUtensorMap, passed by value as a __grid_constant__ kernel parameter.
+struct __align__(64) tt_tensor_map {
+  u64 opaque[16];
+};
+
+__device__ __forceinline__ u32 tt_smem_addr(const void* p) {
+  return static_cast<u32>(__cvta_generic_to_shared(p));
+}
+
+// 4-byte vector accesses.
+struct __align__(4) tt_vec {
+  u32 x;
+};
+__device__ __forceinline__ tt_vec tt_ld_global(const u8* p) {
+  tt_vec v;
+  asm volatile("ld.global.nc.u32 %0, [%1];"
+               : "=r"(v.x)
+               : "l"(p));
+  return v;
+}
+__device__ __forceinline__ void tt_st_global(u8* p, const tt_vec& v) {
+  asm volatile("st.global.u32 [%0], %1;"
+               :
+               : "l"(p), "r"(v.x)
+               : "memory");
+}
+__device__ __forceinline__ tt_vec tt_ld_shared(const u8* p) { return *reinterpret_cast<const tt_vec*>(p); }
+__device__ __forceinline__ void tt_st_shared(u8* p, const tt_vec& v) { *reinterpret_cast<tt_vec*>(p) = v; }
+
+// bf16 elements: exact widening, round to nearest even, canonical NaN.
+typedef u16 tt_elem;
+__device__ __forceinline__ float tt_widen(tt_elem b) {
+  return __uint_as_float(u32(b) << 16);
+}
+__device__ __forceinline__ tt_elem tt_round(float f) {
+  const u32 x = __float_as_uint(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return 0x7fff;
+  return tt_elem((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+union tt_lanes {
+  tt_vec v;
+  tt_elem e[sizeof(tt_vec) / sizeof(tt_elem)];
+};
+
+// Problem constants; enumerators fold into the code and take no storage.
+enum : u32 { kThreads = 128u };
+enum : u64 { kNumTiles = 24ull };
+enum : u32 { kTilesH = 6u };
+enum : u32 { kTilesW = 2u };
+enum : u32 { kTileH = 2u };
+enum : u32 { kTileW = 8u };
+enum : u64 { kElementBytes = 2ull };
+enum : u32 { kH = 11u };
+enum : u32 { kW = 10u };
+enum : u32 { kC = 6u };
+enum : u32 { kKH = 3u };
+enum : u32 { kKW = 2u };
+enum : u32 { kSH = 2u };
+enum : u32 { kSW = 1u };
+enum : u32 { kDH = 1u };
+enum : u32 { kDW = 2u };
+enum : u32 { kPH = 1u };
+enum : u32 { kPW = 1u };
+enum : u32 { kStepH = 2u };
+enum : u32 { kStepW = 1u };
+enum : u32 { kOH = 6u };
+enum : u32 { kOW = 10u };
+enum : u64 { kK = 36ull };
+enum : u64 { kImgStrideN = 880ull };
+enum : u64 { kImgStrideH = 80ull };
+enum : u64 { kImgStrideW = 8ull };
+enum : u64 { kImgStrideC = 1ull };
+enum : u32 { kVector = 2u };
+enum : u32 { kPerThread = 6u };
+enum : u32 { kGroups = 1u };
+enum : u32 { kTileItems = 16u };
+
+// The first tap t < step with t*d = x (mod s); step when none reaches x.
+__device__ __forceinline__ u32 tt_first_tap(u32 x, u32 d, u32 s, u32 step) {
+  u32 t = 0;
+  while (t < step && (x % s + s - t * d % s) % s != 0) ++t;
+  return t;
+}
+
+extern "C" __global__ void __launch_bounds__(kThreads) tt_col2im_direct(const u8* __restrict__ col, u8* __restrict__ img) {
+  // Tile t: image n, rows from h0, columns from w0, every channel.
+  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {
+    const u32 n = u32(tile / (u64(kTilesH) * kTilesW));
+    const u32 h0 = u32(tile / kTilesW % kTilesH) * kTileH;
+    const u32 w0 = u32(tile % kTilesW) * kTileW;
+    for (u32 item = threadIdx.x; item < kTileItems; item += kThreads) {
+      const u32 c0 = item % kGroups * kPerThread;
+      const u32 pixel = item / kGroups;
+      const u32 h = h0 + pixel / kTileW;
+      const u32 w = w0 + pixel % kTileW;
+      if (h >= kH || w >= kW) continue;
+      float acc[kPerThread];
+#pragma unroll
+      for (u32 i = 0; i < kPerThread; ++i) acc[i] = 0.0f;
+      const u32 kh0 = tt_first_tap(h + kPH, kDH, kSH, kStepH);
+      const u32 kw0 = tt_first_tap(w + kPW, kDW, kSW, kStepW);
+      for (u32 kh = kh0; kh < kKH; kh += kStepH) {
+        if (kh * kDH > h + kPH) break;  // above the image from here on
+        const u32 oh = (h + kPH - kh * kDH) / kSH;
+        if (oh >= kOH) continue;
+        const u64 row = (u64(n) * kOH + oh) * kOW;
+        for (u32 kw = kw0; kw < kKW; kw += kStepW) {
+          if (kw * kDW > w + kPW) break;
+          const u32 ow = (w + kPW - kw * kDW) / kSW;
+          if (ow >= kOW) continue;
+          const u8* p = col + ((row + ow) * kK + (kh * kKW + kw) * kC + c0) * kElementBytes;
+#pragma unroll
+          for (u32 v = 0; v < kPerThread / kVector; ++v) {
+            tt_lanes lanes;
+            lanes.v = tt_ld_global(p + v * kVector * kElementBytes);
+#pragma unroll
+            for (u32 i = 0; i < kVector; ++i) acc[v * kVector + i] += tt_widen(lanes.e[i]);
+          }
+        }
+      }
+      u8* out = img + (u64(n) * kImgStrideN + u64(h) * kImgStrideH + u64(w) * kImgStrideW +
+                       u64(c0) * kImgStrideC) * kElementBytes;
+#pragma unroll
+      for (u32 v = 0; v < kPerThread / kVector; ++v) {
+        tt_lanes lanes;
+#pragma unroll
+        for (u32 i = 0; i < kVector; ++i) lanes.e[i] = tt_round(acc[v * kVector + i]);
+        tt_st_global(out + v * kVector * kImgStrideC * kElementBytes, lanes.v);
+      }
+    }
+  }
+}

@@ -1,0 +1,208 @@
+// tiletune col2im kernel (generated; do not edit).
+//   simt_col2im (staged form), f16, n32 h224 w224 c3 kernel 7x7 stride 2x2 dilation 1x1 pad 3x3 -> [401408, 147], image strides [150528, 672, 3, 1]
+//   output tile 2x224, 256 threads, vector 1 x 2 B, 3 channel(s) per thread, stage 4 x 112 runs of 42 elements, L2 policy columns none, image none
+//   taps summed in f32, kh ascending then kw; one rounding; NaN canonical
+typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+// A CUtensorMap, passed by value as a __grid_constant__ kernel parameter.
+struct __align__(64) tt_tensor_map {
+  u64 opaque[16];
+};
+
+__device__ __forceinline__ u32 tt_smem_addr(const void* p) {
+  return static_cast<u32>(__cvta_generic_to_shared(p));
+}
+
+// 2-byte vector accesses.
+struct __align__(2) tt_vec {
+  u16 x;
+};
+__device__ __forceinline__ tt_vec tt_ld_global(const u8* p) {
+  tt_vec v;
+  asm volatile("ld.global.nc.u16 %0, [%1];"
+               : "=h"(v.x)
+               : "l"(p));
+  return v;
+}
+__device__ __forceinline__ void tt_st_global(u8* p, const tt_vec& v) {
+  asm volatile("st.global.u16 [%0], %1;"
+               :
+               : "l"(p), "h"(v.x)
+               : "memory");
+}
+__device__ __forceinline__ tt_vec tt_ld_shared(const u8* p) { tt_vec v; v.x = *reinterpret_cast<const u16*>(p); return v; }
+__device__ __forceinline__ void tt_st_shared(u8* p, const tt_vec& v) { *reinterpret_cast<u16*>(p) = static_cast<u16>(v.x); }
+
+// 2-byte vector accesses.
+struct __align__(2) tt_run_vec {
+  u16 x;
+};
+__device__ __forceinline__ tt_run_vec tt_run_ld_global(const u8* p) {
+  tt_run_vec v;
+  asm volatile("ld.global.nc.u16 %0, [%1];"
+               : "=h"(v.x)
+               : "l"(p));
+  return v;
+}
+__device__ __forceinline__ void tt_run_st_global(u8* p, const tt_run_vec& v) {
+  asm volatile("st.global.u16 [%0], %1;"
+               :
+               : "l"(p), "h"(v.x)
+               : "memory");
+}
+__device__ __forceinline__ tt_run_vec tt_run_ld_shared(const u8* p) { tt_run_vec v; v.x = *reinterpret_cast<const u16*>(p); return v; }
+__device__ __forceinline__ void tt_run_st_shared(u8* p, const tt_run_vec& v) { *reinterpret_cast<u16*>(p) = static_cast<u16>(v.x); }
+
+// f16 elements: exact widening, round to nearest even, canonical NaN.
+typedef u16 tt_elem;
+__device__ __forceinline__ float tt_widen(tt_elem b) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(b));
+  return f;
+}
+__device__ __forceinline__ tt_elem tt_round(float f) {
+  if (f != f) return 0x7fff;
+  tt_elem b;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(b) : "f"(f));
+  return b;
+}
+union tt_lanes {
+  tt_vec v;
+  tt_elem e[sizeof(tt_vec) / sizeof(tt_elem)];
+};
+
+// Problem constants; enumerators fold into the code and take no storage.
+enum : u32 { kThreads = 256u };
+enum : u64 { kNumTiles = 3584ull };
+enum : u32 { kTilesH = 112u };
+enum : u32 { kTilesW = 1u };
+enum : u32 { kTileH = 2u };
+enum : u32 { kTileW = 224u };
+enum : u64 { kElementBytes = 2ull };
+enum : u32 { kH = 224u };
+enum : u32 { kW = 224u };
+enum : u32 { kC = 3u };
+enum : u32 { kKH = 7u };
+enum : u32 { kKW = 7u };
+enum : u32 { kSH = 2u };
+enum : u32 { kSW = 2u };
+enum : u32 { kDH = 1u };
+enum : u32 { kDW = 1u };
+enum : u32 { kPH = 3u };
+enum : u32 { kPW = 3u };
+enum : u32 { kStepH = 2u };
+enum : u32 { kStepW = 2u };
+enum : u32 { kOH = 112u };
+enum : u32 { kOW = 112u };
+enum : u64 { kK = 147ull };
+enum : u64 { kImgStrideN = 150528ull };
+enum : u64 { kImgStrideH = 672ull };
+enum : u64 { kImgStrideW = 3ull };
+enum : u64 { kImgStrideC = 1ull };
+enum : u32 { kVector = 1u };
+enum : u32 { kPerThread = 3u };
+enum : u32 { kGroups = 1u };
+enum : u32 { kTileItems = 448u };
+enum : u32 { kStageRows = 4u };
+enum : u32 { kStageCols = 112u };
+enum : u32 { kPitch = 48u };
+enum : u32 { kRunLoad = 1u };
+enum : u32 { kRunLoads = 42u };
+enum : u32 { kTapElems = 21u };
+
+// The first tap t < step with t*d = x (mod s); step when none reaches x.
+__device__ __forceinline__ u32 tt_first_tap(u32 x, u32 d, u32 s, u32 step) {
+  u32 t = 0;
+  while (t < step && (x % s + s - t * d % s) % s != 0) ++t;
+  return t;
+}
+
+// Window rows oh and columns ow whose taps reach a tile starting at (h0, w0).
+__device__ __forceinline__ u32 tt_lo(u32 x0, u32 pad, u32 span, u32 s) {
+  // ceil((x0 + pad - span) / s), at least 0
+  return x0 + pad >= span ? (x0 + pad - span + s - 1) / s : 0;
+}
+// The first tap kh of window row oh that lands in rows >= h0.
+__device__ __forceinline__ u32 tt_kh_lo(u32 h0, u32 oh) {
+  const u32 top = oh * kSH;  // the row of tap 0, plus kPH
+  return h0 + kPH > top ? (h0 + kPH - top + kDH - 1) / kDH : 0;
+}
+
+extern "C" __global__ void __launch_bounds__(kThreads) tt_col2im_staged(const u8* __restrict__ col, u8* __restrict__ img) {
+  extern __shared__ __align__(16) u8 stage[];
+  // Tile t: image n, rows from h0, columns from w0, every channel.
+  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {
+    const u32 n = u32(tile / (u64(kTilesH) * kTilesW));
+    const u32 h0 = u32(tile / kTilesW % kTilesH) * kTileH;
+    const u32 w0 = u32(tile % kTilesW) * kTileW;
+    const u32 h_end = min(h0 + kTileH, kH) - 1;  // last row of the tile
+    const u32 w_end = min(w0 + kTileW, kW) - 1;
+    const u32 oh_lo = tt_lo(h0, kPH, (kKH - 1) * kDH, kSH);
+    const u32 oh_hi = min((h_end + kPH) / kSH, kOH - 1);
+    const u32 ow_lo = tt_lo(w0, kPW, (kKW - 1) * kDW, kSW);
+    const u32 ow_hi = min((w_end + kPW) / kSW, kOW - 1);
+    // Per window position (oh, ow): the taps kh in [kh_lo, kh_hi] land in the tile's
+    // rows, one run of the matrix row (all kw and c), copied to its stage slot.
+    for (u32 i = threadIdx.x; i < kStageRows * kStageCols * kRunLoads; i += kThreads) {
+      const u32 q = i % kRunLoads;
+      const u32 j = i / kRunLoads % kStageCols;
+      const u32 r = i / (kRunLoads * kStageCols);
+      const u32 oh = oh_lo + r;
+      const u32 ow = ow_lo + j;
+      if (oh > oh_hi || ow > ow_hi) continue;
+      const u32 kh_lo = tt_kh_lo(h0, oh);
+      const u32 kh_hi = min((h_end + kPH - oh * kSH) / kDH, kKH - 1);
+      if (kh_lo > kh_hi || q * kRunLoad >= (kh_hi - kh_lo + 1) * kTapElems) continue;
+      const u8* src = col + (((u64(n) * kOH + oh) * kOW + ow) * kK +
+                             u64(kh_lo) * kTapElems + q * kRunLoad) * kElementBytes;
+      tt_run_st_shared(stage + ((r * kStageCols + j) * kPitch + q * kRunLoad) * kElementBytes,
+                       tt_run_ld_global(src));
+    }
+    __syncthreads();
+    for (u32 item = threadIdx.x; item < kTileItems; item += kThreads) {
+      const u32 c0 = item % kGroups * kPerThread;
+      const u32 pixel = item / kGroups;
+      const u32 h = h0 + pixel / kTileW;
+      const u32 w = w0 + pixel % kTileW;
+      if (h >= kH || w >= kW) continue;
+      float acc[kPerThread];
+#pragma unroll
+      for (u32 i = 0; i < kPerThread; ++i) acc[i] = 0.0f;
+      const u32 kh0 = tt_first_tap(h + kPH, kDH, kSH, kStepH);
+      const u32 kw0 = tt_first_tap(w + kPW, kDW, kSW, kStepW);
+      for (u32 kh = kh0; kh < kKH; kh += kStepH) {
+        if (kh * kDH > h + kPH) break;  // above the image from here on
+        const u32 oh = (h + kPH - kh * kDH) / kSH;
+        if (oh >= kOH) continue;
+        const u32 kh_lo = tt_kh_lo(h0, oh);
+        for (u32 kw = kw0; kw < kKW; kw += kStepW) {
+          if (kw * kDW > w + kPW) break;
+          const u32 ow = (w + kPW - kw * kDW) / kSW;
+          if (ow >= kOW) continue;
+          const u8* p = stage + ((u64(oh - oh_lo) * kStageCols + (ow - ow_lo)) * kPitch +
+                              (kh - kh_lo) * kTapElems + kw * kC + c0) * kElementBytes;
+#pragma unroll
+          for (u32 v = 0; v < kPerThread / kVector; ++v) {
+            tt_lanes lanes;
+            lanes.v = tt_ld_shared(p + v * kVector * kElementBytes);
+#pragma unroll
+            for (u32 i = 0; i < kVector; ++i) acc[v * kVector + i] += tt_widen(lanes.e[i]);
+          }
+        }
+      }
+      u8* out = img + (u64(n) * kImgStrideN + u64(h) * kImgStrideH + u64(w) * kImgStrideW +
+                       u64(c0) * kImgStrideC) * kElementBytes;
+#pragma unroll
+      for (u32 v = 0; v < kPerThread / kVector; ++v) {
+        tt_lanes lanes;
+#pragma unroll
+        for (u32 i = 0; i < kVector; ++i) lanes.e[i] = tt_round(acc[v * kVector + i]);
+        tt_st_global(out + v * kVector * kImgStrideC * kElementBytes, lanes.v);
+      }
+    }
+    __syncthreads();  // the next tile refills the stage
+  }
+}
