@@ -27,8 +27,7 @@ class Col2imEmitter {
     absl::StrAppend(&out_, VectorAccessSnippet(vector_bytes, !Staged() && l_.col_policy,
                                                l_.img_policy.has_value(), "tt"));
     if (Staged()) {
-      absl::StrAppend(&out_, VectorAccessSnippet(l_.stage.load_elems * l_.element_bytes,
-                                                 l_.col_policy.has_value(),
+      absl::StrAppend(&out_, VectorAccessSnippet(16, l_.col_policy.has_value(),
                                                  /*store_hint=*/false, "tt_run"));
     }
     Elements();
@@ -149,10 +148,12 @@ class Col2imEmitter {
       const LoweredCol2im::Stage& s = l_.stage;
       Constant("u32", "kStageRows", s.rows);
       Constant("u32", "kStageCols", s.cols);
-      Constant("u32", "kPitch", s.pitch_elems);
-      Constant("u32", "kRunLoad", s.load_elems);
-      Constant("u32", "kRunLoads", s.run_elems / s.load_elems);
+      Constant("u32", "kChunks", s.chunks);
+      Constant("u32", "kPitchBytes", s.PitchBytes());
+      Constant("u32", "kStageChunks", s.rows * s.cols * s.chunks);
+      Constant("u32", "kUnroll", 4);
       Constant("u32", "kTapElems", g_.kw * g_.c);
+      Constant("u64", "kColBytes", l_.m * l_.k * l_.element_bytes);
     }
   }
 
@@ -161,11 +162,12 @@ class Col2imEmitter {
   void Taps() {
     absl::StrAppend(
         &out_,
-        "\n// The first tap t < step with t*d = x (mod s); step when none reaches x.\n"
+        "\n// The first tap t < step with t*d = x (mod s), or ~0 when none reaches x (x is not a\n"
+        "// multiple of gcd(d, s)); the others are t + step, t + 2*step, ...\n"
         "__device__ __forceinline__ u32 tt_first_tap(u32 x, u32 d, u32 s, u32 step) {\n"
         "  u32 t = 0;\n"
         "  while (t < step && (x % s + s - t * d % s) % s != 0) ++t;\n"
-        "  return t;\n}\n");
+        "  return t < step ? t : 0xffffffffu;  // none: the tap loops do not start\n}\n");
   }
 
   // The sum of one thread's kPerThread channels at (n, h, w, c0) over its taps, kh
@@ -240,8 +242,9 @@ class Col2imEmitter {
       absl::StrAppend(
           &out_,
           SumAndStore("        const u32 kh_lo = tt_kh_lo(h0, oh);\n",
-                      "stage + ((u64(oh - oh_lo) * kStageCols + (ow - ow_lo)) * kPitch +\n"
-                      "                              (kh - kh_lo) * kTapElems + kw * kC + c0) * "
+                      "stage + ((oh - oh_lo) * kStageCols + (ow - ow_lo)) * kPitchBytes +\n"
+                      "                       tt_run_start(n, oh, ow, kh_lo) % 16 +\n"
+                      "                       ((kh - kh_lo) * kTapElems + kw * kC + c0) * "
                       "kElementBytes"));
       absl::StrAppend(&out_, "    }\n    __syncthreads();  // the next tile refills the stage\n");
     } else {
@@ -263,6 +266,11 @@ class Col2imEmitter {
         "__device__ __forceinline__ u32 tt_lo(u32 x0, u32 pad, u32 span, u32 s) {\n"
         "  // ceil((x0 + pad - span) / s), at least 0\n"
         "  return x0 + pad >= span ? (x0 + pad - span + s - 1) / s : 0;\n}\n"
+        "// Byte offset in the column matrix of the run of window position (oh, ow) from tap\n"
+        "// row kh_lo.\n"
+        "__device__ __forceinline__ u64 tt_run_start(u32 n, u32 oh, u32 ow, u32 kh_lo) {\n"
+        "  return (((u64(n) * kOH + oh) * kOW + ow) * kK + u64(kh_lo) * kTapElems) * kElementBytes;\n"
+        "}\n"
         "// The first tap kh of window row oh that lands in rows >= h0.\n"
         "__device__ __forceinline__ u32 tt_kh_lo(u32 h0, u32 oh) {\n"
         "  const u32 top = oh * kSH;  // the row of tap 0, plus kPH\n"
@@ -279,24 +287,41 @@ class Col2imEmitter {
         "    const u32 ow_lo = tt_lo(w0, kPW, (kKW - 1) * kDW, kSW);\n"
         "    const u32 ow_hi = min((w_end + kPW) / kSW, kOW - 1);\n"
         "    // Per window position (oh, ow): the taps kh in [kh_lo, kh_hi] land in the tile's\n"
-        "    // rows, one run of the matrix row (all kw and c), copied to its stage slot.\n"
-        "    for (u32 i = threadIdx.x; i < kStageRows * kStageCols * kRunLoads; i += kThreads) {\n"
-        "      const u32 q = i % kRunLoads;\n"
-        "      const u32 j = i / kRunLoads % kStageCols;\n"
-        "      const u32 r = i / (kRunLoads * kStageCols);\n"
-        "      const u32 oh = oh_lo + r;\n"
-        "      const u32 ow = ow_lo + j;\n"
-        "      if (oh > oh_hi || ow > ow_hi) continue;\n"
-        "      const u32 kh_lo = tt_kh_lo(h0, oh);\n"
-        "      const u32 kh_hi = min((h_end + kPH - oh * kSH) / kDH, kKH - 1);\n"
-        "      if (kh_lo > kh_hi || q * kRunLoad >= (kh_hi - kh_lo + 1) * kTapElems) continue;\n"
-        "      const u8* src = col + (((u64(n) * kOH + oh) * kOW + ow) * kK +\n"
-        "                             u64(kh_lo) * kTapElems + q * kRunLoad) * kElementBytes;\n"
-        "      tt_run_st_shared(stage + ((r * kStageCols + j) * kPitch + q * kRunLoad) * "
-        "kElementBytes,\n"
-        "                       tt_run_ld_global(src",
-        ColPolicy(),
-        "));\n"
+        "    // rows, one run of the matrix row (all kw and c), copied to its slot as the aligned\n"
+        "    // 16-byte chunks that cover it; kUnroll chunks per thread are loaded before any is\n"
+        "    // stored, so that several loads are in flight.\n"
+        "    for (u32 i0 = threadIdx.x; i0 < kStageChunks; i0 += kThreads * kUnroll) {\n"
+        "      tt_run_vec v[kUnroll];\n"
+        "      u32 at[kUnroll];\n"
+        "#pragma unroll\n"
+        "      for (u32 u = 0; u < kUnroll; ++u) {\n"
+        "        const u32 i = i0 + u * kThreads;\n"
+        "        at[u] = 0xffffffffu;\n"
+        "        if (i >= kStageChunks) continue;\n"
+        "        const u32 slot = i / kChunks;\n"
+        "        const u32 oh = oh_lo + slot / kStageCols;\n"
+        "        const u32 ow = ow_lo + slot % kStageCols;\n"
+        "        if (oh > oh_hi || ow > ow_hi) continue;\n"
+        "        const u32 kh_lo = tt_kh_lo(h0, oh);\n"
+        "        const u32 kh_hi = min((h_end + kPH - oh * kSH) / kDH, kKH - 1);\n"
+        "        if (kh_lo > kh_hi) continue;\n"
+        "        const u64 start = tt_run_start(n, oh, ow, kh_lo);\n"
+        "        const u64 end = start + u64(kh_hi - kh_lo + 1) * kTapElems * kElementBytes;\n"
+        "        const u64 chunk = (start & ~u64(15)) + u64(i % kChunks) * 16;\n"
+        "        if (chunk >= end) continue;\n"
+        "        at[u] = slot * kPitchBytes + i % kChunks * 16;\n"
+        "        if (chunk + 16 <= kColBytes) {\n"
+        "          v[u] = tt_run_ld_global(col + chunk", ColPolicy(), ");\n"
+        "        } else {  // the matrix's last chunk: only its own bytes\n"
+        "          union { tt_run_vec v; u8 b[16]; } last;\n"
+        "          for (u32 b = 0; b < 16; ++b) last.b[b] = chunk + b < kColBytes ? col[chunk + b] : 0;\n"
+        "          v[u] = last.v;\n"
+        "        }\n"
+        "      }\n"
+        "#pragma unroll\n"
+        "      for (u32 u = 0; u < kUnroll; ++u) {\n"
+        "        if (at[u] != 0xffffffffu) tt_run_st_shared(stage + at[u], v[u]);\n"
+        "      }\n"
         "    }\n"
         "    __syncthreads();\n");
   }

@@ -79,14 +79,13 @@ LoweredCol2im::Stage PlanStage(const LoweredCol2im& l) {
   s.cols = std::min(l.ow, (l.tile_w - 1 + (g.kw - 1) * g.dw) / g.sw + 1);
   s.taps_h = std::min(g.kh, (l.tile_h - 1) / g.dh + 1);
   s.run_elems = s.taps_h * g.kw * g.c;
-  s.pitch_elems = RoundUp(s.run_elems, 16 / l.element_bytes);
-  std::string unused;
-  s.load_elems = WidestVector(l.element_bytes, true, "", {{"KW*C=", g.kw * g.c}}, &unused);
+  // A run of B bytes starting at offset o < 16 of a chunk spans ceil((o + B) / 16) chunks.
+  s.chunks = CeilDiv(s.run_elems * l.element_bytes + 15, 16);
   return s;
 }
 
 int64_t StageBytes(const LoweredCol2im& l) {
-  return l.stage.rows * l.stage.cols * l.stage.pitch_elems * l.element_bytes;
+  return l.stage.rows * l.stage.cols * l.stage.PitchBytes();
 }
 
 std::vector<std::string> CheckSimt(const Target& target, const LaunchParams& launch,
@@ -158,8 +157,8 @@ absl::StatusOr<LoweredCol2im> LowerCol2im(const Col2imOp& op, const Target& targ
         "staged form (through_shared): per tile, up to ", l.stage.rows, " window rows x ",
         l.stage.cols, " window columns reach it; of each matrix row the taps kh landing in "
         "its rows (up to ", l.stage.taps_h, " of ", g.kh, ": a run of up to ",
-        l.stage.run_elems, " elements) are copied to shared memory with ",
-        l.stage.load_elems * l.element_bytes, "-byte loads (", l.shared_bytes, " B)"));
+        l.stage.run_elems, " elements) is copied to shared memory as the up to ",
+        l.stage.chunks, " aligned 16-byte chunks covering it (", l.shared_bytes, " B)"));
     l.decision_log.push_back(absl::StrCat(
         "then each thread sums its pixels' taps from shared memory, ", l.vector_elems,
         " channel(s) at a time, at most ", l.items_per_thread, " vectors per thread per tile"));
@@ -172,9 +171,7 @@ absl::StatusOr<LoweredCol2im> LowerCol2im(const Col2imOp& op, const Target& targ
   if (l.hints.loop_layout.has_value()) {
     l.decision_log.push_back("loop_layout does not apply: col2im's threads walk channels fastest");
   }
-  l.vector_bytes = std::max(l.vector_elems,
-                            l.path == Col2imPath::kSimtStaged ? l.stage.load_elems : 0) *
-                   l.element_bytes;
+  l.vector_bytes = l.path == Col2imPath::kSimtStaged ? 16 : l.vector_elems * l.element_bytes;
   l.col_policy = ChooseL2Policy(l.hints.EvictionFor("col"), target, "column loads",
                                 l.decision_log);
   l.img_policy = ChooseL2Policy(l.hints.EvictionFor("img"), target, "image stores",
@@ -203,8 +200,7 @@ std::string DescribeCol2imPlan(const LoweredCol2im& l) {
   if (l.path == Col2imPath::kSimtStaged) {
     absl::StrAppend(&out, "stage       ", l.stage.rows, " window rows x ", l.stage.cols,
                     " columns x runs of up to ", l.stage.run_elems, " elements (", l.stage.taps_h,
-                    " tap rows), pitch ", l.stage.pitch_elems, ", ",
-                    l.stage.load_elems * l.element_bytes, "-byte loads\n");
+                    " tap rows), ", l.stage.chunks, " 16-byte chunks per slot\n");
   }
   absl::StrAppend(&out, PlanFooter(l, absl::StrCat("columns ",
                                                    l.col_policy ? EvictionPolicyName(*l.col_policy)

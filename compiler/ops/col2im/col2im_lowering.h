@@ -17,8 +17,9 @@
 //           the column matrix, tap by tap in the documented order, and stores them;
 //   staged  the CTA first copies the column-matrix entries its tile needs into shared
 //           memory (for each window row oh and column ow that reaches the tile, the taps
-//           kh that land in its rows: one contiguous run of the matrix row, copied with
-//           `load_elems`-wide loads), then gathers from shared memory.
+//           kh that land in its rows: one contiguous run of the matrix row, copied as the
+//           16-byte aligned chunks that cover it, whatever its alignment), then gathers
+//           from shared memory.
 // Both visit an element's taps in the same order, so they give identical bits. The
 // fallback policy of compiler/lower/lowering_rules.h holds: col2im has no TMA or cp.async
 // path, so prefer_instruction=tma or cp_async is InvalidArgument unless `fallback=auto`.
@@ -65,16 +66,17 @@ struct LoweredCol2im : LoweredTileKernel {
   int64_t items_per_thread = 0;
 
   // The staged form's shared-memory stage: for up to `rows` window rows oh and `cols`
-  // window columns ow reaching the tile, a run of up to `run_elems` column-matrix entries
-  // (the taps kh landing in the tile's rows, all kw and c), each at a pitch of
-  // `pitch_elems` (16-byte aligned), copied with `load_elems`-element loads.
+  // window columns ow reaching the tile, a slot holding the run of up to `run_elems`
+  // column-matrix entries (the taps kh landing in the tile's rows, all kw and c) as the
+  // up to `chunks` 16-byte aligned chunks of the matrix that cover it (16-byte loads
+  // whatever the run's alignment; the run starts at its offset within the first chunk).
   struct Stage {
     int64_t rows = 0;
     int64_t cols = 0;
     int64_t taps_h = 0;  // kh per run at most
     int64_t run_elems = 0;
-    int64_t pitch_elems = 0;
-    int load_elems = 0;
+    int64_t chunks = 0;
+    int64_t PitchBytes() const { return chunks * 16; }
   };
   Stage stage;
 

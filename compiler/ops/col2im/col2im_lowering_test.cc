@@ -55,9 +55,9 @@ TEST(Col2imLoweringTest, StagedFormPlansItsStage) {
   EXPECT_EQ(l->stage.cols, 112);  // every window column: (223 + 6) / 2 + 1 = 115, OW = 112
   EXPECT_EQ(l->stage.taps_h, 2);
   EXPECT_EQ(l->stage.run_elems, 2 * 7 * 3);
-  EXPECT_EQ(l->stage.pitch_elems, 48);  // 42 rounded up to 16 bytes
-  EXPECT_EQ(l->stage.load_elems, 1);    // KW*C = 21 elements: 2-byte runs
-  EXPECT_EQ(l->shared_bytes, 4 * 112 * 48 * 2);
+  // 84 bytes from any 2-byte aligned start: at most 7 aligned 16-byte chunks.
+  EXPECT_EQ(l->stage.chunks, 7);
+  EXPECT_EQ(l->shared_bytes, 4 * 112 * 7 * 16);
   EXPECT_EQ(l->vector_elems, 1);
   EXPECT_THAT(DescribeCol2imPlan(*l), HasSubstr("stage       4 window rows x 112 columns"));
 }

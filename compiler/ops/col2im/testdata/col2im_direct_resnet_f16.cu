@@ -94,11 +94,12 @@ enum : u32 { kPerThread = 8u };
 enum : u32 { kGroups = 8u };
 enum : u32 { kTileItems = 256u };
 
-// The first tap t < step with t*d = x (mod s); step when none reaches x.
+// The first tap t < step with t*d = x (mod s), or ~0 when none reaches x (x is not a
+// multiple of gcd(d, s)); the others are t + step, t + 2*step, ...
 __device__ __forceinline__ u32 tt_first_tap(u32 x, u32 d, u32 s, u32 step) {
   u32 t = 0;
   while (t < step && (x % s + s - t * d % s) % s != 0) ++t;
-  return t;
+  return t < step ? t : 0xffffffffu;  // none: the tap loops do not start
 }
 
 extern "C" __global__ void __launch_bounds__(kThreads) tt_col2im_direct(const u8* __restrict__ col, u8* __restrict__ img) {

@@ -115,22 +115,30 @@ enum : u32 { kGroups = 2u };
 enum : u32 { kTileItems = 72u };
 enum : u32 { kStageRows = 3u };
 enum : u32 { kStageCols = 5u };
-enum : u32 { kPitch = 72u };
-enum : u32 { kRunLoad = 4u };
-enum : u32 { kRunLoads = 18u };
+enum : u32 { kChunks = 19u };
+enum : u32 { kPitchBytes = 304u };
+enum : u32 { kStageChunks = 285u };
+enum : u32 { kUnroll = 4u };
 enum : u32 { kTapElems = 24u };
+enum : u64 { kColBytes = 14400ull };
 
-// The first tap t < step with t*d = x (mod s); step when none reaches x.
+// The first tap t < step with t*d = x (mod s), or ~0 when none reaches x (x is not a
+// multiple of gcd(d, s)); the others are t + step, t + 2*step, ...
 __device__ __forceinline__ u32 tt_first_tap(u32 x, u32 d, u32 s, u32 step) {
   u32 t = 0;
   while (t < step && (x % s + s - t * d % s) % s != 0) ++t;
-  return t;
+  return t < step ? t : 0xffffffffu;  // none: the tap loops do not start
 }
 
 // Window rows oh and columns ow whose taps reach a tile starting at (h0, w0).
 __device__ __forceinline__ u32 tt_lo(u32 x0, u32 pad, u32 span, u32 s) {
   // ceil((x0 + pad - span) / s), at least 0
   return x0 + pad >= span ? (x0 + pad - span + s - 1) / s : 0;
+}
+// Byte offset in the column matrix of the run of window position (oh, ow) from tap
+// row kh_lo.
+__device__ __forceinline__ u64 tt_run_start(u32 n, u32 oh, u32 ow, u32 kh_lo) {
+  return (((u64(n) * kOH + oh) * kOW + ow) * kK + u64(kh_lo) * kTapElems) * kElementBytes;
 }
 // The first tap kh of window row oh that lands in rows >= h0.
 __device__ __forceinline__ u32 tt_kh_lo(u32 h0, u32 oh) {
@@ -154,21 +162,41 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_col2im_staged(const u8
     const u32 ow_lo = tt_lo(w0, kPW, (kKW - 1) * kDW, kSW);
     const u32 ow_hi = min((w_end + kPW) / kSW, kOW - 1);
     // Per window position (oh, ow): the taps kh in [kh_lo, kh_hi] land in the tile's
-    // rows, one run of the matrix row (all kw and c), copied to its stage slot.
-    for (u32 i = threadIdx.x; i < kStageRows * kStageCols * kRunLoads; i += kThreads) {
-      const u32 q = i % kRunLoads;
-      const u32 j = i / kRunLoads % kStageCols;
-      const u32 r = i / (kRunLoads * kStageCols);
-      const u32 oh = oh_lo + r;
-      const u32 ow = ow_lo + j;
-      if (oh > oh_hi || ow > ow_hi) continue;
-      const u32 kh_lo = tt_kh_lo(h0, oh);
-      const u32 kh_hi = min((h_end + kPH - oh * kSH) / kDH, kKH - 1);
-      if (kh_lo > kh_hi || q * kRunLoad >= (kh_hi - kh_lo + 1) * kTapElems) continue;
-      const u8* src = col + (((u64(n) * kOH + oh) * kOW + ow) * kK +
-                             u64(kh_lo) * kTapElems + q * kRunLoad) * kElementBytes;
-      tt_run_st_shared(stage + ((r * kStageCols + j) * kPitch + q * kRunLoad) * kElementBytes,
-                       tt_run_ld_global(src, col_policy));
+    // rows, one run of the matrix row (all kw and c), copied to its slot as the aligned
+    // 16-byte chunks that cover it; kUnroll chunks per thread are loaded before any is
+    // stored, so that several loads are in flight.
+    for (u32 i0 = threadIdx.x; i0 < kStageChunks; i0 += kThreads * kUnroll) {
+      tt_run_vec v[kUnroll];
+      u32 at[kUnroll];
+#pragma unroll
+      for (u32 u = 0; u < kUnroll; ++u) {
+        const u32 i = i0 + u * kThreads;
+        at[u] = 0xffffffffu;
+        if (i >= kStageChunks) continue;
+        const u32 slot = i / kChunks;
+        const u32 oh = oh_lo + slot / kStageCols;
+        const u32 ow = ow_lo + slot % kStageCols;
+        if (oh > oh_hi || ow > ow_hi) continue;
+        const u32 kh_lo = tt_kh_lo(h0, oh);
+        const u32 kh_hi = min((h_end + kPH - oh * kSH) / kDH, kKH - 1);
+        if (kh_lo > kh_hi) continue;
+        const u64 start = tt_run_start(n, oh, ow, kh_lo);
+        const u64 end = start + u64(kh_hi - kh_lo + 1) * kTapElems * kElementBytes;
+        const u64 chunk = (start & ~u64(15)) + u64(i % kChunks) * 16;
+        if (chunk >= end) continue;
+        at[u] = slot * kPitchBytes + i % kChunks * 16;
+        if (chunk + 16 <= kColBytes) {
+          v[u] = tt_run_ld_global(col + chunk, col_policy);
+        } else {  // the matrix's last chunk: only its own bytes
+          union { tt_run_vec v; u8 b[16]; } last;
+          for (u32 b = 0; b < 16; ++b) last.b[b] = chunk + b < kColBytes ? col[chunk + b] : 0;
+          v[u] = last.v;
+        }
+      }
+#pragma unroll
+      for (u32 u = 0; u < kUnroll; ++u) {
+        if (at[u] != 0xffffffffu) tt_run_st_shared(stage + at[u], v[u]);
+      }
     }
     __syncthreads();
     for (u32 item = threadIdx.x; item < kTileItems; item += kThreads) {
@@ -191,8 +219,9 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_col2im_staged(const u8
           if (kw * kDW > w + kPW) break;
           const u32 ow = (w + kPW - kw * kDW) / kSW;
           if (ow >= kOW) continue;
-          const u8* p = stage + ((u64(oh - oh_lo) * kStageCols + (ow - ow_lo)) * kPitch +
-                              (kh - kh_lo) * kTapElems + kw * kC + c0) * kElementBytes;
+          const u8* p = stage + ((oh - oh_lo) * kStageCols + (ow - ow_lo)) * kPitchBytes +
+                       tt_run_start(n, oh, ow, kh_lo) % 16 +
+                       ((kh - kh_lo) * kTapElems + kw * kC + c0) * kElementBytes;
 #pragma unroll
           for (u32 v = 0; v < kPerThread / kVector; ++v) {
             tt_lanes lanes;
