@@ -143,7 +143,12 @@ class Col2imEmitter {
     Constant("u32", "kVector", l_.vector_elems);
     Constant("u32", "kPerThread", per_thread);
     Constant("u32", "kGroups", g_.c / per_thread);
-    Constant("u32", "kTileItems", l_.tile_h * l_.tile_w * (g_.c / per_thread));
+    // A tile row's columns are walked one residue class of SW at a time (w0 + r, w0 + r + SW,
+    // ...), so neighbouring threads share their tap pattern: kResW columns per class.
+    const int64_t res_w = CeilDiv(l_.tile_w, g_.sw);
+    Constant("u32", "kResW", res_w);
+    Constant("u32", "kRowItems", g_.sw * res_w);
+    Constant("u32", "kTileItems", l_.tile_h * g_.sw * res_w * (g_.c / per_thread));
     if (Staged()) {
       const LoweredCol2im::Stage& s = l_.stage;
       Constant("u32", "kStageRows", s.rows);
@@ -235,17 +240,24 @@ class Col2imEmitter {
         "    for (u32 item = threadIdx.x; item < kTileItems; item += kThreads) {\n"
         "      const u32 c0 = item % kGroups * kPerThread;\n"
         "      const u32 pixel = item / kGroups;\n"
-        "      const u32 h = h0 + pixel / kTileW;\n"
-        "      const u32 w = w0 + pixel % kTileW;\n"
-        "      if (h >= kH || w >= kW) continue;\n");
+        "      const u32 q = pixel % kRowItems;  // residue class q / kResW, its (q % kResW)-th column\n"
+        "      const u32 w_in = q / kResW + q % kResW * kSW;\n"
+        "      const u32 h = h0 + pixel / kRowItems;\n"
+        "      const u32 w = w0 + w_in;\n"
+        "      if (w_in >= kTileW || h >= kH || w >= kW) continue;\n");
     if (Staged()) {
       absl::StrAppend(
           &out_,
-          SumAndStore("        const u32 kh_lo = tt_kh_lo(h0, oh);\n",
-                      "stage + ((oh - oh_lo) * kStageCols + (ow - ow_lo)) * kPitchBytes +\n"
-                      "                       tt_run_start(n, oh, ow, kh_lo) % 16 +\n"
-                      "                       ((kh - kh_lo) * kTapElems + kw * kC + c0) * "
-                      "kElementBytes"));
+          SumAndStore(
+              "        const u32 kh_lo = tt_kh_lo(h0, oh);\n"
+              "        // The slot row of oh at tap (kh, 0, c0); a slot's run starts at its matrix\n"
+              "        // offset mod 16, computed in 32 bits (which keep the low bits exact).\n"
+              "        const u8* slots = stage + (oh - oh_lo) * kStageCols * kPitchBytes +\n"
+              "                          ((kh - kh_lo) * kTapElems + c0) * kElementBytes;\n"
+              "        const u32 run0 = ((n * kOH + oh) * kOW) * u32(kK) + kh_lo * kTapElems;\n",
+              "slots + (ow - ow_lo) * kPitchBytes +\n"
+              "                       (run0 + ow * u32(kK)) * u32(kElementBytes) % 16 + kw * kC * "
+              "kElementBytes"));
       absl::StrAppend(&out_, "    }\n    __syncthreads();  // the next tile refills the stage\n");
     } else {
       absl::StrAppend(

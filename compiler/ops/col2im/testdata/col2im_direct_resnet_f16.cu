@@ -92,6 +92,8 @@ enum : u64 { kImgStrideC = 1ull };
 enum : u32 { kVector = 8u };
 enum : u32 { kPerThread = 8u };
 enum : u32 { kGroups = 8u };
+enum : u32 { kResW = 32u };
+enum : u32 { kRowItems = 32u };
 enum : u32 { kTileItems = 256u };
 
 // The first tap t < step with t*d = x (mod s), or ~0 when none reaches x (x is not a
@@ -112,9 +114,11 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_col2im_direct(const u8
     for (u32 item = threadIdx.x; item < kTileItems; item += kThreads) {
       const u32 c0 = item % kGroups * kPerThread;
       const u32 pixel = item / kGroups;
-      const u32 h = h0 + pixel / kTileW;
-      const u32 w = w0 + pixel % kTileW;
-      if (h >= kH || w >= kW) continue;
+      const u32 q = pixel % kRowItems;  // residue class q / kResW, its (q % kResW)-th column
+      const u32 w_in = q / kResW + q % kResW * kSW;
+      const u32 h = h0 + pixel / kRowItems;
+      const u32 w = w0 + w_in;
+      if (w_in >= kTileW || h >= kH || w >= kW) continue;
       float acc[kPerThread];
 #pragma unroll
       for (u32 i = 0; i < kPerThread; ++i) acc[i] = 0.0f;

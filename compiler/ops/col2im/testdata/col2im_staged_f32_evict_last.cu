@@ -112,7 +112,9 @@ enum : u64 { kImgStrideC = 1ull };
 enum : u32 { kVector = 4u };
 enum : u32 { kPerThread = 4u };
 enum : u32 { kGroups = 2u };
-enum : u32 { kTileItems = 72u };
+enum : u32 { kResW = 5u };
+enum : u32 { kRowItems = 10u };
+enum : u32 { kTileItems = 80u };
 enum : u32 { kStageRows = 3u };
 enum : u32 { kStageCols = 5u };
 enum : u32 { kChunks = 19u };
@@ -202,9 +204,11 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_col2im_staged(const u8
     for (u32 item = threadIdx.x; item < kTileItems; item += kThreads) {
       const u32 c0 = item % kGroups * kPerThread;
       const u32 pixel = item / kGroups;
-      const u32 h = h0 + pixel / kTileW;
-      const u32 w = w0 + pixel % kTileW;
-      if (h >= kH || w >= kW) continue;
+      const u32 q = pixel % kRowItems;  // residue class q / kResW, its (q % kResW)-th column
+      const u32 w_in = q / kResW + q % kResW * kSW;
+      const u32 h = h0 + pixel / kRowItems;
+      const u32 w = w0 + w_in;
+      if (w_in >= kTileW || h >= kH || w >= kW) continue;
       float acc[kPerThread];
 #pragma unroll
       for (u32 i = 0; i < kPerThread; ++i) acc[i] = 0.0f;
@@ -215,13 +219,17 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_col2im_staged(const u8
         const u32 oh = (h + kPH - kh * kDH) / kSH;
         if (oh >= kOH) continue;
         const u32 kh_lo = tt_kh_lo(h0, oh);
+        // The slot row of oh at tap (kh, 0, c0); a slot's run starts at its matrix
+        // offset mod 16, computed in 32 bits (which keep the low bits exact).
+        const u8* slots = stage + (oh - oh_lo) * kStageCols * kPitchBytes +
+                          ((kh - kh_lo) * kTapElems + c0) * kElementBytes;
+        const u32 run0 = ((n * kOH + oh) * kOW) * u32(kK) + kh_lo * kTapElems;
         for (u32 kw = kw0; kw < kKW; kw += kStepW) {
           if (kw * kDW > w + kPW) break;
           const u32 ow = (w + kPW - kw * kDW) / kSW;
           if (ow >= kOW) continue;
-          const u8* p = stage + ((oh - oh_lo) * kStageCols + (ow - ow_lo)) * kPitchBytes +
-                       tt_run_start(n, oh, ow, kh_lo) % 16 +
-                       ((kh - kh_lo) * kTapElems + kw * kC + c0) * kElementBytes;
+          const u8* p = slots + (ow - ow_lo) * kPitchBytes +
+                       (run0 + ow * u32(kK)) * u32(kElementBytes) % 16 + kw * kC * kElementBytes;
 #pragma unroll
           for (u32 v = 0; v < kPerThread / kVector; ++v) {
             tt_lanes lanes;
