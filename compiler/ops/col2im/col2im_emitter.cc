@@ -133,6 +133,8 @@ class Col2imEmitter {
     // The taps kh of one output row are kh0, kh0 + kStepH, ...: kh*DH = h + PH (mod SH).
     Constant("u32", "kStepH", g_.sh / std::gcd(g_.sh, g_.dh));
     Constant("u32", "kStepW", g_.sw / std::gcd(g_.sw, g_.dw));
+    // The window-column move per tap step along w (exact: a step keeps the class).
+    const int64_t col_step = g_.sw / std::gcd(g_.sw, g_.dw) * g_.dw / g_.sw;
     Constant("u32", "kOH", l_.oh);
     Constant("u32", "kOW", l_.ow);
     Constant("u64", "kK", l_.k);
@@ -148,6 +150,18 @@ class Col2imEmitter {
     const int64_t res_w = CeilDiv(l_.tile_w, g_.sw);
     Constant("u32", "kResW", res_w);
     Constant("u32", "kRowItems", g_.sw * res_w);
+    const int64_t step_w = g_.sw / std::gcd(g_.sw, g_.dw);
+    if (Staged()) {
+      absl::StrAppend(&out_, "constexpr int kStageTapStep = ",
+                      step_w * g_.c * l_.element_bytes - col_step * l_.stage.PitchBytes(),
+                      ";  // bytes from one tap of a class to the next in the stage\n",
+                      "enum : u32 { kShiftStep = ",
+                      (16 - (col_step * l_.k * l_.element_bytes) % 16) % 16, "u };\n");
+    } else {
+      absl::StrAppend(&out_, "constexpr long long kColTapStep = ",
+                      (step_w * g_.c - col_step * l_.k) * l_.element_bytes,
+                      ";  // bytes from one tap of a class to the next in the matrix\n");
+    }
     Constant("u32", "kTileItems", l_.tile_h * g_.sw * res_w * (g_.c / per_thread));
     if (Staged()) {
       const LoweredCol2im::Stage& s = l_.stage;
@@ -172,39 +186,51 @@ class Col2imEmitter {
         "__device__ __forceinline__ u32 tt_first_tap(u32 x, u32 d, u32 s, u32 step) {\n"
         "  u32 t = 0;\n"
         "  while (t < step && (x % s + s - t * d % s) % s != 0) ++t;\n"
-        "  return t < step ? t : 0xffffffffu;  // none: the tap loops do not start\n}\n");
+        "  return t < step ? t : 0xffffffffu;  // none: the tap loops do not start\n}\n"
+        "// The first tap of t's class (t, t + step, ...) with tap*d >= need.\n"
+        "__device__ __forceinline__ u32 tt_skip(u32 t, u32 need, u32 d, u32 step) {\n"
+        "  const u32 least = (need + d - 1) / d;\n"
+        "  return t >= least ? t : t + (least - t + step - 1) / step * step;\n}\n");
   }
 
   // The sum of one thread's kPerThread channels at (n, h, w, c0) over its taps, kh
-  // ascending then kw, from `fetch(oh, ow, kh, kw)` (the byte address of the tap's
-  // channel c0), written to the image.
-  std::string SumAndStore(const std::string& fetch_setup, const std::string& address) {
+  // ascending then kw, written to the image. The taps of a row form one class kh0, kh0 +
+  // kStepH, ... (kh*DH = h + PH mod SH) clipped to the window rows that exist, and each step
+  // moves the window row by a constant (the same along w): `row_setup` runs per tap row
+  // (oh, kh known), `tap_setup` points `p` at tap (kh, kw) for window column ow, `tap_step`
+  // moves it to the next tap of the class, and `at` is where the loads read.
+  std::string SumAndStore(const std::string& row_setup, const std::string& tap_setup,
+                          const std::string& tap_step, const std::string& at) {
     return absl::StrCat(
         "      float acc[kPerThread];\n"
         "#pragma unroll\n"
         "      for (u32 i = 0; i < kPerThread; ++i) acc[i] = 0.0f;\n"
-        "      const u32 kh0 = tt_first_tap(h + kPH, kDH, kSH, kStepH);\n"
-        "      const u32 kw0 = tt_first_tap(w + kPW, kDW, kSW, kStepW);\n"
-        "      for (u32 kh = kh0; kh < kKH; kh += kStepH) {\n"
-        "        if (kh * kDH > h + kPH) break;  // above the image from here on\n"
-        "        const u32 oh = (h + kPH - kh * kDH) / kSH;\n"
-        "        if (oh >= kOH) continue;\n",
-        fetch_setup,
-        "        for (u32 kw = kw0; kw < kKW; kw += kStepW) {\n"
-        "          if (kw * kDW > w + kPW) break;\n"
-        "          const u32 ow = (w + kPW - kw * kDW) / kSW;\n"
-        "          if (ow >= kOW) continue;\n"
-        "          const u8* p = ", address, ";\n"
+        "      u32 kw0 = tt_first_tap(w + kPW, kDW, kSW, kStepW);\n"
+        "      if (kw0 != 0xffffffffu && w + kPW > (kOW - 1) * kSW) {\n"
+        "        kw0 = tt_skip(kw0, w + kPW - (kOW - 1) * kSW, kDW, kStepW);  // ow < OW\n"
+        "      }\n"
+        "      u32 kh = tt_first_tap(h + kPH, kDH, kSH, kStepH);\n"
+        "      if (kh != 0xffffffffu && h + kPH > (kOH - 1) * kSH) {\n"
+        "        kh = tt_skip(kh, h + kPH - (kOH - 1) * kSH, kDH, kStepH);  // oh < OH\n"
+        "      }\n"
+        "      for (; kh < kKH && kh * kDH <= h + kPH; kh += kStepH) {\n"
+        "        const u32 oh = (h + kPH - kh * kDH) / kSH;\n",
+        row_setup,
+        "        u32 kw = kw0;\n"
+        "        const u32 ow = (w + kPW - kw * kDW) / kSW;\n",
+        tap_setup,
+        "        for (; kw < kKW && kw * kDW <= w + kPW; kw += kStepW) {\n"
         "#pragma unroll\n"
         "          for (u32 v = 0; v < kPerThread / kVector; ++v) {\n"
         "            tt_lanes lanes;\n"
-        "            lanes.v = ", Staged() ? "tt_ld_shared(p + v * kVector * kElementBytes)"
-                                           : absl::StrCat("tt_ld_global(p + v * kVector * kElementBytes",
+        "            lanes.v = ", Staged() ? absl::StrCat("tt_ld_shared(", at, " + v * kVector * kElementBytes)")
+                                           : absl::StrCat("tt_ld_global(", at, " + v * kVector * kElementBytes",
                                                           ColPolicy(), ")"),
         ";\n"
         "#pragma unroll\n"
         "            for (u32 i = 0; i < kVector; ++i) acc[v * kVector + i] += tt_widen(lanes.e[i]);\n"
-        "          }\n"
+        "          }\n",
+        tap_step,
         "        }\n"
         "      }\n"
         "      u8* out = img + (u64(n) * kImgStrideN + u64(h) * kImgStrideH + u64(w) * kImgStrideW +\n"
@@ -255,15 +281,19 @@ class Col2imEmitter {
               "        const u8* slots = stage + (oh - oh_lo) * kStageCols * kPitchBytes +\n"
               "                          ((kh - kh_lo) * kTapElems + c0) * kElementBytes;\n"
               "        const u32 run0 = ((n * kOH + oh) * kOW) * u32(kK) + kh_lo * kTapElems;\n",
-              "slots + (ow - ow_lo) * kPitchBytes +\n"
-              "                       (run0 + ow * u32(kK)) * u32(kElementBytes) % 16 + kw * kC * "
-              "kElementBytes"));
+              "        const u8* p = slots + (ow - ow_lo) * kPitchBytes + kw * kC * kElementBytes;\n"
+              "        u32 shift = (run0 + ow * u32(kK)) * u32(kElementBytes) % 16;\n",
+              "          p += kStageTapStep;\n"
+              "          shift = (shift + kShiftStep) % 16;\n",
+              "(p + shift)"));
       absl::StrAppend(&out_, "    }\n    __syncthreads();  // the next tile refills the stage\n");
     } else {
       absl::StrAppend(
           &out_,
-          SumAndStore("        const u64 row = (u64(n) * kOH + oh) * kOW;\n",
-                      "col + ((row + ow) * kK + (kh * kKW + kw) * kC + c0) * kElementBytes"));
+          SumAndStore("",
+                      "        const u8* p = col + (((u64(n) * kOH + oh) * kOW + ow) * kK +\n"
+                      "                             (kh * kKW + kw) * kC + c0) * kElementBytes;\n",
+                      "          p += kColTapStep;\n", "p"));
       absl::StrAppend(&out_, "    }\n");
     }
     absl::StrAppend(&out_, "  }\n}\n");

@@ -94,6 +94,7 @@ enum : u32 { kPerThread = 8u };
 enum : u32 { kGroups = 8u };
 enum : u32 { kResW = 32u };
 enum : u32 { kRowItems = 32u };
+constexpr long long kColTapStep = -1024;  // bytes from one tap of a class to the next in the matrix
 enum : u32 { kTileItems = 256u };
 
 // The first tap t < step with t*d = x (mod s), or ~0 when none reaches x (x is not a
@@ -102,6 +103,11 @@ __device__ __forceinline__ u32 tt_first_tap(u32 x, u32 d, u32 s, u32 step) {
   u32 t = 0;
   while (t < step && (x % s + s - t * d % s) % s != 0) ++t;
   return t < step ? t : 0xffffffffu;  // none: the tap loops do not start
+}
+// The first tap of t's class (t, t + step, ...) with tap*d >= need.
+__device__ __forceinline__ u32 tt_skip(u32 t, u32 need, u32 d, u32 step) {
+  const u32 least = (need + d - 1) / d;
+  return t >= least ? t : t + (least - t + step - 1) / step * step;
 }
 
 extern "C" __global__ void __launch_bounds__(kThreads) tt_col2im_direct(const u8* __restrict__ col, u8* __restrict__ img) {
@@ -122,18 +128,21 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_col2im_direct(const u8
       float acc[kPerThread];
 #pragma unroll
       for (u32 i = 0; i < kPerThread; ++i) acc[i] = 0.0f;
-      const u32 kh0 = tt_first_tap(h + kPH, kDH, kSH, kStepH);
-      const u32 kw0 = tt_first_tap(w + kPW, kDW, kSW, kStepW);
-      for (u32 kh = kh0; kh < kKH; kh += kStepH) {
-        if (kh * kDH > h + kPH) break;  // above the image from here on
+      u32 kw0 = tt_first_tap(w + kPW, kDW, kSW, kStepW);
+      if (kw0 != 0xffffffffu && w + kPW > (kOW - 1) * kSW) {
+        kw0 = tt_skip(kw0, w + kPW - (kOW - 1) * kSW, kDW, kStepW);  // ow < OW
+      }
+      u32 kh = tt_first_tap(h + kPH, kDH, kSH, kStepH);
+      if (kh != 0xffffffffu && h + kPH > (kOH - 1) * kSH) {
+        kh = tt_skip(kh, h + kPH - (kOH - 1) * kSH, kDH, kStepH);  // oh < OH
+      }
+      for (; kh < kKH && kh * kDH <= h + kPH; kh += kStepH) {
         const u32 oh = (h + kPH - kh * kDH) / kSH;
-        if (oh >= kOH) continue;
-        const u64 row = (u64(n) * kOH + oh) * kOW;
-        for (u32 kw = kw0; kw < kKW; kw += kStepW) {
-          if (kw * kDW > w + kPW) break;
-          const u32 ow = (w + kPW - kw * kDW) / kSW;
-          if (ow >= kOW) continue;
-          const u8* p = col + ((row + ow) * kK + (kh * kKW + kw) * kC + c0) * kElementBytes;
+        u32 kw = kw0;
+        const u32 ow = (w + kPW - kw * kDW) / kSW;
+        const u8* p = col + (((u64(n) * kOH + oh) * kOW + ow) * kK +
+                             (kh * kKW + kw) * kC + c0) * kElementBytes;
+        for (; kw < kKW && kw * kDW <= w + kPW; kw += kStepW) {
 #pragma unroll
           for (u32 v = 0; v < kPerThread / kVector; ++v) {
             tt_lanes lanes;
@@ -141,6 +150,7 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_col2im_direct(const u8
 #pragma unroll
             for (u32 i = 0; i < kVector; ++i) acc[v * kVector + i] += tt_widen(lanes.e[i]);
           }
+          p += kColTapStep;
         }
       }
       u8* out = img + (u64(n) * kImgStrideN + u64(h) * kImgStrideH + u64(w) * kImgStrideW +

@@ -114,6 +114,8 @@ enum : u32 { kPerThread = 4u };
 enum : u32 { kGroups = 2u };
 enum : u32 { kResW = 5u };
 enum : u32 { kRowItems = 10u };
+constexpr int kStageTapStep = -240;  // bytes from one tap of a class to the next in the stage
+enum : u32 { kShiftStep = 0u };
 enum : u32 { kTileItems = 80u };
 enum : u32 { kStageRows = 3u };
 enum : u32 { kStageCols = 5u };
@@ -130,6 +132,11 @@ __device__ __forceinline__ u32 tt_first_tap(u32 x, u32 d, u32 s, u32 step) {
   u32 t = 0;
   while (t < step && (x % s + s - t * d % s) % s != 0) ++t;
   return t < step ? t : 0xffffffffu;  // none: the tap loops do not start
+}
+// The first tap of t's class (t, t + step, ...) with tap*d >= need.
+__device__ __forceinline__ u32 tt_skip(u32 t, u32 need, u32 d, u32 step) {
+  const u32 least = (need + d - 1) / d;
+  return t >= least ? t : t + (least - t + step - 1) / step * step;
 }
 
 // Window rows oh and columns ow whose taps reach a tile starting at (h0, w0).
@@ -212,31 +219,36 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_col2im_staged(const u8
       float acc[kPerThread];
 #pragma unroll
       for (u32 i = 0; i < kPerThread; ++i) acc[i] = 0.0f;
-      const u32 kh0 = tt_first_tap(h + kPH, kDH, kSH, kStepH);
-      const u32 kw0 = tt_first_tap(w + kPW, kDW, kSW, kStepW);
-      for (u32 kh = kh0; kh < kKH; kh += kStepH) {
-        if (kh * kDH > h + kPH) break;  // above the image from here on
+      u32 kw0 = tt_first_tap(w + kPW, kDW, kSW, kStepW);
+      if (kw0 != 0xffffffffu && w + kPW > (kOW - 1) * kSW) {
+        kw0 = tt_skip(kw0, w + kPW - (kOW - 1) * kSW, kDW, kStepW);  // ow < OW
+      }
+      u32 kh = tt_first_tap(h + kPH, kDH, kSH, kStepH);
+      if (kh != 0xffffffffu && h + kPH > (kOH - 1) * kSH) {
+        kh = tt_skip(kh, h + kPH - (kOH - 1) * kSH, kDH, kStepH);  // oh < OH
+      }
+      for (; kh < kKH && kh * kDH <= h + kPH; kh += kStepH) {
         const u32 oh = (h + kPH - kh * kDH) / kSH;
-        if (oh >= kOH) continue;
         const u32 kh_lo = tt_kh_lo(h0, oh);
         // The slot row of oh at tap (kh, 0, c0); a slot's run starts at its matrix
         // offset mod 16, computed in 32 bits (which keep the low bits exact).
         const u8* slots = stage + (oh - oh_lo) * kStageCols * kPitchBytes +
                           ((kh - kh_lo) * kTapElems + c0) * kElementBytes;
         const u32 run0 = ((n * kOH + oh) * kOW) * u32(kK) + kh_lo * kTapElems;
-        for (u32 kw = kw0; kw < kKW; kw += kStepW) {
-          if (kw * kDW > w + kPW) break;
-          const u32 ow = (w + kPW - kw * kDW) / kSW;
-          if (ow >= kOW) continue;
-          const u8* p = slots + (ow - ow_lo) * kPitchBytes +
-                       (run0 + ow * u32(kK)) * u32(kElementBytes) % 16 + kw * kC * kElementBytes;
+        u32 kw = kw0;
+        const u32 ow = (w + kPW - kw * kDW) / kSW;
+        const u8* p = slots + (ow - ow_lo) * kPitchBytes + kw * kC * kElementBytes;
+        u32 shift = (run0 + ow * u32(kK)) * u32(kElementBytes) % 16;
+        for (; kw < kKW && kw * kDW <= w + kPW; kw += kStepW) {
 #pragma unroll
           for (u32 v = 0; v < kPerThread / kVector; ++v) {
             tt_lanes lanes;
-            lanes.v = tt_ld_shared(p + v * kVector * kElementBytes);
+            lanes.v = tt_ld_shared((p + shift) + v * kVector * kElementBytes);
 #pragma unroll
             for (u32 i = 0; i < kVector; ++i) acc[v * kVector + i] += tt_widen(lanes.e[i]);
           }
+          p += kStageTapStep;
+          shift = (shift + kShiftStep) % 16;
         }
       }
       u8* out = img + (u64(n) * kImgStrideN + u64(h) * kImgStrideH + u64(w) * kImgStrideW +
