@@ -52,26 +52,12 @@ absl::Status Col2imDefinition::Validate(const TileOp& op) const {
 
 std::string Col2imDefinition::Describe(const TileOp& op) const {
   const Col2imOp& col2im = OpRef<Col2imOp>(op);
-  const Im2colGeometry& g = col2im.geometry;
-  std::string text =
-      absl::StrCat("col2im ", DataTypeName(col2im.img.dtype), " N", g.n, " C", g.c, " ", g.h,
-                   "x", g.w, " k", g.kh, "x", g.kw, " s", g.sh, "x", g.sw, " d", g.dh, "x", g.dw,
-                   " p", g.ph, "x", g.pw);
-  if (!col2im.img.IsRowMajor()) {
-    absl::StrAppend(&text, " img strides [", absl::StrJoin(col2im.img.strides, ", "), "]");
-  }
-  return text;
+  return DescribeConvOp(name(), col2im.geometry, col2im.img);
 }
 
 void Col2imDefinition::AppendKey(const TileOp& op, std::string& key) const {
   const Col2imOp& col2im = OpRef<Col2imOp>(op);
-  key.append(name());
-  key.push_back(static_cast<char>(col2im.img.dtype));
-  AppendKeyInts(key, col2im.img.shape);
-  AppendKeyInts(key, col2im.img.strides);
-  const Im2colGeometry& g = col2im.geometry;
-  AppendKeyInts(key, {g.n, g.h, g.w, g.c, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.ph, g.pw});
-  AppendHintsKey(col2im.hints, key);
+  AppendConvKey(name(), col2im.geometry, col2im.img, col2im.hints, key);
 }
 
 absl::StatusOr<tuning::Problem> Col2imDefinition::ToProblem(const TileOp& op) const {
@@ -95,12 +81,7 @@ absl::StatusOr<std::unique_ptr<TileOp>> Col2imDefinition::FromProblem(
   const Im2colGeometry g = ConvGeometryFromProblem(p);
   TT_RETURN_IF_ERROR(ValidateConvGeometry(g, name()));
   auto op = std::make_unique<Col2imOp>(Col2imOp::Dense(dtype, g));
-  if (p.img_strides_size() == 4) {
-    op->img.strides.assign(p.img_strides().begin(), p.img_strides().end());
-  } else if (p.img_strides_size() != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "img_strides has ", p.img_strides_size(), " values; give 4 (N, H, W, C) or none"));
-  }
+  TT_RETURN_IF_ERROR(ApplyImgStrides(p.img_strides(), op->img));
   TT_RETURN_IF_ERROR(ValidateCol2imOp(*op));
   return op;
 }

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "compiler/base/status_macros.h"
 #include "compiler/ir/buffer.h"
@@ -125,6 +126,27 @@ std::vector<double> ConvTransferFeatures(const Im2colGeometry& g) {
   std::vector<double> features;
   for (int64_t e : {g.n, g.h, g.w, g.c}) features.push_back(std::log2(std::max<int64_t>(e, 1)));
   return features;
+}
+
+std::string DescribeConvOp(const std::string& op, const Im2colGeometry& g, const Buffer& img) {
+  std::string text =
+      absl::StrCat(op, " ", DataTypeName(img.dtype), " N", g.n, " C", g.c, " ", g.h, "x", g.w,
+                   " k", g.kh, "x", g.kw, " s", g.sh, "x", g.sw, " d", g.dh, "x", g.dw, " p",
+                   g.ph, "x", g.pw);
+  if (!img.IsRowMajor()) {
+    absl::StrAppend(&text, " img strides [", absl::StrJoin(img.strides, ", "), "]");
+  }
+  return text;
+}
+
+void AppendConvKey(const std::string& op, const Im2colGeometry& g, const Buffer& img,
+                   const Hints& hints, std::string& key) {
+  key.append(op);
+  key.push_back(static_cast<char>(img.dtype));
+  AppendKeyInts(key, img.shape);
+  AppendKeyInts(key, img.strides);
+  AppendKeyInts(key, {g.n, g.h, g.w, g.c, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.ph, g.pw});
+  AppendHintsKey(hints, key);
 }
 
 }  // namespace tiletune

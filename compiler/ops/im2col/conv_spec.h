@@ -10,9 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "compiler/ir/buffer.h"
+#include "compiler/ir/hints.h"
 #include "compiler/ops/im2col/im2col_op.h"
 #include "compiler/ops/tile_op_definition.h"
 
@@ -70,6 +73,27 @@ Im2colGeometry ConvGeometryFromProblem(const ProblemMessage& p) {
 
 // Feature vector for transfer between problems over this geometry: log2 of N, H, W, C.
 std::vector<double> ConvTransferFeatures(const Im2colGeometry& g);
+
+// "<op> f16 N64 C64 56x56 k3x3 s1x1 d1x1 p1x1", plus " img strides [...]" for a padded
+// image.
+std::string DescribeConvOp(const std::string& op, const Im2colGeometry& g, const Buffer& img);
+
+// The key of an operator over `img` and `g` with `hints` (TileOpDefinition::AppendKey).
+void AppendConvKey(const std::string& op, const Im2colGeometry& g, const Buffer& img,
+                   const Hints& hints, std::string& key);
+
+// A problem's img_strides onto `img`: four values (N, H, W, C) replace its strides, none
+// keeps the dense ones; InvalidArgument for any other count.
+template <typename Repeated>
+absl::Status ApplyImgStrides(const Repeated& strides, Buffer& img) {
+  if (strides.size() == 4) {
+    img.strides.assign(strides.begin(), strides.end());
+    return absl::OkStatus();
+  }
+  if (strides.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError("img_strides has " + std::to_string(strides.size()) +
+                                    " values; give 4 (N, H, W, C) or none");
+}
 
 }  // namespace tiletune
 

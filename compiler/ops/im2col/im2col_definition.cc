@@ -51,26 +51,12 @@ absl::Status Im2colDefinition::Validate(const TileOp& op) const {
 
 std::string Im2colDefinition::Describe(const TileOp& op) const {
   const Im2colOp& im2col = OpRef<Im2colOp>(op);
-  const Im2colGeometry& g = im2col.geometry;
-  std::string text =
-      absl::StrCat("im2col ", DataTypeName(im2col.img.dtype), " N", g.n, " C", g.c, " ", g.h,
-                   "x", g.w, " k", g.kh, "x", g.kw, " s", g.sh, "x", g.sw, " d", g.dh, "x", g.dw,
-                   " p", g.ph, "x", g.pw);
-  if (!im2col.img.IsRowMajor()) {
-    absl::StrAppend(&text, " img strides [", absl::StrJoin(im2col.img.strides, ", "), "]");
-  }
-  return text;
+  return DescribeConvOp(name(), im2col.geometry, im2col.img);
 }
 
 void Im2colDefinition::AppendKey(const TileOp& op, std::string& key) const {
   const Im2colOp& im2col = OpRef<Im2colOp>(op);
-  key.append(name());
-  key.push_back(static_cast<char>(im2col.img.dtype));
-  AppendKeyInts(key, im2col.img.shape);
-  AppendKeyInts(key, im2col.img.strides);
-  const Im2colGeometry& g = im2col.geometry;
-  AppendKeyInts(key, {g.n, g.h, g.w, g.c, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.ph, g.pw});
-  AppendHintsKey(im2col.hints, key);
+  AppendConvKey(name(), im2col.geometry, im2col.img, im2col.hints, key);
 }
 
 absl::StatusOr<tuning::Problem> Im2colDefinition::ToProblem(const TileOp& op) const {
@@ -96,12 +82,7 @@ absl::StatusOr<std::unique_ptr<TileOp>> Im2colDefinition::FromProblem(
   const Im2colGeometry g = ConvGeometryFromProblem(p);
   TT_RETURN_IF_ERROR(ValidateIm2colGeometry(g));
   auto op = std::make_unique<Im2colOp>(Im2colOp::Dense(dtype, g));
-  if (p.img_strides_size() == 4) {
-    op->img.strides.assign(p.img_strides().begin(), p.img_strides().end());
-  } else if (p.img_strides_size() != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "img_strides has ", p.img_strides_size(), " values; give 4 (N, H, W, C) or none"));
-  }
+  TT_RETURN_IF_ERROR(ApplyImgStrides(p.img_strides(), op->img));
   TT_RETURN_IF_ERROR(ValidateIm2colOp(*op));
   return op;
 }
