@@ -1,5 +1,7 @@
 #include "compiler/ir/buffer.h"
 
+#include <algorithm>
+
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -45,6 +47,20 @@ bool Buffer::IsRowMajor() const {
   for (int i = rank() - 1; i >= 0; --i) {
     if (strides[i] != expected) return false;
     expected *= shape[i];
+  }
+  return true;
+}
+
+bool Buffer::ElementsAreDistinct() const {
+  std::vector<int> dims;
+  for (int d = 0; d < rank(); ++d) {
+    if (shape[d] > 1) dims.push_back(d);
+  }
+  std::sort(dims.begin(), dims.end(), [&](int a, int b) { return strides[a] < strides[b]; });
+  int64_t span = 1;  // elements covered by the dimensions so far
+  for (int d : dims) {
+    if (strides[d] < span) return false;
+    span += strides[d] * (shape[d] - 1);
   }
   return true;
 }

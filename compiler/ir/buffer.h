@@ -49,6 +49,10 @@ struct Buffer {
   int rank() const { return static_cast<int>(shape.size()); }
   // Whether the strides are those of RowMajor(shape).
   bool IsRowMajor() const;
+  // Whether no two indices reach the same element (what an output buffer needs): ordered
+  // by stride, each stride is at least the span of the dimensions inside it, extent-1
+  // dimensions aside.
+  bool ElementsAreDistinct() const;
   // One past the farthest element any index can reach, in elements.
   int64_t SpanElements() const;
 };

@@ -41,6 +41,21 @@ TEST(BufferTest, RowMajorStridesAndSpan) {
   EXPECT_EQ(Region::Element(b, {1, 2, 4}).NumElements(), 1);
 }
 
+TEST(BufferTest, ElementsAreDistinctUnlessStridesOverlap) {
+  Buffer b = Buffer::RowMajor("b", DataType::kF16, Scope::kGlobal, {4, 5, 6});
+  EXPECT_TRUE(b.ElementsAreDistinct());
+  b.strides = {40, 8, 1};  // padded rows
+  EXPECT_TRUE(b.ElementsAreDistinct());
+  b.strides = {1, 4, 20};  // transposed, still one element per index
+  EXPECT_TRUE(b.ElementsAreDistinct());
+  b.strides = {30, 5, 1};  // rows of 6 at a pitch of 5: neighbours share an element
+  EXPECT_FALSE(b.ElementsAreDistinct());
+  b.strides = {30, 0, 1};
+  EXPECT_FALSE(b.ElementsAreDistinct());
+  b.shape = {4, 1, 6};  // an extent-1 dimension's stride does not matter
+  EXPECT_TRUE(b.ElementsAreDistinct());
+}
+
 TEST(BufferTest, RejectsBadBuffersAndRegions) {
   Buffer b = Buffer::RowMajor("x", DataType::kF32, Scope::kGlobal, {4, 8});
   Buffer bad = b;

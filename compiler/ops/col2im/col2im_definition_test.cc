@@ -123,6 +123,12 @@ TEST(Col2imSearchSpaceTest, BothFormsAndEveryHintBuild) {
   auto launches = BuildCandidates(col2im, stem, T("sm_90a"), second);
   ASSERT_TRUE(launches.ok()) << launches.status();
   EXPECT_GE(launches->candidates.size(), 40u);
+  // Wide pixels are searched in the direct form only.
+  const Col2imOp wide = Col2imOp::Dense(DataType::kF16, G(4, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, 1));
+  const SearchSpace wide_space = col2im.Search(wide, T("sm_90a"));
+  EXPECT_EQ(wide_space.first.size(), AllCol2imHints().size());
+  for (const Trial& trial : wide_space.first) EXPECT_FALSE(trial.launch.through_shared);
+  for (const LaunchParams& launch : wide_space.launches) EXPECT_FALSE(launch.through_shared);
 }
 
 TEST(Col2imDefinitionTest, HeuristicStagesShortPixelsAndStreamsTheColumns) {

@@ -1,8 +1,6 @@
 #include "compiler/ops/col2im/col2im_op.h"
 
-#include <algorithm>
 #include <cstdint>
-#include <numeric>
 #include <string>
 #include <vector>
 
@@ -12,27 +10,6 @@
 #include "compiler/base/status_macros.h"
 
 namespace tiletune {
-namespace {
-
-// Whether no two indices of `buffer` reach the same element: ordered by stride, each
-// stride is at least the span of the dimensions inside it (extent-1 dimensions aside).
-bool ElementsAreDistinct(const Buffer& buffer) {
-  std::vector<int> dims;
-  for (int d = 0; d < buffer.rank(); ++d) {
-    if (buffer.shape[d] > 1) dims.push_back(d);
-  }
-  std::sort(dims.begin(), dims.end(),
-            [&](int a, int b) { return buffer.strides[a] < buffer.strides[b]; });
-  int64_t span = 1;  // elements covered by the dimensions so far
-  for (int d : dims) {
-    if (buffer.strides[d] < span) return false;
-    span = buffer.strides[d] * (buffer.shape[d] - 1) + span;
-  }
-  return true;
-}
-
-}  // namespace
-
 const std::string& Col2imOp::Name() {
   static const std::string* const name = new std::string("col2im");
   return *name;
@@ -71,7 +48,7 @@ absl::Status ValidateCol2imOp(const Col2imOp& op) {
         "] but the geometry says NHWC [", absl::StrJoin(expected, ", "),
         "]; give the image as a rank-4 NHWC buffer of that shape"));
   }
-  if (!ElementsAreDistinct(op.img)) {
+  if (!op.img.ElementsAreDistinct()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "col2im image ", op.img.name, " strides [", absl::StrJoin(op.img.strides, ", "),
         "] make two elements of shape [", absl::StrJoin(op.img.shape, ", "),

@@ -1,6 +1,7 @@
 // The search space for one col2im problem on one target: every hint value at a direct and
-// a staged representative launch, then output tiles from one row of 16 pixels to several
-// whole rows, thread counts, both forms and persistent grids for the best hint sets.
+// (for pixels under kStagedMaxPixelBytes) a staged representative launch, then output
+// tiles from one row of 16 pixels to several whole rows, thread counts, the forms and
+// persistent grids for the best hint sets.
 //
 //   SearchSpace space = Col2imSearchSpace(op, target);
 #ifndef COMPILER_OPS_COL2IM_COL2IM_SEARCH_SPACE_H_
@@ -19,6 +20,10 @@ namespace tiletune {
 // annotation (the column matrix is read once). col2im has one instruction family and no
 // TMA path, so prefer_instruction and disable_tma are left unset.
 std::vector<Hints> AllCol2imHints();
+
+// Pixels of this many bytes or more (C x element size) are searched in the direct form
+// only.
+inline constexpr int64_t kStagedMaxPixelBytes = 128;
 
 SearchSpace Col2imSearchSpace(const Col2imOp& op, const Target& target);
 
