@@ -2,9 +2,11 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <list>
 #include <memory>
 #include <string>
 #include <utility>
+#include <algorithm>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -28,10 +30,13 @@ struct Library::Entry {
 };
 
 struct Library::Device {
+  using Lru = std::list<std::pair<std::string, std::shared_ptr<Entry>>>;
   std::unique_ptr<Context> context;
   tuning::DeviceIdentity identity;
   absl::Mutex mutex;
-  absl::flat_hash_map<std::string, std::unique_ptr<Entry>> entries ABSL_GUARDED_BY(mutex);
+  // Most recently used first.
+  Lru lru ABSL_GUARDED_BY(mutex);
+  absl::flat_hash_map<std::string, Lru::iterator> entries ABSL_GUARDED_BY(mutex);
 };
 
 Library::Library(LibraryOptions options, absl::Status database_status,
@@ -136,42 +141,86 @@ absl::StatusOr<std::unique_ptr<Library::Entry>> Library::Build(Device& device, c
   return entry;
 }
 
-absl::StatusOr<Library::Entry*> Library::Lookup(Device& device, const TileOp& op) {
+absl::StatusOr<std::shared_ptr<Library::Entry>> Library::Lookup(
+    Device& device, const TileOpDefinition& definition, const TileOp& op) {
   // The key is written into a reused per-thread buffer: nothing is allocated per call.
   thread_local std::string key;
   key.clear();
-  TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, options_.ops->For(op));
-  definition->AppendKey(op, key);
+  definition.AppendKey(op, key);
   {
     absl::MutexLock lock(&device.mutex);
     auto it = device.entries.find(key);
-    if (it != device.entries.end()) return it->second.get();
+    if (it != device.entries.end()) {
+      device.lru.splice(device.lru.begin(), device.lru, it->second);
+      std::shared_ptr<Entry> entry = it->second->second;
+      absl::MutexLock stats(&stats_mutex_);
+      ++stats_.hits;
+      return entry;
+    }
   }
   std::string owned = key;
   // Resolve and compile outside the lock; a racing thread may do the same work once.
-  TT_ASSIGN_OR_RETURN(std::unique_ptr<Entry> entry, Build(device, op));
+  TT_ASSIGN_OR_RETURN(std::unique_ptr<Entry> built, Build(device, op));
+  std::shared_ptr<Entry> entry = std::move(built);
   if (options_.verbosity >= 1) {
     std::fprintf(stderr, "tiletune: %s on %s: %s\n",
                  ResolutionLevelName(entry->info.level).c_str(), device.identity.name().c_str(),
                  entry->info.resolution_detail.c_str());
   }
-  absl::MutexLock lock(&device.mutex);
-  auto [it, inserted] = device.entries.emplace(std::move(owned), std::move(entry));
-  return it->second.get();
+  int64_t evicted = 0;
+  {
+    absl::MutexLock lock(&device.mutex);
+    auto it = device.entries.find(owned);
+    if (it != device.entries.end()) {
+      entry = it->second->second;  // A racing thread's; ours goes.
+    } else {
+      device.lru.emplace_front(owned, entry);
+      device.entries.emplace(std::move(owned), device.lru.begin());
+      const size_t limit = std::max<size_t>(1, options_.max_kernels);
+      while (device.lru.size() > limit) {
+        device.entries.erase(device.lru.back().first);
+        device.lru.pop_back();
+        ++evicted;
+      }
+    }
+  }
+  absl::MutexLock stats(&stats_mutex_);
+  ++stats_.builds;
+  stats_.evictions += evicted;
+  return entry;
 }
 
 absl::Status Library::Launch(const TileOp& op, CUdeviceptr input, CUdeviceptr output,
                              CUstream stream) {
   TT_ASSIGN_OR_RETURN(Device * device, CurrentDevice());
-  TT_ASSIGN_OR_RETURN(Entry * entry, Lookup(*device, op));
+  TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, options_.ops->For(op));
+  TT_ASSIGN_OR_RETURN(std::shared_ptr<Entry> entry, Lookup(*device, *definition, op));
+  // A miss validated the whole op; a hit shares its key with a valid op, so only what
+  // the key leaves out, the regions' places, is checked here.
+  TT_ASSIGN_OR_RETURN(RegionOffsets offsets, definition->Offsets(op));
   absl::MutexLock lock(&entry->launch_mutex);
-  return entry->kernel->Launch(input, output, stream);
+  return entry->kernel->Launch(input, output, offsets, stream);
 }
 
 absl::StatusOr<LaunchInfo> Library::Inspect(const TileOp& op) {
   TT_ASSIGN_OR_RETURN(Device * device, CurrentDevice());
-  TT_ASSIGN_OR_RETURN(Entry * entry, Lookup(*device, op));
+  TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, options_.ops->For(op));
+  TT_ASSIGN_OR_RETURN(std::shared_ptr<Entry> entry, Lookup(*device, *definition, op));
   return entry->info;
+}
+
+LibraryStats Library::stats() const {
+  LibraryStats out;
+  {
+    absl::MutexLock lock(&stats_mutex_);
+    out = stats_;
+  }
+  absl::MutexLock lock(&mutex_);
+  for (const auto& [ordinal, device] : devices_) {
+    absl::MutexLock device_lock(&device->mutex);
+    out.cached += static_cast<int64_t>(device->lru.size());
+  }
+  return out;
 }
 
 namespace {

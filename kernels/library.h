@@ -13,7 +13,11 @@
 //
 // Any registered tile operator runs through Launch: `input` and `output` point at the
 // op's whole input and output buffers (copy: src and dst; im2col: the image and the
-// [N*OH*OW, KH*KW*C] column matrix), 16-byte aligned, not overlapping. It runs on the
+// [N*OH*OW, KH*KW*C] column matrix), 16-byte aligned, not overlapping. A copy's region
+// offsets are kernel arguments: slicing one buffer at many offsets runs one kernel per
+// offset alignment. Compiled kernels are cached per device, at most
+// LibraryOptions::max_kernels of them, the least recently used evicted first (stats()
+// counts hits, builds and evictions). It runs on the
 // device of the calling thread's current CUDA context (device 0's primary context when
 // none is current), so each GPU of a mixed host resolves its own tuned variant. A
 // missing, unreadable, corrupt or foreign-version database is reported
@@ -52,6 +56,20 @@ struct LibraryOptions {
   const TileOpRegistry* ops = nullptr;
   // Codegen registry; null means a private one with the built-in CUDA codegens.
   std::shared_ptr<DeviceCodegenRegistry> registry;
+  // Loaded kernels kept per device; the least recently launched goes first beyond it.
+  size_t max_kernels = 256;
+};
+
+// Kernel-cache counters, over all devices.
+struct LibraryStats {
+  // Launches and inspections that found their kernel cached.
+  int64_t hits = 0;
+  // Kernels resolved, compiled (or read from the compile cache) and loaded.
+  int64_t builds = 0;
+  // Kernels dropped for max_kernels.
+  int64_t evictions = 0;
+  // Kernels loaded now.
+  int64_t cached = 0;
 };
 
 // What a cached problem launches.
@@ -83,6 +101,8 @@ class Library {
   const absl::Status& database_status() const { return database_status_; }
   size_t database_records() const { return resolver_->record_count(); }
 
+  LibraryStats stats() const;
+
  private:
   struct Device;
   struct Entry;
@@ -91,15 +111,19 @@ class Library {
           std::unique_ptr<TunedResolver> resolver, std::unique_ptr<CompilationProvider> compiler);
   absl::StatusOr<Device*> CurrentDevice();
   // The cached entry for `op` on `device`, resolved, compiled and loaded on first use.
-  absl::StatusOr<Entry*> Lookup(Device& device, const TileOp& op);
+  // Shared: an eviction while another thread launches it keeps it alive.
+  absl::StatusOr<std::shared_ptr<Entry>> Lookup(Device& device, const TileOpDefinition& definition,
+                                                const TileOp& op);
   absl::StatusOr<std::unique_ptr<Entry>> Build(Device& device, const TileOp& op);
 
   LibraryOptions options_;
   absl::Status database_status_;
   std::unique_ptr<TunedResolver> resolver_;
   std::unique_ptr<CompilationProvider> compiler_;
-  absl::Mutex mutex_;
+  mutable absl::Mutex mutex_;
   absl::flat_hash_map<int, std::unique_ptr<Device>> devices_ ABSL_GUARDED_BY(mutex_);
+  mutable absl::Mutex stats_mutex_;
+  LibraryStats stats_ ABSL_GUARDED_BY(stats_mutex_);
 };
 
 // Launch through a process-wide Library created with default options on first use.

@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -76,18 +77,43 @@ absl::StatusOr<CUtensorMap> EncodeTensorMap(const DriverApi& cu, const TensorMap
   return map;
 }
 
-absl::Status CheckTileBuffersAligned(const LoweredTileKernel& lowered, CUdeviceptr input,
-                                     CUdeviceptr output) {
-  std::vector<std::string> misaligned;
-  for (const auto& [name, address] :
-       {std::pair{&lowered.input_name, input}, {&lowered.output_name, output}}) {
-    if (address % 16 != 0) misaligned.push_back(absl::StrCat(*name, " at 0x", absl::Hex(address)));
+absl::Status CheckTileOperands(const LoweredTileKernel& lowered, CUdeviceptr input_start,
+                               CUdeviceptr output_start) {
+  std::vector<std::string> faults;
+  for (const auto& [name, address, align] :
+       {std::tuple{&lowered.input_name, input_start, lowered.input_align},
+        std::tuple{&lowered.output_name, output_start, lowered.output_align}}) {
+    if (align > 1 && address % align != 0) {
+      faults.push_back(absl::StrCat(*name, " starts at 0x", absl::Hex(address), ", not a multiple of ",
+                                    align, " B"));
+    }
   }
-  if (misaligned.empty()) return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      absl::StrCat(lowered.op, " buffers must be 16-byte aligned; got ",
-                   absl::StrJoin(misaligned, " and "), " (offset ", lowered.op,
-                   " regions through the problem's offsets, not the pointers)"));
+  const int relative = lowered.relative_align;
+  if (relative > 1 && (output_start - input_start) % relative != 0) {
+    faults.push_back(absl::StrCat(lowered.output_name, " starts ",
+                                  static_cast<int64_t>(output_start - input_start), " B from ",
+                                  lowered.input_name, ", not a multiple of ", relative, " B"));
+  }
+  if (!faults.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        lowered.op, " kernel ", lowered.kernel_name, " (path ", lowered.path_name,
+        lowered.form_name.empty() ? "" : absl::StrCat(", ", lowered.form_name, " form"),
+        "): ", absl::StrJoin(faults, "; "),
+        "; align the buffers (cudaMalloc gives 256 B) or use a kernel lowered for these "
+        "offsets"));
+  }
+  if (lowered.input_span_bytes > 0 && lowered.output_span_bytes > 0) {
+    const CUdeviceptr input_end = input_start + lowered.input_span_bytes;
+    const CUdeviceptr output_end = output_start + lowered.output_span_bytes;
+    if (input_start < output_end && output_start < input_end) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          lowered.op, " ", lowered.input_name, " [0x", absl::Hex(input_start), ", 0x",
+          absl::Hex(input_end), ") overlaps ", lowered.output_name, " [0x",
+          absl::Hex(output_start), ", 0x", absl::Hex(output_end),
+          "); tile kernels need operands that do not overlap"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 std::vector<CUtensorMap>* TensorMapCache::Find(CUdeviceptr first, CUdeviceptr second) {
@@ -148,7 +174,16 @@ absl::StatusOr<std::unique_ptr<TileKernel>> TileKernel::CreateFromCubin(
 }
 
 absl::Status TileKernel::Launch(CUdeviceptr input, CUdeviceptr output, CUstream stream) {
-  TT_RETURN_IF_ERROR(CheckTileBuffersAligned(*lowered_, input, output));
+  return Launch(input, output,
+                RegionOffsets{lowered_->input_offset_bytes, lowered_->output_offset_bytes},
+                stream);
+}
+
+absl::Status TileKernel::Launch(CUdeviceptr input_buffer, CUdeviceptr output_buffer,
+                                const RegionOffsets& offsets, CUstream stream) {
+  CUdeviceptr input = input_buffer + offsets.input_bytes;
+  CUdeviceptr output = output_buffer + offsets.output_bytes;
+  TT_RETURN_IF_ERROR(CheckTileOperands(*lowered_, input, output));
   absl::InlinedVector<void*, 4> args = {&input, &output};  // no allocation per launch
   if (!lowered_->tensor_maps.empty()) {
     TT_ASSIGN_OR_RETURN(

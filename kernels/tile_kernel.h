@@ -5,11 +5,13 @@
 //                       TileKernel::Create(context, definition, lowered, compiler));
 //   TT_RETURN_IF_ERROR(kernel->Launch(input.ptr(), output.ptr(), stream));
 //
-// `input` and `output` are the pointers of the op's whole input and output buffers (the
-// regions' offsets are part of the kernel), at least 16-byte aligned, and must not
-// overlap. Launch encodes the kernel's TMA descriptors (tiled or im2col mode) for a new
-// pointer pair and reuses them for the same pair. Not thread-safe: one launching thread
-// per TileKernel.
+// `input` and `output` are the pointers of the op's whole input and output buffers; the
+// kernel runs from the regions' starts, the pointers plus the op's offsets (the lowered
+// op's own, or others given to Launch: the kernel takes them as arguments). Launch
+// refuses, naming the address, starts without the alignment the kernel was lowered for
+// and operands that overlap. It encodes the kernel's TMA descriptors (tiled or im2col
+// mode) for a new pair of starts and reuses them for the same pair. Not thread-safe: one
+// launching thread per TileKernel.
 #ifndef KERNELS_TILE_KERNEL_H_
 #define KERNELS_TILE_KERNEL_H_
 
@@ -33,10 +35,11 @@ namespace tiletune {
 absl::StatusOr<CUtensorMap> EncodeTensorMap(const DriverApi& cu, const TensorMapSpec& spec,
                                             CUdeviceptr buffer);
 
-// InvalidArgument naming each operand whose address is not 16-byte aligned, as tile
-// kernels require: "copy buffers must be 16-byte aligned; got src at 0x.. (...)".
-absl::Status CheckTileBuffersAligned(const LoweredTileKernel& lowered, CUdeviceptr input,
-                                     CUdeviceptr output);
+// InvalidArgument naming each operand start address (buffer pointer plus region offset)
+// without the alignment the kernel needs (input_align, output_align, relative_align), or
+// the two byte ranges the kernel touches when they overlap.
+absl::Status CheckTileOperands(const LoweredTileKernel& lowered, CUdeviceptr input_start,
+                               CUdeviceptr output_start);
 
 // Tensor maps encoded per (input, output) buffer pair, so kernels launched over a rotation
 // of buffers (the autotuner's) encode each pair once. Keeps the kMaxPairs most recent.
@@ -85,7 +88,12 @@ class TileKernel {
       const Context& context, std::shared_ptr<const LoweredTileKernel> lowered,
       std::string source, const Cubin& cubin);
 
+  // From the buffers at `input` and `output`, with the regions where the op the kernel
+  // was lowered from has them.
   absl::Status Launch(CUdeviceptr input, CUdeviceptr output, CUstream stream);
+  // With the regions `offsets` bytes into the buffers (another op of the same kernel key).
+  absl::Status Launch(CUdeviceptr input, CUdeviceptr output, const RegionOffsets& offsets,
+                      CUstream stream);
 
   const LoweredTileKernel& lowered() const { return *lowered_; }
   const std::string& source() const { return source_; }

@@ -57,20 +57,44 @@ TEST(TensorMapCacheTest, EncodesEachPairOnceAndEvictsTheLeastRecent) {
   EXPECT_EQ(encodes, static_cast<int>(TensorMapCache::kMaxPairs) + 3);
 }
 
-TEST(CheckTileBuffersAlignedTest, NamesEachMisalignedOperand) {
+TEST(CheckTileOperandsTest, NamesEachMisalignedStart) {
   LoweredTileKernel lowered;
   lowered.op = "im2col";
   lowered.input_name = "img";
   lowered.output_name = "col";
-  EXPECT_TRUE(CheckTileBuffersAligned(lowered, 0x1000, 0x2010).ok());
-  absl::Status one = CheckTileBuffersAligned(lowered, 0x1000, 0x2008);
+  lowered.kernel_name = "tt_im2col_simt";
+  lowered.path_name = "simt";
+  EXPECT_TRUE(CheckTileOperands(lowered, 0x1000, 0x2010).ok());
+  absl::Status one = CheckTileOperands(lowered, 0x1000, 0x2008);
   EXPECT_EQ(one.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(one.message()), HasSubstr("got col at 0x2008 ("));
-  EXPECT_THAT(std::string(one.message()), Not(HasSubstr("img")));
-  absl::Status both = CheckTileBuffersAligned(lowered, 0x1002, 0x2008);
+  EXPECT_THAT(std::string(one.message()), HasSubstr("col starts at 0x2008, not a multiple of 16 B"));
+  EXPECT_THAT(std::string(one.message()), Not(HasSubstr("img starts")));
+  absl::Status both = CheckTileOperands(lowered, 0x1002, 0x2008);
   EXPECT_THAT(std::string(both.message()),
-              HasSubstr("im2col buffers must be 16-byte aligned; got img at 0x1002 and col at "
-                        "0x2008"));
+              HasSubstr("im2col kernel tt_im2col_simt (path simt): img starts at 0x1002, not a "
+                        "multiple of 16 B; col starts at 0x2008"));
+}
+
+TEST(CheckTileOperandsTest, RelativeAlignmentAndOverlap) {
+  LoweredTileKernel lowered;
+  lowered.op = "copy";
+  lowered.input_name = "src";
+  lowered.output_name = "dst";
+  lowered.input_align = lowered.output_align = 2;
+  lowered.relative_align = 16;
+  lowered.input_span_bytes = 0x100;
+  lowered.output_span_bytes = 0x100;
+  EXPECT_TRUE(CheckTileOperands(lowered, 0x1002, 0x2002).ok());
+  absl::Status relative = CheckTileOperands(lowered, 0x1002, 0x2004);
+  EXPECT_THAT(std::string(relative.message()),
+              HasSubstr("dst starts 4098 B from src, not a multiple of 16 B"));
+  absl::Status odd = CheckTileOperands(lowered, 0x1001, 0x2001);
+  EXPECT_THAT(std::string(odd.message()), HasSubstr("src starts at 0x1001, not a multiple of 2 B"));
+  absl::Status overlap = CheckTileOperands(lowered, 0x1000, 0x1080);
+  EXPECT_THAT(std::string(overlap.message()),
+              HasSubstr("copy src [0x1000, 0x1100) overlaps dst [0x1080, 0x1180)"));
+  // Touching ranges do not overlap.
+  EXPECT_TRUE(CheckTileOperands(lowered, 0x1000, 0x1100).ok());
 }
 
 TEST(TensorMapCacheTest, EncoderErrorsPropagateAndAreNotCached) {

@@ -70,8 +70,8 @@ struct TensorMapSpec {
   std::vector<uint32_t> box;
   // Traversal strides, innermost first; empty means all 1.
   std::vector<uint32_t> element_strides;
-  // Region start relative to the operand's buffer pointer; the map's base address is
-  // pointer + this.
+  // Start relative to the operand's start address (the kernel's pointer parameter); the
+  // map's base address is that address + this.
   int64_t base_offset_bytes = 0;
   // Set for an im2col-mode map.
   std::optional<Im2colBox> im2col;
@@ -106,6 +106,22 @@ struct LoweredTileKernel {
   // Bytes of the widest global access the kernel makes (the database records it).
   int vector_bytes = 0;
   std::vector<TensorMapSpec> tensor_maps;
+
+  // The kernel's two pointer parameters are its operands' start addresses: the buffer
+  // pointers plus these offsets, which the launch adds (copy's region starts; 0 for
+  // operators whose kernels index whole buffers). They are the offsets of the op this
+  // kernel was lowered from; a launch may pass others that keep the alignments below.
+  int64_t input_offset_bytes = 0;
+  int64_t output_offset_bytes = 0;
+  // What the kernel needs of those start addresses, in bytes: each a multiple of
+  // input_align and output_align, and (output - input) a multiple of relative_align.
+  int input_align = 16;
+  int output_align = 16;
+  int relative_align = 1;
+  // Bytes from each start address to one past the farthest byte the kernel may touch
+  // (the launch refuses overlapping operands); 0 when not known.
+  int64_t input_span_bytes = 0;
+  int64_t output_span_bytes = 0;
 
   std::string kernel_name;
   int param_count() const { return 2 + static_cast<int>(tensor_maps.size()); }

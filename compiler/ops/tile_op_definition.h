@@ -63,6 +63,12 @@ struct OperandSizes {
   int64_t bytes_moved = 0;
 };
 
+// Where an op's regions start in its buffers, in bytes.
+struct RegionOffsets {
+  int64_t input_bytes = 0;
+  int64_t output_bytes = 0;
+};
+
 // An operator's own command-line flag (`--kernel` for im2col).
 struct OpFlag {
   std::string name;
@@ -136,6 +142,15 @@ class TileOpDefinition {
   // --- Run ------------------------------------------------------------------------------
 
   virtual OperandSizes Sizes(const TileOp& op) const = 0;
+  // Bytes from the input and output buffer pointers to the start addresses its kernels
+  // take (a lowered kernel's input_offset_bytes, output_offset_bytes): a launch passes
+  // them per op, so ops whose keys leave them out share one kernel. Since the key does
+  // not cover them, this checks that the op's regions lie inside their buffers
+  // (InvalidArgument or OutOfRange naming the region otherwise). Operators whose kernels
+  // index whole buffers keep the default, 0 and 0.
+  virtual absl::StatusOr<RegionOffsets> Offsets(const TileOp& op) const {
+    return RegionOffsets{};
+  }
   // Writes the expected output over `output` (which holds the caller's poison wherever
   // the op writes nothing), from host images of the input and output buffers.
   virtual absl::Status Reference(const TileOp& op, absl::Span<const uint8_t> input,

@@ -126,6 +126,10 @@ absl::StatusOr<std::shared_ptr<const LoweredTileKernel>> Col2imDefinition::Lower
     const TileOp& op, const Target& target, const LaunchParams& launch) const {
   TT_ASSIGN_OR_RETURN(const Col2imOp* col2im, OpAs<Col2imOp>(op));
   TT_ASSIGN_OR_RETURN(LoweredCol2im lowered, LowerCol2im(*col2im, target, launch));
+  // The whole buffers: what the launch checks for overlap.
+  const OperandSizes sizes = Sizes(op);
+  lowered.input_span_bytes = static_cast<int64_t>(sizes.input_bytes);
+  lowered.output_span_bytes = static_cast<int64_t>(sizes.output_bytes);
   return std::make_shared<const LoweredCol2im>(std::move(lowered));
 }
 

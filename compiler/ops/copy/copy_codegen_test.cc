@@ -74,7 +74,18 @@ std::vector<GoldenCase> GoldenCases() {
   CopyOp slice = Op(DataType::kF16, {200, 256});
   slice.src = Region::Box(Buffer::RowMajor("src", DataType::kF16, Scope::kGlobal, {300, 512}),
                           {5, 32}, {200, 256});
+  // Rows of a slice at odd columns, src and dst starts equal modulo 16 B: head_tail.
+  CopyOp head_tail = Op(DataType::kF16, {300, 1000});
+  head_tail.src = Region::Box(Buffer::RowMajor("src", DataType::kF16, Scope::kGlobal, {300, 1024}),
+                              {0, 3}, {300, 1000});
+  head_tail.dst = Region::Box(Buffer::RowMajor("dst", DataType::kF16, Scope::kGlobal, {300, 1032}),
+                              {0, 11}, {300, 1000});
+  head_tail.hints.eviction_policy = EvictionPolicy::kEvictFirst;
+  // A dense f8 tensor of odd rows: one run, in 16-B slots.
+  CopyOp odd = Op(DataType::kF8E4M3, {4099, 4097});
   return {
+      {"copy_sync_simt_head_tail_slice", head_tail, T("sm_90a"), Launch({4, 1024}, 256, 1, 0, false)},
+      {"copy_sync_simt_head_tail_1d_f8", odd, T("sm_90a"), Launch({16384}, 256, 1, 0, false)},
       {"copy_tma_f16_evict_first", tma, T("sm_90a"), Launch({64, 128}, 32, 3, 2)},
       {"copy_bulk_1d_bf16", bulk, T("sm_90a"), Launch({16384}, 32, 4, 1)},
       {"copy_cp_async_f32_evict_last", cp_async, T("sm_80"), Launch({32, 64}, 128, 3)},

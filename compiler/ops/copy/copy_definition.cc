@@ -1,6 +1,8 @@
 #include "compiler/ops/copy/copy_definition.h"
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -9,6 +11,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "compiler/base/status_macros.h"
 #include "compiler/ir/buffer.h"
@@ -71,6 +75,92 @@ absl::StatusOr<Region> ProblemSide(const std::string& name, DataType dtype,
   return Region::Box(buffer, offset, shape);
 }
 
+// Largest power of two up to 16 dividing `bytes`.
+int64_t StartAlignment(int64_t bytes) {
+  int64_t a = 16;
+  while (a > 1 && bytes % a != 0) a /= 2;
+  return a;
+}
+
+// Splits at `separator` outside square brackets.
+std::vector<absl::string_view> SplitOutsideBrackets(absl::string_view text, char separator) {
+  std::vector<absl::string_view> parts;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '[') ++depth;
+    if (text[i] == ']') --depth;
+    if (text[i] == separator && depth == 0) {
+      parts.push_back(text.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  parts.push_back(text.substr(start));
+  return parts;
+}
+
+// "BxBx..." (or "B,B,..."): a row-major buffer's shape.
+absl::StatusOr<std::vector<int64_t>> ParseBufferShape(absl::string_view what,
+                                                      absl::string_view text) {
+  std::string commas(text);
+  std::replace(commas.begin(), commas.end(), 'x', ',');
+  return ParseIntList(what, commas, 1, kMaxSpecExtent, kMaxRank);
+}
+
+// One side of a region spec, "4096x4096[0:4096,48:4048]": a row-major buffer and, per
+// dimension, BEGIN:END (half-open; either end may be left out), or an index (extent 1).
+// No brackets: the whole buffer.
+absl::StatusOr<Region> ParseRegionSide(absl::string_view name, DataType dtype,
+                                       absl::string_view text) {
+  const std::string what = absl::StrCat(name);
+  const size_t open = text.find('[');
+  TT_ASSIGN_OR_RETURN(std::vector<int64_t> shape,
+                      ParseBufferShape(what, text.substr(0, open)));
+  const Buffer buffer = Buffer::RowMajor(std::string(name), dtype, Scope::kGlobal, shape);
+  if (open == absl::string_view::npos) return Region::Whole(buffer);
+  if (text.back() != ']') {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, "=", text, ": the slice must end the side with ']', e.g. ", name,
+        "=4096x4096[0:4096,48:4048]"));
+  }
+  const absl::string_view slices = text.substr(open + 1, text.size() - open - 2);
+  std::vector<absl::string_view> dims = absl::StrSplit(slices, ',');
+  if (dims.size() != shape.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(name, "=", text, ": ", dims.size(),
+                                                   " slice(s) for a rank-", shape.size(),
+                                                   " buffer; give one per dimension"));
+  }
+  std::vector<int64_t> offsets, extents;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const absl::string_view slice = absl::StripAsciiWhitespace(dims[d]);
+    auto bad = [&](const std::string& why) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          name, "=", text, ": slice '", slice, "' of dimension ", d, " ", why,
+          "; give BEGIN:END with 0 <= BEGIN < END <= ", shape[d], ", BEGIN:, :END, : or an index"));
+    };
+    auto bound = [&](absl::string_view part, int64_t fallback, int64_t* value) {
+      if (part.empty()) {
+        *value = fallback;
+        return true;
+      }
+      return absl::SimpleAtoi(part, value);
+    };
+    int64_t begin = 0, end = 0;
+    const size_t colon = slice.find(':');
+    if (colon == absl::string_view::npos) {
+      if (!absl::SimpleAtoi(slice, &begin)) return bad("is not an integer or BEGIN:END");
+      end = begin + 1;
+    } else if (!bound(slice.substr(0, colon), 0, &begin) ||
+               !bound(slice.substr(colon + 1), shape[d], &end)) {
+      return bad("has a bound that is not an integer");
+    }
+    if (begin < 0 || end > shape[d] || begin >= end) return bad("is empty or outside the buffer");
+    offsets.push_back(begin);
+    extents.push_back(end - begin);
+  }
+  return Region::Box(buffer, offsets, extents);
+}
+
 }  // namespace
 
 const std::string& CopyDefinition::name() const { return CopyOp::Name(); }
@@ -99,11 +189,17 @@ void CopyDefinition::AppendKey(const TileOp& op, std::string& key) const {
   const CopyOp& copy = OpRef<CopyOp>(op);
   key.append(name());
   key.push_back(static_cast<char>(copy.src.buffer.dtype));
+  // The kernel takes the regions' start addresses: offsets enter only through the
+  // alignments the lowering reads (each start's, and that of their difference).
+  const int64_t e = DataTypeBytes(copy.src.buffer.dtype);
+  const int64_t src_start = copy.src.BaseOffsetElements() * e;
+  const int64_t dst_start = copy.dst.BaseOffsetElements() * e;
   for (const Region* r : {&copy.src, &copy.dst}) {
     AppendKeyInts(key, r->buffer.strides);
-    AppendKeyInts(key, r->offsets);
     AppendKeyInts(key, r->extents);
   }
+  AppendKeyInts(key, {StartAlignment(src_start), StartAlignment(dst_start),
+                      StartAlignment(src_start - dst_start)});
   AppendHintsKey(copy.hints, key);
 }
 
@@ -155,7 +251,7 @@ absl::Status CopyDefinition::CheckLowering(const tuning::Lowering& lowering) con
                         {{CopyPathName(CopyPath::kTma), {}},
                          {CopyPathName(CopyPath::kBulk1d), {}},
                          {CopyPathName(CopyPath::kCpAsync), {}},
-                         {CopyPathName(CopyPath::kSyncSimt), {}}});
+                         {CopyPathName(CopyPath::kSyncSimt), {"head_tail"}}});
 }
 
 std::vector<double> CopyDefinition::TransferFeatures(const tuning::Problem& problem) const {
@@ -164,19 +260,55 @@ std::vector<double> CopyDefinition::TransferFeatures(const tuning::Problem& prob
   return features;
 }
 
-std::string CopyDefinition::SpecSyntax() const { return "DTYPE:D0,D1,..."; }
+std::string CopyDefinition::SpecSyntax() const {
+  return "DTYPE:D0,D1,... (a dense tensor) or DTYPE:src=B0xB1[BEGIN:END,...]:dst=C0xC1[...] "
+         "(regions of row-major buffers; either side may be left out)";
+}
 
 absl::StatusOr<std::unique_ptr<TileOp>> CopyDefinition::ParseSpec(absl::string_view spec) const {
-  std::vector<absl::string_view> parts = absl::StrSplit(spec, ':');
-  if (parts.size() != 2) {
-    return absl::InvalidArgumentError("a copy takes a dtype and a shape, and no options");
+  std::vector<absl::string_view> parts = SplitOutsideBrackets(spec, ':');
+  if (parts.size() < 2) {
+    return absl::InvalidArgumentError("a copy takes a dtype, then a shape or src=/dst= regions");
   }
   TT_ASSIGN_OR_RETURN(DataType dtype, ParseDataType(parts[0]));
-  TT_ASSIGN_OR_RETURN(std::vector<int64_t> shape,
-                      ParseIntList("shape", parts[1], 1, kMaxSpecExtent, kMaxRank));
-  Buffer src = Buffer::RowMajor("src", dtype, Scope::kGlobal, shape);
-  Buffer dst = Buffer::RowMajor("dst", dtype, Scope::kGlobal, shape);
-  auto op = std::make_unique<CopyOp>(Region::Whole(src), Region::Whole(dst));
+  auto op = std::make_unique<CopyOp>();
+  const bool regions = absl::StartsWith(parts[1], "src=") || absl::StartsWith(parts[1], "dst=");
+  if (!regions) {
+    if (parts.size() != 2) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "a dense copy takes a dtype and a shape and no options; got '", parts[2],
+          "' (regions are written src=SHAPE[SLICES]:dst=SHAPE[SLICES])"));
+    }
+    TT_ASSIGN_OR_RETURN(std::vector<int64_t> shape,
+                        ParseIntList("shape", parts[1], 1, kMaxSpecExtent, kMaxRank));
+    op->src = Region::Whole(Buffer::RowMajor("src", dtype, Scope::kGlobal, shape));
+    op->dst = Region::Whole(Buffer::RowMajor("dst", dtype, Scope::kGlobal, shape));
+  } else {
+    std::optional<Region> src, dst;
+    for (size_t i = 1; i < parts.size(); ++i) {
+      const absl::string_view part = parts[i];
+      const bool is_src = absl::StartsWith(part, "src=");
+      if (!is_src && !absl::StartsWith(part, "dst=")) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "'", part, "' is not src=SHAPE[SLICES] or dst=SHAPE[SLICES]"));
+      }
+      std::optional<Region>& side = is_src ? src : dst;
+      if (side.has_value()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(is_src ? "src" : "dst", "= is given twice; give each side once"));
+      }
+      TT_ASSIGN_OR_RETURN(side, ParseRegionSide(is_src ? "src" : "dst", dtype, part.substr(4)));
+    }
+    // A side left out is a dense buffer of the other's extents.
+    if (!src.has_value()) {
+      src = Region::Whole(Buffer::RowMajor("src", dtype, Scope::kGlobal, dst->extents));
+    }
+    if (!dst.has_value()) {
+      dst = Region::Whole(Buffer::RowMajor("dst", dtype, Scope::kGlobal, src->extents));
+    }
+    op->src = *std::move(src);
+    op->dst = *std::move(dst);
+  }
   TT_RETURN_IF_ERROR(ValidateCopyOp(*op));
   return op;
 }
@@ -253,6 +385,15 @@ OperandSizes CopyDefinition::Sizes(const TileOp& op) const {
   sizes.output_bytes = SpanBytes(copy.dst.buffer);
   sizes.bytes_moved = 2 * copy.src.NumElements() * DataTypeBytes(copy.src.buffer.dtype);
   return sizes;
+}
+
+absl::StatusOr<RegionOffsets> CopyDefinition::Offsets(const TileOp& op) const {
+  TT_ASSIGN_OR_RETURN(const CopyOp* copy_ptr, OpAs<CopyOp>(op));
+  const CopyOp& copy = *copy_ptr;
+  TT_RETURN_IF_ERROR(ValidateRegion(copy.src));
+  TT_RETURN_IF_ERROR(ValidateRegion(copy.dst));
+  const int64_t e = DataTypeBytes(copy.src.buffer.dtype);
+  return RegionOffsets{copy.src.BaseOffsetElements() * e, copy.dst.BaseOffsetElements() * e};
 }
 
 absl::Status CopyDefinition::Reference(const TileOp& op, absl::Span<const uint8_t> input,

@@ -27,7 +27,11 @@ class CopyDefinition final : public TileOpDefinition {
   absl::Status CheckLowering(const tuning::Lowering& lowering) const override;
   std::vector<double> TransferFeatures(const tuning::Problem& problem) const override;
 
-  // "DTYPE:D0,D1,...": a whole dense row-major tensor of that shape.
+  // "DTYPE:D0,D1,...": a whole dense row-major tensor of that shape; or regions of
+  // row-major buffers, "DTYPE:src=4096x4096[0:4096,48:4048]:dst=4096x4000", each side
+  // SHAPE[SLICE,...] with one BEGIN:END (half-open; BEGIN: , :END and : too) or index per
+  // dimension; a side without brackets is the whole buffer, a side left out a dense
+  // buffer of the other's extents.
   std::string SpecSyntax() const override;
   absl::StatusOr<std::unique_ptr<TileOp>> ParseSpec(absl::string_view spec) const override;
   // --shape, and --src_shape, --src_offset, --dst_shape, --dst_offset (the copy of --shape
@@ -42,6 +46,8 @@ class CopyDefinition final : public TileOpDefinition {
   std::string DescribePlan(const LoweredTileKernel& lowered) const override;
 
   OperandSizes Sizes(const TileOp& op) const override;
+  // The regions' starts: one kernel serves every offset that keeps their alignments.
+  absl::StatusOr<RegionOffsets> Offsets(const TileOp& op) const override;
   absl::Status Reference(const TileOp& op, absl::Span<const uint8_t> input,
                          absl::Span<uint8_t> output) const override;
   std::string DescribeOutputElement(const TileOp& op, int64_t element) const override;

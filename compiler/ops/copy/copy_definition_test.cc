@@ -125,13 +125,77 @@ TEST(CopyDefinitionTest, KeysTellOpsApart) {
   CopyOp other_shape = Op(DataType::kF16, {64, 65});
   CopyOp hinted = base;
   hinted.hints.disable_tma = true;
-  CopyOp offset = base;
-  offset.src = Region::Box(Buffer::RowMajor("src", DataType::kF16, Scope::kGlobal, {65, 64}),
-                           {1, 0}, {64, 64});
+  // Offsets are kernel arguments: only the alignment of a region's start enters the key.
+  auto sliced = [&](int64_t row, int64_t col) {
+    CopyOp op = base;
+    op.src = Region::Box(Buffer::RowMajor("src", DataType::kF16, Scope::kGlobal, {200, 128}),
+                         {row, col}, {64, 64});
+    return op;
+  };
   std::set<std::string> keys = {key(base), key(other_dtype), key(other_shape), key(hinted),
-                                key(offset)};
+                                key(sliced(1, 0))};
   EXPECT_EQ(keys.size(), 5u);
   EXPECT_EQ(key(base), key(Op(DataType::kF16, {64, 64})));
+  EXPECT_EQ(key(sliced(1, 0)), key(sliced(100, 8)));  // both starts 16-byte aligned
+  EXPECT_NE(key(sliced(1, 0)), key(sliced(1, 1)));    // 2-byte aligned
+  EXPECT_EQ(key(sliced(1, 1)), key(sliced(7, 3)));
+  EXPECT_NE(key(sliced(1, 1)), key(sliced(1, 2)));    // 4-byte aligned
+}
+
+TEST(CopyDefinitionTest, RegionSpecs) {
+  const CopyDefinition copy;
+  auto op = copy.ParseSpec("f16:src=4096x4096[0:4096,48:4048]:dst=4096x4000");
+  ASSERT_TRUE(op.ok()) << op.status();
+  EXPECT_EQ(copy.Describe(**op), "copy f16 [4096, 4000] src[0:4096, 48:4048]");
+  const CopyOp& c = static_cast<const CopyOp&>(**op);
+  EXPECT_THAT(c.src.buffer.shape, ElementsAre(4096, 4096));
+  EXPECT_THAT(c.dst.buffer.shape, ElementsAre(4096, 4000));
+  auto offsets = copy.Offsets(**op);
+  ASSERT_TRUE(offsets.ok());
+  EXPECT_EQ(offsets->input_bytes, 96);
+  EXPECT_EQ(offsets->output_bytes, 0);
+  // Open bounds, an index, a side left out (a dense buffer of the extents), rank 3.
+  auto open = copy.ParseSpec("u8:src=8x100x300[2:,3,:250]");
+  ASSERT_TRUE(open.ok()) << open.status();
+  const CopyOp& o = static_cast<const CopyOp&>(**open);
+  EXPECT_THAT(o.src.offsets, ElementsAre(2, 3, 0));
+  EXPECT_THAT(o.src.extents, ElementsAre(6, 1, 250));
+  EXPECT_THAT(o.dst.buffer.shape, ElementsAre(6, 1, 250));
+  auto into = copy.ParseSpec("f32:dst=64x64[8:40,16:48]");
+  ASSERT_TRUE(into.ok()) << into.status();
+  EXPECT_THAT(static_cast<const CopyOp&>(**into).src.buffer.shape, ElementsAre(32, 32));
+  // Round trip through a database problem.
+  auto problem = copy.ToProblem(**op);
+  ASSERT_TRUE(problem.ok());
+  auto back = copy.FromProblem(*problem);
+  ASSERT_TRUE(back.ok()) << back.status();
+  std::string k1, k2;
+  copy.AppendKey(**op, k1);
+  copy.AppendKey(**back, k2);
+  EXPECT_EQ(k1, k2);
+  // Errors name the value.
+  EXPECT_THAT(copy.ParseSpec("f16:src=64x64[0:65,0:64]").status().message(),
+              HasSubstr("slice '0:65' of dimension 0 is empty or outside the buffer"));
+  EXPECT_THAT(copy.ParseSpec("f16:src=64x64[0:8]").status().message(),
+              HasSubstr("1 slice(s) for a rank-2 buffer"));
+  EXPECT_THAT(copy.ParseSpec("f16:src=64x64[a:8,0:2]").status().message(),
+              HasSubstr("slice 'a:8' of dimension 0 has a bound that is not an integer"));
+  EXPECT_THAT(copy.ParseSpec("f16:src=64x64:src=64x64").status().message(),
+              HasSubstr("src= is given twice"));
+  EXPECT_THAT(copy.ParseSpec("f16:src=64x64[0:8,0:8]:dst=9x8").status().message(),
+              HasSubstr("extents differ"));
+  EXPECT_THAT(copy.ParseSpec("f16:src=64x64:k=3").status().message(),
+              HasSubstr("'k=3' is not src=SHAPE[SLICES] or dst=SHAPE[SLICES]"));
+  EXPECT_THAT(copy.ParseSpec("f16:src=64x64[0:8,0:8").status().message(),
+              HasSubstr("must end the side with ']'"));
+}
+
+TEST(CopyDefinitionTest, OffsetsCheckTheRegionsAKeyLeavesOut) {
+  const CopyDefinition copy;
+  CopyOp op = Op(DataType::kF16, {64, 64});
+  op.src = Region::Box(Buffer::RowMajor("src", DataType::kF16, Scope::kGlobal, {100, 64}),
+                       {50, 0}, {64, 64});
+  EXPECT_THAT(copy.Offsets(op).status().message(), HasSubstr("leaves buffer src"));
 }
 
 TEST(CopyDefinitionTest, LoweringNamesItsPaths) {
@@ -147,14 +211,18 @@ TEST(CopyDefinitionTest, LoweringNamesItsPaths) {
   lowering.set_path("tma");
   lowering.set_form("staged");
   EXPECT_THAT(copy.CheckLowering(lowering).message(), HasSubstr("has no forms"));
+  lowering.set_path("sync_simt");
+  lowering.set_form("head_tail");
+  EXPECT_TRUE(copy.CheckLowering(lowering).ok());
 }
 
 TEST(CopySearchSpaceTest, PrunesAndDeduplicates) {
   const CopyDefinition copy;
   const CopyOp op = Op(DataType::kF16, {8192, 8192});
   SearchSpace space = copy.Search(op, T("sm_90a"));
-  EXPECT_EQ(space.first.size(), AllCopyHints().size() *
-                                    RepresentativeCopyLaunches({8192, 8192}, 2, T("sm_90a")).size());
+  // The dense tensor merges to 1-D; tensor TMA boxes over its two dimensions are tried too.
+  EXPECT_EQ(space.first.size(),
+            AllCopyHints().size() * (RepresentativeCopyLaunches({8192 * 8192}, 2, T("sm_90a")).size() + 1));
   std::vector<Trial> all;
   for (const CopyHintChoice& choice : AllCopyHints()) {
     for (const LaunchParams& launch : space.launches) {
@@ -217,7 +285,8 @@ TEST(CopyDefinitionTest, HeuristicLowersAndKeepsTheOpsOwnPreference) {
   CopyOp op = Op(DataType::kF16, {1000, 1000});
   Trial trial = copy.Heuristic(op, T("sm_90a"));
   EXPECT_EQ(trial.hints.prefer_instruction, Instruction::kSync);
-  EXPECT_THAT(trial.launch.tile, ElementsAre(8, 1000));
+  // A dense tensor is one contiguous run: a 1-D tile of 16 KiB.
+  EXPECT_THAT(trial.launch.tile, ElementsAre(8192));
   op.hints = trial.hints;
   EXPECT_TRUE(copy.Lower(op, T("sm_90a"), trial.launch).ok());
   op.hints = Hints{};

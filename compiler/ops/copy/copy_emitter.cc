@@ -26,8 +26,13 @@ class CopyEmitter {
       case CopyPath::kSyncSimt:
         absl::StrAppend(&out_, VectorAccessSnippet(vector_bytes, hint, hint));
         Constants();
-        Locate();
-        SimtKernel();
+        if (l_.head_tail) {
+          HeadTailLocate();
+          HeadTailKernel();
+        } else {
+          Locate();
+          SimtKernel();
+        }
         break;
       case CopyPath::kCpAsync:
         absl::StrAppend(&out_, VectorAccessSnippet(vector_bytes, hint, hint));
@@ -73,7 +78,9 @@ class CopyEmitter {
       absl::StrAppend(&out_, "vector ", l_.vector_elems, " x ", l_.element_bytes, " B, layout ",
                       LoopLayoutName(l_.layout), ", ");
       if (l_.path == CopyPath::kSyncSimt) {
-        absl::StrAppend(&out_, l_.launch.through_shared ? "through shared, " : "direct, ");
+        absl::StrAppend(&out_, l_.head_tail                ? "direct, head_tail form, "
+                               : l_.launch.through_shared ? "through shared, "
+                                                          : "direct, ");
       }
     }
     absl::StrAppend(&out_, l_.stages, " stage(s), L2 policy ",
@@ -99,8 +106,12 @@ class CopyEmitter {
       Constant("u64", absl::StrCat("kSrcStride", d), l_.src_strides[d]);
       Constant("u64", absl::StrCat("kDstStride", d), l_.dst_strides[d]);
     }
-    Constant("u64", "kSrcOffset", l_.src_offset);
-    Constant("u64", "kDstOffset", l_.dst_offset);
+    if (l_.head_tail) {
+      Constant("u64", "kSlotBytes", l_.vector_elems * l_.element_bytes);
+      Constant("u64", "kRowBytes", l_.extents[rank_ - 1] * l_.element_bytes);
+      Constant("u64", "kRowSlots", l_.row_slots);
+      Constant("u64", "kTileSlots", RowVectors());
+    }
     if (Simt()) {
       Constant("u64", "kVector", l_.vector_elems);
       Constant("u32", "kRows", l_.layout.rows);
@@ -144,7 +155,7 @@ class CopyEmitter {
     int inner = rank_ - 1;
     absl::StrAppend(&out_, "  const u64 g", inner, " = c", inner, " * kTile", inner,
                     " + u64(vc) * kVector;\n");
-    std::vector<std::string> src_terms = {"kSrcOffset"}, dst_terms = {"kDstOffset"}, bounds;
+    std::vector<std::string> src_terms, dst_terms, bounds;
     for (int d = 0; d < rank_; ++d) {
       src_terms.push_back(absl::StrCat("g", d, " * kSrcStride", d));
       dst_terms.push_back(absl::StrCat("g", d, " * kDstStride", d));
@@ -163,6 +174,124 @@ class CopyEmitter {
                     "__device__ __forceinline__ u32 tt_shared_offset(u32 row, u32 vc) {\n"
                     "  return u32((u64(row) * kTile", inner,
                     " + u64(vc) * kVector) * kElementBytes);\n}\n");
+  }
+
+  // head_tail: tt_locate gives the byte offsets of a tile row's copy row from the start
+  // addresses and the slot index along it; false when the row or slot lies outside.
+  void HeadTailLocate() {
+    absl::StrAppend(&out_,
+                    "\n// Row `row` of tile `tile`: byte offsets of its copy row from the start "
+                    "addresses, and the index\n// of slot `sc` along it; false when either lies "
+                    "outside the copy.\n"
+                    "__device__ __forceinline__ bool tt_locate(u64 tile, u32 row, u32 sc, u64& "
+                    "src_row, u64& dst_row, u64& slot) {\n  u64 t = tile;\n");
+    for (int d = rank_ - 1; d >= 1; --d) {
+      absl::StrAppend(&out_, "  const u64 c", d, " = t % kTiles", d, ";\n  t /= kTiles", d, ";\n");
+    }
+    absl::StrAppend(&out_, "  const u64 c0 = t;\n");
+    const int inner = rank_ - 1;
+    std::vector<std::string> src_terms, dst_terms, bounds;
+    if (rank_ >= 2) {
+      absl::StrAppend(&out_, "  u32 rest = row;\n");
+      for (int d = rank_ - 2; d >= 1; --d) {
+        absl::StrAppend(&out_, "  const u64 g", d, " = c", d, " * kTile", d, " + rest % kTile", d,
+                        ";\n  rest /= kTile", d, ";\n");
+      }
+      absl::StrAppend(&out_, "  const u64 g0 = c0 * kTile0 + rest;\n");
+      for (int d = 0; d < inner; ++d) {
+        src_terms.push_back(absl::StrCat("g", d, " * kSrcStride", d));
+        dst_terms.push_back(absl::StrCat("g", d, " * kDstStride", d));
+        if (l_.extents[d] % l_.tile[d] != 0) bounds.push_back(absl::StrCat("g", d, " < kExtent", d));
+      }
+    } else {
+      absl::StrAppend(&out_, "  (void)row;\n");
+      src_terms = dst_terms = {"0"};
+    }
+    absl::StrAppend(&out_, "  slot = c", inner, " * kTileSlots + sc;\n");
+    if (l_.row_slots % RowVectors() != 0) bounds.push_back("slot < kRowSlots");
+    absl::StrAppend(&out_, "  src_row = (", absl::StrJoin(src_terms, " + "), ") * kElementBytes;\n",
+                    "  dst_row = (", absl::StrJoin(dst_terms, " + "), ") * kElementBytes;\n",
+                    "  return ", bounds.empty() ? "true" : absl::StrJoin(bounds, " && "), ";\n}\n");
+    std::vector<std::string> in_tile;
+    if (TileRows() % l_.layout.rows != 0) in_tile.push_back("row < kTileRows");
+    if (RowVectors() % l_.layout.cols != 0) in_tile.push_back("sc < kTileSlots");
+    absl::StrAppend(&out_,
+                    "__device__ __forceinline__ bool tt_in_tile(u32 row, u32 sc) {\n  (void)row;\n"
+                    "  (void)sc;\n  return ",
+                    in_tile.empty() ? "true" : absl::StrJoin(in_tile, " && "), ";\n}\n");
+    // Pieces of a partial slot: aligned and narrower than the slot, so the src side (equal
+    // to the dst side modulo the slot) is aligned too.
+    absl::StrAppend(
+        &out_,
+        "// Bytes [begin, end) of a partial slot, from src address = dst address + delta, in\n"
+        "// the widest aligned pieces narrower than a slot.\n"
+        "__device__ __forceinline__ void tt_copy_piece(u64 begin, u64 end, long long delta) {\n"
+        "  while (begin < end) {\n"
+        "    const u64 n = end - begin;\n"
+        "    const u8* from = reinterpret_cast<const u8*>(begin + delta);\n"
+        "    u8* to = reinterpret_cast<u8*>(begin);\n"
+        "    if (kSlotBytes > 8 && (begin & 7) == 0 && n >= 8) {\n"
+        "      *reinterpret_cast<u64*>(to) = *reinterpret_cast<const u64*>(from);\n"
+        "      begin += 8;\n"
+        "    } else if (kSlotBytes > 4 && (begin & 3) == 0 && n >= 4) {\n"
+        "      *reinterpret_cast<u32*>(to) = *reinterpret_cast<const u32*>(from);\n"
+        "      begin += 4;\n"
+        "    } else if (kSlotBytes > 2 && (begin & 1) == 0 && n >= 2) {\n"
+        "      *reinterpret_cast<unsigned short*>(to) =\n"
+        "          *reinterpret_cast<const unsigned short*>(from);\n"
+        "      begin += 2;\n"
+        "    } else {\n"
+        "      *to = *from;\n"
+        "      begin += 1;\n"
+        "    }\n"
+        "  }\n"
+        "}\n");
+  }
+
+  // head_tail: every thread loads its full slots, moving partial ones on the spot, then
+  // stores the full ones.
+  void HeadTailKernel() {
+    KernelSignature(false);
+    absl::StrAppend(&out_,
+                    "  const u32 tr = threadIdx.x / kCols;\n"
+                    "  const u32 tc = threadIdx.x % kCols;\n"
+                    "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n"
+                    "    tt_vec v[kItems];\n"
+                    "    bool full[kItems];\n"
+                    "    u64 at[kItems];\n"
+                    "#pragma unroll\n"
+                    "    for (u32 i = 0; i < kItems; ++i) {\n"
+                    "      full[i] = false;\n"
+                    "      const u32 row = tr + (i / kItemsCol) * kRows;\n"
+                    "      const u32 sc = tc + (i % kItemsCol) * kCols;\n"
+                    "      u64 src_row, dst_row, slot;\n"
+                    "      if (!tt_in_tile(row, sc) || !tt_locate(tile, row, sc, src_row, dst_row, slot)) {\n"
+                    "        continue;\n"
+                    "      }\n"
+                    "      // The row's bytes in dst, and this slot's share of them.\n"
+                    "      const u64 first = reinterpret_cast<u64>(dst) + dst_row;\n"
+                    "      const u64 last = first + kRowBytes;\n"
+                    "      const u64 lo = (first & ~(kSlotBytes - 1)) + slot * kSlotBytes;\n"
+                    "      const u64 begin = lo > first ? lo : first;\n"
+                    "      const u64 end = lo + kSlotBytes < last ? lo + kSlotBytes : last;\n"
+                    "      if (begin >= end) continue;\n"
+                    "      // src address = dst address + delta, a multiple of the slot.\n"
+                    "      const long long delta =\n"
+                    "          (long long)(reinterpret_cast<u64>(src) + src_row) - (long long)first;\n"
+                    "      if (end - begin == kSlotBytes) {\n"
+                    "        full[i] = true;\n"
+                    "        at[i] = lo;\n"
+                    "        v[i] = tt_ld_global(reinterpret_cast<const u8*>(lo + delta)",
+                    Policy(),
+                    ");\n"
+                    "      } else {\n"
+                    "        tt_copy_piece(begin, end, delta);\n"
+                    "      }\n"
+                    "    }\n"
+                    "#pragma unroll\n"
+                    "    for (u32 i = 0; i < kItems; ++i) {\n"
+                    "      if (full[i]) tt_st_global(reinterpret_cast<u8*>(at[i]), v[i]",
+                    Policy(), ");\n    }\n  }\n}\n");
   }
 
   void KernelSignature(bool maps) {
@@ -319,15 +448,15 @@ class CopyEmitter {
                       "    const u64 tile = blockIdx.x + u64(k) * gridDim.x;\n"
                       "    u64* bar = &tt_bar[k % kStages];\n"
                       "    tt_mbarrier_expect_tx(bar, bytes_of(tile));\n"
-                      "    tt_bulk_load(tt_smem + (k % kStages) * kStageBytes, src + kSrcOffset * "
-                      "kElementBytes + tile * kTileBytes, bytes_of(tile), bar",
+                      "    tt_bulk_load(tt_smem + (k % kStages) * kStageBytes, src + tile * kTileBytes, "
+                      "bytes_of(tile), bar",
                       Policy(),
                       ");\n"
                       "  };\n"
                       "  auto store = [&](u32 k) {\n"
                       "    const u64 tile = blockIdx.x + u64(k) * gridDim.x;\n"
-                      "    tt_bulk_store(dst + kDstOffset * kElementBytes + tile * kTileBytes, "
-                      "tt_smem + (k % kStages) * kStageBytes, bytes_of(tile)",
+                      "    tt_bulk_store(dst + tile * kTileBytes, tt_smem + (k % kStages) * kStageBytes, "
+                      "bytes_of(tile)",
                       Policy(),
                       ");\n"
                       "    tt_bulk_commit();\n"

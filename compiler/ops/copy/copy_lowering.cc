@@ -44,13 +44,24 @@ Operand Squeeze(const Region& region) {
   return operand;
 }
 
-bool IsContiguous(const Operand& operand) {
-  int64_t expected = 1;
-  for (int d = static_cast<int>(operand.extents.size()) - 1; d >= 0; --d) {
-    if (operand.strides[d] != expected) return false;
-    expected *= operand.extents[d];
+// Merges neighbouring dimensions that are contiguous in both operands (the outer
+// stride is the inner one times its extent, on both sides): a dense tensor becomes 1-D,
+// a slice of whole rows one run per slice. Returns the merged groups for the log.
+std::vector<std::string> MergeContiguous(Operand& src, Operand& dst) {
+  std::vector<std::string> merged;
+  for (int d = static_cast<int>(src.extents.size()) - 2; d >= 0; --d) {
+    const bool src_joins = src.strides[d] == src.strides[d + 1] * src.extents[d + 1];
+    const bool dst_joins = dst.strides[d] == dst.strides[d + 1] * dst.extents[d + 1];
+    if (!src_joins || !dst_joins) continue;
+    merged.push_back(absl::StrCat(src.extents[d], " x ", src.extents[d + 1]));
+    for (Operand* o : {&src, &dst}) {
+      o->extents[d] *= o->extents[d + 1];
+      o->strides[d] = o->strides[d + 1];
+      o->extents.erase(o->extents.begin() + d + 1);
+      o->strides.erase(o->strides.begin() + d + 1);
+    }
   }
-  return true;
+  return merged;
 }
 
 // Per-path feasibility: the reasons a path cannot be used, empty when it can.
@@ -169,64 +180,84 @@ class PathChecks {
   const LoweredCopy& l_;
 };
 
-// The copy's dimensions after squeezing (and flattening for a 1-D tile), the tile in
-// them, and the tile counts.
+// The copy's dimensions, the tile in them, and the tile counts. Unit dimensions are
+// dropped and dimensions contiguous in both operands merged; a tile with one extent per
+// merged dimension tiles those. A tile with one extent per unmerged dimension (squeezed,
+// or with 1s at the unit dimensions) keeps the dimensions as they are.
 absl::Status PlaceTiles(const CopyOp& op, const LaunchParams& launch, LoweredCopy& l) {
-  Operand src = Squeeze(op.src);
-  Operand dst = Squeeze(op.dst);
-  l.extents = src.extents;
-  l.src_strides = src.strides;
-  l.dst_strides = dst.strides;
+  const Operand src = Squeeze(op.src);
+  const Operand dst = Squeeze(op.dst);
+  Operand merged_src = src, merged_dst = dst;
+  const std::vector<std::string> merged = MergeContiguous(merged_src, merged_dst);
+  const int squeezed_rank = static_cast<int>(src.extents.size());
+  const int merged_rank = static_cast<int>(merged_src.extents.size());
   l.src_offset = src.offset;
   l.dst_offset = dst.offset;
-  int rank = static_cast<int>(l.extents.size());
 
-  // Bring the tile to the copy's rank.
   std::vector<int64_t> tile = launch.tile;
-  if (static_cast<int>(tile.size()) == op.src.rank() && op.src.rank() != rank) {
-    std::vector<int64_t> kept;
-    for (int d = 0; d < op.src.rank(); ++d) {
-      if (op.src.extents[d] != 1) {
-        kept.push_back(tile[d]);
-      } else if (tile[d] != 1) {
-        return absl::InvalidArgumentError(absl::StrCat("tile ", Dims(tile), " spans ", tile[d],
-                                                       " in dimension ", d,
-                                                       ", whose extent is 1; use 1 there"));
+  const int tile_rank = static_cast<int>(tile.size());
+  bool merge = true;
+  if (tile_rank != merged_rank) {
+    merge = false;
+    // Bring a tile over the unsqueezed dimensions to the squeezed ones.
+    if (tile_rank == op.src.rank() && op.src.rank() != squeezed_rank) {
+      std::vector<int64_t> kept;
+      for (int d = 0; d < op.src.rank(); ++d) {
+        if (op.src.extents[d] != 1) {
+          kept.push_back(tile[d]);
+        } else if (tile[d] != 1) {
+          return absl::InvalidArgumentError(absl::StrCat("tile ", Dims(tile), " spans ", tile[d],
+                                                         " in dimension ", d,
+                                                         ", whose extent is 1; use 1 there"));
+        }
       }
+      if (kept.empty()) kept.push_back(1);
+      tile = kept;
     }
-    if (kept.empty()) kept.push_back(1);
-    tile = kept;
-  }
-  if (tile.size() == 1 && rank > 1) {
-    if (!IsContiguous(src) || !IsContiguous(dst)) {
+    if (static_cast<int>(tile.size()) != squeezed_rank) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "a 1-D tile needs a contiguous copy; ", RegionToString(op.src), " -> ",
-          RegionToString(op.dst), " is strided: give one tile extent per dimension"));
+          "tile ", Dims(tile), " has rank ", tile_rank, " but the copy ", Dims(merged_src.extents),
+          " has rank ", merged_rank, " (unit dimensions dropped, dimensions contiguous in src "
+          "and dst merged); give ", merged_rank, " tile extents",
+          merged_rank != squeezed_rank
+              ? absl::StrCat(", or ", squeezed_rank, " to tile ", Dims(src.extents), " unmerged")
+              : ""));
     }
-    int64_t n = op.src.NumElements();
-    l.extents = {n};
-    l.src_strides = {1};
-    l.dst_strides = {1};
-    rank = 1;
-    l.decision_log.push_back(absl::StrCat("contiguous copy flattened to ", n, " elements"));
   }
-  if (static_cast<int>(tile.size()) != rank) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tile ", Dims(tile), " has rank ", tile.size(), " but the copy ", Dims(l.extents),
-        " has rank ", rank, " (unit dimensions dropped); give ", rank, " tile extents"));
+  const Operand& s = merge ? merged_src : src;
+  const Operand& d_side = merge ? merged_dst : dst;
+  l.extents = s.extents;
+  l.src_strides = s.strides;
+  l.dst_strides = d_side.strides;
+  const int rank = static_cast<int>(l.extents.size());
+  if (!merged.empty()) {
+    l.decision_log.push_back(
+        merge ? absl::StrCat("merged ", absl::StrJoin(merged, ", "),
+                             " (contiguous in src and dst): ", Dims(src.extents), " -> ",
+                             Dims(l.extents))
+              : absl::StrCat("dimensions left unmerged: the tile has one extent per dimension of ",
+                             Dims(src.extents)));
   }
   l.tile = tile;
   l.num_tiles = 1;
   l.tile_bytes = l.element_bytes;
   for (int d = 0; d < rank; ++d) {
     l.tiles_per_dim.push_back(CeilDiv(l.extents[d], l.tile[d]));
-    l.num_tiles *= l.tiles_per_dim[d];
     l.tile_bytes *= l.tile[d];
   }
-  if (l.num_tiles >= (int64_t{1} << 31)) {
-    return absl::InvalidArgumentError(absl::StrCat(l.num_tiles,
-                                                   " tiles exceed the 2^31-1 CTA grid; use a "
-                                                   "larger tile"));
+  return absl::OkStatus();
+}
+
+// The tile count (after the head_tail form may have changed the tiles along rows).
+absl::Status CountTiles(LoweredCopy& l) {
+  l.num_tiles = 1;
+  for (int64_t t : l.tiles_per_dim) {
+    l.num_tiles *= t;
+    if (l.num_tiles >= (int64_t{1} << 31)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "copy ", Dims(l.extents), " with tile ", Dims(l.tile),
+          " needs more than 2^31-1 tiles (the CTA grid); use a larger tile"));
+    }
   }
   l.decision_log.push_back(absl::StrCat("copy ", DataTypeName(l.dtype), " ", Dims(l.extents),
                                         " with tile ", Dims(l.tile), ": ", l.num_tiles,
@@ -234,24 +265,72 @@ absl::Status PlaceTiles(const CopyOp& op, const LaunchParams& launch, LoweredCop
   return absl::OkStatus();
 }
 
-// Vector width: the widest that every row start, extent, tile and region offset allows,
-// or the coalesced_width hint.
-absl::Status ChooseVector(LoweredCopy& l) {
+// Largest power of two up to 16 dividing `bytes` (16 for 0): the alignment a byte offset
+// keeps.
+int AlignmentOf(int64_t bytes) {
+  int a = 16;
+  while (a > 1 && bytes % a != 0) a /= 2;
+  return a;
+}
+
+// Vector width: the widest that every row start, extent, tile and region alignment
+// allows, or the coalesced_width hint. A direct SIMT copy whose rows are contiguous on
+// both sides but whose starts or lengths stop wide vectors takes the head_tail form
+// instead: it walks each row in aligned slots as wide as the src and dst starts agree
+// modulo (their difference's alignment), and moves the partial first and last slot of a
+// row piecewise.
+absl::Status ChooseVector(const LaunchParams& launch, LoweredCopy& l) {
   const int r = static_cast<int>(l.extents.size());
+  const int e = l.element_bytes;
+  const int src_align = AlignmentOf(l.src_offset * e);
+  const int dst_align = AlignmentOf(l.dst_offset * e);
   std::vector<VectorConstraint> constraints = {{"inner extent", l.extents[r - 1]},
                                                {"tile inner extent", l.tile[r - 1]}};
   for (int d = 0; d + 1 < r; ++d) {
     constraints.push_back({"src stride", l.src_strides[d]});
     constraints.push_back({"dst stride", l.dst_strides[d]});
   }
-  constraints.push_back({"src offset", l.src_offset});
-  constraints.push_back({"dst offset", l.dst_offset});
+  // The regions' starts enter as alignments only, so one kernel serves every offset that
+  // keeps them.
+  constraints.push_back({"src start alignment (elements)", std::max(1, src_align / e)});
+  constraints.push_back({"dst start alignment (elements)", std::max(1, dst_align / e)});
   std::string limit;
   const bool contiguous = l.src_strides[r - 1] == 1 && l.dst_strides[r - 1] == 1;
-  const int legal = WidestVector(l.element_bytes, contiguous, "strided innermost dimension",
-                                 constraints, &limit);
-  TT_ASSIGN_OR_RETURN(l.vector_elems,
-                      ChooseVectorWidth(l.hints, legal, l.element_bytes, limit, "", l.decision_log));
+  const int legal = WidestVector(e, contiguous, "strided innermost dimension", constraints, &limit);
+
+  // The head_tail slot: the alignment src and dst rows share, for every row.
+  int slot = AlignmentOf((l.src_offset - l.dst_offset) * e);
+  for (int d = 0; d + 1 < r; ++d) {
+    slot = std::min(slot, AlignmentOf((l.src_strides[d] - l.dst_strides[d]) * e));
+  }
+  const int64_t row_bytes = l.extents[r - 1] * e;
+  const int64_t tile_row_bytes = l.tile[r - 1] * e;
+  const bool head_tail_fits = contiguous && !launch.through_shared && launch.stages == 1 &&
+                              slot > legal * e && row_bytes >= 8 * slot &&
+                              tile_row_bytes % slot == 0;
+  const std::optional<int> hint = l.hints.coalesced_width;
+  const bool head_tail =
+      head_tail_fits && (!hint.has_value() ? true : (legal % *hint != 0 && slot % (*hint * e) == 0));
+  if (!head_tail) {
+    TT_ASSIGN_OR_RETURN(l.vector_elems, ChooseVectorWidth(l.hints, legal, e, limit, "", l.decision_log));
+    l.input_align = l.output_align = l.vector_elems * e;
+    return absl::OkStatus();
+  }
+  l.head_tail = true;
+  l.form_name = "head_tail";
+  const int slot_bytes = hint.has_value() ? *hint * e : slot;
+  l.vector_elems = slot_bytes / e;
+  l.input_align = l.output_align = e;
+  l.relative_align = slot_bytes;
+  // A row starting anywhere within a slot spans at most this many slots.
+  l.row_slots = (slot_bytes - e + row_bytes + slot_bytes - 1) / slot_bytes;
+  const int64_t tile_slots = tile_row_bytes / slot_bytes;
+  l.tiles_per_dim[r - 1] = CeilDiv(l.row_slots, tile_slots);
+  l.decision_log.push_back(absl::StrCat(
+      "head_tail form: rows of ", row_bytes, " B in aligned ", slot_bytes, "-B slots (",
+      l.row_slots, " at most per row), the partial first and last slot piecewise; the widest "
+      "vector at fixed alignment is ", legal * e, " B", limit.empty() ? "" : absl::StrCat(" (", limit, ")"),
+      hint.has_value() ? " (coalesced_width)" : ""));
   return absl::OkStatus();
 }
 
@@ -301,7 +380,6 @@ void PlaceResources(const LaunchParams& launch, LoweredCopy& l) {
     TensorMapSpec map;
     map.operand = operand;
     map.element_bytes = l.element_bytes;
-    map.base_offset_bytes = (is_src ? l.src_offset : l.dst_offset) * l.element_bytes;
     for (int d = rank - 1; d >= 0; --d) {
       map.dims.push_back(static_cast<uint64_t>(l.extents[d]));
       map.box.push_back(static_cast<uint32_t>(l.tile[d]));
@@ -312,6 +390,14 @@ void PlaceResources(const LaunchParams& launch, LoweredCopy& l) {
 }
 
 }  // namespace
+
+std::vector<int64_t> MergedCopyExtents(const CopyOp& op) {
+  Operand src = Squeeze(op.src);
+  Operand dst = Squeeze(op.dst);
+  if (src.extents != dst.extents) return src.extents;  // Not a valid copy.
+  MergeContiguous(src, dst);
+  return src.extents;
+}
 
 std::string CopyPathName(CopyPath path) {
   switch (path) {
@@ -346,7 +432,8 @@ absl::StatusOr<LoweredCopy> LowerCopy(const CopyOp& op, const Target& target,
   l.decision_log.push_back(absl::StrCat("target ", target.ArchName(), "; hints: ",
                                         hint_text.empty() ? "none" : hint_text));
   TT_RETURN_IF_ERROR(PlaceTiles(op, launch, l));
-  TT_RETURN_IF_ERROR(ChooseVector(l));
+  TT_RETURN_IF_ERROR(ChooseVector(launch, l));
+  TT_RETURN_IF_ERROR(CountTiles(l));
   // The layout comes before the SIMT checks, which count accesses per thread.
   TT_RETURN_IF_ERROR(ChooseLayout(launch, l));
 
@@ -375,6 +462,20 @@ absl::StatusOr<LoweredCopy> LowerCopy(const CopyOp& op, const Target& target,
   l.l2_policy = ChooseL2Policy(l.hints.eviction_policy, target, "every load and store",
                                l.decision_log);
   l.kernel_name = absl::StrCat("tt_copy_", l.path_name);
+  if (l.path == CopyPath::kTma || l.path == CopyPath::kBulk1d) {
+    l.input_align = l.output_align = 16;
+  } else if (l.path == CopyPath::kCpAsync) {
+    l.input_align = l.output_align = l.vector_bytes;
+  }
+  l.input_offset_bytes = l.src_offset * l.element_bytes;
+  l.output_offset_bytes = l.dst_offset * l.element_bytes;
+  int64_t src_span = 1, dst_span = 1;
+  for (size_t d = 0; d < l.extents.size(); ++d) {
+    src_span += (l.extents[d] - 1) * l.src_strides[d];
+    dst_span += (l.extents[d] - 1) * l.dst_strides[d];
+  }
+  l.input_span_bytes = src_span * l.element_bytes;
+  l.output_span_bytes = dst_span * l.element_bytes;
   return l;
 }
 
@@ -385,8 +486,9 @@ std::string DescribeCopyPlan(const LoweredCopy& l) {
                   " B), ", l.num_tiles, " tiles\n");
   absl::StrAppend(&out, "threads     ", l.launch.threads, "\n");
   if (l.path == CopyPath::kSyncSimt || l.path == CopyPath::kCpAsync) {
-    absl::StrAppend(&out, "vector      ", l.vector_elems, " elements (",
-                    l.vector_elems * l.element_bytes, " B)\n");
+    absl::StrAppend(&out, l.head_tail ? "slot        " : "vector      ", l.vector_elems,
+                    " elements (", l.vector_elems * l.element_bytes, " B)",
+                    l.head_tail ? absl::StrCat(", ", l.row_slots, " per row at most") : "", "\n");
     absl::StrAppend(&out, "layout      ", LoopLayoutName(l.layout), ", ", l.items_per_thread,
                     " accesses per thread per tile\n");
   }

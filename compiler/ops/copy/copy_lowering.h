@@ -41,15 +41,26 @@ enum class CopyPath {
 // "tma", "bulk_1d", "cp_async", "sync_simt".
 std::string CopyPathName(CopyPath path);
 
-// A lowered `copy`. Dimensions are after squeezing unit dimensions (and after
-// flattening, for a 1-D tile over a contiguous copy).
+// A lowered `copy`. Dimensions are after squeezing unit dimensions and merging those
+// contiguous in both operands (unless the tile names the unmerged ones). The kernel takes
+// the regions' start addresses: offsets are launch arguments, and only their alignments
+// shape the kernel.
 struct LoweredCopy : LoweredTileKernel {
   CopyPath path = CopyPath::kSyncSimt;
+  // sync_simt's head_tail form (form_name "head_tail"): each row is walked in aligned
+  // slots of vector_elems elements; the first and last slot of a row, partial where the
+  // row's start or end is not aligned, are moved piecewise. Needs src and dst starts
+  // congruent modulo the slot (relative_align), in every row.
+  bool head_tail = false;
+  // head_tail: slots a row spans at most, whatever its start's alignment.
+  int64_t row_slots = 0;
 
   std::vector<int64_t> extents;
   std::vector<int64_t> src_strides;  // elements
   std::vector<int64_t> dst_strides;  // elements
-  int64_t src_offset = 0;            // elements from the src buffer pointer
+  // Elements from the buffer pointers to the regions' starts, of the op lowered; the
+  // kernel does not depend on them beyond their alignments.
+  int64_t src_offset = 0;
   int64_t dst_offset = 0;
   std::vector<int64_t> tile;         // same rank as extents
   std::vector<int64_t> tiles_per_dim;
@@ -64,6 +75,11 @@ struct LoweredCopy : LoweredTileKernel {
   // emits none.
   std::optional<EvictionPolicy> l2_policy;
 };
+
+// The dimensions a copy is tiled over by default: unit dimensions dropped, and those
+// contiguous in both operands merged (a dense tensor gives one). A launch's tile has one
+// extent per entry (or one per unmerged dimension, to tile those instead).
+std::vector<int64_t> MergedCopyExtents(const CopyOp& op);
 
 absl::StatusOr<LoweredCopy> LowerCopy(const CopyOp& op, const Target& target,
                                       const LaunchParams& launch);

@@ -20,11 +20,14 @@ CopyOp Op(DataType dtype, std::vector<int64_t> shape) {
   return CopyOp{Region::Whole(src), Region::Whole(dst)};
 }
 
-LaunchParams Launch(std::vector<int64_t> tile, int threads = 128, int stages = 2) {
+LaunchParams Launch(std::vector<int64_t> tile, int threads = 128, int stages = 2,
+                    int ctas_per_sm = 0, bool through_shared = true) {
   LaunchParams launch;
   launch.tile = std::move(tile);
   launch.threads = threads;
   launch.stages = stages;
+  launch.ctas_per_sm = ctas_per_sm;
+  launch.through_shared = through_shared;
   return launch;
 }
 
@@ -113,7 +116,11 @@ TEST(CopyLoweringTest, TensorMapsDescribeTheRegions) {
   EXPECT_THAT(src.dims, ElementsAre(256, 200));
   EXPECT_THAT(src.strides_bytes, ElementsAre(1024));
   EXPECT_THAT(src.box, ElementsAre(64, 32));
-  EXPECT_EQ(src.base_offset_bytes, (5 * 512 + 32) * 2);
+  // The map starts at the region's start, which the launch passes.
+  EXPECT_EQ(src.base_offset_bytes, 0);
+  EXPECT_EQ(lowered->input_offset_bytes, (5 * 512 + 32) * 2);
+  EXPECT_EQ(lowered->input_span_bytes, (199 * 512 + 256) * 2);
+  EXPECT_EQ(lowered->input_align, 16);
   const TensorMapSpec& dst = lowered->tensor_maps[1];
   EXPECT_THAT(dst.strides_bytes, ElementsAre(512));
   EXPECT_EQ(dst.base_offset_bytes, 0);
@@ -145,6 +152,80 @@ TEST(CopyLoweringTest, SqueezesUnitDimensionsAndFlattensForOneDimensionalTiles) 
   EXPECT_THAT(flat->extents, ElementsAre(2048));
   auto bad = LowerCopy(op, T("sm_90a"), Launch({2, 16, 1, 32}));
   EXPECT_THAT(bad.status().message(), HasSubstr("whose extent is 1"));
+}
+
+TEST(CopyLoweringTest, MergesDimensionsContiguousOnBothSides) {
+  // A dense tensor becomes 1-D.
+  CopyOp dense = Op(DataType::kF16, {6, 5, 40});
+  auto flat = LowerCopy(dense, T("sm_90a"), Launch({1024}, 128, 1, 0, false));
+  ASSERT_TRUE(flat.ok()) << flat.status();
+  EXPECT_THAT(flat->extents, ElementsAre(1200));
+  EXPECT_THAT(Log(*flat), HasSubstr("merged 5 x 40, 6 x 200 (contiguous in src and dst): [6, 5, 40] -> [1200]"));
+  // Whole rows of a larger buffer: the two inner dimensions merge, the outer does not.
+  CopyOp rows = Op(DataType::kF16, {4, 8, 64});
+  rows.src = Region::Box(Buffer::RowMajor("src", DataType::kF16, Scope::kGlobal, {9, 8, 64}),
+                         {0, 0, 0}, {4, 8, 64});
+  rows.dst = Region::Box(Buffer::RowMajor("dst", DataType::kF16, Scope::kGlobal, {4, 8, 128}),
+                         {0, 0, 0}, {4, 8, 64});
+  // src merges both pairs, dst only the outer (its rows are padded to 128): [32, 64].
+  auto partial = LowerCopy(rows, T("sm_90a"), Launch({4, 64}, 128, 1, 0, false));
+  ASSERT_TRUE(partial.ok()) << partial.status();
+  EXPECT_THAT(partial->extents, ElementsAre(32, 64));
+  EXPECT_THAT(partial->dst_strides, ElementsAre(128, 1));
+  auto unmerged = LowerCopy(rows, T("sm_90a"), Launch({2, 4, 64}, 128, 1, 0, false));
+  ASSERT_TRUE(unmerged.ok()) << unmerged.status();
+  EXPECT_THAT(unmerged->extents, ElementsAre(4, 8, 64));
+  // A tile over the unmerged dimensions keeps them.
+  auto kept = LowerCopy(dense, T("sm_90a"), Launch({2, 5, 40}, 128, 1, 0, false));
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_THAT(kept->extents, ElementsAre(6, 5, 40));
+  EXPECT_THAT(Log(*kept), HasSubstr("dimensions left unmerged"));
+  auto wrong = LowerCopy(dense, T("sm_90a"), Launch({2, 5}, 128, 1, 0, false));
+  EXPECT_THAT(wrong.status().message(),
+              HasSubstr("has rank 1 (unit dimensions dropped, dimensions contiguous in src and "
+                        "dst merged); give 1 tile extents, or 3 to tile [6, 5, 40] unmerged"));
+}
+
+TEST(CopyLoweringTest, OddRowsTakeTheHeadTailForm) {
+  // f8 [4099, 4097]: one contiguous run of an odd number of bytes.
+  CopyOp odd = Op(DataType::kF8E4M3, {4099, 4097});
+  odd.hints.prefer_instruction = Instruction::kSync;
+  auto lowered = LowerCopy(odd, T("sm_90a"), Launch({16384}, 256, 1, 0, false));
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  EXPECT_TRUE(lowered->head_tail);
+  EXPECT_EQ(lowered->form_name, "head_tail");
+  EXPECT_EQ(lowered->vector_elems, 16);
+  EXPECT_EQ(lowered->row_slots, (15 + 4099 * 4097 + 15) / 16);
+  EXPECT_EQ(lowered->num_tiles, (lowered->row_slots + 1023) / 1024);
+  EXPECT_EQ(lowered->input_align, 1);
+  EXPECT_EQ(lowered->relative_align, 16);
+  // A narrower coalesced_width that fits the fixed alignment keeps the plain form.
+  odd.hints.coalesced_width = 1;
+  auto plain = LowerCopy(odd, T("sm_90a"), Launch({16384}, 256, 1, 0, false));
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_FALSE(plain->head_tail);
+  // Rows of a slice at an odd column: src and dst agree modulo 16 B, row by row.
+  CopyOp slice = Op(DataType::kF16, {300, 1000});
+  slice.src = Region::Box(Buffer::RowMajor("src", DataType::kF16, Scope::kGlobal, {300, 1024}),
+                          {0, 3}, {300, 1000});
+  slice.dst = Region::Box(Buffer::RowMajor("dst", DataType::kF16, Scope::kGlobal, {300, 1032}),
+                          {0, 11}, {300, 1000});
+  auto rows = LowerCopy(slice, T("sm_90a"), Launch({4, 1024}, 256, 1, 0, false));
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_TRUE(rows->head_tail);
+  EXPECT_EQ(rows->vector_elems, 8);
+  EXPECT_EQ(rows->row_slots, (14 + 2000 + 15) / 16);
+  // Starts that disagree modulo 4 B: 2-byte slots would be no wider than plain vectors.
+  slice.dst = Region::Box(Buffer::RowMajor("dst", DataType::kF16, Scope::kGlobal, {300, 1032}),
+                          {0, 12}, {300, 1000});
+  auto narrow = LowerCopy(slice, T("sm_90a"), Launch({4, 1024}, 256, 1, 0, false));
+  ASSERT_TRUE(narrow.ok()) << narrow.status();
+  EXPECT_FALSE(narrow->head_tail);
+  EXPECT_EQ(narrow->vector_elems, 1);
+  // Through shared memory there is no head_tail form.
+  auto shared = LowerCopy(odd, T("sm_90a"), Launch({16384}, 256, 1, 0, true));
+  ASSERT_TRUE(shared.ok());
+  EXPECT_FALSE(shared->head_tail);
 }
 
 TEST(CopyLoweringTest, PersistentGridIsCappedByTiles) {

@@ -5,14 +5,18 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/ops/copy/copy_lowering.h"
+
 namespace tiletune {
 namespace {
 
 // A tile of about `bytes` with `inner_bytes` along the innermost dimension.
+// A 1-D copy (a dense tensor, merged) takes tiles of `bytes`.
 std::vector<int64_t> Tile(const std::vector<int64_t>& extents, int element, int64_t inner_bytes,
                           int64_t bytes) {
   int r = static_cast<int>(extents.size());
   std::vector<int64_t> tile(r, 1);
+  if (r == 1) return {std::max<int64_t>(1, bytes / element)};
   tile[r - 1] = std::max<int64_t>(1, inner_bytes / element);
   if (r >= 2) tile[r - 2] = std::max<int64_t>(1, bytes / (tile[r - 1] * element));
   return tile;
@@ -119,28 +123,46 @@ std::vector<LaunchParams> RepresentativeCopyLaunches(const std::vector<int64_t>&
 }
 
 SearchSpace CopySearchSpace(const CopyOp& op, const Target& target) {
-  const std::vector<int64_t> extents = SqueezedExtents(op.src);
+  const std::vector<int64_t> extents = MergedCopyExtents(op);
+  const std::vector<int64_t> unmerged = SqueezedExtents(op.src);
   const int element = DataTypeBytes(op.src.buffer.dtype);
+  std::vector<LaunchParams> representative = RepresentativeCopyLaunches(extents, element, target);
+  std::vector<LaunchParams> launches = CopyLaunchCandidates(extents, element, target);
+  if (unmerged.size() != extents.size()) {
+    // Tensor TMA boxes over the dimensions as they are (a merged copy is 1-D, which only
+    // bulk copies serve).
+    auto add_tensor_tma = [&](const std::vector<LaunchParams>& from, std::vector<LaunchParams>& to) {
+      for (const LaunchParams& launch : from) {
+        if (launch.threads == 32 && launch.tile.size() == unmerged.size()) to.push_back(launch);
+      }
+    };
+    add_tensor_tma(RepresentativeCopyLaunches(unmerged, element, target), representative);
+    add_tensor_tma(CopyLaunchCandidates(unmerged, element, target), launches);
+  }
   SearchSpace space;
   for (const CopyHintChoice& choice : AllCopyHints()) {
-    for (const LaunchParams& launch : RepresentativeCopyLaunches(extents, element, target)) {
+    for (const LaunchParams& launch : representative) {
       Trial trial{choice.hints, launch};
       // 32 threads across each row.
       if (choice.row_layout) trial.hints.loop_layout = LoopLayout{launch.threads / 32, 32};
       space.first.push_back(std::move(trial));
     }
   }
-  space.launches = CopyLaunchCandidates(extents, element, target);
+  space.launches = std::move(launches);
   return space;
 }
 
 Trial CopyHeuristic(const CopyOp& op, const Target& target) {
   const int element = DataTypeBytes(op.src.buffer.dtype);
-  // Tile over the non-unit dimensions: 2 KiB along the innermost, then rows up to 16 KiB.
-  const std::vector<int64_t> extents = SqueezedExtents(op.src);
+  // Tile over the merged dimensions: 16 KiB of a 1-D copy; else 2 KiB along the
+  // innermost, then rows up to 16 KiB.
+  const std::vector<int64_t> extents = MergedCopyExtents(op);
   std::vector<int64_t> tile(extents.size(), 1);
   const int r = static_cast<int>(extents.size());
-  tile[r - 1] = std::min<int64_t>(extents[r - 1], 2048 / element);
+  // Rounded up to whole 16-byte vectors, so the head_tail form can take odd rows.
+  const int64_t vector = std::max(1, 16 / element);
+  const int64_t inner = (extents[r - 1] + vector - 1) / vector * vector;
+  tile[r - 1] = std::min<int64_t>(inner, (r == 1 ? 16384 : 2048) / element);
   if (r >= 2) {
     const int64_t rows = std::max<int64_t>(1, (16384 / element) / tile[r - 1]);
     tile[r - 2] = std::min<int64_t>(extents[r - 2], rows);

@@ -125,6 +125,10 @@ absl::StatusOr<std::shared_ptr<const LoweredTileKernel>> Im2colDefinition::Lower
     const TileOp& op, const Target& target, const LaunchParams& launch) const {
   TT_ASSIGN_OR_RETURN(const Im2colOp* im2col, OpAs<Im2colOp>(op));
   TT_ASSIGN_OR_RETURN(LoweredIm2col lowered, LowerIm2col(*im2col, target, launch));
+  // The whole buffers: what the launch checks for overlap.
+  const OperandSizes sizes = Sizes(op);
+  lowered.input_span_bytes = static_cast<int64_t>(sizes.input_bytes);
+  lowered.output_span_bytes = static_cast<int64_t>(sizes.output_bytes);
   return std::make_shared<const LoweredIm2col>(std::move(lowered));
 }
 

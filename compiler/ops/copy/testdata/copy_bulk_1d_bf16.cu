@@ -76,8 +76,6 @@ enum : u64 { kTile0 = 16384ull };
 enum : u64 { kTiles0 = 1024ull };
 enum : u64 { kSrcStride0 = 1ull };
 enum : u64 { kDstStride0 = 1ull };
-enum : u64 { kSrcOffset = 0ull };
-enum : u64 { kDstOffset = 0ull };
 enum : u32 { kStageBytes = 32768u };
 enum : u64 { kTotalBytes = 33554432ull };
 
@@ -98,11 +96,11 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_copy_bulk_1d(const u8*
     const u64 tile = blockIdx.x + u64(k) * gridDim.x;
     u64* bar = &tt_bar[k % kStages];
     tt_mbarrier_expect_tx(bar, bytes_of(tile));
-    tt_bulk_load(tt_smem + (k % kStages) * kStageBytes, src + kSrcOffset * kElementBytes + tile * kTileBytes, bytes_of(tile), bar);
+    tt_bulk_load(tt_smem + (k % kStages) * kStageBytes, src + tile * kTileBytes, bytes_of(tile), bar);
   };
   auto store = [&](u32 k) {
     const u64 tile = blockIdx.x + u64(k) * gridDim.x;
-    tt_bulk_store(dst + kDstOffset * kElementBytes + tile * kTileBytes, tt_smem + (k % kStages) * kStageBytes, bytes_of(tile));
+    tt_bulk_store(dst + tile * kTileBytes, tt_smem + (k % kStages) * kStageBytes, bytes_of(tile));
     tt_bulk_commit();
   };
   for (u32 k = 0; k < kStages - 1 && k < my_tiles; ++k) load(k);

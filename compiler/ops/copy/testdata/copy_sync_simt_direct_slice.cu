@@ -52,8 +52,6 @@ enum : u64 { kTile1 = 128ull };
 enum : u64 { kTiles1 = 2ull };
 enum : u64 { kSrcStride1 = 1ull };
 enum : u64 { kDstStride1 = 1ull };
-enum : u64 { kSrcOffset = 2592ull };
-enum : u64 { kDstOffset = 0ull };
 enum : u64 { kVector = 8ull };
 enum : u32 { kRows = 16u };
 enum : u32 { kCols = 16u };
@@ -71,8 +69,8 @@ __device__ __forceinline__ bool tt_locate(u64 tile, u32 row, u32 vc, u64& src_by
   u32 rest = row;
   const u64 g0 = c0 * kTile0 + rest;
   const u64 g1 = c1 * kTile1 + u64(vc) * kVector;
-  src_byte = (kSrcOffset + g0 * kSrcStride0 + g1 * kSrcStride1) * kElementBytes;
-  dst_byte = (kDstOffset + g0 * kDstStride0 + g1 * kDstStride1) * kElementBytes;
+  src_byte = (g0 * kSrcStride0 + g1 * kSrcStride1) * kElementBytes;
+  dst_byte = (g0 * kDstStride0 + g1 * kDstStride1) * kElementBytes;
   return g0 < kExtent0;
 }
 __device__ __forceinline__ bool tt_in_tile(u32 row, u32 vc) {

@@ -88,8 +88,6 @@ enum : u64 { kTile1 = 128ull };
 enum : u64 { kTiles1 = 64ull };
 enum : u64 { kSrcStride1 = 1ull };
 enum : u64 { kDstStride1 = 1ull };
-enum : u64 { kSrcOffset = 0ull };
-enum : u64 { kDstOffset = 0ull };
 enum : u32 { kStageBytes = 16384u };
 
 extern "C" __global__ void __launch_bounds__(kThreads) tt_copy_tma(const u8* __restrict__ src, u8* __restrict__ dst,
