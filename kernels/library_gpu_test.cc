@@ -3,6 +3,9 @@
 #include "kernels/library.h"
 
 #include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <set>
 #include <fstream>
 #include <random>
 #include <string>
@@ -127,6 +130,95 @@ TEST_F(LibraryGpuTest, HandWrittenDatabaseChangesTheLaunchedVariant) {
   EXPECT_EQ(near->level, ResolutionLevel::kNearest);
   EXPECT_EQ(near->path, "tma");
   CheckCopy(**tuned, Op(1024, 1024), rng);
+}
+
+// Slicing one buffer at 1000 offsets builds one kernel per alignment of the starts, not
+// one per offset; every slice is bit-exact (checked at a sample), and a region outside its
+// buffer is refused before anything launches.
+TEST_F(LibraryGpuTest, OneKernelPerAlignmentAcrossAThousandOffsets) {
+  LibraryOptions options;
+  options.database_path = absl::StrCat(::testing::TempDir(), "/none.txtpb");
+  auto library = Library::Create(options);
+  ASSERT_TRUE(library.ok());
+  constexpr int64_t kRows = 512, kCols = 1024, kSliceRows = 256, kSliceCols = 600;
+  const Buffer src_buffer = Buffer::RowMajor("src", DataType::kF16, Scope::kGlobal, {kRows, kCols});
+  const Buffer dst_buffer =
+      Buffer::RowMajor("dst", DataType::kF16, Scope::kGlobal, {kSliceRows, kSliceCols});
+  const size_t src_bytes = SpanBytes(src_buffer), dst_bytes = SpanBytes(dst_buffer);
+  std::mt19937_64 rng(std::random_device{}());
+  std::vector<uint8_t> host(src_bytes);
+  for (auto& b : host) b = static_cast<uint8_t>(rng());
+  auto src = DeviceBuffer::Allocate(*context_, src_bytes);
+  auto dst = DeviceBuffer::Allocate(*context_, dst_bytes);
+  ASSERT_TRUE(src.ok() && dst.ok());
+  ASSERT_TRUE(src->CopyFromHost(host.data(), src_bytes).ok());
+  ASSERT_TRUE(context_->Activate().ok());
+  std::set<std::pair<int64_t, int64_t>> offsets;
+  while (offsets.size() < 1000) {
+    offsets.insert({static_cast<int64_t>(rng() % (kRows - kSliceRows + 1)),
+                    static_cast<int64_t>(rng() % (kCols - kSliceCols + 1))});
+  }
+  int launched = 0;
+  int64_t builds_after_100 = 0;
+  for (const auto& [row, col] : offsets) {
+    CopyOp op{Region::Box(src_buffer, {row, col}, {kSliceRows, kSliceCols}),
+              Region::Whole(dst_buffer)};
+    const bool check = launched % 97 == 0;
+    if (check) ASSERT_TRUE(dst->Fill(0xEE).ok());
+    absl::Status status = (*library)->Launch(op, src->ptr(), dst->ptr(), nullptr);
+    ASSERT_TRUE(status.ok()) << status << " at offset " << row << ", " << col;
+    if (check) {
+      ASSERT_TRUE(context_->Synchronize().ok());
+      std::vector<uint8_t> out(dst_bytes);
+      ASSERT_TRUE(dst->CopyToHost(out.data(), dst_bytes).ok());
+      for (int64_t r = 0; r < kSliceRows; ++r) {
+        ASSERT_EQ(0, std::memcmp(out.data() + r * kSliceCols * 2,
+                                 host.data() + ((row + r) * kCols + col) * 2, kSliceCols * 2))
+            << "slice at " << row << ", " << col << ", row " << r;
+      }
+    }
+    if (++launched == 100) builds_after_100 = (*library)->stats().builds;
+  }
+  ASSERT_TRUE(context_->Synchronize().ok());
+  const LibraryStats stats = (*library)->stats();
+  std::printf("1000 offsets: %lld kernels built (%lld after 100), %lld hits\n",
+              static_cast<long long>(stats.builds), static_cast<long long>(builds_after_100),
+              static_cast<long long>(stats.hits));
+  // f16 starts fall in 8 alignment classes of 16 bytes at most.
+  EXPECT_LE(stats.builds, 8);
+  EXPECT_EQ(stats.builds, builds_after_100);
+  EXPECT_EQ(stats.hits + stats.builds, 1000);
+  // A slice past the buffer's end: refused, naming the region, nothing launched.
+  CopyOp outside{Region::Box(src_buffer, {kRows - kSliceRows + 1, 0}, {kSliceRows, kSliceCols}),
+                 Region::Whole(dst_buffer)};
+  absl::Status refused = (*library)->Launch(outside, src->ptr(), dst->ptr(), nullptr);
+  EXPECT_THAT(std::string(refused.message()), HasSubstr("leaves buffer src in dimension 0"));
+  // Overlapping operands: refused too.
+  CopyOp self{Region::Box(src_buffer, {0, 0}, {kSliceRows, kSliceCols}),
+              Region::Box(src_buffer, {1, 0}, {kSliceRows, kSliceCols})};
+  absl::Status overlap = (*library)->Launch(self, src->ptr(), src->ptr(), nullptr);
+  EXPECT_THAT(std::string(overlap.message()), HasSubstr("overlaps dst"));
+  ASSERT_TRUE(context_->Synchronize().ok());
+}
+
+TEST_F(LibraryGpuTest, KernelCacheEvictsTheLeastRecentlyUsed) {
+  LibraryOptions options;
+  options.database_path = absl::StrCat(::testing::TempDir(), "/none.txtpb");
+  options.max_kernels = 2;
+  auto library = Library::Create(options);
+  ASSERT_TRUE(library.ok());
+  std::mt19937_64 rng(std::random_device{}());
+  CheckCopy(**library, Op(100, 64), rng);
+  CheckCopy(**library, Op(200, 64), rng);
+  CheckCopy(**library, Op(100, 64), rng);  // hit; 200 is now the least recent
+  CheckCopy(**library, Op(300, 64), rng);  // evicts 200
+  CheckCopy(**library, Op(100, 64), rng);  // still cached
+  CheckCopy(**library, Op(200, 64), rng);  // rebuilt
+  const LibraryStats stats = (*library)->stats();
+  EXPECT_EQ(stats.builds, 4);
+  EXPECT_EQ(stats.hits, 2);
+  EXPECT_EQ(stats.evictions, 2);
+  EXPECT_EQ(stats.cached, 2);
 }
 
 TEST_F(LibraryGpuTest, ConcurrentCallersShareOneCompiledKernel) {

@@ -46,8 +46,11 @@ absl::Status VerifyTileKernel(const Context& context, TileKernel& kernel,
                       DeviceBuffer::Allocate(context, expected.size()));
   TT_RETURN_IF_ERROR(input_device.CopyFromHost(input.data(), input.size()));
   TT_RETURN_IF_ERROR(output_device.Fill(poison));
+  // The op's own region offsets: `op` may be another op of the kernel's key.
+  TT_ASSIGN_OR_RETURN(RegionOffsets offsets, definition.Offsets(op));
   TT_RETURN_IF_ERROR(kernel.Launch(input_device.ptr() + kGuardBytes,
-                                   output_device.ptr() + kGuardBytes, /*stream=*/nullptr));
+                                   output_device.ptr() + kGuardBytes, offsets,
+                                   /*stream=*/nullptr));
   TT_RETURN_IF_ERROR(context.Synchronize());
   std::vector<uint8_t> got(expected.size());
   TT_RETURN_IF_ERROR(output_device.CopyToHost(got.data(), got.size()));

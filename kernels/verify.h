@@ -40,7 +40,8 @@ absl::StatusOr<VerificationImages> MakeVerificationImages(const TileOpDefinition
                                                           const TileOp& op,
                                                           std::mt19937_64& rng);
 
-// OK when the kernel matches the reference; DataLoss naming the first wrong byte (its
+// `kernel` runs at the region offsets of `op` (TileOpDefinition::Offsets), so one kernel
+// can be verified on every op of its key. OK when the kernel matches the reference; DataLoss naming the first wrong byte (its
 // output element as the operator describes it, or the guard zone) and how many follow;
 // launch or driver errors as the runtime returns them (a fault is Aborted).
 absl::Status VerifyTileKernel(const Context& context, TileKernel& kernel,

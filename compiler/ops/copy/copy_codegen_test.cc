@@ -83,9 +83,15 @@ std::vector<GoldenCase> GoldenCases() {
   head_tail.hints.eviction_policy = EvictionPolicy::kEvictFirst;
   // A dense f8 tensor of odd rows: one run, in 16-B slots.
   CopyOp odd = Op(DataType::kF8E4M3, {4099, 4097});
+  // Rows whose src and dst starts disagree modulo 16 B (u8 pitches 4097 and 3997): shifted.
+  CopyOp shifted = Op(DataType::kU8, {300, 3997});
+  shifted.src = Region::Box(Buffer::RowMajor("src", DataType::kU8, Scope::kGlobal, {300, 4097}),
+                            {0, 3}, {300, 3997});
+  shifted.hints.eviction_policy = EvictionPolicy::kEvictFirst;
   return {
       {"copy_sync_simt_head_tail_slice", head_tail, T("sm_90a"), Launch({4, 1024}, 256, 1, 0, false)},
       {"copy_sync_simt_head_tail_1d_f8", odd, T("sm_90a"), Launch({16384}, 256, 1, 0, false)},
+      {"copy_sync_simt_shifted_u8", shifted, T("sm_90a"), Launch({4, 4096}, 256, 1, 0, false)},
       {"copy_tma_f16_evict_first", tma, T("sm_90a"), Launch({64, 128}, 32, 3, 2)},
       {"copy_bulk_1d_bf16", bulk, T("sm_90a"), Launch({16384}, 32, 4, 1)},
       {"copy_cp_async_f32_evict_last", cp_async, T("sm_80"), Launch({32, 64}, 128, 3)},

@@ -251,7 +251,7 @@ absl::Status CopyDefinition::CheckLowering(const tuning::Lowering& lowering) con
                         {{CopyPathName(CopyPath::kTma), {}},
                          {CopyPathName(CopyPath::kBulk1d), {}},
                          {CopyPathName(CopyPath::kCpAsync), {}},
-                         {CopyPathName(CopyPath::kSyncSimt), {"head_tail"}}});
+                         {CopyPathName(CopyPath::kSyncSimt), {"head_tail", "shifted"}}});
 }
 
 std::vector<double> CopyDefinition::TransferFeatures(const tuning::Problem& problem) const {

@@ -78,9 +78,9 @@ class CopyEmitter {
       absl::StrAppend(&out_, "vector ", l_.vector_elems, " x ", l_.element_bytes, " B, layout ",
                       LoopLayoutName(l_.layout), ", ");
       if (l_.path == CopyPath::kSyncSimt) {
-        absl::StrAppend(&out_, l_.head_tail                ? "direct, head_tail form, "
-                               : l_.launch.through_shared ? "through shared, "
-                                                          : "direct, ");
+        absl::StrAppend(&out_, l_.head_tail                ? absl::StrCat("direct, ", l_.form_name, " form, ")
+                               : l_.launch.through_shared ? std::string("through shared, ")
+                                                          : std::string("direct, "));
       }
     }
     absl::StrAppend(&out_, l_.stages, " stage(s), L2 policy ",
@@ -224,19 +224,21 @@ class CopyEmitter {
     absl::StrAppend(
         &out_,
         "// Bytes [begin, end) of a partial slot, from src address = dst address + delta, in\n"
-        "// the widest aligned pieces narrower than a slot.\n"
+        "// the widest pieces aligned on both sides.\n"
         "__device__ __forceinline__ void tt_copy_piece(u64 begin, u64 end, long long delta) {\n"
         "  while (begin < end) {\n"
         "    const u64 n = end - begin;\n"
-        "    const u8* from = reinterpret_cast<const u8*>(begin + delta);\n"
+        "    const u64 from_address = begin + delta;\n"
+        "    const u8* from = reinterpret_cast<const u8*>(from_address);\n"
         "    u8* to = reinterpret_cast<u8*>(begin);\n"
-        "    if (kSlotBytes > 8 && (begin & 7) == 0 && n >= 8) {\n"
+        "    const u64 both = begin | from_address;\n"
+        "    if ((both & 7) == 0 && n >= 8) {\n"
         "      *reinterpret_cast<u64*>(to) = *reinterpret_cast<const u64*>(from);\n"
         "      begin += 8;\n"
-        "    } else if (kSlotBytes > 4 && (begin & 3) == 0 && n >= 4) {\n"
+        "    } else if ((both & 3) == 0 && n >= 4) {\n"
         "      *reinterpret_cast<u32*>(to) = *reinterpret_cast<const u32*>(from);\n"
         "      begin += 4;\n"
-        "    } else if (kSlotBytes > 2 && (begin & 1) == 0 && n >= 2) {\n"
+        "    } else if ((both & 1) == 0 && n >= 2) {\n"
         "      *reinterpret_cast<unsigned short*>(to) =\n"
         "          *reinterpret_cast<const unsigned short*>(from);\n"
         "      begin += 2;\n"
@@ -248,9 +250,41 @@ class CopyEmitter {
         "}\n");
   }
 
-  // head_tail: every thread loads its full slots, moving partial ones on the spot, then
-  // stores the full ones.
+  // shifted: 16 bytes at any src address from the two aligned blocks holding them.
+  void ShiftedLoad() {
+    const std::string policy_param = l_.l2_policy ? ", u64 policy" : "";
+    absl::StrAppend(
+        &out_,
+        "// The 16 bytes at src address `s`, of any alignment: the two aligned 16-B blocks\n"
+        "// holding them (the second only when `s` is not aligned), funnel-shifted.\n"
+        "__device__ __forceinline__ tt_vec tt_ld_shifted(u64 s", policy_param, ") {\n"
+        "  const u64 a = s & ~u64(15);\n"
+        "  const u32 m = u32(s & 15);\n"
+        "  const tt_vec x = tt_ld_global(reinterpret_cast<const u8*>(a)", Policy(), ");\n"
+        "  if (m == 0) return x;\n"
+        "  const tt_vec y = tt_ld_global(reinterpret_cast<const u8*>(a + 16)", Policy(), ");\n"
+        "  const u32 w[8] = {x.x, x.y, x.z, x.w, y.x, y.y, y.z, y.w};\n"
+        "  // Words m/4 .. m/4+4 by selects (no local memory), then the byte shift.\n"
+        "  const u32 q = m >> 2;\n"
+        "  const u32 bits = (m & 3) * 8;\n"
+        "  u32 o[5];\n"
+        "#pragma unroll\n"
+        "  for (int i = 0; i < 5; ++i) {\n"
+        "    o[i] = q == 0 ? w[i] : q == 1 ? w[i + 1] : q == 2 ? w[i + 2] : w[i + 3];\n"
+        "  }\n"
+        "  tt_vec v;\n"
+        "  v.x = __funnelshift_r(o[0], o[1], bits);\n"
+        "  v.y = __funnelshift_r(o[1], o[2], bits);\n"
+        "  v.z = __funnelshift_r(o[2], o[3], bits);\n"
+        "  v.w = __funnelshift_r(o[3], o[4], bits);\n"
+        "  return v;\n"
+        "}\n");
+  }
+
+  // head_tail and shifted: every thread loads its full slots, moving partial ones on the
+  // spot, then stores the full ones.
   void HeadTailKernel() {
+    if (l_.shifted) ShiftedLoad();
     KernelSignature(false);
     absl::StrAppend(&out_,
                     "  const u32 tr = threadIdx.x / kCols;\n"
@@ -274,14 +308,16 @@ class CopyEmitter {
                     "      const u64 lo = (first & ~(kSlotBytes - 1)) + slot * kSlotBytes;\n"
                     "      const u64 begin = lo > first ? lo : first;\n"
                     "      const u64 end = lo + kSlotBytes < last ? lo + kSlotBytes : last;\n"
-                    "      if (begin >= end) continue;\n"
-                    "      // src address = dst address + delta, a multiple of the slot.\n"
+                    "      if (begin >= end) continue;\n",
+                    l_.shifted ? "      // src address = dst address + delta.\n"
+                               : "      // src address = dst address + delta, a multiple of the slot.\n",
                     "      const long long delta =\n"
                     "          (long long)(reinterpret_cast<u64>(src) + src_row) - (long long)first;\n"
                     "      if (end - begin == kSlotBytes) {\n"
                     "        full[i] = true;\n"
-                    "        at[i] = lo;\n"
-                    "        v[i] = tt_ld_global(reinterpret_cast<const u8*>(lo + delta)",
+                    "        at[i] = lo;\n",
+                    l_.shifted ? "        v[i] = tt_ld_shifted(lo + delta"
+                               : "        v[i] = tt_ld_global(reinterpret_cast<const u8*>(lo + delta)",
                     Policy(),
                     ");\n"
                     "      } else {\n"

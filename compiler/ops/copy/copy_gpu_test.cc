@@ -1,6 +1,8 @@
 // Every copy path, bit-exact against the CPU reference on fresh random data with the
 // output poisoned and guard zones checked, over dtypes, odd tails, slices and ranks.
 #include <cstdint>
+#include <cstdio>
+#include <map>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -15,6 +17,8 @@
 #include "compiler/ops/copy/copy_definition.h"
 #include "compiler/ops/copy/copy_lowering.h"
 #include "compiler/ops/copy/copy_op.h"
+#include "compiler/ops/copy/copy_search_space.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/runtime/gpu_test_util.h"
 #include "kernels/tile_kernel.h"
@@ -182,6 +186,220 @@ INSTANTIATE_TEST_SUITE_P(Paths, CopyGpuTest, ::testing::ValuesIn(Cases()),
                          [](const ::testing::TestParamInfo<CopyCase>& info) {
                            return info.param.name;
                          });
+
+// Random regions: ranks 1 to 5, every dtype (a third of them 1-byte), buffers padded by
+// random amounts (odd pitches) or not at all (dense, merged), random offsets (unaligned
+// starts), src and dst laid out independently. Each case takes the heuristic launch, or
+// a launch of the search space (merged or unmerged tile, any path), so every path and
+// form meets odd regions. The case list is fixed; the data is fresh on every run.
+struct RegionCase {
+  std::string name;
+  CopyOp op;
+  // Empty: the heuristic's launch.
+  std::optional<LaunchParams> launch;
+  std::optional<Instruction> prefer;
+};
+
+void PrintTo(const RegionCase& c, std::ostream* os) { *os << c.name; }
+
+std::vector<RegionCase> RandomRegionCases() {
+  std::mt19937_64 rng(20261201);
+  auto uniform = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  const std::vector<DataType> dtypes = AllDataTypes();
+  std::vector<DataType> one_byte;
+  for (DataType t : dtypes) {
+    if (DataTypeBytes(t) == 1) one_byte.push_back(t);
+  }
+  const Target sm90 = *Target::Parse("sm_90a");
+  std::vector<RegionCase> cases;
+  for (int i = 0; i < 240; ++i) {
+    const DataType dtype = i % 3 == 0 ? one_byte[uniform(0, one_byte.size() - 1)]
+                                      : dtypes[uniform(0, dtypes.size() - 1)];
+    const int rank = 1 + i % 5;
+    std::vector<int64_t> extents(rank);
+    for (int d = 0; d < rank; ++d) {
+      const bool inner = d == rank - 1;
+      extents[d] = inner ? uniform(1, rank == 1 ? 70000 : 900) : uniform(1, rank <= 2 ? 300 : 9);
+    }
+    // Every eighth case is laid out for TMA: 16-byte aligned starts and pitches.
+    const bool aligned = i % 8 == 1;
+    const int64_t unit = aligned ? std::max(1, 16 / DataTypeBytes(dtype)) : 1;
+    if (aligned) extents[rank - 1] = (extents[rank - 1] + unit - 1) / unit * unit;
+    // Padding per side: none (dense), or up to 9 elements (units) per dimension.
+    auto side = [&](const std::string& name, bool dense) {
+      std::vector<int64_t> shape(rank), offsets(rank);
+      for (int d = 0; d < rank; ++d) {
+        const int64_t step = d == rank - 1 ? unit : 1;
+        const int64_t pad = dense ? 0 : uniform(0, 9) * step;
+        shape[d] = extents[d] + pad;
+        offsets[d] = uniform(0, pad / step) * step;
+      }
+      return Region::Box(Buffer::RowMajor(name, dtype, Scope::kGlobal, shape), offsets, extents);
+    };
+    RegionCase c;
+    c.op = CopyOp{side("src", uniform(0, 3) == 0), side("dst", uniform(0, 2) == 0)};
+    const int mode = i % 4;
+    if (mode != 0) {
+      // A launch from the search space over the merged or the unmerged dimensions.
+      const std::vector<int64_t> dims =
+          mode == 3 ? SqueezedExtents(c.op.src) : MergedCopyExtents(c.op);
+      std::vector<LaunchParams> launches = CopyLaunchCandidates(dims, DataTypeBytes(dtype), sm90);
+      if (aligned) {
+        // The TMA and bulk family (one thread drives the copy engine).
+        std::vector<LaunchParams> tma;
+        for (const LaunchParams& l : launches) {
+          if (l.threads == 32) tma.push_back(l);
+        }
+        launches = tma;
+      }
+      c.launch = launches[uniform(0, launches.size() - 1)];
+      if (mode == 2) c.prefer = Instruction::kSync;
+    }
+    c.name = absl::StrCat("r", i, "_", DataTypeName(dtype), "_rank", rank);
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+class CopyRegionGpuTest : public ::testing::TestWithParam<RegionCase> {
+ protected:
+  void SetUp() override { TT_SKIP_WITHOUT_GPU(context_); }
+
+  std::unique_ptr<Context> context_;
+};
+
+TEST_P(CopyRegionGpuTest, BitExactOnRandomRegions) {
+  const RegionCase& c = GetParam();
+  auto target = Target::Parse(context_->info().ArchName());
+  ASSERT_TRUE(target.ok());
+  const CopyDefinition copy;
+  CopyOp op = c.op;
+  op.hints.prefer_instruction = c.prefer;
+  absl::StatusOr<std::shared_ptr<const LoweredTileKernel>> lowered =
+      absl::InvalidArgumentError("no launch");
+  if (c.launch.has_value()) lowered = copy.Lower(op, *target, *c.launch);
+  if (!lowered.ok()) {
+    // A search-space launch the region cannot take: the heuristic's, which always lowers.
+    Trial trial = copy.Heuristic(op, *target);
+    op.hints = trial.hints;
+    lowered = copy.Lower(op, *target, trial.launch);
+  }
+  ASSERT_TRUE(lowered.ok()) << lowered.status() << "\n" << copy.Describe(op);
+  auto kernel = TileKernel::Create(*context_, copy, *lowered, TestCompiler());
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  std::mt19937_64 rng(std::random_device{}());
+  absl::Status verified = VerifyTileKernel(*context_, **kernel, copy, op, rng);
+  ASSERT_TRUE(verified.ok()) << verified << "\n" << copy.Describe(op) << "\n"
+                             << copy.DescribePlan(**lowered);
+  RecordProperty("path", (*lowered)->path_name + "/" + (*lowered)->form_name);
+}
+
+INSTANTIATE_TEST_SUITE_P(Regions, CopyRegionGpuTest, ::testing::ValuesIn(RandomRegionCases()),
+                         [](const ::testing::TestParamInfo<RegionCase>& info) {
+                           return info.param.name;
+                         });
+
+// The paths and forms the random regions reach, so a change that routes them all to one
+// path shows. Needs no GPU.
+TEST(CopyRegionCasesTest, ReachEveryPathAndTheHeadTailForm) {
+  const CopyDefinition copy;
+  const Target sm90 = *Target::Parse("sm_90a");
+  std::map<std::string, int> reached;
+  for (const RegionCase& c : RandomRegionCases()) {
+    CopyOp op = c.op;
+    op.hints.prefer_instruction = c.prefer;
+    absl::StatusOr<std::shared_ptr<const LoweredTileKernel>> lowered =
+        absl::InvalidArgumentError("no launch");
+    if (c.launch.has_value()) lowered = copy.Lower(op, sm90, *c.launch);
+    if (!lowered.ok()) {
+      Trial trial = copy.Heuristic(op, sm90);
+      op.hints = trial.hints;
+      lowered = copy.Lower(op, sm90, trial.launch);
+    }
+    ASSERT_TRUE(lowered.ok()) << c.name << ": " << lowered.status();
+    ++reached[(*lowered)->path_name + "/" + (*lowered)->form_name];
+  }
+  for (const auto& [path, count] : reached) std::printf("%-22s %d\n", path.c_str(), count);
+  for (const char* path :
+       {"tma/", "bulk_1d/", "cp_async/", "sync_simt/", "sync_simt/head_tail", "sync_simt/shifted"}) {
+    EXPECT_GT(reached[path], 5) << path;
+  }
+}
+
+// One kernel serves a region at any offset of the alignments it was lowered for: lowered
+// once, then verified at other offsets of the same key.
+TEST_F(CopyRegionGpuTest, OneKernelServesOtherOffsets) {
+  auto target = Target::Parse(context_->info().ArchName());
+  ASSERT_TRUE(target.ok());
+  const CopyDefinition copy;
+  auto slice = [](int64_t row, int64_t col, int64_t dst_col) {
+    CopyOp op;
+    op.src = Region::Box(Buffer::RowMajor("src", DataType::kF16, Scope::kGlobal, {300, 1100}),
+                         {row, col}, {200, 1000});
+    op.dst = Region::Box(Buffer::RowMajor("dst", DataType::kF16, Scope::kGlobal, {210, 1040}),
+                         {row / 30, dst_col}, {200, 1000});
+    return op;
+  };
+  const CopyOp first = slice(3, 5, 13);  // head_tail: starts agree modulo 16 B
+  Trial trial = copy.Heuristic(first, *target);
+  CopyOp hinted = first;
+  hinted.hints = trial.hints;
+  auto lowered = copy.Lower(hinted, *target, trial.launch);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  EXPECT_EQ((*lowered)->form_name, "head_tail");
+  auto kernel = TileKernel::Create(*context_, copy, *lowered, TestCompiler());
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  std::string key;
+  copy.AppendKey(hinted, key);
+  std::mt19937_64 rng(std::random_device{}());
+  int verified_ops = 0;
+  for (int64_t row : {0, 7, 50, 99}) {
+    for (int64_t col : {1, 5, 29, 93}) {
+      CopyOp other = slice(row, col, col + 8);
+      other.hints = trial.hints;
+      std::string other_key;
+      copy.AppendKey(other, other_key);
+      ASSERT_EQ(other_key, key) << "row " << row << " col " << col;
+      absl::Status ok = VerifyTileKernel(*context_, **kernel, copy, other, rng);
+      ASSERT_TRUE(ok.ok()) << ok << " at row " << row << ", col " << col;
+      ++verified_ops;
+    }
+  }
+  EXPECT_EQ(verified_ops, 16);
+}
+
+// Bad launches are refused before anything runs: misaligned starts, overlapping operands.
+TEST_F(CopyRegionGpuTest, RefusesMisalignedAndOverlappingOperands) {
+  auto target = Target::Parse(context_->info().ArchName());
+  ASSERT_TRUE(target.ok());
+  const CopyDefinition copy;
+  CopyOp op;
+  op.src = Region::Whole(Buffer::RowMajor("src", DataType::kF16, Scope::kGlobal, {64, 64}));
+  op.dst = Region::Whole(Buffer::RowMajor("dst", DataType::kF16, Scope::kGlobal, {64, 64}));
+  op.hints.prefer_instruction = Instruction::kSync;
+  LaunchParams launch;
+  launch.tile = {4096};
+  launch.threads = 256;
+  launch.through_shared = false;
+  auto lowered = copy.Lower(op, *target, launch);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  ASSERT_EQ((*lowered)->input_align, 16);
+  auto kernel = TileKernel::Create(*context_, copy, *lowered, TestCompiler());
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  auto buffer = DeviceBuffer::Allocate(*context_, 1 << 16);
+  ASSERT_TRUE(buffer.ok());
+  const CUdeviceptr base = buffer->ptr();
+  absl::Status misaligned = (*kernel)->Launch(base + 8, base + 32768, nullptr);
+  EXPECT_THAT(std::string(misaligned.message()),
+              ::testing::HasSubstr("src starts at 0x"));
+  EXPECT_THAT(std::string(misaligned.message()), ::testing::HasSubstr("not a multiple of 16 B"));
+  absl::Status overlap = (*kernel)->Launch(base, base + 4096, nullptr);
+  EXPECT_THAT(std::string(overlap.message()), ::testing::HasSubstr("overlaps dst"));
+  EXPECT_TRUE((*kernel)->Launch(base, base + 8192, nullptr).ok());
+  EXPECT_TRUE(context_->Synchronize().ok());
+}
 
 }  // namespace
 }  // namespace tiletune

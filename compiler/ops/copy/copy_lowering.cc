@@ -305,32 +305,46 @@ absl::Status ChooseVector(const LaunchParams& launch, LoweredCopy& l) {
   }
   const int64_t row_bytes = l.extents[r - 1] * e;
   const int64_t tile_row_bytes = l.tile[r - 1] * e;
-  const bool head_tail_fits = contiguous && !launch.through_shared && launch.stages == 1 &&
-                              slot > legal * e && row_bytes >= 8 * slot &&
+  // Both slot forms: a direct SIMT copy of contiguous rows long enough that the partial
+  // slots at their ends are few, which fixed vectors would move narrower than 16 B.
+  const bool slots_fit = contiguous && !launch.through_shared && launch.stages == 1 &&
+                         legal * e < 16 && row_bytes >= 128;
+  const bool head_tail_fits = slots_fit && slot >= 8 && slot > legal * e &&
                               tile_row_bytes % slot == 0;
+  const bool shifted_fits = slots_fit && slot < 8 && tile_row_bytes % 16 == 0;
   const std::optional<int> hint = l.hints.coalesced_width;
+  const bool hint_fixed = hint.has_value() && legal % *hint == 0;
   const bool head_tail =
-      head_tail_fits && (!hint.has_value() ? true : (legal % *hint != 0 && slot % (*hint * e) == 0));
-  if (!head_tail) {
+      head_tail_fits && !hint_fixed && (!hint.has_value() || slot % (*hint * e) == 0);
+  const bool shifted = shifted_fits && !hint_fixed && (!hint.has_value() || *hint * e == 16);
+  if (!head_tail && !shifted) {
     TT_ASSIGN_OR_RETURN(l.vector_elems, ChooseVectorWidth(l.hints, legal, e, limit, "", l.decision_log));
     l.input_align = l.output_align = l.vector_elems * e;
     return absl::OkStatus();
   }
   l.head_tail = true;
-  l.form_name = "head_tail";
-  const int slot_bytes = hint.has_value() ? *hint * e : slot;
+  l.shifted = shifted;
+  l.form_name = shifted ? "shifted" : "head_tail";
+  const int slot_bytes = shifted ? 16 : hint.has_value() ? *hint * e : slot;
   l.vector_elems = slot_bytes / e;
   l.input_align = l.output_align = e;
-  l.relative_align = slot_bytes;
+  l.relative_align = shifted ? 1 : slot_bytes;
   // A row starting anywhere within a slot spans at most this many slots.
   l.row_slots = (slot_bytes - e + row_bytes + slot_bytes - 1) / slot_bytes;
   const int64_t tile_slots = tile_row_bytes / slot_bytes;
   l.tiles_per_dim[r - 1] = CeilDiv(l.row_slots, tile_slots);
-  l.decision_log.push_back(absl::StrCat(
-      "head_tail form: rows of ", row_bytes, " B in aligned ", slot_bytes, "-B slots (",
-      l.row_slots, " at most per row), the partial first and last slot piecewise; the widest "
-      "vector at fixed alignment is ", legal * e, " B", limit.empty() ? "" : absl::StrCat(" (", limit, ")"),
-      hint.has_value() ? " (coalesced_width)" : ""));
+  const std::string fixed = absl::StrCat("the widest vector at fixed alignment is ", legal * e,
+                                         " B", limit.empty() ? "" : absl::StrCat(" (", limit, ")"),
+                                         hint.has_value() ? "; coalesced_width" : "");
+  l.decision_log.push_back(
+      shifted ? absl::StrCat("shifted form: src and dst starts agree only modulo ", slot,
+                             " B; rows of ", row_bytes, " B in dst-aligned 16-B slots (",
+                             l.row_slots, " at most per row), each loaded as the two aligned "
+                             "16-B blocks of src holding it and funnel-shifted into place; "
+                             "partial slots piecewise; ", fixed)
+              : absl::StrCat("head_tail form: rows of ", row_bytes, " B in aligned ", slot_bytes,
+                             "-B slots (", l.row_slots, " at most per row), the partial first "
+                             "and last slot piecewise; ", fixed));
   return absl::OkStatus();
 }
 

@@ -52,6 +52,11 @@ struct LoweredCopy : LoweredTileKernel {
   // row's start or end is not aligned, are moved piecewise. Needs src and dst starts
   // congruent modulo the slot (relative_align), in every row.
   bool head_tail = false;
+  // The shifted form (form_name "shifted"), head_tail's kernel for src and dst starts that
+  // agree only modulo 1, 2 or 4 B: dst-aligned 16-B slots, each loaded as the two aligned
+  // 16-B blocks of src that hold its bytes and funnel-shifted into place. Those loads may
+  // read up to 15 bytes beyond a row, within the row's aligned blocks.
+  bool shifted = false;
   // head_tail: slots a row spans at most, whatever its start's alignment.
   int64_t row_slots = 0;
 

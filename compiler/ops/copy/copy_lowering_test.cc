@@ -215,13 +215,23 @@ TEST(CopyLoweringTest, OddRowsTakeTheHeadTailForm) {
   EXPECT_TRUE(rows->head_tail);
   EXPECT_EQ(rows->vector_elems, 8);
   EXPECT_EQ(rows->row_slots, (14 + 2000 + 15) / 16);
-  // Starts that disagree modulo 4 B: 2-byte slots would be no wider than plain vectors.
+  // Starts that agree only modulo 2 B: the shifted form, 16-B slots of dst.
   slice.dst = Region::Box(Buffer::RowMajor("dst", DataType::kF16, Scope::kGlobal, {300, 1032}),
                           {0, 12}, {300, 1000});
+  auto shifted = LowerCopy(slice, T("sm_90a"), Launch({4, 1024}, 256, 1, 0, false));
+  ASSERT_TRUE(shifted.ok()) << shifted.status();
+  EXPECT_TRUE(shifted->shifted);
+  EXPECT_EQ(shifted->form_name, "shifted");
+  EXPECT_EQ(shifted->vector_elems, 8);
+  EXPECT_EQ(shifted->relative_align, 1);
+  EXPECT_THAT(Log(*shifted), HasSubstr("starts agree only modulo 2 B"));
+  // coalesced_width=1 asks for the plain form's 2-B accesses.
+  slice.hints.coalesced_width = 1;
   auto narrow = LowerCopy(slice, T("sm_90a"), Launch({4, 1024}, 256, 1, 0, false));
   ASSERT_TRUE(narrow.ok()) << narrow.status();
   EXPECT_FALSE(narrow->head_tail);
   EXPECT_EQ(narrow->vector_elems, 1);
+  slice.hints.coalesced_width.reset();
   // Through shared memory there is no head_tail form.
   auto shared = LowerCopy(odd, T("sm_90a"), Launch({16384}, 256, 1, 0, true));
   ASSERT_TRUE(shared.ok());

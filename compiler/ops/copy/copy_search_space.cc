@@ -175,6 +175,16 @@ Trial CopyHeuristic(const CopyOp& op, const Target& target) {
     trial.hints.prefer_instruction = Instruction::kSync;
   }
   trial.launch = MakeLaunch(tile, 256, 1, 0, /*through_shared=*/false);
+  // Narrow vectors (odd pitches, unaligned starts) mean more accesses per thread than a
+  // SIMT tile allows: halve the tile, outer dimension first, until it lowers.
+  CopyOp hinted = op;
+  hinted.hints = trial.hints;
+  for (int attempt = 0; attempt < 24 && !LowerCopy(hinted, target, trial.launch).ok(); ++attempt) {
+    std::vector<int64_t>& t = trial.launch.tile;
+    const int d = (r >= 2 && t[r - 2] > 1) ? r - 2 : r - 1;
+    if (t[d] == 1) break;
+    t[d] = (t[d] + 1) / 2;
+  }
   return trial;
 }
 

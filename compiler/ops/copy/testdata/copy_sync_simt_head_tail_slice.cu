@@ -91,19 +91,21 @@ __device__ __forceinline__ bool tt_in_tile(u32 row, u32 sc) {
   return true;
 }
 // Bytes [begin, end) of a partial slot, from src address = dst address + delta, in
-// the widest aligned pieces narrower than a slot.
+// the widest pieces aligned on both sides.
 __device__ __forceinline__ void tt_copy_piece(u64 begin, u64 end, long long delta) {
   while (begin < end) {
     const u64 n = end - begin;
-    const u8* from = reinterpret_cast<const u8*>(begin + delta);
+    const u64 from_address = begin + delta;
+    const u8* from = reinterpret_cast<const u8*>(from_address);
     u8* to = reinterpret_cast<u8*>(begin);
-    if (kSlotBytes > 8 && (begin & 7) == 0 && n >= 8) {
+    const u64 both = begin | from_address;
+    if ((both & 7) == 0 && n >= 8) {
       *reinterpret_cast<u64*>(to) = *reinterpret_cast<const u64*>(from);
       begin += 8;
-    } else if (kSlotBytes > 4 && (begin & 3) == 0 && n >= 4) {
+    } else if ((both & 3) == 0 && n >= 4) {
       *reinterpret_cast<u32*>(to) = *reinterpret_cast<const u32*>(from);
       begin += 4;
-    } else if (kSlotBytes > 2 && (begin & 1) == 0 && n >= 2) {
+    } else if ((both & 1) == 0 && n >= 2) {
       *reinterpret_cast<unsigned short*>(to) =
           *reinterpret_cast<const unsigned short*>(from);
       begin += 2;
