@@ -60,7 +60,7 @@ TEST(SuiteTest, RejectsBadSpecsClearly) {
   struct Case {
     const char* spec;
     const char* message;
-  } cases[] = {{"copy:f16", "a copy takes a dtype and a shape"},
+  } cases[] = {{"copy:f16", "a copy takes a dtype, then a shape or src=/dst= regions"},
                {"gemm:f16:8", "unknown tile operator 'gemm': accepted are copy, im2col"},
                {"im2col:f16:1,8,8", "an im2col image is N,H,W,C"},
                {"im2col:f16:1,8,8,4:k=0", "k=0"},

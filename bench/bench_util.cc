@@ -73,4 +73,26 @@ absl::StatusOr<double> TimeMemcpy(BenchEnv& env, CUdeviceptr dst, CUdeviceptr sr
       batch, samples);
 }
 
+absl::StatusOr<double> TimeGraph(BenchEnv& env, const std::function<absl::Status()>& launch,
+                                 int batch, int samples) {
+  auto stream = reinterpret_cast<cudaStream_t>(env.stream->get());
+  TT_RETURN_IF_ERROR(ToStatus(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed),
+                              "cudaStreamBeginCapture"));
+  absl::Status captured = absl::OkStatus();
+  for (int i = 0; i < batch && captured.ok(); ++i) captured = launch();
+  cudaGraph_t graph = nullptr;
+  const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
+  TT_RETURN_IF_ERROR(captured);
+  TT_RETURN_IF_ERROR(ToStatus(ended, "cudaStreamEndCapture"));
+  cudaGraphExec_t exec = nullptr;
+  absl::Status instantiated = ToStatus(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  cudaGraphDestroy(graph);
+  TT_RETURN_IF_ERROR(instantiated);
+  absl::StatusOr<double> ms = TimeLaunches(
+      env, [&] { return ToStatus(cudaGraphLaunch(exec, stream), "cudaGraphLaunch"); }, 1, samples);
+  cudaGraphExecDestroy(exec);
+  if (!ms.ok()) return ms.status();
+  return *ms / batch;
+}
+
 }  // namespace tiletune

@@ -30,6 +30,12 @@ absl::StatusOr<BenchEnv*> GetBenchEnv();
 absl::StatusOr<double> TimeLaunches(BenchEnv& env, const std::function<absl::Status()>& launch,
                                     int batch, int samples);
 
+// Milliseconds per call of `launch` on the device alone: `batch` calls captured into one
+// CUDA graph, launched `samples` times (after a warm-up) and timed as above, so the host's
+// launch overhead drops out. For small copies, where eager launches measure the host.
+absl::StatusOr<double> TimeGraph(BenchEnv& env, const std::function<absl::Status()>& launch,
+                                 int batch, int samples);
+
 // cudaMemcpyAsync device-to-device of `bytes` on the env's stream, timed as above.
 absl::StatusOr<double> TimeMemcpy(BenchEnv& env, CUdeviceptr dst, CUdeviceptr src, size_t bytes,
                                   int batch, int samples);

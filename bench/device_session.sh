@@ -6,7 +6,9 @@
 # (empty compile cache) then warm. Logs go to a scratch folder and come back as one
 # archive, $OUT/logs.tar.gz (the device tool returns at most 8 files), plus the databases;
 # a summary last.
-# PARTS picks what runs (default all): tests, bench, autotune; BENCH names the benchmarks. One device call is capped
+# PARTS picks what runs (default all but region): tests, bench, autotune, region (the
+# region benchmark's problems tuned, then benchmarked with that database and, with
+# REGION_HEURISTIC=1, without); BENCH names the benchmarks. One device call is capped
 # at 10 minutes, so e.g. PARTS=tests first, then PARTS="bench autotune".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +23,7 @@ cudnn_lib=$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(list(nvidia.
 now() { date +%s%N; }
 secs() { echo $(( ($(now) - $1) / 1000000 ))ms; }
 tests_rc=skipped
-want tests && { OUT="$out" timeout 240 bash bench/run_on_device.sh > "$out/gpu_tests.txt" 2>&1; tests_rc=$?; }
+want tests && { OUT="$out" timeout "${TESTS_SECONDS:-400}" bash bench/run_on_device.sh > "$out/gpu_tests.txt" 2>&1; tests_rc=$?; }
 if want tests && [ -n "${SANITIZE:-}" ]; then
   timeout 100 compute-sanitizer --tool memcheck --report-api-errors no --print-limit 10 \
     .device/bin/copy_gpu_test --gtest_brief=1 --gtest_filter="$SANITIZE" > "$out/sanitize.txt" 2>&1
@@ -47,6 +49,20 @@ if want bench; then
   [ -f "$out/col2im_benchmark.json" ] && timeout 120 python3 bench/fold_baseline.py \
     --join "$out/col2im_benchmark.json" > "$out/fold_join.txt" 2>&1
 fi
+# region: the region benchmark's problems tuned, then benchmarked through the Library with
+# that database (tuned) and without one (nearest record or heuristic).
+if want region && [ -x .device/bin/region_benchmark ]; then
+  problems=$(.device/bin/region_benchmark --problems)
+  t=$(now)
+  timeout "${REGION_TUNE_SECONDS:-300}" .device/bin/autotune --problems="$problems" \
+    --output="$out/region_tuned.txtpb" --report=false > "$out/region_tune.txt" 2> "$out/region_tune.err"
+  echo "rc $? in $(secs $t)" >> "$out/region_tune.txt"
+  TILETUNE_DB="$out/region_tuned.txtpb" timeout "${BENCH_SECONDS:-240}" stdbuf -oL .device/bin/region_benchmark \
+    --benchmark_counters_tabular=true --benchmark_out="$out/region_tuned.json" \
+    --benchmark_out_format=json ${BENCH_ARGS:-} > "$out/region_tuned.txt" 2>&1
+  [ -n "${REGION_HEURISTIC:-}" ] && timeout "${BENCH_SECONDS:-240}" stdbuf -oL .device/bin/region_benchmark \
+    --benchmark_counters_tabular=true ${BENCH_ARGS:-} > "$out/region_heuristic.txt" 2>&1
+fi
 cold_rc=skipped warm_rc=skipped cold=- warm=-
 if want autotune; then
   export TILETUNE_CACHE_DIR=/tmp/tiletune-cold-cache
@@ -67,6 +83,12 @@ done
 [ -f "$out/im2col_benchmark.txt" ] && { echo "== im2col"; grep -E "^im2col|^BM" "$out/im2col_benchmark.txt" | awk '{print $1, $(NF-5), $(NF-4), $(NF-3), $(NF-2), $(NF-1), $NF}' | head -40; }
 [ -f "$out/col2im_benchmark.txt" ] && { echo "== col2im"; grep -E "^col2im" "$out/col2im_benchmark.txt" | awk '{print $1, $(NF-4), $(NF-3), $(NF-2), $NF}' | head -48; }
 [ -f "$out/fold_join.txt" ] && { echo "== col2im vs F.fold"; cat "$out/fold_join.txt"; }
+if want region; then
+  echo "== region tuning"; tail -n 20 "$out/region_tune.txt"
+  for f in region_tuned region_heuristic; do
+    [ -f "$out/$f.txt" ] && { echo "== $f (name, time, GB/s, base GB/s, vs_base, [ceiling GB/s, vs_ceiling], label)"; grep -E "^region/" "$out/$f.txt"; }
+  done
+fi
 if want autotune; then
   echo "== autotune cold (rc $cold_rc, $cold)"; cat "$out/autotune_cold.txt"; grep -E "faulted|failed" "$out/autotune_cold.err" | head -5
   echo "== autotune warm (rc $warm_rc, $warm)"; cat "$out/autotune_warm.txt"

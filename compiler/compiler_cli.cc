@@ -29,6 +29,9 @@ namespace {
 const std::vector<OpFlag>& CommonFlags() {
   static const std::vector<OpFlag>* const flags = new std::vector<OpFlag>{
       {"op", "the tile operator (default copy)"},
+      {"problem", "the op as a problem spec, as //autotune --problems takes it, instead of "
+                  "--op, --dtype and the operator's flags (e.g. "
+                  "copy:f16:src=4096x4096[0:4096,48:4048]:dst=4096x4000)"},
       {"dtype", "element type: f64, f32, f16, bf16, f8e4m3, i32, i8, u8 (default f32)"},
       {"tile", "the block tile, one extent per tiled dimension (required)"},
       {"threads", "threads per CTA, a multiple of 32 up to 1024 (default 128)"},
@@ -203,7 +206,25 @@ int RunCompilerCli(const std::vector<std::string>& args, std::ostream& out, std:
     out << Usage(ops);
     return 0;
   }
-  const std::string op_name = Get(*flags, "op", "copy");
+  // --problem: the op from a spec; its operator's name stands in for --op.
+  std::unique_ptr<TileOp> spec_op;
+  if (flags->count("problem")) {
+    for (const auto& [name, value] : *flags) {
+      // --through_shared is an operator flag of the launch, not of the op.
+      bool op_flag = name == "op" || name == "dtype";
+      for (const TileOpDefinition* any : ops.All()) {
+        op_flag |= Declares(*any, name) && name != "through_shared";
+      }
+      if (op_flag) {
+        return fail(absl::InvalidArgumentError(absl::StrCat(
+            "--problem describes the op; drop --", name, " (or drop --problem)")));
+      }
+    }
+    absl::StatusOr<std::unique_ptr<TileOp>> parsed = ops.ParseSpec(Get(*flags, "problem"));
+    if (!parsed.ok()) return fail(parsed.status());
+    spec_op = *std::move(parsed);
+  }
+  const std::string op_name = spec_op ? spec_op->op_name() : Get(*flags, "op", "copy");
   absl::StatusOr<const TileOpDefinition*> definition = ops.Find(op_name);
   if (!definition.ok()) {
     return fail(absl::InvalidArgumentError(
@@ -223,7 +244,13 @@ int RunCompilerCli(const std::vector<std::string>& args, std::ostream& out, std:
   if (!dtype.ok()) return fail(dtype.status());
   absl::StatusOr<Hints> hints = HintsFromFlags(*flags);
   if (!hints.ok()) return fail(hints.status());
-  absl::StatusOr<std::unique_ptr<TileOp>> op = (*definition)->FromFlags(*flags, *dtype, *hints);
+  absl::StatusOr<std::unique_ptr<TileOp>> op = std::move(spec_op);
+  if (*op != nullptr) {
+    (**op).hints = *std::move(hints);
+    if (absl::Status valid = (*definition)->Validate(**op); !valid.ok()) return fail(valid);
+  } else {
+    op = (*definition)->FromFlags(*flags, *dtype, *hints);
+  }
   if (!op.ok()) return fail(op.status());
   absl::StatusOr<LaunchParams> launch = LaunchFromFlags(*flags);
   if (!launch.ok()) return fail(launch.status());

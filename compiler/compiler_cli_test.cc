@@ -93,7 +93,7 @@ TEST(CompilerCliTest, BadInputsGiveOneClearLineAndExitCode2) {
       {{"--shape=1,2,3,4,5,6"}, "give 1 to 5 comma-separated integers"},
       {{"--shape=8192,,8"}, "'' is not an integer"},
       {{"--tile=0,128"}, "--tile=0,128"},
-      {{"--tile=1,2,3"}, "has rank 3 but the copy [8192, 8192] has rank 2"},
+      {{"--tile=1,2,3"}, "has rank 3 but the copy [67108864] has rank 1"},
       {{"--target=sm_91"}, "unknown target 'sm_91'"},
       {{"--target=gfx90a"}, "accepted are sm_70"},
       {{"--emit=sass"}, "--emit=sass: accepted are plan, cuda, ptx"},
@@ -150,9 +150,27 @@ TEST(CompilerCliTest, OneDimensionalTileFlattensContiguousCopies) {
   Result r = RunCli(With(With(kValid, "--tile=16384"), "--prefer_instruction=tma"));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("path        bulk_1d"));
+  EXPECT_THAT(r.out, HasSubstr("merged 8192 x 8192 (contiguous in src and dst)"));
   Result slice = RunCli(With(With(kValid, "--tile=16384"), "--src_shape=8192,8200"));
   EXPECT_EQ(slice.code, 2);
-  EXPECT_THAT(slice.err, HasSubstr("a 1-D tile needs a contiguous copy"));
+  EXPECT_THAT(slice.err, HasSubstr("tile [16384] has rank 1 but the copy [8192, 8192] has rank 2"));
+}
+
+TEST(CompilerCliTest, ProblemSpecsDescribeRegions) {
+  Result r = RunCli({"--problem=copy:f16:src=4096x4096[0:4096,48:4048]:dst=4096x4000",
+                     "--tile=8,1024", "--threads=256"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("extents     [4096, 4000]"));
+  Result odd = RunCli({"--problem=copy:u8:src=300x4097[0:300,3:4000]", "--tile=4,4096",
+                       "--threads=256", "--through_shared=false", "--prefer_instruction=sync"});
+  ASSERT_EQ(odd.code, 0) << odd.err;
+  EXPECT_THAT(odd.out, HasSubstr("path        sync_simt (shifted form)"));
+  Result both = RunCli({"--problem=copy:f16:64,64", "--dtype=f16", "--tile=64"});
+  EXPECT_EQ(both.code, 2);
+  EXPECT_THAT(both.err, HasSubstr("--problem describes the op; drop --dtype"));
+  Result bad = RunCli({"--problem=copy:f16:src=64x64[0:65,0:64]", "--tile=64"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("slice '0:65' of dimension 0 is empty or outside the buffer"));
 }
 
 }  // namespace

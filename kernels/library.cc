@@ -152,10 +152,8 @@ absl::StatusOr<std::shared_ptr<Library::Entry>> Library::Lookup(
     auto it = device.entries.find(key);
     if (it != device.entries.end()) {
       device.lru.splice(device.lru.begin(), device.lru, it->second);
-      std::shared_ptr<Entry> entry = it->second->second;
-      absl::MutexLock stats(&stats_mutex_);
-      ++stats_.hits;
-      return entry;
+      hits_.fetch_add(1, std::memory_order_relaxed);
+      return it->second->second;
     }
   }
   std::string owned = key;
@@ -184,9 +182,8 @@ absl::StatusOr<std::shared_ptr<Library::Entry>> Library::Lookup(
       }
     }
   }
-  absl::MutexLock stats(&stats_mutex_);
-  ++stats_.builds;
-  stats_.evictions += evicted;
+  builds_.fetch_add(1, std::memory_order_relaxed);
+  evictions_.fetch_add(evicted, std::memory_order_relaxed);
   return entry;
 }
 
@@ -211,10 +208,9 @@ absl::StatusOr<LaunchInfo> Library::Inspect(const TileOp& op) {
 
 LibraryStats Library::stats() const {
   LibraryStats out;
-  {
-    absl::MutexLock lock(&stats_mutex_);
-    out = stats_;
-  }
+  out.hits = hits_.load(std::memory_order_relaxed);
+  out.builds = builds_.load(std::memory_order_relaxed);
+  out.evictions = evictions_.load(std::memory_order_relaxed);
   absl::MutexLock lock(&mutex_);
   for (const auto& [ordinal, device] : devices_) {
     absl::MutexLock device_lock(&device->mutex);

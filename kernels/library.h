@@ -26,6 +26,8 @@
 #ifndef KERNELS_LIBRARY_H_
 #define KERNELS_LIBRARY_H_
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -122,8 +124,10 @@ class Library {
   std::unique_ptr<CompilationProvider> compiler_;
   mutable absl::Mutex mutex_;
   absl::flat_hash_map<int, std::unique_ptr<Device>> devices_ ABSL_GUARDED_BY(mutex_);
-  mutable absl::Mutex stats_mutex_;
-  LibraryStats stats_ ABSL_GUARDED_BY(stats_mutex_);
+  // Counters, without a lock on the launch path.
+  std::atomic<int64_t> hits_{0};
+  std::atomic<int64_t> builds_{0};
+  std::atomic<int64_t> evictions_{0};
 };
 
 // Launch through a process-wide Library created with default options on first use.

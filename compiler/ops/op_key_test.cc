@@ -58,8 +58,12 @@ TEST(OpKeyTest, EveryCopyFieldAndHintChangesTheKey) {
       {"dtype", [](CopyOp& op) { op.src.buffer.dtype = op.dst.buffer.dtype = DataType::kBF16; }},
       {"src strides", [](CopyOp& op) { op.src.buffer.strides = {2048, 1}; }},
       {"dst strides", [](CopyOp& op) { op.dst.buffer.strides = {2048, 1}; }},
-      {"src offsets", [](CopyOp& op) { op.src.offsets = {1, 0}; }},
-      {"dst offsets", [](CopyOp& op) { op.dst.offsets = {0, 8}; }},
+      // Offsets are kernel arguments: only the alignment of the starts (each, and of their
+      // difference) is part of the key.
+      {"src start alignment", [](CopyOp& op) { op.src.offsets = {0, 1}; }},
+      {"dst start alignment", [](CopyOp& op) { op.dst.offsets = {0, 2}; }},
+      {"both starts, their difference's alignment",
+       [](CopyOp& op) { op.src.offsets = {0, 1}; op.dst.offsets = {0, 5}; }},
       {"extents", [](CopyOp& op) { op.src.extents = op.dst.extents = {2, 1024}; }},
   };
   for (auto& [name, change] : HintChanges()) {
@@ -74,6 +78,11 @@ TEST(OpKeyTest, EveryCopyFieldAndHintChangesTheKey) {
     const std::string key = CopyOpKey(op);
     EXPECT_TRUE(keys.insert(key).second) << name << " does not change the key";
   }
+  // Offsets that keep every alignment share the key (and the kernel).
+  CopyOp moved = base();
+  moved.src.offsets = {1, 0};
+  moved.dst.offsets = {0, 8};
+  EXPECT_EQ(CopyOpKey(moved), reference);
 }
 
 TEST(OpKeyTest, EveryIm2colFieldAndHintChangesTheKey) {

@@ -285,8 +285,8 @@ TEST(CopyDefinitionTest, HeuristicLowersAndKeepsTheOpsOwnPreference) {
   CopyOp op = Op(DataType::kF16, {1000, 1000});
   Trial trial = copy.Heuristic(op, T("sm_90a"));
   EXPECT_EQ(trial.hints.prefer_instruction, Instruction::kSync);
-  // A dense tensor is one contiguous run: a 1-D tile of 16 KiB.
-  EXPECT_THAT(trial.launch.tile, ElementsAre(8192));
+  // A dense tensor is one contiguous run: a 1-D tile of 8 KiB.
+  EXPECT_THAT(trial.launch.tile, ElementsAre(4096));
   op.hints = trial.hints;
   EXPECT_TRUE(copy.Lower(op, T("sm_90a"), trial.launch).ok());
   op.hints = Hints{};

@@ -335,6 +335,7 @@ TEST_F(CopyRegionGpuTest, OneKernelServesOtherOffsets) {
   ASSERT_TRUE(target.ok());
   const CopyDefinition copy;
   auto slice = [](int64_t row, int64_t col, int64_t dst_col) {
+    // dst rows are 2080 B, a multiple of 16: any dst row keeps the dst start's alignment.
     CopyOp op;
     op.src = Region::Box(Buffer::RowMajor("src", DataType::kF16, Scope::kGlobal, {300, 1100}),
                          {row, col}, {200, 1000});
@@ -342,13 +343,13 @@ TEST_F(CopyRegionGpuTest, OneKernelServesOtherOffsets) {
                          {row / 30, dst_col}, {200, 1000});
     return op;
   };
-  const CopyOp first = slice(3, 5, 13);  // head_tail: starts agree modulo 16 B
+  const CopyOp first = slice(3, 5, 13);  // starts 2 B-aligned, 8 B apart modulo 16
   Trial trial = copy.Heuristic(first, *target);
   CopyOp hinted = first;
   hinted.hints = trial.hints;
   auto lowered = copy.Lower(hinted, *target, trial.launch);
   ASSERT_TRUE(lowered.ok()) << lowered.status();
-  EXPECT_EQ((*lowered)->form_name, "head_tail");
+  EXPECT_EQ((*lowered)->form_name, "head_tail");  // 8-B slots
   auto kernel = TileKernel::Create(*context_, copy, *lowered, TestCompiler());
   ASSERT_TRUE(kernel.ok()) << kernel.status();
   std::string key;
@@ -357,7 +358,10 @@ TEST_F(CopyRegionGpuTest, OneKernelServesOtherOffsets) {
   int verified_ops = 0;
   for (int64_t row : {0, 7, 50, 99}) {
     for (int64_t col : {1, 5, 29, 93}) {
-      CopyOp other = slice(row, col, col + 8);
+      // The same alignments as the first slice's: a src start of 2 mod 16 bytes (an
+      // element index of 1 mod 8) into a dst start of 26 mod 16 bytes.
+      const int64_t aligned_col = col + ((1 - (row * 1100 + col)) % 8 + 8) % 8;
+      CopyOp other = slice(row, aligned_col, 13);
       other.hints = trial.hints;
       std::string other_key;
       copy.AppendKey(other, other_key);

@@ -154,7 +154,7 @@ SearchSpace CopySearchSpace(const CopyOp& op, const Target& target) {
 
 Trial CopyHeuristic(const CopyOp& op, const Target& target) {
   const int element = DataTypeBytes(op.src.buffer.dtype);
-  // Tile over the merged dimensions: 16 KiB of a 1-D copy; else 2 KiB along the
+  // Tile over the merged dimensions: 8 KiB of a 1-D copy; else 2 KiB along the
   // innermost, then rows up to 16 KiB.
   const std::vector<int64_t> extents = MergedCopyExtents(op);
   std::vector<int64_t> tile(extents.size(), 1);
@@ -162,7 +162,7 @@ Trial CopyHeuristic(const CopyOp& op, const Target& target) {
   // Rounded up to whole 16-byte vectors, so the head_tail form can take odd rows.
   const int64_t vector = std::max(1, 16 / element);
   const int64_t inner = (extents[r - 1] + vector - 1) / vector * vector;
-  tile[r - 1] = std::min<int64_t>(inner, (r == 1 ? 16384 : 2048) / element);
+  tile[r - 1] = std::min<int64_t>(inner, (r == 1 ? 8192 : 2048) / element);
   if (r >= 2) {
     const int64_t rows = std::max<int64_t>(1, (16384 / element) / tile[r - 1]);
     tile[r - 2] = std::min<int64_t>(extents[r - 2], rows);
