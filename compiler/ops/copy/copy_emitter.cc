@@ -130,6 +130,26 @@ class CopyEmitter {
     }
   }
 
+  // The start of tt_locate: tile `tile`'s coordinates c0.. (in tiles) and, for the
+  // dimensions outside the innermost, row `row`'s element coordinates g0.. of the copy.
+  void TileCoordinates() {
+    absl::StrAppend(&out_, "  u64 t = tile;\n");
+    for (int d = rank_ - 1; d >= 1; --d) {
+      absl::StrAppend(&out_, "  const u64 c", d, " = t % kTiles", d, ";\n  t /= kTiles", d, ";\n");
+    }
+    absl::StrAppend(&out_, "  const u64 c0 = t;\n");
+    if (rank_ == 1) {
+      absl::StrAppend(&out_, "  (void)row;\n");
+      return;
+    }
+    absl::StrAppend(&out_, "  u32 rest = row;\n");
+    for (int d = rank_ - 2; d >= 1; --d) {
+      absl::StrAppend(&out_, "  const u64 g", d, " = c", d, " * kTile", d, " + rest % kTile", d,
+                      ";\n  rest /= kTile", d, ";\n");
+    }
+    absl::StrAppend(&out_, "  const u64 g0 = c0 * kTile0 + rest;\n");
+  }
+
   // tt_locate: byte offsets of one vector of a tile, and whether it lies inside the copy.
   // tt_in_tile: whether (row, vector) is a slot of the tile at all.
   void Locate() {
@@ -137,21 +157,8 @@ class CopyEmitter {
                     "\n// Byte offsets of vector `vc` of row `row` of tile `tile`; false when it "
                     "lies outside the copy.\n"
                     "__device__ __forceinline__ bool tt_locate(u64 tile, u32 row, u32 vc, u64& "
-                    "src_byte, u64& dst_byte) {\n  u64 t = tile;\n");
-    for (int d = rank_ - 1; d >= 1; --d) {
-      absl::StrAppend(&out_, "  const u64 c", d, " = t % kTiles", d, ";\n  t /= kTiles", d, ";\n");
-    }
-    absl::StrAppend(&out_, "  const u64 c0 = t;\n");
-    if (rank_ >= 2) {
-      absl::StrAppend(&out_, "  u32 rest = row;\n");
-      for (int d = rank_ - 2; d >= 1; --d) {
-        absl::StrAppend(&out_, "  const u64 g", d, " = c", d, " * kTile", d, " + rest % kTile", d,
-                        ";\n  rest /= kTile", d, ";\n");
-      }
-      absl::StrAppend(&out_, "  const u64 g0 = c0 * kTile0 + rest;\n");
-    } else {
-      absl::StrAppend(&out_, "  (void)row;\n");
-    }
+                    "src_byte, u64& dst_byte) {\n");
+    TileCoordinates();
     int inner = rank_ - 1;
     absl::StrAppend(&out_, "  const u64 g", inner, " = c", inner, " * kTile", inner,
                     " + u64(vc) * kVector;\n");
@@ -184,27 +191,17 @@ class CopyEmitter {
                     "addresses, and the index\n// of slot `sc` along it; false when either lies "
                     "outside the copy.\n"
                     "__device__ __forceinline__ bool tt_locate(u64 tile, u32 row, u32 sc, u64& "
-                    "src_row, u64& dst_row, u64& slot) {\n  u64 t = tile;\n");
-    for (int d = rank_ - 1; d >= 1; --d) {
-      absl::StrAppend(&out_, "  const u64 c", d, " = t % kTiles", d, ";\n  t /= kTiles", d, ";\n");
-    }
-    absl::StrAppend(&out_, "  const u64 c0 = t;\n");
+                    "src_row, u64& dst_row, u64& slot) {\n");
+    TileCoordinates();
     const int inner = rank_ - 1;
     std::vector<std::string> src_terms, dst_terms, bounds;
     if (rank_ >= 2) {
-      absl::StrAppend(&out_, "  u32 rest = row;\n");
-      for (int d = rank_ - 2; d >= 1; --d) {
-        absl::StrAppend(&out_, "  const u64 g", d, " = c", d, " * kTile", d, " + rest % kTile", d,
-                        ";\n  rest /= kTile", d, ";\n");
-      }
-      absl::StrAppend(&out_, "  const u64 g0 = c0 * kTile0 + rest;\n");
       for (int d = 0; d < inner; ++d) {
         src_terms.push_back(absl::StrCat("g", d, " * kSrcStride", d));
         dst_terms.push_back(absl::StrCat("g", d, " * kDstStride", d));
         if (l_.extents[d] % l_.tile[d] != 0) bounds.push_back(absl::StrCat("g", d, " < kExtent", d));
       }
     } else {
-      absl::StrAppend(&out_, "  (void)row;\n");
       src_terms = dst_terms = {"0"};
     }
     absl::StrAppend(&out_, "  slot = c", inner, " * kTileSlots + sc;\n");

@@ -263,6 +263,23 @@ std::vector<RegionCase> RandomRegionCases() {
   return cases;
 }
 
+// The case's launch when it lowers for `target`, else the heuristic's (which always
+// does); `op` gets the hints lowered with.
+absl::StatusOr<std::shared_ptr<const LoweredTileKernel>> LowerRegionCase(const RegionCase& c,
+                                                                        const Target& target,
+                                                                        CopyOp& op) {
+  const CopyDefinition copy;
+  op = c.op;
+  op.hints.prefer_instruction = c.prefer;
+  if (c.launch.has_value()) {
+    auto lowered = copy.Lower(op, target, *c.launch);
+    if (lowered.ok()) return lowered;
+  }
+  Trial trial = copy.Heuristic(op, target);
+  op.hints = trial.hints;
+  return copy.Lower(op, target, trial.launch);
+}
+
 class CopyRegionGpuTest : public ::testing::TestWithParam<RegionCase> {
  protected:
   void SetUp() override { TT_SKIP_WITHOUT_GPU(context_); }
@@ -275,17 +292,8 @@ TEST_P(CopyRegionGpuTest, BitExactOnRandomRegions) {
   auto target = Target::Parse(context_->info().ArchName());
   ASSERT_TRUE(target.ok());
   const CopyDefinition copy;
-  CopyOp op = c.op;
-  op.hints.prefer_instruction = c.prefer;
-  absl::StatusOr<std::shared_ptr<const LoweredTileKernel>> lowered =
-      absl::InvalidArgumentError("no launch");
-  if (c.launch.has_value()) lowered = copy.Lower(op, *target, *c.launch);
-  if (!lowered.ok()) {
-    // A search-space launch the region cannot take: the heuristic's, which always lowers.
-    Trial trial = copy.Heuristic(op, *target);
-    op.hints = trial.hints;
-    lowered = copy.Lower(op, *target, trial.launch);
-  }
+  CopyOp op;
+  auto lowered = LowerRegionCase(c, *target, op);
   ASSERT_TRUE(lowered.ok()) << lowered.status() << "\n" << copy.Describe(op);
   auto kernel = TileKernel::Create(*context_, copy, *lowered, TestCompiler());
   ASSERT_TRUE(kernel.ok()) << kernel.status();
@@ -304,20 +312,11 @@ INSTANTIATE_TEST_SUITE_P(Regions, CopyRegionGpuTest, ::testing::ValuesIn(RandomR
 // The paths and forms the random regions reach, so a change that routes them all to one
 // path shows. Needs no GPU.
 TEST(CopyRegionCasesTest, ReachEveryPathAndTheHeadTailForm) {
-  const CopyDefinition copy;
   const Target sm90 = *Target::Parse("sm_90a");
   std::map<std::string, int> reached;
   for (const RegionCase& c : RandomRegionCases()) {
-    CopyOp op = c.op;
-    op.hints.prefer_instruction = c.prefer;
-    absl::StatusOr<std::shared_ptr<const LoweredTileKernel>> lowered =
-        absl::InvalidArgumentError("no launch");
-    if (c.launch.has_value()) lowered = copy.Lower(op, sm90, *c.launch);
-    if (!lowered.ok()) {
-      Trial trial = copy.Heuristic(op, sm90);
-      op.hints = trial.hints;
-      lowered = copy.Lower(op, sm90, trial.launch);
-    }
+    CopyOp op;
+    auto lowered = LowerRegionCase(c, sm90, op);
     ASSERT_TRUE(lowered.ok()) << c.name << ": " << lowered.status();
     ++reached[(*lowered)->path_name + "/" + (*lowered)->form_name];
   }
