@@ -156,6 +156,22 @@ TEST(CompilerCliTest, OneDimensionalTileFlattensContiguousCopies) {
   EXPECT_THAT(slice.err, HasSubstr("tile [16384] has rank 1 but the copy [8192, 8192] has rank 2"));
 }
 
+// Issue 17's reproductions: sizes whose products wrap int64 are usage errors, not
+// kernels of 0 or negative tiles or negative offsets.
+TEST(CompilerCliTest, SizesThatOverflowAreRefused) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"--op=copy", "--dtype=f16", "--shape=1099511627776,1099511627776", "--tile=128,128"},
+           {"--op=copy", "--dtype=f16", "--shape=4294967297,4294967296", "--tile=1,2"},
+           {"--op=copy", "--dtype=f16", "--shape=4,4", "--src_shape=1099511627776,1099511627776",
+            "--src_offset=1099511627000,1099511627000", "--tile=4,4", "--emit=cuda"},
+           {"--problem=copy:f16:17179869184,17179869184", "--tile=128,128"}}) {
+    Result r = RunCli(args);
+    EXPECT_EQ(r.code, 2) << args[2] << "\n" << r.out;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    EXPECT_THAT(r.err, HasSubstr("2^")) << r.err;
+  }
+}
+
 TEST(CompilerCliTest, ProblemSpecsDescribeRegions) {
   Result r = RunCli({"--problem=copy:f16:src=4096x4096[0:4096,48:4048]:dst=4096x4000",
                      "--tile=8,1024", "--threads=256"});

@@ -126,6 +126,25 @@ absl::Status ValidateBuffer(const Buffer& buffer) {
                                                      "; strides must be 0 to 2^40 elements"));
     }
   }
+  // The span in bytes, computed without overflow: extents and strides of 2^40 each would
+  // wrap int64 in SpanElements().
+  int64_t span = 1;
+  for (int i = 0; i < buffer.rank(); ++i) {
+    int64_t reach = 0;
+    if (__builtin_mul_overflow(buffer.shape[i] - 1, buffer.strides[i], &reach) ||
+        __builtin_add_overflow(span, reach, &span)) {
+      span = kMaxBufferBytes + 1;
+      break;
+    }
+  }
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(span, int64_t{DataTypeBytes(buffer.dtype)}, &bytes) ||
+      bytes > kMaxBufferBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "buffer ", buffer.name, " of shape [", absl::StrJoin(buffer.shape, ", "), "] and strides [",
+        absl::StrJoin(buffer.strides, ", "), "] spans more than 2^48 bytes; a buffer must fit "
+        "in 2^48 bytes"));
+  }
   return absl::OkStatus();
 }
 
@@ -138,18 +157,27 @@ absl::Status ValidateRegion(const Region& region) {
         region.extents.size(), " extents for a rank-", b.rank(), " buffer; give one of each per "
         "dimension"));
   }
+  int64_t elements = 1;
   for (int i = 0; i < b.rank(); ++i) {
+    if (region.extents[i] > 0 && __builtin_mul_overflow(elements, region.extents[i], &elements)) {
+      elements = kMaxBufferBytes + 1;
+    }
     if (region.extents[i] <= 0) {
       return absl::InvalidArgumentError(absl::StrCat("region of ", b.name, " dimension ", i,
                                                      " has extent ", region.extents[i],
                                                      "; extents must be positive"));
     }
-    if (region.offsets[i] < 0 || region.offsets[i] + region.extents[i] > b.shape[i]) {
+    // Compared by subtraction: offset + extent could overflow.
+    if (region.offsets[i] < 0 || region.offsets[i] > b.shape[i] - region.extents[i]) {
       return absl::OutOfRangeError(absl::StrCat(
           "region ", RegionToString(region), " leaves buffer ", b.name, " in dimension ", i,
           ": offset ", region.offsets[i], " + extent ", region.extents[i], " > shape ",
           b.shape[i]));
     }
+  }
+  if (elements > kMaxBufferBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("region ", RegionToString(region),
+                                                   " has more than 2^48 elements"));
   }
   return absl::OkStatus();
 }

@@ -75,10 +75,15 @@ struct Region {
 // Bytes from a buffer's first element to one past its farthest element.
 size_t SpanBytes(const Buffer& buffer);
 
-// Rank 1..5, positive extents, non-negative strides that fit the shape, and a non-empty
-// name. Errors name the buffer, the dimension and the bad value.
+// The most bytes a buffer may span (256 TiB: beyond any GPU, and far enough inside int64
+// that sizes, offsets and tile counts derived from it cannot overflow).
+inline constexpr int64_t kMaxBufferBytes = int64_t{1} << 48;
+
+// Rank 1..5, positive extents, non-negative strides that fit the shape, a span of at most
+// kMaxBufferBytes (computed without overflow), and a non-empty name. Errors name the
+// buffer, the dimension and the bad value.
 absl::Status ValidateBuffer(const Buffer& buffer);
-// The buffer is valid, and offsets + extents stay inside it.
+// The buffer is valid, offsets + extents stay inside it, and it has at most 2^48 elements.
 absl::Status ValidateRegion(const Region& region);
 
 // "name[0:8192, 64:4160]" for messages and logs.

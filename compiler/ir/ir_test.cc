@@ -1,3 +1,4 @@
+#include <cstdint>
 #include <set>
 #include <string>
 #include <vector>
@@ -75,6 +76,35 @@ TEST(BufferTest, RejectsBadBuffersAndRegions) {
   EXPECT_EQ(ValidateRegion(Region::Box(b, {3, 0}, {2, 8})).code(), absl::StatusCode::kOutOfRange);
   EXPECT_THAT(ValidateRegion(Region::Box(b, {0, 0}, {4, 0})).message(), HasSubstr("extent 0"));
   EXPECT_THAT(ValidateRegion(Region::Box(b, {0}, {4})).message(), HasSubstr("rank-2"));
+}
+
+// Products that wrap int64 are errors naming the value, not wrapped sizes (issue 17: a
+// 2^40 x 2^40 copy used to emit a kernel of 0 tiles, a 2^34-square one 42 kernels).
+TEST(BufferTest, SpansAndCountsCannotOverflow) {
+  const int64_t big = int64_t{1} << 40;
+  Buffer huge = Buffer::RowMajor("src", DataType::kF16, Scope::kGlobal, {big, big});
+  absl::Status span = ValidateBuffer(huge);
+  EXPECT_EQ(span.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(span.message()),
+              ::testing::HasSubstr("buffer src of shape [1099511627776, 1099511627776] and "
+                                   "strides [1099511627776, 1] spans more than 2^48 bytes"));
+  const int64_t side = int64_t{1} << 34;
+  EXPECT_FALSE(ValidateBuffer(Buffer::RowMajor("src", DataType::kF16, Scope::kGlobal,
+                                               {side, side})).ok());
+  // 2^47 bytes is fine; 2^48 + 1 elements of a byte is not.
+  EXPECT_TRUE(ValidateBuffer(Buffer::RowMajor("b", DataType::kU8, Scope::kGlobal,
+                                              {int64_t{1} << 24, int64_t{1} << 23})).ok());
+  EXPECT_FALSE(ValidateBuffer(Buffer::RowMajor("b", DataType::kU8, Scope::kGlobal,
+                                               {(int64_t{1} << 24) + 1, int64_t{1} << 24})).ok());
+  // A stride-0 (broadcast) buffer spans little but a region of it may count many elements.
+  Buffer broadcast{"b", DataType::kF32, Scope::kGlobal, {big, big, big}, {0, 0, 0}};
+  EXPECT_TRUE(ValidateBuffer(broadcast).ok());
+  absl::Status count = ValidateRegion(Region::Whole(broadcast));
+  EXPECT_THAT(std::string(count.message()), ::testing::HasSubstr("more than 2^48 elements"));
+  // offset + extent past INT64_MAX is outside the buffer, not a wrapped small number.
+  Buffer small = Buffer::RowMajor("s", DataType::kF32, Scope::kGlobal, {8, 8});
+  Region far = Region::Box(small, {INT64_MAX, 0}, {2, 8});
+  EXPECT_EQ(ValidateRegion(far).code(), absl::StatusCode::kOutOfRange);
 }
 
 TEST(ScopeTest, ParsesNames) {
