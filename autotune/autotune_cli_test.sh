@@ -24,5 +24,23 @@ expect 2 "unknown option 'q'" --problems="im2col:f16:1,8,8,4:q=1"
 expect 2 "shard" --shard=5/2
 expect 2 "--devices: 'a' is not a device ordinal" --devices=a
 expect 2 "unknown target 'sm_91'" --dry_run --target=sm_91
+# Issue 17: usage errors the flag library used to exit 1 on, or accepted.
+expect 2 "unknown flag --foo; see --help" --foo
+expect 2 "samples=0: accepted are 1 to 1000" --samples=0
+expect 2 "samples=-5: accepted are 1 to 1000" --samples=-5
+expect 2 "hang_seconds=-1: accepted are 1 to 86400" --hang_seconds=-1
+expect 2 "unexpected argument 'extra.txtpb'" --dry_run extra.txtpb
+expect 2 "flag --samples is given twice" --samples=3 --samples=4
+expect 2 "option 'k' is given twice" --problems="im2col:f16:1,8,8,4:k=3:k=5"
+long=$(printf '7%.0s' $(seq 1 5000))
+expect 2 "(5000 characters)" --problems="copy:f16:$long"
+[[ "$(wc -c <"$TEST_TMPDIR/err")" -lt 2000 ]] || fail "a 5000-character value was echoed whole"
+# --help: exit 0, the subcommands, problem syntax, environment and exit codes; no internal flags.
+"$bin" --help >"$TEST_TMPDIR/help" 2>&1 || fail "--help exited $?"
+for want in "autotune merge INPUT" "--samples" "copy:DTYPE" "src=" "im2col:DTYPE" \
+            "TILETUNE_CACHE_DIR" "SLURM_ARRAY_TASK_ID" "JOB_COMPLETION_INDEX" "exit codes: 0"; do
+  grep -q -- "$want" "$TEST_TMPDIR/help" || fail "--help lacks '$want'"
+done
+! grep -q "worker_" "$TEST_TMPDIR/help" || fail "--help shows internal flags"
 [[ ! -e "$TEST_TMPDIR/db.txtpb" ]] || fail "a database was written without a GPU"
 echo "PASS"

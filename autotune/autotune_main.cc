@@ -30,7 +30,6 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -39,6 +38,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "autotune/command_line.h"
 #include "autotune/cuda_tuning_device.h"
 #include "autotune/merge_command.h"
 #include "autotune/report.h"
@@ -475,9 +475,65 @@ int Supervise(const TileOpRegistry& ops, const std::vector<SuiteProblem>& mine,
   return s.failures > 0 ? 1 : 0;
 }
 
+// The flags autotune takes (the worker_* ones are between the supervisor and its workers).
+const std::vector<FlagSpec>& Flags() {
+  static const std::vector<FlagSpec>* const flags = new std::vector<FlagSpec>{
+      {"problems", "SPECS: ';'-separated problems (below); default: the built-in suite"},
+      {"output", "PATH: the database to write and resume from (.txtpb text, else binary)"},
+      {"devices", "0,1,...: CUDA device ordinals to tune on (default 0)"},
+      {"shard", "i/n: tune slice i of n of the problems (default: from the environment)"},
+      {"dry_run", "build and compile the search space through NVRTC; no GPU needed"},
+      {"target", "sm_XY: the target of --dry_run (default sm_90a)"},
+      {"samples", "N: samples per variant in the first measurement pass, 1 to 1000 (default 5)",
+       1, 1000},
+      {"report", "write a Markdown report and SVG chart next to the database (default true)"},
+      {"hang_seconds", "S: a variant running this long without progress is a hang, 1 to 86400 "
+                       "(default 60)", 1, 86400},
+      {"simulate", "seed=N,noise=F,fault=F,hang=F,wrong=F,name=...: a simulated GPU, for tests"},
+      {"worker_problem", "", -1, 1 << 30},
+      {"worker_device", "", 0, 1023},
+      {"worker_result", ""},
+      {"worker_faults", ""},
+  };
+  return *flags;
+}
+
+std::string Usage(const TileOpRegistry& ops) {
+  return absl::StrCat(
+      "usage: autotune [--problems=SPECS] [--output=PATH] [flags]   tune on this machine's GPUs\n"
+      "       autotune --dry_run [--target=sm_90a] [flags]           compile the search space, "
+      "no GPU\n"
+      "       autotune merge INPUT... -o OUTPUT [--report]          merge tuning databases\n"
+      "\nflags:\n",
+      FlagHelp(Flags()),
+      "\nproblems: ", ops.SpecSyntax(),
+      "\n  e.g. --problems='copy:f16:8192,8192;copy:u8:src=300x4097[0:300,3:4000];"
+      "im2col:f16:64,56,56,64:k=3:p=1'\n"
+      "\nenvironment:\n"
+      "  TILETUNE_CACHE_DIR            compile-cache folder (default "
+      "$XDG_CACHE_HOME/tiletune/kernels, else ~/.cache/tiletune/kernels)\n"
+      "  SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT (_MIN, _STEP)\n"
+      "                                the shard of a Slurm job array when --shard is not given\n"
+      "  JOB_COMPLETION_INDEX, TILETUNE_SHARD_COUNT\n"
+      "                                the shard of a Kubernetes indexed Job, likewise\n"
+      "  TILETUNE_NVRTC_LIBRARY        NVRTC to load (else $CUDA_PATH/lib64, "
+      "/usr/local/cuda/lib64, the loader path)\n"
+      "  TILETUNE_CUDA_DRIVER_LIBRARY  the CUDA driver to load (else libcuda.so.1)\n"
+      "\nexit codes: 0 done; 1 a problem failed or a file could not be written; 2 usage error; "
+      "3 no GPU\n");
+}
+
 int Main(int argc, char** argv) {
-  absl::ParseCommandLine(argc, argv);
+  // Progress reaches a log file as it happens, not at exit.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   const TileOpRegistry& ops = BuiltinTileOps();
+  absl::StatusOr<ParsedCommandLine> command_line =
+      ParseCommandLineFlags(std::vector<std::string>(argv + 1, argv + argc), Flags());
+  if (!command_line.ok()) return Fail(2, command_line.status());
+  if (command_line->help) {
+    std::fputs(Usage(ops).c_str(), stdout);
+    return 0;
+  }
   const bool custom = !absl::GetFlag(FLAGS_problems).empty();
   absl::StatusOr<std::vector<SuiteProblem>> parsed =
       custom ? ParseProblems(ops, absl::GetFlag(FLAGS_problems)) : DefaultSuite(ops);

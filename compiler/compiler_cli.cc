@@ -172,7 +172,11 @@ absl::StatusOr<Hints> HintsFromFlags(const std::map<std::string, std::string>& f
         return absl::InvalidArgumentError(absl::StrCat(
             "--annotations: '", pair, "' is not key=value; e.g. --annotations=fallback=auto"));
       }
-      hints.annotations[kv[0]] = kv[1];
+      if (!hints.annotations.emplace(kv[0], kv[1]).second) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--annotations: key '", kv[0], "' is given twice ('", hints.annotations[kv[0]],
+            "' and '", kv[1], "'); give each key once"));
+      }
     }
   }
   return hints;

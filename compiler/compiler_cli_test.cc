@@ -172,6 +172,12 @@ TEST(CompilerCliTest, SizesThatOverflowAreRefused) {
   }
 }
 
+TEST(CompilerCliTest, DuplicateAnnotationKeysAreRefused) {
+  Result r = RunCli(With(kValid, "--annotations=fallback=error,fallback=auto"));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("key 'fallback' is given twice ('error' and 'auto')"));
+}
+
 TEST(CompilerCliTest, ProblemSpecsDescribeRegions) {
   Result r = RunCli({"--problem=copy:f16:src=4096x4096[0:4096,48:4048]:dst=4096x4000",
                      "--tile=8,1024", "--threads=256"});

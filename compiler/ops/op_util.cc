@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "compiler/base/abbreviate.h"
 
 namespace tiletune {
 
@@ -21,13 +22,15 @@ absl::StatusOr<std::vector<int64_t>> ParseIntList(absl::string_view what, absl::
     int64_t value = 0;
     if (!absl::SimpleAtoi(part, &value) || value < min_value || value > max_value) {
       return absl::InvalidArgumentError(absl::StrCat(
-          what, "=", text, ": '", part, "' is not an integer from ", min_value, " to ", max_value,
+          what, "=", Abbreviate(text), ": '", Abbreviate(part, 24), "' is not an integer from ",
+          min_value, " to ", max_value,
           "; give a comma-separated list such as 8192,8192"));
     }
     values.push_back(value);
   }
   if (values.empty() || static_cast<int>(values.size()) > max_count) {
-    return absl::InvalidArgumentError(absl::StrCat(what, "=", text, ": give 1 to ", max_count,
+    return absl::InvalidArgumentError(absl::StrCat(what, "=", Abbreviate(text), ": give 1 to ",
+                                                   max_count,
                                                    " comma-separated integers"));
   }
   return values;

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "compiler/base/abbreviate.h"
 #include "compiler/base/status_macros.h"
 #include "compiler/tuning_db/tuning_db.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -70,7 +71,8 @@ absl::StatusOr<std::unique_ptr<TileOp>> TileOpRegistry::ParseSpec(absl::string_v
   const absl::string_view name = spec.substr(0, colon);
   auto bad = [&](absl::string_view why) {
     return absl::InvalidArgumentError(
-        absl::StrCat("problem '", spec, "': ", why, "; expected ", SpecSyntax()));
+        absl::StrCat("problem '", Abbreviate(spec), "': ", Abbreviate(why, 200), "; expected ",
+                     SpecSyntax()));
   };
   if (colon == absl::string_view::npos) return bad("no ':' after the operator");
   absl::StatusOr<const TileOpDefinition*> definition = Find(name);
