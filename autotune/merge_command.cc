@@ -1,5 +1,7 @@
 #include "autotune/merge_command.h"
 
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -26,6 +28,13 @@ std::string Resolve(const std::string& path) {
   const char* base = std::getenv("BUILD_WORKING_DIRECTORY");
   if (path.empty() || path[0] == '/' || base == nullptr || base[0] == '\0') return path;
   return absl::StrCat(base, "/", path);
+}
+
+// Whether two paths name one existing file (links and relative spellings included).
+bool SameFile(const std::string& a, const std::string& b) {
+  struct stat sa, sb;
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
 }
 
 }  // namespace
@@ -116,10 +125,29 @@ int RunMergeCommand(absl::Span<const std::string> args, std::FILE* out, std::FIL
   MergeReport report;
   absl::StatusOr<tuning::TuningDatabase> merged = MergeDatabases(inputs, &report);
   const std::string output = Resolve(parsed->output);
-  absl::Status written = merged.ok()
-                             ? tuning::WriteTuningDatabase(*merged, output, ops.RecordValidator())
-                             : merged.status();
-  if (written.ok() && parsed->report) written = WriteReport(*merged, output, ops);
+  for (const std::string& input : parsed->inputs) {
+    if (SameFile(Resolve(input), output)) {
+      std::fprintf(err, "autotune merge: note: the output %s is also an input; it is replaced "
+                        "by the merge\n", parsed->output.c_str());
+      break;
+    }
+  }
+  // The database and its report are written together: all of them or none.
+  absl::Status written = merged.status();
+  if (merged.ok()) {
+    absl::StatusOr<std::string> bytes = tuning::SerializeTuningDatabase(
+        *merged, tuning::FormatForPath(output), ops.RecordValidator());
+    written = bytes.status();
+    if (bytes.ok()) {
+      std::vector<tuning::FileWrite> files = {{output, *std::move(bytes)}};
+      if (parsed->report) {
+        for (tuning::FileWrite& file : ReportFiles(*merged, output, ops)) {
+          files.push_back(std::move(file));
+        }
+      }
+      written = tuning::WriteFilesAtomically(files);
+    }
+  }
   if (!written.ok()) {
     std::fprintf(err, "autotune merge: %s\n", std::string(written.message()).c_str());
     return kMergeFailed;

@@ -1,5 +1,7 @@
 #include "autotune/merge_command.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -136,6 +138,32 @@ TEST(RunMergeCommandTest, ReportIsWrittenBesideTheOutputOnRequest) {
   ASSERT_TRUE(markdown.ok()) << markdown.status();
   EXPECT_THAT(*markdown, HasSubstr("](out.report.svg)"));
   EXPECT_TRUE(tuning::ReadFileToString(folder + "/out.report.svg").ok());
+}
+
+// Issue 17: with out.report.svg a folder, the database used to be replaced before the
+// failure was reported.
+TEST(RunMergeCommandTest, AFailedReportLeavesTheOldDatabase) {
+  const std::string folder = MakeTestFolder();
+  ASSERT_TRUE(tuning::WriteTuningDatabase(tuning::TestDatabase(1), folder + "/in.pb").ok());
+  ASSERT_TRUE(tuning::WriteFileAtomically(folder + "/out.pb", "old").ok());
+  ASSERT_EQ(mkdir((folder + "/out.report.svg").c_str(), 0755), 0);
+  CommandRun run = RunMerge({folder + "/in.pb", "-o", folder + "/out.pb", "--report"});
+  EXPECT_EQ(run.code, kMergeFailed);
+  EXPECT_THAT(run.err, HasSubstr("out.report.svg: is a folder; nothing was written"));
+  EXPECT_EQ(*tuning::ReadFileToString(folder + "/out.pb"), "old");
+  EXPECT_FALSE(tuning::ReadFileToString(folder + "/out.report.md").ok());
+}
+
+// Issue 17: `merge a b -o a` rewrote input a without a word.
+TEST(RunMergeCommandTest, AnOutputThatIsAnInputIsSaid) {
+  const std::string folder = MakeTestFolder();
+  ASSERT_TRUE(tuning::WriteTuningDatabase(tuning::TestDatabase(1), folder + "/a.pb").ok());
+  ASSERT_TRUE(tuning::WriteTuningDatabase(tuning::TestDatabase(2), folder + "/b.pb").ok());
+  CommandRun run = RunMerge({folder + "/a.pb", folder + "/b.pb", "-o", folder + "/./a.pb"});
+  ASSERT_EQ(run.code, kMergeOk) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("is also an input; it is replaced by the merge"));
+  run = RunMerge({folder + "/a.pb", "-o", folder + "/c.pb"});
+  EXPECT_EQ(run.err, "");
 }
 
 TEST(RunMergeCommandTest, BadArgumentsExitTwoWithOneLine) {

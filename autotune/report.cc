@@ -283,13 +283,19 @@ std::string RenderSvgChart(const tuning::TuningDatabase& database, const TileOpR
   return svg;
 }
 
-absl::Status WriteReport(const tuning::TuningDatabase& database, absl::string_view database_path,
-                         const TileOpRegistry& ops) {
+std::vector<tuning::FileWrite> ReportFiles(const tuning::TuningDatabase& database,
+                                           absl::string_view database_path,
+                                           const TileOpRegistry& ops) {
   const ReportPaths paths = ReportPathsFor(database_path);
   const size_t slash = paths.svg.rfind('/');
   const std::string svg_link = slash == std::string::npos ? paths.svg : paths.svg.substr(slash + 1);
-  TT_RETURN_IF_ERROR(tuning::WriteFileAtomically(paths.svg, RenderSvgChart(database, ops)));
-  return tuning::WriteFileAtomically(paths.markdown, RenderMarkdownReport(database, svg_link, ops));
+  return {{paths.svg, RenderSvgChart(database, ops)},
+          {paths.markdown, RenderMarkdownReport(database, svg_link, ops)}};
+}
+
+absl::Status WriteReport(const tuning::TuningDatabase& database, absl::string_view database_path,
+                         const TileOpRegistry& ops) {
+  return tuning::WriteFilesAtomically(ReportFiles(database, database_path, ops));
 }
 
 }  // namespace autotune

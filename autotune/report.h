@@ -15,10 +15,12 @@
 #define AUTOTUNE_REPORT_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "compiler/ops/registry.h"
+#include "compiler/tuning_db/atomic_file.h"
 #include "compiler/tuning_db/tuning_db.pb.h"
 
 namespace tiletune {
@@ -39,6 +41,12 @@ std::string RenderMarkdownReport(const tuning::TuningDatabase& database, absl::s
 
 // The SVG chart: a panel per record, in database order.
 std::string RenderSvgChart(const tuning::TuningDatabase& database, const TileOpRegistry& ops);
+
+// The two files of the report (ReportPathsFor(database_path)) with their contents, for
+// WriteFilesAtomically beside the database they describe.
+std::vector<tuning::FileWrite> ReportFiles(const tuning::TuningDatabase& database,
+                                           absl::string_view database_path,
+                                           const TileOpRegistry& ops);
 
 // Writes both files (ReportPathsFor(database_path)) atomically. Errors name the path.
 absl::Status WriteReport(const tuning::TuningDatabase& database, absl::string_view database_path,

@@ -1,16 +1,21 @@
 #include "compiler/tuning_db/atomic_file.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 
@@ -103,59 +108,145 @@ absl::StatusOr<std::string> ReadFileToString(absl::string_view path, int64_t max
   return contents;
 }
 
-absl::Status WriteFileAtomically(absl::string_view path, absl::string_view contents) {
-  if (path.empty() || path.back() == '/') {
-    return absl::InvalidArgumentError(
-        absl::StrCat("'", path, "' is not a file path (it names no file)"));
+namespace {
+
+// Where a write to `path` lands: the path itself, or the file a symlink there points at
+// (written through, so the link stays a link).
+std::string WriteTarget(const std::string& path) {
+  struct stat info;
+  if (::lstat(path.c_str(), &info) != 0 || !S_ISLNK(info.st_mode)) return path;
+  std::string target(4096, '\0');
+  const ssize_t n = ::readlink(path.c_str(), target.data(), target.size() - 1);
+  if (n <= 0) return path;
+  target.resize(static_cast<size_t>(n));
+  if (target[0] == '/') return WriteTarget(target);
+  return WriteTarget(absl::StrCat(SplitFolder(path).first, "/", target));
+}
+
+// Removes `.<name>.tmp-<pid>-<n>` files in `folder` whose process is gone: what a killed
+// or size-limited write left behind.
+void RemoveStaleTemporaries(const std::string& folder, const std::string& name) {
+  DIR* dir = ::opendir(folder.c_str());
+  if (dir == nullptr) return;
+  const std::string prefix = absl::StrCat(".", name, ".tmp-");
+  while (const struct dirent* entry = ::readdir(dir)) {
+    const absl::string_view file = entry->d_name;
+    if (!absl::StartsWith(file, prefix)) continue;
+    const absl::string_view rest = file.substr(prefix.size());
+    int64_t pid = 0;
+    if (!absl::SimpleAtoi(rest.substr(0, rest.find('-')), &pid) || pid <= 0) continue;
+    if (pid == ::getpid()) continue;  // Ours: another thread may be writing it.
+    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      ::unlink(absl::StrCat(folder, "/", file).c_str());
+    }
   }
-  static std::atomic<uint64_t> counter{0};
-  auto [folder, name] = SplitFolder(path);
+  ::closedir(dir);
+}
+
+// One staged file: its target and the temporary holding its new contents.
+struct Staged {
+  std::string path;    // as the caller named it, for messages
+  std::string target;  // where it lands (through a symlink)
   std::string temp;
+};
+
+// Writes `contents` to a new temporary next to `staged.target`, with the mode of the file
+// it replaces, flushed to disk.
+absl::Status Stage(absl::string_view contents, Staged& staged) {
+  static std::atomic<uint64_t> counter{0};
+  auto [folder, name] = SplitFolder(staged.target);
+  RemoveStaleTemporaries(folder, name);
   int fd = -1;
   for (int attempt = 0; fd < 0; ++attempt) {
-    temp = absl::StrCat(folder, "/.", name, ".tmp-", ::getpid(), "-", counter++);
-    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    staged.temp = absl::StrCat(folder, "/.", name, ".tmp-", ::getpid(), "-", counter++);
+    fd = ::open(staged.temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0 && (errno != EEXIST || attempt >= 100)) {
       const int error = errno;
-      return ErrnoStatus(error, absl::StrCat("cannot create temporary file ", temp), path);
+      staged.temp.clear();
+      return ErrnoStatus(error, "cannot create a temporary file beside it", staged.path);
     }
   }
   FdCloser closer(fd);
-  auto fail = [&](int error, absl::string_view what) {
-    ::unlink(temp.c_str());
-    return ErrnoStatus(error, what, path);
-  };
+  struct stat old;
+  if (::stat(staged.target.c_str(), &old) == 0) ::fchmod(fd, old.st_mode & 07777);
   const char* data = contents.data();
   size_t left = contents.size();
   while (left > 0) {
     ssize_t n = ::write(fd, data, left);
     if (n < 0) {
-      const int error = errno;
-      if (error == EINTR) continue;
-      return fail(error, absl::StrCat("write to ", temp, " failed"));
+      if (errno == EINTR) continue;
+      return ErrnoStatus(errno, absl::StrCat("write to ", staged.temp, " failed"), staged.path);
     }
     data += n;
     left -= static_cast<size_t>(n);
   }
   if (::fsync(fd) != 0) {
-    const int error = errno;
-    return fail(error, absl::StrCat("fsync of ", temp, " failed"));
+    return ErrnoStatus(errno, absl::StrCat("fsync of ", staged.temp, " failed"), staged.path);
   }
   if (int error = closer.Close(); error != 0) {
-    return fail(error, absl::StrCat("close of ", temp, " failed"));
+    return ErrnoStatus(error, absl::StrCat("close of ", staged.temp, " failed"), staged.path);
   }
-  if (::rename(temp.c_str(), std::string(path).c_str()) != 0) {
-    const int error = errno;
-    return fail(error, absl::StrCat("rename from ", temp, " failed"));
-  }
-  // Make the rename itself durable. Failing to sync the folder loses nothing already
-  // visible, so it is not an error.
+  return absl::OkStatus();
+}
+
+void SyncFolder(const std::string& folder) {
+  // Makes a rename durable. Failing to sync the folder loses nothing already visible, so
+  // it is not an error.
   int dir_fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd >= 0) {
     ::fsync(dir_fd);
     ::close(dir_fd);
   }
+}
+
+}  // namespace
+
+absl::Status WriteFilesAtomically(const std::vector<FileWrite>& files) {
+  std::vector<Staged> staged(files.size());
+  auto discard = [&](const absl::Status& status) {
+    for (const Staged& s : staged) {
+      if (!s.temp.empty()) ::unlink(s.temp.c_str());
+    }
+    return status;
+  };
+  // Every target is checked, then every temporary written, before anything is replaced.
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string& path = files[i].path;
+    if (path.empty() || path.back() == '/') {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", path, "' is not a file path (it names no file)"));
+    }
+    staged[i].path = path;
+    staged[i].target = WriteTarget(path);
+    struct stat info;
+    if (::stat(staged[i].target.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(path, ": is a folder; nothing was written"));
+    }
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (absl::Status status = Stage(files[i].contents, staged[i]); !status.ok()) {
+      return discard(absl::Status(status.code(), absl::StrCat(status.message(),
+                                                               "; nothing was written")));
+    }
+  }
+  for (size_t i = 0; i < staged.size(); ++i) {
+    if (::rename(staged[i].temp.c_str(), staged[i].target.c_str()) != 0) {
+      const int error = errno;
+      absl::Status status = ErrnoStatus(
+          error, absl::StrCat("rename from ", staged[i].temp, " failed",
+                              i == 0 ? "; nothing was written" : "; the files before it were"),
+          staged[i].path);
+      return discard(status);
+    }
+    staged[i].temp.clear();
+    SyncFolder(SplitFolder(staged[i].target).first);
+  }
   return absl::OkStatus();
+}
+
+absl::Status WriteFileAtomically(absl::string_view path, absl::string_view contents) {
+  return WriteFilesAtomically({FileWrite{std::string(path), std::string(contents)}});
 }
 
 }  // namespace tuning

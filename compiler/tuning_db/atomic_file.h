@@ -2,7 +2,9 @@
 //
 // WriteFileAtomically writes to a temporary file in the destination's folder and renames
 // it over the destination, so a reader sees the old contents or the new, never a partial
-// file, and a failed write leaves no temporary file behind. Thread-safe; concurrent
+// file, and a failed write leaves no temporary file behind; WriteFilesAtomically does so
+// for several files that belong together (a database and its report), renaming none until
+// all are written. Thread-safe; concurrent
 // writers of one path each install a complete file (the last rename wins).
 //
 //   TT_RETURN_IF_ERROR(WriteFileAtomically("out/report.md", markdown));
@@ -12,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -31,9 +34,23 @@ inline constexpr int64_t kNoSizeLimit = -1;
 absl::StatusOr<std::string> ReadFileToString(absl::string_view path,
                                              int64_t max_bytes = kNoSizeLimit);
 
-// Replaces `path` with `contents`: writes `<folder>/.<name>.tmp-<pid>-<n>`, flushes it to
-// disk, renames it to `path` and syncs the folder. The folder must exist. New files get
-// mode 0666 minus the umask.
+// One file of a WriteFilesAtomically call.
+struct FileWrite {
+  std::string path;
+  std::string contents;
+};
+
+// Replaces each file's `path` with its `contents`: every target is checked (a folder there
+// is an error), then every new file is written to `<folder>/.<name>.tmp-<pid>-<n>` and
+// flushed to disk, and only then are they renamed into place, in order, each folder
+// synced. A failure before the renames leaves every old file as it was and no temporary
+// behind; the error says so. A path that is a symbolic link is written through (its
+// target is replaced, the link kept); a replaced file keeps its mode (new files get 0666
+// minus the umask). Temporaries of this name left by processes that no longer exist
+// (killed writes) are removed first. The folders must exist.
+absl::Status WriteFilesAtomically(const std::vector<FileWrite>& files);
+
+// WriteFilesAtomically of one file.
 absl::Status WriteFileAtomically(absl::string_view path, absl::string_view contents);
 
 }  // namespace tuning

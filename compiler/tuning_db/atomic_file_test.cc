@@ -53,17 +53,79 @@ TEST(AtomicFileTest, NewFileHonoursUmask) {
   EXPECT_EQ(info.st_mode & 0777, 0666 & ~mask);
 }
 
-TEST(AtomicFileTest, FailedRenameRemovesTemporaryFile) {
+TEST(AtomicFileTest, AFolderAtTheDestinationIsRefusedBeforeWriting) {
   const std::string folder = MakeTestFolder();
-  // The destination is a non-empty folder: the rename fails after the data is written.
   const std::string target = folder + "/target";
   ASSERT_EQ(mkdir(target.c_str(), 0755), 0);
   ASSERT_TRUE(WriteFileAtomically(target + "/inside", "x").ok());
   absl::Status status = WriteFileAtomically(target, "contents");
   EXPECT_FALSE(status.ok());
-  EXPECT_THAT(Msg(status), HasSubstr(target));
-  EXPECT_THAT(Msg(status), HasSubstr("rename"));
+  EXPECT_THAT(Msg(status), HasSubstr(target + ": is a folder; nothing was written"));
   EXPECT_THAT(ListFolder(folder), ElementsAre("target"));
+}
+
+std::string Contents(const std::string& path) {
+  auto read = ReadFileToString(path);
+  return read.ok() ? *read : "<" + std::string(read.status().message()) + ">";
+}
+
+// Issue 17: with out.report.svg a folder, `merge --report` replaced out.txtpb first.
+TEST(AtomicFileTest, SeveralFilesAreAllWrittenOrNoneIs) {
+  const std::string folder = MakeTestFolder();
+  ASSERT_TRUE(WriteFileAtomically(folder + "/out.txtpb", "old db").ok());
+  ASSERT_EQ(mkdir((folder + "/out.report.svg").c_str(), 0755), 0);
+  absl::Status status = WriteFilesAtomically({{folder + "/out.txtpb", "new db"},
+                                              {folder + "/out.report.md", "report"},
+                                              {folder + "/out.report.svg", "<svg/>"}});
+  EXPECT_THAT(Msg(status), HasSubstr("out.report.svg: is a folder; nothing was written"));
+  EXPECT_EQ(Contents(folder + "/out.txtpb"), "old db");
+  EXPECT_THAT(ListFolder(folder), ElementsAre("out.report.svg", "out.txtpb"));
+  // A folder that cannot take the temporary: nothing replaced, no temporary left.
+  status = WriteFilesAtomically({{folder + "/out.txtpb", "new db"},
+                                 {folder + "/missing/out.report.md", "report"}});
+  EXPECT_FALSE(status.ok());
+  EXPECT_THAT(Msg(status), HasSubstr("nothing was written"));
+  EXPECT_EQ(Contents(folder + "/out.txtpb"), "old db");
+  EXPECT_THAT(ListFolder(folder), ElementsAre("out.report.svg", "out.txtpb"));
+  ASSERT_EQ(rmdir((folder + "/out.report.svg").c_str()), 0);
+  ASSERT_TRUE(WriteFilesAtomically({{folder + "/out.txtpb", "new db"},
+                                    {folder + "/out.report.svg", "<svg/>"}})
+                  .ok());
+  EXPECT_EQ(Contents(folder + "/out.txtpb"), "new db");
+  EXPECT_EQ(Contents(folder + "/out.report.svg"), "<svg/>");
+}
+
+// Issue 17: a symlink at -o was replaced by a regular file, and the mode reset to 0644.
+TEST(AtomicFileTest, SymlinksAreWrittenThroughAndModesKept) {
+  const std::string folder = MakeTestFolder();
+  ASSERT_EQ(mkdir((folder + "/real").c_str(), 0755), 0);
+  ASSERT_TRUE(WriteFileAtomically(folder + "/real/db.txtpb", "old").ok());
+  ASSERT_EQ(chmod((folder + "/real/db.txtpb").c_str(), 0600), 0);
+  ASSERT_EQ(symlink("real/db.txtpb", (folder + "/link.txtpb").c_str()), 0);
+  ASSERT_TRUE(WriteFileAtomically(folder + "/link.txtpb", "new").ok());
+  struct stat link_info, file_info;
+  ASSERT_EQ(lstat((folder + "/link.txtpb").c_str(), &link_info), 0);
+  EXPECT_TRUE(S_ISLNK(link_info.st_mode));
+  EXPECT_EQ(Contents(folder + "/real/db.txtpb"), "new");
+  ASSERT_EQ(stat((folder + "/real/db.txtpb").c_str(), &file_info), 0);
+  EXPECT_EQ(file_info.st_mode & 0777, 0600u);
+  EXPECT_THAT(ListFolder(folder + "/real"), ElementsAre("db.txtpb"));
+}
+
+// Issue 17: killed writes left .out.txtpb.tmp-* files that nothing removed.
+TEST(AtomicFileTest, TemporariesOfDeadProcessesAreRemovedOnTheNextWrite) {
+  const std::string folder = MakeTestFolder();
+  // A pid that cannot exist (above pid_max's ceiling), and this process's own.
+  const std::string dead = folder + "/.out.txtpb.tmp-999999999-0";
+  const std::string live = folder + "/.out.txtpb.tmp-" + std::to_string(getpid()) + "-77";
+  const std::string other = folder + "/.other.txtpb.tmp-999999999-0";
+  for (const std::string& path : {dead, live, other}) {
+    ASSERT_TRUE(WriteFileAtomically(path, "partial").ok());
+  }
+  ASSERT_TRUE(WriteFileAtomically(folder + "/out.txtpb", "db").ok());
+  EXPECT_THAT(ListFolder(folder),
+              ElementsAre(".other.txtpb.tmp-999999999-0",
+                          ".out.txtpb.tmp-" + std::to_string(getpid()) + "-77", "out.txtpb"));
 }
 
 TEST(AtomicFileTest, MissingFolderIsAnErrorNamingThePath) {
