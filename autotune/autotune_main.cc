@@ -98,17 +98,28 @@ std::string OutputPath() {
   return path;
 }
 
-std::unique_ptr<CompilationProvider> MakeCompiler() {
+// NVRTC behind the compile cache. NVRTC that cannot be loaded is an error naming the
+// paths tried; a cache folder that cannot be used is a warning, and compiling goes on
+// without a disk cache.
+absl::StatusOr<std::unique_ptr<CompilationProvider>> MakeCompiler() {
   if (!absl::GetFlag(FLAGS_simulate).empty()) {
-    return std::make_unique<SimulatedCompilationProvider>();
+    return std::unique_ptr<CompilationProvider>(new SimulatedCompilationProvider());
   }
-  auto nvrtc = NvrtcCompilationProvider::Create();
-  if (!nvrtc.ok()) return nullptr;
+  TT_ASSIGN_OR_RETURN(auto nvrtc, NvrtcCompilationProvider::Create());
   CachingCompilationProvider::Options options;
-  options.inner = *std::move(nvrtc);
+  options.inner = std::move(nvrtc);
   options.disk_directory = DefaultCacheDirectory();
+  const std::string folder = options.disk_directory;
   auto cached = CachingCompilationProvider::Create(std::move(options));
-  return cached.ok() ? *std::move(cached) : nullptr;
+  if (cached.ok()) return std::unique_ptr<CompilationProvider>(*std::move(cached));
+  std::fprintf(stderr,
+               "autotune: warning: compile cache %s cannot be used (%s); compiling without a "
+               "disk cache (set TILETUNE_CACHE_DIR to a writable folder)\n",
+               folder.c_str(), std::string(cached.status().message()).c_str());
+  CachingCompilationProvider::Options memory_only;
+  TT_ASSIGN_OR_RETURN(memory_only.inner, NvrtcCompilationProvider::Create());
+  TT_ASSIGN_OR_RETURN(auto in_memory, CachingCompilationProvider::Create(std::move(memory_only)));
+  return std::unique_ptr<CompilationProvider>(std::move(in_memory));
 }
 
 // The full space of a problem: the first phase's trials, then every hint set of it at
@@ -130,8 +141,9 @@ std::vector<Trial> FullSpace(const TuningTask& task) {
 int DryRun(const TileOpRegistry& ops, const std::vector<SuiteProblem>& problems) {
   absl::StatusOr<Target> target = Target::Parse(absl::GetFlag(FLAGS_target));
   if (!target.ok()) return Fail(2, target.status());
-  std::unique_ptr<CompilationProvider> compiler = MakeCompiler();
-  if (compiler == nullptr) return Fail(1, absl::UnavailableError("NVRTC cannot be loaded"));
+  absl::StatusOr<std::unique_ptr<CompilationProvider>> made = MakeCompiler();
+  if (!made.ok()) return Fail(1, made.status());
+  std::unique_ptr<CompilationProvider> compiler = *std::move(made);
   const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   for (const SuiteProblem& problem : problems) {
     auto start = Clock::now();
@@ -281,8 +293,9 @@ int RunWorker(const TileOpRegistry& ops, const std::vector<SuiteProblem>& mine) 
   if (k >= mine.size()) return Fail(2, absl::InvalidArgumentError("worker problem out of range"));
   const std::string result_path = absl::GetFlag(FLAGS_worker_result);
   const std::string faults_path = absl::GetFlag(FLAGS_worker_faults);
-  std::unique_ptr<CompilationProvider> compiler = MakeCompiler();
-  if (compiler == nullptr) return Fail(1, absl::UnavailableError("NVRTC cannot be loaded"));
+  absl::StatusOr<std::unique_ptr<CompilationProvider>> made = MakeCompiler();
+  if (!made.ok()) return Fail(1, made.status());
+  std::unique_ptr<CompilationProvider> compiler = *std::move(made);
   std::unique_ptr<Context> context;
   absl::StatusOr<std::unique_ptr<TuningDevice>> device = MakeDevice(context, *compiler);
   if (!device.ok()) return Fail(1, device.status());

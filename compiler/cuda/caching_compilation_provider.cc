@@ -36,9 +36,18 @@ absl::Status MakeDirectories(const std::string& path) {
   // Creates each prefix ending at a '/', then the whole path.
   for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
     std::string prefix = path.substr(0, slash);
-    if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
-      return absl::PermissionDeniedError(
-          absl::StrCat("cannot create cache folder ", prefix, ": ", std::strerror(errno)));
+    if (mkdir(prefix.c_str(), 0755) != 0) {
+      if (errno != EEXIST) {
+        return absl::PermissionDeniedError(
+            absl::StrCat("cannot create cache folder ", prefix, ": ", std::strerror(errno)));
+      }
+      // Something is there already: it must be a folder (a file there used to turn the
+      // disk cache off without a word).
+      struct stat info;
+      if (stat(prefix.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("cache folder ", prefix, " exists and is not a folder"));
+      }
     }
     if (slash == std::string::npos) return absl::OkStatus();
   }

@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace tiletune {
@@ -58,6 +59,19 @@ class CachingCompilationProviderTest : public ::testing::Test {
                                   ::testing::UnitTest::GetInstance()->current_test_info()->name(),
                                   "/nested");
 };
+
+// Issue 17: a cache folder that is a file turned caching off with no word.
+TEST_F(CachingCompilationProviderTest, ACacheFolderThatIsAFileIsAnError) {
+  const std::string file = absl::StrCat(::testing::TempDir(), "/cache_file_", getpid());
+  ASSERT_TRUE(std::ofstream(file).good());
+  CachingCompilationProvider::Options options;
+  options.inner = std::make_unique<CountingProvider>(&calls_);
+  options.disk_directory = file;
+  auto provider = CachingCompilationProvider::Create(std::move(options));
+  ASSERT_FALSE(provider.ok());
+  EXPECT_THAT(std::string(provider.status().message()),
+              ::testing::HasSubstr("cache folder " + file + " exists and is not a folder"));
+}
 
 TEST_F(CachingCompilationProviderTest, NamesItselfAndTheCompilerItWraps) {
   auto cache = Make(/*disk=*/false);
