@@ -26,6 +26,31 @@ def tt_cc_library(name, copts = [], **kwargs):
 def tt_cc_binary(name, copts = [], **kwargs):
     native.cc_binary(name = name, copts = TT_COPTS + copts, **kwargs)
 
+def tt_fuzz_binary(name, srcs, deps = [], **kwargs):
+    """A libFuzzer binary of `srcs` (which define LLVMFuzzerTestOneInput).
+
+    With clang (--repo_env=CC=clang; .ci/fuzz.sh) it links libFuzzer and AddressSanitizer;
+    with gcc, a main that replays the files or folders named on its command line.
+    """
+    native.cc_binary(
+        name = name,
+        srcs = srcs + select({
+            "//compiler/base:clang": [],
+            "//conditions:default": ["//compiler/base:fuzz_replay_main.cc"],
+        }),
+        copts = TT_COPTS + select({
+            "//compiler/base:clang": ["-fsanitize=fuzzer,address"],
+            "//conditions:default": [],
+        }),
+        linkopts = select({
+            "//compiler/base:clang": ["-fsanitize=fuzzer,address"],
+            "//conditions:default": [],
+        }),
+        deps = deps,
+        tags = ["fuzz"],
+        **kwargs
+    )
+
 def tt_cc_test(name, copts = [], deps = [], size = "small", **kwargs):
     """A CPU test: runs everywhere, part of the default `bazel test //...`."""
     native.cc_test(

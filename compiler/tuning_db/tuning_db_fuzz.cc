@@ -4,18 +4,16 @@
 // reads back unchanged in both formats; the target traps otherwise. Errors must name
 // their origin.
 //
-// Built with clang, //compiler/tuning_db:tuning_db_fuzz is a libFuzzer binary (-fsanitize=fuzzer,
-// address). Built with gcc, the default here, it links tuning_db_fuzz_main.cc instead and
-// replays the files it is given; tuning_db_fuzz_test runs this entry point over truncated
-// and mutated databases in every `bazel test`. To fuzz with Debian's clang 14 and its
-// libFuzzer (a separate output base keeps the gcc build's cache and symlinks; the
-// --copt instruments the reader's libraries for coverage, not just this file):
+// A tt_fuzz_binary: with clang (.ci/fuzz.sh, which runs it in CI from fuzz_corpus/ for a
+// bounded time) a libFuzzer binary; with gcc a main that replays the files it is given.
+// tuning_db_fuzz_test runs this entry point over truncated and mutated databases in every
+// `bazel test`. By hand, with Debian's clang 14 (a separate output base keeps the gcc
+// build's cache and symlinks; the --copt instruments the reader's libraries too):
 //
 //   bazel --output_base=/tmp/tiletune-clang build --repo_env=CC=clang --symlink_prefix=/
 //       --copt=-fsanitize=fuzzer-no-link,address //compiler/tuning_db:tuning_db_fuzz
-//   mkdir -p /tmp/corpus && cp compiler/tuning_db/testdata/*.txtpb /tmp/corpus
 //   /tmp/tiletune-clang/execroot/tiletune/bazel-out/k8-fastbuild/bin/compiler/tuning_db/tuning_db_fuzz
-//       -max_total_time=120 /tmp/corpus
+//       -max_total_time=120 $(mktemp -d) compiler/tuning_db/fuzz_corpus
 //
 // Run so on 2026-11-30: 1.9 million inputs in 120 s, coverage 1939 edges, no failure.
 #include <cstddef>

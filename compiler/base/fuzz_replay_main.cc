@@ -1,19 +1,18 @@
-// A main() for tuning_db_fuzz when libFuzzer is not linked (gcc builds): runs
+// The main() of a tt_fuzz_binary built without libFuzzer (gcc): runs
 // LLVMFuzzerTestOneInput once over each file named on the command line, or over each file
-// in a named folder, the way a libFuzzer binary replays a corpus.
+// of a named folder, the way a libFuzzer binary replays a corpus or a crash file.
 //
-//   bazel run //autotune:tuning_db_fuzz -- $PWD/corpus $PWD/crash-1234
+//   bazel run //compiler/tuning_db:tuning_db_fuzz -- $PWD/compiler/tuning_db/fuzz_corpus
 #include <dirent.h>
 #include <sys/stat.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
-
-#include "absl/status/statusor.h"
-#include "compiler/tuning_db/atomic_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
@@ -39,15 +38,16 @@ int main(int argc, char** argv) {
   int ran = 0;
   for (int i = 1; i < argc; ++i) {
     for (const std::string& file : Inputs(argv[i])) {
-      absl::StatusOr<std::string> bytes = tiletune::tuning::ReadFileToString(file);
-      if (!bytes.ok()) {
-        std::fprintf(stderr, "tuning_db_fuzz: %s\n", std::string(bytes.status().message()).c_str());
+      std::ifstream in(file, std::ios::binary);
+      if (!in) {
+        std::fprintf(stderr, "%s: cannot read %s\n", argv[0], file.c_str());
         return 2;
       }
-      LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size());
+      const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
       ++ran;
     }
   }
-  std::printf("tuning_db_fuzz: %d inputs ran without a failure\n", ran);
+  std::fprintf(stderr, "%s: %d input(s) ran without a crash\n", argv[0], ran);
   return 0;
 }
