@@ -2,6 +2,8 @@
 // gives the tuning database's readers; and the candidate builder's variant records.
 #include "compiler/ops/registry.h"
 
+#include <cstdint>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -91,6 +93,35 @@ TEST(TileOpRegistryTest, RecordValidatorChecksWhatTheSchemaCannot) {
                               .status()
                               .message()),
               AllOf(HasSubstr("edited.pb"), HasSubstr("record 1"), HasSubstr("canonical")));
+}
+
+// Issue 17: a database holding a shape of [INT64_MAX, INT64_MAX], or of rank 2,000,000,
+// with a valid checksum, was accepted (a 4 MB input became a 26 MB output).
+TEST(TileOpRegistryTest, HugeShapesInARecordAreRefused) {
+  const TileOpRegistry& ops = BuiltinTileOps();
+  tuning::RecordValidator check = ops.RecordValidator();
+  tuning::TuningDatabase database = tuning::TestDatabase(1);
+  tuning::TuningRecord huge = database.records(0);
+  tuning::CopyProblem* copy = huge.mutable_problem()->mutable_copy();
+  copy->set_shape(0, INT64_MAX);
+  copy->set_shape(1, INT64_MAX);
+  EXPECT_THAT(Msg(check(huge)), HasSubstr("not a valid copy"));
+  tuning::TuningRecord deep = database.records(0);
+  deep.mutable_problem()->mutable_copy()->clear_shape();
+  for (int i = 0; i < 2000000; ++i) deep.mutable_problem()->mutable_copy()->add_shape(1);
+  const std::string message = Msg(check(deep));
+  EXPECT_THAT(message, HasSubstr("2000000"));
+  EXPECT_LT(message.size(), 1000u);
+  // Through the reader, checksum and all: the file is refused, naming the record.
+  tuning::TuningDatabase edited = database;
+  *edited.mutable_records(0) = huge;
+  edited.set_records_sha256(tuning::RecordsSha256(edited));
+  std::string bytes;
+  ASSERT_TRUE(edited.SerializeToString(&bytes));
+  tuning::ReadOptions options;
+  options.semantics = check;
+  EXPECT_FALSE(
+      tuning::ParseTuningDatabase(bytes, tuning::DatabaseFormat::kBinary, "huge.pb", options).ok());
 }
 
 TEST(TileOpRegistryTest, SchemaOneFilesPassTheChecksAfterTheUpgrade) {
