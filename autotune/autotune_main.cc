@@ -422,7 +422,12 @@ void SuperviseProblem(const TileOpRegistry& ops, const std::vector<SuiteProblem>
   std::remove(faults_path.c_str());
   std::remove((faults_path + ".pending").c_str());
   absl::StatusOr<std::string> line = tuning::ReadFileToString(result_path + ".summary");
-  if (line.ok()) s.summary.push_back(*line);
+  if (line.ok()) {
+    s.summary.push_back(*line);
+    // Progress as each problem finishes, so an interrupted run's log shows what was done.
+    std::fprintf(stderr, "autotune: done %zu of %zu: %s\n", s.summary.size(), mine.size(),
+                 line->c_str());
+  }
   std::remove((result_path + ".summary").c_str());
 }
 

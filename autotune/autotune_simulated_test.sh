@@ -27,6 +27,9 @@ grep -q 'status: FAILED_VERIFICATION' "$tmp/db.txtpb" || fail "no wrong output r
 grep -q 'retrying without it' "$tmp/err" || fail "no worker was restarted"
 grep -q 'hung for 1 s; killed' "$tmp/err" || fail "the supervisor did not kill a hang"
 grep -q 'autotune: 2 problem(s)' "$tmp/out" || fail "no summary"
+# Progress per finished problem on stderr, as it happens.
+grep -q 'autotune: done 1 of 2: ' "$tmp/err" || fail "no progress line for the first problem"
+grep -q 'autotune: done 2 of 2: ' "$tmp/err" || fail "no progress line for the second problem"
 [[ -f "$tmp/db.report.md" && -f "$tmp/db.report.svg" ]] || fail "no report"
 grep -q "(schema version 3)" "$tmp/db.report.md" || fail "the report names no schema version"
 leftovers=$(ls -A "$tmp" | grep -E 'worker|tmp-' || true)
