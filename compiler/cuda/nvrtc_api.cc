@@ -40,11 +40,13 @@ absl::Status Resolve(void* handle, const char* name, Fn& fn) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<NvrtcApi> Load() {
+}  // namespace
+
+absl::StatusOr<NvrtcApi> LoadNvrtcFrom(const std::vector<std::string>& paths) {
   NvrtcApi api;
   void* handle = nullptr;
   std::vector<std::string> tried;
-  for (const std::string& path : CandidatePaths()) {
+  for (const std::string& path : paths) {
     handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle != nullptr) {
       api.library_path = path;
@@ -82,11 +84,9 @@ absl::StatusOr<NvrtcApi> Load() {
   return api;
 }
 
-}  // namespace
-
 absl::StatusOr<const NvrtcApi*> LoadNvrtc() {
   // Loaded once; the handle stays open for the life of the process.
-  static const absl::StatusOr<NvrtcApi>* const loaded = new absl::StatusOr<NvrtcApi>(Load());
+  static const absl::StatusOr<NvrtcApi>* const loaded = new absl::StatusOr<NvrtcApi>(LoadNvrtcFrom(CandidatePaths()));
   if (!loaded->ok()) return loaded->status();
   return &loaded->value();
 }

@@ -48,6 +48,11 @@ struct NvrtcApi {
 // Unavailable, naming every path tried, when no usable library is found.
 absl::StatusOr<const NvrtcApi*> LoadNvrtc();
 
+// Loads the first usable library of `paths` (LoadNvrtc's list: $TILETUNE_NVRTC_LIBRARY,
+// $CUDA_PATH/lib64, /usr/local/cuda/lib64, the loader path); Unavailable naming every path
+// tried and why each failed otherwise.
+absl::StatusOr<NvrtcApi> LoadNvrtcFrom(const std::vector<std::string>& paths);
+
 // Converts an NVRTC result into a status whose message carries `detail` and NVRTC's own
 // description. NVRTC_SUCCESS gives OK.
 absl::Status ToStatus(nvrtcResult result, absl::string_view detail);

@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "compiler/cuda/nvrtc_api.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -33,6 +34,20 @@ class NvrtcCompilationProviderTest : public ::testing::Test {
   }
   std::unique_ptr<NvrtcCompilationProvider> provider_;
 };
+
+// Issue 17: "NVRTC cannot be loaded" named no path; the loader's error names each path
+// tried and why, and autotune and the compiler report it as is.
+TEST(NvrtcApiTest, MissingLibraryNamesEveryPathTried) {
+  absl::StatusOr<NvrtcApi> api =
+      LoadNvrtcFrom({"/nonexistent/a/libnvrtc.so.13", "/nonexistent/b/libnvrtc.so.13"});
+  ASSERT_FALSE(api.ok());
+  EXPECT_TRUE(absl::IsUnavailable(api.status()));
+  EXPECT_THAT(std::string(api.status().message()),
+              ::testing::AllOf(
+                  ::testing::HasSubstr("NVRTC not found; tried: /nonexistent/a/libnvrtc.so.13 ("),
+                  ::testing::HasSubstr("; /nonexistent/b/libnvrtc.so.13 ("),
+                  ::testing::HasSubstr("set CUDA_PATH or TILETUNE_NVRTC_LIBRARY")));
+}
 
 TEST_F(NvrtcCompilationProviderTest, NameCarriesVersion) {
   EXPECT_TRUE(absl::StartsWith(provider_->Name(), "nvrtc-13.")) << provider_->Name();
