@@ -259,6 +259,51 @@ TEST_F(TunedResolverTest, NearestProblemOnTheSameArchitecture) {
   EXPECT_THAT(r->detail, HasSubstr("no exact record"));
 }
 
+// A record for a copy of `op` whose winner is a direct SIMT launch of `tile` (lowers for
+// any copy of the same merged rank): the resolver's choice shows in the tile it returns.
+tuning::TuningRecord SimtRecord(const CopyOp& op, std::vector<int64_t> tile, int threads) {
+  tuning::TuningRecord record = Record(H200(), op, "sync", std::move(tile), threads, 1);
+  record.mutable_winner()->mutable_lowering()->set_through_shared(false);
+  record.mutable_winner()->mutable_lowering()->set_path("sync_simt");
+  return record;
+}
+
+CopyOp Slice(DataType dtype, std::vector<int64_t> buffer, std::vector<int64_t> offsets,
+             std::vector<int64_t> extents) {
+  Buffer src = Buffer::RowMajor("src", dtype, Scope::kGlobal, buffer);
+  Buffer dst = Buffer::RowMajor("dst", dtype, Scope::kGlobal, extents);
+  return CopyOp{Region::Box(src, offsets, extents), Region::Whole(dst)};
+}
+
+// Transfer follows what decides speed, not the raw shape (issue 13): an unseen odd-pitch
+// slice takes the record of another odd-pitch slice over a same-sized aligned one; a small
+// (launch-bound) copy takes the small record; a dense tensor of another shape takes the
+// dense record of similar size, whatever its rank.
+TEST_F(TunedResolverTest, NearestRecordsAreChosenByTheFeaturesThatDecideSpeed) {
+  const CopyOp aligned = Slice(DataType::kF16, {8192, 8192}, {0, 0}, {8192, 8000});
+  const CopyOp odd = Slice(DataType::kF16, {8192, 8192}, {0, 3}, {8192, 8001});
+  const CopyOp small = Op({64, 512});
+  const CopyOp dense = Op({16384, 16384});
+  auto resolver = Make({SimtRecord(aligned, {8, 1000}, 256), SimtRecord(odd, {4, 2048}, 128),
+                        SimtRecord(small, {4096}, 64), SimtRecord(dense, {8192}, 512)});
+  auto pick = [&](const CopyOp& op) {
+    auto r = resolver->Resolve(H200(), op);
+    EXPECT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->level, ResolutionLevel::kNearest) << r->detail;
+    return r->request.launch.threads;
+  };
+  // Another odd-start slice of another size: the odd record (128 threads).
+  EXPECT_EQ(pick(Slice(DataType::kF16, {6000, 7000}, {5, 1}, {5000, 6501})), 128);
+  // An aligned slice: the aligned record (256).
+  EXPECT_EQ(pick(Slice(DataType::kF16, {6000, 7000}, {5, 8}, {5000, 6400})), 256);
+  // A small dense copy of another rank: the small record (64).
+  EXPECT_EQ(pick(Op({8, 16, 256})), 64);
+  // A large dense tensor of rank 3: the large dense record (512).
+  EXPECT_EQ(pick(Op({64, 1024, 2048})), 512);
+  auto r = resolver->Resolve(H200(), Op({8, 16, 256}));
+  EXPECT_THAT(r->detail, HasSubstr("nearest usable of 4 record(s)"));
+}
+
 TEST_F(TunedResolverTest, HeuristicWhenNothingApplies) {
   tuning::DeviceIdentity ampere;
   ampere.set_name("NVIDIA A100");

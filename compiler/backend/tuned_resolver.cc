@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "compiler/base/status_macros.h"
 #include "compiler/ops/candidates.h"
 #include "compiler/tuning_db/tuning_db.h"
@@ -132,7 +133,11 @@ absl::StatusOr<Resolution> TunedResolver::Resolve(const tuning::DeviceIdentity& 
   for (const auto& [distance, index] : near) {
     auto resolution = Attempt(records_[index], ResolutionLevel::kNearest, codegen, op, target);
     if (resolution.ok()) {
-      resolution->detail = absl::StrCat(why, resolution->detail, " (distance ", distance, ")");
+      // Why this one: its place among the candidates and how far its features are.
+      resolution->detail = absl::StrCat(
+          why, resolution->detail, " (nearest usable of ", near.size(),
+          " record(s) of this operator, dtype and architecture by size, launch-boundness, "
+          "alignment and shape; distance ", absl::StrFormat("%.2f", distance), ")");
       return resolution;
     }
   }

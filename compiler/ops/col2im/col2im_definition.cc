@@ -94,7 +94,9 @@ absl::Status Col2imDefinition::CheckLowering(const tuning::Lowering& lowering) c
 }
 
 std::vector<double> Col2imDefinition::TransferFeatures(const tuning::Problem& problem) const {
-  return ConvTransferFeatures(ConvGeometryFromProblem(problem.col2im()));
+  absl::StatusOr<DataType> dtype = ParseDataType(problem.dtype());
+  return ConvTransferFeatures(ConvGeometryFromProblem(problem.col2im()),
+                              dtype.ok() ? DataTypeBytes(*dtype) : 2);
 }
 
 std::string Col2imDefinition::SpecSyntax() const { return "DTYPE:" + ConvSpecSyntax(); }

@@ -255,9 +255,34 @@ absl::Status CopyDefinition::CheckLowering(const tuning::Lowering& lowering) con
 }
 
 std::vector<double> CopyDefinition::TransferFeatures(const tuning::Problem& problem) const {
-  std::vector<double> features;
-  for (int64_t e : problem.copy().shape()) features.push_back(std::log2(std::max<int64_t>(e, 1)));
-  return features;
+  // What decides which variant is fast, each scaled by how much it matters: the bytes
+  // moved (log2), whether the copy is launch-bound (under 8 MiB), the contiguous run
+  // (log2 bytes), the widest vector fixed alignment allows, how src and dst starts agree
+  // (the head_tail and shifted forms), and the rank left after merging.
+  absl::StatusOr<std::unique_ptr<TileOp>> op = FromProblem(problem);
+  if (!op.ok()) return std::vector<double>(6, 0.0);
+  const CopyOp& copy = static_cast<const CopyOp&>(**op);
+  const MergedCopyGeometry g = MergeCopyGeometry(copy);
+  const int64_t e = DataTypeBytes(copy.src.buffer.dtype);
+  const int r = static_cast<int>(g.extents.size());
+  const double bytes = static_cast<double>(copy.src.NumElements() * e);
+  const bool contiguous = g.src_strides[r - 1] == 1 && g.dst_strides[r - 1] == 1;
+  const int64_t run = contiguous ? g.extents[r - 1] * e : e;
+  int64_t fixed = contiguous ? StartAlignment(run) : std::min<int64_t>(e, 16);
+  int64_t agree = StartAlignment((g.src_offset - g.dst_offset) * e);
+  for (int d = 0; d + 1 < r; ++d) {
+    for (int64_t stride : {g.src_strides[d], g.dst_strides[d]}) {
+      fixed = std::min(fixed, StartAlignment(stride * e));
+    }
+    agree = std::min(agree, StartAlignment((g.src_strides[d] - g.dst_strides[d]) * e));
+  }
+  fixed = std::min({fixed, StartAlignment(g.src_offset * e), StartAlignment(g.dst_offset * e)});
+  return {std::log2(std::max(bytes, 1.0)),
+          bytes < double{8 << 20} ? 2.0 : 0.0,
+          0.5 * std::log2(static_cast<double>(std::max<int64_t>(run, 1))),
+          std::log2(static_cast<double>(fixed)),
+          0.5 * std::log2(static_cast<double>(agree)),
+          static_cast<double>(r)};
 }
 
 std::string CopyDefinition::SpecSyntax() const {

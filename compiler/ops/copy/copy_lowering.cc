@@ -405,13 +405,14 @@ void PlaceResources(const LaunchParams& launch, LoweredCopy& l) {
 
 }  // namespace
 
-std::vector<int64_t> MergedCopyExtents(const CopyOp& op) {
+MergedCopyGeometry MergeCopyGeometry(const CopyOp& op) {
   Operand src = Squeeze(op.src);
   Operand dst = Squeeze(op.dst);
-  if (src.extents != dst.extents) return src.extents;  // Not a valid copy.
-  MergeContiguous(src, dst);
-  return src.extents;
+  if (src.extents == dst.extents) MergeContiguous(src, dst);  // Else not a valid copy.
+  return MergedCopyGeometry{src.extents, src.strides, dst.strides, src.offset, dst.offset};
 }
+
+std::vector<int64_t> MergedCopyExtents(const CopyOp& op) { return MergeCopyGeometry(op).extents; }
 
 std::string CopyPathName(CopyPath path) {
   switch (path) {

@@ -86,6 +86,17 @@ struct LoweredCopy : LoweredTileKernel {
 // extent per entry (or one per unmerged dimension, to tile those instead).
 std::vector<int64_t> MergedCopyExtents(const CopyOp& op);
 
+// The merged dimensions with both operands' strides and start offsets (elements): what
+// decides a copy's speed beyond its size (the contiguous run, the pitches, alignments).
+struct MergedCopyGeometry {
+  std::vector<int64_t> extents;
+  std::vector<int64_t> src_strides;
+  std::vector<int64_t> dst_strides;
+  int64_t src_offset = 0;
+  int64_t dst_offset = 0;
+};
+MergedCopyGeometry MergeCopyGeometry(const CopyOp& op);
+
 absl::StatusOr<LoweredCopy> LowerCopy(const CopyOp& op, const Target& target,
                                       const LaunchParams& launch);
 

@@ -122,10 +122,22 @@ absl::StatusOr<Im2colGeometry> ConvGeometryFromFlags(absl::string_view op,
   return g;
 }
 
-std::vector<double> ConvTransferFeatures(const Im2colGeometry& g) {
-  std::vector<double> features;
-  for (int64_t e : {g.n, g.h, g.w, g.c}) features.push_back(std::log2(std::max<int64_t>(e, 1)));
-  return features;
+std::vector<double> ConvTransferFeatures(const Im2colGeometry& g, int element_bytes) {
+  auto lg = [](int64_t v) { return std::log2(static_cast<double>(std::max<int64_t>(v, 1))); };
+  const int64_t pixel = g.c * element_bytes;
+  int64_t align = 16;
+  while (align > 1 && pixel % align != 0) align /= 2;
+  // A geometry read from a file may be invalid (the caller checks); keep the logs finite.
+  const int64_t m = std::max<int64_t>(g.n, 1) * std::max<int64_t>(g.OH(), 1) *
+                    std::max<int64_t>(g.OW(), 1);
+  const int64_t k = g.K();
+  return {lg(g.n), lg(g.h), lg(g.w), lg(g.c),
+          // The window and how it moves: kernel area, stride and dilation classes.
+          lg(g.kh * g.kw), 2.0 * lg(std::max(g.sh, g.sw)), 2.0 * lg(std::max(g.dh, g.dw)),
+          // The widest vector along C (pixel bytes' alignment) and the matrix's shape.
+          2.0 * lg(align), 0.5 * lg(m), 0.5 * lg(k),
+          // Launch-bound: a column matrix under 8 MiB.
+          m * k * element_bytes < (int64_t{8} << 20) ? 2.0 : 0.0};
 }
 
 std::string DescribeConvOp(const std::string& op, const Im2colGeometry& g, const Buffer& img) {

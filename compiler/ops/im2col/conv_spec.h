@@ -71,8 +71,11 @@ Im2colGeometry ConvGeometryFromProblem(const ProblemMessage& p) {
   return g;
 }
 
-// Feature vector for transfer between problems over this geometry: log2 of N, H, W, C.
-std::vector<double> ConvTransferFeatures(const Im2colGeometry& g);
+// Feature vector for transfer between problems over this geometry: sizes in log space,
+// the kernel area, stride and dilation classes, the alignment of a pixel's C elements, the
+// column matrix's M and K, and whether it is launch-bound; scaled by how much each decides
+// the fastest variant.
+std::vector<double> ConvTransferFeatures(const Im2colGeometry& g, int element_bytes);
 
 // "<op> f16 N64 C64 56x56 k3x3 s1x1 d1x1 p1x1", plus " img strides [...]" for a padded
 // image.

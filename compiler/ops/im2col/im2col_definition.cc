@@ -97,7 +97,9 @@ absl::Status Im2colDefinition::CheckLowering(const tuning::Lowering& lowering) c
 }
 
 std::vector<double> Im2colDefinition::TransferFeatures(const tuning::Problem& problem) const {
-  return ConvTransferFeatures(ConvGeometryFromProblem(problem.im2col()));
+  absl::StatusOr<DataType> dtype = ParseDataType(problem.dtype());
+  return ConvTransferFeatures(ConvGeometryFromProblem(problem.im2col()),
+                              dtype.ok() ? DataTypeBytes(*dtype) : 2);
 }
 
 std::string Im2colDefinition::SpecSyntax() const { return "DTYPE:" + ConvSpecSyntax(); }
