@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 grep -qx '/.device/' .git/info/exclude 2>/dev/null || echo '/.device/' >> .git/info/exclude
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  mapfile -t targets < <(bazel query 'attr(tags, "gpu", tests(//...)) + kind("cc_binary", //...)' 2>/dev/null)
+  # Fuzz binaries (tag fuzz) stay here: .ci/fuzz.sh runs them.
+  mapfile -t targets < <(bazel query 'attr(tags, "gpu", tests(//...)) + kind("cc_binary", //...) except attr(tags, "fuzz", //...)' 2>/dev/null)
 fi
 bazel build "${targets[@]}"
 rm -rf .device && mkdir -p .device/bin
