@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 #include <algorithm>
 
 #include "absl/status/status.h"
@@ -165,22 +166,33 @@ absl::StatusOr<std::shared_ptr<Library::Entry>> Library::Lookup(
                  ResolutionLevelName(entry->info.level).c_str(), device.identity.name().c_str(),
                  entry->info.resolution_detail.c_str());
   }
+  // Entries dropped here (evicted, or ours when a racing thread won) are released after
+  // the lock: unloading a module must not stall every other lookup.
+  std::vector<std::shared_ptr<Entry>> dropped;
   int64_t evicted = 0;
   {
     absl::MutexLock lock(&device.mutex);
     auto it = device.entries.find(owned);
     if (it != device.entries.end()) {
+      dropped.push_back(std::move(entry));
       entry = it->second->second;  // A racing thread's; ours goes.
     } else {
       device.lru.emplace_front(owned, entry);
       device.entries.emplace(std::move(owned), device.lru.begin());
       const size_t limit = std::max<size_t>(1, options_.max_kernels);
       while (device.lru.size() > limit) {
+        dropped.push_back(std::move(device.lru.back().second));
         device.entries.erase(device.lru.back().first);
         device.lru.pop_back();
         ++evicted;
       }
     }
+  }
+  if (!dropped.empty()) {
+    // An evicted kernel may still run on a caller's stream: let the device finish before
+    // its module is unloaded (evictions are rare: the cache holds max_kernels).
+    (void)device.context->Synchronize();
+    dropped.clear();
   }
   builds_.fetch_add(1, std::memory_order_relaxed);
   evictions_.fetch_add(evicted, std::memory_order_relaxed);

@@ -17,7 +17,8 @@
 // offsets are kernel arguments: slicing one buffer at many offsets runs one kernel per
 // offset alignment. Compiled kernels are cached per device, at most
 // LibraryOptions::max_kernels of them, the least recently used evicted first (stats()
-// counts hits, builds and evictions). It runs on the
+// counts hits, builds and evictions); an eviction waits for the device to finish before
+// it unloads the kernel's module. It runs on the
 // device of the calling thread's current CUDA context (device 0's primary context when
 // none is current), so each GPU of a mixed host resolves its own tuned variant. A
 // missing, unreadable, corrupt or foreign-version database is reported

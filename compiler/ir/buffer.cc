@@ -185,7 +185,11 @@ absl::Status ValidateRegion(const Region& region) {
 std::string RegionToString(const Region& region) {
   std::vector<std::string> dims;
   for (int i = 0; i < region.rank() && i < static_cast<int>(region.offsets.size()); ++i) {
-    dims.push_back(absl::StrCat(region.offsets[i], ":", region.offsets[i] + region.extents[i]));
+    // Hostile offsets must not overflow the message that reports them.
+    int64_t end = 0;
+    dims.push_back(__builtin_add_overflow(region.offsets[i], region.extents[i], &end)
+                       ? absl::StrCat(region.offsets[i], ":+", region.extents[i])
+                       : absl::StrCat(region.offsets[i], ":", end));
   }
   return absl::StrCat(region.buffer.name, "[", absl::StrJoin(dims, ", "), "]");
 }

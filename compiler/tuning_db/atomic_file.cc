@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <climits>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "compiler/base/status_macros.h"
 
 namespace tiletune {
 namespace tuning {
@@ -110,25 +112,45 @@ absl::StatusOr<std::string> ReadFileToString(absl::string_view path, int64_t max
 
 namespace {
 
-// Where a write to `path` lands: the path itself, or the file a symlink there points at
-// (written through, so the link stays a link).
-std::string WriteTarget(const std::string& path) {
-  struct stat info;
-  if (::lstat(path.c_str(), &info) != 0 || !S_ISLNK(info.st_mode)) return path;
-  std::string target(4096, '\0');
-  const ssize_t n = ::readlink(path.c_str(), target.data(), target.size() - 1);
-  if (n <= 0) return path;
-  target.resize(static_cast<size_t>(n));
-  if (target[0] == '/') return WriteTarget(target);
-  return WriteTarget(absl::StrCat(SplitFolder(path).first, "/", target));
+// Where a write to `path` lands: the path itself, or the file a chain of symlinks there
+// points at (written through, so the links stay links). ELOOP-like error for a loop or a
+// chain longer than 40, like the kernel's own limit.
+absl::StatusOr<std::string> WriteTarget(const std::string& path) {
+  std::string current = path;
+  for (int depth = 0; depth < 40; ++depth) {
+    struct stat info;
+    if (::lstat(current.c_str(), &info) != 0 || !S_ISLNK(info.st_mode)) return current;
+    std::string target(PATH_MAX + 1, '\0');
+    const ssize_t n = ::readlink(current.c_str(), target.data(), target.size());
+    if (n <= 0 || static_cast<size_t>(n) >= target.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": symbolic link ", current, " cannot be read or is too long"));
+    }
+    target.resize(static_cast<size_t>(n));
+    current = target[0] == '/' ? target : absl::StrCat(SplitFolder(current).first, "/", target);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat(path, ": symbolic links loop or chain more than 40 deep"));
 }
 
-// Removes `.<name>.tmp-<pid>-<n>` files in `folder` whose process is gone: what a killed
-// or size-limited write left behind.
+// This host's name, in temporary names: a process id means nothing on another host
+// sharing the folder.
+std::string HostName() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "host";
+  std::string host(name);
+  for (char& c : host) {
+    if (c == '-' || c == '/' || c == '.') c = '_';
+  }
+  return host;
+}
+
+// Removes `.<name>.tmp-<host>-<pid>-<n>` files in `folder` written on this host by a
+// process that is gone: what a killed or size-limited write left behind.
 void RemoveStaleTemporaries(const std::string& folder, const std::string& name) {
   DIR* dir = ::opendir(folder.c_str());
   if (dir == nullptr) return;
-  const std::string prefix = absl::StrCat(".", name, ".tmp-");
+  const std::string prefix = absl::StrCat(".", name, ".tmp-", HostName(), "-");
   while (const struct dirent* entry = ::readdir(dir)) {
     const absl::string_view file = entry->d_name;
     if (!absl::StartsWith(file, prefix)) continue;
@@ -158,7 +180,8 @@ absl::Status Stage(absl::string_view contents, Staged& staged) {
   RemoveStaleTemporaries(folder, name);
   int fd = -1;
   for (int attempt = 0; fd < 0; ++attempt) {
-    staged.temp = absl::StrCat(folder, "/.", name, ".tmp-", ::getpid(), "-", counter++);
+    staged.temp =
+        absl::StrCat(folder, "/.", name, ".tmp-", HostName(), "-", ::getpid(), "-", counter++);
     fd = ::open(staged.temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0 && (errno != EEXIST || attempt >= 100)) {
       const int error = errno;
@@ -217,7 +240,7 @@ absl::Status WriteFilesAtomically(const std::vector<FileWrite>& files) {
           absl::StrCat("'", path, "' is not a file path (it names no file)"));
     }
     staged[i].path = path;
-    staged[i].target = WriteTarget(path);
+    TT_ASSIGN_OR_RETURN(staged[i].target, WriteTarget(path));
     struct stat info;
     if (::stat(staged[i].target.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
       return absl::FailedPreconditionError(

@@ -41,13 +41,14 @@ struct FileWrite {
 };
 
 // Replaces each file's `path` with its `contents`: every target is checked (a folder there
-// is an error), then every new file is written to `<folder>/.<name>.tmp-<pid>-<n>` and
+// is an error), then every new file is written to `<folder>/.<name>.tmp-<host>-<pid>-<n>` and
 // flushed to disk, and only then are they renamed into place, in order, each folder
 // synced. A failure before the renames leaves every old file as it was and no temporary
 // behind; the error says so. A path that is a symbolic link is written through (its
 // target is replaced, the link kept); a replaced file keeps its mode (new files get 0666
-// minus the umask). Temporaries of this name left by processes that no longer exist
-// (killed writes) are removed first. The folders must exist.
+// minus the umask; a symlink loop is an error). Temporaries of this name left on this host
+// by processes that no longer exist (killed writes) are removed first. The folders must
+// exist.
 absl::Status WriteFilesAtomically(const std::vector<FileWrite>& files);
 
 // WriteFilesAtomically of one file.

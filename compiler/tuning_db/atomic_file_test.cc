@@ -115,17 +115,33 @@ TEST(AtomicFileTest, SymlinksAreWrittenThroughAndModesKept) {
 // Issue 17: killed writes left .out.txtpb.tmp-* files that nothing removed.
 TEST(AtomicFileTest, TemporariesOfDeadProcessesAreRemovedOnTheNextWrite) {
   const std::string folder = MakeTestFolder();
-  // A pid that cannot exist (above pid_max's ceiling), and this process's own.
-  const std::string dead = folder + "/.out.txtpb.tmp-999999999-0";
-  const std::string live = folder + "/.out.txtpb.tmp-" + std::to_string(getpid()) + "-77";
-  const std::string other = folder + "/.other.txtpb.tmp-999999999-0";
-  for (const std::string& path : {dead, live, other}) {
-    ASSERT_TRUE(WriteFileAtomically(path, "partial").ok());
+  char host_name[256] = {};
+  ASSERT_EQ(gethostname(host_name, sizeof(host_name) - 1), 0);
+  std::string host(host_name);
+  for (char& c : host) {
+    if (c == '-' || c == '/' || c == '.') c = '_';
+  }
+  // A pid that cannot exist (above pid_max's ceiling), this process's own, another host's,
+  // and another file's.
+  const std::string dead = ".out.txtpb.tmp-" + host + "-999999999-0";
+  const std::string live = ".out.txtpb.tmp-" + host + "-" + std::to_string(getpid()) + "-77";
+  const std::string remote = ".out.txtpb.tmp-elsewhere-999999999-0";
+  const std::string other = ".other.txtpb.tmp-" + host + "-999999999-0";
+  for (const std::string& name : {dead, live, remote, other}) {
+    ASSERT_TRUE(WriteFileAtomically(folder + "/" + name, "partial").ok());
   }
   ASSERT_TRUE(WriteFileAtomically(folder + "/out.txtpb", "db").ok());
   EXPECT_THAT(ListFolder(folder),
-              ElementsAre(".other.txtpb.tmp-999999999-0",
-                          ".out.txtpb.tmp-" + std::to_string(getpid()) + "-77", "out.txtpb"));
+              ::testing::UnorderedElementsAre(other, live, remote, "out.txtpb"));
+}
+
+TEST(AtomicFileTest, ASymlinkLoopIsAnErrorNotACrash) {
+  const std::string folder = MakeTestFolder();
+  ASSERT_EQ(symlink("b.txtpb", (folder + "/a.txtpb").c_str()), 0);
+  ASSERT_EQ(symlink("a.txtpb", (folder + "/b.txtpb").c_str()), 0);
+  absl::Status status = WriteFileAtomically(folder + "/a.txtpb", "db");
+  EXPECT_THAT(Msg(status), HasSubstr("symbolic links loop or chain more than 40 deep"));
+  EXPECT_THAT(ListFolder(folder), ElementsAre("a.txtpb", "b.txtpb"));
 }
 
 TEST(AtomicFileTest, MissingFolderIsAnErrorNamingThePath) {

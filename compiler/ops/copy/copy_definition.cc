@@ -188,18 +188,32 @@ std::string CopyDefinition::Describe(const TileOp& op) const {
 void CopyDefinition::AppendKey(const TileOp& op, std::string& key) const {
   const CopyOp& copy = OpRef<CopyOp>(op);
   key.append(name());
-  key.push_back(static_cast<char>(copy.src.buffer.dtype));
-  // The kernel takes the regions' start addresses: offsets enter only through the
-  // alignments the lowering reads (each start's, and that of their difference).
-  const int64_t e = DataTypeBytes(copy.src.buffer.dtype);
-  const int64_t src_start = copy.src.BaseOffsetElements() * e;
-  const int64_t dst_start = copy.dst.BaseOffsetElements() * e;
+  // Everything validation reads but the launch does not re-check: both dtypes and scopes,
+  // the strides and extents (a cache hit skips validation but for the regions' places).
   for (const Region* r : {&copy.src, &copy.dst}) {
+    key.push_back(static_cast<char>(r->buffer.dtype));
+    key.push_back(static_cast<char>(r->buffer.scope));
     AppendKeyInts(key, r->buffer.strides);
     AppendKeyInts(key, r->extents);
   }
-  AppendKeyInts(key, {StartAlignment(src_start), StartAlignment(dst_start),
-                      StartAlignment(src_start - dst_start)});
+  // The kernel takes the regions' start addresses: offsets enter only through the
+  // alignments the lowering reads (each start's, and that of their difference). Computed
+  // in unsigned arithmetic: the op may not be validated yet, and alignments only need the
+  // low bits, which wrapping keeps.
+  auto start_bytes = [](const Region& r) {
+    uint64_t offset = 0;
+    for (int d = 0; d < r.rank() && d < static_cast<int>(r.offsets.size()) &&
+                    d < static_cast<int>(r.buffer.strides.size());
+         ++d) {
+      offset += static_cast<uint64_t>(r.offsets[d]) * static_cast<uint64_t>(r.buffer.strides[d]);
+    }
+    return offset * static_cast<uint64_t>(DataTypeBytes(r.buffer.dtype));
+  };
+  const uint64_t src_start = start_bytes(copy.src);
+  const uint64_t dst_start = start_bytes(copy.dst);
+  AppendKeyInts(key, {StartAlignment(static_cast<int64_t>(src_start & 15)),
+                      StartAlignment(static_cast<int64_t>(dst_start & 15)),
+                      StartAlignment(static_cast<int64_t>((src_start - dst_start) & 15))});
   AppendHintsKey(copy.hints, key);
 }
 
