@@ -75,13 +75,6 @@ absl::StatusOr<Region> ProblemSide(const std::string& name, DataType dtype,
   return Region::Box(buffer, offset, shape);
 }
 
-// Largest power of two up to 16 dividing `bytes`.
-int64_t StartAlignment(int64_t bytes) {
-  int64_t a = 16;
-  while (a > 1 && bytes % a != 0) a /= 2;
-  return a;
-}
-
 // Splits at `separator` outside square brackets.
 std::vector<absl::string_view> SplitOutsideBrackets(absl::string_view text, char separator) {
   std::vector<absl::string_view> parts;
@@ -211,9 +204,9 @@ void CopyDefinition::AppendKey(const TileOp& op, std::string& key) const {
   };
   const uint64_t src_start = start_bytes(copy.src);
   const uint64_t dst_start = start_bytes(copy.dst);
-  AppendKeyInts(key, {StartAlignment(static_cast<int64_t>(src_start & 15)),
-                      StartAlignment(static_cast<int64_t>(dst_start & 15)),
-                      StartAlignment(static_cast<int64_t>((src_start - dst_start) & 15))});
+  AppendKeyInts(key, {AlignmentOf(static_cast<int64_t>(src_start & 15)),
+                      AlignmentOf(static_cast<int64_t>(dst_start & 15)),
+                      AlignmentOf(static_cast<int64_t>((src_start - dst_start) & 15))});
   AppendHintsKey(copy.hints, key);
 }
 
@@ -282,15 +275,15 @@ std::vector<double> CopyDefinition::TransferFeatures(const tuning::Problem& prob
   const double bytes = static_cast<double>(copy.src.NumElements() * e);
   const bool contiguous = g.src_strides[r - 1] == 1 && g.dst_strides[r - 1] == 1;
   const int64_t run = contiguous ? g.extents[r - 1] * e : e;
-  int64_t fixed = contiguous ? StartAlignment(run) : std::min<int64_t>(e, 16);
-  int64_t agree = StartAlignment((g.src_offset - g.dst_offset) * e);
+  int fixed = contiguous ? AlignmentOf(run) : static_cast<int>(std::min<int64_t>(e, 16));
+  int agree = AlignmentOf((g.src_offset - g.dst_offset) * e);
   for (int d = 0; d + 1 < r; ++d) {
     for (int64_t stride : {g.src_strides[d], g.dst_strides[d]}) {
-      fixed = std::min(fixed, StartAlignment(stride * e));
+      fixed = std::min(fixed, AlignmentOf(stride * e));
     }
-    agree = std::min(agree, StartAlignment((g.src_strides[d] - g.dst_strides[d]) * e));
+    agree = std::min(agree, AlignmentOf((g.src_strides[d] - g.dst_strides[d]) * e));
   }
-  fixed = std::min({fixed, StartAlignment(g.src_offset * e), StartAlignment(g.dst_offset * e)});
+  fixed = std::min({fixed, AlignmentOf(g.src_offset * e), AlignmentOf(g.dst_offset * e)});
   return {std::log2(std::max(bytes, 1.0)),
           bytes < double{8 << 20} ? 2.0 : 0.0,
           0.5 * std::log2(static_cast<double>(std::max<int64_t>(run, 1))),

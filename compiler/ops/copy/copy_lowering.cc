@@ -265,13 +265,6 @@ absl::Status CountTiles(LoweredCopy& l) {
   return absl::OkStatus();
 }
 
-// Largest power of two up to 16 dividing `bytes` (16 for 0): the alignment a byte offset
-// keeps.
-int AlignmentOf(int64_t bytes) {
-  int a = 16;
-  while (a > 1 && bytes % a != 0) a /= 2;
-  return a;
-}
 
 // Vector width: the widest that every row start, extent, tile and region alignment
 // allows, or the coalesced_width hint. A direct SIMT copy whose rows are contiguous on
@@ -413,6 +406,12 @@ MergedCopyGeometry MergeCopyGeometry(const CopyOp& op) {
 }
 
 std::vector<int64_t> MergedCopyExtents(const CopyOp& op) { return MergeCopyGeometry(op).extents; }
+
+int AlignmentOf(int64_t bytes) {
+  int a = 16;
+  while (a > 1 && bytes % a != 0) a /= 2;
+  return a;
+}
 
 std::string CopyPathName(CopyPath path) {
   switch (path) {

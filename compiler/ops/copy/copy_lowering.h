@@ -97,6 +97,10 @@ struct MergedCopyGeometry {
 };
 MergedCopyGeometry MergeCopyGeometry(const CopyOp& op);
 
+// Largest power of two up to 16 dividing `bytes` (16 for 0): the alignment a byte offset
+// or stride keeps, which is all the lowering reads of offsets (and all the cache key holds).
+int AlignmentOf(int64_t bytes);
+
 absl::StatusOr<LoweredCopy> LowerCopy(const CopyOp& op, const Target& target,
                                       const LaunchParams& launch);
 
