@@ -57,6 +57,7 @@
 #include "kernels/runtime/runtime.h"
 
 ABSL_FLAG(std::string, problems, "", "';'-separated problem list (autotune/suite.h); empty: default suite");
+ABSL_FLAG(std::string, suite, "", "A suite file: one problem spec per line, '#' comments.");
 ABSL_FLAG(std::string, output, "tuning_db.txtpb", "Database to write (and resume from).");
 ABSL_FLAG(std::string, devices, "0", "Comma-separated CUDA device ordinals to tune on.");
 ABSL_FLAG(std::string, shard, "", "Tune slice i of n of the problems (i/n); default from env.");
@@ -91,12 +92,14 @@ double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
 }
 
-std::string OutputPath() {
-  std::string path = absl::GetFlag(FLAGS_output);
+// `path` as the user meant it: relative to where `bazel run` was started.
+std::string UserPath(std::string path) {
   const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");  // Set by `bazel run`.
   if (!path.empty() && path[0] != '/' && cwd != nullptr) path = absl::StrCat(cwd, "/", path);
   return path;
 }
+
+std::string OutputPath() { return UserPath(absl::GetFlag(FLAGS_output)); }
 
 // NVRTC behind the compile cache. NVRTC that cannot be loaded is an error naming the
 // paths tried; a cache folder that cannot be used is a warning, and compiling goes on
@@ -268,8 +271,12 @@ void AddProvenance(int samples, tuning::TuningRecord& record) {
   provenance->set_tool_version("tiletune 0.2");
   provenance->set_host(host);
   provenance->set_unix_time_s(static_cast<int64_t>(std::time(nullptr)));
-  provenance->set_command_line(absl::StrCat("autotune --problems=", absl::GetFlag(FLAGS_problems),
-                                            " --samples=", samples));
+  const std::string suite = absl::GetFlag(FLAGS_suite);
+  provenance->set_command_line(
+      absl::StrCat("autotune ",
+                   suite.empty() ? absl::StrCat("--problems=", absl::GetFlag(FLAGS_problems))
+                                 : absl::StrCat("--suite=", suite),
+                   " --samples=", samples));
 }
 
 std::string SummaryLine(const TuningTask& task, const tuning::TuningRecord& record,
@@ -378,6 +385,7 @@ void SuperviseProblem(const TileOpRegistry& ops, const std::vector<SuiteProblem>
     std::remove(result_path.c_str());
     std::vector<std::string> args = {ReadSelfPath(),
                                      absl::StrCat("--problems=", absl::GetFlag(FLAGS_problems)),
+                                     absl::StrCat("--suite=", UserPath(absl::GetFlag(FLAGS_suite))),
                                      absl::StrCat("--shard=", FormatShard(shard)),
                                      absl::StrCat("--samples=", absl::GetFlag(FLAGS_samples)),
                                      absl::StrCat("--simulate=", absl::GetFlag(FLAGS_simulate)),
@@ -493,10 +501,29 @@ int Supervise(const TileOpRegistry& ops, const std::vector<SuiteProblem>& mine,
   return s.failures > 0 ? 1 : 0;
 }
 
+// The problems of --problems, --suite (not both) or the default suite.
+absl::StatusOr<std::vector<SuiteProblem>> LoadProblems(const TileOpRegistry& ops) {
+  const std::string specs = absl::GetFlag(FLAGS_problems);
+  const std::string suite = absl::GetFlag(FLAGS_suite);
+  if (!specs.empty() && !suite.empty()) {
+    return absl::InvalidArgumentError("--problems and --suite are exclusive; give one");
+  }
+  if (!suite.empty()) {
+    absl::StatusOr<std::string> text =
+        tuning::ReadFileToString(UserPath(suite), int64_t{16} << 20);
+    if (!text.ok()) return absl::InvalidArgumentError(absl::StrCat("--suite: ", text.status().message()));
+    return ParseSuiteFile(ops, *text, suite);
+  }
+  if (!specs.empty()) return ParseProblems(ops, specs);
+  return DefaultSuite(ops);
+}
+
 // The flags autotune takes (the worker_* ones are between the supervisor and its workers).
 const std::vector<FlagSpec>& Flags() {
   static const std::vector<FlagSpec>* const flags = new std::vector<FlagSpec>{
       {"problems", "SPECS: ';'-separated problems (below); default: the built-in suite"},
+      {"suite", "FILE: problems from a file, one spec per line, '#' comments (e.g. "
+                "autotune/suites/h200_shipped.txt)"},
       {"output", "PATH: the database to write and resume from (.txtpb text, else binary)"},
       {"devices", "0,1,...: CUDA device ordinals to tune on (default 0)"},
       {"shard", "i/n: tune slice i of n of the problems (default: from the environment)"},
@@ -518,7 +545,7 @@ const std::vector<FlagSpec>& Flags() {
 
 std::string Usage(const TileOpRegistry& ops) {
   return absl::StrCat(
-      "usage: autotune [--problems=SPECS] [--output=PATH] [flags]   tune on this machine's GPUs\n"
+      "usage: autotune [--problems=SPECS | --suite=FILE] [--output=PATH] [flags]   tune on this machine's GPUs\n"
       "       autotune --dry_run [--target=sm_90a] [flags]           compile the search space, "
       "no GPU\n"
       "       autotune merge INPUT... -o OUTPUT [--report]          merge tuning databases\n"
@@ -552,10 +579,8 @@ int Main(int argc, char** argv) {
     std::fputs(Usage(ops).c_str(), stdout);
     return 0;
   }
-  const bool custom = !absl::GetFlag(FLAGS_problems).empty();
-  absl::StatusOr<std::vector<SuiteProblem>> parsed =
-      custom ? ParseProblems(ops, absl::GetFlag(FLAGS_problems)) : DefaultSuite(ops);
-  if (!parsed.ok()) return Fail(custom ? 2 : 1, parsed.status());
+  absl::StatusOr<std::vector<SuiteProblem>> parsed = LoadProblems(ops);
+  if (!parsed.ok()) return Fail(absl::IsInternal(parsed.status()) ? 1 : 2, parsed.status());
   std::vector<SuiteProblem> problems = *std::move(parsed);
   if (!absl::GetFlag(FLAGS_simulate).empty()) {
     if (absl::Status valid = ParseSimulation(absl::GetFlag(FLAGS_simulate)).status(); !valid.ok()) {

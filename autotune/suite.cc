@@ -41,6 +41,31 @@ absl::StatusOr<std::vector<SuiteProblem>> ParseProblems(const TileOpRegistry& op
   return problems;
 }
 
+absl::StatusOr<std::vector<SuiteProblem>> ParseSuiteFile(const TileOpRegistry& ops,
+                                                         absl::string_view text,
+                                                         absl::string_view origin) {
+  std::vector<SuiteProblem> problems;
+  int number = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    ++number;
+    const size_t comment = line.find('#');
+    if (comment != absl::string_view::npos) line = line.substr(0, comment);
+    line = absl::StripAsciiWhitespace(line);
+    if (line.empty()) continue;
+    absl::StatusOr<std::unique_ptr<TileOp>> op = ops.ParseSpec(line);
+    if (!op.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(origin, ":", number, ": ", op.status().message()));
+    }
+    problems.push_back(*std::move(op));
+  }
+  if (problems.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        origin, ": no problems; expected one spec per line ('#' comments), ", ops.SpecSyntax()));
+  }
+  return problems;
+}
+
 absl::StatusOr<std::vector<SuiteProblem>> DefaultSuite(const TileOpRegistry& ops) {
   absl::StatusOr<std::vector<SuiteProblem>> suite =
       ParseProblems(ops, absl::StrJoin(DefaultSuiteSpecs(), ";"));

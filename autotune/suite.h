@@ -36,6 +36,13 @@ const std::vector<std::string>& DefaultSuiteSpecs();
 absl::StatusOr<std::vector<SuiteProblem>> ParseProblems(const TileOpRegistry& ops,
                                                         absl::string_view specs);
 
+// A suite file's text: one spec per line; '#' starts a comment, blank lines are skipped.
+// A bad line is InvalidArgument naming `origin`, the line number and the spec's fault; a
+// file with no problem is InvalidArgument too.
+absl::StatusOr<std::vector<SuiteProblem>> ParseSuiteFile(const TileOpRegistry& ops,
+                                                         absl::string_view text,
+                                                         absl::string_view origin);
+
 // The default suite, parsed: Internal when `ops` lacks an operator it uses.
 absl::StatusOr<std::vector<SuiteProblem>> DefaultSuite(const TileOpRegistry& ops);
 

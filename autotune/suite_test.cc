@@ -3,9 +3,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "autotune/tuning_task.h"
+#include "compiler/tuning_db/atomic_file.h"
+#include "compiler/tuning_db/tuning_db.h"
 #include "compiler/ops/builtin_ops.h"
 #include "compiler/ops/candidates.h"
 #include "gmock/gmock.h"
@@ -75,6 +79,50 @@ TEST(SuiteTest, RejectsBadSpecsClearly) {
     auto problems = ParseProblems(BuiltinTileOps(), c.spec);
     ASSERT_FALSE(problems.ok()) << c.spec;
     EXPECT_THAT(std::string(problems.status().message()), HasSubstr(c.message)) << c.spec;
+  }
+}
+
+TEST(SuiteTest, ReadsSuiteFilesWithCommentsAndNamesBadLines) {
+  const TileOpRegistry& ops = BuiltinTileOps();
+  auto problems = ParseSuiteFile(ops,
+                                 "# a comment\n\ncopy:f16:64,64   # trailing\n"
+                                 "  im2col:f16:2,9,9,16:k=3:p=1\n",
+                                 "s.txt");
+  ASSERT_TRUE(problems.ok()) << problems.status();
+  EXPECT_EQ(problems->size(), 2u);
+  auto bad = ParseSuiteFile(ops, "copy:f16:64\n\ncopy:f16:x\n", "s.txt");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("s.txt:3: problem 'copy:f16:x'"));
+  auto empty = ParseSuiteFile(ops, "# nothing\n", "e.txt");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_THAT(std::string(empty.status().message()), HasSubstr("e.txt: no problems"));
+}
+
+// The checked-in suites parse, lower for sm_90a, and the held-out one shares no problem
+// with the one the shipped database is tuned on (or the evaluation would not be held out).
+TEST(SuiteTest, CheckedInSuitesParseAndTheHeldOutOneIsDisjoint) {
+  const TileOpRegistry& ops = BuiltinTileOps();
+  Target target = *Target::Parse("sm_90a");
+  std::map<std::string, std::string> shipped;
+  for (const char* name : {"autotune/suites/h200_shipped.txt", "autotune/suites/heldout.txt"}) {
+    absl::StatusOr<std::string> text = tuning::ReadFileToString(name);
+    ASSERT_TRUE(text.ok()) << text.status();
+    auto problems = ParseSuiteFile(ops, *text, name);
+    ASSERT_TRUE(problems.ok()) << problems.status();
+    const bool held_out = std::string(name).find("heldout") != std::string::npos;
+    if (held_out) EXPECT_GE(problems->size(), 30u);
+    std::set<std::string> seen;
+    for (const SuiteProblem& problem : *problems) {
+      auto task = MakeTask(ops, *problem, target);
+      ASSERT_TRUE(task.ok()) << task.status();
+      const std::string key = tuning::ProblemKey(task->problem);
+      EXPECT_TRUE(seen.insert(key).second) << name << " repeats " << task->description;
+      if (!held_out) {
+        shipped[key] = task->description;
+      } else {
+        EXPECT_EQ(shipped.count(key), 0u) << task->description << " is in the shipped suite";
+      }
+    }
   }
 }
 

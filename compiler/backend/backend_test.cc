@@ -304,6 +304,60 @@ TEST_F(TunedResolverTest, NearestRecordsAreChosenByTheFeaturesThatDecideSpeed) {
   EXPECT_THAT(r->detail, HasSubstr("nearest usable of 4 record(s)"));
 }
 
+// A dtype of the same element size transfers (behind the op's own dtype at equal
+// features); another size never does. A GPU of another name with the same compute
+// capability gets the H200's records as nearest, never as exact.
+TEST_F(TunedResolverTest, TransferCrossesDtypesOfOneSizeAndDeviceNamesOfOneArchitecture) {
+  const CopyOp f16 = Slice(DataType::kF16, {4096, 4096}, {0, 0}, {4096, 4096});
+  auto resolver = Make({SimtRecord(f16, {8, 1024}, 256)});
+  auto bf16 = resolver->Resolve(H200(), Slice(DataType::kBF16, {4096, 4096}, {0, 0}, {4096, 4096}));
+  ASSERT_TRUE(bf16.ok()) << bf16.status();
+  EXPECT_EQ(bf16->level, ResolutionLevel::kNearest) << bf16->detail;
+  EXPECT_EQ(bf16->request.launch.threads, 256);
+  EXPECT_THAT(bf16->detail, HasSubstr("distance 0.50"));
+  auto f32 = resolver->Resolve(H200(), Slice(DataType::kF32, {4096, 4096}, {0, 0}, {4096, 4096}));
+  ASSERT_TRUE(f32.ok()) << f32.status();
+  EXPECT_EQ(f32->level, ResolutionLevel::kHeuristic) << f32->detail;
+
+  tuning::DeviceIdentity h100 = H200();
+  h100.set_name("NVIDIA H100 80GB HBM3");
+  auto other = resolver->Resolve(h100, f16);
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_EQ(other->level, ResolutionLevel::kNearest) << other->detail;
+  EXPECT_THAT(other->detail, HasSubstr("no exact record"));
+  EXPECT_THAT(other->detail, HasSubstr("distance 0.00"));
+}
+
+// Alternatives for tuning on a miss: the exact record's variant first, then the nearest
+// records' in rank order, then the heuristic, no kernel twice, at most max_count.
+TEST_F(TunedResolverTest, AlternativesAreDistinctAndRankedExactNearestHeuristic) {
+  const CopyOp target = Slice(DataType::kF16, {8192, 8192}, {0, 0}, {8192, 8000});
+  const CopyOp near = Slice(DataType::kF16, {8000, 8192}, {0, 0}, {8000, 8000});
+  const CopyOp far = Slice(DataType::kF16, {64, 512}, {0, 0}, {64, 500});
+  auto resolver = Make({SimtRecord(target, {8, 1000}, 256), SimtRecord(near, {4, 2000}, 128),
+                        SimtRecord(far, {2, 256}, 64),
+                        // Same variant as `target`'s: no second kernel.
+                        SimtRecord(Slice(DataType::kF16, {8192, 8192}, {0, 0}, {8000, 8000}),
+                                   {8, 1000}, 256)});
+  auto all = resolver->Alternatives(H200(), target, 10);
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), 4u);
+  EXPECT_EQ((*all)[0].level, ResolutionLevel::kExact);
+  EXPECT_EQ((*all)[0].request.launch.threads, 256);
+  EXPECT_EQ((*all)[1].level, ResolutionLevel::kNearest);
+  EXPECT_EQ((*all)[1].request.launch.threads, 128);
+  EXPECT_EQ((*all)[2].request.launch.threads, 64);
+  EXPECT_EQ((*all)[3].level, ResolutionLevel::kHeuristic);
+  auto two = resolver->Alternatives(H200(), target, 2);
+  ASSERT_TRUE(two.ok());
+  EXPECT_EQ(two->size(), 2u);
+  // No records at all: the heuristic alone.
+  auto none = Make({})->Alternatives(H200(), target, 5);
+  ASSERT_TRUE(none.ok());
+  ASSERT_EQ(none->size(), 1u);
+  EXPECT_EQ((*none)[0].level, ResolutionLevel::kHeuristic);
+}
+
 TEST_F(TunedResolverTest, HeuristicWhenNothingApplies) {
   tuning::DeviceIdentity ampere;
   ampere.set_name("NVIDIA A100");

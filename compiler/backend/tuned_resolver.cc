@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,7 +11,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "compiler/base/status_macros.h"
+#include "compiler/ir/data_type.h"
 #include "compiler/ops/candidates.h"
 #include "compiler/tuning_db/tuning_db.h"
 
@@ -90,6 +93,75 @@ absl::StatusOr<Resolution> TunedResolver::Heuristic(
   return resolution;
 }
 
+std::vector<std::pair<double, size_t>> TunedResolver::Ranked(
+    const TileOpDefinition& definition, const tuning::Problem& problem,
+    const tuning::DeviceIdentity& device) const {
+  // Another dtype of the same size moves the same bytes with the same vectors; it ranks
+  // behind records of the op's own dtype at equal features.
+  constexpr double kOtherDtype = 0.5;
+  absl::StatusOr<DataType> dtype = ParseDataType(problem.dtype());
+  std::vector<std::pair<double, size_t>> near;
+  if (!dtype.ok()) return near;
+  const std::vector<double> features = definition.TransferFeatures(problem);
+  for (size_t i = 0; i < records_.size(); ++i) {
+    const tuning::TuningRecord& record = records_[i];
+    if (record.device().cc_major() != device.cc_major() ||
+        record.device().cc_minor() != device.cc_minor() ||
+        tuning::OperatorName(record.problem()) != definition.name()) {
+      continue;
+    }
+    absl::StatusOr<DataType> theirs_dtype = ParseDataType(record.problem().dtype());
+    if (!theirs_dtype.ok() || DataTypeBytes(*theirs_dtype) != DataTypeBytes(*dtype)) continue;
+    const std::vector<double> theirs = definition.TransferFeatures(record.problem());
+    if (theirs.size() != features.size()) continue;
+    double distance = *theirs_dtype == *dtype ? 0 : kOtherDtype;
+    for (size_t d = 0; d < features.size(); ++d) distance += std::fabs(features[d] - theirs[d]);
+    near.emplace_back(distance, i);
+  }
+  std::sort(near.begin(), near.end());
+  return near;
+}
+
+absl::StatusOr<std::vector<Resolution>> TunedResolver::Alternatives(
+    const tuning::DeviceIdentity& device, const TileOp& op, size_t max_count) const {
+  TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, ops_->For(op));
+  TT_ASSIGN_OR_RETURN(Target target, TargetOf(device));
+  TT_ASSIGN_OR_RETURN(std::shared_ptr<const DeviceCodegen> codegen, registry_->Resolve(target));
+  tuning::TuningRecord probe;
+  *probe.mutable_device() = device;
+  TT_ASSIGN_OR_RETURN(*probe.mutable_problem(), definition->ToProblem(op));
+  max_count = std::max<size_t>(1, max_count);
+  std::vector<Resolution> out;
+  std::set<std::string> kernels;
+  // Keeps `resolution` when its kernel is new; false when the list is full.
+  auto keep = [&](Resolution resolution) {
+    absl::StatusOr<BuiltKernel> built = codegen->BuildWithoutCompile(resolution.request);
+    if (!built.ok()) return out.size() < max_count;
+    const LaunchParams& launch = built->lowered->launch;
+    std::string key = absl::StrCat(built->source.text, "|", launch.threads, "|",
+                                   absl::StrJoin(launch.tile, ","));
+    if (kernels.insert(std::move(key)).second) out.push_back(std::move(resolution));
+    return out.size() < max_count;
+  };
+  auto exact = by_key_.find(tuning::RecordKey(probe));
+  if (exact != by_key_.end()) {
+    auto resolution =
+        Attempt(records_[exact->second], ResolutionLevel::kExact, codegen, op, target);
+    if (resolution.ok() && !keep(*std::move(resolution))) return out;
+  }
+  const std::vector<std::pair<double, size_t>> near = Ranked(*definition, probe.problem(), device);
+  for (const auto& [distance, index] : near) {
+    auto resolution = Attempt(records_[index], ResolutionLevel::kNearest, codegen, op, target);
+    if (!resolution.ok()) continue;
+    resolution->detail =
+        absl::StrCat(resolution->detail, absl::StrFormat(" (distance %.2f)", distance));
+    if (!keep(*std::move(resolution))) return out;
+  }
+  TT_ASSIGN_OR_RETURN(Resolution heuristic, Heuristic(*definition, codegen, op, target));
+  if (out.size() < max_count) keep(std::move(heuristic));
+  return out;
+}
+
 absl::StatusOr<Resolution> TunedResolver::Resolve(const tuning::DeviceIdentity& device,
                                                   const TileOp& op) const {
   TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, ops_->For(op));
@@ -112,37 +184,21 @@ absl::StatusOr<Resolution> TunedResolver::Resolve(const tuning::DeviceIdentity& 
     why = "no exact record; ";
   }
 
-  // 2. Nearest problem of the same operator and dtype on the same architecture.
-  const std::vector<double> features = definition->TransferFeatures(problem);
-  std::vector<std::pair<double, size_t>> near;
-  for (size_t i = 0; i < records_.size(); ++i) {
-    const tuning::TuningRecord& record = records_[i];
-    if (record.device().cc_major() != device.cc_major() ||
-        record.device().cc_minor() != device.cc_minor() ||
-        tuning::OperatorName(record.problem()) != definition->name() ||
-        record.problem().dtype() != problem.dtype()) {
-      continue;
-    }
-    const std::vector<double> theirs = definition->TransferFeatures(record.problem());
-    if (theirs.size() != features.size()) continue;
-    double distance = 0;
-    for (size_t d = 0; d < features.size(); ++d) distance += std::fabs(features[d] - theirs[d]);
-    near.emplace_back(distance, i);
-  }
-  std::sort(near.begin(), near.end());
+  // 2. Nearest problem of the same operator and element size on the same architecture.
+  const std::vector<std::pair<double, size_t>> near = Ranked(*definition, problem, device);
   for (const auto& [distance, index] : near) {
     auto resolution = Attempt(records_[index], ResolutionLevel::kNearest, codegen, op, target);
     if (resolution.ok()) {
       // Why this one: its place among the candidates and how far its features are.
       resolution->detail = absl::StrCat(
           why, resolution->detail, " (nearest usable of ", near.size(),
-          " record(s) of this operator, dtype and architecture by size, launch-boundness, "
-          "alignment and shape; distance ", absl::StrFormat("%.2f", distance), ")");
+          " record(s) of this operator, element size and architecture by size, "
+          "launch-boundness, alignment, shape and dtype; distance ", absl::StrFormat("%.2f", distance), ")");
       return resolution;
     }
   }
-  absl::StrAppend(&why, near.empty() ? "no record for this architecture, operator, dtype and "
-                                       "rank; "
+  absl::StrAppend(&why, near.empty() ? "no record for this architecture, operator and "
+                                       "element size; "
                                      : absl::StrCat(near.size(), " nearby record(s) do not lower "
                                                                  "for this problem; "));
 

@@ -3,9 +3,11 @@
 //
 //   1. exact      a database record for this device (name + compute capability) and
 //                 this exact problem;
-//   2. nearest    a record for the same compute capability, operator and dtype whose
-//                 problem's transfer features (the operator's TransferFeatures) are
-//                 nearest, and whose variant lowers for this problem;
+//   2. nearest    a record for the same compute capability and operator, of a dtype of
+//                 the same element size, whose problem's transfer features (the
+//                 operator's TransferFeatures, plus a step for another dtype) are nearest
+//                 and whose variant lowers for this problem; on a GPU of another name the
+//                 records of its compute capability transfer this way, never as exact;
 //   3. heuristic  the operator's built-in choice for the target.
 //
 // Every answer says which level produced it and why the levels above did not.
@@ -24,6 +26,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -69,6 +72,13 @@ class TunedResolver {
   // tuned ones; the tuned launch parameters are used as stored.
   absl::StatusOr<Resolution> Resolve(const tuning::DeviceIdentity& device, const TileOp& op) const;
 
+  // Distinct variants worth measuring for `op` on `device`, best guess first: the exact
+  // record's, then those of the nearest records (as Resolve ranks them) that lower for the
+  // op, then the heuristic; at most `max_count` (>= 1), two variants never the same
+  // kernel. For tuning on a miss (kernels/library.h).
+  absl::StatusOr<std::vector<Resolution>> Alternatives(const tuning::DeviceIdentity& device,
+                                                       const TileOp& op, size_t max_count) const;
+
   size_t record_count() const { return records_.size(); }
 
  private:
@@ -84,6 +94,12 @@ class TunedResolver {
   absl::StatusOr<Resolution> Heuristic(const TileOpDefinition& definition,
                                        const std::shared_ptr<const DeviceCodegen>& codegen,
                                        const TileOp& op, const Target& target) const;
+
+  // The records `op` may transfer from (same architecture and operator, same element
+  // size), nearest first, with their distances.
+  std::vector<std::pair<double, size_t>> Ranked(const TileOpDefinition& definition,
+                                                const tuning::Problem& problem,
+                                                const tuning::DeviceIdentity& device) const;
 
   DeviceCodegenRegistry* registry_;
   const TileOpRegistry* ops_;
