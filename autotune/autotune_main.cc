@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -37,9 +38,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/match.h"
 #include "absl/strings/strip.h"
 #include "autotune/command_line.h"
 #include "autotune/cuda_tuning_device.h"
+#include "autotune/evaluate.h"
 #include "autotune/merge_command.h"
 #include "autotune/report.h"
 #include "autotune/shard.h"
@@ -68,6 +71,12 @@ ABSL_FLAG(bool, report, true, "Write a Markdown report and SVG chart next to the
 ABSL_FLAG(int, hang_seconds, 60, "A variant running this long without progress is a hang.");
 ABSL_FLAG(std::string, simulate, "",
           "Tune on a simulated GPU (for tests): seed=N,noise=F,fault=F,hang=F,wrong=F,name=..");
+// `autotune evaluate` only.
+ABSL_FLAG(std::string, database, "",
+          "evaluate: the database under evaluation (default $TILETUNE_DB, else built in)");
+ABSL_FLAG(std::string, tuned, "", "evaluate: the per-problem tuning to write and resume");
+ABSL_FLAG(int, tune_on_miss, 0, "evaluate: tune on a miss with this budget (ms); 0 is off");
+ABSL_FLAG(int, rounds, 15, "evaluate: timed rounds per problem");
 // Internal: a worker process tunes one problem on one device (see RunWorker).
 ABSL_FLAG(int, worker_problem, -1, "internal");
 ABSL_FLAG(int, worker_device, 0, "internal");
@@ -518,6 +527,70 @@ absl::StatusOr<std::vector<SuiteProblem>> LoadProblems(const TileOpRegistry& ops
   return DefaultSuite(ops);
 }
 
+// `autotune evaluate`: tunes each problem alone into --tuned (resumable, in workers like
+// any tuning), then measures what the library launches against those winners.
+int RunEvaluate(const TileOpRegistry& ops, const std::vector<SuiteProblem>& problems,
+                const Shard& shard, const std::string& prefix) {
+  std::string tuned = absl::GetFlag(FLAGS_tuned);
+  tuned = tuned.empty() ? prefix + ".tuned.txtpb" : UserPath(tuned);
+  absl::SetFlag(&FLAGS_output, tuned);
+  absl::SetFlag(&FLAGS_report, false);
+  std::fprintf(stderr, "autotune evaluate: tuning each of %zu problem(s) alone into %s\n",
+               problems.size(), tuned.c_str());
+  const int tuning = Supervise(ops, problems, shard);
+  if (tuning == 2 || tuning == 3) return tuning;
+  absl::StatusOr<std::vector<int>> devices = ParseDevices();
+  if (!devices.ok()) return Fail(2, devices.status());
+  EvaluationOptions options;
+  options.database = UserPath(absl::GetFlag(FLAGS_database));
+  options.tuned_database = tuned;
+  options.tune_on_miss_ms = absl::GetFlag(FLAGS_tune_on_miss);
+  options.tune_on_miss_database = prefix + ".tuned_on_miss.txtpb";
+  options.device = devices->front();
+  options.rounds = absl::GetFlag(FLAGS_rounds);
+  options.progress = [](const std::string& line) {
+    std::fprintf(stderr, "autotune evaluate: %s\n", line.c_str());
+  };
+  absl::StatusOr<std::vector<EvaluationRow>> rows = Evaluate(ops, problems, options);
+  if (!rows.ok()) return Fail(1, rows.status());
+  const std::string title = absl::StrCat(
+      "autotune evaluate: ",
+      options.database.empty() ? "the built-in database (or $TILETUNE_DB)" : options.database,
+      options.tune_on_miss_ms > 0 ? absl::StrCat(", tuning on a miss (", options.tune_on_miss_ms,
+                                                 " ms)")
+                                  : "",
+      ", against a tuning of each problem alone");
+  const std::string markdown = EvaluationMarkdown(*rows, title);
+  absl::Status written = tuning::WriteFilesAtomically(
+      {{prefix + ".md", markdown}, {prefix + ".csv", EvaluationCsv(*rows)}});
+  std::fputs(markdown.c_str(), stdout);
+  if (!written.ok()) return Fail(1, written);
+  std::printf("\nautotune evaluate: wrote %s.md and %s.csv\n", prefix.c_str(), prefix.c_str());
+  const EvaluationSummary summary = Summarize(*rows);
+  return summary.failed > 0 || tuning != 0 ? 1 : 0;
+}
+
+// The flags `autotune evaluate` takes.
+const std::vector<FlagSpec>& EvaluateFlags() {
+  static const std::vector<FlagSpec>* const flags = new std::vector<FlagSpec>{
+      {"suite", "FILE: the problems, one spec per line (e.g. autotune/suites/heldout.txt)"},
+      {"problems", "SPECS: or the problems as a ';'-separated list"},
+      {"database", "PATH: the database under evaluation (default $TILETUNE_DB, else the "
+                   "library's built-in ones)"},
+      {"output", "PREFIX: writes PREFIX.md and PREFIX.csv (default evaluation)"},
+      {"tuned", "PATH: the per-problem tuning, written and resumed (default "
+                "PREFIX.tuned.txtpb)"},
+      {"tune_on_miss", "MS: the library tunes each miss with this budget, 0 to 600000 "
+                       "(default 0: off)", 0, 600000},
+      {"rounds", "N: timed rounds per problem, 1 to 1000 (default 15)", 1, 1000},
+      {"devices", "N: the CUDA device to evaluate on (the first listed; tuning uses all)"},
+      {"samples", "N: samples per variant when tuning, 1 to 1000 (default 5)", 1, 1000},
+      {"hang_seconds", "S: a variant running this long without progress is a hang, 1 to 86400 "
+                       "(default 60)", 1, 86400},
+  };
+  return *flags;
+}
+
 // The flags autotune takes (the worker_* ones are between the supervisor and its workers).
 const std::vector<FlagSpec>& Flags() {
   static const std::vector<FlagSpec>* const flags = new std::vector<FlagSpec>{
@@ -549,6 +622,8 @@ std::string Usage(const TileOpRegistry& ops) {
       "       autotune --dry_run [--target=sm_90a] [flags]           compile the search space, "
       "no GPU\n"
       "       autotune merge INPUT... -o OUTPUT [--report]          merge tuning databases\n"
+      "       autotune evaluate --suite=FILE [--database=PATH]      the library against "
+      "per-problem tuning\n"
       "\nflags:\n",
       FlagHelp(Flags()),
       "\nproblems: ", ops.SpecSyntax(),
@@ -568,15 +643,32 @@ std::string Usage(const TileOpRegistry& ops) {
       "3 no GPU\n");
 }
 
-int Main(int argc, char** argv) {
+std::string EvaluateUsage(const TileOpRegistry& ops) {
+  return absl::StrCat(
+      "usage: autotune evaluate (--suite=FILE | --problems=SPECS) [--database=PATH] "
+      "[--output=PREFIX] [flags]\n"
+      "\nTunes each problem alone (into --tuned, resumable), then measures what the library "
+      "launches\nfor it (the database under evaluation, else the built-in one; with "
+      "--tune_on_miss, tuning\neach miss) against that tuning's winner, both checked "
+      "bit-exact and timed in one harness\n(interleaved rounds, rotated buffers, batched "
+      "launches). Prints and writes PREFIX.md and\nPREFIX.csv: per problem the level, "
+      "variant and reason, both times and their ratio; the\ngeomean and worst ratio.\n"
+      "\nflags:\n",
+      FlagHelp(EvaluateFlags()), "\nproblems: ", ops.SpecSyntax(),
+      "\n\nexit codes: 0 done; 1 a problem was not measured or a file not written; 2 usage "
+      "error; 3 no GPU\n");
+}
+
+int Main(int argc, char** argv, bool evaluate) {
   // Progress reaches a log file as it happens, not at exit.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   const TileOpRegistry& ops = BuiltinTileOps();
+  const std::vector<std::string> args(argv + (evaluate ? 2 : 1), argv + argc);
   absl::StatusOr<ParsedCommandLine> command_line =
-      ParseCommandLineFlags(std::vector<std::string>(argv + 1, argv + argc), Flags());
+      ParseCommandLineFlags(args, evaluate ? EvaluateFlags() : Flags());
   if (!command_line.ok()) return Fail(2, command_line.status());
   if (command_line->help) {
-    std::fputs(Usage(ops).c_str(), stdout);
+    std::fputs(evaluate ? EvaluateUsage(ops).c_str() : Usage(ops).c_str(), stdout);
     return 0;
   }
   absl::StatusOr<std::vector<SuiteProblem>> parsed = LoadProblems(ops);
@@ -595,6 +687,13 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "autotune: shard %s (%s): %zu of %zu problems\n",
                  FormatShard(*shard).c_str(), shard->source.c_str(), mine.size(), problems.size());
   }
+  if (evaluate) {
+    const bool named = std::any_of(args.begin(), args.end(), [](const std::string& arg) {
+      return absl::StartsWith(arg, "--output=");
+    });
+    return RunEvaluate(ops, mine, *shard,
+                       UserPath(named ? absl::GetFlag(FLAGS_output) : "evaluation"));
+  }
   if (absl::GetFlag(FLAGS_dry_run)) return DryRun(ops, mine);
   if (absl::GetFlag(FLAGS_worker_problem) >= 0) return RunWorker(ops, mine);
   return Supervise(ops, mine, *shard);
@@ -609,5 +708,6 @@ int main(int argc, char** argv) {
     const std::vector<std::string> args(argv + 2, argv + argc);
     return tiletune::autotune::RunMergeCommand(args, stdout, stderr);
   }
-  return tiletune::autotune::Main(argc, argv);
+  const bool evaluate = argc >= 2 && std::string(argv[1]) == "evaluate";
+  return tiletune::autotune::Main(argc, argv, evaluate);
 }

@@ -22,7 +22,7 @@ namespace tiletune {
 namespace autotune {
 namespace {
 
-constexpr char kUsage[] = "usage: autotune merge INPUT... -o OUTPUT [--report]";
+constexpr char kUsage[] = "usage: autotune merge INPUT... -o OUTPUT [--report] [--winners_only]";
 
 std::string Resolve(const std::string& path) {
   const char* base = std::getenv("BUILD_WORKING_DIRECTORY");
@@ -60,6 +60,8 @@ absl::StatusOr<MergeArguments> ParseMergeArguments(absl::Span<const std::string>
     }
     if (arg == "--report") {
       parsed.report = true;
+    } else if (arg == "--winners_only") {
+      parsed.winners_only = true;
     } else if (arg == "-o" || arg == "--output") {
       if (i + 1 == args.size()) {
         return absl::InvalidArgumentError(absl::StrCat(arg, " needs a path after it"));
@@ -71,7 +73,7 @@ absl::StatusOr<MergeArguments> ParseMergeArguments(absl::Span<const std::string>
       if (!status.ok()) return status;
     } else if (arg.size() > 1 && arg[0] == '-') {
       return absl::InvalidArgumentError(
-          absl::StrCat("unknown option \"", arg, "\"; accepted: -o, --output, --report, --help"));
+          absl::StrCat("unknown option \"", arg, "\"; accepted: -o, --output, --report, --winners_only, --help"));
     } else if (arg.empty()) {
       return absl::InvalidArgumentError("an input path is empty");
     } else {
@@ -124,6 +126,9 @@ int RunMergeCommand(absl::Span<const std::string> args, std::FILE* out, std::FIL
   }
   MergeReport report;
   absl::StatusOr<tuning::TuningDatabase> merged = MergeDatabases(inputs, &report);
+  if (merged.ok() && parsed->winners_only) {
+    for (tuning::TuningRecord& record : *merged->mutable_records()) record.clear_candidates();
+  }
   const std::string output = Resolve(parsed->output);
   for (const std::string& input : parsed->inputs) {
     if (SameFile(Resolve(input), output)) {

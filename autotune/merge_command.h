@@ -29,10 +29,14 @@ struct MergeArguments {
   std::vector<std::string> inputs;  // at least one
   std::string output;               // required
   bool report = false;              // --report: also write the report beside the output
+  // --winners_only: drop each record's other candidates (a database to ship: the winner,
+  // its statistics and provenance stay).
+  bool winners_only = false;
   bool help = false;                // --help / -h: print usage, do nothing else
 };
 
-// Parses the arguments that follow "merge": `INPUT... (-o|--output) OUTPUT [--report]`,
+// Parses the arguments that follow "merge":
+// `INPUT... (-o|--output) OUTPUT [--report] [--winners_only]`,
 // also `--output=OUTPUT`, in any order. InvalidArgument naming the fault otherwise.
 absl::StatusOr<MergeArguments> ParseMergeArguments(absl::Span<const std::string> args);
 

@@ -80,7 +80,7 @@ TEST(ParseMergeArgumentsTest, RejectsBadArgumentsNamingThem) {
   EXPECT_EQ(message({"a.pb", "-o", "x", "--output=y"}),
             "the output is given twice (\"x\" and \"y\")");
   EXPECT_EQ(message({"a.pb", "--shard=1/2", "-o", "x"}),
-            "unknown option \"--shard=1/2\"; accepted: -o, --output, --report, --help");
+            "unknown option \"--shard=1/2\"; accepted: -o, --output, --report, --winners_only, --help");
   EXPECT_EQ(message({"a.pb", "--output=", "b"}), "the output path is empty");
 }
 
@@ -140,6 +140,29 @@ TEST(RunMergeCommandTest, ReportIsWrittenBesideTheOutputOnRequest) {
   EXPECT_TRUE(tuning::ReadFileToString(folder + "/out.report.svg").ok());
 }
 
+TEST(RunMergeCommandTest, WinnersOnlyDropsTheOtherCandidates) {
+  const std::string folder = MakeTestFolder();
+  tuning::TuningDatabase input = tuning::TestDatabase(3);
+  tuning::CandidateResult* loser = input.mutable_records(0)->add_candidates();
+  *loser->mutable_variant() = tuning::TestVariant("cp_async", 128, 2);
+  loser->set_status(tuning::CandidateResult::COMPILE_ERROR);
+  loser->set_detail("ptxas said no");
+  ASSERT_TRUE(tuning::WriteTuningDatabase(input, folder + "/in.pb").ok());
+  CommandRun run = RunMerge({folder + "/in.pb", "-o", folder + "/all.pb"});
+  ASSERT_EQ(run.code, kMergeOk) << run.err;
+  run = RunMerge({folder + "/in.pb", "--winners_only", "-o", folder + "/ship.pb"});
+  ASSERT_EQ(run.code, kMergeOk) << run.err;
+  absl::StatusOr<tuning::TuningDatabase> all = tuning::ReadTuningDatabase(folder + "/all.pb");
+  absl::StatusOr<tuning::TuningDatabase> ship = tuning::ReadTuningDatabase(folder + "/ship.pb");
+  ASSERT_TRUE(all.ok() && ship.ok());
+  ASSERT_EQ(ship->records_size(), input.records_size());
+  EXPECT_GT(all->records(0).candidates_size(), 0);
+  for (const tuning::TuningRecord& record : ship->records()) {
+    EXPECT_EQ(record.candidates_size(), 0);
+    EXPECT_TRUE(record.has_winner_statistics());
+  }
+}
+
 // Issue 17: with out.report.svg a folder, the database used to be replaced before the
 // failure was reported.
 TEST(RunMergeCommandTest, AFailedReportLeavesTheOldDatabase) {
@@ -171,7 +194,7 @@ TEST(RunMergeCommandTest, BadArgumentsExitTwoWithOneLine) {
   EXPECT_EQ(run.code, kMergeBadArguments);
   EXPECT_EQ(run.err,
             "autotune merge: no output given (-o OUTPUT); usage: autotune merge INPUT... -o "
-            "OUTPUT [--report]\n");
+            "OUTPUT [--report] [--winners_only]\n");
   EXPECT_EQ(run.out, "");
 }
 
@@ -188,7 +211,7 @@ TEST(RunMergeCommandTest, UnreadableInputExitsOneNamingIt) {
 TEST(RunMergeCommandTest, HelpPrintsUsage) {
   CommandRun run = RunMerge({"--help"});
   EXPECT_EQ(run.code, kMergeOk);
-  EXPECT_THAT(run.out, StartsWith("usage: autotune merge INPUT... -o OUTPUT [--report]\n"));
+  EXPECT_THAT(run.out, StartsWith("usage: autotune merge INPUT... -o OUTPUT [--report] [--winners_only]\n"));
 }
 
 }  // namespace

@@ -8,18 +8,23 @@
 #include <utility>
 #include <vector>
 #include <algorithm>
+#include <chrono>
 
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "compiler/backend/cuda/cuda_codegens.h"
 #include "compiler/base/status_macros.h"
 #include "compiler/cuda/caching_compilation_provider.h"
 #include "compiler/cuda/nvrtc_compilation_provider.h"
 #include "compiler/ops/builtin_ops.h"
+#include "compiler/tuning_db/append.h"
 #include "compiler/tuning_db/tuning_db.h"
 #include "kernels/runtime/driver_api.h"
 #include "kernels/runtime/runtime.h"
 #include "kernels/tile_kernel.h"
+#include "kernels/tune_on_miss.h"
 
 namespace tiletune {
 
@@ -41,10 +46,11 @@ struct Library::Device {
 };
 
 Library::Library(LibraryOptions options, absl::Status database_status,
-                 std::unique_ptr<TunedResolver> resolver,
+                 std::string database_origin, std::unique_ptr<TunedResolver> resolver,
                  std::unique_ptr<CompilationProvider> compiler)
     : options_(std::move(options)),
       database_status_(std::move(database_status)),
+      database_origin_(std::move(database_origin)),
       resolver_(std::move(resolver)),
       compiler_(std::move(compiler)) {}
 
@@ -60,19 +66,54 @@ absl::StatusOr<std::unique_ptr<Library>> Library::Create(LibraryOptions options)
   if (path.empty()) {
     if (const char* env = std::getenv("TILETUNE_DB")) path = env;
   }
+  if (options.tune_on_miss_ms < 0) {
+    options.tune_on_miss_ms = 0;
+    if (const char* env = std::getenv("TILETUNE_TUNE_ON_MISS"); env != nullptr && *env != 0) {
+      int ms = kDefaultTuneOnMissMs;
+      if (std::string(env) != "on" && (!absl::SimpleAtoi(env, &ms) || ms < 0 || ms > 600000)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "TILETUNE_TUNE_ON_MISS='", std::string(env).substr(0, 40),
+            "': expected the milliseconds to spend timing a missed problem, 0 to 600000, or "
+            "'on' for ", kDefaultTuneOnMissMs));
+      }
+      options.tune_on_miss_ms = ms;
+    }
+  }
+  if (options.tune_on_miss_database.empty()) {
+    if (const char* env = std::getenv("TILETUNE_TUNE_DB")) options.tune_on_miss_database = env;
+  }
+  if (options.tune_on_miss_database.empty()) {
+    const std::string cache = DefaultCacheDirectory();  // <root>/kernels
+    if (!cache.empty()) {
+      const size_t slash = cache.find_last_of('/');
+      options.tune_on_miss_database =
+          absl::StrCat(slash == std::string::npos ? "." : cache.substr(0, slash),
+                       "/tuned_on_miss.txtpb");
+    }
+  }
   TunedResolver::Options resolver_options;
   resolver_options.registry = options.registry.get();
   resolver_options.ops = options.ops;
+  tuning::ReadOptions read;
+  read.semantics = options.ops->RecordValidator();
+  std::vector<std::string> notes;
+  read.notes = &notes;
   absl::Status database_status = absl::OkStatus();
-  if (!path.empty()) {
-    tuning::ReadOptions read;
-    read.semantics = options.ops->RecordValidator();
-    std::vector<std::string> notes;
-    read.notes = &notes;
-    absl::StatusOr<tuning::TuningDatabase> database = tuning::ReadTuningDatabase(path, read);
-    for (const std::string& note : notes) {
-      std::fprintf(stderr, "tiletune: note: %s\n", note.c_str());
+  std::string origin;
+  // Records tuned on earlier misses come first: their exact records win.
+  if (options.tune_on_miss_ms > 0 && !options.tune_on_miss_database.empty()) {
+    absl::StatusOr<tuning::TuningDatabase> tuned =
+        tuning::ReadTuningDatabase(options.tune_on_miss_database, read);
+    if (tuned.ok()) {
+      resolver_options.databases.push_back(*std::move(tuned));
+    } else if (!absl::IsNotFound(tuned.status())) {
+      std::fprintf(stderr, "tiletune: not using the records tuned on misses: %s\n",
+                   std::string(tuned.status().message()).c_str());
     }
+  }
+  if (!path.empty()) {
+    origin = path;
+    absl::StatusOr<tuning::TuningDatabase> database = tuning::ReadTuningDatabase(path, read);
     if (database.ok()) {
       resolver_options.databases.push_back(*std::move(database));
     } else {
@@ -82,6 +123,29 @@ absl::StatusOr<std::unique_ptr<Library>> Library::Create(LibraryOptions options)
                    "records and built-in heuristics\n",
                    path.c_str(), std::string(database_status.message()).c_str());
     }
+  } else {
+    const std::vector<ShippedDatabase>& shipped =
+        options.shipped != nullptr ? *options.shipped : ShippedDatabases();
+    std::vector<std::string> origins;
+    for (const ShippedDatabase& database : shipped) {
+      absl::StatusOr<tuning::TuningDatabase> parsed = tuning::ParseTuningDatabase(
+          database.text, tuning::DatabaseFormat::kText, database.origin, read);
+      if (parsed.ok()) {
+        resolver_options.databases.push_back(*std::move(parsed));
+        origins.push_back(database.origin);
+        continue;
+      }
+      // A broken built-in database costs tuned kernels, never the library.
+      if (database_status.ok()) database_status = parsed.status();
+      std::fprintf(stderr,
+                   "tiletune: not using the built-in tuning database %s: %s; falling back to "
+                   "nearest records and built-in heuristics\n",
+                   database.origin.c_str(), std::string(parsed.status().message()).c_str());
+    }
+    if (!origins.empty()) origin = absl::StrCat(absl::StrJoin(origins, ", "), " (built in)");
+  }
+  for (const std::string& note : notes) {
+    std::fprintf(stderr, "tiletune: note: %s\n", note.c_str());
   }
   TT_ASSIGN_OR_RETURN(auto resolver, TunedResolver::Create(std::move(resolver_options)));
   TT_ASSIGN_OR_RETURN(auto nvrtc, NvrtcCompilationProvider::Create());
@@ -98,7 +162,8 @@ absl::StatusOr<std::unique_ptr<Library>> Library::Create(LibraryOptions options)
   }
   TT_RETURN_IF_ERROR(compiler.status());
   return std::unique_ptr<Library>(new Library(std::move(options), std::move(database_status),
-                                              std::move(resolver), *std::move(compiler)));
+                                              std::move(origin), std::move(resolver),
+                                              *std::move(compiler)));
 }
 
 absl::StatusOr<Library::Device*> Library::CurrentDevice() {
@@ -128,17 +193,64 @@ absl::StatusOr<Library::Device*> Library::CurrentDevice() {
 }
 
 absl::StatusOr<std::unique_ptr<Library::Entry>> Library::Build(Device& device, const TileOp& op) {
-  TT_ASSIGN_OR_RETURN(Resolution resolution, resolver_->Resolve(device.identity, op));
-  TT_ASSIGN_OR_RETURN(BuiltKernel built,
-                      resolution.codegen->BuildWithoutCompile(resolution.request));
+  const auto start = std::chrono::steady_clock::now();
   TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, options_.ops->For(op));
+  TT_ASSIGN_OR_RETURN(Resolution resolution, resolver_->Resolve(device.identity, op));
+  std::unique_ptr<Entry> entry;
+  if (options_.tune_on_miss_ms > 0 && resolution.level != ResolutionLevel::kExact) {
+    absl::StatusOr<std::unique_ptr<Entry>> tuned = TuneMiss(device, *definition, op);
+    if (absl::IsAborted(tuned.status())) return tuned.status();  // The context faulted.
+    if (tuned.ok()) {
+      entry = *std::move(tuned);
+    } else {
+      std::fprintf(stderr, "tiletune: tuning %s on a miss failed (%s); launching the %s choice\n",
+                   definition->Describe(op).c_str(),
+                   std::string(tuned.status().message()).substr(0, 300).c_str(),
+                   ResolutionLevelName(resolution.level).c_str());
+    }
+  }
+  if (entry == nullptr) {
+    TT_ASSIGN_OR_RETURN(BuiltKernel built,
+                        resolution.codegen->BuildWithoutCompile(resolution.request));
+    entry = std::make_unique<Entry>();
+    TT_ASSIGN_OR_RETURN(entry->kernel, TileKernel::Create(*device.context, *definition,
+                                                          built.lowered, *compiler_));
+    const LoweredTileKernel& lowered = entry->kernel->lowered();
+    entry->info = LaunchInfo{resolution.level,   resolution.detail, resolution.codegen->name(),
+                             lowered.kernel_name, lowered.path_name, lowered.form_name,
+                             lowered.launch};
+  }
+  entry->info.first_call_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return entry;
+}
+
+absl::StatusOr<std::unique_ptr<Library::Entry>> Library::TuneMiss(
+    Device& device, const TileOpDefinition& definition, const TileOp& op) {
+  TT_ASSIGN_OR_RETURN(std::vector<Resolution> alternatives,
+                      resolver_->Alternatives(device.identity, op,
+                                              std::max(1, options_.tune_on_miss_candidates)));
+  TT_ASSIGN_OR_RETURN(MissTuning tuned,
+                      TuneOnMiss(*device.context, definition, op, std::move(alternatives),
+                                 *compiler_, options_.tune_on_miss_ms));
+  *tuned.record.mutable_device() = device.identity;
+  if (!options_.tune_on_miss_database.empty()) {
+    absl::StatusOr<int> appended = tuning::AppendTuningRecords(
+        options_.tune_on_miss_database, {tuned.record}, options_.ops->RecordValidator());
+    if (!appended.ok()) {
+      // The kernel is good; only the next process loses it.
+      std::fprintf(stderr, "tiletune: the variant tuned for %s is not saved: %s\n",
+                   definition.Describe(op).c_str(),
+                   std::string(appended.status().message()).c_str());
+    }
+  }
   auto entry = std::make_unique<Entry>();
-  TT_ASSIGN_OR_RETURN(entry->kernel,
-                      TileKernel::Create(*device.context, *definition, built.lowered, *compiler_));
+  entry->kernel = std::move(tuned.kernel);
   const LoweredTileKernel& lowered = entry->kernel->lowered();
-  entry->info = LaunchInfo{resolution.level,   resolution.detail, resolution.codegen->name(),
-                           lowered.kernel_name, lowered.path_name, lowered.form_name,
-                           lowered.launch};
+  entry->info = LaunchInfo{tuned.resolution.level, tuned.detail,
+                           tuned.resolution.codegen->name(), lowered.kernel_name,
+                           lowered.path_name, lowered.form_name, lowered.launch};
+  entry->info.tuned_on_miss = true;
   return entry;
 }
 

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -43,12 +44,33 @@
 #include "compiler/ir/tile_op.h"
 #include "compiler/ops/registry.h"
 #include "cuda.h"
+#include "kernels/shipped_databases.h"
 
 namespace tiletune {
 
+// The timing budget of tuning on a miss when it is turned on without one.
+inline constexpr int kDefaultTuneOnMissMs = 100;
+
 struct LibraryOptions {
-  // Tuning database to read; empty means $TILETUNE_DB; empty again means none.
+  // Tuning database to read; empty means $TILETUNE_DB; empty again means the databases
+  // built into the library (`shipped`).
   std::string database_path;
+  // The built-in databases used when no database is given; null means ShippedDatabases()
+  // (kernels/shipped_databases.h: the H200 database tuned on autotune/suites/). An empty
+  // list turns them off. Each is reported and skipped when it does not read.
+  const std::vector<ShippedDatabase>* shipped = nullptr;
+  // Tune on a miss: the first launch of a problem with no exact record measures up to
+  // tune_on_miss_candidates variants (the nearest records', the heuristic), each verified
+  // bit-exact first, times them for about this many milliseconds, launches the fastest and
+  // appends it to tune_on_miss_database, so the next process finds it exact. 0 is off;
+  // -1 (the default) means $TILETUNE_TUNE_ON_MISS: milliseconds, or "on" for
+  // kDefaultTuneOnMissMs; unset, off.
+  int tune_on_miss_ms = -1;
+  int tune_on_miss_candidates = 6;
+  // Where records tuned on a miss are appended (under a lock, safe with other processes)
+  // and read back from at creation; empty means $TILETUNE_TUNE_DB, else
+  // <cache root>/tuned_on_miss.txtpb beside the compile cache.
+  std::string tune_on_miss_database;
   // Compile-cache folder; empty means DefaultCacheDirectory() (memory only if that is
   // empty too).
   std::string cache_directory;
@@ -86,6 +108,12 @@ struct LaunchInfo {
   std::string path;
   std::string form;
   LaunchParams launch;
+  // Host time of the first call: resolving, compiling or reading the compile cache,
+  // loading, and tuning on a miss when it ran.
+  double first_call_ms = 0;
+  // Whether this problem was tuned on its miss (resolution_detail then says what was
+  // measured).
+  bool tuned_on_miss = false;
 };
 
 class Library {
@@ -102,6 +130,8 @@ class Library {
 
   // OK when a database was loaded or none was asked for; otherwise why it was not used.
   const absl::Status& database_status() const { return database_status_; }
+  // What was loaded: the path, or the built-in databases' origins ("(built in)").
+  const std::string& database_origin() const { return database_origin_; }
   size_t database_records() const { return resolver_->record_count(); }
 
   LibraryStats stats() const;
@@ -110,7 +140,7 @@ class Library {
   struct Device;
   struct Entry;
 
-  Library(LibraryOptions options, absl::Status database_status,
+  Library(LibraryOptions options, absl::Status database_status, std::string database_origin,
           std::unique_ptr<TunedResolver> resolver, std::unique_ptr<CompilationProvider> compiler);
   absl::StatusOr<Device*> CurrentDevice();
   // The cached entry for `op` on `device`, resolved, compiled and loaded on first use.
@@ -118,9 +148,13 @@ class Library {
   absl::StatusOr<std::shared_ptr<Entry>> Lookup(Device& device, const TileOpDefinition& definition,
                                                 const TileOp& op);
   absl::StatusOr<std::unique_ptr<Entry>> Build(Device& device, const TileOp& op);
+  // Build by tuning on a miss; the record is appended to tune_on_miss_database.
+  absl::StatusOr<std::unique_ptr<Entry>> TuneMiss(Device& device, const TileOpDefinition& definition,
+                                                  const TileOp& op);
 
   LibraryOptions options_;
   absl::Status database_status_;
+  std::string database_origin_;
   std::unique_ptr<TunedResolver> resolver_;
   std::unique_ptr<CompilationProvider> compiler_;
   mutable absl::Mutex mutex_;

@@ -132,6 +132,65 @@ TEST_F(LibraryGpuTest, HandWrittenDatabaseChangesTheLaunchedVariant) {
   CheckCopy(**tuned, Op(1024, 1024), rng);
 }
 
+// Tuning on a miss: the first call of an unseen problem measures verified variants, uses
+// the fastest (bit-exact), appends it to the user's database, and the next library finds
+// it exact there.
+TEST_F(LibraryGpuTest, TuneOnMissMeasuresSavesAndIsExactNextTime) {
+  std::mt19937_64 rng(std::random_device{}());
+  const std::string saved = absl::StrCat(::testing::TempDir(), "/tuned_on_miss.txtpb");
+  std::remove(saved.c_str());
+  LibraryOptions options;
+  options.tune_on_miss_ms = 50;
+  options.tune_on_miss_database = saved;
+  options.verbosity = 1;
+  auto library = Library::Create(options);
+  ASSERT_TRUE(library.ok()) << library.status();
+  const CopyOp op = Op(3001, 997);
+  auto info = (*library)->Inspect(op);
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_TRUE(info->tuned_on_miss);
+  EXPECT_NE(info->level, ResolutionLevel::kExact);
+  EXPECT_THAT(info->resolution_detail, HasSubstr("tuned on a miss"));
+  std::printf("tune on miss, copy f16 [3001, 997]: first call %.1f ms: %s\n", info->first_call_ms,
+              info->resolution_detail.c_str());
+  CheckCopy(**library, op, rng);
+  auto db = tuning::ReadTuningDatabase(saved);
+  ASSERT_TRUE(db.ok()) << db.status();
+  ASSERT_EQ(db->records_size(), 1);
+  EXPECT_EQ(db->records(0).device().name(), context_->info().name);
+
+  auto next = Library::Create(options);
+  ASSERT_TRUE(next.ok()) << next.status();
+  auto again = (*next)->Inspect(op);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->level, ResolutionLevel::kExact) << again->resolution_detail;
+  EXPECT_FALSE(again->tuned_on_miss);
+  EXPECT_EQ(again->kernel_name, info->kernel_name);
+  EXPECT_EQ(again->launch.tile, info->launch.tile);
+  CheckCopy(**next, op, rng);
+
+  // An im2col miss too (its variants verified inside; Inspect reports them).
+  Im2colGeometry g;
+  g.n = 3;
+  g.h = 19;
+  g.w = 23;
+  g.c = 40;
+  g.kh = 3;
+  g.kw = 5;
+  g.sh = 1;
+  g.sw = 2;
+  g.ph = 1;
+  g.pw = 2;
+  auto conv = (*library)->Inspect(Im2colOp::Dense(DataType::kF16, g));
+  ASSERT_TRUE(conv.ok()) << conv.status();
+  EXPECT_TRUE(conv->tuned_on_miss);
+  std::printf("tune on miss, im2col f16 N3 C40 19x23 k3x5 s1x2 p1x2: first call %.1f ms\n",
+              conv->first_call_ms);
+  auto both = tuning::ReadTuningDatabase(saved);
+  ASSERT_TRUE(both.ok());
+  EXPECT_EQ(both->records_size(), 2);
+}
+
 // Slicing one buffer at 1000 offsets builds one kernel per alignment of the starts, not
 // one per offset; every slice is bit-exact (checked at a sample), and a region outside its
 // buffer is refused before anything launches.

@@ -4,10 +4,13 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/ops/copy/copy_op.h"
+#include "compiler/tuning_db/tuning_db.h"
+#include "kernels/shipped_databases.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -59,6 +62,91 @@ TEST(LibraryTest, DatabaseComesFromTheEnvironment) {
   unsetenv("TILETUNE_DB");
   ASSERT_TRUE(library.ok());
   EXPECT_THAT((*library)->database_status().message(), HasSubstr("from_env.txtpb"));
+}
+
+// With no database given, the built-in ones are used: the H200 database tuned on
+// autotune/suites/h200_shipped.txt.
+TEST(LibraryTest, BuiltInDatabaseIsLoadedWhenNoneIsGiven) {
+  unsetenv("TILETUNE_DB");
+  LibraryOptions options;
+  options.cache_directory = TempPath("cache");
+  auto library = Library::Create(options);
+  ASSERT_TRUE(library.ok()) << library.status();
+  EXPECT_TRUE((*library)->database_status().ok()) << (*library)->database_status();
+  EXPECT_EQ((*library)->database_origin(), "kernels/tuned/h200.txtpb (built in)");
+  EXPECT_GE((*library)->database_records(), 90u);
+  ASSERT_FALSE(ShippedDatabases().empty());
+  EXPECT_EQ(ShippedDatabases()[0].origin, "kernels/tuned/h200.txtpb");
+}
+
+// A corrupt or foreign-version built-in database is reported and skipped; the others
+// still load and the library works.
+TEST(LibraryTest, CorruptOrForeignBuiltInDatabasesAreReportedAndSkipped) {
+  const std::vector<ShippedDatabase> shipped = {
+      {"kernels/tuned/garbage.txtpb", "records { this is not a database"},
+      {"kernels/tuned/future.txtpb", "schema_version: 99\nrecord_count: 0\n"},
+      ShippedDatabases()[0]};
+  LibraryOptions options;
+  options.cache_directory = TempPath("cache");
+  options.shipped = &shipped;
+  auto library = Library::Create(options);
+  ASSERT_TRUE(library.ok()) << library.status();
+  EXPECT_FALSE((*library)->database_status().ok());
+  EXPECT_THAT((*library)->database_status().message(), HasSubstr("garbage.txtpb"));
+  EXPECT_EQ((*library)->database_origin(), "kernels/tuned/h200.txtpb (built in)");
+  EXPECT_GT((*library)->database_records(), 0u);
+
+  const std::vector<ShippedDatabase> only_bad = {shipped[1]};
+  options.shipped = &only_bad;
+  auto bare = Library::Create(options);
+  ASSERT_TRUE(bare.ok()) << bare.status();
+  EXPECT_THAT((*bare)->database_status().message(), HasSubstr("99"));
+  EXPECT_EQ((*bare)->database_records(), 0u);
+  EXPECT_EQ((*bare)->database_origin(), "");
+}
+
+TEST(LibraryTest, TuneOnMissBudgetFromTheEnvironmentIsChecked) {
+  LibraryOptions options;
+  options.cache_directory = TempPath("cache");
+  setenv("TILETUNE_TUNE_ON_MISS", "fast", 1);
+  auto bad = Library::Create(options);
+  setenv("TILETUNE_TUNE_ON_MISS", "200", 1);
+  auto good = Library::Create(options);
+  setenv("TILETUNE_TUNE_ON_MISS", "on", 1);
+  auto on = Library::Create(options);
+  unsetenv("TILETUNE_TUNE_ON_MISS");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.status().message(), HasSubstr("TILETUNE_TUNE_ON_MISS='fast'"));
+  EXPECT_TRUE(good.ok()) << good.status();
+  EXPECT_TRUE(on.ok()) << on.status();
+}
+
+// Records tuned on earlier misses are read back at creation (when tuning on a miss is on)
+// and answer before the built-in ones; a corrupt file of them is reported, not fatal.
+TEST(LibraryTest, RecordsTunedOnMissesAreReadBack) {
+  const std::string tuned = TempPath("tuned_on_miss.txtpb");
+  // Two built-in records as if tuned here.
+  tuning::TuningDatabase db;
+  db.set_schema_version(tuning::kCurrentSchemaVersion);
+  tuning::ReadOptions read;
+  auto shipped = tuning::ParseTuningDatabase(ShippedDatabases()[0].text,
+                                             tuning::DatabaseFormat::kText, "shipped", read);
+  ASSERT_TRUE(shipped.ok()) << shipped.status();
+  *db.add_records() = shipped->records(0);
+  *db.add_records() = shipped->records(1);
+  ASSERT_TRUE(tuning::WriteTuningDatabase(db, tuned).ok());
+  LibraryOptions options;
+  options.cache_directory = TempPath("cache");
+  options.tune_on_miss_ms = 50;
+  options.tune_on_miss_database = tuned;
+  auto library = Library::Create(options);
+  ASSERT_TRUE(library.ok()) << library.status();
+  EXPECT_EQ((*library)->database_records(), static_cast<size_t>(shipped->records_size()) + 2);
+  options.tune_on_miss_ms = 0;
+  auto off = Library::Create(options);
+  ASSERT_TRUE(off.ok());
+  EXPECT_EQ((*off)->database_records(), static_cast<size_t>(shipped->records_size()));
 }
 
 TEST(LibraryTest, LaunchWithoutADriverIsUnavailable) {

@@ -34,17 +34,26 @@ absl::StatusOr<VerificationImages> MakeVerificationImages(const TileOpDefinition
 absl::Status VerifyTileKernel(const Context& context, TileKernel& kernel,
                               const TileOpDefinition& definition, const TileOp& op,
                               std::mt19937_64& rng) {
+  TT_ASSIGN_OR_RETURN(VerificationImages images, MakeVerificationImages(definition, op, rng));
+  TT_ASSIGN_OR_RETURN(DeviceBuffer input, DeviceBuffer::Allocate(context, images.input.size()));
+  TT_ASSIGN_OR_RETURN(DeviceBuffer output,
+                      DeviceBuffer::Allocate(context, images.expected.size()));
+  TT_RETURN_IF_ERROR(input.CopyFromHost(images.input.data(), images.input.size()));
+  return VerifyTileKernelOn(context, kernel, definition, op, images, input, output);
+}
+
+absl::Status VerifyTileKernelOn(const Context& context, TileKernel& kernel,
+                                const TileOpDefinition& definition, const TileOp& op,
+                                const VerificationImages& images, DeviceBuffer& input_device,
+                                DeviceBuffer& output_device) {
   const OperandSizes sizes = definition.Sizes(op);
   const std::vector<std::string> names = definition.operand_names();
-  TT_ASSIGN_OR_RETURN(VerificationImages images, MakeVerificationImages(definition, op, rng));
   const std::vector<uint8_t>& input = images.input;
   const std::vector<uint8_t>& expected = images.expected;
   const uint8_t poison = images.poison;
-
-  TT_ASSIGN_OR_RETURN(DeviceBuffer input_device, DeviceBuffer::Allocate(context, input.size()));
-  TT_ASSIGN_OR_RETURN(DeviceBuffer output_device,
-                      DeviceBuffer::Allocate(context, expected.size()));
-  TT_RETURN_IF_ERROR(input_device.CopyFromHost(input.data(), input.size()));
+  if (input_device.size() < input.size() || output_device.size() < expected.size()) {
+    return absl::InvalidArgumentError("verification buffers smaller than the images");
+  }
   TT_RETURN_IF_ERROR(output_device.Fill(poison));
   // The op's own region offsets: `op` may be another op of the kernel's key.
   TT_ASSIGN_OR_RETURN(RegionOffsets offsets, definition.Offsets(op));

@@ -48,6 +48,15 @@ absl::Status VerifyTileKernel(const Context& context, TileKernel& kernel,
                               const TileOpDefinition& definition, const TileOp& op,
                               std::mt19937_64& rng);
 
+// VerifyTileKernel on images drawn once, so several kernels of one op are checked on one
+// draw (tuning on a miss): `input` and `output` are device buffers of images.input.size()
+// and images.expected.size() bytes, `input` holding images.input; `output` is poisoned
+// here before the launch.
+absl::Status VerifyTileKernelOn(const Context& context, TileKernel& kernel,
+                                const TileOpDefinition& definition, const TileOp& op,
+                                const VerificationImages& images, DeviceBuffer& input,
+                                DeviceBuffer& output);
+
 }  // namespace tiletune
 
 #endif  // KERNELS_VERIFY_H_

@@ -1,0 +1,275 @@
+#include "autotune/evaluate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "compiler/base/status_macros.h"
+#include "kernels/library.h"
+#include "kernels/runtime/runtime.h"
+#include "kernels/verify.h"
+
+namespace tiletune {
+namespace autotune {
+namespace {
+
+// Buffer pairs rotated through while timing: at least three L2s of bytes, at most this many.
+constexpr size_t kMaxPairs = 16;
+// Each timed batch lasts about this long.
+constexpr double kBatchUs = 200;
+constexpr int kMaxBatch = 200;
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? 0 : (n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
+}
+
+std::string DescribeLaunch(const LaunchInfo& info) {
+  return absl::StrCat(info.path, info.form.empty() ? "" : absl::StrCat("/", info.form), " tile ",
+                      absl::StrJoin(info.launch.tile, "x"), ", ", info.launch.threads, " threads",
+                      info.launch.stages > 1 ? absl::StrCat(", ", info.launch.stages, " stages")
+                                             : "");
+}
+
+// Launches `op` once through `library` on the verification buffers and compares the
+// whole output buffer, guards included, with the reference.
+absl::Status CheckBitExact(Library& library, const Context& context, const TileOp& op,
+                           const VerificationImages& images, DeviceBuffer& input,
+                           DeviceBuffer& output, CUstream stream, const char* side) {
+  TT_RETURN_IF_ERROR(output.Fill(images.poison));
+  TT_RETURN_IF_ERROR(library.Launch(op, input.ptr() + kGuardBytes, output.ptr() + kGuardBytes,
+                                    stream));
+  TT_RETURN_IF_ERROR(context.Synchronize());
+  std::vector<uint8_t> got(images.expected.size());
+  TT_RETURN_IF_ERROR(output.CopyToHost(got.data(), got.size()));
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (got[i] != images.expected[i]) {
+      return absl::DataLossError(absl::StrCat(
+          "the ", side, " kernel's output differs from the reference at byte ",
+          static_cast<int64_t>(i) - static_cast<int64_t>(kGuardBytes), " of the output buffer"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status EvaluateOne(const TileOpRegistry& ops, const TileOp& op, Library& evaluated,
+                         Library& tuned, const Context& context, const Stream& stream,
+                         int rounds, std::mt19937_64& rng, EvaluationRow& row) {
+  TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, ops.For(op));
+  TT_ASSIGN_OR_RETURN(LaunchInfo reference, tuned.Inspect(op));
+  if (reference.level != ResolutionLevel::kExact) {
+    return absl::NotFoundError(absl::StrCat("the per-problem database has no record of it (",
+                                            reference.resolution_detail, ")"));
+  }
+  row.tuned_variant = DescribeLaunch(reference);
+  TT_ASSIGN_OR_RETURN(LaunchInfo info, evaluated.Inspect(op));
+  row.level = absl::StrCat(ResolutionLevelName(info.level), info.tuned_on_miss ? "+miss" : "");
+  row.variant = DescribeLaunch(info);
+  row.reason = info.resolution_detail;
+  row.first_call_ms = info.first_call_ms;
+
+  TT_ASSIGN_OR_RETURN(VerificationImages images, MakeVerificationImages(*definition, op, rng));
+  TT_ASSIGN_OR_RETURN(DeviceBuffer input, DeviceBuffer::Allocate(context, images.input.size()));
+  TT_ASSIGN_OR_RETURN(DeviceBuffer output, DeviceBuffer::Allocate(context, images.expected.size()));
+  TT_RETURN_IF_ERROR(input.CopyFromHost(images.input.data(), images.input.size()));
+  TT_RETURN_IF_ERROR(
+      CheckBitExact(evaluated, context, op, images, input, output, stream.get(), "library's"));
+  TT_RETURN_IF_ERROR(
+      CheckBitExact(tuned, context, op, images, input, output, stream.get(), "tuned"));
+
+  const OperandSizes sizes = definition->Sizes(op);
+  std::vector<std::pair<CUdeviceptr, CUdeviceptr>> pairs = {
+      {input.ptr() + kGuardBytes, output.ptr() + kGuardBytes}};
+  std::vector<DeviceBuffer> rotation;
+  const size_t pair_bytes = std::max<size_t>(1, sizes.input_bytes + sizes.output_bytes);
+  const size_t wanted = std::min<size_t>(
+      kMaxPairs, (3 * static_cast<size_t>(context.info().l2_bytes) + pair_bytes - 1) / pair_bytes);
+  while (pairs.size() < wanted) {
+    absl::StatusOr<DeviceBuffer> in = DeviceBuffer::Allocate(context, sizes.input_bytes);
+    if (!in.ok()) break;
+    absl::StatusOr<DeviceBuffer> out = DeviceBuffer::Allocate(context, sizes.output_bytes);
+    if (!out.ok()) break;
+    TT_RETURN_IF_ERROR(in->Fill(0));
+    pairs.emplace_back(in->ptr(), out->ptr());
+    rotation.push_back(*std::move(in));
+    rotation.push_back(*std::move(out));
+  }
+  Library* sides[2] = {&evaluated, &tuned};
+  TT_ASSIGN_OR_RETURN(auto start, Event::Create(context));
+  TT_ASSIGN_OR_RETURN(auto end, Event::Create(context));
+  size_t next = 0;
+  auto batch_us = [&](Library& library, int count) -> absl::StatusOr<double> {
+    TT_RETURN_IF_ERROR(start->Record(stream.get()));
+    for (int k = 0; k < count; ++k) {
+      const auto& [in, out] = pairs[next++ % pairs.size()];
+      TT_RETURN_IF_ERROR(library.Launch(op, in, out, stream.get()));
+    }
+    TT_RETURN_IF_ERROR(end->Record(stream.get()));
+    TT_RETURN_IF_ERROR(end->Synchronize());
+    TT_ASSIGN_OR_RETURN(float ms, end->ElapsedSince(*start));
+    return 1000.0 * ms / count;
+  };
+  double fastest = 1e30;
+  for (Library* side : sides) {
+    TT_RETURN_IF_ERROR(batch_us(*side, 2).status());  // Warm-up.
+    TT_ASSIGN_OR_RETURN(double us, batch_us(*side, 2));
+    fastest = std::min(fastest, us);
+  }
+  const int batch =
+      std::clamp(static_cast<int>(std::ceil(kBatchUs / std::max(fastest, 0.5))), 1, kMaxBatch);
+  std::vector<double> samples[2];
+  for (int r = 0; r < rounds; ++r) {
+    for (int k = 0; k < 2; ++k) {
+      const int side = (r + k) % 2;  // Alternate which side goes first.
+      TT_ASSIGN_OR_RETURN(double us, batch_us(*sides[side], batch));
+      samples[side].push_back(us);
+    }
+  }
+  row.library_us = Median(samples[0]);
+  row.tuned_us = Median(samples[1]);
+  row.ratio = row.tuned_us > 0 ? row.library_us / row.tuned_us : 0;
+  return absl::OkStatus();
+}
+
+std::string CsvField(const std::string& field) {
+  if (field.find_first_of(",\"\n") == std::string::npos) return field;
+  return absl::StrCat("\"", absl::StrReplaceAll(field, {{"\"", "\"\""}}), "\"");
+}
+
+std::string MarkdownCell(const std::string& text) {
+  return absl::StrReplaceAll(text, {{"|", "\\|"}, {"\n", " "}});
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<EvaluationRow>> Evaluate(const TileOpRegistry& ops,
+                                                    const std::vector<SuiteProblem>& problems,
+                                                    const EvaluationOptions& options) {
+  TT_ASSIGN_OR_RETURN(std::unique_ptr<Context> context, Context::Create(options.device));
+  TT_RETURN_IF_ERROR(context->Activate());
+  LibraryOptions evaluated_options;
+  evaluated_options.database_path = options.database;
+  evaluated_options.ops = &ops;
+  evaluated_options.tune_on_miss_ms = options.tune_on_miss_ms;
+  if (options.tune_on_miss_ms > 0) {
+    if (options.tune_on_miss_database.empty()) {
+      return absl::InvalidArgumentError("tuning on a miss needs a database to append to");
+    }
+    std::remove(options.tune_on_miss_database.c_str());
+    evaluated_options.tune_on_miss_database = options.tune_on_miss_database;
+  }
+  TT_ASSIGN_OR_RETURN(std::unique_ptr<Library> evaluated, Library::Create(evaluated_options));
+  if (!evaluated->database_status().ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the database under evaluation does not load: ", evaluated->database_status().message()));
+  }
+  LibraryOptions tuned_options;
+  tuned_options.database_path = options.tuned_database;
+  tuned_options.ops = &ops;
+  tuned_options.tune_on_miss_ms = 0;
+  TT_ASSIGN_OR_RETURN(std::unique_ptr<Library> tuned, Library::Create(tuned_options));
+  if (!tuned->database_status().ok()) {
+    return absl::FailedPreconditionError(absl::StrCat("the per-problem tuning does not load: ",
+                                                      tuned->database_status().message()));
+  }
+  TT_ASSIGN_OR_RETURN(std::unique_ptr<Stream> stream, Stream::Create(*context));
+  std::mt19937_64 rng(std::random_device{}());
+  std::vector<EvaluationRow> rows;
+  for (const SuiteProblem& problem : problems) {
+    EvaluationRow row;
+    row.problem = DescribeProblem(ops, *problem);
+    absl::Status status = EvaluateOne(ops, *problem, *evaluated, *tuned, *context, *stream,
+                                      std::max(1, options.rounds), rng, row);
+    if (absl::IsAborted(status)) return status;  // A fault: the context is gone.
+    if (!status.ok()) row.error = std::string(status.message());
+    if (options.progress) {
+      options.progress(row.error.empty()
+                           ? absl::StrFormat("%s: %s %.2f us / tuned %.2f us = %.3f", row.problem,
+                                             row.level, row.library_us, row.tuned_us, row.ratio)
+                           : absl::StrCat(row.problem, ": not measured: ", row.error));
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+EvaluationSummary Summarize(const std::vector<EvaluationRow>& rows) {
+  EvaluationSummary s;
+  double log_sum = 0;
+  for (const EvaluationRow& row : rows) {
+    if (!row.error.empty() || row.ratio <= 0) {
+      ++s.failed;
+      continue;
+    }
+    ++s.measured;
+    log_sum += std::log(row.ratio);
+    if (row.ratio > s.worst) {
+      s.worst = row.ratio;
+      s.worst_problem = row.problem;
+    }
+    s.mean_first_call_ms += row.first_call_ms;
+    s.max_first_call_ms = std::max(s.max_first_call_ms, row.first_call_ms);
+  }
+  if (s.measured > 0) {
+    s.geomean = std::exp(log_sum / s.measured);
+    s.mean_first_call_ms /= s.measured;
+  }
+  return s;
+}
+
+std::string EvaluationMarkdown(const std::vector<EvaluationRow>& rows, const std::string& title) {
+  const EvaluationSummary s = Summarize(rows);
+  std::string md = absl::StrCat("# ", title, "\n\n");
+  absl::StrAppendFormat(&md,
+                        "%d problem(s) measured, %d not. Library time over the per-problem "
+                        "tuning's: geomean **%.3f**, worst **%.3f** (%s). First call: mean "
+                        "%.1f ms, largest %.1f ms.\n\n",
+                        s.measured, s.failed, s.geomean, s.worst, MarkdownCell(s.worst_problem),
+                        s.mean_first_call_ms, s.max_first_call_ms);
+  md += "| problem | level | library launches | us | tuned winner | us | ratio | first call ms |\n";
+  md += "| --- | --- | --- | ---: | --- | ---: | ---: | ---: |\n";
+  for (const EvaluationRow& r : rows) {
+    if (!r.error.empty()) {
+      absl::StrAppend(&md, "| ", MarkdownCell(r.problem), " | not measured: ",
+                      MarkdownCell(r.error), " | | | | | | |\n");
+      continue;
+    }
+    absl::StrAppendFormat(&md, "| %s | %s | %s | %.2f | %s | %.2f | %.3f | %.1f |\n",
+                          MarkdownCell(r.problem), r.level, MarkdownCell(r.variant), r.library_us,
+                          MarkdownCell(r.tuned_variant), r.tuned_us, r.ratio, r.first_call_ms);
+  }
+  md += "\nWhy each level was chosen:\n\n";
+  for (const EvaluationRow& r : rows) {
+    if (r.error.empty()) absl::StrAppend(&md, "- ", MarkdownCell(r.problem), ": ", MarkdownCell(r.reason), "\n");
+  }
+  return md;
+}
+
+std::string EvaluationCsv(const std::vector<EvaluationRow>& rows) {
+  std::string csv =
+      "problem,level,library_variant,library_us,tuned_variant,tuned_us,ratio,first_call_ms,"
+      "reason,error\n";
+  for (const EvaluationRow& r : rows) {
+    absl::StrAppend(&csv, CsvField(r.problem), ",", CsvField(r.level), ",", CsvField(r.variant),
+                    ",", absl::StrFormat("%.3f", r.library_us), ",", CsvField(r.tuned_variant),
+                    ",", absl::StrFormat("%.3f", r.tuned_us), ",",
+                    absl::StrFormat("%.4f", r.ratio), ",",
+                    absl::StrFormat("%.1f", r.first_call_ms), ",", CsvField(r.reason), ",",
+                    CsvField(r.error), "\n");
+  }
+  return csv;
+}
+
+}  // namespace autotune
+}  // namespace tiletune

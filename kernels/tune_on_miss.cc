@@ -1,0 +1,259 @@
+#include "kernels/tune_on_miss.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <random>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "compiler/base/sha256.h"
+#include "compiler/base/status_macros.h"
+#include "compiler/ops/candidates.h"
+#include "kernels/verify.h"
+
+namespace tiletune {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int kMinRounds = 3;
+constexpr int kMaxRounds = 25;
+constexpr size_t kMaxPairs = 16;
+// A timed batch lasts about this long, so host launch gaps and event resolution do not
+// dominate a kernel of a few microseconds.
+constexpr double kBatchUs = 100;
+constexpr int kMaxBatch = 64;
+
+struct Measured {
+  Resolution resolution;
+  std::shared_ptr<const LoweredTileKernel> lowered;
+  std::string source;
+  std::unique_ptr<TileKernel> kernel;
+  // Why it was dropped; empty while it is in the running.
+  std::string error;
+  tuning::CandidateResult::Status status = tuning::CandidateResult::OK;
+  std::vector<double> samples_us;
+};
+
+double Percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  const size_t index = std::min(v.size() - 1, static_cast<size_t>(p * (v.size() - 1) + 0.5));
+  return v[index];
+}
+
+tuning::Statistics StatisticsOf(const std::vector<double>& samples, int64_t bytes_moved) {
+  tuning::Statistics s;
+  const double median = Percentile(samples, 0.5);
+  s.set_median_us(median);
+  s.set_min_us(*std::min_element(samples.begin(), samples.end()));
+  s.set_spread(median > 0 ? (Percentile(samples, 0.9) - Percentile(samples, 0.1)) / median : 0);
+  s.set_sample_count(static_cast<int>(samples.size()));
+  s.set_gbps(median > 0 ? static_cast<double>(bytes_moved) / median / 1e3 : 0);
+  return s;
+}
+
+std::string Label(const Measured& m) {
+  return absl::StrCat(ResolutionLevelName(m.resolution.level), " ", m.lowered->path_name,
+                      m.lowered->form_name.empty() ? "" : absl::StrCat("/", m.lowered->form_name),
+                      " tile ", absl::StrJoin(m.lowered->launch.tile, "x"), " ",
+                      m.lowered->launch.threads, "t");
+}
+
+}  // namespace
+
+absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefinition& definition,
+                                      const TileOp& op, std::vector<Resolution> alternatives,
+                                      CompilationProvider& compiler, double budget_ms) {
+  if (alternatives.empty()) return absl::InvalidArgumentError("no variants to tune on a miss");
+  std::vector<Measured> all(alternatives.size());
+  for (size_t i = 0; i < alternatives.size(); ++i) {
+    Measured& m = all[i];
+    m.resolution = std::move(alternatives[i]);
+    absl::StatusOr<BuiltKernel> built =
+        m.resolution.codegen->BuildWithoutCompile(m.resolution.request);
+    if (!built.ok()) return built.status();  // Alternatives lists only variants that lower.
+    m.lowered = built->lowered;
+    m.source = std::move(built->source.text);
+  }
+  // Compile in parallel (NVRTC, or the compile cache); load in order.
+  std::vector<absl::StatusOr<Cubin>> cubins(all.size(), absl::UnknownError("not compiled"));
+  {
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < all.size(); ++i) {
+      threads.emplace_back([&, i] {
+        CompileOptions options;
+        options.arch = all[i].lowered->target.ArchName();
+        cubins[i] = compiler.CompileToCubin(CudaSource{all[i].lowered->kernel_name, all[i].source},
+                                            options);
+      });
+    }
+    for (std::thread& thread : threads) thread.join();
+  }
+  MissTuning out;
+  for (size_t i = 0; i < all.size(); ++i) {
+    Measured& m = all[i];
+    absl::StatusOr<std::unique_ptr<TileKernel>> kernel =
+        cubins[i].ok() ? TileKernel::CreateFromCubin(context, m.lowered, m.source, *cubins[i])
+                       : absl::StatusOr<std::unique_ptr<TileKernel>>(cubins[i].status());
+    if (!kernel.ok()) {
+      m.error = std::string(kernel.status().message());
+      m.status = tuning::CandidateResult::COMPILE_ERROR;
+      continue;
+    }
+    m.kernel = *std::move(kernel);
+    ++out.compiled;
+  }
+
+  // Verify every candidate on one draw.
+  std::mt19937_64 rng(std::random_device{}());
+  TT_ASSIGN_OR_RETURN(VerificationImages images, MakeVerificationImages(definition, op, rng));
+  TT_ASSIGN_OR_RETURN(DeviceBuffer input, DeviceBuffer::Allocate(context, images.input.size()));
+  TT_ASSIGN_OR_RETURN(DeviceBuffer output, DeviceBuffer::Allocate(context, images.expected.size()));
+  TT_RETURN_IF_ERROR(input.CopyFromHost(images.input.data(), images.input.size()));
+  std::vector<Measured*> running;
+  for (Measured& m : all) {
+    if (m.kernel == nullptr) continue;
+    absl::Status verified = VerifyTileKernelOn(context, *m.kernel, definition, op, images, input,
+                                               output);
+    if (absl::IsAborted(verified)) return verified;  // A fault: the context is gone.
+    if (!verified.ok()) {
+      m.error = std::string(verified.message());
+      m.status = tuning::CandidateResult::FAILED_VERIFICATION;
+      m.kernel.reset();
+      continue;
+    }
+    running.push_back(&m);
+  }
+  out.verified = static_cast<int>(running.size());
+  if (running.empty()) {
+    std::vector<std::string> errors;
+    for (const Measured& m : all) errors.push_back(absl::StrCat(Label(m), ": ", m.error));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "no variant compiled and verified: ", absl::StrJoin(errors, "; ")));
+  }
+
+  // Buffer pairs to rotate through: the verification pair, then more while the rotation
+  // is smaller than three L2s.
+  const OperandSizes sizes = definition.Sizes(op);
+  TT_ASSIGN_OR_RETURN(RegionOffsets offsets, definition.Offsets(op));
+  std::vector<std::pair<CUdeviceptr, CUdeviceptr>> pairs = {
+      {input.ptr() + kGuardBytes, output.ptr() + kGuardBytes}};
+  std::vector<DeviceBuffer> rotation;
+  const size_t pair_bytes = std::max<size_t>(1, sizes.input_bytes + sizes.output_bytes);
+  const size_t wanted = std::min<size_t>(
+      kMaxPairs, (3 * static_cast<size_t>(context.info().l2_bytes) + pair_bytes - 1) / pair_bytes);
+  while (pairs.size() < wanted) {
+    absl::StatusOr<DeviceBuffer> in = DeviceBuffer::Allocate(context, sizes.input_bytes);
+    if (!in.ok()) break;
+    absl::StatusOr<DeviceBuffer> outb = DeviceBuffer::Allocate(context, sizes.output_bytes);
+    if (!outb.ok()) break;
+    TT_RETURN_IF_ERROR(in->Fill(0));
+    pairs.emplace_back(in->ptr(), outb->ptr());
+    rotation.push_back(*std::move(in));
+    rotation.push_back(*std::move(outb));
+  }
+  TT_ASSIGN_OR_RETURN(std::unique_ptr<Stream> stream, Stream::Create(context));
+  std::vector<std::unique_ptr<Event>> starts, ends;
+  for (size_t i = 0; i < running.size(); ++i) {
+    TT_ASSIGN_OR_RETURN(auto start, Event::Create(context));
+    TT_ASSIGN_OR_RETURN(auto end, Event::Create(context));
+    starts.push_back(std::move(start));
+    ends.push_back(std::move(end));
+  }
+  size_t next_pair = 0;
+  // One timed batch of `count` launches per candidate, in the order of `order`; per-launch
+  // microseconds in `us`.
+  auto round = [&](const std::vector<size_t>& order, int count,
+                   std::vector<double>& us) -> absl::Status {
+    for (size_t i : order) {
+      TT_RETURN_IF_ERROR(starts[i]->Record(stream->get()));
+      for (int k = 0; k < count; ++k) {
+        const auto& [in, outp] = pairs[next_pair++ % pairs.size()];
+        TT_RETURN_IF_ERROR(running[i]->kernel->Launch(in, outp, offsets, stream->get()));
+      }
+      TT_RETURN_IF_ERROR(ends[i]->Record(stream->get()));
+    }
+    TT_RETURN_IF_ERROR(stream->Synchronize());
+    us.assign(running.size(), 0);
+    for (size_t i : order) {
+      TT_ASSIGN_OR_RETURN(float ms, ends[i]->ElapsedSince(*starts[i]));
+      us[i] = 1000.0 * ms / count;
+    }
+    return absl::OkStatus();
+  };
+  std::vector<size_t> order(running.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::vector<double> us;
+  TT_RETURN_IF_ERROR(round(order, 1, us));  // Warm-up: tensor maps, instruction caches.
+  TT_RETURN_IF_ERROR(round(order, 1, us));  // Calibration.
+  const double fastest = std::max(0.5, *std::min_element(us.begin(), us.end()));
+  const int batch = std::clamp(static_cast<int>(std::ceil(kBatchUs / fastest)), 1, kMaxBatch);
+  const Clock::time_point timing = Clock::now();
+  int rounds = 0;
+  while (rounds < kMinRounds ||
+         (rounds < kMaxRounds &&
+          std::chrono::duration<double, std::milli>(Clock::now() - timing).count() < budget_ms)) {
+    std::rotate(order.begin(), order.begin() + 1, order.end());
+    TT_RETURN_IF_ERROR(round(order, batch, us));
+    for (size_t i = 0; i < running.size(); ++i) running[i]->samples_us.push_back(us[i]);
+    ++rounds;
+  }
+  out.rounds = rounds;
+
+  size_t best = 0;
+  for (size_t i = 1; i < running.size(); ++i) {
+    if (Percentile(running[i]->samples_us, 0.5) < Percentile(running[best]->samples_us, 0.5)) {
+      best = i;
+    }
+  }
+  Measured& winner = *running[best];
+  std::vector<std::string> lines;
+  for (const Measured& m : all) {
+    lines.push_back(m.samples_us.empty()
+                        ? absl::StrCat(Label(m), " dropped (", m.error.substr(0, 160), ")")
+                        : absl::StrFormat("%s %.2f us", Label(m), Percentile(m.samples_us, 0.5)));
+  }
+  out.detail = absl::StrFormat(
+      "tuned on a miss: %d of %zu variant(s) verified, %d round(s) of %d launch(es): %s won; %s",
+      out.verified, all.size(), rounds, batch, Label(winner), absl::StrJoin(lines, "; "));
+
+  tuning::TuningRecord& record = out.record;
+  TT_ASSIGN_OR_RETURN(*record.mutable_problem(), definition.ToProblem(op));
+  *record.mutable_winner() =
+      VariantOf(winner.resolution.request.op->hints, *winner.lowered, Sha256Hex(winner.source));
+  *record.mutable_winner_statistics() = StatisticsOf(winner.samples_us, sizes.bytes_moved);
+  for (const Measured& m : all) {
+    if (&m == &winner) continue;
+    tuning::CandidateResult* c = record.add_candidates();
+    *c->mutable_variant() =
+        VariantOf(m.resolution.request.op->hints, *m.lowered, Sha256Hex(m.source));
+    c->set_status(m.status);
+    if (!m.samples_us.empty()) {
+      *c->mutable_statistics() = StatisticsOf(m.samples_us, sizes.bytes_moved);
+    } else {
+      c->set_detail(m.error.substr(0, 1000));
+    }
+  }
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  tuning::Provenance* provenance = record.mutable_provenance();
+  provenance->set_tool_version("tiletune 0.2");
+  provenance->set_host(host);
+  provenance->set_unix_time_s(static_cast<int64_t>(std::time(nullptr)));
+  provenance->set_command_line(absl::StrFormat("library tune on miss, budget %.0f ms", budget_ms));
+  out.resolution = std::move(winner.resolution);
+  out.kernel = std::move(winner.kernel);
+  return out;
+}
+
+}  // namespace tiletune
