@@ -37,11 +37,25 @@ expect 2 "(5000 characters)" --problems="copy:f16:$long"
 [[ "$(wc -c <"$TEST_TMPDIR/err")" -lt 2000 ]] || fail "a 5000-character value was echoed whole"
 # --help: exit 0, the subcommands, problem syntax, environment and exit codes; no internal flags.
 "$bin" --help >"$TEST_TMPDIR/help" 2>&1 || fail "--help exited $?"
-for want in "autotune merge INPUT" "--samples" "copy:DTYPE" "src=" "im2col:DTYPE" \
+for want in "autotune merge INPUT" "autotune evaluate" "--suite" "--samples" "copy:DTYPE" "src=" "im2col:DTYPE" \
             "TILETUNE_CACHE_DIR" "SLURM_ARRAY_TASK_ID" "JOB_COMPLETION_INDEX" "exit codes: 0"; do
   grep -q -- "$want" "$TEST_TMPDIR/help" || fail "--help lacks '$want'"
 done
 ! grep -q "worker_" "$TEST_TMPDIR/help" || fail "--help shows internal flags"
+# Suites from files, and `autotune evaluate`.
+printf '# two problems\ncopy:f16:64   # a comment\n\nim2col:f16:1,8,8,4:k=3\n' >"$TEST_TMPDIR/suite.txt"
+printf 'copy:f16:64\ncopy:f16:8,x\n' >"$TEST_TMPDIR/bad_suite.txt"
+expect 3 "no GPU to tune on" --suite="$TEST_TMPDIR/suite.txt" --output="$TEST_TMPDIR/db.txtpb"
+expect 2 "bad_suite.txt:2: problem 'copy:f16:8,x'" --suite="$TEST_TMPDIR/bad_suite.txt"
+expect 2 "--suite: .*missing.txt: no such file" --suite="$TEST_TMPDIR/missing.txt"
+expect 2 "--problems and --suite are exclusive" --suite="$TEST_TMPDIR/suite.txt" --problems=copy:f16:8
+expect 3 "no GPU to tune on" evaluate --suite="$TEST_TMPDIR/suite.txt" --output="$TEST_TMPDIR/ev"
+expect 2 "unknown flag --dry_run" evaluate --suite="$TEST_TMPDIR/suite.txt" --dry_run
+expect 2 "tune_on_miss=-3: accepted are 0 to 600000" evaluate --suite="$TEST_TMPDIR/suite.txt" --tune_on_miss=-3
+"$bin" evaluate --help >"$TEST_TMPDIR/help" 2>&1 || fail "evaluate --help exited $?"
+for want in "autotune evaluate" "--database" "--tune_on_miss" "geomean" "exit codes: 0"; do
+  grep -q -- "$want" "$TEST_TMPDIR/help" || fail "evaluate --help lacks '$want'"
+done
 # A dry run killed mid-way keeps the lines of the problems it finished (stdout used to be
 # block-buffered: the log stayed empty). The simulated compiler keeps this fast.
 heavy="copy:f16:64"

@@ -535,10 +535,10 @@ int RunEvaluate(const TileOpRegistry& ops, const std::vector<SuiteProblem>& prob
   tuned = tuned.empty() ? prefix + ".tuned.txtpb" : UserPath(tuned);
   absl::SetFlag(&FLAGS_output, tuned);
   absl::SetFlag(&FLAGS_report, false);
-  std::fprintf(stderr, "autotune evaluate: tuning each of %zu problem(s) alone into %s\n",
-               problems.size(), tuned.c_str());
   const int tuning = Supervise(ops, problems, shard);
   if (tuning == 2 || tuning == 3) return tuning;
+  std::fprintf(stderr, "autotune evaluate: each of %zu problem(s) tuned alone in %s%s\n",
+               problems.size(), tuned.c_str(), tuning == 0 ? "" : " (some failed)");
   absl::StatusOr<std::vector<int>> devices = ParseDevices();
   if (!devices.ok()) return Fail(2, devices.status());
   EvaluationOptions options;
