@@ -358,6 +358,23 @@ TEST_F(TunedResolverTest, AlternativesAreDistinctAndRankedExactNearestHeuristic)
   EXPECT_EQ((*none)[0].level, ResolutionLevel::kHeuristic);
 }
 
+// A slice's 2-D tile transferred to a dense tensor (one merged dimension) is fitted to
+// one dimension of as many elements, not used to tile the tensor's rows unmerged.
+TEST_F(TunedResolverTest, TransferredTilesAreFittedToTheMergedRank) {
+  auto resolver =
+      Make({SimtRecord(Slice(DataType::kF16, {4096, 4096}, {0, 3}, {4096, 4000}), {8, 2048}, 256)});
+  auto r = resolver->Resolve(H200(), Op({3, 1048579}));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->level, ResolutionLevel::kNearest) << r->detail;
+  EXPECT_THAT(r->request.launch.tile, ElementsAre(16384));
+  EXPECT_EQ(r->request.launch.threads, 256);
+  EXPECT_THAT(r->detail, HasSubstr("tile fitted to 16384"));
+  // A tile of the right rank is used as stored.
+  auto same = resolver->Resolve(H200(), Slice(DataType::kF16, {2048, 4096}, {0, 1}, {2048, 4001}));
+  ASSERT_TRUE(same.ok()) << same.status();
+  EXPECT_THAT(same->request.launch.tile, ElementsAre(8, 2048));
+}
+
 TEST_F(TunedResolverTest, HeuristicWhenNothingApplies) {
   tuning::DeviceIdentity ampere;
   ampere.set_name("NVIDIA A100");

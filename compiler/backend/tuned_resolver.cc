@@ -62,6 +62,22 @@ absl::StatusOr<Resolution> TunedResolver::Attempt(
   resolution.level = level;
   resolution.codegen = codegen;
   resolution.request = CodegenRequest{std::move(resolved), tuned.launch, target};
+  if (level != ResolutionLevel::kExact) {
+    // Another problem's launch: fitted to this one first, as stored if that does not lower.
+    TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, ops_->For(op));
+    const LaunchParams adapted = definition->AdaptLaunch(op, record.problem(), tuned.launch);
+    if (adapted.tile != tuned.launch.tile) {
+      resolution.request.launch = adapted;
+      if (codegen->BuildWithoutCompile(resolution.request).ok()) {
+        resolution.detail = absl::StrCat(
+            ResolutionLevelName(level), ": record ", tuning::RecordKey(record), " -> ",
+            tuning::DescribeVariant(record.winner()), ", tile fitted to ",
+            absl::StrJoin(adapted.tile, "x"));
+        return resolution;
+      }
+      resolution.request.launch = tuned.launch;
+    }
+  }
   TT_RETURN_IF_ERROR(codegen->BuildWithoutCompile(resolution.request).status());
   resolution.detail = absl::StrCat(ResolutionLevelName(level), ": record ",
                                    tuning::RecordKey(record), " -> ",

@@ -165,6 +165,14 @@ class TileOpDefinition {
   // The built-in choice when nothing is tuned: hints (the op's own where it sets them)
   // and a launch that lowers for `op` on `target`.
   virtual Trial Heuristic(const TileOp& op, const Target& target) const = 0;
+  // A launch tuned for problem `from`, made to fit `op` when it transfers (tuned
+  // resolution tries this first, then the launch as stored). By default unchanged.
+  virtual LaunchParams AdaptLaunch(const TileOp& op, const tuning::Problem& from,
+                                   const LaunchParams& tuned) const {
+    (void)op;
+    (void)from;
+    return tuned;
+  }
 };
 
 // `op` as the operator's type, after checking it is one: InvalidArgument naming both

@@ -442,6 +442,46 @@ SearchSpace CopyDefinition::Search(const TileOp& op, const Target& target) const
   return CopySearchSpace(OpRef<CopyOp>(op), target);
 }
 
+namespace {
+
+// The extents a copy's tile may cover: merged, or unit-squeezed but unmerged.
+std::vector<int64_t> SqueezedCopyExtents(const CopyOp& op) {
+  std::vector<int64_t> squeezed;
+  for (int64_t e : op.src.extents) {
+    if (e > 1) squeezed.push_back(e);
+  }
+  if (squeezed.empty()) squeezed.push_back(1);
+  return squeezed;
+}
+
+}  // namespace
+
+LaunchParams CopyDefinition::AdaptLaunch(const TileOp& op, const tuning::Problem& from,
+                                         const LaunchParams& tuned) const {
+  absl::StatusOr<std::unique_ptr<TileOp>> source = FromProblem(from);
+  if (!source.ok()) return tuned;
+  const CopyOp& theirs = OpRef<CopyOp>(**source);
+  const CopyOp& ours = OpRef<CopyOp>(op);
+  std::vector<int64_t> target;
+  if (tuned.tile.size() == MergedCopyExtents(theirs).size()) {
+    target = MergedCopyExtents(ours);
+  } else if (tuned.tile.size() == SqueezedCopyExtents(theirs).size()) {
+    target = SqueezedCopyExtents(ours);
+  }
+  if (target.empty() || target.size() == tuned.tile.size()) return tuned;
+  int64_t elements = 1;
+  for (int64_t t : tuned.tile) {
+    elements = std::min<int64_t>(elements * std::max<int64_t>(t, 1), int64_t{1} << 30);
+  }
+  LaunchParams adapted = tuned;
+  adapted.tile.assign(target.size(), 1);
+  for (size_t d = target.size(); d-- > 0 && elements > 1;) {
+    adapted.tile[d] = std::min(target[d], elements);
+    elements = (elements + adapted.tile[d] - 1) / adapted.tile[d];
+  }
+  return adapted;
+}
+
 Trial CopyDefinition::Heuristic(const TileOp& op, const Target& target) const {
   return CopyHeuristic(OpRef<CopyOp>(op), target);
 }

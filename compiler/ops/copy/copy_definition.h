@@ -54,6 +54,12 @@ class CopyDefinition final : public TileOpDefinition {
 
   SearchSpace Search(const TileOp& op, const Target& target) const override;
   Trial Heuristic(const TileOp& op, const Target& target) const override;
+  // A tile over `from`'s merged dimensions is fitted to `op`'s merged dimensions, one over
+  // its unmerged (unit-squeezed) dimensions to `op`'s unmerged ones, when the ranks differ
+  // (a slice's record applied to a dense tensor, or the reverse): about as many elements,
+  // filled from the innermost dimension out. Otherwise the launch as tuned.
+  LaunchParams AdaptLaunch(const TileOp& op, const tuning::Problem& from,
+                           const LaunchParams& tuned) const override;
 };
 
 }  // namespace tiletune
