@@ -3,7 +3,9 @@
 # held-out suite problem by problem, then `autotune evaluate`s the library's built-in
 # database on it, without and with tuning on a miss, each with an empty compile cache so
 # first calls pay NVRTC as a user's would. Logs, tables and databases go to $OUT; the
-# two summaries print last. SUITE, TUNE_ON_MISS_MS (default 100) and ROUNDS override.
+# two summaries print last. SUITE, TUNE_ON_MISS_MS (default 100) and ROUNDS override;
+# TUNED names an earlier per-problem tuning of the suite to resume from (its problems are
+# then not tuned again).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-device-logs}"
@@ -11,6 +13,7 @@ mkdir -p "$out"
 suite="${SUITE:-autotune/suites/heldout.txt}"
 name=$(basename "$suite" .txt)
 bin=.device/bin
+[ -n "${TUNED:-}" ] && cp "$TUNED" "$out/$name.tuned.txtpb" && chmod u+w "$out/$name.tuned.txtpb"
 "$bin/autotune" --suite="$suite" --output="$out/$name.tuned.txtpb" --report=false \
   > "$out/$name.tune.out" 2> "$out/$name.tune.log"
 echo "per-problem tuning: exit $?"

@@ -19,6 +19,7 @@
 #include "compiler/base/sha256.h"
 #include "compiler/base/status_macros.h"
 #include "compiler/ops/candidates.h"
+#include "kernels/device_check.h"
 #include "kernels/verify.h"
 
 namespace tiletune {
@@ -114,17 +115,41 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
     ++out.compiled;
   }
 
-  // Verify every candidate on one draw.
+  // Verify every candidate on one draw, comparing on the device (the output and the
+  // untouched input against uploaded copies); a candidate that differs is checked again on
+  // the host, which names the first wrong element.
   std::mt19937_64 rng(std::random_device{}());
   TT_ASSIGN_OR_RETURN(VerificationImages images, MakeVerificationImages(definition, op, rng));
   TT_ASSIGN_OR_RETURN(DeviceBuffer input, DeviceBuffer::Allocate(context, images.input.size()));
   TT_ASSIGN_OR_RETURN(DeviceBuffer output, DeviceBuffer::Allocate(context, images.expected.size()));
+  TT_ASSIGN_OR_RETURN(DeviceBuffer pristine, DeviceBuffer::Allocate(context, images.input.size()));
+  TT_ASSIGN_OR_RETURN(DeviceBuffer expected,
+                      DeviceBuffer::Allocate(context, images.expected.size()));
   TT_RETURN_IF_ERROR(input.CopyFromHost(images.input.data(), images.input.size()));
+  TT_RETURN_IF_ERROR(pristine.CopyFromHost(images.input.data(), images.input.size()));
+  TT_RETURN_IF_ERROR(expected.CopyFromHost(images.expected.data(), images.expected.size()));
+  TT_ASSIGN_OR_RETURN(std::unique_ptr<DeviceCheck> check, DeviceCheck::Create(context, compiler));
+  TT_ASSIGN_OR_RETURN(RegionOffsets verify_offsets, definition.Offsets(op));
+  auto verify = [&](TileKernel& kernel) -> absl::Status {
+    TT_RETURN_IF_ERROR(output.Fill(images.poison));
+    TT_RETURN_IF_ERROR(kernel.Launch(input.ptr() + kGuardBytes, output.ptr() + kGuardBytes,
+                                     verify_offsets, /*stream=*/nullptr));
+    TT_RETURN_IF_ERROR(context.Synchronize());
+    TT_ASSIGN_OR_RETURN(Mismatch out_diff, check->Compare(output.ptr(), expected.ptr(),
+                                                          images.expected.size(), nullptr));
+    TT_ASSIGN_OR_RETURN(Mismatch in_diff, check->Compare(input.ptr(), pristine.ptr(),
+                                                         images.input.size(), nullptr));
+    if (out_diff.count == 0 && in_diff.count == 0) return absl::OkStatus();
+    TT_RETURN_IF_ERROR(input.CopyFromHost(images.input.data(), images.input.size()));
+    absl::Status why = VerifyTileKernelOn(context, kernel, definition, op, images, input, output);
+    return why.ok() ? absl::DataLossError(absl::StrCat(out_diff.count, " output byte(s) differ, "
+                                                       "first at ", out_diff.first))
+                    : why;
+  };
   std::vector<Measured*> running;
   for (Measured& m : all) {
     if (m.kernel == nullptr) continue;
-    absl::Status verified = VerifyTileKernelOn(context, *m.kernel, definition, op, images, input,
-                                               output);
+    absl::Status verified = verify(*m.kernel);
     if (absl::IsAborted(verified)) return verified;  // A fault: the context is gone.
     if (!verified.ok()) {
       m.error = std::string(verified.message());
@@ -134,6 +159,8 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
     }
     running.push_back(&m);
   }
+  pristine = DeviceBuffer();
+  expected = DeviceBuffer();
   out.verified = static_cast<int>(running.size());
   if (running.empty()) {
     std::vector<std::string> errors;
