@@ -19,10 +19,12 @@
 #include "compiler/cuda/caching_compilation_provider.h"
 #include "compiler/cuda/nvrtc_compilation_provider.h"
 #include "compiler/ops/builtin_ops.h"
+#include "compiler/base/sha256.h"
 #include "compiler/tuning_db/append.h"
 #include "compiler/tuning_db/tuning_db.h"
 #include "kernels/runtime/driver_api.h"
 #include "kernels/runtime/runtime.h"
+#include "kernels/prebuilt.h"
 #include "kernels/tile_kernel.h"
 #include "kernels/tune_on_miss.h"
 
@@ -45,14 +47,90 @@ struct Library::Device {
   absl::flat_hash_map<std::string, Lru::iterator> entries ABSL_GUARDED_BY(mutex);
 };
 
+// The JIT, created on first use: a library whose kernels are all baked never loads NVRTC.
+class Library::LazyJit final : public CompilationProvider {
+ public:
+  void Configure(bool enabled, std::string cache_directory) {
+    enabled_ = enabled;
+    cache_directory_ = std::move(cache_directory);
+  }
+  std::string Name() const override { return "nvrtc (loaded on first use)"; }
+  absl::StatusOr<Ptx> CompileToPtx(const CudaSource& source,
+                                   const CompileOptions& options) override {
+    TT_ASSIGN_OR_RETURN(CompilationProvider * inner, Inner());
+    return inner->CompileToPtx(source, options);
+  }
+  absl::StatusOr<Cubin> CompileToCubin(const CudaSource& source,
+                                       const CompileOptions& options) override {
+    TT_ASSIGN_OR_RETURN(CompilationProvider * inner, Inner());
+    return inner->CompileToCubin(source, options);
+  }
+
+ private:
+  absl::StatusOr<CompilationProvider*> Inner() {
+    if (!enabled_) {
+      return absl::UnimplementedError(
+          absl::StrCat("compiling ", "needs the JIT, which is off (LibraryOptions::jit, TILETUNE_JIT=0)"));
+    }
+    absl::MutexLock lock(&mutex_);
+    if (inner_ != nullptr) return inner_.get();
+    if (!made_.ok()) return made_;  // NVRTC failed to load once: the same answer.
+    absl::StatusOr<std::unique_ptr<NvrtcCompilationProvider>> nvrtc =
+        NvrtcCompilationProvider::Create();
+    if (!nvrtc.ok()) {
+      made_ = nvrtc.status();
+      return made_;
+    }
+    CachingCompilationProvider::Options cache;
+    cache.inner = *std::move(nvrtc);
+    cache.disk_directory = cache_directory_.empty() ? DefaultCacheDirectory() : cache_directory_;
+    auto compiler = CachingCompilationProvider::Create(std::move(cache));
+    if (!compiler.ok()) {
+      // An unwritable cache folder costs compile time, not correctness.
+      CachingCompilationProvider::Options memory_only;
+      TT_ASSIGN_OR_RETURN(memory_only.inner, NvrtcCompilationProvider::Create());
+      compiler = CachingCompilationProvider::Create(std::move(memory_only));
+    }
+    TT_RETURN_IF_ERROR(compiler.status());
+    inner_ = *std::move(compiler);
+    return inner_.get();
+  }
+
+  bool enabled_ = true;
+  std::string cache_directory_;
+  absl::Mutex mutex_;
+  absl::Status made_ ABSL_GUARDED_BY(mutex_);
+  std::unique_ptr<CompilationProvider> inner_ ABSL_GUARDED_BY(mutex_);
+};
+
 Library::Library(LibraryOptions options, absl::Status database_status,
                  std::string database_origin, std::unique_ptr<TunedResolver> resolver,
-                 std::unique_ptr<CompilationProvider> compiler)
+                 std::unique_ptr<LazyJit> jit)
     : options_(std::move(options)),
       database_status_(std::move(database_status)),
       database_origin_(std::move(database_origin)),
       resolver_(std::move(resolver)),
-      compiler_(std::move(compiler)) {}
+      jit_(std::move(jit)) {}
+
+const PrebuiltKernelImage* Library::FindPrebuilt(const BuiltKernel& built) const {
+  if (prebuilt_.empty()) return nullptr;
+  auto it = prebuilt_.find(
+      absl::StrCat(built.lowered->target.ArchName(), "|", Sha256Hex(built.source.text)));
+  return it == prebuilt_.end() ? nullptr : it->second;
+}
+
+absl::StatusOr<Explanation> Library::Explain(const TileOp& op,
+                                             const tuning::DeviceIdentity& device) const {
+  TT_ASSIGN_OR_RETURN(Resolution resolution, resolver_->Resolve(device, op));
+  TT_ASSIGN_OR_RETURN(BuiltKernel built,
+                      resolution.codegen->BuildWithoutCompile(resolution.request));
+  Explanation out;
+  out.level = resolution.level;
+  out.detail = resolution.detail;
+  out.prebuilt = FindPrebuilt(built) != nullptr;
+  out.kernel_name = built.lowered->kernel_name;
+  return out;
+}
 
 Library::~Library() = default;
 
@@ -100,7 +178,32 @@ absl::StatusOr<std::unique_ptr<Library>> Library::Create(LibraryOptions options)
   read.notes = &notes;
   absl::Status database_status = absl::OkStatus();
   std::string origin;
-  // Records tuned on earlier misses come first: their exact records win.
+  // Kernels baked into the program come first: their records win, and need no compiler.
+  if (options.jit) {
+    if (const char* env = std::getenv("TILETUNE_JIT"); env != nullptr && std::string(env) == "0") {
+      options.jit = false;
+    }
+  }
+  absl::flat_hash_map<std::string, const PrebuiltKernelImage*> images;
+  const std::vector<const PrebuiltKernelSet*> sets =
+      options.prebuilt != nullptr ? *options.prebuilt : PrebuiltKernelSets();
+  std::vector<std::string> baked_origins;
+  for (const PrebuiltKernelSet* set : sets) {
+    absl::StatusOr<tuning::TuningDatabase> parsed = tuning::ParseTuningDatabase(
+        set->database_text, tuning::DatabaseFormat::kText, set->name, read);
+    if (!parsed.ok()) {
+      std::fprintf(stderr, "tiletune: not using the kernels baked as %s: %s\n", set->name,
+                   std::string(parsed.status().message()).c_str());
+      continue;
+    }
+    resolver_options.databases.push_back(*std::move(parsed));
+    baked_origins.push_back(absl::StrCat(set->name, " (baked)"));
+    for (size_t i = 0; i < set->image_count; ++i) {
+      images.emplace(absl::StrCat(set->images[i].arch, "|", set->images[i].source_sha256),
+                     &set->images[i]);
+    }
+  }
+  // Records tuned on earlier misses come next: their exact records win over the rest.
   if (options.tune_on_miss_ms > 0 && !options.tune_on_miss_database.empty()) {
     absl::StatusOr<tuning::TuningDatabase> tuned =
         tuning::ReadTuningDatabase(options.tune_on_miss_database, read);
@@ -147,23 +250,16 @@ absl::StatusOr<std::unique_ptr<Library>> Library::Create(LibraryOptions options)
   for (const std::string& note : notes) {
     std::fprintf(stderr, "tiletune: note: %s\n", note.c_str());
   }
-  TT_ASSIGN_OR_RETURN(auto resolver, TunedResolver::Create(std::move(resolver_options)));
-  TT_ASSIGN_OR_RETURN(auto nvrtc, NvrtcCompilationProvider::Create());
-  CachingCompilationProvider::Options cache;
-  cache.inner = std::move(nvrtc);
-  cache.disk_directory =
-      options.cache_directory.empty() ? DefaultCacheDirectory() : options.cache_directory;
-  auto compiler = CachingCompilationProvider::Create(std::move(cache));
-  if (!compiler.ok()) {
-    // An unwritable cache folder costs compile time, not correctness.
-    CachingCompilationProvider::Options memory_only;
-    TT_ASSIGN_OR_RETURN(memory_only.inner, NvrtcCompilationProvider::Create());
-    compiler = CachingCompilationProvider::Create(std::move(memory_only));
+  if (!baked_origins.empty()) {
+    origin = absl::StrCat(absl::StrJoin(baked_origins, ", "), origin.empty() ? "" : ", ", origin);
   }
-  TT_RETURN_IF_ERROR(compiler.status());
-  return std::unique_ptr<Library>(new Library(std::move(options), std::move(database_status),
-                                              std::move(origin), std::move(resolver),
-                                              *std::move(compiler)));
+  TT_ASSIGN_OR_RETURN(auto resolver, TunedResolver::Create(std::move(resolver_options)));
+  auto library = std::unique_ptr<Library>(
+      new Library(std::move(options), std::move(database_status), std::move(origin),
+                  std::move(resolver), std::make_unique<LazyJit>()));
+  library->prebuilt_ = std::move(images);
+  library->jit_->Configure(library->options_.jit, library->options_.cache_directory);
+  return library;
 }
 
 absl::StatusOr<Library::Device*> Library::CurrentDevice() {
@@ -197,7 +293,7 @@ absl::StatusOr<std::unique_ptr<Library::Entry>> Library::Build(Device& device, c
   TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, options_.ops->For(op));
   TT_ASSIGN_OR_RETURN(Resolution resolution, resolver_->Resolve(device.identity, op));
   std::unique_ptr<Entry> entry;
-  if (options_.tune_on_miss_ms > 0 && resolution.level != ResolutionLevel::kExact) {
+  if (options_.jit && options_.tune_on_miss_ms > 0 && resolution.level != ResolutionLevel::kExact) {
     absl::StatusOr<std::unique_ptr<Entry>> tuned = TuneMiss(device, *definition, op);
     if (absl::IsAborted(tuned.status())) return tuned.status();  // The context faulted.
     if (tuned.ok()) {
@@ -213,12 +309,30 @@ absl::StatusOr<std::unique_ptr<Library::Entry>> Library::Build(Device& device, c
     TT_ASSIGN_OR_RETURN(BuiltKernel built,
                         resolution.codegen->BuildWithoutCompile(resolution.request));
     entry = std::make_unique<Entry>();
-    TT_ASSIGN_OR_RETURN(entry->kernel, TileKernel::Create(*device.context, *definition,
-                                                          built.lowered, *compiler_));
+    const PrebuiltKernelImage* image = FindPrebuilt(built);
+    if (image != nullptr) {
+      Cubin cubin;
+      cubin.bytes.assign(reinterpret_cast<const char*>(image->cubin), image->cubin_size);
+      cubin.arch = image->arch;
+      TT_ASSIGN_OR_RETURN(entry->kernel,
+                          TileKernel::CreateFromCubin(*device.context, built.lowered,
+                                                      std::move(built.source.text), cubin));
+    } else if (!options_.jit) {
+      return absl::UnimplementedError(absl::StrCat(
+          definition->Describe(op), " on ", device.identity.name(), ": no kernel baked for it (",
+          ResolutionLevelName(resolution.level), " resolution: ", resolution.detail,
+          ") and the JIT is off (LibraryOptions::jit, TILETUNE_JIT=0)"));
+    } else {
+      TT_ASSIGN_OR_RETURN(entry->kernel, TileKernel::Create(*device.context, *definition,
+                                                            built.lowered, *jit_));
+    }
+    entry->info.prebuilt = image != nullptr;
     const LoweredTileKernel& lowered = entry->kernel->lowered();
+    const bool prebuilt = entry->info.prebuilt;
     entry->info = LaunchInfo{resolution.level,   resolution.detail, resolution.codegen->name(),
                              lowered.kernel_name, lowered.path_name, lowered.form_name,
                              lowered.launch};
+    entry->info.prebuilt = prebuilt;
   }
   entry->info.first_call_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -232,7 +346,7 @@ absl::StatusOr<std::unique_ptr<Library::Entry>> Library::TuneMiss(
                                               std::max(1, options_.tune_on_miss_candidates)));
   TT_ASSIGN_OR_RETURN(MissTuning tuned,
                       TuneOnMiss(*device.context, definition, op, std::move(alternatives),
-                                 *compiler_, options_.tune_on_miss_ms));
+                                 *jit_, options_.tune_on_miss_ms));
   *tuned.record.mutable_device() = device.identity;
   if (!options_.tune_on_miss_database.empty()) {
     absl::StatusOr<int> appended = tuning::AppendTuningRecords(

@@ -44,6 +44,7 @@
 #include "compiler/ir/tile_op.h"
 #include "compiler/ops/registry.h"
 #include "cuda.h"
+#include "kernels/prebuilt.h"
 #include "kernels/shipped_databases.h"
 
 namespace tiletune {
@@ -83,6 +84,12 @@ struct LibraryOptions {
   std::shared_ptr<DeviceCodegenRegistry> registry;
   // Loaded kernels kept per device; the least recently launched goes first beyond it.
   size_t max_kernels = 256;
+  // Compile with NVRTC what is not baked into the program (kernels/tiletune_kernels.bzl).
+  // Off (or TILETUNE_JIT=0): a problem with no baked kernel is Unimplemented, naming it;
+  // NVRTC is never loaded. On, NVRTC is still loaded only when something needs compiling.
+  bool jit = true;
+  // The baked kernel sets to use; null means every one linked in (PrebuiltKernelSets()).
+  const std::vector<const PrebuiltKernelSet*>* prebuilt = nullptr;
 };
 
 // Kernel-cache counters, over all devices.
@@ -114,6 +121,17 @@ struct LaunchInfo {
   // Whether this problem was tuned on its miss (resolution_detail then says what was
   // measured).
   bool tuned_on_miss = false;
+  // Whether the kernel came baked into the program (no compiling).
+  bool prebuilt = false;
+};
+
+// How a problem resolves for a device, without one (Library::Explain).
+struct Explanation {
+  ResolutionLevel level = ResolutionLevel::kHeuristic;
+  std::string detail;
+  // A baked kernel serves it: launching needs no compiler.
+  bool prebuilt = false;
+  std::string kernel_name;
 };
 
 class Library {
@@ -128,6 +146,10 @@ class Library {
   // not cached yet).
   absl::StatusOr<LaunchInfo> Inspect(const TileOp& op);
 
+  // How `op` resolves on a GPU of `device` (name and compute capability) and whether a
+  // baked kernel serves it; needs no GPU and compiles nothing.
+  absl::StatusOr<Explanation> Explain(const TileOp& op, const tuning::DeviceIdentity& device) const;
+
   // OK when a database was loaded or none was asked for; otherwise why it was not used.
   const absl::Status& database_status() const { return database_status_; }
   // What was loaded: the path, or the built-in databases' origins ("(built in)").
@@ -139,9 +161,12 @@ class Library {
  private:
   struct Device;
   struct Entry;
+  class LazyJit;
 
   Library(LibraryOptions options, absl::Status database_status, std::string database_origin,
-          std::unique_ptr<TunedResolver> resolver, std::unique_ptr<CompilationProvider> compiler);
+          std::unique_ptr<TunedResolver> resolver, std::unique_ptr<LazyJit> jit);
+  // The baked image of `built`'s kernel, if one is linked in.
+  const PrebuiltKernelImage* FindPrebuilt(const BuiltKernel& built) const;
   absl::StatusOr<Device*> CurrentDevice();
   // The cached entry for `op` on `device`, resolved, compiled and loaded on first use.
   // Shared: an eviction while another thread launches it keeps it alive.
@@ -156,7 +181,9 @@ class Library {
   absl::Status database_status_;
   std::string database_origin_;
   std::unique_ptr<TunedResolver> resolver_;
-  std::unique_ptr<CompilationProvider> compiler_;
+  std::unique_ptr<LazyJit> jit_;
+  // Baked kernel images by "arch|source sha256".
+  absl::flat_hash_map<std::string, const PrebuiltKernelImage*> prebuilt_;
   mutable absl::Mutex mutex_;
   absl::flat_hash_map<int, std::unique_ptr<Device>> devices_ ABSL_GUARDED_BY(mutex_);
   // Counters, without a lock on the launch path.

@@ -375,6 +375,23 @@ TEST_F(TunedResolverTest, TransferredTilesAreFittedToTheMergedRank) {
   EXPECT_THAT(same->request.launch.tile, ElementsAre(8, 2048));
 }
 
+// The vector width a record was tuned with stays with its problem: exact resolution keeps
+// it, a transfer lets the new problem's alignments choose.
+TEST_F(TunedResolverTest, TransferDropsTheRecordsVectorWidth) {
+  const CopyOp odd = Slice(DataType::kF16, {4096, 4096}, {0, 1}, {4096, 4001});
+  tuning::TuningRecord record = SimtRecord(odd, {8, 2048}, 256);
+  record.mutable_winner()->mutable_hints()->set_coalesced_width(1);
+  auto resolver = Make({record});
+  auto exact = resolver->Resolve(H200(), odd);
+  ASSERT_TRUE(exact.ok()) << exact.status();
+  EXPECT_EQ(exact->level, ResolutionLevel::kExact);
+  EXPECT_EQ(exact->request.op->hints.coalesced_width, 1);
+  auto near = resolver->Resolve(H200(), Slice(DataType::kF16, {4096, 4096}, {0, 0}, {4096, 4000}));
+  ASSERT_TRUE(near.ok()) << near.status();
+  EXPECT_EQ(near->level, ResolutionLevel::kNearest);
+  EXPECT_FALSE(near->request.op->hints.coalesced_width.has_value());
+}
+
 TEST_F(TunedResolverTest, HeuristicWhenNothingApplies) {
   tuning::DeviceIdentity ampere;
   ampere.set_name("NVIDIA A100");

@@ -56,6 +56,11 @@ absl::StatusOr<Resolution> TunedResolver::Attempt(
     const std::shared_ptr<const DeviceCodegen>& codegen, const TileOp& op,
     const Target& target) const {
   TT_ASSIGN_OR_RETURN(Trial tuned, TrialOf(record.winner()));
+  if (level != ResolutionLevel::kExact) {
+    // The vector width a record was tuned with follows its own alignments (a narrow one
+    // for an odd pitch); another problem takes the widest its own alignments allow.
+    tuned.hints.coalesced_width.reset();
+  }
   std::unique_ptr<TileOp> resolved = op.Clone();
   resolved->hints = MergeHints(tuned.hints, op.hints);
   Resolution resolution;

@@ -1,0 +1,233 @@
+// The build-time half of the tiletune_kernels rule (kernels/tiletune_kernels.bzl): compiles
+// the tuned kernels of a database with NVRTC (no GPU needed) and writes a C++ source that
+// embeds their CUBINs and the records they came from, registering them with the library
+// (kernels/prebuilt.h) when linked.
+//
+//   bake --database=h200.txtpb --targets=sm_90a --name=//pkg:kernels \
+//        [--problems='copy:f16:8192,8192;im2col:...'] --output=kernels.cc
+//
+// Every record must be for one of --targets (a database for another architecture is an
+// error naming the record and the targets); --problems keeps only the records of those
+// problems, each of which must be in the database. A database that does not read fails
+// with the reader's error. Exit codes: 0 written, 1 an error (one line on stderr), 2 usage.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/match.h"
+#include "absl/strings/strip.h"
+#include "compiler/backend/cuda/cuda_codegens.h"
+#include "compiler/backend/registry.h"
+#include "compiler/backend/tuned_resolver.h"
+#include "compiler/base/sha256.h"
+#include "compiler/base/status_macros.h"
+#include "compiler/cuda/nvrtc_compilation_provider.h"
+#include "compiler/ops/builtin_ops.h"
+#include "compiler/tuning_db/atomic_file.h"
+#include "compiler/tuning_db/tuning_db.h"
+
+namespace tiletune {
+namespace {
+
+struct BakeArguments {
+  std::string database;
+  std::vector<std::string> targets;
+  std::string problems;
+  std::string name;
+  std::string output;
+};
+
+constexpr char kUsage[] =
+    "usage: bake --database=PATH --targets=sm_90a[,sm_80...] --name=NAME "
+    "[--problems=SPECS] --output=OUT.cc";
+
+absl::StatusOr<BakeArguments> ParseArguments(int argc, char** argv) {
+  BakeArguments args;
+  std::set<std::string> seen;
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    std::vector<std::string> kv = absl::StrSplit(arg, absl::MaxSplits('=', 1));
+    if (kv.size() != 2 || !absl::StartsWith(kv[0], "--")) {
+      return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", arg.substr(0, 80), "'; ", kUsage));
+    }
+    const std::string key = kv[0].substr(2);
+    if (!seen.insert(key).second) {
+      return absl::InvalidArgumentError(absl::StrCat("--", key, " is given twice"));
+    }
+    if (key == "database") {
+      args.database = kv[1];
+    } else if (key == "targets") {
+      args.targets = absl::StrSplit(kv[1], ',', absl::SkipWhitespace());
+    } else if (key == "problems") {
+      args.problems = kv[1];
+    } else if (key == "name") {
+      args.name = kv[1];
+    } else if (key == "output") {
+      args.output = kv[1];
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("unknown flag --", key.substr(0, 40), "; ", kUsage));
+    }
+  }
+  if (args.database.empty() || args.targets.empty() || args.name.empty() || args.output.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("--database, --targets, --name and --output are required; ", kUsage));
+  }
+  for (const std::string& target : args.targets) {
+    TT_RETURN_IF_ERROR(Target::Parse(target).status());
+  }
+  return args;
+}
+
+// A C++ string literal of `text` (raw strings cannot hold every byte sequence).
+std::string CppString(const std::string& text) {
+  std::string out = "\"";
+  int column = 0;
+  for (unsigned char c : text) {
+    if (c == '\n') {
+      out += "\\n\"\n    \"";
+      column = 0;
+      continue;
+    }
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      absl::StrAppendFormat(&out, "\\%03o", c);
+    }
+    if (++column > 100) {
+      out += "\"\n    \"";
+      column = 0;
+    }
+  }
+  return out + "\"";
+}
+
+std::string CppBytes(const std::string& bytes) {
+  std::string out;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    absl::StrAppend(&out, static_cast<unsigned>(static_cast<unsigned char>(bytes[i])), ",");
+    if (i % 24 == 23) out += "\n    ";
+  }
+  return out;
+}
+
+absl::Status Bake(const BakeArguments& args) {
+  const TileOpRegistry& ops = BuiltinTileOps();
+  tuning::ReadOptions read;
+  read.semantics = ops.RecordValidator();
+  TT_ASSIGN_OR_RETURN(tuning::TuningDatabase database, tuning::ReadTuningDatabase(args.database, read));
+  // The problems kept: all, or those --problems names.
+  std::set<std::string> wanted;
+  std::map<std::string, std::string> wanted_specs;
+  for (absl::string_view spec : absl::StrSplit(args.problems, ';', absl::SkipWhitespace())) {
+    spec = absl::StripAsciiWhitespace(spec);
+    TT_ASSIGN_OR_RETURN(std::unique_ptr<TileOp> op, ops.ParseSpec(spec));
+    TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, ops.For(*op));
+    TT_ASSIGN_OR_RETURN(tuning::Problem problem, definition->ToProblem(*op));
+    wanted.insert(tuning::ProblemKey(problem));
+    wanted_specs[tuning::ProblemKey(problem)] = std::string(spec);
+  }
+  tuning::TuningDatabase kept;
+  kept.set_schema_version(tuning::kCurrentSchemaVersion);
+  std::set<std::string> found;
+  for (const tuning::TuningRecord& record : database.records()) {
+    const std::string key = tuning::ProblemKey(record.problem());
+    if (!wanted.empty() && wanted.count(key) == 0) continue;
+    found.insert(key);
+    TT_ASSIGN_OR_RETURN(Target target, TargetOf(record.device()));
+    if (std::find(args.targets.begin(), args.targets.end(), target.ArchName()) == args.targets.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          args.database, ": record ", tuning::RecordKey(record).substr(0, 160), " is for ",
+          target.ArchName(), " (", record.device().name(), "), not one of the targets ",
+          absl::StrJoin(args.targets, ", ")));
+    }
+    *kept.add_records() = record;
+  }
+  for (const auto& [key, spec] : wanted_specs) {
+    if (found.count(key) == 0) {
+      return absl::NotFoundError(absl::StrCat("--problems: ", spec, " has no record in ", args.database));
+    }
+  }
+  if (kept.records_size() == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(args.database, " holds no record to bake"));
+  }
+
+  DeviceCodegenRegistry codegens;
+  TT_RETURN_IF_ERROR(RegisterBuiltinCudaCodegens(codegens, ops));
+  TunedResolver::Options resolver_options;
+  resolver_options.registry = &codegens;
+  resolver_options.ops = &ops;
+  resolver_options.databases = {kept};
+  TT_ASSIGN_OR_RETURN(std::unique_ptr<TunedResolver> resolver, TunedResolver::Create(resolver_options));
+  TT_ASSIGN_OR_RETURN(std::unique_ptr<NvrtcCompilationProvider> nvrtc, NvrtcCompilationProvider::Create());
+
+  std::string images;
+  std::string arrays;
+  std::set<std::string> baked;
+  int count = 0;
+  for (const tuning::TuningRecord& record : kept.records()) {
+    TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, ops.Find(tuning::OperatorName(record.problem())));
+    TT_ASSIGN_OR_RETURN(std::unique_ptr<TileOp> op, definition->FromProblem(record.problem()));
+    TT_ASSIGN_OR_RETURN(Resolution resolution, resolver->Resolve(record.device(), *op));
+    if (resolution.level != ResolutionLevel::kExact) {
+      return absl::InternalError(absl::StrCat("record ", tuning::RecordKey(record).substr(0, 160),
+                                              " does not resolve as exact: ", resolution.detail));
+    }
+    TT_ASSIGN_OR_RETURN(BuiltKernel built, resolution.codegen->BuildWithoutCompile(resolution.request));
+    const std::string arch = built.lowered->target.ArchName();
+    const std::string sha = Sha256Hex(built.source.text);
+    if (!baked.insert(absl::StrCat(arch, "|", sha)).second) continue;
+    CompileOptions options;
+    options.arch = arch;
+    absl::StatusOr<Cubin> cubin = nvrtc->CompileToCubin(built.source, options);
+    if (!cubin.ok()) {
+      return absl::Status(cubin.status().code(), absl::StrCat(definition->Describe(*op), ": ",
+                                                                cubin.status().message()));
+    }
+    absl::StrAppend(&arrays, "alignas(16) const unsigned char kCubin", count, "[] = {\n    ",
+                    CppBytes(cubin->bytes), "\n};\n");
+    absl::StrAppend(&images, "    {\"", arch, "\", \"", sha, "\", kCubin", count, ", sizeof(kCubin",
+                    count, ")},  // ", definition->Describe(*op), "\n");
+    ++count;
+  }
+  TT_ASSIGN_OR_RETURN(std::string text, tuning::SerializeTuningDatabase(kept, tuning::DatabaseFormat::kText,
+                                                                         ops.RecordValidator()));
+  std::string cc = absl::StrCat(
+      "// Generated by //kernels:bake for ", args.name, " from ", args.database, " (",
+      kept.records_size(), " records, ", count, " kernels, targets ", absl::StrJoin(args.targets, ","),
+      "). Do not edit.\n#include \"kernels/prebuilt.h\"\n\nnamespace {\n\n", arrays,
+      "\nconst tiletune::PrebuiltKernelImage kImages[] = {\n", images, "};\n\n",
+      "const char kDatabase[] =\n    ", CppString(text), ";\n\n",
+      "const tiletune::PrebuiltKernelSet kSet = {", CppString(args.name),
+      ", kDatabase, kImages, sizeof(kImages) / sizeof(kImages[0])};\n\n",
+      "[[maybe_unused]] const bool kRegistered = tiletune::RegisterPrebuiltKernelSet(&kSet);\n\n}  // namespace\n");
+  return tuning::WriteFileAtomically(args.output, cc);
+}
+
+}  // namespace
+}  // namespace tiletune
+
+int main(int argc, char** argv) {
+  absl::StatusOr<tiletune::BakeArguments> args = tiletune::ParseArguments(argc, argv);
+  if (!args.ok()) {
+    std::fprintf(stderr, "bake: %s\n", std::string(args.status().message()).c_str());
+    return 2;
+  }
+  absl::Status baked = tiletune::Bake(*args);
+  if (!baked.ok()) {
+    std::fprintf(stderr, "bake: %s\n", std::string(baked.message()).c_str());
+    return 1;
+  }
+  return 0;
+}

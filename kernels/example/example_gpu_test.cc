@@ -1,0 +1,153 @@
+// The baked kernels on the GPU, with the JIT off: bit-exact through the library (also
+// captured into a CUDA graph), a problem nobody baked is Unimplemented naming it, and the
+// first call's host time against a JIT first call (printed, for the closing note).
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/ops/builtin_ops.h"
+#include "compiler/ops/copy/copy_op.h"
+#include "compiler/ops/im2col/im2col_op.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels/library.h"
+#include "kernels/runtime/gpu_test_util.h"
+#include "kernels/verify.h"
+
+namespace tiletune {
+namespace {
+
+using ::testing::HasSubstr;
+
+CopyOp DenseCopy(int64_t rows, int64_t cols) {
+  Buffer src = Buffer::RowMajor("src", DataType::kF16, Scope::kGlobal, {rows, cols});
+  Buffer dst = Buffer::RowMajor("dst", DataType::kF16, Scope::kGlobal, {rows, cols});
+  return CopyOp{Region::Whole(src), Region::Whole(dst)};
+}
+
+Im2colOp Layer1() {
+  Im2colGeometry g;
+  g.n = 32;
+  g.h = g.w = 56;
+  g.c = 64;
+  g.kh = g.kw = 3;
+  g.ph = g.pw = 1;
+  return Im2colOp::Dense(DataType::kF16, g);
+}
+
+// Graph capture through the driver, loaded as the library loads it.
+struct GraphApi {
+  CUresult (*begin)(CUstream, CUstreamCaptureMode) = nullptr;
+  CUresult (*end)(CUstream, CUgraph*) = nullptr;
+  CUresult (*instantiate)(CUgraphExec*, CUgraph, unsigned long long) = nullptr;
+  CUresult (*launch)(CUgraphExec, CUstream) = nullptr;
+  CUresult (*destroy_graph)(CUgraph) = nullptr;
+  CUresult (*destroy_exec)(CUgraphExec) = nullptr;
+  bool Load() {
+    void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (cuda == nullptr) return false;
+    begin = reinterpret_cast<decltype(begin)>(dlsym(cuda, "cuStreamBeginCapture_v2"));
+    end = reinterpret_cast<decltype(end)>(dlsym(cuda, "cuStreamEndCapture"));
+    instantiate = reinterpret_cast<decltype(instantiate)>(dlsym(cuda, "cuGraphInstantiateWithFlags"));
+    launch = reinterpret_cast<decltype(launch)>(dlsym(cuda, "cuGraphLaunch"));
+    destroy_graph = reinterpret_cast<decltype(destroy_graph)>(dlsym(cuda, "cuGraphDestroy"));
+    destroy_exec = reinterpret_cast<decltype(destroy_exec)>(dlsym(cuda, "cuGraphExecDestroy"));
+    return begin && end && instantiate && launch && destroy_graph && destroy_exec;
+  }
+};
+
+class ExampleGpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TT_SKIP_WITHOUT_GPU(context_);
+    if (context_->info().ArchName() != "sm_90a") GTEST_SKIP() << "the kernels are baked for sm_90a";
+  }
+
+  // Runs `op` through `library` (directly, or captured into a graph and replayed) on
+  // fresh random data and compares the whole output, guards included, with the reference.
+  void CheckBitExact(Library& library, const TileOp& op, bool graph) {
+    const TileOpDefinition& definition = **BuiltinTileOps().For(op);
+    std::mt19937_64 rng(std::random_device{}());
+    auto images = MakeVerificationImages(definition, op, rng);
+    ASSERT_TRUE(images.ok()) << images.status();
+    auto input = DeviceBuffer::Allocate(*context_, images->input.size());
+    auto output = DeviceBuffer::Allocate(*context_, images->expected.size());
+    ASSERT_TRUE(input.ok() && output.ok());
+    ASSERT_TRUE(input->CopyFromHost(images->input.data(), images->input.size()).ok());
+    ASSERT_TRUE(output->Fill(images->poison).ok());
+    auto stream = Stream::Create(*context_);
+    ASSERT_TRUE(stream.ok());
+    const CUdeviceptr in = input->ptr() + kGuardBytes, out = output->ptr() + kGuardBytes;
+    if (!graph) {
+      absl::Status launched = library.Launch(op, in, out, (*stream)->get());
+      ASSERT_TRUE(launched.ok()) << launched;
+    } else {
+      GraphApi api;
+      ASSERT_TRUE(api.Load());
+      ASSERT_TRUE(library.Inspect(op).ok());  // Load before capturing.
+      ASSERT_EQ(api.begin((*stream)->get(), CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+      absl::Status captured = library.Launch(op, in, out, (*stream)->get());
+      CUgraph g = nullptr;
+      ASSERT_EQ(api.end((*stream)->get(), &g), CUDA_SUCCESS);
+      ASSERT_TRUE(captured.ok()) << captured;
+      CUgraphExec exec = nullptr;
+      ASSERT_EQ(api.instantiate(&exec, g, 0), CUDA_SUCCESS);
+      ASSERT_EQ(api.launch(exec, (*stream)->get()), CUDA_SUCCESS);
+      api.destroy_exec(exec);
+      api.destroy_graph(g);
+    }
+    ASSERT_TRUE((*stream)->Synchronize().ok());
+    std::vector<uint8_t> got(images->expected.size());
+    ASSERT_TRUE(output->CopyToHost(got.data(), got.size()).ok());
+    ASSERT_TRUE(got == images->expected) << definition.Describe(op) << " is not bit-exact";
+  }
+
+  std::unique_ptr<Context> context_;
+};
+
+TEST_F(ExampleGpuTest, BakedKernelsRunBitExactWithTheJitOff) {
+  LibraryOptions options;
+  options.jit = false;
+  auto library = Library::Create(options);
+  ASSERT_TRUE(library.ok()) << library.status();
+  ASSERT_TRUE(context_->Activate().ok());
+  for (const TileOp* op : std::vector<const TileOp*>{new CopyOp(DenseCopy(8192, 8192)),
+                                                     new Im2colOp(Layer1())}) {
+    std::unique_ptr<const TileOp> owned(op);
+    auto info = (*library)->Inspect(*op);
+    ASSERT_TRUE(info.ok()) << info.status();
+    EXPECT_EQ(info->level, ResolutionLevel::kExact);
+    EXPECT_TRUE(info->prebuilt);
+    std::printf("baked first call (%s): %.3f ms host\n", op->op_name().c_str(), info->first_call_ms);
+    CheckBitExact(**library, *op, /*graph=*/false);
+    CheckBitExact(**library, *op, /*graph=*/true);
+  }
+  // Nobody baked this one, and the JIT is off.
+  auto missing = (*library)->Inspect(DenseCopy(1000, 1000));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(missing.status().message(), HasSubstr("copy f16 [1000, 1000]"));
+  EXPECT_THAT(missing.status().message(), HasSubstr("the JIT is off"));
+}
+
+// For comparison: the same problem's first call through the JIT with an empty compile cache.
+TEST_F(ExampleGpuTest, JitFirstCallForComparison) {
+  LibraryOptions options;
+  options.prebuilt = new std::vector<const PrebuiltKernelSet*>();  // Nothing baked.
+  options.cache_directory = absl::StrCat(::testing::TempDir(), "/empty_cache_", std::random_device{}());
+  auto library = Library::Create(options);
+  ASSERT_TRUE(library.ok()) << library.status();
+  ASSERT_TRUE(context_->Activate().ok());
+  auto info = (*library)->Inspect(DenseCopy(8192, 8192));
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_FALSE(info->prebuilt);
+  std::printf("JIT first call (copy, empty cache): %.3f ms host\n", info->first_call_ms);
+  CheckBitExact(**library, DenseCopy(8192, 8192), /*graph=*/false);
+}
+
+}  // namespace
+}  // namespace tiletune

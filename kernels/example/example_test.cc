@@ -1,0 +1,135 @@
+// The tiletune_kernels rule end to end without a GPU: the baked set is linked in, its
+// problems resolve exact to embedded kernels, the library never loads NVRTC for them, and
+// the build-time tool refuses a corrupt database, a database for another architecture
+// and a problem the database lacks, naming each.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/ops/copy/copy_op.h"
+#include "compiler/ops/im2col/im2col_op.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels/library.h"
+#include "kernels/prebuilt.h"
+
+namespace tiletune {
+namespace {
+
+using ::testing::HasSubstr;
+
+tuning::DeviceIdentity H200() {
+  tuning::DeviceIdentity device;
+  device.set_name("NVIDIA H200");
+  device.set_cc_major(9);
+  device.set_cc_minor(0);
+  return device;
+}
+
+CopyOp DenseCopy(int64_t rows, int64_t cols) {
+  Buffer src = Buffer::RowMajor("src", DataType::kF16, Scope::kGlobal, {rows, cols});
+  Buffer dst = Buffer::RowMajor("dst", DataType::kF16, Scope::kGlobal, {rows, cols});
+  return CopyOp{Region::Whole(src), Region::Whole(dst)};
+}
+
+Im2colOp Layer1() {
+  Im2colGeometry g;
+  g.n = 32;
+  g.h = g.w = 56;
+  g.c = 64;
+  g.kh = g.kw = 3;
+  g.ph = g.pw = 1;
+  return Im2colOp::Dense(DataType::kF16, g);
+}
+
+bool NvrtcIsMapped() {
+  std::ifstream maps("/proc/self/maps");
+  std::stringstream text;
+  text << maps.rdbuf();
+  return text.str().find("libnvrtc") != std::string::npos;
+}
+
+TEST(ExampleTest, TheRuleBakedTheProblemsItWasGiven) {
+  const std::vector<const PrebuiltKernelSet*> sets = PrebuiltKernelSets();
+  ASSERT_EQ(sets.size(), 1u);
+  EXPECT_STREQ(sets[0]->name, "//kernels/example:resnet_kernels");
+  EXPECT_EQ(sets[0]->image_count, 3u);
+  for (size_t i = 0; i < sets[0]->image_count; ++i) {
+    EXPECT_STREQ(sets[0]->images[i].arch, "sm_90a");
+    EXPECT_GT(sets[0]->images[i].cubin_size, 1000u);
+    // An ELF image, as NVRTC wrote it.
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(sets[0]->images[i].cubin), 4), "\x7f" "ELF");
+  }
+}
+
+TEST(ExampleTest, BakedProblemsResolveExactWithoutNvrtc) {
+  ASSERT_FALSE(NvrtcIsMapped());
+  LibraryOptions options;
+  options.database_path = "";
+  options.jit = false;
+  auto library = Library::Create(options);
+  ASSERT_TRUE(library.ok()) << library.status();
+  EXPECT_THAT((*library)->database_origin(), HasSubstr("//kernels/example:resnet_kernels (baked)"));
+  Buffer big = Buffer::RowMajor("src", DataType::kF16, Scope::kGlobal, {8192, 8192});
+  Buffer sliced = Buffer::RowMajor("dst", DataType::kF16, Scope::kGlobal, {8192, 8186});
+  const CopyOp slice{Region::Box(big, {0, 3}, {8192, 8186}), Region::Whole(sliced)};
+  for (const TileOp* op : std::vector<const TileOp*>{new CopyOp(DenseCopy(8192, 8192)),
+                                                     new Im2colOp(Layer1()), new CopyOp(slice)}) {
+    std::unique_ptr<const TileOp> owned(op);
+    auto explained = (*library)->Explain(*op, H200());
+    ASSERT_TRUE(explained.ok()) << explained.status();
+    EXPECT_EQ(explained->level, ResolutionLevel::kExact) << explained->detail;
+    EXPECT_TRUE(explained->prebuilt) << explained->detail;
+  }
+  // Off the baked list: resolved (nearest), but nothing baked serves it.
+  auto other = (*library)->Explain(DenseCopy(1000, 1000), H200());
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_FALSE(other->prebuilt);
+  // Nothing above needed the compiler.
+  EXPECT_FALSE(NvrtcIsMapped());
+}
+
+// Runs the rule's tool as a build would; returns its exit code and stderr.
+std::pair<int, std::string> Bake(const std::string& arguments) {
+  const std::string err = absl::StrCat(::testing::TempDir(), "/bake.err");
+  const std::string command =
+      absl::StrCat("kernels/bake ", arguments, " --name=//t:k --output=", ::testing::TempDir(),
+                   "/out.cc 2>", err);
+  const int status = std::system(command.c_str());
+  std::ifstream in(err);
+  std::stringstream text;
+  text << in.rdbuf();
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text.str()};
+}
+
+TEST(ExampleTest, TheToolRefusesBadDatabasesNamingTheFault) {
+  const std::string corrupt = absl::StrCat(::testing::TempDir(), "/corrupt.txtpb");
+  std::ofstream(corrupt) << "records { device { name: ";
+  auto [code, err] = Bake(absl::StrCat("--database=", corrupt, " --targets=sm_90a"));
+  EXPECT_EQ(code, 1);
+  EXPECT_THAT(err, HasSubstr("corrupt.txtpb"));
+
+  std::tie(code, err) =
+      Bake("--database=kernels/tuned/h200.txtpb --targets=sm_80 --problems=copy:f16:8192,8192");
+  EXPECT_EQ(code, 1);
+  EXPECT_THAT(err, HasSubstr("is for sm_90a (NVIDIA H200), not one of the targets sm_80"));
+
+  std::tie(code, err) =
+      Bake("--database=kernels/tuned/h200.txtpb --targets=sm_90a --problems=copy:f16:1000,1000");
+  EXPECT_EQ(code, 1);
+  EXPECT_THAT(err, HasSubstr("copy:f16:1000,1000 has no record in kernels/tuned/h200.txtpb"));
+
+  std::tie(code, err) = Bake("--database=kernels/tuned/h200.txtpb --targets=sm_91");
+  EXPECT_EQ(code, 2);
+  EXPECT_THAT(err, HasSubstr("sm_91"));
+}
+
+}  // namespace
+}  // namespace tiletune

@@ -1,0 +1,52 @@
+"""tiletune_kernels: tuned kernels compiled at build time and linked into a program.
+
+    load("//kernels:tiletune_kernels.bzl", "tiletune_kernels")
+
+    tiletune_kernels(
+        name = "resnet_kernels",
+        database = "h200.txtpb",          # a tuning database (text or binary)
+        targets = ["sm_90a"],             # every record must be for one of these
+        problems = [                      # optional: bake only these problems
+            "im2col:f16:32,56,56,64:k=3:p=1",
+        ],
+    )
+
+    cc_binary(name = "app", srcs = ["app.cc"], deps = [":resnet_kernels", "//kernels:library"])
+
+At build time //kernels:bake compiles each record's tuned kernel with NVRTC (no GPU needed)
+and generates a source embedding the CUBINs and the records; the cc_library it becomes
+registers them when linked (alwayslink), so tiletune::Library launches those problems with
+no NVRTC, no file and no environment variable. Anything else falls back to the JIT, or is
+Unimplemented naming the problem when the JIT is off (LibraryOptions::jit, TILETUNE_JIT=0).
+A database that does not read, a record for an architecture not in `targets`, or a problem
+in `problems` the database lacks fails the build with that error.
+"""
+
+def tiletune_kernels(name, database, targets = ["sm_90a"], problems = [], **kwargs):
+    generated = name + "_baked.cc"
+    problem_flag = ""
+    if problems:
+        for spec in problems:
+            if "'" in spec or ";" in spec:
+                fail("tiletune_kernels: problem spec %r may not hold ' or ;" % spec)
+        problem_flag = "--problems='%s'" % ";".join(problems)
+    native.genrule(
+        name = name + "_bake",
+        srcs = [database],
+        outs = [generated],
+        cmd = "$(location //kernels:bake) --database=$(location %s) --targets=%s --name=%s %s --output=$@" % (
+            database,
+            ",".join(targets),
+            "//%s:%s" % (native.package_name(), name),
+            problem_flag,
+        ),
+        tools = ["//kernels:bake"],
+        message = "Baking tuned kernels for " + name,
+    )
+    native.cc_library(
+        name = name,
+        srcs = [generated],
+        deps = ["//kernels:prebuilt"],
+        alwayslink = True,
+        **kwargs
+    )
