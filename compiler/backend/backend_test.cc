@@ -392,6 +392,19 @@ TEST_F(TunedResolverTest, TransferDropsTheRecordsVectorWidth) {
   EXPECT_FALSE(near->request.op->hints.coalesced_width.has_value());
 }
 
+// A dense tensor of odd total size is one aligned run with a ragged end: it transfers
+// from dense records, not from slices whose every row starts misaligned.
+TEST_F(TunedResolverTest, AnOddSizedDenseTensorTakesADenseRecord) {
+  auto resolver = Make({SimtRecord(Op({16384, 4096}), {8192}, 128),
+                        SimtRecord(Slice(DataType::kF16, {8191, 8193}, {0, 1}, {8191, 8191}),
+                                   {8, 2048}, 256)});
+  auto r = resolver->Resolve(H200(), Op({4099, 4097}));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->level, ResolutionLevel::kNearest);
+  EXPECT_EQ(r->request.launch.threads, 128) << r->detail;
+  EXPECT_THAT(r->request.launch.tile, ElementsAre(8192));
+}
+
 TEST_F(TunedResolverTest, HeuristicWhenNothingApplies) {
   tuning::DeviceIdentity ampere;
   ampere.set_name("NVIDIA A100");

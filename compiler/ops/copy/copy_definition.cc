@@ -275,7 +275,9 @@ std::vector<double> CopyDefinition::TransferFeatures(const tuning::Problem& prob
   const double bytes = static_cast<double>(copy.src.NumElements() * e);
   const bool contiguous = g.src_strides[r - 1] == 1 && g.dst_strides[r - 1] == 1;
   const int64_t run = contiguous ? g.extents[r - 1] * e : e;
-  int fixed = contiguous ? AlignmentOf(run) : static_cast<int>(std::min<int64_t>(e, 16));
+  // A run's length fixes the alignment of the rows after it; a single run (a dense
+  // tensor) has none after it, and its odd end is only the last slot's business.
+  int fixed = !contiguous ? static_cast<int>(std::min<int64_t>(e, 16)) : r == 1 ? 16 : AlignmentOf(run);
   int agree = AlignmentOf((g.src_offset - g.dst_offset) * e);
   for (int d = 0; d + 1 < r; ++d) {
     for (int64_t stride : {g.src_strides[d], g.dst_strides[d]}) {
