@@ -3,7 +3,7 @@
 // embeds their CUBINs and the records they came from, registering them with the library
 // (kernels/prebuilt.h) when linked.
 //
-//   bake --database=h200.txtpb --targets=sm_90a --name=//pkg:kernels \
+//   bake --database=h200.txtpb --targets=sm_90a --name=//pkg:kernels
 //        [--problems='copy:f16:8192,8192;im2col:...'] --output=kernels.cc
 //
 // Every record must be for one of --targets (a database for another architecture is an
