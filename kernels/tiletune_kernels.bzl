@@ -32,7 +32,9 @@ def tiletune_kernels(name, database, targets = ["sm_90a"], problems = [], **kwar
         problem_flag = "--problems='%s'" % ";".join(problems)
     native.genrule(
         name = name + "_bake",
-        srcs = [database],
+        # The tool as a source, not a tool: built once, in the target configuration the
+        # rest of the build already compiles (a host build would compile it all again).
+        srcs = [database, "//kernels:bake"],
         outs = [generated],
         cmd = "$(location //kernels:bake) --database=$(location %s) --targets=%s --name=%s %s --output=$@" % (
             database,
@@ -40,7 +42,6 @@ def tiletune_kernels(name, database, targets = ["sm_90a"], problems = [], **kwar
             "//%s:%s" % (native.package_name(), name),
             problem_flag,
         ),
-        tools = ["//kernels:bake"],
         message = "Baking tuned kernels for " + name,
     )
     native.cc_library(
