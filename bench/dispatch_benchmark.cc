@@ -1,4 +1,5 @@
-// Host cost of one tiletune::Library::Launch of a copy on a cached problem against a bare
+// Host cost of one tiletune::Library::Launch and one Plan::Execute (kernels/tiletune.h) of a
+// copy on a cached problem, alone and from 8 threads, against a bare
 // cuLaunchKernel of the same kernel with the same arguments. Only the calls are timed:
 // the stream is drained between batches outside the timed region, so the GPU queue
 // never fills and the numbers are host overhead, not kernel time. An iteration is a batch
@@ -19,6 +20,7 @@
 #include "compiler/ops/copy/copy_op.h"
 #include "kernels/tile_kernel.h"
 #include "kernels/library.h"
+#include "kernels/tiletune.h"
 #include "kernels/runtime/driver_api.h"
 
 namespace tiletune {
@@ -34,6 +36,8 @@ CopyOp SmallCopy() {
 
 struct Setup {
   std::unique_ptr<Library> library;
+  // The slim API's plan of the same copy (SIMT, like the bare kernel: two arguments).
+  std::unique_ptr<Plan> plan;
   std::unique_ptr<TileKernel> bare;
   DeviceBuffer src, dst;
 };
@@ -59,6 +63,13 @@ absl::StatusOr<Setup*> GetSetup() {
       if (s->bare->kernel().name() != info.kernel_name) {
         return absl::InternalError("bare and library kernels differ");
       }
+      CopyDesc desc;
+      desc.dtype = DType::kF16;
+      desc.src.shape = {4, 1024};
+      desc.hints.prefer_instruction = "sync";
+      TT_RETURN_IF_ERROR(env->context->Activate());
+      TT_ASSIGN_OR_RETURN(Plan plan, Plan::Create(desc));
+      s->plan = std::make_unique<Plan>(std::move(plan));
       size_t bytes = 4 * 1024 * 2;
       TT_ASSIGN_OR_RETURN(s->src, DeviceBuffer::Allocate(*env->context, bytes));
       TT_ASSIGN_OR_RETURN(s->dst, DeviceBuffer::Allocate(*env->context, bytes));
@@ -98,8 +109,10 @@ void TimeCalls(benchmark::State& state, Call call) {
       return;
     }
   }
-  state.counters["us_per_call"] =
-      seconds * 1e6 / (static_cast<double>(state.iterations()) * kBatch);
+  // Per thread, averaged over threads (a multi-threaded run reports one thread's cost).
+  state.counters["us_per_call"] = benchmark::Counter(
+      seconds * 1e6 / (static_cast<double>(state.iterations()) * kBatch),
+      benchmark::Counter::kAvgThreads);
 }
 
 void BM_BareCuLaunchKernel(benchmark::State& state) {
@@ -121,8 +134,18 @@ void BM_LibraryCopy(benchmark::State& state) {
   });
 }
 
+// Plan::Execute: no lock, so threads sharing one plan should each pay what one pays.
+void BM_PlanExecute(benchmark::State& state) {
+  TimeCalls(state, [](Setup& s, CUstream stream) {
+    return s.plan->Execute(s.src.ptr(), s.dst.ptr(), stream).ok();
+  });
+}
+
 BENCHMARK(BM_BareCuLaunchKernel)->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.5);
 BENCHMARK(BM_LibraryCopy)->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.5);
+BENCHMARK(BM_PlanExecute)->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.5);
+BENCHMARK(BM_BareCuLaunchKernel)->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.5)->Threads(8);
+BENCHMARK(BM_PlanExecute)->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.5)->Threads(8);
 
 }  // namespace
 }  // namespace tiletune

@@ -272,6 +272,10 @@ absl::StatusOr<Library::Device*> Library::CurrentDevice() {
     TT_RETURN_IF_ERROR(ToStatus(cu->cuCtxGetDevice(&device), "cuCtxGetDevice"));
     ordinal = static_cast<int>(device);
   }
+  return DeviceFor(ordinal);
+}
+
+absl::StatusOr<Library::Device*> Library::DeviceFor(int ordinal) {
   absl::MutexLock lock(&mutex_);
   auto it = devices_.find(ordinal);
   if (it != devices_.end()) return it->second.get();
@@ -437,6 +441,42 @@ absl::Status Library::Launch(const TileOp& op, CUdeviceptr input, CUdeviceptr ou
   return entry->kernel->Launch(input, output, offsets, stream);
 }
 
+absl::StatusOr<KernelImage> Library::Prepare(const TileOp& op, int ordinal, bool jit) {
+  const auto start = std::chrono::steady_clock::now();
+  TT_ASSIGN_OR_RETURN(Device * device, DeviceFor(ordinal));
+  TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, options_.ops->For(op));
+  TT_ASSIGN_OR_RETURN(Resolution resolution, resolver_->Resolve(device->identity, op));
+  TT_ASSIGN_OR_RETURN(BuiltKernel built,
+                      resolution.codegen->BuildWithoutCompile(resolution.request));
+  KernelImage image;
+  image.lowered = built.lowered;
+  image.sm_count = device->context->info().sm_count;
+  if (const PrebuiltKernelImage* baked = FindPrebuilt(built)) {
+    image.cubin.assign(reinterpret_cast<const char*>(baked->cubin), baked->cubin_size);
+    image.info.prebuilt = true;
+  } else if (!jit || !options_.jit) {
+    return absl::UnimplementedError(absl::StrCat(
+        definition->Describe(op), " on ", device->identity.name(), ": no kernel baked for it (",
+        ResolutionLevelName(resolution.level), " resolution: ", resolution.detail,
+        ") and the JIT is off"));
+  } else {
+    CompileOptions options;
+    options.arch = built.lowered->target.ArchName();
+    TT_ASSIGN_OR_RETURN(Cubin cubin, jit_->CompileToCubin(built.source, options));
+    image.cubin = std::move(cubin.bytes);
+  }
+  const bool prebuilt = image.info.prebuilt;
+  image.info = LaunchInfo{resolution.level,          resolution.detail,
+                          resolution.codegen->name(), built.lowered->kernel_name,
+                          built.lowered->path_name,   built.lowered->form_name,
+                          built.lowered->launch};
+  image.info.prebuilt = prebuilt;
+  TT_ASSIGN_OR_RETURN(image.offsets, definition->Offsets(op));
+  image.info.first_call_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return image;
+}
+
 absl::StatusOr<LaunchInfo> Library::Inspect(const TileOp& op) {
   TT_ASSIGN_OR_RETURN(Device * device, CurrentDevice());
   TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, options_.ops->For(op));
@@ -457,16 +497,12 @@ LibraryStats Library::stats() const {
   return out;
 }
 
-namespace {
-
 absl::StatusOr<Library*> DefaultLibrary() {
   static const absl::StatusOr<std::unique_ptr<Library>>* const library =
       new absl::StatusOr<std::unique_ptr<Library>>(Library::Create({}));
   if (!library->ok()) return library->status();
   return library->value().get();
 }
-
-}  // namespace
 
 absl::Status Launch(const TileOp& op, CUdeviceptr input, CUdeviceptr output, CUstream stream) {
   TT_ASSIGN_OR_RETURN(Library * library, DefaultLibrary());

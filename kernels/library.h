@@ -125,6 +125,16 @@ struct LaunchInfo {
   bool prebuilt = false;
 };
 
+// A resolved kernel, compiled (or baked) but not loaded: what a Plan (kernels/tiletune.h)
+// loads into its own context.
+struct KernelImage {
+  LaunchInfo info;
+  std::shared_ptr<const LoweredTileKernel> lowered;
+  std::string cubin;
+  RegionOffsets offsets;
+  int sm_count = 0;
+};
+
 // How a problem resolves for a device, without one (Library::Explain).
 struct Explanation {
   ResolutionLevel level = ResolutionLevel::kHeuristic;
@@ -145,6 +155,12 @@ class Library {
   // How `op` resolves and what it launches on the current device (compiling it if it was
   // not cached yet).
   absl::StatusOr<LaunchInfo> Inspect(const TileOp& op);
+
+  // `op` resolved for device `ordinal` and its kernel compiled (or found baked), not
+  // loaded; with `jit` false (or LibraryOptions::jit false) a problem nothing baked
+  // serves is Unimplemented, naming it. Not cached: each call resolves again (tuning on a
+  // miss does not apply).
+  absl::StatusOr<KernelImage> Prepare(const TileOp& op, int ordinal, bool jit);
 
   // How `op` resolves on a GPU of `device` (name and compute capability) and whether a
   // baked kernel serves it; needs no GPU and compiles nothing.
@@ -168,6 +184,7 @@ class Library {
   // The baked image of `built`'s kernel, if one is linked in.
   const PrebuiltKernelImage* FindPrebuilt(const BuiltKernel& built) const;
   absl::StatusOr<Device*> CurrentDevice();
+  absl::StatusOr<Device*> DeviceFor(int ordinal);
   // The cached entry for `op` on `device`, resolved, compiled and loaded on first use.
   // Shared: an eviction while another thread launches it keeps it alive.
   absl::StatusOr<std::shared_ptr<Entry>> Lookup(Device& device, const TileOpDefinition& definition,
@@ -191,6 +208,9 @@ class Library {
   std::atomic<int64_t> builds_{0};
   std::atomic<int64_t> evictions_{0};
 };
+
+// The process-wide Library, created with default options on first use.
+absl::StatusOr<Library*> DefaultLibrary();
 
 // Launch through a process-wide Library created with default options on first use.
 absl::Status Launch(const TileOp& op, CUdeviceptr input, CUdeviceptr output, CUstream stream);

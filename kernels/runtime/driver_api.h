@@ -36,6 +36,9 @@ namespace tiletune {
   X(cuDevicePrimaryCtxRelease)   \
   X(cuCtxSetCurrent)             \
   X(cuCtxGetCurrent)             \
+  X(cuCtxPushCurrent)            \
+  X(cuCtxPopCurrent)             \
+  X(cuStreamGetCtx)              \
   X(cuCtxGetDevice)              \
   X(cuCtxSynchronize)            \
   X(cuModuleLoadDataEx)          \

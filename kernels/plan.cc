@@ -1,0 +1,283 @@
+#include <chrono>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "compiler/base/status_macros.h"
+#include "compiler/ir/buffer.h"
+#include "compiler/ir/hints.h"
+#include "compiler/ops/col2im/col2im_op.h"
+#include "compiler/ops/copy/copy_op.h"
+#include "compiler/ops/im2col/im2col_op.h"
+#include "kernels/library.h"
+#include "kernels/runtime/driver_api.h"
+#include "kernels/tile_kernel.h"
+#include "kernels/tiletune.h"
+
+namespace tiletune {
+
+struct Plan::Impl {
+  const DriverApi* cu = nullptr;
+  CUcontext context = nullptr;
+  // Set when the plan retained device 0's primary context (none was current).
+  bool retained_primary = false;
+  CUdevice device = 0;
+  CUmodule module = nullptr;
+  CUfunction function = nullptr;
+  std::shared_ptr<const LoweredTileKernel> lowered;
+  RegionOffsets offsets;
+  unsigned grid = 0;
+  unsigned block = 0;
+  unsigned shared = 0;
+  PlanInfo info;
+
+  ~Impl() {
+    if (cu == nullptr) return;
+    if (module != nullptr && cu->cuCtxPushCurrent(context) == CUDA_SUCCESS) {
+      cu->cuModuleUnload(module);
+      CUcontext popped = nullptr;
+      cu->cuCtxPopCurrent(&popped);
+    }
+    if (retained_primary) cu->cuDevicePrimaryCtxRelease(device);
+  }
+};
+
+namespace {
+
+// Makes `context` current for a scope when it is not, and restores the caller's after.
+class ScopedContext {
+ public:
+  ScopedContext(const DriverApi& cu, CUcontext context) : cu_(cu) {
+    CUcontext current = nullptr;
+    status_ = cu.cuCtxGetCurrent(&current);
+    if (status_ == CUDA_SUCCESS && current != context) {
+      status_ = cu.cuCtxPushCurrent(context);
+      pushed_ = status_ == CUDA_SUCCESS;
+    }
+  }
+  ~ScopedContext() {
+    if (pushed_) {
+      CUcontext popped = nullptr;
+      cu_.cuCtxPopCurrent(&popped);
+    }
+  }
+  CUresult status() const { return status_; }
+
+ private:
+  const DriverApi& cu_;
+  CUresult status_ = CUDA_SUCCESS;
+  bool pushed_ = false;
+};
+
+DataType ToDataType(DType dtype) {
+  switch (dtype) {
+    case DType::kF64: return DataType::kF64;
+    case DType::kF32: return DataType::kF32;
+    case DType::kF16: return DataType::kF16;
+    case DType::kBF16: return DataType::kBF16;
+    case DType::kF8E4M3: return DataType::kF8E4M3;
+    case DType::kI32: return DataType::kI32;
+    case DType::kI8: return DataType::kI8;
+    case DType::kU8: return DataType::kU8;
+  }
+  return DataType::kU8;
+}
+
+absl::StatusOr<Hints> ToHints(const HintsDesc& desc) {
+  Hints hints;
+  if (desc.coalesced_width < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("hints.coalesced_width is ",
+                                                   desc.coalesced_width, "; give 0 (unset) or "
+                                                   "the elements per vector access"));
+  }
+  if (desc.coalesced_width > 0) hints.coalesced_width = desc.coalesced_width;
+  hints.disable_tma = desc.disable_tma;
+  if (!desc.eviction_policy.empty()) {
+    TT_ASSIGN_OR_RETURN(EvictionPolicy policy, ParseEvictionPolicy(desc.eviction_policy));
+    hints.eviction_policy = policy;
+  }
+  if (!desc.prefer_instruction.empty()) {
+    TT_ASSIGN_OR_RETURN(Instruction instruction, ParseInstruction(desc.prefer_instruction));
+    hints.prefer_instruction = instruction;
+  }
+  return hints;
+}
+
+absl::StatusOr<Region> ToRegion(const RegionDesc& desc, const char* name, DataType dtype,
+                                const std::vector<int64_t>* default_extents) {
+  std::vector<int64_t> shape = desc.shape;
+  if (shape.empty()) {
+    if (default_extents == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(name, ".shape is empty; give the buffer's "
+                                                     "shape (rank 1 to 5)"));
+    }
+    shape = *default_extents;
+  }
+  Buffer buffer = Buffer::RowMajor(name, dtype, Scope::kGlobal, shape);
+  if (absl::Status valid = ValidateBuffer(buffer); !valid.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ".shape: ", valid.message()));
+  }
+  std::vector<int64_t> offsets = desc.offsets;
+  if (offsets.empty()) offsets.assign(shape.size(), 0);
+  std::vector<int64_t> extents = desc.extents;
+  if (extents.empty()) {
+    if (offsets.size() != shape.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(name, ".offsets has ", offsets.size(),
+                                                     " entries for a rank-", shape.size(),
+                                                     " buffer"));
+    }
+    for (size_t d = 0; d < shape.size(); ++d) extents.push_back(shape[d] - offsets[d]);
+  }
+  Region region = Region::Box(buffer, offsets, extents);
+  if (absl::Status valid = ValidateRegion(region); !valid.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(name, ": ", valid.message()));
+  }
+  return region;
+}
+
+Im2colGeometry ToGeometry(const ConvDesc& desc) {
+  Im2colGeometry g;
+  g.n = desc.n;
+  g.h = desc.h;
+  g.w = desc.w;
+  g.c = desc.c;
+  g.kh = desc.kh;
+  g.kw = desc.kw;
+  g.sh = desc.stride_h;
+  g.sw = desc.stride_w;
+  g.dh = desc.dilation_h;
+  g.dw = desc.dilation_w;
+  g.ph = desc.pad_h;
+  g.pw = desc.pad_w;
+  return g;
+}
+
+absl::StatusOr<Plan::Impl*> MakeImpl(const TileOp& op, const PlanOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  TT_ASSIGN_OR_RETURN(const DriverApi* cu, LoadDriver());
+  auto impl = std::make_unique<Plan::Impl>();
+  impl->cu = cu;
+  TT_RETURN_IF_ERROR(ToStatus(cu->cuCtxGetCurrent(&impl->context), "cuCtxGetCurrent"));
+  if (impl->context == nullptr) {
+    TT_RETURN_IF_ERROR(ToStatus(cu->cuDeviceGet(&impl->device, 0), "cuDeviceGet(0)"));
+    TT_RETURN_IF_ERROR(ToStatus(cu->cuDevicePrimaryCtxRetain(&impl->context, impl->device),
+                                "cuDevicePrimaryCtxRetain"));
+    impl->retained_primary = true;
+  }
+  impl->cu = cu;
+  KernelImage image;
+  {
+    ScopedContext scope(*cu, impl->context);
+    TT_RETURN_IF_ERROR(ToStatus(scope.status(), "making the plan's context current"));
+    if (!impl->retained_primary) {
+      TT_RETURN_IF_ERROR(ToStatus(cu->cuCtxGetDevice(&impl->device), "cuCtxGetDevice"));
+    }
+    TT_ASSIGN_OR_RETURN(Library * library, DefaultLibrary());
+    TT_ASSIGN_OR_RETURN(image, library->Prepare(op, static_cast<int>(impl->device), options.jit));
+    // The library may have made its own context current on this thread; ours again.
+    TT_RETURN_IF_ERROR(ToStatus(cu->cuCtxSetCurrent(impl->context), "cuCtxSetCurrent"));
+    TT_RETURN_IF_ERROR(ToStatus(cu->cuModuleLoadDataEx(&impl->module, image.cubin.data(), 0,
+                                                       nullptr, nullptr),
+                                absl::StrCat("loading ", image.info.kernel_name)));
+    TT_RETURN_IF_ERROR(ToStatus(
+        cu->cuModuleGetFunction(&impl->function, impl->module, image.info.kernel_name.c_str()),
+        absl::StrCat("cuModuleGetFunction(", image.info.kernel_name, ")")));
+    impl->lowered = image.lowered;
+    impl->shared = static_cast<unsigned>(image.lowered->shared_bytes);
+    if (impl->shared > 48 * 1024) {
+      TT_RETURN_IF_ERROR(ToStatus(
+          cu->cuFuncSetAttribute(impl->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                 static_cast<int>(impl->shared)),
+          "raising the kernel's dynamic shared memory"));
+    }
+  }
+  impl->offsets = image.offsets;
+  impl->grid = static_cast<unsigned>(image.lowered->GridSize(image.sm_count));
+  impl->block = static_cast<unsigned>(image.lowered->launch.threads);
+  impl->info.level = ResolutionLevelName(image.info.level);
+  impl->info.detail = image.info.resolution_detail;
+  impl->info.kernel_name = image.info.kernel_name;
+  impl->info.prebuilt = image.info.prebuilt;
+  impl->info.create_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return impl.release();
+}
+
+}  // namespace
+
+absl::StatusOr<Plan> Plan::Create(const CopyDesc& desc, const PlanOptions& options) {
+  const DataType dtype = ToDataType(desc.dtype);
+  TT_ASSIGN_OR_RETURN(Region src, ToRegion(desc.src, "src", dtype, nullptr));
+  TT_ASSIGN_OR_RETURN(Region dst, ToRegion(desc.dst, "dst", dtype, &src.extents));
+  CopyOp op{std::move(src), std::move(dst)};
+  TT_ASSIGN_OR_RETURN(op.hints, ToHints(desc.hints));
+  TT_ASSIGN_OR_RETURN(Impl * impl, MakeImpl(op, options));
+  return Plan(std::shared_ptr<const Impl>(impl));
+}
+
+absl::StatusOr<Plan> Plan::Create(const Im2colDesc& desc, const PlanOptions& options) {
+  Im2colOp op = Im2colOp::Dense(ToDataType(desc.dtype), ToGeometry(desc));
+  TT_ASSIGN_OR_RETURN(op.hints, ToHints(desc.hints));
+  TT_ASSIGN_OR_RETURN(Impl * impl, MakeImpl(op, options));
+  return Plan(std::shared_ptr<const Impl>(impl));
+}
+
+absl::StatusOr<Plan> Plan::Create(const Col2imDesc& desc, const PlanOptions& options) {
+  Col2imOp op = Col2imOp::Dense(ToDataType(desc.dtype), ToGeometry(desc));
+  TT_ASSIGN_OR_RETURN(op.hints, ToHints(desc.hints));
+  TT_ASSIGN_OR_RETURN(Impl * impl, MakeImpl(op, options));
+  return Plan(std::shared_ptr<const Impl>(impl));
+}
+
+absl::Status Plan::Execute(CUdeviceptr input, CUdeviceptr output, CUstream stream) const {
+  const Impl& p = *impl_;
+  const DriverApi& cu = *p.cu;
+  if (stream != nullptr) {
+    CUcontext owner = nullptr;
+    const CUresult got = cu.cuStreamGetCtx(stream, &owner);
+    if (got != CUDA_SUCCESS) return ToStatus(got, "cuStreamGetCtx");
+    if (owner != p.context) {
+      CUdevice device = -1;
+      {
+        ScopedContext scope(cu, owner);
+        cu.cuCtxGetDevice(&device);
+      }
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: the stream belongs to context %p (device %d), the plan to context %p (device "
+          "%d); execute on a stream of the plan's context, or make a plan in the stream's",
+          p.info.kernel_name, static_cast<void*>(owner), device,
+          static_cast<void*>(p.context), p.device));
+    }
+  }
+  CUdeviceptr in = input + p.offsets.input_bytes;
+  CUdeviceptr out = output + p.offsets.output_bytes;
+  TT_RETURN_IF_ERROR(CheckTileOperands(*p.lowered, in, out));
+  absl::InlinedVector<CUtensorMap, 2> maps;
+  absl::InlinedVector<void*, 4> args = {&in, &out};
+  if (!p.lowered->tensor_maps.empty()) {
+    maps.reserve(p.lowered->tensor_maps.size());
+    for (const TensorMapSpec& spec : p.lowered->tensor_maps) {
+      const CUdeviceptr buffer = spec.operand == TensorMapSpec::Operand::kInput ? in : out;
+      TT_ASSIGN_OR_RETURN(CUtensorMap map, EncodeTensorMap(cu, spec, buffer));
+      maps.push_back(map);
+    }
+    for (CUtensorMap& map : maps) args.push_back(&map);
+  }
+  ScopedContext scope(cu, p.context);
+  if (scope.status() != CUDA_SUCCESS) return ToStatus(scope.status(), "cuCtxPushCurrent");
+  const CUresult result = cu.cuLaunchKernel(p.function, p.grid, 1, 1, p.block, 1, 1, p.shared,
+                                            stream, args.data(), nullptr);
+  if (result == CUDA_SUCCESS) return absl::OkStatus();
+  return ToStatus(result, absl::StrCat("cuLaunchKernel(", p.info.kernel_name, ")"));
+}
+
+const PlanInfo& Plan::info() const { return impl_->info; }
+
+CUcontext Plan::context() const { return impl_->context; }
+
+}  // namespace tiletune
