@@ -88,7 +88,23 @@ void TimeCalls(benchmark::State& state, Call call) {
     state.SkipWithError(std::string((env.ok() ? setup.status() : env.status()).message()).c_str());
     return;
   }
-  CUstream stream = (*env)->stream->get();
+  // Threads beyond the first launch on streams of their own: one shared stream would
+  // measure the driver's per-stream lock, not the caller's.
+  std::unique_ptr<Stream> own;
+  if (state.thread_index() > 0) {
+    if (!(*env)->context->Activate().ok()) {
+      state.SkipWithError("cannot make the context current");
+      return;
+    }
+    auto made = Stream::Create(*(*env)->context);
+    if (!made.ok()) {
+      state.SkipWithError(std::string(made.status().message()).c_str());
+      return;
+    }
+    own = *std::move(made);
+  }
+  const Stream& mine = own != nullptr ? *own : *(*env)->stream;
+  CUstream stream = mine.get();
   double seconds = 0;
   for (auto _ : state) {
     auto start = std::chrono::steady_clock::now();
@@ -104,7 +120,7 @@ void TimeCalls(benchmark::State& state, Call call) {
     double batch = std::chrono::duration<double>(stop - start).count();
     state.SetIterationTime(batch);
     seconds += batch;
-    if (!(*env)->stream->Synchronize().ok()) {
+    if (!mine.Synchronize().ok()) {
       state.SkipWithError("stream synchronisation failed");
       return;
     }
