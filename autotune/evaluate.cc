@@ -42,15 +42,22 @@ std::string DescribeLaunch(const LaunchInfo& info) {
                                              : "");
 }
 
-// Launches `op` once through `library` on the verification buffers and compares the
-// whole output buffer, guards included, with the reference.
+// Launches `op` once through `library` on the verification buffers (the input uploaded
+// afresh) and compares the whole output buffer, guards included, with the reference, and
+// the input with what was uploaded.
 absl::Status CheckBitExact(Library& library, const Context& context, const TileOp& op,
                            const VerificationImages& images, DeviceBuffer& input,
                            DeviceBuffer& output, CUstream stream, const char* side) {
+  TT_RETURN_IF_ERROR(input.CopyFromHost(images.input.data(), images.input.size()));
   TT_RETURN_IF_ERROR(output.Fill(images.poison));
   TT_RETURN_IF_ERROR(library.Launch(op, input.ptr() + kGuardBytes, output.ptr() + kGuardBytes,
                                     stream));
   TT_RETURN_IF_ERROR(context.Synchronize());
+  std::vector<uint8_t> input_after(images.input.size());
+  TT_RETURN_IF_ERROR(input.CopyToHost(input_after.data(), input_after.size()));
+  if (input_after != images.input) {
+    return absl::DataLossError(absl::StrCat("the ", side, " kernel wrote to its input"));
+  }
   std::vector<uint8_t> got(images.expected.size());
   TT_RETURN_IF_ERROR(output.CopyToHost(got.data(), got.size()));
   for (size_t i = 0; i < got.size(); ++i) {
@@ -82,7 +89,6 @@ absl::Status EvaluateOne(const TileOpRegistry& ops, const TileOp& op, Library& e
   TT_ASSIGN_OR_RETURN(VerificationImages images, MakeVerificationImages(*definition, op, rng));
   TT_ASSIGN_OR_RETURN(DeviceBuffer input, DeviceBuffer::Allocate(context, images.input.size()));
   TT_ASSIGN_OR_RETURN(DeviceBuffer output, DeviceBuffer::Allocate(context, images.expected.size()));
-  TT_RETURN_IF_ERROR(input.CopyFromHost(images.input.data(), images.input.size()));
   TT_RETURN_IF_ERROR(
       CheckBitExact(evaluated, context, op, images, input, output, stream.get(), "library's"));
   TT_RETURN_IF_ERROR(

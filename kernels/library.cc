@@ -45,6 +45,9 @@ struct Library::Device {
   // Most recently used first.
   Lru lru ABSL_GUARDED_BY(mutex);
   absl::flat_hash_map<std::string, Lru::iterator> entries ABSL_GUARDED_BY(mutex);
+  // Tuning on a miss: one at a time on this device; the winners by cache key.
+  absl::Mutex tune_mutex;
+  absl::flat_hash_map<std::string, Trial> tuned ABSL_GUARDED_BY(tune_mutex);
 };
 
 // The JIT, created on first use: a library whose kernels are all baked never loads NVRTC.
@@ -297,16 +300,39 @@ absl::StatusOr<std::unique_ptr<Library::Entry>> Library::Build(Device& device, c
   TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, options_.ops->For(op));
   TT_ASSIGN_OR_RETURN(Resolution resolution, resolver_->Resolve(device.identity, op));
   std::unique_ptr<Entry> entry;
+  bool tuned_before = false;
   if (options_.jit && options_.tune_on_miss_ms > 0 && resolution.level != ResolutionLevel::kExact) {
-    absl::StatusOr<std::unique_ptr<Entry>> tuned = TuneMiss(device, *definition, op);
-    if (absl::IsAborted(tuned.status())) return tuned.status();  // The context faulted.
-    if (tuned.ok()) {
-      entry = *std::move(tuned);
+    std::string key;
+    definition->AppendKey(op, key);
+    // One tuning at a time per device (timings must not overlap), and each problem tuned
+    // once per process: a racing thread, or a return after an eviction, finds the winner.
+    absl::MutexLock tune_lock(&device.tune_mutex);
+    auto known = device.tuned.find(key);
+    if (known != device.tuned.end()) {
+      std::unique_ptr<TileOp> resolved = op.Clone();
+      resolved->hints = known->second.hints;
+      resolution.request =
+          CodegenRequest{std::move(resolved), known->second.launch, resolution.request.target};
+      resolution.detail = "tuned on an earlier miss in this process";
+      tuned_before = true;
     } else {
-      std::fprintf(stderr, "tiletune: tuning %s on a miss failed (%s); launching the %s choice\n",
-                   definition->Describe(op).c_str(),
-                   std::string(tuned.status().message()).substr(0, 300).c_str(),
-                   ResolutionLevelName(resolution.level).c_str());
+      Trial winner;
+      absl::StatusOr<std::unique_ptr<Entry>> tuned = TuneMiss(device, *definition, op, winner);
+      if (absl::IsAborted(tuned.status())) return tuned.status();  // The context faulted.
+      if (absl::IsFailedPrecondition(tuned.status())) {
+        // No variant verified: launching the resolver's choice could be launching one of
+        // the kernels that just failed.
+        return tuned.status();
+      }
+      if (tuned.ok()) {
+        entry = *std::move(tuned);
+        device.tuned.emplace(std::move(key), std::move(winner));
+      } else {
+        std::fprintf(stderr, "tiletune: tuning %s on a miss failed (%s); launching the %s choice\n",
+                     definition->Describe(op).c_str(),
+                     std::string(tuned.status().message()).substr(0, 300).c_str(),
+                     ResolutionLevelName(resolution.level).c_str());
+      }
     }
   }
   if (entry == nullptr) {
@@ -337,6 +363,7 @@ absl::StatusOr<std::unique_ptr<Library::Entry>> Library::Build(Device& device, c
                              lowered.kernel_name, lowered.path_name, lowered.form_name,
                              lowered.launch};
     entry->info.prebuilt = prebuilt;
+    entry->info.tuned_on_miss = tuned_before;
   }
   entry->info.first_call_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -344,7 +371,7 @@ absl::StatusOr<std::unique_ptr<Library::Entry>> Library::Build(Device& device, c
 }
 
 absl::StatusOr<std::unique_ptr<Library::Entry>> Library::TuneMiss(
-    Device& device, const TileOpDefinition& definition, const TileOp& op) {
+    Device& device, const TileOpDefinition& definition, const TileOp& op, Trial& winner) {
   TT_ASSIGN_OR_RETURN(std::vector<Resolution> alternatives,
                       resolver_->Alternatives(device.identity, op,
                                               std::max(1, options_.tune_on_miss_candidates)));
@@ -352,6 +379,7 @@ absl::StatusOr<std::unique_ptr<Library::Entry>> Library::TuneMiss(
                       TuneOnMiss(*device.context, definition, op, std::move(alternatives),
                                  *jit_, options_.tune_on_miss_ms));
   *tuned.record.mutable_device() = device.identity;
+  winner = Trial{tuned.resolution.request.op->hints, tuned.resolution.request.launch};
   if (!options_.tune_on_miss_database.empty()) {
     absl::StatusOr<int> appended = tuning::AppendTuningRecords(
         options_.tune_on_miss_database, {tuned.record}, options_.ops->RecordValidator());

@@ -191,8 +191,9 @@ class Library {
                                                 const TileOp& op);
   absl::StatusOr<std::unique_ptr<Entry>> Build(Device& device, const TileOp& op);
   // Build by tuning on a miss; the record is appended to tune_on_miss_database.
+  // `winner` receives the tuned hints and launch.
   absl::StatusOr<std::unique_ptr<Entry>> TuneMiss(Device& device, const TileOpDefinition& definition,
-                                                  const TileOp& op);
+                                                  const TileOp& op, Trial& winner);
 
   LibraryOptions options_;
   absl::Status database_status_;

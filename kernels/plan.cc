@@ -39,6 +39,8 @@ struct Plan::Impl {
   ~Impl() {
     if (cu == nullptr) return;
     if (module != nullptr && cu->cuCtxPushCurrent(context) == CUDA_SUCCESS) {
+      // A launch may still be queued on a caller's stream: let it finish first.
+      cu->cuCtxSynchronize();
       cu->cuModuleUnload(module);
       CUcontext popped = nullptr;
       cu->cuCtxPopCurrent(&popped);
@@ -237,7 +239,9 @@ absl::StatusOr<Plan> Plan::Create(const Col2imDesc& desc, const PlanOptions& opt
 absl::Status Plan::Execute(CUdeviceptr input, CUdeviceptr output, CUstream stream) const {
   const Impl& p = *impl_;
   const DriverApi& cu = *p.cu;
-  if (stream != nullptr) {
+  // The legacy and per-thread default streams are the null stream by another name: they
+  // belong to whatever context is current at the launch, ours.
+  if (stream != nullptr && stream != CU_STREAM_LEGACY && stream != CU_STREAM_PER_THREAD) {
     CUcontext owner = nullptr;
     const CUresult got = cu.cuStreamGetCtx(stream, &owner);
     if (got != CUDA_SUCCESS) return ToStatus(got, "cuStreamGetCtx");

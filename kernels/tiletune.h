@@ -15,9 +15,11 @@
 // when none is): Execute accepts streams of that context only (another device's or
 // context's stream is InvalidArgument, naming both), and the null stream. It never changes
 // the calling thread's current context: where the plan's context is not current it is
-// pushed for the launch and popped after. Execute takes no lock and allocates nothing, so
-// threads share one plan freely and it can be captured into a CUDA graph; Create compiles
-// and loads, so make plans before capturing. Pointers are the op's whole input and output
+// pushed for the launch and popped after. Execute takes no lock, so threads share one plan
+// freely, and it can be captured into a CUDA graph; a TMA kernel encodes its tensor maps on
+// each call (a few small allocations), a SIMT kernel allocates nothing. Create compiles
+// and loads, so make plans before capturing. The context must outlive the plan, whose
+// destruction waits for the context's work before unloading the kernel. Pointers are the op's whole input and output
 // buffers (copy: src, dst; im2col: the NHWC image, the column matrix; col2im: the column
 // matrix, the image), aligned as the tuned kernel needs (16 bytes always suffices).
 #ifndef KERNELS_TILETUNE_H_

@@ -130,7 +130,13 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
   TT_RETURN_IF_ERROR(expected.CopyFromHost(images.expected.data(), images.expected.size()));
   TT_ASSIGN_OR_RETURN(std::unique_ptr<DeviceCheck> check, DeviceCheck::Create(context, compiler));
   TT_ASSIGN_OR_RETURN(RegionOffsets verify_offsets, definition.Offsets(op));
+  // Set when a candidate may have written its input: the next one gets it back first.
+  bool input_dirty = false;
   auto verify = [&](TileKernel& kernel) -> absl::Status {
+    if (input_dirty) {
+      TT_RETURN_IF_ERROR(input.CopyFromHost(images.input.data(), images.input.size()));
+      input_dirty = false;
+    }
     TT_RETURN_IF_ERROR(output.Fill(images.poison));
     TT_RETURN_IF_ERROR(kernel.Launch(input.ptr() + kGuardBytes, output.ptr() + kGuardBytes,
                                      verify_offsets, /*stream=*/nullptr));
@@ -140,11 +146,15 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
     TT_ASSIGN_OR_RETURN(Mismatch in_diff, check->Compare(input.ptr(), pristine.ptr(),
                                                          images.input.size(), nullptr));
     if (out_diff.count == 0 && in_diff.count == 0) return absl::OkStatus();
+    // The host check names the first wrong element (it runs the kernel once more).
     TT_RETURN_IF_ERROR(input.CopyFromHost(images.input.data(), images.input.size()));
     absl::Status why = VerifyTileKernelOn(context, kernel, definition, op, images, input, output);
-    return why.ok() ? absl::DataLossError(absl::StrCat(out_diff.count, " output byte(s) differ, "
-                                                       "first at ", out_diff.first))
-                    : why;
+    input_dirty = true;
+    if (!why.ok()) return why;
+    return absl::DataLossError(
+        in_diff.count > 0
+            ? absl::StrCat(in_diff.count, " input byte(s) changed, first at ", in_diff.first)
+            : absl::StrCat(out_diff.count, " output byte(s) differ, first at ", out_diff.first));
   };
   std::vector<Measured*> running;
   for (Measured& m : all) {

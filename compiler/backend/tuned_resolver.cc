@@ -178,8 +178,12 @@ absl::StatusOr<std::vector<Resolution>> TunedResolver::Alternatives(
         absl::StrCat(resolution->detail, absl::StrFormat(" (distance %.2f)", distance));
     if (!keep(*std::move(resolution))) return out;
   }
-  TT_ASSIGN_OR_RETURN(Resolution heuristic, Heuristic(*definition, codegen, op, target));
-  if (out.size() < max_count) keep(std::move(heuristic));
+  absl::StatusOr<Resolution> heuristic = Heuristic(*definition, codegen, op, target);
+  if (heuristic.ok() && out.size() < max_count) keep(*std::move(heuristic));
+  if (out.empty()) {
+    return heuristic.ok() ? absl::InternalError("no variant lowers for this problem")
+                          : heuristic.status();
+  }
   return out;
 }
 
