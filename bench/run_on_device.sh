@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 out="${OUT:-device-logs}"
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$PWD/.device/bin:${LD_LIBRARY_PATH:-}"
+# On the GPU machine a test that finds no GPU (or not the architecture it needs) fails.
+export TILETUNE_REQUIRE_GPU=1
 cudnn_lib=$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], "lib"))' 2>/dev/null) && export LD_LIBRARY_PATH="$cudnn_lib:$LD_LIBRARY_PATH"
 summary=()
 status=0

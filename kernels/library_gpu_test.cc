@@ -63,7 +63,7 @@ class LibraryGpuTest : public ::testing::Test {
  protected:
   void SetUp() override {
     TT_SKIP_WITHOUT_GPU(context_);
-    if (context_->info().cc_major < 9) GTEST_SKIP() << "the database's TMA variant needs sm_90";
+    TT_SKIP_UNLESS(context_->info().cc_major >= 9, "the database's TMA variant needs sm_90");
   }
 
   std::string WriteDatabase() {

@@ -64,7 +64,7 @@ class ExampleGpuTest : public ::testing::Test {
  protected:
   void SetUp() override {
     TT_SKIP_WITHOUT_GPU(context_);
-    if (context_->info().ArchName() != "sm_90a") GTEST_SKIP() << "the kernels are baked for sm_90a";
+    TT_SKIP_UNLESS(context_->info().ArchName() == "sm_90a", "the kernels are baked for sm_90a");
   }
 
   // Runs `op` through `library` (directly, or captured into a graph and replayed) on

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <memory>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -23,6 +24,11 @@ absl::StatusOr<std::unique_ptr<Context>> TestContext() {
   TT_ASSIGN_OR_RETURN(int count, DeviceCount());
   if (count == 0) return absl::UnavailableError("the driver sees no CUDA device");
   return Context::Create(ordinal);
+}
+
+bool GpuRequired() {
+  const char* required = std::getenv("TILETUNE_REQUIRE_GPU");
+  return required != nullptr && std::string(required) == "1";
 }
 
 }  // namespace tiletune

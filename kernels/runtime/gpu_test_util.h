@@ -20,16 +20,32 @@ namespace tiletune {
 // another ordinal.
 absl::StatusOr<std::unique_ptr<Context>> TestContext();
 
+// Whether $TILETUNE_REQUIRE_GPU is 1: then a GPU test that finds no driver, no device or
+// not the architecture it needs fails instead of skipping (the GPU machine's scripts set
+// it, so a broken setup cannot look green).
+bool GpuRequired();
+
 }  // namespace tiletune
 
-// Assigns the test device's context to `context`, skips the test when no driver or device
-// is available, and fails it on any other error.
+// Skips the test (or, with TILETUNE_REQUIRE_GPU=1, fails it) saying `why` unless
+// `condition` holds.
+#define TT_SKIP_UNLESS(condition, why)                                               \
+  do {                                                                               \
+    if (!(condition)) {                                                              \
+      if (::tiletune::GpuRequired()) {                                               \
+        FAIL() << "TILETUNE_REQUIRE_GPU=1, and " << why;                             \
+      }                                                                              \
+      GTEST_SKIP() << why;                                                           \
+    }                                                                                \
+  } while (false)
+
+// Assigns the test device's context to `context`; skips the test when no driver or device
+// is available (fails it with TILETUNE_REQUIRE_GPU=1), and fails it on any other error.
 #define TT_SKIP_WITHOUT_GPU(context)                                                 \
   do {                                                                               \
     auto tt_test_context_ = ::tiletune::TestContext();                               \
-    if (absl::IsUnavailable(tt_test_context_.status())) {                            \
-      GTEST_SKIP() << "no GPU: " << tt_test_context_.status().message();             \
-    }                                                                                \
+    TT_SKIP_UNLESS(!absl::IsUnavailable(tt_test_context_.status()),                  \
+                   "no GPU: " << tt_test_context_.status().message());               \
     ASSERT_TRUE(tt_test_context_.ok()) << tt_test_context_.status();                 \
     context = *std::move(tt_test_context_);                                          \
   } while (false)

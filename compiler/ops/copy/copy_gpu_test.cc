@@ -158,7 +158,7 @@ TEST_P(CopyGpuTest, BitExactAgainstReference) {
   auto target = Target::Parse(context_->info().ArchName());
   ASSERT_TRUE(target.ok());
   if (c.path == CopyPath::kTma || c.path == CopyPath::kBulk1d) {
-    if (!target->HasTma()) GTEST_SKIP() << "no TMA on " << target->ArchName();
+    TT_SKIP_UNLESS(target->HasTma(), "no TMA on " << target->ArchName());
   }
   CopyOp op = MakeOp(c);
   LaunchParams launch;

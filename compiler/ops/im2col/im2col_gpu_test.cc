@@ -204,9 +204,7 @@ TEST_P(Im2colGpuTest, BitExactAgainstReference) {
   const Im2colCase& c = GetParam();
   auto target = Target::Parse(context_->info().ArchName());
   ASSERT_TRUE(target.ok());
-  if (c.path == Im2colPath::kTma && !target->HasTma()) {
-    GTEST_SKIP() << "no TMA on " << target->ArchName();
-  }
+  TT_SKIP_UNLESS(c.path != Im2colPath::kTma || target->HasTma(), "no TMA on " << target->ArchName());
   const Im2colDefinition im2col;
   auto lowered = LowerIm2col(c.op, *target, c.launch);
   ASSERT_TRUE(lowered.ok()) << lowered.status();
