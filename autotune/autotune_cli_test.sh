@@ -67,5 +67,10 @@ for _ in $(seq 1 600); do grep -q 'copy f16 \[64\]' "$TEST_TMPDIR/dry" && break;
 kill -9 "$pid" 2>/dev/null || fail "the dry run ended before it could be killed; give it more problems"
 wait "$pid" 2>/dev/null
 grep -q 'copy f16 \[64\]' "$TEST_TMPDIR/dry" || fail "a killed dry run left no line for the problem it finished"
+# Progress on stderr, a line as each problem starts.
+"$bin" --dry_run --simulate=seed=1 --problems="copy:f16:64;copy:u8:128" >/dev/null 2>"$TEST_TMPDIR/dry_err" \
+  || fail "dry run exited $?"
+grep -q '^autotune: dry run 1 of 2: copy f16 \[64\]$' "$TEST_TMPDIR/dry_err" || { cat "$TEST_TMPDIR/dry_err"; fail "no dry-run progress"; }
+grep -q '^autotune: dry run 2 of 2: copy u8 \[128\]$' "$TEST_TMPDIR/dry_err" || fail "no progress for the second problem"
 [[ ! -e "$TEST_TMPDIR/db.txtpb" ]] || fail "a database was written without a GPU"
 echo "PASS"

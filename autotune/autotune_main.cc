@@ -157,8 +157,11 @@ int DryRun(const TileOpRegistry& ops, const std::vector<SuiteProblem>& problems)
   if (!made.ok()) return Fail(1, made.status());
   std::unique_ptr<CompilationProvider> compiler = *std::move(made);
   const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  size_t done = 0;
   for (const SuiteProblem& problem : problems) {
     auto start = Clock::now();
+    std::fprintf(stderr, "autotune: dry run %zu of %zu: %s\n", ++done, problems.size(),
+                 DescribeProblem(ops, *problem).c_str());
     absl::StatusOr<TuningTask> task = MakeTask(ops, *problem, *target);
     if (!task.ok()) return Fail(1, task.status());
     absl::StatusOr<CandidateSet> set =

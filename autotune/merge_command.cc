@@ -122,6 +122,10 @@ int RunMergeCommand(absl::Span<const std::string> args, std::FILE* out, std::FIL
       std::fprintf(err, "autotune merge: %s\n", std::string(database.status().message()).c_str());
       return kMergeFailed;
     }
+    // Progress as each input is read (a large merge reads for a while).
+    std::fprintf(err, "autotune merge: read %zu of %zu: %s (%d records)\n", inputs.size() + 1,
+                 parsed->inputs.size(), input.c_str(), database->records_size());
+    std::fflush(err);
     inputs.push_back(*std::move(database));
   }
   MergeReport report;
