@@ -1,6 +1,7 @@
 #include "autotune/report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -102,26 +103,29 @@ std::string XmlEscape(absl::string_view text) {
       text, {{"&", "&amp;"}, {"<", "&lt;"}, {">", "&gt;"}, {"\"", "&quot;"}, {"'", "&apos;"}});
 }
 
-// Chart geometry, in SVG user units.
-constexpr double kWidth = 960;
-constexpr double kLabelWidth = 330;  // variant names, left of the bars
-constexpr double kBarLeft = 340;
-constexpr double kBarRight = 860;  // values are written right of the bars
-constexpr double kRowHeight = 18;
-constexpr double kBarHeight = 13;
-constexpr double kTitleHeight = 34;
-constexpr double kPanelGap = 18;
+// Summary chart geometry, in SVG user units (font-size 11). Text widths are estimated
+// generously (kCharWidth per character) so that no label leaves the canvas.
+constexpr double kMargin = 12;
+constexpr double kCharWidth = 6.6;
+constexpr double kChartWidth = 480;
+constexpr double kRowHeight = 24;
+constexpr double kBarHeight = 10;
+constexpr size_t kMaxLabel = 80;  // longer problem names are cut, the whole name in a tooltip
+constexpr const char* kFamilyColors[] = {"#2a9d8f", "#e76f51", "#457b9d", "#e9c46a",
+                                        "#8d5a97", "#6a994e", "#bc4749", "#577590",
+                                        "#f4a261", "#264653", "#c77dff", "#90be6d"};
+constexpr size_t kColors = sizeof(kFamilyColors) / sizeof(kFamilyColors[0]);
 
-const char* BarClass(const Entry& e) {
-  if (e.winner) return "bar winner";
-  switch (e.status) {
-    case tuning::CandidateResult::OK:
-      return "bar ok";
-    case tuning::CandidateResult::REJECTED_CACHE_ARTEFACT:
-      return "bar artefact";
-    default:
-      return "bar failed";
-  }
+double TextWidth(absl::string_view text) { return kCharWidth * static_cast<double>(text.size()); }
+
+std::string Cut(const std::string& text, size_t max) {
+  return text.size() <= max ? text : absl::StrCat(text.substr(0, max - 3), "...");
+}
+
+// The path family of a variant: its lowering path and form ("simt_im2col/row").
+std::string Family(const tuning::Variant& variant) {
+  const tuning::Lowering& l = variant.lowering();
+  return l.form().empty() ? l.path() : absl::StrCat(l.path(), "/", l.form());
 }
 
 }  // namespace
@@ -146,7 +150,7 @@ std::string RenderMarkdownReport(const tuning::TuningDatabase& database, absl::s
       absl::StrCat("# Tuning report\n\n", database.records_size(), " problems, ", candidates,
                    " candidates (schema version ", database.schema_version(), ").\n\n");
   if (!svg_link.empty()) {
-    absl::StrAppend(&md, "![Bandwidth of every candidate, per problem](", svg_link, ")\n\n");
+    absl::StrAppend(&md, "![Winner per problem against its DRAM ceiling](", svg_link, ")\n\n");
   }
   absl::StrAppend(&md,
                   "| # | device | problem | winner | median µs | GB/s | of ceiling | "
@@ -193,93 +197,160 @@ std::string RenderMarkdownReport(const tuning::TuningDatabase& database, absl::s
 }
 
 std::string RenderSvgChart(const tuning::TuningDatabase& database, const TileOpRegistry& ops) {
-  std::string body;
-  double y = 10;
-  for (int i = 0; i < database.records_size(); ++i) {
-    const tuning::TuningRecord& r = database.records(i);
-    std::vector<Entry> bars;
-    for (const Entry& e : Entries(r)) {
-      if (e.statistics != nullptr && e.statistics->gbps() > 0) bars.push_back(e);
+  // One row per record: the problem, a bar to the winner's fraction of the DRAM ceiling,
+  // under it the range each path family's measured candidates spanned, and the winner's
+  // figures at the right.
+  struct Row {
+    std::string label, tooltip, value;
+    double winner = 0;  // fraction of the ceiling (or of the fastest, without one)
+    std::string winner_family;
+    std::map<std::string, std::pair<double, double>> spans;  // family -> min, max
+  };
+  std::vector<Row> rows;
+  std::vector<std::string> families;  // in order of first appearance
+  auto family_index = [&](const std::string& family) {
+    auto it = std::find(families.begin(), families.end(), family);
+    if (it != families.end()) return static_cast<size_t>(it - families.begin());
+    families.push_back(family);
+    return families.size() - 1;
+  };
+  double scale = 1.1;
+  for (const tuning::TuningRecord& r : database.records()) {
+    Row row;
+    const std::string name =
+        absl::StrCat(ops.DescribeProblem(r.problem()), " on ", ShortDevice(r.device()));
+    row.tooltip = name;
+    row.label = Cut(name, kMaxLabel);
+    const tuning::Statistics& w = r.winner_statistics();
+    double reference = w.ceiling_gbps();
+    if (reference <= 0) {
+      for (const Entry& e : Entries(r)) {
+        if (e.statistics != nullptr) reference = std::max(reference, e.statistics->gbps());
+      }
     }
-    // Winner first, then by bandwidth, highest first (stable: database order on ties).
-    std::stable_sort(
-        bars.begin() + (bars.empty() || !bars[0].winner ? 0 : 1), bars.end(),
-        [](const Entry& a, const Entry& b) { return a.statistics->gbps() > b.statistics->gbps(); });
-    const double ceiling = r.winner_statistics().ceiling_gbps();
-    double scale_max = ceiling;
-    for (const Entry& e : bars) scale_max = std::max(scale_max, e.statistics->gbps());
-    scale_max *= 1.1;
-    auto x_of = [&](double gbps) { return kBarLeft + (kBarRight - kBarLeft) * gbps / scale_max; };
-    const double rows = std::max<size_t>(bars.size(), 1);
-    const double bars_bottom = kTitleHeight + rows * kRowHeight;
-    // The ceiling's label goes under the bars, clear of the title.
-    const double panel_height = bars_bottom + (ceiling > 0 ? kRowHeight : 0);
-    absl::StrAppend(&body,
-                    absl::StrFormat("<g class=\"panel\" transform=\"translate(0,%.1f)\">\n", y));
-    absl::StrAppend(
-        &body,
-        absl::StrFormat("<text class=\"title\" x=\"10\" y=\"16\">%d. %s on %s</text>\n", i,
-                        XmlEscape(ops.DescribeProblem(r.problem())), XmlEscape(ShortDevice(r.device()))));
-    if (bars.empty()) {
-      absl::StrAppend(&body,
-                      absl::StrFormat("<text class=\"note\" x=\"%.1f\" y=\"%.1f\">no bandwidth "
-                                      "recorded</text>\n",
-                                      kBarLeft, kTitleHeight + kBarHeight - 2));
+    row.winner_family = Family(r.winner());
+    family_index(row.winner_family);
+    if (reference > 0) {
+      row.winner = w.gbps() / reference;
+      for (const Entry& e : Entries(r)) {
+        if (e.statistics == nullptr || e.statistics->gbps() <= 0) continue;
+        if (!e.winner && e.status != tuning::CandidateResult::OK) continue;
+        const double f = e.statistics->gbps() / reference;
+        const std::string family = Family(*e.variant);
+        family_index(family);
+        auto [it, fresh] = row.spans.emplace(family, std::make_pair(f, f));
+        if (!fresh) {
+          it->second.first = std::min(it->second.first, f);
+          it->second.second = std::max(it->second.second, f);
+        }
+        scale = std::max(scale, std::min(f, 2.0) + 0.05);
+      }
     }
-    for (size_t b = 0; b < bars.size(); ++b) {
-      const Entry& e = bars[b];
-      const double top = kTitleHeight + b * kRowHeight;
-      const double gbps = e.statistics->gbps();
-      std::string label = tuning::DescribeVariant(*e.variant);
-      const std::string title = XmlEscape(label);
-      if (label.size() > 60) label = absl::StrCat(label.substr(0, 57), "...");
-      label = XmlEscape(label);
-      absl::StrAppend(
-          &body,
-          absl::StrFormat("<text class=\"label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s"
-                          "</text>\n",
-                          kLabelWidth, top + kBarHeight - 2, label),
-          absl::StrFormat("<rect class=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
-                          "height=\"%.1f\"><title>%s: %.1f GB/s, %.3f us (%s)</title></rect>\n",
-                          BarClass(e), kBarLeft, top, x_of(gbps) - kBarLeft, kBarHeight, title,
-                          gbps, e.statistics->median_us(),
-                          e.winner ? "winner" : tuning::CandidateStatusName(e.status)),
-          absl::StrFormat("<text class=\"value\" x=\"%.1f\" y=\"%.1f\">%.1f</text>\n",
-                          x_of(gbps) + 4, top + kBarHeight - 2, gbps));
-    }
-    if (ceiling > 0) {
-      const double x = x_of(ceiling);
-      absl::StrAppend(&body,
-                      absl::StrFormat("<line class=\"ceiling\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
-                                      "y2=\"%.1f\"/>\n",
-                                      x, kTitleHeight - 4, x, bars_bottom),
-                      absl::StrFormat("<text class=\"ceiling-label\" x=\"%.1f\" y=\"%.1f\" "
-                                      "text-anchor=\"middle\">DRAM ceiling %.1f GB/s</text>\n",
-                                      x, bars_bottom + 12, ceiling));
-    }
-    absl::StrAppend(&body, "</g>\n");
-    y += panel_height + kPanelGap;
+    row.value = w.ceiling_gbps() > 0
+                    ? absl::StrFormat("%.0f GB/s, %.2f of ceiling, %.2f us, %s", w.gbps(),
+                                      row.winner, w.median_us(), row.winner_family)
+                    : absl::StrFormat("%.0f GB/s (no ceiling), %.2f us, %s", w.gbps(),
+                                      w.median_us(), row.winner_family);
+    rows.push_back(std::move(row));
   }
-  const double height = std::max(y, 40.0);
+  double label_width = TextWidth("problem");
+  double value_width = 0;
+  for (const Row& row : rows) {
+    label_width = std::max(label_width, TextWidth(row.label));
+    value_width = std::max(value_width, TextWidth(row.value));
+  }
+  const char* const title =
+      "Winner of each problem as a fraction of its DRAM ceiling; under it, the range of each "
+      "path family's candidates";
+  const double chart_left = kMargin + label_width + 12;
+  const double chart_right = chart_left + kChartWidth;
+  const double width = std::max({chart_right + 10 + value_width + kMargin,
+                                 2 * kMargin + TextWidth(title) * 13 / 11, 600.0});
+  auto x_of = [&](double fraction) {
+    return chart_left + kChartWidth * std::clamp(fraction, 0.0, scale) / scale;
+  };
+  std::string body;
+  double y = kMargin + 14;
+  absl::StrAppend(&body, absl::StrFormat("<text class=\"title\" x=\"%.1f\" y=\"%.1f\">%s</text>\n",
+                                         kMargin, y, XmlEscape(title)));
+  // The legend, wrapped to the canvas.
+  y += 20;
+  double x = kMargin;
+  for (size_t k = 0; k < families.size(); ++k) {
+    const double item = 16 + TextWidth(families[k]) + 14;
+    if (x + item > width - kMargin && x > kMargin) {
+      x = kMargin;
+      y += 16;
+    }
+    absl::StrAppend(&body,
+                    absl::StrFormat("<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" "
+                                    "fill=\"%s\"/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
+                                    x, y - 9, kFamilyColors[k % kColors], x + 14, y,
+                                    XmlEscape(families[k])));
+    x += item;
+  }
+  // The axis: fractions of the ceiling, the ceiling itself dashed.
+  y += 22;
+  const double axis_y = y;
+  const double rows_top = axis_y + 8;
+  const double rows_bottom =
+      rows_top + kRowHeight * static_cast<double>(std::max<size_t>(rows.size(), 1));
+  for (double tick = 0; tick <= scale + 1e-9; tick += 0.25) {
+    absl::StrAppend(&body, absl::StrFormat("<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" "
+                                           "x2=\"%.1f\" y2=\"%.1f\"/><text class=\"tick\" "
+                                           "x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.2f"
+                                           "</text>\n",
+                                           x_of(tick), rows_top, x_of(tick), rows_bottom,
+                                           x_of(tick), axis_y, tick));
+  }
+  absl::StrAppend(&body, absl::StrFormat("<line class=\"ceiling\" x1=\"%.1f\" y1=\"%.1f\" "
+                                         "x2=\"%.1f\" y2=\"%.1f\"/>\n",
+                                         x_of(1.0), rows_top, x_of(1.0), rows_bottom));
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& row = rows[i];
+    const double top = rows_top + kRowHeight * static_cast<double>(i);
+    const double text_y = top + kBarHeight;
+    absl::StrAppend(
+        &body, absl::StrFormat("<g class=\"row\"><title>%s</title>\n", XmlEscape(row.tooltip)),
+        absl::StrFormat("<text class=\"label\" x=\"%.1f\" y=\"%.1f\">%s</text>\n", kMargin,
+                        text_y, XmlEscape(row.label)),
+        absl::StrFormat("<rect class=\"bar winner\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                        "height=\"%.1f\" fill=\"%s\"/>\n",
+                        chart_left, top + 2, x_of(row.winner) - chart_left, kBarHeight,
+                        kFamilyColors[family_index(row.winner_family) % kColors]));
+    size_t k = 0;
+    for (const auto& [family, span] : row.spans) {
+      const double line_y = top + kBarHeight + 5 + 2.5 * static_cast<double>(k++ % 3);
+      absl::StrAppend(&body, absl::StrFormat("<line class=\"span\" x1=\"%.1f\" y1=\"%.1f\" "
+                                             "x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n",
+                                             x_of(span.first), line_y,
+                                             std::max(x_of(span.second), x_of(span.first) + 1.5),
+                                             line_y, kFamilyColors[family_index(family) % kColors]));
+    }
+    absl::StrAppend(&body,
+                    absl::StrFormat("<text class=\"value\" x=\"%.1f\" y=\"%.1f\">%s</text>\n",
+                                    chart_right + 10, text_y, XmlEscape(row.value)),
+                    "</g>\n");
+  }
+  if (rows.empty()) {
+    absl::StrAppend(&body, absl::StrFormat("<text x=\"%.1f\" y=\"%.1f\">empty tuning database"
+                                           "</text>\n",
+                                           kMargin, rows_top + 14));
+  }
+  const double height = rows_bottom + kMargin;
   std::string svg = absl::StrFormat(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
       "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"11\">\n",
-      kWidth, height, kWidth, height);
+      std::ceil(width), std::ceil(height), std::ceil(width), std::ceil(height));
   absl::StrAppend(&svg,
                   "<style>\n"
                   ".title { font-size: 13px; font-weight: bold; }\n"
-                  ".bar.winner { fill: #2a9d8f; }\n"
-                  ".bar.ok { fill: #8da0cb; }\n"
-                  ".bar.artefact { fill: #e76f51; }\n"
-                  ".bar.failed { fill: #bbbbbb; }\n"
+                  ".grid { stroke: #dddddd; stroke-width: 1; }\n"
+                  ".tick { fill: #555555; font-size: 10px; }\n"
                   ".ceiling { stroke: #d62828; stroke-width: 1.5; stroke-dasharray: 5 3; }\n"
-                  ".ceiling-label { fill: #d62828; font-size: 10px; }\n"
+                  ".span { stroke-width: 2; }\n"
                   "</style>\n",
-                  "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
-  if (database.records_size() == 0) {
-    absl::StrAppend(&svg, "<text x=\"10\" y=\"24\">empty tuning database</text>\n");
-  }
-  absl::StrAppend(&svg, body, "</svg>\n");
+                  "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n", body, "</svg>\n");
   return svg;
 }
 

@@ -1,12 +1,15 @@
-// A human-readable report of a tuning database: Markdown plus an SVG bar chart. Problems are
-// described by their operators' definitions (`ops`).
+// A human-readable report of a tuning database: Markdown plus an SVG summary chart.
+// Problems are described by their operators' definitions (`ops`).
 //
 // For every record (one problem on one device) the Markdown gives the winner, its
 // GB/s and fraction of the measured DRAM ceiling, the spread of the measured candidates'
 // medians and how many candidates ended in each status, then a table of all candidates.
-// The SVG draws, per problem, one bar per candidate with a recorded bandwidth (the
-// winner highlighted, cache artefacts marked) and the ceiling as a dashed line. Both are
-// plain text built here, deterministic for a given database.
+// The SVG is read at a glance: one row per problem, a bar to the winner's fraction of the
+// DRAM ceiling (dashed line) coloured by its path family, under it the range each family's
+// measured candidates spanned, and the winner's figures at the right; the canvas is as
+// wide as its longest label (names beyond 80 characters are cut, whole in a tooltip), so
+// no text leaves it. Per-candidate detail is in the Markdown. Both are plain text built
+// here, deterministic for a given database.
 //
 //   TT_ASSIGN_OR_RETURN(TuningDatabase db, ReadTuningDatabase("out/h200.txtpb"));
 //   TT_RETURN_IF_ERROR(WriteReport(db, "out/h200.txtpb", BuiltinTileOps()));
@@ -39,7 +42,7 @@ ReportPaths ReportPathsFor(absl::string_view database_path);
 std::string RenderMarkdownReport(const tuning::TuningDatabase& database, absl::string_view svg_link,
                                  const TileOpRegistry& ops);
 
-// The SVG chart: a panel per record, in database order.
+// The SVG chart: a row per record, in database order.
 std::string RenderSvgChart(const tuning::TuningDatabase& database, const TileOpRegistry& ops);
 
 // The two files of the report (ReportPathsFor(database_path)) with their contents, for

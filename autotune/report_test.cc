@@ -89,7 +89,7 @@ TEST(MarkdownReportTest, SummaryRowHasWinnerBandwidthSpreadAndCounts) {
   const tuning::TuningDatabase database = ChartDatabase();
   const std::string md = RenderMarkdownReport(database, "chart.svg", BuiltinTileOps());
   EXPECT_TRUE(absl::StartsWith(md, "# Tuning report\n\n1 problems, 5 candidates")) << md;
-  EXPECT_THAT(md, HasSubstr("![Bandwidth of every candidate, per problem](chart.svg)"));
+  EXPECT_THAT(md, HasSubstr("![Winner per problem against its DRAM ceiling](chart.svg)"));
   const std::string row =
       absl::StrCat("| 0 | NVIDIA H200 (sm_9.0) | copy f16 [8192, 8192] | ",
                    tuning::DescribeVariant(database.records(0).winner()),
@@ -135,51 +135,54 @@ TEST(MarkdownReportTest, CandidateTableListsEveryCandidateSafely) {
   EXPECT_EQ(candidate_rows, 5);
 }
 
-TEST(SvgChartTest, OneBarPerMeasuredCandidateScaledWithCeilingLine) {
+// A database of `n` records with long problem names and candidates of three families.
+tuning::TuningDatabase ManyRecords(int n) {
+  tuning::TuningDatabase database;
+  database.set_schema_version(tuning::kCurrentSchemaVersion);
+  for (int i = 0; i < n; ++i) {
+    tuning::TuningRecord record = ChartDatabase().records(0);
+    tuning::CopyProblem* copy = record.mutable_problem()->mutable_copy();
+    copy->set_shape(0, 1000 + i);
+    record.mutable_winner_statistics()->set_gbps(1000 + 60 * i);
+    *database.add_records() = record;
+  }
+  return database;
+}
+
+TEST(SvgChartTest, OneRowPerProblemWithWinnerBarSpansAndCeiling) {
   const std::string svg = RenderSvgChart(ChartDatabase(), BuiltinTileOps());
   EXPECT_TRUE(absl::StartsWith(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
   EXPECT_TRUE(absl::EndsWith(svg, "</svg>\n"));
-  // Four candidates were timed; the compile error has no bar.
-  EXPECT_EQ(Count(svg, "<rect class=\"bar "), 4);
+  EXPECT_EQ(Count(svg, "<g class=\"row\">"), 1);
   EXPECT_EQ(Count(svg, "<rect class=\"bar winner\""), 1);
-  EXPECT_EQ(Count(svg, "<rect class=\"bar artefact\""), 1);
-  EXPECT_EQ(Count(svg, "<rect class=\"bar failed\""), 1);
-  // The scale runs to 1.1 x the largest value (the artefact's 5000 GB/s) over 520 units
-  // from x=340: the ceiling at 4000 GB/s sits at 340 + 520 * 4000 / 5500 = 718.2.
-  EXPECT_THAT(
-      svg, HasSubstr("<line class=\"ceiling\" x1=\"718.2\" y1=\"30.0\" x2=\"718.2\" y2=\"106.0\""));
-  EXPECT_THAT(svg, HasSubstr("DRAM ceiling 4000.0 GB/s"));
-  // The winner comes first (y=34), 3800 GB/s wide: 520 * 3800 / 5500 = 359.3.
-  EXPECT_THAT(svg, HasSubstr("<rect class=\"bar winner\" x=\"340.0\" y=\"34.0\" "
-                             "width=\"359.3\""));
-  // Then by bandwidth: artefact (5000) at y=52, sync_simt (3000) at y=70.
-  EXPECT_THAT(svg, HasSubstr("<rect class=\"bar artefact\" x=\"340.0\" y=\"52.0\" "
-                             "width=\"472.7\""));
-  EXPECT_THAT(svg, HasSubstr("<rect class=\"bar ok\" x=\"340.0\" y=\"70.0\" width=\"283.6\""));
-  EXPECT_THAT(svg, HasSubstr("0. copy f16 [8192, 8192] on NVIDIA H200 (sm_9.0)"));
-  // Text is escaped.
-  EXPECT_THAT(svg, HasSubstr("odd=&lt;&amp;&gt;"));
-  EXPECT_THAT(svg, Not(HasSubstr("<&>")));
+  // The winner's family (tma) and the OK loser's (sync_simt) have spans; the cache
+  // artefact and the failed candidate do not.
+  EXPECT_EQ(Count(svg, "<line class=\"span\""), 2);
+  // The scale runs to 1.1 of the ceiling over 480 units: the winner at 3800 of 4000 GB/s
+  // is 480 * 0.95 / 1.1 = 414.5 wide.
+  EXPECT_THAT(svg, HasSubstr("width=\"414.5\" height=\"10.0\""));
+  EXPECT_EQ(Count(svg, "<line class=\"ceiling\""), 1);
+  EXPECT_THAT(svg, HasSubstr("3800 GB/s, 0.95 of ceiling, 70.50 us, tma"));
+  EXPECT_THAT(svg, HasSubstr("copy f16 [8192, 8192] on NVIDIA H200 (sm_9.0)"));
   EXPECT_EQ(Count(svg, "<g "), Count(svg, "</g>"));
   EXPECT_THAT(svg, Not(HasSubstr("nan")));
   EXPECT_THAT(svg, Not(HasSubstr("inf")));
+  EXPECT_THAT(RenderSvgChart(tuning::TuningDatabase(), BuiltinTileOps()),
+              HasSubstr("empty tuning database"));
 }
 
-TEST(SvgChartTest, PanelsStackAndRecordsWithoutBandwidthSaySo) {
-  tuning::TuningDatabase database = ChartDatabase();
-  tuning::TuningRecord* bare = database.add_records();
-  *bare = tuning::TestIm2colRecord(4);
-  bare->mutable_winner_statistics()->set_gbps(0);
-  bare->mutable_winner_statistics()->set_ceiling_gbps(0);
-  bare->mutable_candidates(0)->mutable_statistics()->set_gbps(0);
-  const std::string svg = RenderSvgChart(database, BuiltinTileOps());
-  EXPECT_EQ(Count(svg, "<g class=\"panel\""), 2);
-  // The first panel: title 34 + 4 rows of 18 + the ceiling label's row 18 = 124, then
-  // an 18 gap, from y=10.
-  EXPECT_THAT(svg, HasSubstr("<g class=\"panel\" transform=\"translate(0,152.0)\">"));
-  EXPECT_THAT(svg, HasSubstr("no bandwidth recorded"));
-  EXPECT_EQ(Count(svg, "<line class=\"ceiling\""), 1);
-  EXPECT_THAT(RenderSvgChart(tuning::TuningDatabase(), BuiltinTileOps()), HasSubstr("empty tuning database"));
+// 50 problems make a chart of 50 rows, not one bar per candidate: its height grows by a
+// row per problem.
+TEST(SvgChartTest, FiftyProblemsStayCompact) {
+  const std::string one = RenderSvgChart(ManyRecords(1), BuiltinTileOps());
+  const std::string fifty = RenderSvgChart(ManyRecords(50), BuiltinTileOps());
+  EXPECT_EQ(Count(fifty, "<g class=\"row\">"), 50);
+  auto height = [](const std::string& svg) {
+    const size_t at = svg.find("height=\"") + 8;
+    return std::stoi(svg.substr(at, svg.find('"', at) - at));
+  };
+  EXPECT_EQ(height(fifty) - height(one), 49 * 24);
+  EXPECT_LT(height(fifty), 1400);
 }
 
 TEST(WriteReportTest, WritesMarkdownAndSvgNextToTheDatabase) {

@@ -14,7 +14,8 @@ packages=(
   libgtest-dev         # googletest
   libgmock-dev         # googlemock
   libbenchmark-dev     # Google Benchmark (shared library)
-  zlib1g-dev           # protobuf's compression dependency
+  zlib1g-dev           # protobuf's compression dependency; PNG decoding in report tests
+  librsvg2-bin         # rsvg-convert: the report chart rendered in report_render_test
 )
 
 fail() { echo "setup: $*" >&2; exit 1; }
