@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs everything tiletune's build needs on Debian 12, idempotently, and says what is
+# Installs everything tiletune's build and tests need on Debian 12, idempotently, and says what is
 # missing when it cannot. Run as root (or with sudo available). Safe to run again.
 #
 #   bash third_party/setup.sh
@@ -16,6 +16,8 @@ packages=(
   libbenchmark-dev     # Google Benchmark (shared library)
   zlib1g-dev           # protobuf's compression dependency; PNG decoding in report tests
   librsvg2-bin         # rsvg-convert: the report chart rendered in report_render_test
+  munge                # Slurm's authentication, for autotune's slurm_test
+  slurm-wlm            # slurmctld, slurmd and the client: a localhost cluster in slurm_test
 )
 
 fail() { echo "setup: $*" >&2; exit 1; }
