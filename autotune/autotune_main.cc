@@ -56,6 +56,7 @@
 #include "compiler/ops/builtin_ops.h"
 #include "compiler/ops/candidates.h"
 #include "compiler/tuning_db/atomic_file.h"
+#include "compiler/tuning_db/measurement.h"
 #include "compiler/tuning_db/tuning_db.h"
 #include "kernels/runtime/runtime.h"
 
@@ -277,14 +278,8 @@ bool AlreadyTuned(const TileOpRegistry& ops, const tuning::TuningRecord& probe) 
 }
 
 void AddProvenance(int samples, tuning::TuningRecord& record) {
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
-  tuning::Provenance* provenance = record.mutable_provenance();
-  provenance->set_tool_version("tiletune 0.2");
-  provenance->set_host(host);
-  provenance->set_unix_time_s(static_cast<int64_t>(std::time(nullptr)));
   const std::string suite = absl::GetFlag(FLAGS_suite);
-  provenance->set_command_line(
+  *record.mutable_provenance() = tuning::ProvenanceHere(
       absl::StrCat("autotune ",
                    suite.empty() ? absl::StrCat("--problems=", absl::GetFlag(FLAGS_problems))
                                  : absl::StrCat("--suite=", suite),

@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "compiler/base/status_macros.h"
+#include "compiler/tuning_db/measurement.h"
 #include "kernels/library.h"
 #include "kernels/runtime/runtime.h"
 #include "kernels/verify.h"
@@ -28,12 +29,6 @@ constexpr size_t kMaxPairs = 16;
 // Each timed batch lasts about this long.
 constexpr double kBatchUs = 200;
 constexpr int kMaxBatch = 200;
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n == 0 ? 0 : (n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
-}
 
 std::string DescribeLaunch(const LaunchInfo& info) {
   return absl::StrCat(info.path, info.form.empty() ? "" : absl::StrCat("/", info.form), " tile ",
@@ -142,8 +137,8 @@ absl::Status EvaluateOne(const TileOpRegistry& ops, const TileOp& op, Library& e
       samples[side].push_back(us);
     }
   }
-  row.library_us = Median(samples[0]);
-  row.tuned_us = Median(samples[1]);
+  row.library_us = tuning::Median(samples[0]);
+  row.tuned_us = tuning::Median(samples[1]);
   row.ratio = row.tuned_us > 0 ? row.library_us / row.tuned_us : 0;
   return absl::OkStatus();
 }

@@ -21,14 +21,6 @@ namespace tiletune {
 namespace autotune {
 namespace {
 
-// The q-quantile of sorted `values` (non-empty), interpolating between closest ranks.
-double Quantile(const std::vector<double>& sorted, double q) {
-  const double position = q * (sorted.size() - 1);
-  const size_t below = static_cast<size_t>(std::floor(position));
-  const size_t above = std::min(below + 1, sorted.size() - 1);
-  return sorted[below] + (sorted[above] - sorted[below]) * (position - below);
-}
-
 int64_t Resources(const tuning::Variant& variant) {
   return int64_t{std::max(variant.lowering().threads(), 1)} *
          std::max(variant.lowering().stages(), 1);
@@ -52,33 +44,6 @@ std::vector<int> OkIndicesFastestFirst(absl::Span<const tuning::CandidateResult>
 }
 
 }  // namespace
-
-absl::StatusOr<SampleSummary> SummarizeSamples(absl::Span<const double> samples_us) {
-  if (samples_us.empty()) return absl::InvalidArgumentError("no timing samples");
-  for (size_t i = 0; i < samples_us.size(); ++i) {
-    if (!std::isfinite(samples_us[i]) || samples_us[i] <= 0) {
-      return absl::InvalidArgumentError(absl::StrCat("timing sample ", i, " is ", samples_us[i],
-                                                     " us; samples must be finite and > 0"));
-    }
-  }
-  std::vector<double> sorted(samples_us.begin(), samples_us.end());
-  std::sort(sorted.begin(), sorted.end());
-  SampleSummary summary;
-  summary.sample_count = static_cast<int>(sorted.size());
-  summary.min_us = sorted.front();
-  summary.median_us = Quantile(sorted, 0.5);
-  summary.p10_us = Quantile(sorted, 0.1);
-  summary.p90_us = Quantile(sorted, 0.9);
-  summary.spread = (summary.p90_us - summary.p10_us) / summary.median_us;
-  return summary;
-}
-
-double Median(absl::Span<const double> samples_us) {
-  if (samples_us.empty()) return std::nan("");
-  std::vector<double> sorted(samples_us.begin(), samples_us.end());
-  std::sort(sorted.begin(), sorted.end());
-  return Quantile(sorted, 0.5);
-}
 
 bool WithinNoise(const tuning::Statistics& a, const tuning::Statistics& b, double min_noise_band) {
   const double band = std::max({a.spread(), b.spread(), min_noise_band});
@@ -116,24 +81,15 @@ absl::StatusOr<Selection> SelectWinner(absl::Span<const Measurement> measurement
                                                      ") has status OK but no timing samples"));
     }
     if (!m.samples_us.empty()) {
-      absl::StatusOr<SampleSummary> summary = SummarizeSamples(m.samples_us);
-      if (!summary.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "candidate ", i, " (", tuning::DescribeVariant(m.variant), "): ", summary.status().message()));
+      absl::StatusOr<tuning::Statistics> statistics =
+          tuning::StatisticsOf(m.samples_us, options.bytes_moved, options.ceiling_gbps);
+      if (!statistics.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("candidate ", i, " (",
+                                                       tuning::DescribeVariant(m.variant), "): ",
+                                                       statistics.status().message()));
       }
       tuning::Statistics* s = result.mutable_statistics();
-      s->set_median_us(summary->median_us);
-      s->set_min_us(summary->min_us);
-      s->set_spread(summary->spread);
-      s->set_sample_count(summary->sample_count);
-      if (options.bytes_moved > 0) {
-        // bytes / (us * 1e-6) / 1e9 = bytes / (us * 1e3)
-        s->set_gbps(options.bytes_moved / (summary->median_us * 1e3));
-      }
-      if (options.ceiling_gbps > 0) {
-        s->set_ceiling_gbps(options.ceiling_gbps);
-        s->set_fraction_of_ceiling(s->gbps() / options.ceiling_gbps);
-      }
+      *s = *std::move(statistics);
       if (check_ceiling && m.status == tuning::CandidateResult::OK && s->gbps() > limit_gbps) {
         result.set_status(tuning::CandidateResult::REJECTED_CACHE_ARTEFACT);
         result.set_detail(absl::StrFormat(

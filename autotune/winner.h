@@ -27,27 +27,16 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "compiler/tuning_db/measurement.h"
 #include "compiler/tuning_db/tuning_db.pb.h"
 
 namespace tiletune {
 namespace autotune {
 
-// The summary of one candidate's samples. Percentiles interpolate linearly between the
-// closest ranks, so p10/p90 ignore a single outlier only from about 11 samples on.
-struct SampleSummary {
-  double median_us = 0;
-  double min_us = 0;
-  double p10_us = 0;
-  double p90_us = 0;
-  double spread = 0;  // (p90 - p10) / median
-  int sample_count = 0;
-};
-
-// InvalidArgument for no samples or a sample that is not finite and > 0.
-absl::StatusOr<SampleSummary> SummarizeSamples(absl::Span<const double> samples_us);
-
-// The median (interpolated for an even count) the summaries report; NaN for no samples.
-double Median(absl::Span<const double> samples_us);
+// Sample statistics as records carry them (compiler/tuning_db/measurement.h).
+using tuning::Median;
+using tuning::SampleSummary;
+using tuning::SummarizeSamples;
 
 // What the search knows about one candidate.
 struct Measurement {

@@ -1,7 +1,5 @@
 #include "kernels/tune_on_miss.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -19,6 +17,7 @@
 #include "compiler/base/sha256.h"
 #include "compiler/base/status_macros.h"
 #include "compiler/ops/candidates.h"
+#include "compiler/tuning_db/measurement.h"
 #include "kernels/device_check.h"
 #include "kernels/verify.h"
 
@@ -45,23 +44,6 @@ struct Measured {
   tuning::CandidateResult::Status status = tuning::CandidateResult::OK;
   std::vector<double> samples_us;
 };
-
-double Percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  const size_t index = std::min(v.size() - 1, static_cast<size_t>(p * (v.size() - 1) + 0.5));
-  return v[index];
-}
-
-tuning::Statistics StatisticsOf(const std::vector<double>& samples, int64_t bytes_moved) {
-  tuning::Statistics s;
-  const double median = Percentile(samples, 0.5);
-  s.set_median_us(median);
-  s.set_min_us(*std::min_element(samples.begin(), samples.end()));
-  s.set_spread(median > 0 ? (Percentile(samples, 0.9) - Percentile(samples, 0.1)) / median : 0);
-  s.set_sample_count(static_cast<int>(samples.size()));
-  s.set_gbps(median > 0 ? static_cast<double>(bytes_moved) / median / 1e3 : 0);
-  return s;
-}
 
 std::string Label(const Measured& m) {
   return absl::StrCat(ResolutionLevelName(m.resolution.level), " ", m.lowered->path_name,
@@ -249,7 +231,7 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
 
   size_t best = 0;
   for (size_t i = 1; i < running.size(); ++i) {
-    if (Percentile(running[i]->samples_us, 0.5) < Percentile(running[best]->samples_us, 0.5)) {
+    if (tuning::Median(running[i]->samples_us) < tuning::Median(running[best]->samples_us)) {
       best = i;
     }
   }
@@ -258,7 +240,7 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
   for (const Measured& m : all) {
     lines.push_back(m.samples_us.empty()
                         ? absl::StrCat(Label(m), " dropped (", m.error.substr(0, 160), ")")
-                        : absl::StrFormat("%s %.2f us", Label(m), Percentile(m.samples_us, 0.5)));
+                        : absl::StrFormat("%s %.2f us", Label(m), tuning::Median(m.samples_us)));
   }
   out.detail = absl::StrFormat(
       "tuned on a miss: %d of %zu variant(s) verified, %d round(s) of %d launch(es): %s won; %s",
@@ -268,7 +250,8 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
   TT_ASSIGN_OR_RETURN(*record.mutable_problem(), definition.ToProblem(op));
   *record.mutable_winner() =
       VariantOf(winner.resolution.request.op->hints, *winner.lowered, Sha256Hex(winner.source));
-  *record.mutable_winner_statistics() = StatisticsOf(winner.samples_us, sizes.bytes_moved);
+  TT_ASSIGN_OR_RETURN(*record.mutable_winner_statistics(),
+                      tuning::StatisticsOf(winner.samples_us, sizes.bytes_moved));
   for (const Measured& m : all) {
     if (&m == &winner) continue;
     tuning::CandidateResult* c = record.add_candidates();
@@ -276,18 +259,14 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
         VariantOf(m.resolution.request.op->hints, *m.lowered, Sha256Hex(m.source));
     c->set_status(m.status);
     if (!m.samples_us.empty()) {
-      *c->mutable_statistics() = StatisticsOf(m.samples_us, sizes.bytes_moved);
+      TT_ASSIGN_OR_RETURN(*c->mutable_statistics(),
+                          tuning::StatisticsOf(m.samples_us, sizes.bytes_moved));
     } else {
       c->set_detail(m.error.substr(0, 1000));
     }
   }
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
-  tuning::Provenance* provenance = record.mutable_provenance();
-  provenance->set_tool_version("tiletune 0.2");
-  provenance->set_host(host);
-  provenance->set_unix_time_s(static_cast<int64_t>(std::time(nullptr)));
-  provenance->set_command_line(absl::StrFormat("library tune on miss, budget %.0f ms", budget_ms));
+  *record.mutable_provenance() = tuning::ProvenanceHere(
+      absl::StrFormat("library tune on miss, budget %.0f ms", budget_ms));
   out.resolution = std::move(winner.resolution);
   out.kernel = std::move(winner.kernel);
   return out;
