@@ -459,8 +459,10 @@ absl::StatusOr<std::vector<int>> ParseDevices() {
   return devices;
 }
 
+// Tunes `mine` into the database at `path` (resumed if it exists), in worker processes on
+// the --devices; with `report`, writes the report beside it.
 int Supervise(const TileOpRegistry& ops, const std::vector<SuiteProblem>& mine,
-              const Shard& shard) {
+              const Shard& shard, const std::string& path, bool report) {
   absl::StatusOr<std::vector<int>> devices = ParseDevices();
   if (!devices.ok()) return Fail(2, devices.status());
   if (absl::GetFlag(FLAGS_simulate).empty()) {
@@ -472,7 +474,6 @@ int Supervise(const TileOpRegistry& ops, const std::vector<SuiteProblem>& mine,
                          "); use --dry_run to compile the search space without one")));
     }
   }
-  const std::string path = OutputPath();
   Supervision s;
   s.database.set_schema_version(tuning::kCurrentSchemaVersion);
   tuning::ReadOptions read;
@@ -498,7 +499,7 @@ int Supervise(const TileOpRegistry& ops, const std::vector<SuiteProblem>& mine,
     });
   }
   for (auto& thread : threads) thread.join();
-  if (absl::GetFlag(FLAGS_report) && s.database.records_size() > 0) {
+  if (report && s.database.records_size() > 0) {
     absl::Status reported = WriteReport(s.database, path, ops);
     if (!reported.ok()) std::fprintf(stderr, "autotune: %s\n", std::string(reported.message()).c_str());
   }
@@ -531,9 +532,7 @@ int RunEvaluate(const TileOpRegistry& ops, const std::vector<SuiteProblem>& prob
                 const Shard& shard, const std::string& prefix) {
   std::string tuned = absl::GetFlag(FLAGS_tuned);
   tuned = tuned.empty() ? prefix + ".tuned.txtpb" : UserPath(tuned);
-  absl::SetFlag(&FLAGS_output, tuned);
-  absl::SetFlag(&FLAGS_report, false);
-  const int tuning = Supervise(ops, problems, shard);
+  const int tuning = Supervise(ops, problems, shard, tuned, /*report=*/false);
   if (tuning == 2 || tuning == 3) return tuning;
   std::fprintf(stderr, "autotune evaluate: each of %zu problem(s) tuned alone in %s%s\n",
                problems.size(), tuned.c_str(), tuning == 0 ? "" : " (some failed)");
@@ -694,7 +693,7 @@ int Main(int argc, char** argv, bool evaluate) {
   }
   if (absl::GetFlag(FLAGS_dry_run)) return DryRun(ops, mine);
   if (absl::GetFlag(FLAGS_worker_problem) >= 0) return RunWorker(ops, mine);
-  return Supervise(ops, mine, *shard);
+  return Supervise(ops, mine, *shard, OutputPath(), absl::GetFlag(FLAGS_report));
 }
 
 }  // namespace
