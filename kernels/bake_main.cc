@@ -184,7 +184,7 @@ absl::Status Bake(const BakeArguments& args) {
       return absl::InternalError(absl::StrCat("record ", tuning::RecordKey(record).substr(0, 160),
                                               " does not resolve as exact: ", resolution.detail));
     }
-    TT_ASSIGN_OR_RETURN(BuiltKernel built, resolution.codegen->BuildWithoutCompile(resolution.request));
+    const BuiltKernel& built = resolution.built;
     const std::string arch = built.lowered->target.ArchName();
     const std::string sha = Sha256Hex(built.source.text);
     if (!baked.insert(absl::StrCat(arch, "|", sha)).second) continue;

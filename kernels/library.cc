@@ -125,8 +125,7 @@ const PrebuiltKernelImage* Library::FindPrebuilt(const BuiltKernel& built) const
 absl::StatusOr<Explanation> Library::Explain(const TileOp& op,
                                              const tuning::DeviceIdentity& device) const {
   TT_ASSIGN_OR_RETURN(Resolution resolution, resolver_->Resolve(device, op));
-  TT_ASSIGN_OR_RETURN(BuiltKernel built,
-                      resolution.codegen->BuildWithoutCompile(resolution.request));
+  const BuiltKernel& built = resolution.built;
   Explanation out;
   out.level = resolution.level;
   out.detail = resolution.detail;
@@ -313,6 +312,8 @@ absl::StatusOr<std::unique_ptr<Library::Entry>> Library::Build(Device& device, c
       resolved->hints = known->second.hints;
       resolution.request =
           CodegenRequest{std::move(resolved), known->second.launch, resolution.request.target};
+      TT_ASSIGN_OR_RETURN(resolution.built,
+                          resolution.codegen->BuildWithoutCompile(resolution.request));
       resolution.detail = "tuned on an earlier miss in this process";
       tuned_before = true;
     } else {
@@ -336,8 +337,7 @@ absl::StatusOr<std::unique_ptr<Library::Entry>> Library::Build(Device& device, c
     }
   }
   if (entry == nullptr) {
-    TT_ASSIGN_OR_RETURN(BuiltKernel built,
-                        resolution.codegen->BuildWithoutCompile(resolution.request));
+    BuiltKernel& built = resolution.built;
     entry = std::make_unique<Entry>();
     const PrebuiltKernelImage* image = FindPrebuilt(built);
     if (image != nullptr) {
@@ -474,8 +474,7 @@ absl::StatusOr<KernelImage> Library::Prepare(const TileOp& op, int ordinal, bool
   TT_ASSIGN_OR_RETURN(Device * device, DeviceFor(ordinal));
   TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, options_.ops->For(op));
   TT_ASSIGN_OR_RETURN(Resolution resolution, resolver_->Resolve(device->identity, op));
-  TT_ASSIGN_OR_RETURN(BuiltKernel built,
-                      resolution.codegen->BuildWithoutCompile(resolution.request));
+  const BuiltKernel& built = resolution.built;
   KernelImage image;
   image.lowered = built.lowered;
   image.sm_count = device->context->info().sm_count;

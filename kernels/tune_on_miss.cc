@@ -62,11 +62,9 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
   for (size_t i = 0; i < alternatives.size(); ++i) {
     Measured& m = all[i];
     m.resolution = std::move(alternatives[i]);
-    absl::StatusOr<BuiltKernel> built =
-        m.resolution.codegen->BuildWithoutCompile(m.resolution.request);
-    if (!built.ok()) return built.status();  // Alternatives lists only variants that lower.
-    m.lowered = built->lowered;
-    m.source = std::move(built->source.text);
+    // Alternatives lists only variants that lowered; their kernels come with them.
+    m.lowered = m.resolution.built.lowered;
+    m.source = m.resolution.built.source.text;
   }
   // Compile in parallel (NVRTC, or the compile cache); load in order.
   std::vector<absl::StatusOr<Cubin>> cubins(all.size(), absl::UnknownError("not compiled"));

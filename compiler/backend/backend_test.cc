@@ -468,6 +468,10 @@ TEST_F(TunedResolverTest, Im2colExactRecordAndHeuristic) {
   auto built = exact->codegen->BuildWithoutCompile(exact->request);
   ASSERT_TRUE(built.ok()) << built.status();
   EXPECT_EQ(built->lowered->path_name, "tma_im2col");
+  // The resolution carries the kernel it lowered: callers need not lower it again.
+  ASSERT_NE(exact->built.lowered, nullptr);
+  EXPECT_EQ(exact->built.source.text, built->source.text);
+  EXPECT_EQ(exact->built.lowered->kernel_name, built->lowered->kernel_name);
 
   auto heuristic = resolver->Resolve(H200(), Conv(2, 17, 3));  // Other rank-4 shape, C=3.
   ASSERT_TRUE(heuristic.ok()) << heuristic.status();

@@ -73,7 +73,9 @@ absl::StatusOr<Resolution> TunedResolver::Attempt(
     const LaunchParams adapted = definition->AdaptLaunch(op, record.problem(), tuned.launch);
     if (adapted.tile != tuned.launch.tile) {
       resolution.request.launch = adapted;
-      if (codegen->BuildWithoutCompile(resolution.request).ok()) {
+      if (absl::StatusOr<BuiltKernel> built = codegen->BuildWithoutCompile(resolution.request);
+          built.ok()) {
+        resolution.built = *std::move(built);
         resolution.detail = absl::StrCat(
             ResolutionLevelName(level), ": record ", tuning::RecordKey(record), " -> ",
             tuning::DescribeVariant(record.winner()), ", tile fitted to ",
@@ -83,7 +85,7 @@ absl::StatusOr<Resolution> TunedResolver::Attempt(
       resolution.request.launch = tuned.launch;
     }
   }
-  TT_RETURN_IF_ERROR(codegen->BuildWithoutCompile(resolution.request).status());
+  TT_ASSIGN_OR_RETURN(resolution.built, codegen->BuildWithoutCompile(resolution.request));
   resolution.detail = absl::StrCat(ResolutionLevelName(level), ": record ",
                                    tuning::RecordKey(record), " -> ",
                                    tuning::DescribeVariant(record.winner()));
@@ -100,15 +102,18 @@ absl::StatusOr<Resolution> TunedResolver::Heuristic(
   resolution.level = ResolutionLevel::kHeuristic;
   resolution.codegen = codegen;
   resolution.request = CodegenRequest{std::move(resolved), heuristic.launch, target};
-  if (!codegen->BuildWithoutCompile(resolution.request).ok()) {
+  absl::StatusOr<BuiltKernel> built = codegen->BuildWithoutCompile(resolution.request);
+  if (!built.ok()) {
     // The op's own hints may not fit the heuristic launch: the smallest safe tile instead.
     LaunchParams safe;
     safe.tile.assign(heuristic.launch.tile.size(), 1);
     safe.tile.back() = std::min<int64_t>(heuristic.launch.tile.back(), 256);
     safe.threads = 64;
     resolution.request.launch = safe;
-    TT_RETURN_IF_ERROR(codegen->BuildWithoutCompile(resolution.request).status());
+    built = codegen->BuildWithoutCompile(resolution.request);
   }
+  TT_RETURN_IF_ERROR(built.status());
+  resolution.built = *std::move(built);
   resolution.detail = absl::StrCat("heuristic: ", codegen->name(), " with ",
                                    resolution.request.launch.threads, " threads");
   return resolution;
@@ -156,10 +161,9 @@ absl::StatusOr<std::vector<Resolution>> TunedResolver::Alternatives(
   std::set<std::string> kernels;
   // Keeps `resolution` when its kernel is new; false when the list is full.
   auto keep = [&](Resolution resolution) {
-    absl::StatusOr<BuiltKernel> built = codegen->BuildWithoutCompile(resolution.request);
-    if (!built.ok()) return out.size() < max_count;
-    const LaunchParams& launch = built->lowered->launch;
-    std::string key = absl::StrCat(built->source.text, "|", launch.threads, "|",
+    const BuiltKernel& built = resolution.built;
+    const LaunchParams& launch = built.lowered->launch;
+    std::string key = absl::StrCat(built.source.text, "|", launch.threads, "|",
                                    absl::StrJoin(launch.tile, ","));
     if (kernels.insert(std::move(key)).second) out.push_back(std::move(resolution));
     return out.size() < max_count;

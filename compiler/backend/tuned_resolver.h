@@ -48,6 +48,9 @@ struct Resolution {
   std::shared_ptr<const DeviceCodegen> codegen;
   // What to build: the op with the resolved hints, the launch, the target.
   CodegenRequest request;
+  // The request lowered and emitted (the resolver lowers it to know it is usable; callers
+  // compile this rather than lowering again).
+  BuiltKernel built;
   // Which record answered (exact, nearest), or why none did.
   std::string detail;
 };
