@@ -1,8 +1,6 @@
 // The slim API on the GPU: plans execute bit-exact, also replayed from a CUDA graph, from a
 // non-primary context, and from 8 threads sharing one plan; a stream of another context is
 // refused naming both; Execute leaves the caller's current context as it found it.
-#include <dlfcn.h>
-
 #include <atomic>
 #include <cstdio>
 #include <random>
@@ -24,33 +22,6 @@ namespace tiletune {
 namespace {
 
 using ::testing::HasSubstr;
-
-// Driver entry points the runtime does not load (contexts and graphs of the test's own).
-struct TestDriver {
-  CUresult (*ctx_create)(CUcontext*, unsigned int, CUdevice) = nullptr;
-  CUresult (*ctx_destroy)(CUcontext) = nullptr;
-  CUresult (*stream_create)(CUstream*, unsigned int) = nullptr;
-  CUresult (*stream_destroy)(CUstream) = nullptr;
-  CUresult (*begin)(CUstream, CUstreamCaptureMode) = nullptr;
-  CUresult (*end)(CUstream, CUgraph*) = nullptr;
-  CUresult (*instantiate)(CUgraphExec*, CUgraph, unsigned long long) = nullptr;
-  CUresult (*launch)(CUgraphExec, CUstream) = nullptr;
-  CUresult (*destroy_graph)(CUgraph) = nullptr;
-  CUresult (*destroy_exec)(CUgraphExec) = nullptr;
-  bool Load() {
-    void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    if (cuda == nullptr) return false;
-    auto get = [&](auto& fn, const char* name) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(cuda, name));
-      return fn != nullptr;
-    };
-    return get(ctx_create, "cuCtxCreate_v2") && get(ctx_destroy, "cuCtxDestroy_v2") &&
-           get(stream_create, "cuStreamCreate") && get(stream_destroy, "cuStreamDestroy_v2") &&
-           get(begin, "cuStreamBeginCapture_v2") && get(end, "cuStreamEndCapture") &&
-           get(instantiate, "cuGraphInstantiateWithFlags") && get(launch, "cuGraphLaunch") &&
-           get(destroy_graph, "cuGraphDestroy") && get(destroy_exec, "cuGraphExecDestroy");
-  }
-};
 
 Im2colGeometry Conv() {
   Im2colGeometry g;
@@ -157,14 +128,14 @@ TEST_F(PlanGpuTest, ExecutesBitExactDirectlyAndFromAGraph) {
   Buffers g = Make(Im2colOp::Dense(DataType::kF16, Conv()));
   CUstream stream = nullptr;
   ASSERT_EQ(driver_.stream_create(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
-  ASSERT_EQ(driver_.begin(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+  ASSERT_EQ(driver_.begin_capture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
   absl::Status captured = conv->Execute(In(g), Out(g), stream);
   CUgraph graph = nullptr;
-  ASSERT_EQ(driver_.end(stream, &graph), CUDA_SUCCESS);
+  ASSERT_EQ(driver_.end_capture(stream, &graph), CUDA_SUCCESS);
   ASSERT_TRUE(captured.ok()) << captured;
   CUgraphExec exec = nullptr;
   ASSERT_EQ(driver_.instantiate(&exec, graph, 0), CUDA_SUCCESS);
-  ASSERT_EQ(driver_.launch(exec, stream), CUDA_SUCCESS);
+  ASSERT_EQ(driver_.launch_graph(exec, stream), CUDA_SUCCESS);
   ASSERT_EQ(cu_->cuStreamSynchronize(stream), CUDA_SUCCESS);
   ExpectBitExact(g, "im2col from a graph");
   driver_.destroy_exec(exec);

@@ -1,8 +1,6 @@
 // The baked kernels on the GPU, with the JIT off: bit-exact through the library (also
 // captured into a CUDA graph), a problem nobody baked is Unimplemented naming it, and the
 // first call's host time against a JIT first call (printed, for the closing note).
-#include <dlfcn.h>
-
 #include <cstdio>
 #include <random>
 #include <string>
@@ -39,27 +37,6 @@ Im2colOp Layer1() {
   return Im2colOp::Dense(DataType::kF16, g);
 }
 
-// Graph capture through the driver, loaded as the library loads it.
-struct GraphApi {
-  CUresult (*begin)(CUstream, CUstreamCaptureMode) = nullptr;
-  CUresult (*end)(CUstream, CUgraph*) = nullptr;
-  CUresult (*instantiate)(CUgraphExec*, CUgraph, unsigned long long) = nullptr;
-  CUresult (*launch)(CUgraphExec, CUstream) = nullptr;
-  CUresult (*destroy_graph)(CUgraph) = nullptr;
-  CUresult (*destroy_exec)(CUgraphExec) = nullptr;
-  bool Load() {
-    void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    if (cuda == nullptr) return false;
-    begin = reinterpret_cast<decltype(begin)>(dlsym(cuda, "cuStreamBeginCapture_v2"));
-    end = reinterpret_cast<decltype(end)>(dlsym(cuda, "cuStreamEndCapture"));
-    instantiate = reinterpret_cast<decltype(instantiate)>(dlsym(cuda, "cuGraphInstantiateWithFlags"));
-    launch = reinterpret_cast<decltype(launch)>(dlsym(cuda, "cuGraphLaunch"));
-    destroy_graph = reinterpret_cast<decltype(destroy_graph)>(dlsym(cuda, "cuGraphDestroy"));
-    destroy_exec = reinterpret_cast<decltype(destroy_exec)>(dlsym(cuda, "cuGraphExecDestroy"));
-    return begin && end && instantiate && launch && destroy_graph && destroy_exec;
-  }
-};
-
 class ExampleGpuTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -86,17 +63,17 @@ class ExampleGpuTest : public ::testing::Test {
       absl::Status launched = library.Launch(op, in, out, (*stream)->get());
       ASSERT_TRUE(launched.ok()) << launched;
     } else {
-      GraphApi api;
+      TestDriver api;
       ASSERT_TRUE(api.Load());
       ASSERT_TRUE(library.Inspect(op).ok());  // Load before capturing.
-      ASSERT_EQ(api.begin((*stream)->get(), CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+      ASSERT_EQ(api.begin_capture((*stream)->get(), CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
       absl::Status captured = library.Launch(op, in, out, (*stream)->get());
       CUgraph g = nullptr;
-      ASSERT_EQ(api.end((*stream)->get(), &g), CUDA_SUCCESS);
+      ASSERT_EQ(api.end_capture((*stream)->get(), &g), CUDA_SUCCESS);
       ASSERT_TRUE(captured.ok()) << captured;
       CUgraphExec exec = nullptr;
       ASSERT_EQ(api.instantiate(&exec, g, 0), CUDA_SUCCESS);
-      ASSERT_EQ(api.launch(exec, (*stream)->get()), CUDA_SUCCESS);
+      ASSERT_EQ(api.launch_graph(exec, (*stream)->get()), CUDA_SUCCESS);
       api.destroy_exec(exec);
       api.destroy_graph(g);
     }

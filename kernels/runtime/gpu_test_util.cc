@@ -1,8 +1,11 @@
 #include "kernels/runtime/gpu_test_util.h"
 
+#include <dlfcn.h>
+
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <type_traits>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -29,6 +32,20 @@ absl::StatusOr<std::unique_ptr<Context>> TestContext() {
 bool GpuRequired() {
   const char* required = std::getenv("TILETUNE_REQUIRE_GPU");
   return required != nullptr && std::string(required) == "1";
+}
+
+bool TestDriver::Load() {
+  void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (cuda == nullptr) return false;
+  auto get = [&](auto& fn, const char* name) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(cuda, name));
+    return fn != nullptr;
+  };
+  return get(ctx_create, "cuCtxCreate_v2") && get(ctx_destroy, "cuCtxDestroy_v2") &&
+         get(stream_create, "cuStreamCreate") && get(stream_destroy, "cuStreamDestroy_v2") &&
+         get(begin_capture, "cuStreamBeginCapture_v2") && get(end_capture, "cuStreamEndCapture") &&
+         get(instantiate, "cuGraphInstantiateWithFlags") && get(launch_graph, "cuGraphLaunch") &&
+         get(destroy_graph, "cuGraphDestroy") && get(destroy_exec, "cuGraphExecDestroy");
 }
 
 }  // namespace tiletune

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "cuda.h"
 #include "gtest/gtest.h"
 #include "kernels/runtime/runtime.h"
 
@@ -24,6 +25,23 @@ absl::StatusOr<std::unique_ptr<Context>> TestContext();
 // not the architecture it needs fails instead of skipping (the GPU machine's scripts set
 // it, so a broken setup cannot look green).
 bool GpuRequired();
+
+// Driver entry points the runtime does not load, for tests that make contexts, streams
+// and CUDA graphs of their own; looked up in the already loaded libcuda.so.1.
+struct TestDriver {
+  CUresult (*ctx_create)(CUcontext*, unsigned int, CUdevice) = nullptr;
+  CUresult (*ctx_destroy)(CUcontext) = nullptr;
+  CUresult (*stream_create)(CUstream*, unsigned int) = nullptr;
+  CUresult (*stream_destroy)(CUstream) = nullptr;
+  CUresult (*begin_capture)(CUstream, CUstreamCaptureMode) = nullptr;
+  CUresult (*end_capture)(CUstream, CUgraph*) = nullptr;
+  CUresult (*instantiate)(CUgraphExec*, CUgraph, unsigned long long) = nullptr;
+  CUresult (*launch_graph)(CUgraphExec, CUstream) = nullptr;
+  CUresult (*destroy_graph)(CUgraph) = nullptr;
+  CUresult (*destroy_exec)(CUgraphExec) = nullptr;
+  // False when the driver is not loaded or lacks one of them.
+  bool Load();
+};
 
 }  // namespace tiletune
 
