@@ -289,12 +289,23 @@ void AddProvenance(int samples, tuning::TuningRecord& record) {
 std::string SummaryLine(const TuningTask& task, const tuning::TuningRecord& record,
                         const TuneStats& stats, size_t faults) {
   const tuning::Statistics& s = record.winner_statistics();
+  // "0.98 of memcpy, 2.41x cudnnIm2Col": against the size-matched ceiling and the library
+  // call the problem replaces; the DRAM fraction without baselines.
+  std::string against = record.size_matched_ceiling_gbps() > 0
+                            ? absl::StrFormat("%5.3f of memcpy", record.fraction_of_size_matched_ceiling())
+                            : absl::StrFormat("%5.3f of DRAM", s.fraction_of_ceiling());
+  for (const tuning::Baseline& b : record.baselines()) {
+    if (b.name() != "cudaMemcpy") {
+      absl::StrAppend(&against, ", ", b.has_statistics() ? absl::StrFormat("%.2fx %s", b.speedup(), b.name())
+                                                         : absl::StrCat("no ", b.name()));
+    }
+  }
   return absl::StrFormat(
-      "%-44s %-11s %8.1f us %7.0f GB/s %5.3f of ceiling | %d combos, %d pruned, %d dup, "
+      "%-44s %-11s %8.1f us %7.0f GB/s %s | %d combos, %d pruned, %d dup, "
       "%d compiled (%.1f s), %d verified, %d failed, %zu faults, %d measured (%.1f s), "
       "regret %.2f%%",
       task.description, record.winner().lowering().path(), s.median_us(), s.gbps(),
-      s.fraction_of_ceiling(), stats.enumerated, stats.pruned, stats.duplicates, stats.compiled,
+      against, stats.enumerated, stats.pruned, stats.duplicates, stats.compiled,
       stats.compile_seconds, stats.verified, stats.failed_verification, faults, stats.measured,
       stats.gpu_seconds, 100 * stats.regret);
 }

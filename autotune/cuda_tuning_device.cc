@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -11,7 +12,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "autotune/cudnn_im2col.h"
 #include "compiler/base/status_macros.h"
+#include "compiler/ops/im2col/im2col_op.h"
 #include "kernels/runtime/driver_api.h"
 #include "kernels/tile_kernel.h"
 #include "kernels/verify.h"
@@ -61,6 +64,7 @@ class CudaTuningDevice::Workspace {
       ws->in_.push_back(std::move(in));
       ws->out_.push_back(std::move(out));
     }
+    TT_RETURN_IF_ERROR(ws->SetUpBaselines(task));
     return ws;
   }
 
@@ -83,11 +87,41 @@ class CudaTuningDevice::Workspace {
   // Microseconds per launch: `samples` batches rotating over the sets, after a warm-up.
   absl::StatusOr<std::vector<double>> Measure(TileKernel& kernel, Event& start, Event& stop,
                                               int samples) {
-    auto launch = [&](size_t i) {
-      const size_t s = i % in_.size();
-      return kernel.Launch(in_[s].ptr() + kGuard, out_[s].ptr() + kGuard, nullptr);
-    };
-    // Warm-up over every set, which also times one rotation.
+    return Time(
+        [&](size_t s) { return kernel.Launch(in_[s].ptr() + kGuard, out_[s].ptr() + kGuard, nullptr); },
+        start, stop, samples);
+  }
+
+  const std::vector<BaselineInfo>& baselines() const { return baselines_; }
+
+  // One sample of baselines()[index], timed as Measure times a kernel.
+  absl::StatusOr<double> SampleBaseline(int index, Event& start, Event& stop) {
+    if (index < 0 || index >= static_cast<int>(baselines_.size()) ||
+        !baselines_[index].unavailable.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("baseline ", index, " cannot be measured"));
+    }
+    std::function<absl::Status(size_t)> run;
+    if (index == 0) {
+      const DriverApi& cu = context_.api();
+      run = [&](size_t s) {
+        const auto [src, dst] = MemcpyBuffers(s);
+        return ToStatus(cu.cuMemcpyDtoDAsync(dst, src, memcpy_bytes_, nullptr), "cuMemcpyDtoDAsync");
+      };
+    } else {
+      run = [&](size_t s) { return cudnn_->Run(in_[s].ptr() + kGuard, out_[s].ptr() + kGuard); };
+    }
+    TT_ASSIGN_OR_RETURN(std::vector<double> us, Time(run, start, stop, 1));
+    return us[0];
+  }
+
+ private:
+  explicit Workspace(const Context& context) : context_(context) {}
+
+  // `samples` timings in microseconds per run of `launch(set)`, each over a batch long
+  // enough (about 300 us) that host latency does not enter, rotating over the sets, after
+  // a warm-up over every set.
+  absl::StatusOr<std::vector<double>> Time(const std::function<absl::Status(size_t)>& launch,
+                                           Event& start, Event& stop, int samples) {
     TT_RETURN_IF_ERROR(start.Record(nullptr));
     for (size_t i = 0; i < in_.size(); ++i) TT_RETURN_IF_ERROR(launch(i));
     TT_RETURN_IF_ERROR(stop.Record(nullptr));
@@ -99,7 +133,7 @@ class CudaTuningDevice::Workspace {
     std::vector<double> out;
     for (int s = 0; s < samples; ++s) {
       TT_RETURN_IF_ERROR(start.Record(nullptr));
-      for (int b = 0; b < batch; ++b) TT_RETURN_IF_ERROR(launch(next_++));
+      for (int b = 0; b < batch; ++b) TT_RETURN_IF_ERROR(launch(next_++ % in_.size()));
       TT_RETURN_IF_ERROR(stop.Record(nullptr));
       TT_RETURN_IF_ERROR(stop.Synchronize());
       TT_ASSIGN_OR_RETURN(float ms, stop.ElapsedSince(start));
@@ -108,14 +142,52 @@ class CudaTuningDevice::Workspace {
     return out;
   }
 
- private:
-  explicit Workspace(const Context& context) : context_(context) {}
+  // The baselines of `task` on these buffers: cudaMemcpy always (it may need a buffer of
+  // its own), cudnnIm2Col for im2col when cuDNN loads.
+  absl::Status SetUpBaselines(const TuningTask& task) {
+    memcpy_bytes_ = static_cast<size_t>(task.sizes.bytes_moved / 2);
+    baselines_.push_back({"cudaMemcpy", ""});
+    if (memcpy_bytes_ == 0) baselines_.back().unavailable = "the problem moves no bytes";
+    if (memcpy_bytes_ > std::min(in_span_, out_span_) && in_.size() < 2) {
+      // One set only, and one side too small: copy from the larger side into a spare.
+      TT_ASSIGN_OR_RETURN(spare_, DeviceBuffer::Allocate(context_, memcpy_bytes_));
+    }
+    if (task.op->op_name() == Im2colOp::Name()) {
+      const auto& op = static_cast<const Im2colOp&>(*task.op);
+      absl::StatusOr<std::unique_ptr<CudnnIm2col>> cudnn =
+          CudnnIm2col::Create(op.dtype(), op.geometry);
+      baselines_.push_back({"cudnnIm2Col", ""});
+      if (cudnn.ok()) {
+        cudnn_ = *std::move(cudnn);
+      } else {
+        baselines_.back().unavailable = std::string(cudnn.status().message());
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Source and destination of the memcpy baseline in rotation set `s`: the set's input to
+  // its output when both hold the bytes; else the larger side of set s to that of the
+  // next set (or to the spare buffer when there is one set).
+  std::pair<CUdeviceptr, CUdeviceptr> MemcpyBuffers(size_t s) const {
+    if (memcpy_bytes_ <= std::min(in_span_, out_span_)) {
+      return {in_[s].ptr() + kGuard, out_[s].ptr() + kGuard};
+    }
+    const std::vector<DeviceBuffer>& side = in_span_ >= out_span_ ? in_ : out_;
+    if (spare_.ptr() != 0) return {side[s].ptr() + kGuard, spare_.ptr()};
+    return {side[s].ptr() + kGuard, side[(s + 1) % side.size()].ptr() + kGuard};
+  }
+
   const Context& context_;
   size_t in_span_ = 0, out_span_ = 0;
   uint8_t poison_ = 0;
   size_t next_ = 0;
   DeviceBuffer expected_;
   std::vector<DeviceBuffer> in_, out_;
+  std::vector<BaselineInfo> baselines_;
+  size_t memcpy_bytes_ = 0;
+  DeviceBuffer spare_;
+  std::unique_ptr<CudnnIm2col> cudnn_;
 };
 
 tuning::DeviceIdentity IdentifyDevice(const Context& context, const std::string& nvrtc_version) {
@@ -209,6 +281,16 @@ absl::StatusOr<std::vector<double>> CudaTuningDevice::Measure(LoadedCandidate& k
   if (workspace_ == nullptr) return absl::FailedPreconditionError("no task prepared");
   return workspace_->Measure(static_cast<CudaCandidate&>(kernel).kernel(), *start_, *stop_,
                              samples);
+}
+
+std::vector<BaselineInfo> CudaTuningDevice::Baselines() {
+  if (workspace_ == nullptr) return {};
+  return workspace_->baselines();
+}
+
+absl::StatusOr<double> CudaTuningDevice::SampleBaseline(int index) {
+  if (workspace_ == nullptr) return absl::FailedPreconditionError("no task prepared");
+  return workspace_->SampleBaseline(index, *start_, *stop_);
 }
 
 }  // namespace autotune

@@ -1,6 +1,7 @@
 // The real GPU as a TuningDevice: a CUDA context, candidates loaded as TileKernels,
 // verification by a byte-exact compare on the device, timing with events over buffers
-// rotated through more than 2.5 times the L2.
+// rotated through more than 2.5 times the L2, and the baselines (cudaMemcpy of the same
+// bytes; cudnnIm2Col for im2col, cuDNN loaded at run time) on the same buffers.
 //
 //   TT_ASSIGN_OR_RETURN(auto context, Context::Create(0));
 //   TT_ASSIGN_OR_RETURN(auto device, CudaTuningDevice::Create(*context, compiler));
@@ -42,6 +43,8 @@ class CudaTuningDevice : public TuningDevice {
                                                         const Cubin& cubin) override;
   absl::Status Verify(LoadedCandidate& kernel) override;
   absl::StatusOr<std::vector<double>> Measure(LoadedCandidate& kernel, int samples) override;
+  std::vector<BaselineInfo> Baselines() override;
+  absl::StatusOr<double> SampleBaseline(int index) override;
 
  private:
   class Workspace;

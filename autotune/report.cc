@@ -54,6 +54,30 @@ std::string Fraction(const tuning::Statistics& s) {
              : "—";
 }
 
+// The operator's own baseline, measured: the library call (not cudaMemcpy) when there
+// is one, else cudaMemcpy; null when none was measured.
+const tuning::Baseline* MainBaseline(const tuning::TuningRecord& r) {
+  const tuning::Baseline* main = nullptr;
+  for (const tuning::Baseline& b : r.baselines()) {
+    if (!b.has_statistics()) continue;
+    if (main == nullptr || (main->name() == "cudaMemcpy" && b.name() != "cudaMemcpy")) main = &b;
+  }
+  return main;
+}
+
+// "2.41× cudnnIm2Col", "—" when no baseline was measured.
+std::string VsBaseline(const tuning::TuningRecord& r) {
+  const tuning::Baseline* b = MainBaseline(r);
+  return b == nullptr ? "—" : absl::StrFormat("%.2f× %s", b->speedup(), b->name());
+}
+
+// "97.1% (3021.4 GB/s)" of cudaMemcpy of the same bytes; "—" when not measured.
+std::string OfSizeMatched(const tuning::TuningRecord& r) {
+  if (r.size_matched_ceiling_gbps() <= 0) return "—";
+  return absl::StrFormat("%.1f%% (%.1f GB/s)", 100 * r.fraction_of_size_matched_ceiling(),
+                         r.size_matched_ceiling_gbps());
+}
+
 // Markdown table cell text: no line breaks, pipes escaped.
 std::string Cell(absl::string_view text) {
   return absl::StrReplaceAll(text, {{"|", "\\|"}, {"\r", " "}, {"\n", " "}});
@@ -150,20 +174,29 @@ std::string RenderMarkdownReport(const tuning::TuningDatabase& database, absl::s
       absl::StrCat("# Tuning report\n\n", database.records_size(), " problems, ", candidates,
                    " candidates (schema version ", database.schema_version(), ").\n\n");
   if (!svg_link.empty()) {
-    absl::StrAppend(&md, "![Winner per problem against its DRAM ceiling](", svg_link, ")\n\n");
+    absl::StrAppend(&md, "![Winner per problem against cudaMemcpy of the same bytes](", svg_link,
+                    ")\n\n");
   }
   absl::StrAppend(&md,
-                  "| # | device | problem | winner | median µs | GB/s | of ceiling | "
-                  "candidates' medians | statuses |\n"
-                  "|---|---|---|---|---:|---:|---:|---|---|\n");
+                  "Baselines were measured in the same run, on the same rotated buffers, in "
+                  "rounds interleaved with the winner: \"vs baseline\" is the library call the "
+                  "problem replaces (cudnnIm2Col for im2col; cudaMemcpy of the same bytes "
+                  "otherwise), its time over the winner's (above 1 the winner is faster); "
+                  "\"of memcpy\" is the winner's fraction of cudaMemcpy of the same bytes, "
+                  "the size-matched ceiling; \"of DRAM\" its fraction of one large copy.\n\n");
+  absl::StrAppend(&md,
+                  "| # | device | problem | winner | median µs | GB/s | vs baseline | of memcpy | "
+                  "of DRAM | candidates' medians | statuses |\n"
+                  "|---|---|---|---|---:|---:|---:|---:|---:|---|---|\n");
   for (int i = 0; i < database.records_size(); ++i) {
     const tuning::TuningRecord& r = database.records(i);
     const std::vector<Entry> entries = Entries(r);
     absl::StrAppend(&md, "| ", i, " | ", Cell(ShortDevice(r.device())), " | ",
                     Cell(ops.DescribeProblem(r.problem())), " | ", Cell(tuning::DescribeVariant(r.winner())),
                     " | ", absl::StrFormat("%.3f", r.winner_statistics().median_us()), " | ",
-                    Gbps(r.winner_statistics().gbps()), " | ", Fraction(r.winner_statistics()),
-                    " | ", MedianSpread(entries), " | ", StatusCounts(entries), " |\n");
+                    Gbps(r.winner_statistics().gbps()), " | ", Cell(VsBaseline(r)), " | ",
+                    OfSizeMatched(r), " | ", Fraction(r.winner_statistics()), " | ",
+                    MedianSpread(entries), " | ", StatusCounts(entries), " |\n");
   }
   for (int i = 0; i < database.records_size(); ++i) {
     const tuning::TuningRecord& r = database.records(i);
@@ -174,22 +207,37 @@ std::string RenderMarkdownReport(const tuning::TuningDatabase& database, absl::s
                                            r.winner_statistics().ceiling_gbps()));
     }
     absl::StrAppend(&md, MeasuredLine(r.provenance()));
+    for (const tuning::Baseline& b : r.baselines()) {
+      if (b.has_statistics()) {
+        absl::StrAppend(&md, absl::StrFormat("- Baseline %s: %.3f µs median, %s GB/s; the winner "
+                                             "is %.2f× as fast in the same rounds\n",
+                                             b.name(), b.statistics().median_us(),
+                                             Gbps(b.statistics().gbps()), b.speedup()));
+      } else {
+        absl::StrAppend(&md, "- Baseline ", b.name(), ": not measured, ", Cell(b.unavailable()),
+                        "\n");
+      }
+    }
     absl::StrAppend(&md,
                     "\n| status | variant | median µs | min µs | spread | samples | GB/s | "
-                    "of ceiling | detail |\n"
-                    "|---|---|---:|---:|---:|---:|---:|---:|---|\n");
+                    "of memcpy | of DRAM | detail |\n"
+                    "|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    const double memcpy_gbps = r.size_matched_ceiling_gbps();
     for (const Entry& e : Entries(r)) {
       const std::string status = e.winner ? "**winner**" : tuning::CandidateStatusName(e.status);
       if (e.statistics != nullptr) {
         const tuning::Statistics& s = *e.statistics;
         absl::StrAppend(
-            &md, absl::StrFormat("| %s | %s | %.3f | %.3f | %.1f%% | %d | %s | %s | %s |\n", status,
-                                 Cell(tuning::DescribeVariant(*e.variant)), s.median_us(), s.min_us(),
-                                 100 * s.spread(), s.sample_count(), Gbps(s.gbps()), Fraction(s),
-                                 Cell(*e.detail)));
+            &md, absl::StrFormat("| %s | %s | %.3f | %.3f | %.1f%% | %d | %s | %s | %s | %s |\n",
+                                 status, Cell(tuning::DescribeVariant(*e.variant)), s.median_us(),
+                                 s.min_us(), 100 * s.spread(), s.sample_count(), Gbps(s.gbps()),
+                                 memcpy_gbps > 0 && s.gbps() > 0
+                                     ? absl::StrFormat("%.1f%%", 100 * s.gbps() / memcpy_gbps)
+                                     : "—",
+                                 Fraction(s), Cell(*e.detail)));
       } else {
         absl::StrAppend(&md, "| ", status, " | ", Cell(tuning::DescribeVariant(*e.variant)),
-                        " | — | — | — | — | — | — | ", Cell(*e.detail), " |\n");
+                        " | — | — | — | — | — | — | — | ", Cell(*e.detail), " |\n");
       }
     }
   }
@@ -197,12 +245,14 @@ std::string RenderMarkdownReport(const tuning::TuningDatabase& database, absl::s
 }
 
 std::string RenderSvgChart(const tuning::TuningDatabase& database, const TileOpRegistry& ops) {
-  // One row per record: the problem, a bar to the winner's fraction of the DRAM ceiling,
-  // under it the range each path family's measured candidates spanned, and the winner's
-  // figures at the right.
+  // One row per record: the problem, a bar to the winner's fraction of the size-matched
+  // ceiling (cudaMemcpy of the same bytes; the DRAM ceiling for records without one), a tick
+  // at the library baseline's, under the bar the range each path family's measured
+  // candidates spanned, and the winner's figures at the right.
   struct Row {
     std::string label, tooltip, value;
-    double winner = 0;  // fraction of the ceiling (or of the fastest, without one)
+    double winner = 0;  // fraction of the reference: memcpy of the same bytes, or as below
+    double baseline = -1;  // the library baseline's fraction of it; < 0 for none
     std::string winner_family;
     std::map<std::string, std::pair<double, double>> spans;  // family -> min, max
   };
@@ -222,7 +272,10 @@ std::string RenderSvgChart(const tuning::TuningDatabase& database, const TileOpR
     row.tooltip = name;
     row.label = Cut(name, kMaxLabel);
     const tuning::Statistics& w = r.winner_statistics();
-    double reference = w.ceiling_gbps();
+    // The size-matched ceiling; for records without one, the DRAM ceiling, else the
+    // fastest candidate.
+    const bool size_matched = r.size_matched_ceiling_gbps() > 0;
+    double reference = size_matched ? r.size_matched_ceiling_gbps() : w.ceiling_gbps();
     if (reference <= 0) {
       for (const Entry& e : Entries(r)) {
         if (e.statistics != nullptr) reference = std::max(reference, e.statistics->gbps());
@@ -246,10 +299,22 @@ std::string RenderSvgChart(const tuning::TuningDatabase& database, const TileOpR
         scale = std::max(scale, std::min(f, 2.0) + 0.05);
       }
     }
-    row.value = w.ceiling_gbps() > 0
-                    ? absl::StrFormat("%.0f GB/s, %.2f of ceiling, %.2f us, %s", w.gbps(),
-                                      row.winner, w.median_us(), row.winner_family)
-                    : absl::StrFormat("%.0f GB/s (no ceiling), %.2f us, %s", w.gbps(),
+    const tuning::Baseline* main = MainBaseline(r);
+    std::string vs;
+    if (main != nullptr && main->name() != "cudaMemcpy") {
+      vs = absl::StrFormat(", %.2fx %s", main->speedup(), main->name());
+      if (reference > 0 && main->statistics().gbps() > 0) {
+        row.baseline = main->statistics().gbps() / reference;
+        scale = std::max(scale, std::min(row.baseline, 2.0) + 0.05);
+      }
+    }
+    row.value = size_matched ? absl::StrFormat("%.2f of memcpy%s, %.0f GB/s, %.2f us, %s",
+                                               row.winner, vs, w.gbps(), w.median_us(),
+                                               row.winner_family)
+                : w.ceiling_gbps() > 0
+                    ? absl::StrFormat("%.2f of DRAM ceiling%s, %.0f GB/s, %.2f us, %s", row.winner,
+                                      vs, w.gbps(), w.median_us(), row.winner_family)
+                    : absl::StrFormat("%.0f GB/s (no ceiling)%s, %.2f us, %s", w.gbps(), vs,
                                       w.median_us(), row.winner_family);
     rows.push_back(std::move(row));
   }
@@ -260,8 +325,9 @@ std::string RenderSvgChart(const tuning::TuningDatabase& database, const TileOpR
     value_width = std::max(value_width, TextWidth(row.value));
   }
   const char* const title =
-      "Winner of each problem as a fraction of its DRAM ceiling; under it, the range of each "
-      "path family's candidates";
+      "Winner of each problem as a fraction of cudaMemcpy of the same bytes (dashed); black "
+      "tick: the library baseline (cudnnIm2Col); under each bar, the range of each path "
+      "family's candidates";
   const double chart_left = kMargin + label_width + 12;
   const double chart_right = chart_left + kChartWidth;
   const double width = std::max({chart_right + 10 + value_width + kMargin,
@@ -318,6 +384,12 @@ std::string RenderSvgChart(const tuning::TuningDatabase& database, const TileOpR
                         "height=\"%.1f\" fill=\"%s\"/>\n",
                         chart_left, top + 2, x_of(row.winner) - chart_left, kBarHeight,
                         kFamilyColors[family_index(row.winner_family) % kColors]));
+    if (row.baseline >= 0) {
+      absl::StrAppend(&body, absl::StrFormat("<line class=\"baseline\" x1=\"%.1f\" y1=\"%.1f\" "
+                                             "x2=\"%.1f\" y2=\"%.1f\"/>\n",
+                                             x_of(row.baseline), top, x_of(row.baseline),
+                                             top + kBarHeight + 4));
+    }
     size_t k = 0;
     for (const auto& [family, span] : row.spans) {
       const double line_y = top + kBarHeight + 5 + 2.5 * static_cast<double>(k++ % 3);
@@ -349,6 +421,7 @@ std::string RenderSvgChart(const tuning::TuningDatabase& database, const TileOpR
                   ".tick { fill: #555555; font-size: 10px; }\n"
                   ".ceiling { stroke: #d62828; stroke-width: 1.5; stroke-dasharray: 5 3; }\n"
                   ".span { stroke-width: 2; }\n"
+                  ".baseline { stroke: #000000; stroke-width: 2.5; }\n"
                   "</style>\n",
                   "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n", body, "</svg>\n");
   return svg;

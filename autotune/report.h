@@ -1,15 +1,19 @@
 // A human-readable report of a tuning database: Markdown plus an SVG summary chart.
 // Problems are described by their operators' definitions (`ops`).
 //
-// For every record (one problem on one device) the Markdown gives the winner, its
-// GB/s and fraction of the measured DRAM ceiling, the spread of the measured candidates'
-// medians and how many candidates ended in each status, then a table of all candidates.
+// For every record (one problem on one device) the Markdown gives the winner, its GB/s,
+// its speedup over the baseline the problem replaces (cudnnIm2Col for im2col, cudaMemcpy
+// otherwise), its fraction of the size-matched ceiling (cudaMemcpy of the same bytes) and
+// of the DRAM ceiling, the spread of the measured candidates' medians and how many
+// candidates ended in each status, then the baselines and a table of all candidates.
 // The SVG is read at a glance: one row per problem, a bar to the winner's fraction of the
-// DRAM ceiling (dashed line) coloured by its path family, under it the range each family's
-// measured candidates spanned, and the winner's figures at the right; the canvas is as
-// wide as its longest label (names beyond 80 characters are cut, whole in a tooltip), so
-// no text leaves it. Per-candidate detail is in the Markdown. Both are plain text built
-// here, deterministic for a given database.
+// size-matched ceiling (dashed line at 1; the DRAM ceiling for records measured without
+// baselines) coloured by its path family, a black tick at the library baseline's
+// fraction, under the bar the range each family's measured candidates spanned, and the
+// winner's figures at the right; the canvas is as wide as its longest label (names
+// beyond 80 characters are cut, whole in a tooltip), so no text leaves it. Per-candidate
+// detail is in the Markdown. Both are plain text built here, deterministic for a given
+// database.
 //
 //   TT_ASSIGN_OR_RETURN(TuningDatabase db, ReadTuningDatabase("out/h200.txtpb"));
 //   TT_RETURN_IF_ERROR(WriteReport(db, "out/h200.txtpb", BuiltinTileOps()));

@@ -76,6 +76,50 @@ tuning::TuningDatabase ChartDatabase() {
   return database;
 }
 
+tuning::Baseline MeasuredBaseline(const std::string& name, double median_us, double gbps,
+                                  double winner_median_us) {
+  tuning::Baseline baseline;
+  baseline.set_name(name);
+  *baseline.mutable_statistics() = Stats(median_us, gbps);
+  baseline.set_speedup(median_us / winner_median_us);
+  return baseline;
+}
+
+// ChartDatabase's copy with cudaMemcpy of the same bytes at 76.14 us (3518.5 GB/s), and
+// an im2col record whose winner beats cudnnIm2Col 2.5 times and reaches 0.9 of cudaMemcpy.
+tuning::TuningDatabase BaselineDatabase() {
+  tuning::TuningDatabase database = ChartDatabase();
+  tuning::TuningRecord* copy = database.mutable_records(0);
+  *copy->add_baselines() = MeasuredBaseline("cudaMemcpy", 76.14, 3518.5, 70.5);
+  copy->set_vs_baseline(76.14 / 70.5);
+  copy->set_size_matched_ceiling_gbps(3518.5);
+  copy->set_fraction_of_size_matched_ceiling(76.14 / 70.5);
+
+  tuning::TuningRecord im2col = database.records(0);
+  tuning::Im2colProblem* p = im2col.mutable_problem()->mutable_im2col();
+  p->set_n(32), p->set_h(56), p->set_w(56), p->set_c(64), p->set_kh(3), p->set_kw(3);
+  p->set_sh(1), p->set_sw(1), p->set_dh(1), p->set_dw(1), p->set_ph(1), p->set_pw(1);
+  for (int64_t stride : {56 * 56 * 64, 56 * 64, 64, 1}) p->add_img_strides(stride);
+  *im2col.mutable_winner_statistics() = Stats(100, 2700);
+  im2col.clear_baselines();
+  *im2col.add_baselines() = MeasuredBaseline("cudaMemcpy", 90, 3000, 100);
+  *im2col.add_baselines() = MeasuredBaseline("cudnnIm2Col", 250, 1080, 100);
+  im2col.set_vs_baseline(2.5);
+  im2col.set_size_matched_ceiling_gbps(3000);
+  im2col.set_fraction_of_size_matched_ceiling(0.9);
+  *database.add_records() = im2col;
+
+  tuning::TuningRecord no_cudnn = im2col;
+  no_cudnn.mutable_problem()->mutable_im2col()->set_n(16);
+  no_cudnn.mutable_baselines()->RemoveLast();
+  no_cudnn.add_baselines()->set_name("cudnnIm2Col");
+  no_cudnn.mutable_baselines(1)->set_unavailable("cuDNN could not be loaded (libcudnn.so.9)");
+  no_cudnn.set_vs_baseline(0.9);
+  *database.add_records() = no_cudnn;
+  database.set_record_count(3);
+  return database;
+}
+
 TEST(ReportPathsForTest, ReplacesTheExtension) {
   EXPECT_EQ(ReportPathsFor("out/h200.txtpb").markdown, "out/h200.report.md");
   EXPECT_EQ(ReportPathsFor("out/h200.txtpb").svg, "out/h200.report.svg");
@@ -89,11 +133,13 @@ TEST(MarkdownReportTest, SummaryRowHasWinnerBandwidthSpreadAndCounts) {
   const tuning::TuningDatabase database = ChartDatabase();
   const std::string md = RenderMarkdownReport(database, "chart.svg", BuiltinTileOps());
   EXPECT_TRUE(absl::StartsWith(md, "# Tuning report\n\n1 problems, 5 candidates")) << md;
-  EXPECT_THAT(md, HasSubstr("![Winner per problem against its DRAM ceiling](chart.svg)"));
+  EXPECT_THAT(md, HasSubstr("![Winner per problem against cudaMemcpy of the same bytes]"
+                            "(chart.svg)"));
+  // A record measured without baselines shows none, and its DRAM fraction.
   const std::string row =
       absl::StrCat("| 0 | NVIDIA H200 (sm_9.0) | copy f16 [8192, 8192] | ",
                    tuning::DescribeVariant(database.records(0).winner()),
-                   " | 70.500 | 3800.0 | 95.0% | 70.500–90.000 µs (1.28×, 2 measured) | OK 2, "
+                   " | 70.500 | 3800.0 | — | — | 95.0% | 70.500–90.000 µs (1.28×, 2 measured) | OK 2, "
                    "FAILED_VERIFICATION 1, COMPILE_ERROR 1, REJECTED_CACHE_ARTEFACT 1 |\n");
   EXPECT_THAT(md, HasSubstr(row)) << md;
 }
@@ -116,10 +162,10 @@ TEST(MarkdownReportTest, CandidateTableListsEveryCandidateSafely) {
                                          "- Measured by tiletune test on testhost, "
                                          "2026-11-30 00:53:20 UTC\n")));
   EXPECT_THAT(md, HasSubstr("| **winner** | tma "));
-  EXPECT_THAT(md, HasSubstr("| 90.000 | 89.100 | 2.0% | 30 | 3000.0 | 75.0% |"));
+  EXPECT_THAT(md, HasSubstr("| 90.000 | 89.100 | 2.0% | 30 | 3000.0 | — | 75.0% |"));
   EXPECT_THAT(md, HasSubstr("| REJECTED_CACHE_ARTEFACT | bulk_1d "));
   EXPECT_THAT(md, HasSubstr("| COMPILE_ERROR | cp_async tile=[64,128] threads=128 stages=4"));
-  EXPECT_THAT(md, HasSubstr("| — | — | — | — | — | — | ptxas error |"));
+  EXPECT_THAT(md, HasSubstr("| — | — | — | — | — | — | — | ptxas error |"));
   // A pipe or a newline in a detail must not break the table.
   EXPECT_THAT(md, HasSubstr("element 7 \\| differs badly |"));
   // Every table row has the same number of unescaped cell separators as its header.
@@ -130,9 +176,39 @@ TEST(MarkdownReportTest, CandidateTableListsEveryCandidateSafely) {
     if (absl::StartsWith(line, "| 0 |")) continue;  // the summary table
     if (absl::StartsWith(line, "| status ")) continue;
     ++candidate_rows;
-    EXPECT_EQ(Count(line, "|") - Count(line, "\\|"), 10) << line;
+    EXPECT_EQ(Count(line, "|") - Count(line, "\\|"), 11) << line;
   }
   EXPECT_EQ(candidate_rows, 5);
+}
+
+TEST(MarkdownReportTest, BaselinesAndSizeMatchedCeilingAreShown) {
+  const tuning::TuningDatabase database = BaselineDatabase();
+  ASSERT_TRUE(tuning::ValidateTuningDatabase(database, "test").ok());
+  const std::string md = RenderMarkdownReport(database, "", BuiltinTileOps());
+  // The copy: vs cudaMemcpy of the same bytes, which is also the size-matched ceiling.
+  EXPECT_THAT(md, HasSubstr(" | 70.500 | 3800.0 | 1.08× cudaMemcpy | 108.0% (3518.5 GB/s) | "
+                            "95.0% | "));
+  // im2col: vs cudnnIm2Col, and its fraction of cudaMemcpy of the same bytes.
+  EXPECT_THAT(md, HasSubstr(" | 100.000 | 2700.0 | 2.50× cudnnIm2Col | 90.0% (3000.0 GB/s) | "
+                            "67.5% | "));
+  // Without cuDNN, the speedup is over cudaMemcpy and the record says why.
+  EXPECT_THAT(md, HasSubstr(" | 100.000 | 2700.0 | 0.90× cudaMemcpy | 90.0% (3000.0 GB/s) | "));
+  EXPECT_THAT(md, HasSubstr("- Baseline cudnnIm2Col: not measured, cuDNN could not be loaded "
+                            "(libcudnn.so.9)\n"));
+  EXPECT_THAT(md, HasSubstr("- Baseline cudnnIm2Col: 250.000 µs median, 1080.0 GB/s; the "
+                            "winner is 2.50× as fast in the same rounds\n"));
+  // Candidates' fraction of the size-matched ceiling: 3000 of 3518.5 GB/s.
+  EXPECT_THAT(md, HasSubstr("| 90.000 | 89.100 | 2.0% | 30 | 3000.0 | 85.3% | 75.0% |"));
+}
+
+TEST(SvgChartTest, BarsAreAgainstTheSizeMatchedCeilingWithTheLibraryBaselineTicked) {
+  const std::string svg = RenderSvgChart(BaselineDatabase(), BuiltinTileOps());
+  EXPECT_EQ(Count(svg, "<g class=\"row\">"), 3);
+  EXPECT_THAT(svg, HasSubstr("1.08 of memcpy, 3800 GB/s, 70.50 us, tma"));
+  EXPECT_THAT(svg, HasSubstr("0.90 of memcpy, 2.50x cudnnIm2Col, 2700 GB/s, 100.00 us, tma"));
+  // Only the record whose cuDNN baseline was measured has a tick.
+  EXPECT_EQ(Count(svg, "<line class=\"baseline\""), 1);
+  EXPECT_THAT(svg, HasSubstr("cudaMemcpy of the same bytes (dashed)"));
 }
 
 // A database of `n` records with long problem names and candidates of three families.
@@ -162,7 +238,8 @@ TEST(SvgChartTest, OneRowPerProblemWithWinnerBarSpansAndCeiling) {
   // is 480 * 0.95 / 1.1 = 414.5 wide.
   EXPECT_THAT(svg, HasSubstr("width=\"414.5\" height=\"10.0\""));
   EXPECT_EQ(Count(svg, "<line class=\"ceiling\""), 1);
-  EXPECT_THAT(svg, HasSubstr("3800 GB/s, 0.95 of ceiling, 70.50 us, tma"));
+  EXPECT_THAT(svg, HasSubstr("0.95 of DRAM ceiling, 3800 GB/s, 70.50 us, tma"));
+  EXPECT_EQ(Count(svg, "<line class=\"baseline\""), 0);
   EXPECT_THAT(svg, HasSubstr("copy f16 [8192, 8192] on NVIDIA H200 (sm_9.0)"));
   EXPECT_EQ(Count(svg, "<g "), Count(svg, "</g>"));
   EXPECT_THAT(svg, Not(HasSubstr("nan")));

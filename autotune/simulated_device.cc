@@ -166,6 +166,30 @@ absl::StatusOr<std::vector<double>> SimulatedDevice::Measure(LoadedCandidate& ke
   return out;
 }
 
+std::vector<BaselineInfo> SimulatedDevice::Baselines() {
+  if (task_ == nullptr) return {};
+  std::vector<BaselineInfo> baselines = {{"cudaMemcpy", ""}};
+  if (task_->op->op_name() == "im2col") {
+    baselines.push_back({"cudnnIm2Col", options_.library_baseline_unavailable});
+  }
+  return baselines;
+}
+
+absl::StatusOr<double> SimulatedDevice::SampleBaseline(int index) {
+  if (faulted_) return absl::AbortedError("the simulated device faulted earlier");
+  const std::vector<BaselineInfo> baselines = Baselines();
+  if (index < 0 || index >= static_cast<int>(baselines.size()) ||
+      !baselines[index].unavailable.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("baseline ", index, " cannot be measured"));
+  }
+  const double efficiency = index == 0 ? options_.memcpy_efficiency : options_.library_efficiency;
+  const double time =
+      2.0 + static_cast<double>(task_->sizes.bytes_moved) / (1e3 * options_.ceiling_gbps * efficiency);
+  const double u = 2 * UnitHash(absl::StrCat("baseline", index, "#", baseline_samples_++),
+                                options_.seed) - 1;
+  return time * (1 + options_.noise * u);
+}
+
 absl::StatusOr<Ptx> SimulatedCompilationProvider::CompileToPtx(const CudaSource& source,
                                                                 const CompileOptions& options) {
   return Ptx{absl::StrCat("// simulated PTX of ", source.name), options.arch, ""};

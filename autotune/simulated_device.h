@@ -53,6 +53,12 @@ struct SimulatedDeviceOptions {
   std::function<bool(const Candidate&)> faults;
   std::function<bool(const Candidate&)> hangs;
   std::function<bool(const Candidate&)> wrong;
+  // Baselines: cudaMemcpy, and for im2col cudnnIm2Col, take the model's 2 us plus the
+  // bytes moved at the ceiling times these efficiencies. Non-empty: why the library
+  // baseline (cudnnIm2Col) is unavailable.
+  double memcpy_efficiency = 0.92;
+  double library_efficiency = 0.40;
+  std::string library_baseline_unavailable;
 };
 
 // Options from a spec "key=value,...": seed, noise, name, fault, hang and wrong (the
@@ -72,6 +78,8 @@ class SimulatedDevice : public TuningDevice {
                                                         const Cubin& cubin) override;
   absl::Status Verify(LoadedCandidate& kernel) override;
   absl::StatusOr<std::vector<double>> Measure(LoadedCandidate& kernel, int samples) override;
+  std::vector<BaselineInfo> Baselines() override;
+  absl::StatusOr<double> SampleBaseline(int index) override;
 
   // Verify and Measure calls so far, for tests.
   int verifies() const { return verifies_; }
@@ -83,6 +91,7 @@ class SimulatedDevice : public TuningDevice {
   bool faulted_ = false;
   int verifies_ = 0;
   int measures_ = 0;
+  int baseline_samples_ = 0;
 };
 
 // A compilation provider that compiles nothing: the "cubin" of a source is its hash, which

@@ -12,6 +12,7 @@
 #include "autotune/winner.h"
 #include "compiler/base/status_macros.h"
 #include "compiler/ops/candidates.h"
+#include "compiler/tuning_db/measurement.h"
 
 namespace tiletune {
 namespace autotune {
@@ -132,6 +133,66 @@ absl::StatusOr<Selection> Tuner::Select(const TuningTask& task, Evaluator& evalu
   return selection;
 }
 
+absl::Status Tuner::MeasureBaselines(const TuningTask& task, Evaluator& evaluator, int winner,
+                                     tuning::TuningRecord* record) {
+  const std::vector<BaselineInfo> baselines = device_.Baselines();
+  // Ids in the rounds: 0 the winner, i + 1 baseline i.
+  std::vector<int> ids = {0};
+  std::vector<std::string> failed(baselines.size());
+  for (size_t i = 0; i < baselines.size(); ++i) {
+    if (baselines[i].unavailable.empty()) ids.push_back(static_cast<int>(i) + 1);
+  }
+  std::map<int, std::vector<double>> samples;
+  if (ids.size() > 1) {
+    if (options_.progress) {
+      options_.progress(absl::StrCat("measuring ", ids.size() - 1,
+                                     " baseline(s) interleaved with the winner"));
+    }
+    for (int id : InterleavedOrder(ids, options_.rounds)) {
+      if (id > 0 && !failed[id - 1].empty()) continue;
+      absl::StatusOr<double> sample =
+          id == 0 ? evaluator.Sample(winner) : device_.SampleBaseline(id - 1);
+      if (!sample.ok()) {
+        // The winner was measured before: its failure now is the device's, and fatal. A
+        // baseline's failure only loses that baseline.
+        if (id == 0) return sample.status();
+        failed[id - 1] = absl::StrCat("its measurement failed: ", sample.status().message());
+        continue;
+      }
+      samples[id].push_back(*sample);
+    }
+  }
+  const double winner_median = samples.count(0) ? Median(samples[0]) : 0;
+  double memcpy_speedup = 0, memcpy_gbps = 0, library_speedup = 0;
+  for (size_t i = 0; i < baselines.size(); ++i) {
+    tuning::Baseline* baseline = record->add_baselines();
+    baseline->set_name(baselines[i].name);
+    const std::vector<double>& mine = samples[static_cast<int>(i) + 1];
+    std::string unavailable = !baselines[i].unavailable.empty() ? baselines[i].unavailable
+                                                                 : failed[i];
+    if (unavailable.empty() && (mine.empty() || winner_median <= 0)) {
+      unavailable = "no sample was taken";
+    }
+    if (!unavailable.empty()) {
+      baseline->set_unavailable(unavailable);
+      continue;
+    }
+    TT_ASSIGN_OR_RETURN(*baseline->mutable_statistics(),
+                        tuning::StatisticsOf(mine, task.sizes.bytes_moved, options_.ceiling_gbps));
+    baseline->set_speedup(Median(mine) / winner_median);
+    if (i == 0) {
+      memcpy_speedup = baseline->speedup();
+      memcpy_gbps = baseline->statistics().gbps();
+    } else if (library_speedup == 0) {
+      library_speedup = baseline->speedup();
+    }
+  }
+  record->set_vs_baseline(library_speedup > 0 ? library_speedup : memcpy_speedup);
+  record->set_size_matched_ceiling_gbps(memcpy_gbps);
+  record->set_fraction_of_size_matched_ceiling(memcpy_speedup);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<tuning::TuningRecord> Tuner::Tune(const TuningTask& task,
                                                  std::map<std::string, std::string>* faulted,
                                                  TuneStats* stats) {
@@ -155,6 +216,7 @@ absl::StatusOr<tuning::TuningRecord> Tuner::Tune(const TuningTask& task,
   tuning::TuningRecord record;
   *record.mutable_problem() = task.problem;
   TT_RETURN_IF_ERROR(FillRecord(selection, &record));
+  TT_RETURN_IF_ERROR(MeasureBaselines(task, evaluator, selection.winner, &record));
   if (!stats->second_phase_error.empty()) {
     tuning::CandidateResult* failed = record.add_candidates();
     failed->set_status(tuning::CandidateResult::PRUNED);

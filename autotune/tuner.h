@@ -14,7 +14,11 @@
 // the record lists the reason as a PRUNED candidate. Then the five fastest are measured
 // again in interleaved rounds and the winner is chosen among them only; results above the
 // ceiling are cache artefacts. Regret: a second set of interleaved rounds over the same
-// leaders, judged apart from the samples that chose the winner. A variant that faults the
+// leaders, judged apart from the samples that chose the winner. Baselines: the winner and
+// the device's baselines (cudaMemcpy of the same bytes, the operator's library call) in
+// fresh interleaved rounds, recorded with the winner's speedup over each, vs_baseline and
+// the size-matched ceiling; a baseline that cannot be measured is recorded with why. A
+// variant that faults the
 // device makes Tune return Aborted with the variant added to `faulted` (see
 // evaluator.h); the caller retries in a new process.
 #ifndef AUTOTUNE_TUNER_H_
@@ -80,6 +84,10 @@ class Tuner {
   // regret against them in fresh rounds (stats->regret).
   absl::StatusOr<Selection> Select(const TuningTask& task, Evaluator& evaluator,
                                    TuneStats* stats);
+  // The device's baselines and the winner (evaluator.runs()[winner]) in interleaved
+  // rounds, stored in `record` as described at the top.
+  absl::Status MeasureBaselines(const TuningTask& task, Evaluator& evaluator, int winner,
+                                tuning::TuningRecord* record);
 
   TuningDevice& device_;
   CompilationProvider& compiler_;

@@ -217,6 +217,64 @@ TEST(TunerTest, NothingThatVerifiesIsAnError) {
   EXPECT_THAT(std::string(record.status().message()), HasSubstr("no variant of copy f16 [64, 64]"));
 }
 
+TEST(TunerTest, BaselinesAreMeasuredInterleavedWithTheWinnerAndRecorded) {
+  std::map<std::string, std::string> faulted;
+  TuneStats stats;
+  SimulatedDeviceOptions options = Options();
+  options.ceiling_gbps = 4000;
+  const TuningTask copy = Task("copy:f16:1024,1024");
+  auto record = TuneToCompletion(copy, options, faulted, stats, 1);
+  ASSERT_TRUE(record.ok()) << record.status();
+  // A copy has one baseline, cudaMemcpy of the same bytes: 2 us plus 4 MiB at 0.92 of
+  // 4000 GB/s, the size-matched ceiling.
+  ASSERT_EQ(record->baselines_size(), 1);
+  const tuning::Baseline& memcpy = record->baselines(0);
+  EXPECT_EQ(memcpy.name(), "cudaMemcpy");
+  EXPECT_TRUE(memcpy.unavailable().empty());
+  const double memcpy_us = 2 + 4.0 * 1024 * 1024 / (1e3 * 4000 * 0.92);
+  EXPECT_NEAR(memcpy.statistics().median_us(), memcpy_us, 1e-9);
+  EXPECT_EQ(memcpy.statistics().sample_count(), TunerOptions().rounds);
+  const double winner_us = TimeOf(record->winner().source_sha256());
+  EXPECT_NEAR(memcpy.speedup(), memcpy_us / winner_us, 1e-9);
+  EXPECT_DOUBLE_EQ(record->vs_baseline(), memcpy.speedup());
+  EXPECT_NEAR(record->size_matched_ceiling_gbps(), 4.0 * 1024 * 1024 / (1e3 * memcpy_us), 1e-6);
+  EXPECT_DOUBLE_EQ(record->fraction_of_size_matched_ceiling(), memcpy.speedup());
+
+  // im2col adds cudnnIm2Col, which vs_baseline then compares with.
+  const TuningTask im2col = Task("im2col:f16:2,16,16,8:k=3:p=1");
+  record = TuneToCompletion(im2col, options, faulted, stats, 1);
+  ASSERT_TRUE(record.ok()) << record.status();
+  ASSERT_EQ(record->baselines_size(), 2);
+  EXPECT_EQ(record->baselines(1).name(), "cudnnIm2Col");
+  EXPECT_GT(record->baselines(1).speedup(), record->baselines(0).speedup());
+  EXPECT_DOUBLE_EQ(record->vs_baseline(), record->baselines(1).speedup());
+  EXPECT_DOUBLE_EQ(record->fraction_of_size_matched_ceiling(), record->baselines(0).speedup());
+
+  // Without cuDNN the record says why, and vs_baseline falls back to cudaMemcpy.
+  options.library_baseline_unavailable = "cuDNN could not be loaded (libcudnn.so.9)";
+  record = TuneToCompletion(im2col, options, faulted, stats, 1);
+  ASSERT_TRUE(record.ok()) << record.status();
+  ASSERT_EQ(record->baselines_size(), 2);
+  EXPECT_FALSE(record->baselines(1).has_statistics());
+  EXPECT_EQ(record->baselines(1).unavailable(), options.library_baseline_unavailable);
+  EXPECT_DOUBLE_EQ(record->vs_baseline(), record->baselines(0).speedup());
+  tuning::TuningDatabase database;
+  *database.add_records() = *record;
+  database.mutable_records(0)->mutable_device()->set_name("Simulated GPU");
+  database.mutable_records(0)->mutable_device()->set_cc_major(9);
+  database.set_schema_version(tuning::kCurrentSchemaVersion);
+  const absl::Status valid =
+      tuning::ValidateTuningDatabase(database, "tuned", BuiltinTileOps().RecordValidator());
+  EXPECT_TRUE(valid.ok()) << valid;
+  // A baseline with both statistics and a reason, or a negative speedup, is refused.
+  database.mutable_records(0)->mutable_baselines(1)->mutable_statistics()->set_median_us(1);
+  database.mutable_records(0)->mutable_baselines(0)->set_speedup(-1);
+  const absl::Status invalid = tuning::ValidateTuningDatabase(database, "tuned");
+  EXPECT_THAT(invalid.message(), HasSubstr("baselines[1] (cudnnIm2Col) must have statistics or "
+                                           "say why it is unavailable, not both"));
+  EXPECT_THAT(invalid.message(), HasSubstr("baselines[0].speedup is -1"));
+}
+
 TEST(SimulationSpecTest, ParsesAndRejects) {
   auto options = ParseSimulation("seed=3,noise=0.01,fault=0.1,name=Sim X");
   ASSERT_TRUE(options.ok()) << options.status();

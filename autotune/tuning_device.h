@@ -7,6 +7,7 @@
 //   TT_ASSIGN_OR_RETURN(auto kernel, device->Load(candidate, cubin));
 //   TT_RETURN_IF_ERROR(device->Verify(*kernel));
 //   TT_ASSIGN_OR_RETURN(std::vector<double> us, device->Measure(*kernel, 5));
+//   for (int i = 0; i < device->Baselines().size(); ++i) device->SampleBaseline(i);
 //
 // One thread uses a device at a time.
 #ifndef AUTOTUNE_TUNING_DEVICE_H_
@@ -30,6 +31,13 @@ namespace autotune {
 class LoadedCandidate {
  public:
   virtual ~LoadedCandidate() = default;
+};
+
+// A call the user would make instead of a tuned kernel (tuning_db.proto's Baseline):
+// its name, and why it cannot be measured here ("" when it can).
+struct BaselineInfo {
+  std::string name;
+  std::string unavailable;
 };
 
 class TuningDevice {
@@ -57,6 +65,13 @@ class TuningDevice {
   // `samples` timings in microseconds per run, each over a batch of runs rotating through
   // the buffers, after a warm-up. Aborted on a fault.
   virtual absl::StatusOr<std::vector<double>> Measure(LoadedCandidate& kernel, int samples) = 0;
+  // The prepared task's baselines: "cudaMemcpy" of half the bytes one run moves first,
+  // then the operator's library equivalent where there is one ("cudnnIm2Col" for
+  // im2col), each with why it cannot be measured when it cannot.
+  virtual std::vector<BaselineInfo> Baselines() = 0;
+  // One sample of Baselines()[index] (which must be available), in microseconds per run,
+  // timed like Measure over the same rotated buffers.
+  virtual absl::StatusOr<double> SampleBaseline(int index) = 0;
 };
 
 }  // namespace autotune

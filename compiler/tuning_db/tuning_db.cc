@@ -276,6 +276,31 @@ void ValidateRecord(const TuningRecord& record, Validator* v) {
       ValidateStatistics(absl::StrCat(name, ".statistics"), candidate.statistics(), v);
     }
   }
+  for (int i = 0; i < record.baselines_size(); ++i) {
+    const Baseline& baseline = record.baselines(i);
+    const std::string name = absl::StrCat("baselines[", i, "]");
+    if (baseline.name().empty()) v->Add(absl::StrCat(name, ".name is empty"));
+    if (baseline.unavailable().empty() != baseline.has_statistics()) {
+      v->Add(absl::StrCat(name, " (", baseline.name(),
+                          ") must have statistics or say why it is unavailable, not both"));
+    }
+    if (baseline.has_statistics()) {
+      ValidateStatistics(absl::StrCat(name, ".statistics"), baseline.statistics(), v);
+    }
+    if (!NonNegativeFinite(baseline.speedup())) {
+      v->Add(absl::StrCat(name, ".speedup is ", baseline.speedup(),
+                          "; it must be finite and >= 0"));
+    }
+  }
+  const std::pair<absl::string_view, double> non_negative[] = {
+      {"vs_baseline", record.vs_baseline()},
+      {"size_matched_ceiling_gbps", record.size_matched_ceiling_gbps()},
+      {"fraction_of_size_matched_ceiling", record.fraction_of_size_matched_ceiling()}};
+  for (const auto& [field, value] : non_negative) {
+    if (!NonNegativeFinite(value)) {
+      v->Add(absl::StrCat(field, " is ", value, "; it must be finite and >= 0"));
+    }
+  }
 }
 
 // True for well-formed UTF-8 (RFC 3629: no overlong forms, surrogates or code points
