@@ -48,6 +48,8 @@ struct Library::Device {
   // Tuning on a miss: one at a time on this device; the winners by cache key.
   absl::Mutex tune_mutex;
   absl::flat_hash_map<std::string, Trial> tuned ABSL_GUARDED_BY(tune_mutex);
+  // The compare kernel tuning on a miss verifies with, made on the first miss.
+  std::unique_ptr<DeviceCheck> check ABSL_GUARDED_BY(tune_mutex);
 };
 
 // The JIT, created on first use: a library whose kernels are all baked never loads NVRTC.
@@ -113,7 +115,8 @@ Library::Library(LibraryOptions options, absl::Status database_status,
       database_status_(std::move(database_status)),
       database_origin_(std::move(database_origin)),
       resolver_(std::move(resolver)),
-      jit_(std::move(jit)) {}
+      jit_(std::move(jit)),
+      pending_(std::make_unique<PendingCompiles>()) {}
 
 const PrebuiltKernelImage* Library::FindPrebuilt(const BuiltKernel& built) const {
   if (prebuilt_.empty()) return nullptr;
@@ -375,9 +378,13 @@ absl::StatusOr<std::unique_ptr<Library::Entry>> Library::TuneMiss(
   TT_ASSIGN_OR_RETURN(std::vector<Resolution> alternatives,
                       resolver_->Alternatives(device.identity, op,
                                               std::max(1, options_.tune_on_miss_candidates)));
+  if (device.check == nullptr) {
+    TT_ASSIGN_OR_RETURN(device.check, DeviceCheck::Create(*device.context, *jit_));
+  }
   TT_ASSIGN_OR_RETURN(MissTuning tuned,
                       TuneOnMiss(*device.context, definition, op, std::move(alternatives),
-                                 *jit_, options_.tune_on_miss_ms));
+                                 *jit_, options_.tune_on_miss_ms, device.check.get(),
+                                 pending_.get()));
   *tuned.record.mutable_device() = device.identity;
   winner = Trial{tuned.resolution.request.op->hints, tuned.resolution.request.launch};
   if (!options_.tune_on_miss_database.empty()) {

@@ -49,6 +49,8 @@
 
 namespace tiletune {
 
+class PendingCompiles;  // kernels/tune_on_miss.h
+
 // The timing budget of tuning on a miss when it is turned on without one.
 inline constexpr int kDefaultTuneOnMissMs = 100;
 
@@ -200,6 +202,9 @@ class Library {
   std::string database_origin_;
   std::unique_ptr<TunedResolver> resolver_;
   std::unique_ptr<LazyJit> jit_;
+  // Compiles of tuning on a miss that outlived their first call; destroyed (joined)
+  // before jit_, which they use.
+  std::unique_ptr<PendingCompiles> pending_;
   // Baked kernel images by "arch|source sha256".
   absl::flat_hash_map<std::string, const PrebuiltKernelImage*> prebuilt_;
   mutable absl::Mutex mutex_;

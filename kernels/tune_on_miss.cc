@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <ctime>
 #include <random>
 #include <string>
@@ -54,9 +58,20 @@ std::string Label(const Measured& m) {
 
 }  // namespace
 
+PendingCompiles::~PendingCompiles() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (std::thread& thread : threads_) thread.join();
+}
+
+void PendingCompiles::Adopt(std::thread thread) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  threads_.push_back(std::move(thread));
+}
+
 absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefinition& definition,
                                       const TileOp& op, std::vector<Resolution> alternatives,
-                                      CompilationProvider& compiler, double budget_ms) {
+                                      CompilationProvider& compiler, double budget_ms,
+                                      DeviceCheck* check, PendingCompiles* pending) {
   if (alternatives.empty()) return absl::InvalidArgumentError("no variants to tune on a miss");
   std::vector<Measured> all(alternatives.size());
   for (size_t i = 0; i < alternatives.size(); ++i) {
@@ -66,21 +81,83 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
     m.lowered = m.resolution.built.lowered;
     m.source = m.resolution.built.source.text;
   }
-  // Compile in parallel (NVRTC, or the compile cache); load in order.
-  std::vector<absl::StatusOr<Cubin>> cubins(all.size(), absl::UnknownError("not compiled"));
-  {
-    std::vector<std::thread> threads;
-    for (size_t i = 0; i < all.size(); ++i) {
-      threads.emplace_back([&, i] {
-        CompileOptions options;
-        options.arch = all[i].lowered->target.ArchName();
-        cubins[i] = compiler.CompileToCubin(CudaSource{all[i].lowered->kernel_name, all[i].source},
-                                            options);
-      });
-    }
-    for (std::thread& thread : threads) thread.join();
-  }
+  const Clock::time_point started = Clock::now();
+  auto ms_since = [](Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+  };
   MissTuning out;
+  // Compile in parallel (NVRTC, or the compile cache). The results live in shared state,
+  // so that a compile left out can finish after this call returns.
+  struct Compiles {
+    std::mutex mutex;
+    std::condition_variable done;
+    std::vector<std::optional<absl::StatusOr<Cubin>>> cubins;
+    int finished = 0;
+    std::optional<Clock::time_point> first;
+  };
+  auto compiles = std::make_shared<Compiles>();
+  compiles->cubins.resize(all.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < all.size(); ++i) {
+    CudaSource source{all[i].lowered->kernel_name, all[i].source};
+    CompileOptions options;
+    options.arch = all[i].lowered->target.ArchName();
+    threads.emplace_back([compiles, i, source = std::move(source), options, &compiler] {
+      absl::StatusOr<Cubin> cubin = compiler.CompileToCubin(source, options);
+      std::lock_guard<std::mutex> lock(compiles->mutex);
+      compiles->cubins[i] = std::move(cubin);
+      ++compiles->finished;
+      if (!compiles->first) compiles->first = Clock::now();
+      compiles->done.notify_all();
+    });
+  }
+  // Meanwhile: the random input and its expected output, and the device's compare kernel.
+  std::mt19937_64 rng(std::random_device{}());
+  absl::StatusOr<VerificationImages> made = MakeVerificationImages(definition, op, rng);
+  std::unique_ptr<DeviceCheck> own_check;
+  absl::Status check_made = absl::OkStatus();
+  if (check == nullptr) {
+    absl::StatusOr<std::unique_ptr<DeviceCheck>> created = DeviceCheck::Create(context, compiler);
+    if (created.ok()) {
+      own_check = *std::move(created);
+      check = own_check.get();
+    } else {
+      check_made = created.status();
+    }
+  }
+  std::vector<absl::StatusOr<Cubin>> cubins;
+  {
+    std::unique_lock<std::mutex> lock(compiles->mutex);
+    const size_t total = all.size();
+    auto all_in = [&] { return compiles->finished == static_cast<int>(total); };
+    if (pending == nullptr) {
+      compiles->done.wait(lock, all_in);
+    } else {
+      compiles->done.wait(lock, [&] { return compiles->first.has_value(); });
+      const Clock::time_point deadline =
+          *compiles->first + std::chrono::microseconds(static_cast<int64_t>(1000 * budget_ms));
+      compiles->done.wait_until(lock, deadline, all_in);
+    }
+    for (size_t i = 0; i < total; ++i) {
+      cubins.push_back(compiles->cubins[i].has_value()
+                           ? *compiles->cubins[i]
+                           : absl::DeadlineExceededError(absl::StrFormat(
+                                 "still compiling %.0f ms after the first candidate compiled; "
+                                 "left out (it goes on into the compile cache)",
+                                 budget_ms)));
+    }
+  }
+  for (std::thread& thread : threads) {
+    if (pending == nullptr) {
+      thread.join();
+    } else {
+      pending->Adopt(std::move(thread));
+    }
+  }
+  out.compile_ms = ms_since(started);
+  const Clock::time_point verifying = Clock::now();
+  TT_RETURN_IF_ERROR(made.status());
+  TT_RETURN_IF_ERROR(check_made);
   for (size_t i = 0; i < all.size(); ++i) {
     Measured& m = all[i];
     absl::StatusOr<std::unique_ptr<TileKernel>> kernel =
@@ -98,8 +175,7 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
   // Verify every candidate on one draw, comparing on the device (the output and the
   // untouched input against uploaded copies); a candidate that differs is checked again on
   // the host, which names the first wrong element.
-  std::mt19937_64 rng(std::random_device{}());
-  TT_ASSIGN_OR_RETURN(VerificationImages images, MakeVerificationImages(definition, op, rng));
+  const VerificationImages& images = *made;
   TT_ASSIGN_OR_RETURN(DeviceBuffer input, DeviceBuffer::Allocate(context, images.input.size()));
   TT_ASSIGN_OR_RETURN(DeviceBuffer output, DeviceBuffer::Allocate(context, images.expected.size()));
   TT_ASSIGN_OR_RETURN(DeviceBuffer pristine, DeviceBuffer::Allocate(context, images.input.size()));
@@ -108,7 +184,6 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
   TT_RETURN_IF_ERROR(input.CopyFromHost(images.input.data(), images.input.size()));
   TT_RETURN_IF_ERROR(pristine.CopyFromHost(images.input.data(), images.input.size()));
   TT_RETURN_IF_ERROR(expected.CopyFromHost(images.expected.data(), images.expected.size()));
-  TT_ASSIGN_OR_RETURN(std::unique_ptr<DeviceCheck> check, DeviceCheck::Create(context, compiler));
   TT_ASSIGN_OR_RETURN(RegionOffsets verify_offsets, definition.Offsets(op));
   // Set when a candidate may have written its input: the next one gets it back first.
   bool input_dirty = false;
@@ -152,6 +227,7 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
   pristine = DeviceBuffer();
   expected = DeviceBuffer();
   out.verified = static_cast<int>(running.size());
+  out.verify_ms = ms_since(verifying);
   if (running.empty()) {
     std::vector<std::string> errors;
     for (const Measured& m : all) errors.push_back(absl::StrCat(Label(m), ": ", m.error));
@@ -215,17 +291,38 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
   TT_RETURN_IF_ERROR(round(order, 1, us));  // Calibration.
   const double fastest = std::max(0.5, *std::min_element(us.begin(), us.end()));
   const int batch = std::clamp(static_cast<int>(std::ceil(kBatchUs / fastest)), 1, kMaxBatch);
+  // True when one candidate's every sample beats every sample of each other one: more
+  // rounds would not change the winner.
+  auto separated = [&] {
+    if (running.size() < 2) return true;
+    size_t best = 0;
+    for (size_t i = 1; i < running.size(); ++i) {
+      if (tuning::Median(running[i]->samples_us) < tuning::Median(running[best]->samples_us)) {
+        best = i;
+      }
+    }
+    const double slowest_best =
+        *std::max_element(running[best]->samples_us.begin(), running[best]->samples_us.end());
+    for (size_t i = 0; i < running.size(); ++i) {
+      if (i == best) continue;
+      if (*std::min_element(running[i]->samples_us.begin(), running[i]->samples_us.end()) <=
+          slowest_best) {
+        return false;
+      }
+    }
+    return true;
+  };
   const Clock::time_point timing = Clock::now();
   int rounds = 0;
   while (rounds < kMinRounds ||
-         (rounds < kMaxRounds &&
-          std::chrono::duration<double, std::milli>(Clock::now() - timing).count() < budget_ms)) {
+         (rounds < kMaxRounds && ms_since(timing) < budget_ms && !separated())) {
     std::rotate(order.begin(), order.begin() + 1, order.end());
     TT_RETURN_IF_ERROR(round(order, batch, us));
     for (size_t i = 0; i < running.size(); ++i) running[i]->samples_us.push_back(us[i]);
     ++rounds;
   }
   out.rounds = rounds;
+  out.timing_ms = ms_since(timing);
 
   size_t best = 0;
   for (size_t i = 1; i < running.size(); ++i) {
@@ -241,8 +338,10 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
                         : absl::StrFormat("%s %.2f us", Label(m), tuning::Median(m.samples_us)));
   }
   out.detail = absl::StrFormat(
-      "tuned on a miss: %d of %zu variant(s) verified, %d round(s) of %d launch(es): %s won; %s",
-      out.verified, all.size(), rounds, batch, Label(winner), absl::StrJoin(lines, "; "));
+      "tuned on a miss: %d of %zu variant(s) verified, %d round(s) of %d launch(es) "
+      "(compile %.0f ms, input and verification %.0f ms, timing %.0f ms): %s won; %s",
+      out.verified, all.size(), rounds, batch, out.compile_ms, out.verify_ms, out.timing_ms,
+      Label(winner), absl::StrJoin(lines, "; "));
 
   tuning::TuningRecord& record = out.record;
   TT_ASSIGN_OR_RETURN(*record.mutable_problem(), definition.ToProblem(op));

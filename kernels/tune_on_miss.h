@@ -8,18 +8,25 @@
 //                                                    std::move(alternatives), compiler, 100));
 //   ... tuned.kernel launches; tuned.record goes into the user's database ...
 //
-// Every candidate is compiled (in parallel), loaded and verified bit-exact on one draw of
-// random input before any is timed; one that fails is dropped and named in `detail`.
+// Every candidate is compiled in parallel (while the random input and the CPU reference
+// are made), loaded and verified bit-exact on one draw of random input before any is
+// timed; one that fails is dropped and named in `detail`. A candidate still compiling
+// `budget_ms` after the first one finished is left out, so one slow compile (a deeply
+// unrolled variant takes seconds in NVRTC) does not hold the first call; with `pending`
+// its compile goes on in the background and lands in the compile cache.
 // Timing: a warm-up launch each, then interleaved rounds (the candidates in a rotating
 // order), each candidate launched in a batch on a rotation of buffer pairs larger than
 // three times the L2 (as far as device memory allows), timed with events; at least three
-// rounds, then rounds until `budget_ms` of timing has passed (at most 25). The winner has
+// rounds, then rounds until `budget_ms` of timing has passed (at most 25), or until the
+// fastest candidate's every sample beats every sample of each other one. The winner has
 // the lowest median per launch.
 #ifndef KERNELS_TUNE_ON_MISS_H_
 #define KERNELS_TUNE_ON_MISS_H_
 
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -28,10 +35,26 @@
 #include "compiler/ir/tile_op.h"
 #include "compiler/ops/tile_op_definition.h"
 #include "compiler/tuning_db/tuning_db.pb.h"
+#include "kernels/device_check.h"
 #include "kernels/runtime/runtime.h"
 #include "kernels/tile_kernel.h"
 
 namespace tiletune {
+
+// Compiles a first call stopped waiting for. They go on in the background and are joined
+// when this is destroyed, which must happen before the compiler they use is destroyed.
+class PendingCompiles {
+ public:
+  PendingCompiles() = default;
+  PendingCompiles(const PendingCompiles&) = delete;
+  PendingCompiles& operator=(const PendingCompiles&) = delete;
+  ~PendingCompiles();
+  void Adopt(std::thread thread);
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::thread> threads_;
+};
 
 struct MissTuning {
   // The winner, loaded on the context.
@@ -43,16 +66,23 @@ struct MissTuning {
   int compiled = 0;
   int verified = 0;
   int rounds = 0;
+  // Wall-clock milliseconds of the phases: compiling (until the candidates waited for are
+  // in), making the input and reference and verifying, timing.
+  double compile_ms = 0, verify_ms = 0, timing_ms = 0;
   // One line: what was measured and why the winner won ("3 of 4 candidates verified, 5
   // rounds: nearest ... 12.1 us over heuristic 14.0 us; ...").
   std::string detail;
 };
 
 // FailedPrecondition when no candidate compiles, loads and verifies (each one's error in
-// the message); a launch fault is Aborted.
+// the message); a launch fault is Aborted. `check` is the device's compare kernel (made
+// here when null); `pending` adopts compiles left out (without it every compile is
+// waited for). `compiler` must outlive `pending`.
 absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefinition& definition,
                                       const TileOp& op, std::vector<Resolution> alternatives,
-                                      CompilationProvider& compiler, double budget_ms);
+                                      CompilationProvider& compiler, double budget_ms,
+                                      DeviceCheck* check = nullptr,
+                                      PendingCompiles* pending = nullptr);
 
 }  // namespace tiletune
 

@@ -358,6 +358,22 @@ TEST_F(TunedResolverTest, AlternativesAreDistinctAndRankedExactNearestHeuristic)
   EXPECT_EQ((*none)[0].level, ResolutionLevel::kHeuristic);
 }
 
+// A tile far wider than the problem's rows (a [*, 2048] tile over rows of 11 elements)
+// shrinks to cover the rows, and its rows grow by what the width gave up.
+TEST_F(TunedResolverTest, TransferredTilesWiderThanTheRowsAreFittedToThem) {
+  auto resolver =
+      Make({SimtRecord(Slice(DataType::kF32, {4096, 4096}, {0, 3}, {4096, 4000}), {8, 2048}, 256)});
+  auto r = resolver->Resolve(H200(), Slice(DataType::kF32, {100000, 12}, {0, 1}, {100000, 11}));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->level, ResolutionLevel::kNearest) << r->detail;
+  EXPECT_THAT(r->request.launch.tile, ElementsAre(1024, 16));
+  EXPECT_THAT(r->detail, HasSubstr("tile fitted to 1024x16"));
+  // A tile that already fits is kept as tuned.
+  auto wide = resolver->Resolve(H200(), Slice(DataType::kF32, {5000, 4000}, {0, 1}, {5000, 3000}));
+  ASSERT_TRUE(wide.ok()) << wide.status();
+  EXPECT_THAT(wide->request.launch.tile, ElementsAre(8, 2048));
+}
+
 // A slice's 2-D tile transferred to a dense tensor (one merged dimension) is fitted to
 // one dimension of as many elements, not used to tile the tensor's rows unmerged.
 TEST_F(TunedResolverTest, TransferredTilesAreFittedToTheMergedRank) {

@@ -470,16 +470,40 @@ LaunchParams CopyDefinition::AdaptLaunch(const TileOp& op, const tuning::Problem
   } else if (tuned.tile.size() == SqueezedCopyExtents(theirs).size()) {
     target = SqueezedCopyExtents(ours);
   }
-  if (target.empty() || target.size() == tuned.tile.size()) return tuned;
-  int64_t elements = 1;
-  for (int64_t t : tuned.tile) {
-    elements = std::min<int64_t>(elements * std::max<int64_t>(t, 1), int64_t{1} << 30);
-  }
+  if (target.empty()) return tuned;
   LaunchParams adapted = tuned;
-  adapted.tile.assign(target.size(), 1);
-  for (size_t d = target.size(); d-- > 0 && elements > 1;) {
-    adapted.tile[d] = std::min(target[d], elements);
-    elements = (elements + adapted.tile[d] - 1) / adapted.tile[d];
+  if (target.size() != tuned.tile.size()) {
+    int64_t elements = 1;
+    for (int64_t t : tuned.tile) {
+      elements = std::min<int64_t>(elements * std::max<int64_t>(t, 1), int64_t{1} << 30);
+    }
+    adapted.tile.assign(target.size(), 1);
+    for (size_t d = target.size(); d-- > 0 && elements > 1;) {
+      adapted.tile[d] = std::min(target[d], elements);
+      elements = (elements + adapted.tile[d] - 1) / adapted.tile[d];
+    }
+    return adapted;
+  }
+  // Same rank: a tile dimension far wider than this problem's extent (a [*, 512] tile over
+  // rows of 11) idles most of each CTA; it shrinks to the smallest power of two covering
+  // the extent, and the elements it gave up go to the dimensions outside it, as far as
+  // their extents reach, so a CTA keeps about the work it was tuned with.
+  auto cover = [](int64_t extent) {
+    int64_t p = 1;
+    while (p < extent) p *= 2;
+    return p;
+  };
+  int64_t spare = 1;
+  for (size_t d = target.size(); d-- > 0;) {
+    const int64_t limit = cover(target[d]);
+    if (adapted.tile[d] > limit) {
+      spare = std::min<int64_t>(spare * (adapted.tile[d] / limit), int64_t{1} << 24);
+      adapted.tile[d] = limit;
+    } else if (spare > 1 && adapted.tile[d] < limit) {
+      const int64_t grow = std::min(spare, limit / adapted.tile[d]);
+      adapted.tile[d] *= grow;
+      spare /= grow;
+    }
   }
   return adapted;
 }
