@@ -10,10 +10,11 @@
 //
 // Every candidate is compiled in parallel (while the random input and the CPU reference
 // are made), loaded and verified bit-exact on one draw of random input before any is
-// timed; one that fails is dropped and named in `detail`. A candidate still compiling
-// `budget_ms` after the first one finished is left out, so one slow compile (a deeply
-// unrolled variant takes seconds in NVRTC) does not hold the first call; with `pending`
-// its compile goes on in the background and lands in the compile cache.
+// timed; one that fails is dropped and named in `detail`. With `pending`, a candidate
+// still compiling twice `budget_ms` after the start (or twice as long as the first
+// compile took, if longer) is left out, so one slow compile (a deeply unrolled variant
+// takes seconds in NVRTC) does not hold the first call; its compile goes on in the
+// background and lands in the compile cache.
 // Timing: a warm-up launch each, then interleaved rounds (the candidates in a rotating
 // order), each candidate launched in a batch on a rotation of buffer pairs larger than
 // three times the L2 (as far as device memory allows), timed with events; at least three
