@@ -22,6 +22,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class FakeCodegen : public DeviceCodegen {
  public:
@@ -356,6 +357,45 @@ TEST_F(TunedResolverTest, AlternativesAreDistinctAndRankedExactNearestHeuristic)
   ASSERT_TRUE(none.ok());
   ASSERT_EQ(none->size(), 1u);
   EXPECT_EQ((*none)[0].level, ResolutionLevel::kHeuristic);
+}
+
+// A GPU newer than every record (sm_100) takes the records of the newest older
+// architecture with the same data-movement features (sm_90: TMA, cp.async, L2 hints);
+// sm_80 records never stand in for an sm_90 GPU, which has TMA they were not tuned with.
+TEST_F(TunedResolverTest, ANewerArchitectureTakesAnOlderOneWithTheSameFeatures) {
+  tuning::DeviceIdentity b200;
+  b200.set_name("NVIDIA B200");
+  b200.set_cc_major(10);
+  b200.set_cc_minor(0);
+  tuning::DeviceIdentity a100;
+  a100.set_name("NVIDIA A100");
+  a100.set_cc_major(8);
+  a100.set_cc_minor(0);
+  const CopyOp op = Op({4096, 4096});
+  auto resolver = Make({SimtRecord(op, {8, 1024}, 256), Record(a100, op, "sync", {4, 512}, 64, 1)});
+  auto newer = resolver->Resolve(b200, op);
+  ASSERT_TRUE(newer.ok()) << newer.status();
+  EXPECT_EQ(newer->level, ResolutionLevel::kNearest) << newer->detail;
+  EXPECT_EQ(newer->request.launch.threads, 256);
+  EXPECT_EQ(newer->request.target.ArchName(), "sm_100a");
+  EXPECT_THAT(newer->detail, HasSubstr("tuned on the older architecture sm_90"));
+  auto alternatives = resolver->Alternatives(b200, op, 4);
+  ASSERT_TRUE(alternatives.ok()) << alternatives.status();
+  EXPECT_EQ((*alternatives)[0].request.launch.threads, 256);
+  EXPECT_THAT((*alternatives)[0].detail, HasSubstr("older architecture sm_90"));
+
+  // An H100 with only the A100's record: the heuristic, not the record.
+  auto only_a100 = Make({Record(a100, op, "sync", {4, 512}, 64, 1)});
+  auto hopper = only_a100->Resolve(H200(), op);
+  ASSERT_TRUE(hopper.ok()) << hopper.status();
+  EXPECT_EQ(hopper->level, ResolutionLevel::kHeuristic) << hopper->detail;
+  // The A100's own records still serve another sm_80 board.
+  tuning::DeviceIdentity a30 = a100;
+  a30.set_name("NVIDIA A30");
+  auto ampere = only_a100->Resolve(a30, op);
+  ASSERT_TRUE(ampere.ok()) << ampere.status();
+  EXPECT_EQ(ampere->level, ResolutionLevel::kNearest) << ampere->detail;
+  EXPECT_THAT(ampere->detail, Not(HasSubstr("older architecture")));
 }
 
 // A tile far wider than the problem's rows (a [*, 2048] tile over rows of 11 elements)

@@ -148,6 +148,29 @@ std::vector<std::pair<double, size_t>> TunedResolver::Ranked(
   return near;
 }
 
+std::optional<tuning::DeviceIdentity> TunedResolver::OlderStandIn(
+    const TileOpDefinition& definition, const tuning::DeviceIdentity& device) const {
+  absl::StatusOr<Target> mine = TargetOf(device);
+  if (!mine.ok()) return std::nullopt;
+  auto same_features = [&](const Target& t) {
+    return t.HasCpAsync() == mine->HasCpAsync() && t.HasL2CacheHints() == mine->HasL2CacheHints() &&
+           t.HasTma() == mine->HasTma();
+  };
+  std::optional<tuning::DeviceIdentity> best;
+  for (const tuning::TuningRecord& record : records_) {
+    const tuning::DeviceIdentity& theirs = record.device();
+    const int cc = theirs.cc_major() * 10 + theirs.cc_minor();
+    if (cc >= mine->arch() || tuning::OperatorName(record.problem()) != definition.name()) continue;
+    absl::StatusOr<Target> target = TargetOf(theirs);
+    if (!target.ok() || !same_features(*target)) continue;
+    if (best && best->cc_major() * 10 + best->cc_minor() >= cc) continue;
+    best = device;
+    best->set_cc_major(theirs.cc_major());
+    best->set_cc_minor(theirs.cc_minor());
+  }
+  return best;
+}
+
 absl::StatusOr<std::vector<Resolution>> TunedResolver::Alternatives(
     const tuning::DeviceIdentity& device, const TileOp& op, size_t max_count) const {
   TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, ops_->For(op));
@@ -181,6 +204,17 @@ absl::StatusOr<std::vector<Resolution>> TunedResolver::Alternatives(
     resolution->detail =
         absl::StrCat(resolution->detail, absl::StrFormat(" (distance %.2f)", distance));
     if (!keep(*std::move(resolution))) return out;
+  }
+  if (const std::optional<tuning::DeviceIdentity> older = OlderStandIn(*definition, device);
+      older.has_value() && out.empty()) {
+    for (const auto& [distance, index] : Ranked(*definition, probe.problem(), *older)) {
+      auto resolution = Attempt(records_[index], ResolutionLevel::kNearest, codegen, op, target);
+      if (!resolution.ok()) continue;
+      resolution->detail = absl::StrCat(resolution->detail, " (older architecture sm_",
+                                        older->cc_major(), older->cc_minor(),
+                                        absl::StrFormat(", distance %.2f)", distance));
+      if (!keep(*std::move(resolution))) return out;
+    }
   }
   absl::StatusOr<Resolution> heuristic = Heuristic(*definition, codegen, op, target);
   if (heuristic.ok() && out.size() < max_count) keep(*std::move(heuristic));
@@ -231,7 +265,26 @@ absl::StatusOr<Resolution> TunedResolver::Resolve(const tuning::DeviceIdentity& 
                                      : absl::StrCat(near.size(), " nearby record(s) do not lower "
                                                                  "for this problem; "));
 
-  // 3. Heuristic.
+  // 3. An older architecture with the same data-movement features, only when this one
+  // has nothing usable.
+  if (const std::optional<tuning::DeviceIdentity> older = OlderStandIn(*definition, device);
+      older.has_value()) {
+    const std::vector<std::pair<double, size_t>> old_near = Ranked(*definition, problem, *older);
+    for (const auto& [distance, index] : old_near) {
+      auto resolution = Attempt(records_[index], ResolutionLevel::kNearest, codegen, op, target);
+      if (resolution.ok()) {
+        resolution->detail = absl::StrCat(
+            why, resolution->detail, " (tuned on the older architecture sm_", older->cc_major(),
+            older->cc_minor(), ", which has the same data-movement features; nearest usable of ",
+            old_near.size(), " of its record(s); distance ", absl::StrFormat("%.2f", distance), ")");
+        return resolution;
+      }
+    }
+    absl::StrAppend(&why, "no record of the older architecture sm_", older->cc_major(),
+                    older->cc_minor(), " lowers for this problem; ");
+  }
+
+  // 4. Heuristic.
   TT_ASSIGN_OR_RETURN(Resolution resolution, Heuristic(*definition, codegen, op, target));
   resolution.detail = absl::StrCat(why, resolution.detail);
   return resolution;

@@ -8,7 +8,11 @@
 //                 operator's TransferFeatures, plus a step for another dtype) are nearest
 //                 and whose variant lowers for this problem; on a GPU of another name the
 //                 records of its compute capability transfer this way, never as exact;
-//   3. heuristic  the operator's built-in choice for the target.
+//   3. older      with no usable record of the device's own compute capability: the
+//                 records of the newest older one whose target has the same data-movement
+//                 features (cp.async, L2 hints, TMA: sm_90 records on an sm_100 GPU, never
+//                 sm_80 records on an sm_90 one), ranked as in 2 (reported as nearest);
+//   4. heuristic  the operator's built-in choice for the target.
 //
 // Every answer says which level produced it and why the levels above did not.
 //
@@ -25,6 +29,7 @@
 #define COMPILER_BACKEND_TUNED_RESOLVER_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -103,6 +108,12 @@ class TunedResolver {
   std::vector<std::pair<double, size_t>> Ranked(const TileOpDefinition& definition,
                                                 const tuning::Problem& problem,
                                                 const tuning::DeviceIdentity& device) const;
+
+  // The device identity, with the compute capability of the newest older architecture
+  // whose records may stand in for this device's (step 3 above); none when no record of
+  // `definition` is of such an architecture.
+  std::optional<tuning::DeviceIdentity> OlderStandIn(const TileOpDefinition& definition,
+                                                     const tuning::DeviceIdentity& device) const;
 
   DeviceCodegenRegistry* registry_;
   const TileOpRegistry* ops_;
