@@ -4,7 +4,11 @@
 // (kernels/prebuilt.h) when linked.
 //
 //   bake --database=h200.txtpb --targets=sm_90a --name=//pkg:kernels
-//        [--problems='copy:f16:8192,8192;im2col:...'] --output=kernels.cc
+//        [--problems='copy:f16:8192,8192;im2col:...'] [--ptx=false] --output=kernels.cc
+//
+// Each kernel is embedded as a CUBIN for its record's architecture and, unless
+// --ptx=false, as PTX for the plain virtual architecture below it (compute_90 for
+// sm_90a), which the driver compiles for a newer GPU that has no CUBIN of its own.
 //
 // Every record must be for one of --targets (a database for another architecture is an
 // error naming the record and the targets); --problems keeps only the records of those
@@ -45,11 +49,12 @@ struct BakeArguments {
   std::string problems;
   std::string name;
   std::string output;
+  bool ptx = true;
 };
 
 constexpr char kUsage[] =
     "usage: bake --database=PATH --targets=sm_90a[,sm_80...] --name=NAME "
-    "[--problems=SPECS] --output=OUT.cc";
+    "[--problems=SPECS] [--ptx=true|false] --output=OUT.cc";
 
 absl::StatusOr<BakeArguments> ParseArguments(int argc, char** argv) {
   BakeArguments args;
@@ -74,6 +79,12 @@ absl::StatusOr<BakeArguments> ParseArguments(int argc, char** argv) {
       args.name = kv[1];
     } else if (key == "output") {
       args.output = kv[1];
+    } else if (key == "ptx") {
+      if (kv[1] != "true" && kv[1] != "false") {
+        return absl::InvalidArgumentError(absl::StrCat("--ptx is '", kv[1].substr(0, 40),
+                                                       "'; accepted: true, false"));
+      }
+      args.ptx = kv[1] == "true";
     } else {
       return absl::InvalidArgumentError(absl::StrCat("unknown flag --", key.substr(0, 40), "; ", kUsage));
     }
@@ -199,6 +210,24 @@ absl::Status Bake(const BakeArguments& args) {
                     CppBytes(cubin->bytes), "\n};\n");
     absl::StrAppend(&images, "    {\"", arch, "\", \"", sha, "\", kCubin", count, ", sizeof(kCubin",
                     count, ")},  // ", definition->Describe(*op), "\n");
+    if (args.ptx) {
+      // The plain virtual architecture ("sm_90a" -> compute_90): its PTX runs on every
+      // newer GPU, compiled by the driver when the kernel is loaded.
+      CompileOptions virtual_arch;
+      virtual_arch.arch = std::string(absl::StripSuffix(absl::StripSuffix(arch, "a"), "f"));
+      absl::StatusOr<Ptx> ptx = nvrtc->CompileToPtx(built.source, virtual_arch);
+      if (!ptx.ok()) {
+        return absl::Status(ptx.status().code(), absl::StrCat(definition->Describe(*op), " as PTX: ",
+                                                              ptx.status().message()));
+      }
+      const std::string compute =
+          absl::StrCat("compute_", absl::StripPrefix(virtual_arch.arch, "sm_"));
+      // NUL-terminated: the driver reads PTX as a C string.
+      absl::StrAppend(&arrays, "alignas(16) const unsigned char kPtx", count, "[] = {\n    ",
+                      CppBytes(ptx->text + std::string(1, '\0')), "\n};\n");
+      absl::StrAppend(&images, "    {\"", compute, "\", \"", sha, "\", kPtx", count,
+                      ", sizeof(kPtx", count, ")},  // PTX of the above\n");
+    }
     ++count;
   }
   TT_ASSIGN_OR_RETURN(std::string text, tuning::SerializeTuningDatabase(kept, tuning::DatabaseFormat::kText,

@@ -120,9 +120,15 @@ Library::Library(LibraryOptions options, absl::Status database_status,
 
 const PrebuiltKernelImage* Library::FindPrebuilt(const BuiltKernel& built) const {
   if (prebuilt_.empty()) return nullptr;
-  auto it = prebuilt_.find(
-      absl::StrCat(built.lowered->target.ArchName(), "|", Sha256Hex(built.source.text)));
-  return it == prebuilt_.end() ? nullptr : it->second;
+  const std::string sha = Sha256Hex(built.source.text);
+  auto it = prebuilt_.find(absl::StrCat(built.lowered->target.ArchName(), "|", sha));
+  if (it != prebuilt_.end()) return it->second;
+  // PTX runs on its virtual architecture and every newer one.
+  for (int arch = built.lowered->target.arch(); arch >= 30; --arch) {
+    it = prebuilt_.find(absl::StrCat("compute_", arch, "|", sha));
+    if (it != prebuilt_.end()) return it->second;
+  }
+  return nullptr;
 }
 
 absl::StatusOr<Explanation> Library::Explain(const TileOp& op,
@@ -132,7 +138,9 @@ absl::StatusOr<Explanation> Library::Explain(const TileOp& op,
   Explanation out;
   out.level = resolution.level;
   out.detail = resolution.detail;
-  out.prebuilt = FindPrebuilt(built) != nullptr;
+  const PrebuiltKernelImage* image = FindPrebuilt(built);
+  out.prebuilt = image != nullptr;
+  if (image != nullptr) out.prebuilt_arch = image->arch;
   out.kernel_name = built.lowered->kernel_name;
   return out;
 }
@@ -366,6 +374,7 @@ absl::StatusOr<std::unique_ptr<Library::Entry>> Library::Build(Device& device, c
                              lowered.kernel_name, lowered.path_name, lowered.form_name,
                              lowered.launch};
     entry->info.prebuilt = prebuilt;
+    if (image != nullptr) entry->info.prebuilt_arch = image->arch;
     entry->info.tuned_on_miss = tuned_before;
   }
   entry->info.first_call_ms =
@@ -488,6 +497,7 @@ absl::StatusOr<KernelImage> Library::Prepare(const TileOp& op, int ordinal, bool
   if (const PrebuiltKernelImage* baked = FindPrebuilt(built)) {
     image.cubin.assign(reinterpret_cast<const char*>(baked->cubin), baked->cubin_size);
     image.info.prebuilt = true;
+    image.info.prebuilt_arch = baked->arch;
   } else if (!jit || !options_.jit) {
     return absl::UnimplementedError(absl::StrCat(
         definition->Describe(op), " on ", device->identity.name(), ": no kernel baked for it (",
@@ -500,11 +510,13 @@ absl::StatusOr<KernelImage> Library::Prepare(const TileOp& op, int ordinal, bool
     image.cubin = std::move(cubin.bytes);
   }
   const bool prebuilt = image.info.prebuilt;
+  const std::string prebuilt_arch = image.info.prebuilt_arch;
   image.info = LaunchInfo{resolution.level,          resolution.detail,
                           resolution.codegen->name(), built.lowered->kernel_name,
                           built.lowered->path_name,   built.lowered->form_name,
                           built.lowered->launch};
   image.info.prebuilt = prebuilt;
+  image.info.prebuilt_arch = prebuilt_arch;
   TT_ASSIGN_OR_RETURN(image.offsets, definition->Offsets(op));
   image.info.first_call_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -123,8 +123,10 @@ struct LaunchInfo {
   // Whether this problem was tuned on its miss (resolution_detail then says what was
   // measured).
   bool tuned_on_miss = false;
-  // Whether the kernel came baked into the program (no compiling).
+  // Whether the kernel came baked into the program (no compiling), and the architecture
+  // of the baked image: "sm_90a" (a CUBIN) or "compute_90" (PTX the driver compiled).
   bool prebuilt = false;
+  std::string prebuilt_arch;
 };
 
 // A resolved kernel, compiled (or baked) but not loaded: what a Plan (kernels/tiletune.h)
@@ -141,8 +143,10 @@ struct KernelImage {
 struct Explanation {
   ResolutionLevel level = ResolutionLevel::kHeuristic;
   std::string detail;
-  // A baked kernel serves it: launching needs no compiler.
+  // A baked kernel serves it: launching needs no compiler. Its image's architecture:
+  // "sm_90a" (a CUBIN) or "compute_90" (PTX the driver compiles on load).
   bool prebuilt = false;
+  std::string prebuilt_arch;
   std::string kernel_name;
 };
 
@@ -183,7 +187,8 @@ class Library {
 
   Library(LibraryOptions options, absl::Status database_status, std::string database_origin,
           std::unique_ptr<TunedResolver> resolver, std::unique_ptr<LazyJit> jit);
-  // The baked image of `built`'s kernel, if one is linked in.
+  // The baked image of `built`'s kernel, if one is linked in: the CUBIN for its target, or
+  // else the PTX of the newest virtual architecture not newer than the target.
   const PrebuiltKernelImage* FindPrebuilt(const BuiltKernel& built) const;
   absl::StatusOr<Device*> CurrentDevice();
   absl::StatusOr<Device*> DeviceFor(int ordinal);

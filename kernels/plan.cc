@@ -205,6 +205,7 @@ absl::StatusOr<Plan::Impl*> MakeImpl(const TileOp& op, const PlanOptions& option
   impl->info.detail = image.info.resolution_detail;
   impl->info.kernel_name = image.info.kernel_name;
   impl->info.prebuilt = image.info.prebuilt;
+  impl->info.prebuilt_arch = image.info.prebuilt_arch;
   impl->info.create_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return impl.release();

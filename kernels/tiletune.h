@@ -91,8 +91,11 @@ struct PlanInfo {
   std::string level;
   std::string detail;
   std::string kernel_name;
-  // Served by a kernel baked into the program (nothing was compiled).
+  // Served by a kernel baked into the program (nothing was compiled by tiletune), and
+  // the image's architecture: "sm_90a" (a CUBIN) or "compute_90" (PTX, which the driver
+  // compiled for a newer GPU).
   bool prebuilt = false;
+  std::string prebuilt_arch;
   // Host time Create took.
   double create_ms = 0;
 };

@@ -9,6 +9,7 @@
         problems = [                      # optional: bake only these problems
             "im2col:f16:32,56,56,64:k=3:p=1",
         ],
+        ptx = True,                       # also PTX, for GPUs newer than the targets
     )
 
     cc_binary(name = "app", srcs = ["app.cc"], deps = [":resnet_kernels", "//kernels:library"])
@@ -16,13 +17,17 @@
 At build time //kernels:bake compiles each record's tuned kernel with NVRTC (no GPU needed)
 and generates a source embedding the CUBINs and the records; the cc_library it becomes
 registers them when linked (alwayslink), so tiletune::Library launches those problems with
-no NVRTC, no file and no environment variable. Anything else falls back to the JIT, or is
+no NVRTC, no file and no environment variable. With `ptx` (the default) each kernel is also
+embedded as PTX for its target's plain virtual architecture (compute_90 for sm_90a): on a
+newer GPU with the same data-movement features, which takes the targets' records (see
+compiler/backend/tuned_resolver.h), the driver compiles that PTX, still without NVRTC.
+Anything else falls back to the JIT, or is
 Unimplemented naming the problem when the JIT is off (LibraryOptions::jit, TILETUNE_JIT=0).
 A database that does not read, a record for an architecture not in `targets`, or a problem
 in `problems` the database lacks fails the build with that error.
 """
 
-def tiletune_kernels(name, database, targets = ["sm_90a"], problems = [], **kwargs):
+def tiletune_kernels(name, database, targets = ["sm_90a"], problems = [], ptx = True, **kwargs):
     generated = name + "_baked.cc"
     problem_flag = ""
     if problems:
@@ -36,11 +41,12 @@ def tiletune_kernels(name, database, targets = ["sm_90a"], problems = [], **kwar
         # rest of the build already compiles (a host build would compile it all again).
         srcs = [database, "//kernels:bake"],
         outs = [generated],
-        cmd = "$(location //kernels:bake) --database=$(location %s) --targets=%s --name=%s %s --output=$@" % (
+        cmd = "$(location //kernels:bake) --database=$(location %s) --targets=%s --name=%s %s --ptx=%s --output=$@" % (
             database,
             ",".join(targets),
             "//%s:%s" % (native.package_name(), name),
             problem_flag,
+            "true" if ptx else "false",
         ),
         message = "Baking tuned kernels for " + name,
     )

@@ -1,8 +1,10 @@
 #include "kernels/verify.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -18,10 +20,28 @@ absl::StatusOr<VerificationImages> MakeVerificationImages(const TileOpDefinition
   VerificationImages images;
   images.input.resize(sizes.input_bytes + 2 * kGuardBytes);
   std::vector<uint8_t>& input = images.input;
-  for (size_t i = 0; i < input.size(); i += 8) {
-    const uint64_t word = rng();
-    for (size_t j = 0; j < 8 && i + j < input.size(); ++j) input[i + j] = uint8_t(word >> (8 * j));
-  }
+  // Large inputs are filled by several threads, each from its own generator seeded by
+  // `rng` (tuning on a miss waits for this on a first call).
+  constexpr size_t kChunk = size_t{32} << 20;
+  const size_t chunks = (input.size() + kChunk - 1) / kChunk;
+  std::vector<uint64_t> seeds(chunks);
+  for (uint64_t& seed : seeds) seed = rng();
+  auto fill = [&](size_t first_chunk, size_t step) {
+    for (size_t c = first_chunk; c < chunks; c += step) {
+      std::mt19937_64 local(seeds[c]);
+      const size_t end = std::min(input.size(), (c + 1) * kChunk);
+      for (size_t i = c * kChunk; i < end; i += 8) {
+        const uint64_t word = local();
+        for (size_t j = 0; j < 8 && i + j < end; ++j) input[i + j] = uint8_t(word >> (8 * j));
+      }
+    }
+  };
+  const size_t workers =
+      std::min<size_t>(chunks, std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 16));
+  std::vector<std::thread> threads;
+  for (size_t w = 1; w < workers; ++w) threads.emplace_back(fill, w, workers);
+  fill(0, std::max<size_t>(workers, 1));
+  for (std::thread& thread : threads) thread.join();
   // A non-zero poison, so an output written as zero is told apart from one left alone.
   images.poison = static_cast<uint8_t>(1 + rng() % 255);
   images.expected.assign(sizes.output_bytes + 2 * kGuardBytes, images.poison);

@@ -56,7 +56,12 @@ absl::StatusOr<Resolution> TunedResolver::Attempt(
     const std::shared_ptr<const DeviceCodegen>& codegen, const TileOp& op,
     const Target& target) const {
   TT_ASSIGN_OR_RETURN(Trial tuned, TrialOf(record.winner()));
-  if (level != ResolutionLevel::kExact) {
+  TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, ops_->For(op));
+  TT_ASSIGN_OR_RETURN(tuning::Problem problem, definition->ToProblem(op));
+  // The same problem on another board or architecture keeps everything it was tuned with.
+  const bool same_problem = level == ResolutionLevel::kExact ||
+                            problem.SerializeAsString() == record.problem().SerializeAsString();
+  if (!same_problem) {
     // The vector width a record was tuned with follows its own alignments (a narrow one
     // for an odd pitch); another problem takes the widest its own alignments allow.
     tuned.hints.coalesced_width.reset();
@@ -67,9 +72,8 @@ absl::StatusOr<Resolution> TunedResolver::Attempt(
   resolution.level = level;
   resolution.codegen = codegen;
   resolution.request = CodegenRequest{std::move(resolved), tuned.launch, target};
-  if (level != ResolutionLevel::kExact) {
+  if (!same_problem) {
     // Another problem's launch: fitted to this one first, as stored if that does not lower.
-    TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, ops_->For(op));
     const LaunchParams adapted = definition->AdaptLaunch(op, record.problem(), tuned.launch);
     if (adapted.tile != tuned.launch.tile) {
       resolution.request.launch = adapted;

@@ -60,13 +60,57 @@ TEST(ExampleTest, TheRuleBakedTheProblemsItWasGiven) {
   const std::vector<const PrebuiltKernelSet*> sets = PrebuiltKernelSets();
   ASSERT_EQ(sets.size(), 1u);
   EXPECT_STREQ(sets[0]->name, "//kernels/example:resnet_kernels");
-  EXPECT_EQ(sets[0]->image_count, 3u);
+  // Each kernel twice: a CUBIN for sm_90a, and PTX for compute_90 (newer GPUs).
+  ASSERT_EQ(sets[0]->image_count, 6u);
+  int cubins = 0, ptx = 0;
   for (size_t i = 0; i < sets[0]->image_count; ++i) {
-    EXPECT_STREQ(sets[0]->images[i].arch, "sm_90a");
-    EXPECT_GT(sets[0]->images[i].cubin_size, 1000u);
-    // An ELF image, as NVRTC wrote it.
-    EXPECT_EQ(std::string(reinterpret_cast<const char*>(sets[0]->images[i].cubin), 4), "\x7f" "ELF");
+    const PrebuiltKernelImage& image = sets[0]->images[i];
+    EXPECT_GT(image.cubin_size, 1000u);
+    const std::string bytes(reinterpret_cast<const char*>(image.cubin), image.cubin_size);
+    if (std::string(image.arch) == "sm_90a") {
+      ++cubins;
+      // An ELF image, as NVRTC wrote it.
+      EXPECT_EQ(bytes.substr(0, 4), "\x7f" "ELF");
+    } else {
+      ++ptx;
+      EXPECT_STREQ(image.arch, "compute_90");
+      EXPECT_THAT(bytes, HasSubstr(".target sm_90\n"));
+      EXPECT_EQ(bytes.back(), '\0') << "PTX reaches the driver as a C string";
+      // The same kernel as the CUBIN before it.
+      EXPECT_STREQ(image.source_sha256, sets[0]->images[i - 1].source_sha256);
+    }
   }
+  EXPECT_EQ(cubins, 3);
+  EXPECT_EQ(ptx, 3);
+}
+
+// On a newer GPU (sm_100) the baked records stand in for its own (an older architecture
+// with the same data-movement features), the kernels come out the same, and their PTX
+// serves them: still no NVRTC.
+TEST(ExampleTest, ANewerGpuRunsTheBakedPtx) {
+  LibraryOptions options;
+  options.database_path = "";
+  options.jit = false;
+  auto library = Library::Create(options);
+  ASSERT_TRUE(library.ok()) << library.status();
+  tuning::DeviceIdentity b200;
+  b200.set_name("NVIDIA B200");
+  b200.set_cc_major(10);
+  b200.set_cc_minor(0);
+  for (const TileOp* op : std::vector<const TileOp*>{new CopyOp(DenseCopy(8192, 8192)),
+                                                     new Im2colOp(Layer1())}) {
+    std::unique_ptr<const TileOp> owned(op);
+    auto on_h200 = (*library)->Explain(*op, H200());
+    auto on_b200 = (*library)->Explain(*op, b200);
+    ASSERT_TRUE(on_h200.ok() && on_b200.ok());
+    EXPECT_EQ(on_h200->prebuilt_arch, "sm_90a");
+    EXPECT_EQ(on_b200->level, ResolutionLevel::kNearest) << on_b200->detail;
+    EXPECT_THAT(on_b200->detail, HasSubstr("older architecture sm_90"));
+    EXPECT_TRUE(on_b200->prebuilt) << on_b200->detail;
+    EXPECT_EQ(on_b200->prebuilt_arch, "compute_90");
+    EXPECT_EQ(on_b200->kernel_name, on_h200->kernel_name);
+  }
+  EXPECT_FALSE(NvrtcIsMapped());
 }
 
 TEST(ExampleTest, BakedProblemsResolveExactWithoutNvrtc) {
@@ -87,6 +131,7 @@ TEST(ExampleTest, BakedProblemsResolveExactWithoutNvrtc) {
     ASSERT_TRUE(explained.ok()) << explained.status();
     EXPECT_EQ(explained->level, ResolutionLevel::kExact) << explained->detail;
     EXPECT_TRUE(explained->prebuilt) << explained->detail;
+    EXPECT_EQ(explained->prebuilt_arch, "sm_90a");
   }
   // Off the baked list: resolved (nearest), but nothing baked serves it.
   auto other = (*library)->Explain(DenseCopy(1000, 1000), H200());
@@ -125,6 +170,12 @@ TEST(ExampleTest, TheToolRefusesBadDatabasesNamingTheFault) {
       Bake("--database=kernels/tuned/h200.txtpb --targets=sm_90a --problems=copy:f16:1000,1000");
   EXPECT_EQ(code, 1);
   EXPECT_THAT(err, HasSubstr("copy:f16:1000,1000 has no record in kernels/tuned/h200.txtpb"));
+
+  std::tie(code, err) = Bake(
+      "--database=kernels/tuned/h200.txtpb --targets=sm_90a --problems=copy:f16:8192,8192 "
+      "--ptx=maybe");
+  EXPECT_EQ(code, 2);
+  EXPECT_THAT(err, HasSubstr("--ptx is 'maybe'; accepted: true, false"));
 
   std::tie(code, err) = Bake("--database=kernels/tuned/h200.txtpb --targets=sm_91");
   EXPECT_EQ(code, 2);
