@@ -644,7 +644,7 @@ std::string Usage(const TileOpRegistry& ops) {
       "                                the shard of a Slurm job array when --shard is not given\n"
       "  JOB_COMPLETION_INDEX, TILETUNE_SHARD_COUNT\n"
       "                                the shard of a Kubernetes indexed Job, likewise\n"
-      "  TILETUNE_NVRTC_LIBRARY        NVRTC to load (else $CUDA_PATH/lib64, "
+      "  TILETUNE_NVRTC_LIBRARY        NVRTC to load, and no other (unset: $CUDA_PATH/lib64, "
       "/usr/local/cuda/lib64, the loader path)\n"
       "  TILETUNE_CUDA_DRIVER_LIBRARY  the CUDA driver to load (else libcuda.so.1)\n"
       "\nexit codes: 0 done; 1 a problem failed or a file could not be written; 2 usage error; "

@@ -20,8 +20,11 @@ constexpr const char* kLibraryName = "libnvrtc.so.13";
 
 std::vector<std::string> CandidatePaths() {
   std::vector<std::string> paths;
-  if (const char* explicit_path = std::getenv("TILETUNE_NVRTC_LIBRARY")) {
-    paths.push_back(explicit_path);
+  // A library named explicitly is the only one tried: falling back to another would hide
+  // that the one asked for is missing.
+  if (const char* explicit_path = std::getenv("TILETUNE_NVRTC_LIBRARY");
+      explicit_path != nullptr && *explicit_path != '\0') {
+    return {explicit_path};
   }
   if (const char* cuda_path = std::getenv("CUDA_PATH")) {
     paths.push_back(absl::StrCat(cuda_path, "/lib64/", kLibraryName));

@@ -2,8 +2,9 @@
 //
 // Loading at run time keeps every binary free of a link-time dependency on the CUDA
 // toolkit's shared libraries: the same binary runs on a development machine and on the
-// GPU machine, and finds NVRTC in (first match wins) $TILETUNE_NVRTC_LIBRARY,
-// $CUDA_PATH/lib64, /usr/local/cuda/lib64, then the dynamic loader's search path.
+// GPU machine, and finds NVRTC at $TILETUNE_NVRTC_LIBRARY when that is set (and nowhere
+// else), otherwise in (first match wins) $CUDA_PATH/lib64, /usr/local/cuda/lib64, then the
+// dynamic loader's search path.
 //
 //   TT_ASSIGN_OR_RETURN(const NvrtcApi* nvrtc, LoadNvrtc());
 //   TT_RETURN_IF_ERROR(ToStatus(nvrtc->nvrtcVersion(&major, &minor), "nvrtcVersion"));
@@ -48,9 +49,9 @@ struct NvrtcApi {
 // Unavailable, naming every path tried, when no usable library is found.
 absl::StatusOr<const NvrtcApi*> LoadNvrtc();
 
-// Loads the first usable library of `paths` (LoadNvrtc's list: $TILETUNE_NVRTC_LIBRARY,
-// $CUDA_PATH/lib64, /usr/local/cuda/lib64, the loader path); Unavailable naming every path
-// tried and why each failed otherwise.
+// Loads the first usable library of `paths` (LoadNvrtc's list: $TILETUNE_NVRTC_LIBRARY
+// alone when set, else $CUDA_PATH/lib64, /usr/local/cuda/lib64, the loader path);
+// Unavailable naming every path tried and why each failed otherwise.
 absl::StatusOr<NvrtcApi> LoadNvrtcFrom(const std::vector<std::string>& paths);
 
 // Converts an NVRTC result into a status whose message carries `detail` and NVRTC's own

@@ -1,5 +1,6 @@
-// The tiletune_kernels rule end to end without a GPU: the baked set is linked in, its
-// problems resolve exact to embedded kernels, the library never loads NVRTC for them, and
+// The tiletune_kernels rule end to end without a GPU, with NVRTC made unloadable: the baked
+// set is linked in, its problems resolve exact to embedded kernels (and, on a newer GPU, to
+// their PTX), the library never loads NVRTC for them, and
 // the build-time tool refuses a corrupt database, a database for another architecture
 // and a problem the database lacks, naming each.
 #include <sys/wait.h>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/cuda/nvrtc_api.h"
 #include "compiler/ops/copy/copy_op.h"
 #include "compiler/ops/im2col/im2col_op.h"
 #include "gmock/gmock.h"
@@ -49,11 +51,24 @@ Im2colOp Layer1() {
   return Im2colOp::Dense(DataType::kF16, g);
 }
 
+// NVRTC is unloadable in this whole process (and in the tool it runs): the baked problems
+// must not need it. LoadNvrtc tries $TILETUNE_NVRTC_LIBRARY alone when it is set.
+const bool kNvrtcUnloadable =
+    setenv("TILETUNE_NVRTC_LIBRARY", "/nonexistent/libnvrtc.so.13", /*overwrite=*/1) == 0;
+
 bool NvrtcIsMapped() {
   std::ifstream maps("/proc/self/maps");
   std::stringstream text;
   text << maps.rdbuf();
   return text.str().find("libnvrtc") != std::string::npos;
+}
+
+TEST(ExampleTest, NvrtcCannotBeLoadedHere) {
+  ASSERT_TRUE(kNvrtcUnloadable);
+  absl::StatusOr<const NvrtcApi*> nvrtc = LoadNvrtc();
+  ASSERT_FALSE(nvrtc.ok());
+  EXPECT_THAT(nvrtc.status().message(), HasSubstr("/nonexistent/libnvrtc.so.13"));
+  EXPECT_FALSE(NvrtcIsMapped());
 }
 
 TEST(ExampleTest, TheRuleBakedTheProblemsItWasGiven) {
