@@ -414,6 +414,24 @@ TEST_F(TunedResolverTest, TransferredTilesWiderThanTheRowsAreFittedToThem) {
   EXPECT_THAT(wide->request.launch.tile, ElementsAre(8, 2048));
 }
 
+// A thread layout tuned for a 2-D tile is not carried onto the 1-D tile it is fitted to
+// (8x32 over one row would leave 7 of 8 warps without work): the lowering picks one.
+TEST_F(TunedResolverTest, AFittedTileLeavesTheRecordsThreadLayoutBehind) {
+  tuning::TuningRecord record =
+      SimtRecord(Slice(DataType::kF16, {4096, 4096}, {0, 3}, {4096, 4000}), {8, 2048}, 256);
+  record.mutable_winner()->mutable_hints()->set_loop_layout("8x32");
+  auto resolver = Make({record});
+  auto fitted = resolver->Resolve(H200(), Op({3, 1048579}));
+  ASSERT_TRUE(fitted.ok()) << fitted.status();
+  EXPECT_THAT(fitted->request.launch.tile, ElementsAre(16384));
+  EXPECT_FALSE(fitted->request.op->hints.loop_layout.has_value());
+  EXPECT_THAT(fitted->detail, HasSubstr("its thread layout left to the lowering"));
+  // A tile used as tuned keeps its layout.
+  auto kept = resolver->Resolve(H200(), Slice(DataType::kF16, {2048, 4096}, {0, 1}, {2048, 4001}));
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  ASSERT_TRUE(kept->request.op->hints.loop_layout.has_value());
+}
+
 // A slice's 2-D tile transferred to a dense tensor (one merged dimension) is fitted to
 // one dimension of as many elements, not used to tile the tensor's rows unmerged.
 TEST_F(TunedResolverTest, TransferredTilesAreFittedToTheMergedRank) {

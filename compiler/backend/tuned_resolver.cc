@@ -71,24 +71,30 @@ absl::StatusOr<Resolution> TunedResolver::Attempt(
   Resolution resolution;
   resolution.level = level;
   resolution.codegen = codegen;
-  resolution.request = CodegenRequest{std::move(resolved), tuned.launch, target};
   if (!same_problem) {
     // Another problem's launch: fitted to this one first, as stored if that does not lower.
     const LaunchParams adapted = definition->AdaptLaunch(op, record.problem(), tuned.launch);
     if (adapted.tile != tuned.launch.tile) {
-      resolution.request.launch = adapted;
+      std::unique_ptr<TileOp> fitted = resolved->Clone();
+      // A thread layout was tuned for the record's tile shape: on another (a 2-D layout
+      // over a 1-D tile idles most of the CTA) the lowering picks one, unless the op sets it.
+      if (!op.hints.loop_layout.has_value()) fitted->hints.loop_layout.reset();
+      resolution.request = CodegenRequest{std::move(fitted), adapted, target};
       if (absl::StatusOr<BuiltKernel> built = codegen->BuildWithoutCompile(resolution.request);
           built.ok()) {
         resolution.built = *std::move(built);
         resolution.detail = absl::StrCat(
             ResolutionLevelName(level), ": record ", tuning::RecordKey(record), " -> ",
             tuning::DescribeVariant(record.winner()), ", tile fitted to ",
-            absl::StrJoin(adapted.tile, "x"));
+            absl::StrJoin(adapted.tile, "x"),
+            tuned.hints.loop_layout.has_value() && !op.hints.loop_layout.has_value()
+                ? " (its thread layout left to the lowering)"
+                : "");
         return resolution;
       }
-      resolution.request.launch = tuned.launch;
     }
   }
+  resolution.request = CodegenRequest{std::move(resolved), tuned.launch, target};
   TT_ASSIGN_OR_RETURN(resolution.built, codegen->BuildWithoutCompile(resolution.request));
   resolution.detail = absl::StrCat(ResolutionLevelName(level), ": record ",
                                    tuning::RecordKey(record), " -> ",
