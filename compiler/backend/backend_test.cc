@@ -559,5 +559,42 @@ TEST_F(TunedResolverTest, Im2colExactRecordAndHeuristic) {
   }
 }
 
+// The stem's staged record (whole output rows of whole matrix rows: 112x147) transfers to
+// another C=3 layer as whole rows of that layer (one output row of 320, K = 108): the
+// staged form, where its numbers as stored would only make the flat one.
+TEST_F(TunedResolverTest, AnIm2colTileOfWholeRowsTransfersAsWholeRows) {
+  Im2colGeometry stem;
+  stem.n = 32, stem.h = stem.w = 224, stem.c = 3, stem.kh = stem.kw = 7;
+  stem.sh = stem.sw = 2, stem.ph = stem.pw = 3;
+  tuning::TuningRecord record;
+  *record.mutable_device() = H200();
+  *record.mutable_problem() = *BuiltinTileOps().Find("im2col").value()->ToProblem(
+      Im2colOp::Dense(DataType::kF16, stem));
+  tuning::Variant* v = record.mutable_winner();
+  v->mutable_hints()->set_prefer_instruction("sync");
+  v->mutable_lowering()->set_path("simt_im2col");
+  v->mutable_lowering()->set_form("staged");
+  v->mutable_lowering()->add_tile(112);
+  v->mutable_lowering()->add_tile(147);
+  v->mutable_lowering()->set_threads(256);
+  record.mutable_winner_statistics()->set_median_us(36);
+  record.mutable_winner_statistics()->set_sample_count(5);
+  auto resolver = Make({record});
+  Im2colGeometry yolo;
+  yolo.n = 16, yolo.h = yolo.w = 640, yolo.c = 3, yolo.kh = yolo.kw = 6;
+  yolo.sh = yolo.sw = 2, yolo.ph = yolo.pw = 2;
+  auto r = resolver->Resolve(H200(), Im2colOp::Dense(DataType::kF16, yolo));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->level, ResolutionLevel::kNearest) << r->detail;
+  EXPECT_THAT(r->request.launch.tile, ElementsAre(320, 108));
+  EXPECT_EQ(r->built.lowered->form_name, "staged") << r->detail;
+  // A tile that is not whole rows is used as tuned.
+  record.mutable_winner()->mutable_lowering()->set_tile(1, 64);
+  record.mutable_winner()->mutable_lowering()->set_form("flat");
+  auto partial = Make({record})->Resolve(H200(), Im2colOp::Dense(DataType::kF16, yolo));
+  ASSERT_TRUE(partial.ok()) << partial.status();
+  EXPECT_THAT(partial->request.launch.tile, ElementsAre(112, 64));
+}
+
 }  // namespace
 }  // namespace tiletune

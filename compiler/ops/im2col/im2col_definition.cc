@@ -102,6 +102,22 @@ std::vector<double> Im2colDefinition::TransferFeatures(const tuning::Problem& pr
                               dtype.ok() ? DataTypeBytes(*dtype) : 2);
 }
 
+LaunchParams Im2colDefinition::AdaptLaunch(const TileOp& op, const tuning::Problem& from,
+                                           const LaunchParams& tuned) const {
+  if (tuned.tile.size() != 2 || !from.has_im2col() || op.op_name() != name()) return tuned;
+  const Im2colGeometry theirs = ConvGeometryFromProblem(from.im2col());
+  const Im2colGeometry& ours = static_cast<const Im2colOp&>(op).geometry;
+  if (theirs.K() <= 0 || tuned.tile[1] != theirs.K()) return tuned;
+  LaunchParams adapted = tuned;
+  adapted.tile[1] = ours.K();
+  const int64_t their_ow = theirs.OW();
+  if (their_ow > 0 && tuned.tile[0] % their_ow == 0 && tuned.tile[0] / their_ow <= 8 &&
+      ours.OW() > 0) {
+    adapted.tile[0] = tuned.tile[0] / their_ow * ours.OW();
+  }
+  return adapted;
+}
+
 std::string Im2colDefinition::SpecSyntax() const { return "DTYPE:" + ConvSpecSyntax(); }
 
 absl::StatusOr<std::unique_ptr<TileOp>> Im2colDefinition::ParseSpec(
