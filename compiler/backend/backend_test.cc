@@ -588,6 +588,16 @@ TEST_F(TunedResolverTest, AnIm2colTileOfWholeRowsTransfersAsWholeRows) {
   EXPECT_EQ(r->level, ResolutionLevel::kNearest) << r->detail;
   EXPECT_THAT(r->request.launch.tile, ElementsAre(320, 108));
   EXPECT_EQ(r->built.lowered->form_name, "staged") << r->detail;
+  // One output row of a long 1-D signal (OW 3199) would make 8 tiles of the whole
+  // matrix, where the record had 3584: block_M stays as tuned.
+  Im2colGeometry audio;
+  audio.n = 8, audio.h = 1, audio.w = 16000, audio.c = 1, audio.kh = 1, audio.kw = 10;
+  audio.sh = 1, audio.sw = 5;
+  record.mutable_winner()->mutable_lowering()->set_tile(1, 147);
+  record.mutable_winner()->mutable_lowering()->set_tile(0, 112);
+  auto signal = Make({record})->Resolve(H200(), Im2colOp::Dense(DataType::kF16, audio));
+  ASSERT_TRUE(signal.ok()) << signal.status();
+  EXPECT_THAT(signal->request.launch.tile, ElementsAre(112, 10)) << signal->detail;
   // A tile that is not whole rows is used as tuned.
   record.mutable_winner()->mutable_lowering()->set_tile(1, 64);
   record.mutable_winner()->mutable_lowering()->set_form("flat");

@@ -1,5 +1,7 @@
 #include "compiler/ops/im2col/im2col_definition.h"
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -111,9 +113,21 @@ LaunchParams Im2colDefinition::AdaptLaunch(const TileOp& op, const tuning::Probl
   LaunchParams adapted = tuned;
   adapted.tile[1] = ours.K();
   const int64_t their_ow = theirs.OW();
-  if (their_ow > 0 && tuned.tile[0] % their_ow == 0 && tuned.tile[0] / their_ow <= 8 &&
-      ours.OW() > 0) {
-    adapted.tile[0] = tuned.tile[0] / their_ow * ours.OW();
+  if (their_ow <= 0 || ours.OW() <= 0 || tuned.tile[0] % their_ow != 0) return adapted;
+  // As many of this problem's output rows as the record's tile had of its own, fewer when
+  // that would make a tile over four times the tuned one's elements or leave fewer tiles
+  // than the record had (up to 256, two waves of CTAs): the output row of a long 1-D
+  // signal is one tile of thousands of pixels. The tuned block_M when even one row would.
+  const int64_t tuned_elements = tuned.tile[0] * tuned.tile[1];
+  const int64_t their_tiles = (theirs.M() + tuned.tile[0] - 1) / tuned.tile[0];
+  const int64_t min_tiles = std::min<int64_t>(their_tiles, 256);
+  for (int64_t rows = std::min<int64_t>(tuned.tile[0] / their_ow, 8); rows >= 1; --rows) {
+    const int64_t block_m = rows * ours.OW();
+    if (block_m * ours.K() <= 4 * tuned_elements &&
+        (ours.M() + block_m - 1) / block_m >= min_tiles) {
+      adapted.tile[0] = block_m;
+      break;
+    }
   }
   return adapted;
 }

@@ -51,8 +51,10 @@ class Im2colDefinition final : public TileOpDefinition {
   Trial Heuristic(const TileOp& op, const Target& target) const override;
   // A tile tuned as whole rows of another problem's column matrix (block_K = its K) takes
   // this problem's whole rows, and then, when its block_M was whole output rows (a
-  // multiple of its OW, up to 8), as many of this problem's: the structure the staged form
-  // needs, where the tuned numbers alone would not fit.
+  // multiple of its OW, up to 8), as many of this problem's, or fewer, so that the tile
+  // stays within four times the tuned one's elements and the tiles are as many as the
+  // record's (up to 256): the structure the staged form needs, where the tuned numbers
+  // alone would not fit.
   LaunchParams AdaptLaunch(const TileOp& op, const tuning::Problem& from,
                            const LaunchParams& tuned) const override;
 };
