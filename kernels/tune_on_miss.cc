@@ -62,12 +62,26 @@ std::string Label(const Measured& m) {
 
 PendingCompiles::~PendingCompiles() {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (std::thread& thread : threads_) thread.join();
+  for (auto& [thread, finished] : threads_) thread.join();
 }
 
-void PendingCompiles::Adopt(std::thread thread) {
+void PendingCompiles::Adopt(std::thread thread, std::function<bool()> finished) {
   std::lock_guard<std::mutex> lock(mutex_);
-  threads_.push_back(std::move(thread));
+  // A finished thread keeps its stack until joined: join those now.
+  for (auto it = threads_.begin(); it != threads_.end();) {
+    if (it->second()) {
+      it->first.join();
+      it = threads_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  threads_.emplace_back(std::move(thread), std::move(finished));
+}
+
+size_t PendingCompiles::size() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return threads_.size();
 }
 
 absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefinition& definition,
@@ -158,11 +172,14 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
                                  ms_since(started))));
     }
   }
-  for (std::thread& thread : threads) {
+  for (size_t i = 0; i < threads.size(); ++i) {
     if (pending == nullptr) {
-      thread.join();
+      threads[i].join();
     } else {
-      pending->Adopt(std::move(thread));
+      pending->Adopt(std::move(threads[i]), [compiles, i] {
+        std::lock_guard<std::mutex> lock(compiles->mutex);
+        return compiles->cubins[i].has_value();
+      });
     }
   }
   out.compile_ms = ms_since(started);

@@ -24,6 +24,7 @@
 #ifndef KERNELS_TUNE_ON_MISS_H_
 #define KERNELS_TUNE_ON_MISS_H_
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -42,19 +43,23 @@
 
 namespace tiletune {
 
-// Compiles a first call stopped waiting for. They go on in the background and are joined
-// when this is destroyed, which must happen before the compiler they use is destroyed.
+// Compile threads a first call stopped waiting for. They go on in the background; each
+// Adopt joins the ones that have finished, and the destructor joins the rest, which must
+// happen before the compiler they use is destroyed.
 class PendingCompiles {
  public:
   PendingCompiles() = default;
   PendingCompiles(const PendingCompiles&) = delete;
   PendingCompiles& operator=(const PendingCompiles&) = delete;
   ~PendingCompiles();
-  void Adopt(std::thread thread);
+  // `finished` says (thread-safely) whether `thread` has done its work.
+  void Adopt(std::thread thread, std::function<bool()> finished);
+  // Threads adopted and not yet joined.
+  size_t size();
 
  private:
   std::mutex mutex_;
-  std::vector<std::thread> threads_;
+  std::vector<std::pair<std::thread, std::function<bool()>>> threads_;
 };
 
 struct MissTuning {
