@@ -148,9 +148,16 @@ class CudaTuningDevice::Workspace {
     memcpy_bytes_ = static_cast<size_t>(task.sizes.bytes_moved / 2);
     baselines_.push_back({"cudaMemcpy", ""});
     if (memcpy_bytes_ == 0) baselines_.back().unavailable = "the problem moves no bytes";
-    if (memcpy_bytes_ > std::min(in_span_, out_span_) && in_.size() < 2) {
-      // One set only, and one side too small: copy from the larger side into a spare.
-      TT_ASSIGN_OR_RETURN(spare_, DeviceBuffer::Allocate(context_, memcpy_bytes_));
+    if (memcpy_bytes_ > 0 && memcpy_bytes_ > std::min(in_span_, out_span_) && in_.size() < 2) {
+      // One set only, and one side too small: copy from the larger side into a spare. No
+      // memory for it loses the baseline, not the task.
+      absl::StatusOr<DeviceBuffer> spare = DeviceBuffer::Allocate(context_, memcpy_bytes_);
+      if (spare.ok()) {
+        spare_ = *std::move(spare);
+      } else {
+        baselines_.back().unavailable =
+            absl::StrCat("no memory for its destination: ", spare.status().message());
+      }
     }
     if (task.op->op_name() == Im2colOp::Name()) {
       const auto& op = static_cast<const Im2colOp&>(*task.op);

@@ -156,6 +156,13 @@ absl::Status Tuner::MeasureBaselines(const TuningTask& task, Evaluator& evaluato
         // The winner was measured before: its failure now is the device's, and fatal. A
         // baseline's failure only loses that baseline.
         if (id == 0) return sample.status();
+        if (absl::IsAborted(sample.status())) {
+          // The baseline faulted the device: the winner must not be blamed for the fault
+          // its next sample would find.
+          return absl::AbortedError(absl::StrCat("the baseline ", baselines[id - 1].name,
+                                                 " faulted the device: ",
+                                                 sample.status().message()));
+        }
         failed[id - 1] = absl::StrCat("its measurement failed: ", sample.status().message());
         continue;
       }
@@ -177,10 +184,17 @@ absl::Status Tuner::MeasureBaselines(const TuningTask& task, Evaluator& evaluato
       baseline->set_unavailable(unavailable);
       continue;
     }
-    TT_ASSIGN_OR_RETURN(*baseline->mutable_statistics(),
-                        tuning::StatisticsOf(mine, task.sizes.bytes_moved, options_.ceiling_gbps));
+    absl::StatusOr<tuning::Statistics> statistics =
+        tuning::StatisticsOf(mine, task.sizes.bytes_moved, options_.ceiling_gbps);
+    if (!statistics.ok()) {
+      // A bad timing (zero, not finite) loses this baseline, never the record.
+      baseline->set_unavailable(absl::StrCat("its timings were unusable: ",
+                                             statistics.status().message()));
+      continue;
+    }
+    *baseline->mutable_statistics() = *std::move(statistics);
     baseline->set_speedup(Median(mine) / winner_median);
-    if (i == 0) {
+    if (baselines[i].name == "cudaMemcpy") {
       memcpy_speedup = baseline->speedup();
       memcpy_gbps = baseline->statistics().gbps();
     } else if (library_speedup == 0) {

@@ -351,13 +351,29 @@ absl::StatusOr<std::unique_ptr<Library::Entry>> Library::Build(Device& device, c
     BuiltKernel& built = resolution.built;
     entry = std::make_unique<Entry>();
     const PrebuiltKernelImage* image = FindPrebuilt(built);
+    std::string baked_failure;
     if (image != nullptr) {
       Cubin cubin;
       cubin.bytes.assign(reinterpret_cast<const char*>(image->cubin), image->cubin_size);
       cubin.arch = image->arch;
-      TT_ASSIGN_OR_RETURN(entry->kernel,
-                          TileKernel::CreateFromCubin(*device.context, built.lowered,
-                                                      std::move(built.source.text), cubin));
+      absl::StatusOr<std::unique_ptr<TileKernel>> loaded =
+          TileKernel::CreateFromCubin(*device.context, built.lowered, built.source.text, cubin);
+      if (loaded.ok()) {
+        entry->kernel = *std::move(loaded);
+      } else if (!options_.jit || absl::string_view(image->arch).substr(0, 8) != "compute_") {
+        return loaded.status();
+      } else {
+        // The driver refused the baked PTX (e.g. a PTX version newer than it reads): the
+        // JIT compiles the same kernel instead.
+        baked_failure = absl::StrCat("; the baked ", image->arch, " PTX did not load (",
+                                     loaded.status().message(), "), compiled instead");
+        std::fprintf(stderr, "tiletune: %s%s\n", definition->Describe(op).c_str(),
+                     baked_failure.c_str());
+        image = nullptr;
+      }
+    }
+    if (entry->kernel != nullptr) {
+      // Loaded from the baked image.
     } else if (!options_.jit) {
       return absl::UnimplementedError(absl::StrCat(
           definition->Describe(op), " on ", device.identity.name(), ": no kernel baked for it (",
@@ -370,8 +386,12 @@ absl::StatusOr<std::unique_ptr<Library::Entry>> Library::Build(Device& device, c
     entry->info.prebuilt = image != nullptr;
     const LoweredTileKernel& lowered = entry->kernel->lowered();
     const bool prebuilt = entry->info.prebuilt;
-    entry->info = LaunchInfo{resolution.level,   resolution.detail, resolution.codegen->name(),
-                             lowered.kernel_name, lowered.path_name, lowered.form_name,
+    entry->info = LaunchInfo{resolution.level,
+                             absl::StrCat(resolution.detail, baked_failure),
+                             resolution.codegen->name(),
+                             lowered.kernel_name,
+                             lowered.path_name,
+                             lowered.form_name,
                              lowered.launch};
     entry->info.prebuilt = prebuilt;
     if (image != nullptr) entry->info.prebuilt_arch = image->arch;

@@ -72,8 +72,8 @@ struct MissTuning {
   int compiled = 0;
   int verified = 0;
   int rounds = 0;
-  // Wall-clock milliseconds of the phases: compiling (until the candidates waited for are
-  // in), making the input and reference and verifying, timing.
+  // Wall-clock milliseconds of the phases: compiling, with the random input and CPU
+  // reference made meanwhile (until both are done); loading and verifying; timing.
   double compile_ms = 0, verify_ms = 0, timing_ms = 0;
   // One line: what was measured and why the winner won ("3 of 4 candidates verified, 5
   // rounds: nearest ... 12.1 us over heuristic 14.0 us; ...").
