@@ -24,8 +24,6 @@ namespace tiletune {
 namespace autotune {
 namespace {
 
-// Buffer pairs rotated through while timing: at least three L2s of bytes, at most this many.
-constexpr size_t kMaxPairs = 16;
 // Each timed batch lasts about this long.
 constexpr double kBatchUs = 200;
 constexpr int kMaxBatch = 200;
@@ -90,22 +88,10 @@ absl::Status EvaluateOne(const TileOpRegistry& ops, const TileOp& op, Library& e
       CheckBitExact(tuned, context, op, images, input, output, stream.get(), "tuned"));
 
   const OperandSizes sizes = definition->Sizes(op);
-  std::vector<std::pair<CUdeviceptr, CUdeviceptr>> pairs = {
-      {input.ptr() + kGuardBytes, output.ptr() + kGuardBytes}};
-  std::vector<DeviceBuffer> rotation;
-  const size_t pair_bytes = std::max<size_t>(1, sizes.input_bytes + sizes.output_bytes);
-  const size_t wanted = std::min<size_t>(
-      kMaxPairs, (3 * static_cast<size_t>(context.info().l2_bytes) + pair_bytes - 1) / pair_bytes);
-  while (pairs.size() < wanted) {
-    absl::StatusOr<DeviceBuffer> in = DeviceBuffer::Allocate(context, sizes.input_bytes);
-    if (!in.ok()) break;
-    absl::StatusOr<DeviceBuffer> out = DeviceBuffer::Allocate(context, sizes.output_bytes);
-    if (!out.ok()) break;
-    TT_RETURN_IF_ERROR(in->Fill(0));
-    pairs.emplace_back(in->ptr(), out->ptr());
-    rotation.push_back(*std::move(in));
-    rotation.push_back(*std::move(out));
-  }
+  TT_ASSIGN_OR_RETURN(BufferRotation rotation,
+                      RotateOperandBuffers(context, sizes, {input.ptr() + kGuardBytes,
+                                                            output.ptr() + kGuardBytes}));
+  const std::vector<std::pair<CUdeviceptr, CUdeviceptr>>& pairs = rotation.pairs;
   Library* sides[2] = {&evaluated, &tuned};
   TT_ASSIGN_OR_RETURN(auto start, Event::Create(context));
   TT_ASSIGN_OR_RETURN(auto end, Event::Create(context));

@@ -32,7 +32,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int kMinRounds = 3;
 constexpr int kMaxRounds = 25;
-constexpr size_t kMaxPairs = 16;
 // A timed batch lasts about this long, so host launch gaps and event resolution do not
 // dominate a kernel of a few microseconds.
 constexpr double kBatchUs = 100;
@@ -269,22 +268,10 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
   // is smaller than three L2s.
   const OperandSizes sizes = definition.Sizes(op);
   TT_ASSIGN_OR_RETURN(RegionOffsets offsets, definition.Offsets(op));
-  std::vector<std::pair<CUdeviceptr, CUdeviceptr>> pairs = {
-      {input.ptr() + kGuardBytes, output.ptr() + kGuardBytes}};
-  std::vector<DeviceBuffer> rotation;
-  const size_t pair_bytes = std::max<size_t>(1, sizes.input_bytes + sizes.output_bytes);
-  const size_t wanted = std::min<size_t>(
-      kMaxPairs, (3 * static_cast<size_t>(context.info().l2_bytes) + pair_bytes - 1) / pair_bytes);
-  while (pairs.size() < wanted) {
-    absl::StatusOr<DeviceBuffer> in = DeviceBuffer::Allocate(context, sizes.input_bytes);
-    if (!in.ok()) break;
-    absl::StatusOr<DeviceBuffer> outb = DeviceBuffer::Allocate(context, sizes.output_bytes);
-    if (!outb.ok()) break;
-    TT_RETURN_IF_ERROR(in->Fill(0));
-    pairs.emplace_back(in->ptr(), outb->ptr());
-    rotation.push_back(*std::move(in));
-    rotation.push_back(*std::move(outb));
-  }
+  TT_ASSIGN_OR_RETURN(BufferRotation rotation,
+                      RotateOperandBuffers(context, sizes, {input.ptr() + kGuardBytes,
+                                                            output.ptr() + kGuardBytes}));
+  const std::vector<std::pair<CUdeviceptr, CUdeviceptr>>& pairs = rotation.pairs;
   TT_ASSIGN_OR_RETURN(std::unique_ptr<Stream> stream, Stream::Create(context));
   std::vector<std::unique_ptr<Event>> starts, ends;
   for (size_t i = 0; i < running.size(); ++i) {

@@ -5,6 +5,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -112,6 +113,28 @@ absl::Status VerifyTileKernelOn(const Context& context, TileKernel& kernel,
                                             " wrong byte(s) from there on"));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<BufferRotation> RotateOperandBuffers(const Context& context,
+                                                    const OperandSizes& sizes,
+                                                    std::pair<CUdeviceptr, CUdeviceptr> first) {
+  constexpr size_t kMaxPairs = 16;
+  BufferRotation rotation;
+  rotation.pairs.push_back(first);
+  const size_t pair_bytes = std::max<size_t>(1, sizes.input_bytes + sizes.output_bytes);
+  const size_t wanted = std::min<size_t>(
+      kMaxPairs, (3 * static_cast<size_t>(context.info().l2_bytes) + pair_bytes - 1) / pair_bytes);
+  while (rotation.pairs.size() < wanted) {
+    absl::StatusOr<DeviceBuffer> in = DeviceBuffer::Allocate(context, sizes.input_bytes);
+    if (!in.ok()) break;
+    absl::StatusOr<DeviceBuffer> out = DeviceBuffer::Allocate(context, sizes.output_bytes);
+    if (!out.ok()) break;
+    TT_RETURN_IF_ERROR(in->Fill(0));
+    rotation.pairs.emplace_back(in->ptr(), out->ptr());
+    rotation.owned.push_back(*std::move(in));
+    rotation.owned.push_back(*std::move(out));
+  }
+  return rotation;
 }
 
 }  // namespace tiletune

@@ -8,12 +8,16 @@
 //
 //   std::mt19937_64 rng(seed);
 //   TT_RETURN_IF_ERROR(VerifyTileKernel(*context, *kernel, definition, op, rng));
+//
+// Timings after verification rotate through buffers larger than the L2
+// (RotateOperandBuffers).
 #ifndef KERNELS_VERIFY_H_
 #define KERNELS_VERIFY_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -56,6 +60,18 @@ absl::Status VerifyTileKernelOn(const Context& context, TileKernel& kernel,
                                 const TileOpDefinition& definition, const TileOp& op,
                                 const VerificationImages& images, DeviceBuffer& input,
                                 DeviceBuffer& output);
+
+// The (input, output) pairs a timing rotates through so that each launch finds its
+// operands outside the L2: `first` (typically the verification pair), then pairs of
+// `sizes` allocated here (inputs zero-filled) while the rotation is smaller than three L2s,
+// at most 16 pairs, fewer where device memory runs out.
+struct BufferRotation {
+  std::vector<std::pair<CUdeviceptr, CUdeviceptr>> pairs;
+  std::vector<DeviceBuffer> owned;  // the buffers allocated here
+};
+absl::StatusOr<BufferRotation> RotateOperandBuffers(const Context& context,
+                                                    const OperandSizes& sizes,
+                                                    std::pair<CUdeviceptr, CUdeviceptr> first);
 
 }  // namespace tiletune
 
