@@ -13,6 +13,7 @@
 #include "compiler/ops/im2col/im2col_op.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kernels/example/example_problems.h"
 #include "kernels/library.h"
 #include "kernels/prebuilt.h"
 #include "kernels/runtime/driver_api.h"
@@ -25,22 +26,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-CopyOp DenseCopy(int64_t rows, int64_t cols) {
-  Buffer src = Buffer::RowMajor("src", DataType::kF16, Scope::kGlobal, {rows, cols});
-  Buffer dst = Buffer::RowMajor("dst", DataType::kF16, Scope::kGlobal, {rows, cols});
-  return CopyOp{Region::Whole(src), Region::Whole(dst)};
-}
-
-Im2colOp Layer1() {
-  Im2colGeometry g;
-  g.n = 32;
-  g.h = g.w = 56;
-  g.c = 64;
-  g.kh = g.kw = 3;
-  g.ph = g.pw = 1;
-  return Im2colOp::Dense(DataType::kF16, g);
-}
-
 class ExampleGpuTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -48,21 +33,42 @@ class ExampleGpuTest : public ::testing::Test {
     TT_SKIP_UNLESS(context_->info().ArchName() == "sm_90a", "the kernels are baked for sm_90a");
   }
 
+  // One op's fresh random input on the device (primary context) and its poisoned output.
+  struct Staged {
+    VerificationImages images;
+    DeviceBuffer input, output;
+    CUdeviceptr in() const { return input.ptr() + kGuardBytes; }
+    CUdeviceptr out() const { return output.ptr() + kGuardBytes; }
+  };
+  void Stage(const TileOp& op, Staged& staged) {
+    std::mt19937_64 rng(std::random_device{}());
+    auto images = MakeVerificationImages(**BuiltinTileOps().For(op), op, rng);
+    ASSERT_TRUE(images.ok()) << images.status();
+    staged.images = *std::move(images);
+    auto input = DeviceBuffer::Allocate(*context_, staged.images.input.size());
+    auto output = DeviceBuffer::Allocate(*context_, staged.images.expected.size());
+    ASSERT_TRUE(input.ok() && output.ok());
+    staged.input = *std::move(input);
+    staged.output = *std::move(output);
+    ASSERT_TRUE(staged.input.CopyFromHost(staged.images.input.data(), staged.images.input.size()).ok());
+    ASSERT_TRUE(staged.output.Fill(staged.images.poison).ok());
+  }
+  // The whole output, guards included, equals the reference (after the work finished).
+  void ExpectBitExact(const Staged& staged, const std::string& what) {
+    std::vector<uint8_t> got(staged.images.expected.size());
+    ASSERT_TRUE(staged.output.CopyToHost(got.data(), got.size()).ok());
+    EXPECT_TRUE(got == staged.images.expected) << what << " is not bit-exact";
+  }
+
   // Runs `op` through `library` (directly, or captured into a graph and replayed) on
   // fresh random data and compares the whole output, guards included, with the reference.
   void CheckBitExact(Library& library, const TileOp& op, bool graph) {
-    const TileOpDefinition& definition = **BuiltinTileOps().For(op);
-    std::mt19937_64 rng(std::random_device{}());
-    auto images = MakeVerificationImages(definition, op, rng);
-    ASSERT_TRUE(images.ok()) << images.status();
-    auto input = DeviceBuffer::Allocate(*context_, images->input.size());
-    auto output = DeviceBuffer::Allocate(*context_, images->expected.size());
-    ASSERT_TRUE(input.ok() && output.ok());
-    ASSERT_TRUE(input->CopyFromHost(images->input.data(), images->input.size()).ok());
-    ASSERT_TRUE(output->Fill(images->poison).ok());
+    Staged staged;
+    Stage(op, staged);
+    if (HasFatalFailure()) return;
     auto stream = Stream::Create(*context_);
     ASSERT_TRUE(stream.ok());
-    const CUdeviceptr in = input->ptr() + kGuardBytes, out = output->ptr() + kGuardBytes;
+    const CUdeviceptr in = staged.in(), out = staged.out();
     if (!graph) {
       absl::Status launched = library.Launch(op, in, out, (*stream)->get());
       ASSERT_TRUE(launched.ok()) << launched;
@@ -82,9 +88,7 @@ class ExampleGpuTest : public ::testing::Test {
       api.destroy_graph(g);
     }
     ASSERT_TRUE((*stream)->Synchronize().ok());
-    std::vector<uint8_t> got(images->expected.size());
-    ASSERT_TRUE(output->CopyToHost(got.data(), got.size()).ok());
-    ASSERT_TRUE(got == images->expected) << definition.Describe(op) << " is not bit-exact";
+    ExpectBitExact(staged, (*BuiltinTileOps().For(op))->Describe(op));
   }
 
   std::unique_ptr<Context> context_;
@@ -180,27 +184,17 @@ TEST_F(ExampleGpuTest, ABakedPlanRunsFromASecondContext) {
 
   // Data made on the primary context (one address space per device), run from the second.
   ASSERT_TRUE(context_->Activate().ok());
-  const CopyOp op = DenseCopy(8192, 8192);
-  const TileOpDefinition& definition = **BuiltinTileOps().For(op);
-  std::mt19937_64 rng(std::random_device{}());
-  auto images = MakeVerificationImages(definition, op, rng);
-  ASSERT_TRUE(images.ok()) << images.status();
-  auto input = DeviceBuffer::Allocate(*context_, images->input.size());
-  auto output = DeviceBuffer::Allocate(*context_, images->expected.size());
-  ASSERT_TRUE(input.ok() && output.ok());
-  ASSERT_TRUE(input->CopyFromHost(images->input.data(), images->input.size()).ok());
-  ASSERT_TRUE(output->Fill(images->poison).ok());
+  Staged staged;
+  Stage(DenseCopy(8192, 8192), staged);
+  ASSERT_FALSE(HasFatalFailure());
   CUcontext before = nullptr, after = nullptr;
   ASSERT_EQ(cu.cuCtxGetCurrent(&before), CUDA_SUCCESS);
-  absl::Status executed =
-      plan->Execute(input->ptr() + kGuardBytes, output->ptr() + kGuardBytes, stream);
+  absl::Status executed = plan->Execute(staged.in(), staged.out(), stream);
   ASSERT_TRUE(executed.ok()) << executed;
   ASSERT_EQ(cu.cuCtxGetCurrent(&after), CUDA_SUCCESS);
   EXPECT_EQ(before, after) << "Execute changed the caller's current context";
   ASSERT_EQ(cu.cuStreamSynchronize(stream), CUDA_SUCCESS);
-  std::vector<uint8_t> got(images->expected.size());
-  ASSERT_TRUE(output->CopyToHost(got.data(), got.size()).ok());
-  EXPECT_TRUE(got == images->expected) << "the baked plan is not bit-exact from a second context";
+  ExpectBitExact(staged, "the baked plan from a second context");
   driver.stream_destroy(stream);
   plan = absl::InternalError("released");
   driver.ctx_destroy(second);

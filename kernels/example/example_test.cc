@@ -19,6 +19,7 @@
 #include "compiler/ops/im2col/im2col_op.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kernels/example/example_problems.h"
 #include "kernels/library.h"
 #include "kernels/prebuilt.h"
 
@@ -33,22 +34,6 @@ tuning::DeviceIdentity H200() {
   device.set_cc_major(9);
   device.set_cc_minor(0);
   return device;
-}
-
-CopyOp DenseCopy(int64_t rows, int64_t cols) {
-  Buffer src = Buffer::RowMajor("src", DataType::kF16, Scope::kGlobal, {rows, cols});
-  Buffer dst = Buffer::RowMajor("dst", DataType::kF16, Scope::kGlobal, {rows, cols});
-  return CopyOp{Region::Whole(src), Region::Whole(dst)};
-}
-
-Im2colOp Layer1() {
-  Im2colGeometry g;
-  g.n = 32;
-  g.h = g.w = 56;
-  g.c = 64;
-  g.kh = g.kw = 3;
-  g.ph = g.pw = 1;
-  return Im2colOp::Dense(DataType::kF16, g);
 }
 
 // NVRTC is unloadable in this whole process (and in the tool it runs): the baked problems
