@@ -54,10 +54,9 @@ absl::StatusOr<std::unique_ptr<TunedResolver>> TunedResolver::Create(Options opt
 absl::StatusOr<Resolution> TunedResolver::Attempt(
     const tuning::TuningRecord& record, ResolutionLevel level,
     const std::shared_ptr<const DeviceCodegen>& codegen, const TileOp& op,
-    const Target& target) const {
+    const tuning::Problem& problem, const Target& target) const {
   TT_ASSIGN_OR_RETURN(Trial tuned, TrialOf(record.winner()));
   TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, ops_->For(op));
-  TT_ASSIGN_OR_RETURN(tuning::Problem problem, definition->ToProblem(op));
   // The same problem on another board or architecture keeps everything it was tuned with.
   const bool same_problem = level == ResolutionLevel::kExact ||
                             problem.SerializeAsString() == record.problem().SerializeAsString();
@@ -204,12 +203,12 @@ absl::StatusOr<std::vector<Resolution>> TunedResolver::Alternatives(
   auto exact = by_key_.find(tuning::RecordKey(probe));
   if (exact != by_key_.end()) {
     auto resolution =
-        Attempt(records_[exact->second], ResolutionLevel::kExact, codegen, op, target);
+        Attempt(records_[exact->second], ResolutionLevel::kExact, codegen, op, probe.problem(), target);
     if (resolution.ok() && !keep(*std::move(resolution))) return out;
   }
   const std::vector<std::pair<double, size_t>> near = Ranked(*definition, probe.problem(), device);
   for (const auto& [distance, index] : near) {
-    auto resolution = Attempt(records_[index], ResolutionLevel::kNearest, codegen, op, target);
+    auto resolution = Attempt(records_[index], ResolutionLevel::kNearest, codegen, op, probe.problem(), target);
     if (!resolution.ok()) continue;
     resolution->detail =
         absl::StrCat(resolution->detail, absl::StrFormat(" (distance %.2f)", distance));
@@ -218,7 +217,7 @@ absl::StatusOr<std::vector<Resolution>> TunedResolver::Alternatives(
   if (const std::optional<tuning::DeviceIdentity> older = OlderStandIn(*definition, device);
       older.has_value() && out.empty()) {
     for (const auto& [distance, index] : Ranked(*definition, probe.problem(), *older)) {
-      auto resolution = Attempt(records_[index], ResolutionLevel::kNearest, codegen, op, target);
+      auto resolution = Attempt(records_[index], ResolutionLevel::kNearest, codegen, op, probe.problem(), target);
       if (!resolution.ok()) continue;
       resolution->detail = absl::StrCat(resolution->detail, " (older architecture sm_",
                                         older->cc_major(), older->cc_minor(),
@@ -250,7 +249,7 @@ absl::StatusOr<Resolution> TunedResolver::Resolve(const tuning::DeviceIdentity& 
   auto exact = by_key_.find(tuning::RecordKey(probe));
   if (exact != by_key_.end()) {
     auto resolution =
-        Attempt(records_[exact->second], ResolutionLevel::kExact, codegen, op, target);
+        Attempt(records_[exact->second], ResolutionLevel::kExact, codegen, op, probe.problem(), target);
     if (resolution.ok()) return resolution;
     why = absl::StrCat("exact record unusable (", resolution.status().message(), "); ");
   } else {
@@ -260,7 +259,7 @@ absl::StatusOr<Resolution> TunedResolver::Resolve(const tuning::DeviceIdentity& 
   // 2. Nearest problem of the same operator and element size on the same architecture.
   const std::vector<std::pair<double, size_t>> near = Ranked(*definition, problem, device);
   for (const auto& [distance, index] : near) {
-    auto resolution = Attempt(records_[index], ResolutionLevel::kNearest, codegen, op, target);
+    auto resolution = Attempt(records_[index], ResolutionLevel::kNearest, codegen, op, probe.problem(), target);
     if (resolution.ok()) {
       // Why this one: its place among the candidates and how far its features are.
       resolution->detail = absl::StrCat(
@@ -281,7 +280,7 @@ absl::StatusOr<Resolution> TunedResolver::Resolve(const tuning::DeviceIdentity& 
       older.has_value()) {
     const std::vector<std::pair<double, size_t>> old_near = Ranked(*definition, problem, *older);
     for (const auto& [distance, index] : old_near) {
-      auto resolution = Attempt(records_[index], ResolutionLevel::kNearest, codegen, op, target);
+      auto resolution = Attempt(records_[index], ResolutionLevel::kNearest, codegen, op, probe.problem(), target);
       if (resolution.ok()) {
         resolution->detail = absl::StrCat(
             why, resolution->detail, " (tuned on the older architecture sm_", older->cc_major(),

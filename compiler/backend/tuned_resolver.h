@@ -93,10 +93,11 @@ class TunedResolver {
   explicit TunedResolver(Options options);
 
   // The request `record`'s winner makes of `op` (its hints over the tuned ones), if a
-  // codegen lowers it.
+  // codegen lowers it. `problem` is `op` as a database problem (made once by the caller).
   absl::StatusOr<Resolution> Attempt(const tuning::TuningRecord& record, ResolutionLevel level,
                                      const std::shared_ptr<const DeviceCodegen>& codegen,
-                                     const TileOp& op, const Target& target) const;
+                                     const TileOp& op, const tuning::Problem& problem,
+                                     const Target& target) const;
   // The operator's heuristic, or the smallest safe launch when the op's own hints do not
   // fit it.
   absl::StatusOr<Resolution> Heuristic(const TileOpDefinition& definition,
