@@ -68,6 +68,8 @@ struct Variant {
   bool staged;
   int ctas_per_sm;
   bool stream_columns;  // col_eviction_policy=evict_first
+  int stages = 1;       // >= 2 with staged: the swept form (TMA on sm_90)
+  bool disable_tma = false;  // the swept form through cp.async
 };
 
 const std::vector<Variant>& Variants() {
@@ -83,6 +85,19 @@ const std::vector<Variant>& Variants() {
       {"staged_4xW_t256", 4, 0, 256, true, 0, false},
       {"staged_4x64_t256", 4, 64, 256, true, 0, false},
       {"staged_8x32_t256", 8, 32, 256, true, 0, false},
+      {"swept_4xW_t256_s2", 4, 0, 256, true, 0, false, 2},
+      {"swept_8xW_t256_s2", 8, 0, 256, true, 0, false, 2},
+      {"swept_8xW_t256_s2_colfirst", 8, 0, 256, true, 0, true, 2},
+      {"swept_8xW_t256_s3", 8, 0, 256, true, 0, false, 3},
+      {"swept_8xW_t128_s2", 8, 0, 128, true, 0, false, 2},
+      {"swept_16xW_t256_s2", 16, 0, 256, true, 0, false, 2},
+      {"swept_16x112_t128_s2", 16, 112, 128, true, 0, false, 2},
+      {"swept_8x112_t128_s3", 8, 112, 128, true, 0, false, 3},
+      {"swept_16x64_t128_s3", 16, 64, 128, true, 0, false, 3},
+      {"swept_8xW_t256_s2_persist4", 8, 0, 256, true, 4, false, 2},
+      {"swept_cp_async_8xW_t256_s2", 8, 0, 256, true, 0, false, 2, true},
+      {"swept_cp_async_16xW_t256_s2", 16, 0, 256, true, 0, false, 2, true},
+      {"swept_cp_async_8x112_t128_s3", 8, 112, 128, true, 0, false, 3, true},
   };
   return *variants;
 }
@@ -99,11 +114,13 @@ void BM_Col2im(benchmark::State& state, const Layer& layer, const Variant& varia
   const Im2colGeometry g = layer.Geometry();
   Col2imOp op = Col2imOp::Dense(DataType::kF16, g);
   if (variant.stream_columns) op.hints.annotations["col_eviction_policy"] = "evict_first";
+  op.hints.disable_tma = variant.disable_tma;
   LaunchParams launch;
   launch.tile = {variant.tile_h, variant.tile_w == 0 ? g.w : variant.tile_w};
   launch.threads = variant.threads;
   launch.through_shared = variant.staged;
   launch.ctas_per_sm = variant.ctas_per_sm;
+  launch.stages = variant.stages;
   auto target = Target::Parse(env.context->info().ArchName());
   if (!target.ok()) return skip(target.status());
   auto lowered = LowerCol2im(op, *target, launch);

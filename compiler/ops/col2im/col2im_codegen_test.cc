@@ -26,11 +26,13 @@ using ::testing::Not;
 
 Target T(const char* arch) { return *Target::Parse(arch); }
 
-LaunchParams Launch(int64_t tile_h, int64_t tile_w, bool staged, int threads = 256) {
+LaunchParams Launch(int64_t tile_h, int64_t tile_w, bool staged, int threads = 256,
+                    int stages = 1) {
   LaunchParams launch;
   launch.tile = {tile_h, tile_w};
   launch.through_shared = staged;
   launch.threads = threads;
+  launch.stages = stages;
   return launch;
 }
 
@@ -46,6 +48,8 @@ TEST(Col2imCodegenTest, MatchesGoldens) {
   asymmetric.img.strides = {11 * 10 * 8, 10 * 8, 8, 1};  // padded C
   Col2imOp f32 = Col2imOp::Dense(DataType::kF32, G(2, 9, 9, 8, 3, 3, 2, 2, 1, 1, 1, 1));
   f32.hints.eviction_policy = EvictionPolicy::kEvictLast;
+  Col2imOp f32_cp_async = f32;
+  f32_cp_async.hints.disable_tma = true;
   struct Case {
     std::string name;
     Col2imOp op;
@@ -55,6 +59,8 @@ TEST(Col2imCodegenTest, MatchesGoldens) {
       {"col2im_staged_stem_f16", stem, Launch(2, 224, true)},
       {"col2im_direct_asymmetric_bf16", asymmetric, Launch(2, 8, false, 128)},
       {"col2im_staged_f32_evict_last", f32, Launch(4, 9, true, 64)},
+      {"col2im_swept_tma_stem_f16", stem, Launch(8, 224, true, 512, 2)},
+      {"col2im_swept_cp_async_f32_evict_last", f32_cp_async, Launch(4, 9, true, 64, 3)},
   };
   for (const Case& c : cases) {
     auto lowered = LowerCol2im(c.op, T("sm_90a"), c.launch);
@@ -85,10 +91,28 @@ TEST(Col2imCodegenTest, PtxHasTheFormsInstructions) {
   EXPECT_THAT(staged_ptx, HasSubstr("st.shared.v4.u32"));
   EXPECT_THAT(staged_ptx, HasSubstr("bar.sync"));
   EXPECT_THAT(staged_ptx, Not(HasSubstr("atom")));
+  auto tma = LowerCol2im(op, T("sm_90a"), Launch(4, 14, true, 256, 2));
+  ASSERT_TRUE(tma.ok()) << tma.status();
+  ASSERT_EQ(tma->path, Col2imPath::kTmaSwept);
+  const std::string tma_ptx = Ptx(*tma);
+  EXPECT_THAT(tma_ptx, HasSubstr("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint"));
+  EXPECT_THAT(tma_ptx, HasSubstr("mbarrier.arrive.expect_tx"));
+  EXPECT_THAT(tma_ptx, HasSubstr("mbarrier.try_wait.parity"));
+  EXPECT_THAT(tma_ptx, Not(HasSubstr("atom")));
+  op.hints.disable_tma = true;
+  auto swept = LowerCol2im(op, T("sm_90a"), Launch(4, 14, true, 256, 2));
+  ASSERT_TRUE(swept.ok()) << swept.status();
+  ASSERT_EQ(swept->path, Col2imPath::kCpAsyncSwept);
+  const std::string swept_ptx = Ptx(*swept);
+  EXPECT_THAT(swept_ptx, HasSubstr("cp.async.cg.shared.global.L2::cache_hint"));
+  EXPECT_THAT(swept_ptx, HasSubstr("cp.async.wait_group 1"));
+  EXPECT_THAT(swept_ptx, HasSubstr("ld.shared.v4.u32"));
+  EXPECT_THAT(swept_ptx, HasSubstr("bar.sync"));
+  EXPECT_THAT(swept_ptx, Not(HasSubstr("atom")));
 }
 
 TEST(Col2imCodegenTest, EveryDtypeFormAndHintCompiles) {
-  // The search space's hint sets and both forms, for each type, on sm_80 and sm_90a:
+  // The search space's hint sets and every form, for each type, on sm_80 and sm_90a:
   // distinct sources all compile.
   std::set<std::string> sources;
   for (DataType dtype : {DataType::kF32, DataType::kF16, DataType::kBF16}) {
@@ -96,10 +120,12 @@ TEST(Col2imCodegenTest, EveryDtypeFormAndHintCompiles) {
       const Col2imOp base = Col2imOp::Dense(dtype, G(2, 9, 11, c, 3, 2, 2, 1, 1, 2, 1, 1));
       for (const char* arch : {"sm_80", "sm_90a"}) {
         for (const Hints& hints : AllCol2imHints()) {
-          for (bool staged : {false, true}) {
+          for (int form = 0; form < 4; ++form) {  // direct, staged, swept by TMA, by cp.async
             Col2imOp op = base;
             op.hints = hints;
-            auto lowered = LowerCol2im(op, T(arch), Launch(2, 8, staged, 128));
+            op.hints.disable_tma = form == 3;
+            auto lowered =
+                LowerCol2im(op, T(arch), Launch(2, 8, form > 0, 128, form >= 2 ? 2 : 1));
             if (!lowered.ok()) continue;  // a coalesced_width C does not allow
             const CudaSource source = EmitCol2imKernel(*lowered);
             if (!sources.insert(source.text).second) continue;

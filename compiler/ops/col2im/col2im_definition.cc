@@ -90,7 +90,11 @@ absl::Status Col2imDefinition::CheckLowering(const tuning::Lowering& lowering) c
   return CheckPathNames(lowering, name(),
                         {{Col2imPathName(Col2imPath::kSimtDirect),
                           {Col2imFormName(Col2imPath::kSimtDirect),
-                           Col2imFormName(Col2imPath::kSimtStaged)}}});
+                           Col2imFormName(Col2imPath::kSimtStaged)}},
+                         {Col2imPathName(Col2imPath::kCpAsyncSwept),
+                          {Col2imFormName(Col2imPath::kCpAsyncSwept)}},
+                         {Col2imPathName(Col2imPath::kTmaSwept),
+                          {Col2imFormName(Col2imPath::kTmaSwept)}}});
 }
 
 std::vector<double> Col2imDefinition::TransferFeatures(const tuning::Problem& problem) const {
@@ -113,7 +117,9 @@ absl::StatusOr<std::unique_ptr<TileOp>> Col2imDefinition::ParseSpec(
 
 std::vector<OpFlag> Col2imDefinition::flags() const {
   std::vector<OpFlag> flags = ConvFlags();
-  flags.push_back({"through_shared", "true|false: the staged form (default true) or the direct"});
+  flags.push_back({"through_shared",
+                   "true|false: through shared memory (default true; the swept form with "
+                   "--stages >= 2, else the staged one) or the direct form"});
   return flags;
 }
 

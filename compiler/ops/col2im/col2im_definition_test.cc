@@ -108,21 +108,32 @@ TEST(Col2imDefinitionTest, SizesAndOutputElements) {
   EXPECT_EQ(col2im.DescribeOutputElement(op, 7), "element 7 of the image's span, between pixels");
 }
 
-TEST(Col2imSearchSpaceTest, BothFormsAndEveryHintBuild) {
+TEST(Col2imSearchSpaceTest, EveryFormAndHintBuilds) {
   const Col2imDefinition col2im;
   const Col2imOp stem = Col2imOp::Dense(DataType::kF16, G(4, 64, 64, 3, 7, 7, 2, 2, 1, 1, 3, 3));
   SearchSpace space = col2im.Search(stem, T("sm_90a"));
-  EXPECT_EQ(space.first.size(), AllCol2imHints().size() * 2);
+  EXPECT_EQ(space.first.size(), AllCol2imHints().size() * 4);
   auto first = BuildCandidates(col2im, stem, T("sm_90a"), space.first);
   ASSERT_TRUE(first.ok()) << first.status();
-  std::set<std::string> forms;
-  for (const Candidate& c : first->candidates) forms.insert(c.lowered->form_name);
-  EXPECT_EQ(forms, (std::set<std::string>{"direct", "staged"}));
+  std::set<std::string> forms, paths;
+  for (const Candidate& c : first->candidates) {
+    forms.insert(c.lowered->form_name);
+    paths.insert(c.lowered->path_name);
+  }
+  EXPECT_EQ(forms, (std::set<std::string>{"direct", "staged", "swept"}));
+  EXPECT_EQ(paths, (std::set<std::string>{"simt_col2im", "cp_async_col2im", "tma_col2im"}));
   std::vector<Trial> second;
   for (const LaunchParams& launch : space.launches) second.push_back({Hints{}, launch});
   auto launches = BuildCandidates(col2im, stem, T("sm_90a"), second);
   ASSERT_TRUE(launches.ok()) << launches.status();
   EXPECT_GE(launches->candidates.size(), 40u);
+  int swept = 0;
+  for (const Candidate& c : launches->candidates) swept += c.lowered->form_name == "swept";
+  EXPECT_GE(swept, 10);
+  // Without cp.async there is no swept form to search.
+  for (const LaunchParams& launch : col2im.Search(stem, T("sm_75")).launches) {
+    EXPECT_EQ(launch.stages, 1);
+  }
   // Wide pixels are searched in the direct form only.
   const Col2imOp wide = Col2imOp::Dense(DataType::kF16, G(4, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, 1));
   const SearchSpace wide_space = col2im.Search(wide, T("sm_90a"));
@@ -136,7 +147,18 @@ TEST(Col2imDefinitionTest, HeuristicStagesShortPixelsAndStreamsTheColumns) {
   Col2imOp stem = Col2imOp::Dense(DataType::kF16, G(2, 32, 32, 3, 7, 7, 2, 2, 1, 1, 3, 3));
   Trial trial = col2im.Heuristic(stem, T("sm_90a"));
   EXPECT_TRUE(trial.launch.through_shared);
+  EXPECT_EQ(trial.launch.stages, 2);  // swept, by TMA on sm_90
   EXPECT_EQ(trial.hints.annotations.at("col_eviction_policy"), "evict_first");
+  EXPECT_FALSE(trial.hints.prefer_instruction.has_value());
+  stem.hints = trial.hints;
+  auto swept = col2im.Lower(stem, T("sm_90a"), trial.launch);
+  ASSERT_TRUE(swept.ok()) << swept.status();
+  EXPECT_EQ((*swept)->path_name, "tma_col2im");
+  // Without cp.async, the staged form.
+  stem.hints = Hints{};
+  trial = col2im.Heuristic(stem, T("sm_75"));
+  EXPECT_TRUE(trial.launch.through_shared);
+  EXPECT_EQ(trial.launch.stages, 1);
   EXPECT_EQ(trial.hints.prefer_instruction, Instruction::kSync);
   Col2imOp wide = Col2imOp::Dense(DataType::kF16, G(2, 14, 14, 256, 3, 3, 1, 1, 1, 1, 1, 1));
   EXPECT_FALSE(col2im.Heuristic(wide, T("sm_90a")).launch.through_shared);

@@ -1,4 +1,4 @@
-// Both col2im forms, bit-exact against the CPU reference on fresh random data with the
+// Every col2im form (direct, staged, swept), bit-exact against the CPU reference on fresh random data with the
 // image poisoned and guard zones checked, over a few hundred geometries: asymmetric
 // kernels, strides with gaps (stride > kernel), dilations, pads of half the kernel and
 // more, C = 1, 3 and 7 among others, 1x1 kernels, padded image strides, tails, persistent
@@ -51,7 +51,8 @@ const T& Pick(std::mt19937_64& rng, const std::vector<T>& values) {
 
 Col2imCase RandomCase(Col2imPath path, int index) {
   const bool staged = path == Col2imPath::kSimtStaged;
-  std::mt19937_64 rng(0xc021 + 7919 * index + (staged ? 1 : 0));
+  const bool swept = Col2imSwept(path);
+  std::mt19937_64 rng(0xc021 + 7919 * index + static_cast<int>(path));
   const Target target = *Target::Parse("sm_90a");
   for (;;) {
     const DataType dtype =
@@ -89,24 +90,29 @@ Col2imCase RandomCase(Col2imPath path, int index) {
     } else if (roll == 2) {
       op.hints.coalesced_width = Pick(rng, std::vector<int>{1, 2, 4});
     }
+    // The swept form copies with TMA on sm_90 unless told not to.
+    if (path == Col2imPath::kCpAsyncSwept) op.hints.disable_tma = true;
     LaunchParams launch;
     launch.tile = {Uniform(rng, 1, 6), Pick(rng, std::vector<int64_t>{1, 3, 8, 16, 32, 64})};
     launch.threads = static_cast<int>(Pick(rng, std::vector<int64_t>{32, 64, 128, 256}));
-    launch.through_shared = staged;
+    launch.through_shared = staged || swept;
+    launch.stages = swept ? static_cast<int>(Uniform(rng, 2, 3)) : 1;
     launch.ctas_per_sm = static_cast<int>(Uniform(rng, 0, 2));
     auto lowered = LowerCol2im(op, target, launch);
     if (!lowered.ok() || lowered->path != path) continue;
-    return {absl::StrFormat("%s_%03d_%s", staged ? "staged" : "direct", index,
+    return {absl::StrFormat("%s_%s_%03d_%s", Col2imFormName(path),
+                            path == Col2imPath::kTmaSwept ? "tma" : "cp_async", index,
                             DataTypeName(dtype)),
             op, launch, path};
   }
 }
 
-LaunchParams Launch(int64_t tile_h, int64_t tile_w, bool staged, int threads) {
+LaunchParams Launch(int64_t tile_h, int64_t tile_w, bool staged, int threads, int stages = 1) {
   LaunchParams launch;
   launch.tile = {tile_h, tile_w};
   launch.through_shared = staged;
   launch.threads = threads;
+  launch.stages = stages;
   return launch;
 }
 
@@ -114,11 +120,14 @@ std::vector<Col2imCase> Cases() {
   std::vector<Col2imCase> cases;
   for (int i = 0; i < 130; ++i) cases.push_back(RandomCase(Col2imPath::kSimtDirect, i));
   for (int i = 0; i < 130; ++i) cases.push_back(RandomCase(Col2imPath::kSimtStaged, i));
+  for (int i = 0; i < 60; ++i) cases.push_back(RandomCase(Col2imPath::kTmaSwept, i));
+  for (int i = 0; i < 60; ++i) cases.push_back(RandomCase(Col2imPath::kCpAsyncSwept, i));
   struct Fixed {
     std::string name;
     DataType dtype;
     Im2colGeometry geometry;
     LaunchParams launch;
+    bool disable_tma = false;  // the swept form through cp.async on sm_90
   };
   const std::vector<Fixed> fixed = {
       {"resnet_3x3_direct", DataType::kF16, G(2, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, 1),
@@ -139,11 +148,25 @@ std::vector<Col2imCase> Cases() {
        Launch(4, 11, true, 128)},
       {"large_staged_whole_rows", DataType::kF16, G(4, 56, 56, 32, 3, 3, 1, 1, 1, 1, 1, 1),
        Launch(2, 56, true, 512)},
+      {"stem_7x7_s2_p3_swept", DataType::kF16, G(2, 64, 64, 3, 7, 7, 2, 2, 1, 1, 3, 3),
+       Launch(8, 64, true, 512, 2)},
+      {"stem_7x7_s2_p3_swept_f32_3_buffers", DataType::kF32, G(2, 37, 45, 3, 7, 7, 2, 2, 1, 1, 3, 3),
+       Launch(6, 20, true, 256, 3), true},
+      {"stem_7x7_s2_p3_swept_tma_f32_3_buffers", DataType::kF32, G(2, 37, 45, 3, 7, 7, 2, 2, 1, 1, 3, 3),
+       Launch(6, 20, true, 256, 3)},
+      {"wide_c_swept_vectors", DataType::kBF16, G(2, 12, 13, 40, 3, 3, 1, 1, 1, 1, 1, 1),
+       Launch(2, 13, true, 256, 2)},
+      {"gaps_swept", DataType::kF16, G(1, 23, 19, 1, 2, 3, 5, 4, 1, 1, 1, 2), Launch(5, 19, true, 64, 2)},
   };
   for (const Fixed& f : fixed) {
     Col2imOp op = Col2imOp::Dense(f.dtype, f.geometry);
-    cases.push_back({f.name, op, f.launch,
-                     f.launch.through_shared ? Col2imPath::kSimtStaged : Col2imPath::kSimtDirect});
+    op.hints.disable_tma = f.disable_tma;
+    const Col2imPath path = f.launch.stages == 1     ? (f.launch.through_shared
+                                                            ? Col2imPath::kSimtStaged
+                                                            : Col2imPath::kSimtDirect)
+                            : f.disable_tma ? Col2imPath::kCpAsyncSwept
+                                            : Col2imPath::kTmaSwept;
+    cases.push_back({f.name, op, f.launch, path});
   }
   return cases;
 }
@@ -178,7 +201,7 @@ TEST(Col2imCasesTest, CoverTheGeometriesTheIssueAsksFor) {
   const std::vector<Col2imCase> cases = Cases();
   int gaps = 0, dilated = 0, asymmetric = 0, big_pad = 0, one_by_one = 0, strided_img = 0;
   int small_c[8] = {0};
-  int forms[2] = {0, 0};
+  int forms[4] = {0, 0, 0, 0};  // by Col2imPath
   int dtypes[3] = {0, 0, 0};
   for (const Col2imCase& c : cases) {
     const Im2colGeometry& g = c.op.geometry;
@@ -195,6 +218,8 @@ TEST(Col2imCasesTest, CoverTheGeometriesTheIssueAsksFor) {
   EXPECT_GE(cases.size(), 200u);
   EXPECT_GE(forms[0], 100);
   EXPECT_GE(forms[1], 100);
+  EXPECT_GE(forms[static_cast<int>(Col2imPath::kCpAsyncSwept)], 50);
+  EXPECT_GE(forms[static_cast<int>(Col2imPath::kTmaSwept)], 50);
   EXPECT_GE(gaps, 40);
   EXPECT_GE(dilated, 100);
   EXPECT_GE(asymmetric, 150);

@@ -88,6 +88,66 @@ int64_t StageBytes(const LoweredCol2im& l) {
   return l.stage.rows * l.stage.cols * l.stage.PitchBytes();
 }
 
+// The swept form's buffers (see LoweredCol2im::Sweep) and its f32 sums per thread: each
+// thread takes the same items of every tile row, a row's pixels walked in residue classes
+// of SW (see the emitter).
+void PlanSweep(LoweredCol2im& l) {
+  const Im2colGeometry& g = l.geometry;
+  LoweredCol2im::Sweep& s = l.sweep;
+  s.cols = std::min(l.ow, (l.tile_w - 1 + (g.kw - 1) * g.dw) / g.sw + 1);
+  // Rows of `cols` window columns start anywhere mod 16: ceil((o + B) / 16) chunks, o < 16.
+  s.chunks = CeilDiv(s.cols * l.k * l.element_bytes + 15, 16);
+  s.buffers = l.launch.stages;
+  // Every thread takes the same share of each tile row (see the emitter's tt_item).
+  const int64_t per_thread = Col2imChannelsPerThread(l);
+  const int64_t row_items = g.sw * CeilDiv(l.tile_w, g.sw) * (g.c / per_thread);
+  l.sums_per_thread = l.tile_h * CeilDiv(row_items, l.launch.threads) * per_thread;
+}
+
+std::vector<std::string> CheckPositions(const Im2colGeometry& g) {
+  std::vector<std::string> why;
+  if (g.h + 2 * g.ph >= kTwoTo31 || g.w + 2 * g.pw >= kTwoTo31 || g.c >= kTwoTo31) {
+    why.push_back(absl::StrCat("image ", g.h, "x", g.w, "x", g.c, " with pads ", g.ph, "x", g.pw,
+                               ": rows and columns with their pads, and C, must be below 2^31 "
+                               "(the kernel's 32-bit positions)"));
+  }
+  return why;
+}
+
+std::vector<std::string> CheckSwept(const Target& target, const LaunchParams& launch,
+                                    const LoweredCol2im& l) {
+  std::vector<std::string> why;
+  if (l.path == Col2imPath::kTmaSwept) {
+    if (!target.HasTma()) why.push_back(absl::StrCat(target.ArchName(), " has no TMA (sm_90+)"));
+    if (l.hints.disable_tma) why.push_back("disable_tma is set");
+  } else if (!target.HasCpAsync()) {
+    why.push_back(absl::StrCat(target.ArchName(), " has no cp.async (sm_80+)"));
+  }
+  if (!launch.through_shared) {
+    why.push_back("through_shared=false: the swept form sums from shared buffers; set "
+                  "through_shared=true");
+  }
+  if (launch.stages < 2) {
+    why.push_back(absl::StrCat("stages=", launch.stages,
+                               ": the swept form fills the next window row's buffer while it "
+                               "sums the current one; use stages >= 2"));
+  }
+  if (l.sums_per_thread > kMaxSimtItemsPerThread) {
+    why.push_back(absl::StrCat(
+        "tile ", l.tile_h, "x", l.tile_w, " with ", l.launch.threads, " threads: ",
+        l.sums_per_thread, " f32 sums per thread, the swept form keeps at most ",
+        kMaxSimtItemsPerThread, " in registers; use a smaller tile or more threads"));
+  }
+  // 32-bit offsets into the matrix rows of one window row.
+  if (l.sweep.chunks * 16 >= kTwoTo31) {
+    why.push_back(absl::StrCat(l.sweep.chunks * 16, " B of matrix rows per window row must be "
+                               "below 2^31"));
+  }
+  CheckSharedFit(l.sweep.buffers * l.sweep.BufferBytes(), launch.ctas_per_sm, target, why);
+  for (std::string& reason : CheckPositions(l.geometry)) why.push_back(std::move(reason));
+  return why;
+}
+
 std::vector<std::string> CheckSimt(const Target& target, const LaunchParams& launch,
                                    const LoweredCol2im& l) {
   std::vector<std::string> why;
@@ -98,21 +158,35 @@ std::vector<std::string> CheckSimt(const Target& target, const LaunchParams& lau
   if (l.path == Col2imPath::kSimtStaged) {
     CheckSharedFit(StageBytes(l), launch.ctas_per_sm, target, why);
   }
-  const Im2colGeometry& g = l.geometry;
-  if (g.h + 2 * g.ph >= kTwoTo31 || g.w + 2 * g.pw >= kTwoTo31 || g.c >= kTwoTo31) {
-    why.push_back(absl::StrCat("image ", g.h, "x", g.w, "x", g.c, " with pads ", g.ph, "x", g.pw,
-                               ": rows and columns with their pads, and C, must be below 2^31 "
-                               "(the kernel's 32-bit positions)"));
-  }
+  for (std::string& reason : CheckPositions(l.geometry)) why.push_back(std::move(reason));
   return why;
 }
 
 }  // namespace
 
-std::string Col2imPathName(Col2imPath) { return "simt_col2im"; }
+std::string Col2imPathName(Col2imPath path) {
+  switch (path) {
+    case Col2imPath::kCpAsyncSwept: return "cp_async_col2im";
+    case Col2imPath::kTmaSwept: return "tma_col2im";
+    default: return "simt_col2im";
+  }
+}
 
 std::string Col2imFormName(Col2imPath path) {
-  return path == Col2imPath::kSimtStaged ? "staged" : "direct";
+  switch (path) {
+    case Col2imPath::kSimtStaged: return "staged";
+    case Col2imPath::kCpAsyncSwept:
+    case Col2imPath::kTmaSwept: return "swept";
+    default: return "direct";
+  }
+}
+
+bool Col2imSwept(Col2imPath path) {
+  return path == Col2imPath::kCpAsyncSwept || path == Col2imPath::kTmaSwept;
+}
+
+int64_t Col2imChannelsPerThread(const LoweredCol2im& l) {
+  return l.geometry.c * l.element_bytes <= 16 ? l.geometry.c : l.vector_elems;
 }
 
 absl::StatusOr<LoweredCol2im> LowerCol2im(const Col2imOp& op, const Target& target,
@@ -138,15 +212,30 @@ absl::StatusOr<LoweredCol2im> LowerCol2im(const Col2imOp& op, const Target& targ
   const int legal = LegalVectorElems(l, &vector_limit);
   TT_ASSIGN_OR_RETURN(l.vector_elems, ChooseVectorWidth(l.hints, legal, l.element_bytes,
                                                         vector_limit, " along C", l.decision_log));
-  l.path = launch.through_shared ? Col2imPath::kSimtStaged : Col2imPath::kSimtDirect;
   l.items_per_thread =
       CeilDiv(l.tile_h * l.tile_w * (l.geometry.c / l.vector_elems), launch.threads);
-  if (l.path == Col2imPath::kSimtStaged) l.stage = PlanStage(l);
+  // The simt path's form follows through_shared; the swept form's plan is checked by its
+  // own path.
+  const Col2imPath simt =
+      launch.through_shared ? Col2imPath::kSimtStaged : Col2imPath::kSimtDirect;
+  l.path = simt;
+  if (simt == Col2imPath::kSimtStaged) l.stage = PlanStage(l);
+  LoweredCol2im tma = l;
+  tma.path = Col2imPath::kTmaSwept;
+  PlanSweep(tma);
+  LoweredCol2im cp_async = tma;
+  cp_async.path = Col2imPath::kCpAsyncSwept;
 
   const PathOption chain[] = {
-      {Instruction::kSync, Col2imPathName(l.path), [&] { return CheckSimt(target, launch, l); }},
+      {Instruction::kTma, Col2imPathName(Col2imPath::kTmaSwept),
+       [&] { return CheckSwept(target, launch, tma); }},
+      {Instruction::kCpAsync, Col2imPathName(Col2imPath::kCpAsyncSwept),
+       [&] { return CheckSwept(target, launch, cp_async); }},
+      {Instruction::kSync, Col2imPathName(simt), [&] { return CheckSimt(target, launch, l); }},
   };
   TT_ASSIGN_OR_RETURN(size_t chosen, ChoosePath(chain, l.hints, "col2im", target, l.decision_log));
+  if (chosen == 0) l = std::move(tma);
+  if (chosen == 1) l = std::move(cp_async);
   l.instruction = chain[chosen].instruction;
   l.path_name = Col2imPathName(l.path);
   l.form_name = Col2imFormName(l.path);
@@ -162,6 +251,21 @@ absl::StatusOr<LoweredCol2im> LowerCol2im(const Col2imOp& op, const Target& targ
     l.decision_log.push_back(absl::StrCat(
         "then each thread sums its pixels' taps from shared memory, ", l.vector_elems,
         " channel(s) at a time, at most ", l.items_per_thread, " vectors per thread per tile"));
+  } else if (Col2imSwept(l.path)) {
+    l.shared_bytes = l.sweep.buffers * l.sweep.BufferBytes();
+    const bool tma = l.path == Col2imPath::kTmaSwept;
+    if (tma) l.barriers = static_cast<int>(l.sweep.buffers);
+    l.decision_log.push_back(absl::StrCat(
+        "swept form: per tile the window rows reaching it, last to first; of each, the "
+        "matrix rows of up to ", l.sweep.cols, " window columns (contiguous, up to ",
+        l.sweep.chunks, " aligned 16-byte chunks), what holds a tap landing in the tile copied ",
+        tma ? "by 1-D bulk copies (the whole rows in one where every tap lands, else one "
+              "per window column's run of taps) completing on one mbarrier per buffer"
+            : "as 16-byte chunks by cp.async",
+        " into one of ", l.sweep.buffers, " rotating buffers (", l.shared_bytes, " B)"));
+    l.decision_log.push_back(absl::StrCat(
+        "each thread keeps ", l.sums_per_thread, " f32 sums in registers over the sweep and "
+        "adds a buffer's taps ", l.vector_elems, " channel(s) at a time"));
   } else {
     l.decision_log.push_back(absl::StrCat(
         "direct form: each thread sums its pixel's taps straight from the column matrix, ",
@@ -171,7 +275,8 @@ absl::StatusOr<LoweredCol2im> LowerCol2im(const Col2imOp& op, const Target& targ
   if (l.hints.loop_layout.has_value()) {
     l.decision_log.push_back("loop_layout does not apply: col2im's threads walk channels fastest");
   }
-  l.vector_bytes = l.path == Col2imPath::kSimtStaged ? 16 : l.vector_elems * l.element_bytes;
+  l.vector_bytes =
+      l.path == Col2imPath::kSimtDirect ? l.vector_elems * l.element_bytes : 16;
   l.col_policy = ChooseL2Policy(l.hints.EvictionFor("col"), target, "column loads",
                                 l.decision_log);
   l.img_policy = ChooseL2Policy(l.hints.EvictionFor("img"), target, "image stores",
@@ -197,6 +302,11 @@ std::string DescribeCol2imPlan(const LoweredCol2im& l) {
                   l.vector_elems * l.element_bytes, " B) along C, at most ", l.items_per_thread,
                   " per thread per tile\n");
   absl::StrAppend(&out, "order       kh ascending, then kw; f32 sums, one rounding\n");
+  if (Col2imSwept(l.path)) {
+    absl::StrAppend(&out, "sweep       ", l.sweep.buffers, " buffers of ", l.sweep.chunks,
+                    " 16-byte chunks (one window row, up to ", l.sweep.cols,
+                    " window columns), ", l.sums_per_thread, " f32 sums per thread\n");
+  }
   if (l.path == Col2imPath::kSimtStaged) {
     absl::StrAppend(&out, "stage       ", l.stage.rows, " window rows x ", l.stage.cols,
                     " columns x runs of up to ", l.stage.run_elems, " elements (", l.stage.taps_h,

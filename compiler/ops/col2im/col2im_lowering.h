@@ -11,7 +11,7 @@
 // Tile t of the grid is image n = t / (tiles_h * tiles_w), rows from
 // ((t / tiles_w) % tiles_h) * tile_h, columns from (t % tiles_w) * tile_w.
 //
-// One path, simt_col2im (every target), in two forms that LaunchParams::through_shared
+// Two paths. simt_col2im (every target) has two forms that LaunchParams::through_shared
 // picks:
 //   direct  each thread gathers `vector_elems` channels of one output pixel straight from
 //           the column matrix, tap by tap in the documented order, and stores them;
@@ -20,9 +20,23 @@
 //           kh that land in its rows: one contiguous run of the matrix row, copied as the
 //           16-byte aligned chunks that cover it, whatever its alignment), then gathers
 //           from shared memory.
-// Both visit an element's taps in the same order, so they give identical bits. The
-// fallback policy of compiler/lower/lowering_rules.h holds: col2im has no TMA or cp.async
-// path, so prefer_instruction=tma or cp_async is InvalidArgument unless `fallback=auto`.
+// tma_col2im (sm_90+) and cp_async_col2im (sm_80+), for through_shared with stages >= 2,
+// have one form:
+//   swept   the CTA sweeps the window rows oh reaching its tile one at a time, from the
+//           last to the first (so each pixel meets its taps kh ascending). The matrix rows
+//           of one window row and the tile's window columns are contiguous in memory; what
+//           of them holds a tap landing in the tile is copied into one of `stages` shared
+//           buffers, the next ones filling while the threads add the current one into f32
+//           sums kept in registers for the whole sweep. tma_col2im copies with 1-D bulk
+//           copies (one for a window row whose every tap lands in the tile, else one per
+//           window column's run of taps, each widened to 16-byte bounds) completing on an
+//           mbarrier per buffer; cp_async_col2im copies the 16-byte chunks holding those
+//           taps with cp.async. Every column entry then crosses to the SM about once, in
+//           whole chunks, which suits short pixels (small C) where the other forms read a
+//           few scattered bytes per tap.
+// All visit an element's taps in the same order, so they give identical bits. The
+// fallback policy of compiler/lower/lowering_rules.h holds: tma and cp_async name the
+// swept form's two copy engines; disable_tma leaves cp.async.
 #ifndef COMPILER_OPS_COL2IM_COL2IM_LOWERING_H_
 #define COMPILER_OPS_COL2IM_COL2IM_LOWERING_H_
 
@@ -41,11 +55,13 @@ namespace tiletune {
 enum class Col2imPath {
   kSimtDirect,  // "simt_col2im", direct form
   kSimtStaged,  // "simt_col2im", staged form
+  kCpAsyncSwept,  // "cp_async_col2im", swept form
+  kTmaSwept,      // "tma_col2im", swept form
 };
 
-// "simt_col2im".
+// "simt_col2im", "cp_async_col2im" or "tma_col2im".
 std::string Col2imPathName(Col2imPath path);
-// "direct" or "staged".
+// "direct", "staged" or "swept".
 std::string Col2imFormName(Col2imPath path);
 
 struct LoweredCol2im : LoweredTileKernel {
@@ -80,11 +96,31 @@ struct LoweredCol2im : LoweredTileKernel {
   };
   Stage stage;
 
+  // The swept form's buffers: each holds the 16-byte chunks covering the matrix rows of
+  // one window row oh and up to `cols` window columns (contiguous in the matrix), at most
+  // `chunks` of them; `buffers` (= stages) of them rotate.
+  struct Sweep {
+    int64_t cols = 0;
+    int64_t chunks = 0;
+    int64_t buffers = 0;
+    int64_t BufferBytes() const { return chunks * 16; }
+  };
+  Sweep sweep;
+  // The swept form's f32 sums per thread (vectors per thread times channels per vector).
+  int64_t sums_per_thread = 0;
+
   // The L2 policies the generated code applies to column loads and image stores; empty
   // where it emits none.
   std::optional<EvictionPolicy> col_policy;
   std::optional<EvictionPolicy> img_policy;
 };
+
+// Whether `path` is one of the swept form's.
+bool Col2imSwept(Col2imPath path);
+
+// Channels one thread sums per pixel: all C of a pixel of at most 16 bytes, else one
+// vector.
+int64_t Col2imChannelsPerThread(const LoweredCol2im& lowered);
 
 absl::StatusOr<LoweredCol2im> LowerCol2im(const Col2imOp& op, const Target& target,
                                           const LaunchParams& launch);

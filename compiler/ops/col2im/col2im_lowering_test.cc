@@ -2,6 +2,7 @@
 #include "compiler/ops/col2im/col2im_lowering.h"
 
 #include <string>
+#include <utility>
 
 #include "compiler/ops/im2col/im2col_test_util.h"
 #include "gmock/gmock.h"
@@ -15,11 +16,13 @@ using ::testing::HasSubstr;
 
 Target T(const char* arch) { return *Target::Parse(arch); }
 
-LaunchParams Launch(int64_t tile_h, int64_t tile_w, bool staged, int threads = 256) {
+LaunchParams Launch(int64_t tile_h, int64_t tile_w, bool staged, int threads = 256,
+                    int stages = 1) {
   LaunchParams launch;
   launch.tile = {tile_h, tile_w};
   launch.through_shared = staged;
   launch.threads = threads;
+  launch.stages = stages;
   return launch;
 }
 
@@ -60,6 +63,70 @@ TEST(Col2imLoweringTest, StagedFormPlansItsStage) {
   EXPECT_EQ(l->shared_bytes, 4 * 112 * 7 * 16);
   EXPECT_EQ(l->vector_elems, 1);
   EXPECT_THAT(DescribeCol2imPlan(*l), HasSubstr("stage       4 window rows x 112 columns"));
+}
+
+TEST(Col2imLoweringTest, SweptFormPlansItsBuffers) {
+  auto l = LowerCol2im(Col2imOp::Dense(DataType::kF16, kStem), T("sm_90a"),
+                       Launch(8, 224, true, 512, 2));
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->path, Col2imPath::kTmaSwept);
+  EXPECT_EQ(l->path_name, "tma_col2im");
+  EXPECT_EQ(l->form_name, "swept");
+  EXPECT_EQ(l->kernel_name, "tt_col2im_swept");
+  EXPECT_EQ(l->instruction, Instruction::kTma);
+  EXPECT_EQ(l->barriers, 2);
+  EXPECT_EQ(l->sweep.cols, 112);
+  // 112 matrix rows of 147 f16 from any 2-byte aligned start: 32928 + 15 bytes, 2059 chunks.
+  EXPECT_EQ(l->sweep.chunks, 2059);
+  EXPECT_EQ(l->sweep.buffers, 2);
+  EXPECT_EQ(l->shared_bytes, 2 * 2059 * 16);
+  // Each thread takes one of a row's 224 pixels in each of the 8 rows: 8 x 3 channels.
+  EXPECT_EQ(l->sums_per_thread, 24);
+  EXPECT_EQ(l->vector_bytes, 16);
+  EXPECT_THAT(DescribeCol2imPlan(*l), HasSubstr("sweep       2 buffers of 2059 16-byte chunks"));
+  // disable_tma (or sm_80) copies with cp.async instead.
+  Col2imOp no_tma = Col2imOp::Dense(DataType::kF16, kStem);
+  no_tma.hints.disable_tma = true;
+  for (auto [op, arch] : {std::pair{no_tma, "sm_90a"},
+                          std::pair{Col2imOp::Dense(DataType::kF16, kStem), "sm_80"}}) {
+    auto c = LowerCol2im(op, T(arch), Launch(8, 224, true, 512, 2));
+    ASSERT_TRUE(c.ok()) << c.status();
+    EXPECT_EQ(c->path_name, "cp_async_col2im") << arch;
+    EXPECT_EQ(c->instruction, Instruction::kCpAsync);
+    EXPECT_EQ(c->barriers, 0);
+  }
+  // Half the width: the window columns of 112 pixels and the kernel's reach.
+  l = LowerCol2im(Col2imOp::Dense(DataType::kF32, kStem), T("sm_90a"),
+                  Launch(8, 112, true, 256, 3));
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->sweep.cols, (111 + 6) / 2 + 1);
+  EXPECT_EQ(l->sweep.buffers, 3);
+
+  // What the swept form needs, each named: cp.async (sm_75 has none, and the simt path is
+  // not pipelined), two stages, the shared buffers, and sums that fit in registers.
+  EXPECT_THAT(LowerCol2im(Col2imOp::Dense(DataType::kF16, kStem), T("sm_75"),
+                          Launch(8, 224, true, 512, 2))
+                  .status()
+                  .message(),
+              HasSubstr("stages=2: simt_col2im is not pipelined"));
+  Col2imOp swept_only = Col2imOp::Dense(DataType::kF16, kStem);
+  swept_only.hints.prefer_instruction = Instruction::kCpAsync;
+  EXPECT_THAT(LowerCol2im(swept_only, T("sm_75"), Launch(8, 224, true, 512, 2)).status().message(),
+              HasSubstr("sm_75 has no cp.async"));
+  Col2imOp tma_only = Col2imOp::Dense(DataType::kF16, kStem);
+  tma_only.hints.prefer_instruction = Instruction::kTma;
+  EXPECT_THAT(LowerCol2im(tma_only, T("sm_80"), Launch(8, 224, true, 512, 2)).status().message(),
+              HasSubstr("sm_80 has no TMA"));
+  EXPECT_THAT(LowerCol2im(swept_only, T("sm_90a"), Launch(8, 224, true, 512, 1)).status().message(),
+              HasSubstr("stages=1: the swept form"));
+  EXPECT_THAT(LowerCol2im(swept_only, T("sm_90a"), Launch(8, 224, false, 512, 2)).status().message(),
+              HasSubstr("through_shared=false"));
+  EXPECT_THAT(LowerCol2im(swept_only, T("sm_90a"), Launch(64, 224, true, 128, 2)).status().message(),
+              HasSubstr("f32 sums per thread"));
+  // Without a preference, stages=1 keeps the simt forms.
+  l = LowerCol2im(Col2imOp::Dense(DataType::kF16, kStem), T("sm_90a"), Launch(2, 224, true));
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->path, Col2imPath::kSimtStaged);
 }
 
 TEST(Col2imLoweringTest, TilesAreClippedToTheImage) {

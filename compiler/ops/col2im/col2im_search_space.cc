@@ -5,18 +5,26 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/lower/lowering_rules.h"
 #include "compiler/ops/col2im/col2im_lowering.h"
 
 namespace tiletune {
 namespace {
 
-LaunchParams MakeLaunch(int64_t tile_h, int64_t tile_w, int threads, bool staged, int ctas) {
+LaunchParams MakeLaunch(int64_t tile_h, int64_t tile_w, int threads, bool staged, int ctas,
+                        int stages = 1) {
   LaunchParams p;
   p.tile = {tile_h, tile_w};
   p.threads = threads;
   p.through_shared = staged;
   p.ctas_per_sm = ctas;
+  p.stages = stages;
   return p;
+}
+
+// The swept form's launch (through shared memory, `stages` >= 2 buffers).
+LaunchParams SweptLaunch(int64_t tile_h, int64_t tile_w, int threads, int stages) {
+  return MakeLaunch(tile_h, tile_w, threads, true, 0, stages);
 }
 
 }  // namespace
@@ -47,10 +55,21 @@ SearchSpace Col2imSearchSpace(const Col2imOp& op, const Target& target) {
   // H200: staged 0.27-0.64 of the ceiling where direct reached 0.87-0.99).
   const bool try_staged = op.geometry.c * DataTypeBytes(op.img.dtype) < kStagedMaxPixelBytes;
   SearchSpace space;
+  // The swept form where cp.async exists, for the same short pixels: it reads each column
+  // entry once in whole chunks, where the other forms read a few scattered bytes per tap.
+  const bool try_swept = try_staged && target.HasCpAsync();
   std::vector<LaunchParams> representative = {MakeLaunch(1, 32, 256, false, 0)};
   if (try_staged) representative.push_back(MakeLaunch(2, 64, 256, true, 0));
+  if (try_swept) representative.push_back(SweptLaunch(8, w, 256, 2));
   for (const Hints& hints : AllCol2imHints()) {
     for (const LaunchParams& launch : representative) space.first.push_back({hints, launch});
+  }
+  if (try_swept && target.HasTma()) {
+    // The swept form copies with TMA where it can; its cp.async twin once per hint set.
+    for (Hints hints : AllCol2imHints()) {
+      hints.disable_tma = true;
+      space.first.push_back({hints, SweptLaunch(8, w, 256, 2)});
+    }
   }
   std::vector<std::pair<int64_t, int64_t>> tiles = {{1, 16}, {1, 32}, {1, 64}, {2, 32},
                                                     {4, 16}, {2, 64}, {4, 64}, {8, 32}};
@@ -67,6 +86,19 @@ SearchSpace Col2imSearchSpace(const Col2imOp& op, const Target& target) {
       }
     }
   }
+  if (try_swept) {
+    // Taller tiles read fewer window rows twice (a window row reaching two tiles is read
+    // by both, only the chunks each needs); narrower ones keep the buffers small for
+    // wide rows. Tiles whose sums do not fit in registers are refused by the lowering.
+    for (int64_t tile_h : {4, 8, 16}) {
+      for (int64_t tile_w : {w, CeilDiv(w, 2), int64_t{64}}) {
+        if (tile_w > w) continue;
+        for (int threads : {128, 256, 512}) {
+          for (int stages : {2, 3}) space.launches.push_back(SweptLaunch(tile_h, tile_w, threads, stages));
+        }
+      }
+    }
+  }
   return space;
 }
 
@@ -74,15 +106,28 @@ Trial Col2imHeuristic(const Col2imOp& op, const Target& target) {
   Trial trial;
   trial.launch = MakeLaunch(1, 32, 256, false, 0);
   trial.hints = op.hints;
-  if (op.geometry.c * DataTypeBytes(op.img.dtype) <= 16) {
-    // Staged where its stage fits (a very wide kernel's runs may not).
-    const LaunchParams staged = MakeLaunch(2, 64, 256, true, 0);
-    Col2imOp probe = op;
-    probe.hints = trial.hints;
-    if (LowerCol2im(probe, target, staged).ok()) trial.launch = staged;
-  }
   const Hints& mine = op.hints;
-  if (!mine.prefer_instruction.has_value() && !mine.annotations.count("prefer_instruction")) {
+  if (op.geometry.c * DataTypeBytes(op.img.dtype) <= 16) {
+    // Short pixels: the swept form where its buffers and sums fit (measured on the H200
+    // stem, N32 C3 224x224 7x7 s2: 2.0 TB/s against the staged form's 1.3), else the staged
+    // form where its stage fits (a very wide kernel's runs may not).
+    const int64_t w = op.geometry.w;
+    for (const LaunchParams& launch :
+         {SweptLaunch(8, w, 256, 2), SweptLaunch(8, std::min<int64_t>(w, 64), 256, 2),
+          MakeLaunch(2, 64, 256, true, 0)}) {
+      Col2imOp probe = op;
+      probe.hints = trial.hints;
+      if (launch.stages == 1 && !mine.prefer_instruction.has_value()) {
+        probe.hints.prefer_instruction = Instruction::kSync;
+      }
+      if (LowerCol2im(probe, target, launch).ok()) {
+        trial.launch = launch;
+        break;
+      }
+    }
+  }
+  if (trial.launch.stages == 1 && !mine.prefer_instruction.has_value() &&
+      !mine.annotations.count("prefer_instruction")) {
     trial.hints.prefer_instruction = Instruction::kSync;
   }
   if (!mine.eviction_policy.has_value() && !mine.annotations.count("col_eviction_policy") &&

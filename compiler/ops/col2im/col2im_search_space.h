@@ -1,7 +1,8 @@
 // The search space for one col2im problem on one target: every hint value at a direct and
-// (for pixels under kStagedMaxPixelBytes) a staged representative launch, then output
-// tiles from one row of 16 pixels to several whole rows, thread counts, the forms and
-// persistent grids for the best hint sets.
+// (for pixels under kStagedMaxPixelBytes) a staged and, with cp.async, a swept
+// representative launch, then output tiles from one row of 16 pixels to several whole
+// rows, thread counts, the forms, the swept form's tiles and buffer counts, and persistent
+// grids for the best hint sets.
 //
 //   SearchSpace space = Col2imSearchSpace(op, target);
 #ifndef COMPILER_OPS_COL2IM_COL2IM_SEARCH_SPACE_H_
@@ -17,20 +18,22 @@ namespace tiletune {
 
 // Every col2im hint value that can change its kernel: coalesced_width (unset, 1..8),
 // eviction_policy (unset, evict_first, evict_last), and the col_eviction_policy=evict_first
-// annotation (the column matrix is read once). col2im has one instruction family and no
-// TMA path, so prefer_instruction and disable_tma are left unset.
+// annotation (the column matrix is read once). col2im has no TMA path and its launch picks
+// the form (and with it the instruction family), so prefer_instruction and disable_tma are
+// left unset.
 std::vector<Hints> AllCol2imHints();
 
 // Pixels of this many bytes or more (C x element size) are searched in the direct form
-// only.
+// only (the staged and swept forms for shorter ones).
 inline constexpr int64_t kStagedMaxPixelBytes = 128;
 
 SearchSpace Col2imSearchSpace(const Col2imOp& op, const Target& target);
 
-// The built-in launch: the staged form over 2 x 64 tiles when a pixel's channels fit in 16
-// bytes (short matrix runs read best through shared memory), else the direct form over
-// 1 x 32 tiles; 256 threads; the column matrix streamed (col_eviction_policy=evict_first)
-// where the op sets no policy.
+// The built-in launch: when a pixel's channels fit in 16 bytes (short matrix runs read best
+// through shared memory), the swept form over 8-row tiles (the whole width, else 64
+// columns) where it lowers, else the staged form over 2 x 64 tiles; otherwise the direct
+// form over 1 x 32 tiles; 256 threads; the column matrix streamed
+// (col_eviction_policy=evict_first) where the op sets no policy.
 Trial Col2imHeuristic(const Col2imOp& op, const Target& target);
 
 }  // namespace tiletune
