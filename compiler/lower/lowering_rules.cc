@@ -61,6 +61,8 @@ absl::StatusOr<size_t> ChoosePath(absl::Span<const PathOption> chain, const Reso
                                  " lowering; falling back"));
     }
   }
+  // Every path tried and why it did not fit, for the error when none does.
+  std::vector<std::string> tried;
   for (size_t i = start; i < chain.size(); ++i) {
     const PathOption& option = chain[i];
     const std::vector<std::string> why = option.check();
@@ -76,9 +78,10 @@ absl::StatusOr<size_t> ChoosePath(absl::Span<const PathOption> chain, const Reso
           " on ", target.ArchName(), ": ", reasons,
           ". Fix the constraint, drop prefer_instruction, or annotate fallback=auto"));
     }
+    tried.push_back(absl::StrCat(option.name, ": ", reasons));
     if (i + 1 == chain.size()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("no lowering path fits this ", op, " and launch: ", reasons));
+      return absl::InvalidArgumentError(absl::StrCat("no lowering path fits this ", op,
+                                                     " and launch: ", absl::StrJoin(tried, " | ")));
     }
     log.push_back(absl::StrCat(option.name, " rejected: ", reasons, "; falling back"));
   }

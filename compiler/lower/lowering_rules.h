@@ -49,7 +49,8 @@ struct PathOption {
 // honoured (its checks fail, or `op` has no path of that family) the result is
 // InvalidArgument naming every failed constraint, unless `fallback=auto` lets the chain
 // go on. prefer_instruction=tma with disable_tma is always an error. Each rejection and
-// the choice go to `log`. Returns the index of the chosen path.
+// the choice go to `log`; when no path fits, the error names every path tried and why.
+// Returns the index of the chosen path.
 absl::StatusOr<size_t> ChoosePath(absl::Span<const PathOption> chain, const ResolvedHints& hints,
                                   const std::string& op, const Target& target,
                                   std::vector<std::string>& log);

@@ -35,7 +35,9 @@ TEST(ChoosePathTest, AutoChainTakesTheFirstThatFitsAndLogsTheRest) {
   EXPECT_THAT(log, ElementsAre("fast rejected: no TMA here; falling back", "path middle"));
   log.clear();
   auto none = ChoosePath(Chain("a", "b", "c"), ResolvedHints{}, "op", T("sm_90a"), log);
-  EXPECT_THAT(none.status().message(), HasSubstr("no lowering path fits this op and launch: c"));
+  // Each path tried, with its reasons.
+  EXPECT_THAT(none.status().message(),
+              HasSubstr("no lowering path fits this op and launch: fast: a | middle: b | plain: c"));
 }
 
 TEST(ChoosePathTest, AnExplicitPreferenceIsHonouredOrAnError) {
