@@ -5,8 +5,18 @@
 // never fills and the numbers are host overhead, not kernel time. An iteration is a batch
 // of 64 calls; the us_per_call counter is the figure to compare.
 //
+// The first call of a problem: one Library::Launch (resolve, load, launch) of a problem
+// new to a library that has already served another, so the context, the driver and the
+// library's own start are not in it; for a kernel baked in at build time (:bench_kernels,
+// the JIT off), for one compiled by NVRTC into an empty compile cache, and for one read
+// from a warm compile cache. Library creation (databases parsed) is timed on its own.
+//
 //   bench/dispatch_benchmark --benchmark_counters_tabular=true
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -18,6 +28,8 @@
 #include "compiler/ops/copy/copy_definition.h"
 #include "compiler/ops/copy/copy_lowering.h"
 #include "compiler/ops/copy/copy_op.h"
+#include "compiler/ops/im2col/im2col_op.h"
+#include "kernels/prebuilt.h"
 #include "kernels/tile_kernel.h"
 #include "kernels/library.h"
 #include "kernels/tiletune.h"
@@ -157,11 +169,108 @@ void BM_PlanExecute(benchmark::State& state) {
   });
 }
 
+// The problems baked into this binary by :bench_kernels, by argument: 0 the dense copy,
+// 1 the im2col layer.
+std::unique_ptr<TileOp> BakedProblem(int index) {
+  if (index == 0) {
+    Buffer src = Buffer::RowMajor("src", DataType::kF16, Scope::kGlobal, {8192, 8192});
+    Buffer dst = Buffer::RowMajor("dst", DataType::kF16, Scope::kGlobal, {8192, 8192});
+    return std::make_unique<CopyOp>(CopyOp{Region::Whole(src), Region::Whole(dst)});
+  }
+  Im2colGeometry g;
+  g.n = 32;
+  g.h = g.w = 56;
+  g.c = 64;
+  g.kh = g.kw = 3;
+  g.ph = g.pw = 1;
+  return std::make_unique<Im2colOp>(Im2colOp::Dense(DataType::kF16, g));
+}
+
+// How the first call finds its kernel.
+enum class FirstCall { kBaked, kNvrtcEmptyCache, kWarmCompileCache };
+
+void TimeFirstCalls(benchmark::State& state, FirstCall how) {
+  auto env = GetBenchEnv();
+  if (!env.ok()) {
+    state.SkipWithError(std::string(env.status().message()).c_str());
+    return;
+  }
+  const std::unique_ptr<TileOp> op = BakedProblem(static_cast<int>(state.range(0)));
+  // The warm-up problem (baked too): the library's device and context exist before the
+  // timed call.
+  const std::unique_ptr<TileOp> warm = BakedProblem(1 - static_cast<int>(state.range(0)));
+  // Each kernel's operands: the largest of the two problems, allocated once.
+  auto src = DeviceBuffer::Allocate(*(*env)->context, size_t{256} << 20);
+  auto dst = DeviceBuffer::Allocate(*(*env)->context, size_t{256} << 20);
+  if (!src.ok() || !dst.ok()) {
+    state.SkipWithError("cannot allocate the operands");
+    return;
+  }
+  const std::string scratch = absl::StrCat(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp",
+                                           "/tiletune_first_call_", getpid());
+  double seconds = 0, create_seconds = 0;
+  int64_t round = 0;
+  for (auto _ : state) {
+    LibraryOptions options;
+    options.jit = how != FirstCall::kBaked;
+    // Compiled kernels are not baked ones: with the JIT on they are the ones these use.
+    static const std::vector<const PrebuiltKernelSet*> none;
+    if (how != FirstCall::kBaked) options.prebuilt = &none;
+    options.cache_directory = how == FirstCall::kNvrtcEmptyCache
+                                  ? absl::StrCat(scratch, "/empty", round++)
+                                  : absl::StrCat(scratch, "/warm");
+    const auto create = std::chrono::steady_clock::now();
+    auto library = Library::Create(options);
+    create_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - create).count();
+    if (!library.ok() || !(*library)->Launch(*warm, src->ptr(), dst->ptr(), (*env)->stream->get()).ok() ||
+        !(*env)->stream->Synchronize().ok()) {
+      state.SkipWithError("the library or its warm-up launch failed");
+      return;
+    }
+    if (how == FirstCall::kWarmCompileCache && round++ == 0) {
+      // Fills the compile cache with the timed kernel; a library of its own loads it.
+      auto filler = Library::Create(options);
+      if (!filler.ok() || !(*filler)->Launch(*op, src->ptr(), dst->ptr(), (*env)->stream->get()).ok()) {
+        state.SkipWithError("cannot fill the compile cache");
+        return;
+      }
+      (void)(*env)->stream->Synchronize();
+    }
+    const auto start = std::chrono::steady_clock::now();
+    const absl::Status launched = (*library)->Launch(*op, src->ptr(), dst->ptr(), (*env)->stream->get());
+    const double call = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!launched.ok()) {
+      state.SkipWithError(std::string(launched.message()).c_str());
+      return;
+    }
+    state.SetIterationTime(call);
+    seconds += call;
+    if (!(*env)->stream->Synchronize().ok()) {
+      state.SkipWithError("stream synchronisation failed");
+      return;
+    }
+  }
+  state.counters["first_call_us"] = seconds * 1e6 / static_cast<double>(state.iterations());
+  state.counters["library_create_ms"] = create_seconds * 1e3 / static_cast<double>(state.iterations());
+  std::filesystem::remove_all(scratch);
+}
+
+void BM_FirstCallBaked(benchmark::State& state) { TimeFirstCalls(state, FirstCall::kBaked); }
+void BM_FirstCallNvrtc(benchmark::State& state) {
+  TimeFirstCalls(state, FirstCall::kNvrtcEmptyCache);
+}
+void BM_FirstCallCompileCache(benchmark::State& state) {
+  TimeFirstCalls(state, FirstCall::kWarmCompileCache);
+}
+
 BENCHMARK(BM_BareCuLaunchKernel)->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.5);
 BENCHMARK(BM_LibraryCopy)->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.5);
 BENCHMARK(BM_PlanExecute)->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.5);
 BENCHMARK(BM_BareCuLaunchKernel)->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.5)->Threads(8);
 BENCHMARK(BM_PlanExecute)->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.5)->Threads(8);
+BENCHMARK(BM_FirstCallBaked)->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(20);
+BENCHMARK(BM_FirstCallCompileCache)->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(10);
+BENCHMARK(BM_FirstCallNvrtc)->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
 
 }  // namespace
 }  // namespace tiletune

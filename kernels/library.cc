@@ -14,12 +14,13 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 #include "compiler/backend/cuda/cuda_codegens.h"
 #include "compiler/base/status_macros.h"
 #include "compiler/cuda/caching_compilation_provider.h"
 #include "compiler/cuda/nvrtc_compilation_provider.h"
 #include "compiler/ops/builtin_ops.h"
-#include "compiler/base/sha256.h"
 #include "compiler/tuning_db/append.h"
 #include "compiler/tuning_db/tuning_db.h"
 #include "kernels/runtime/driver_api.h"
@@ -120,15 +121,26 @@ Library::Library(LibraryOptions options, absl::Status database_status,
 
 const PrebuiltKernelImage* Library::FindPrebuilt(const BuiltKernel& built) const {
   if (prebuilt_.empty()) return nullptr;
-  const std::string sha = Sha256Hex(built.source.text);
-  auto it = prebuilt_.find(absl::StrCat(built.lowered->target.ArchName(), "|", sha));
-  if (it != prebuilt_.end()) return it->second;
-  // PTX runs on its virtual architecture and every newer one.
-  for (int arch = built.lowered->target.arch(); arch >= 30; --arch) {
-    it = prebuilt_.find(absl::StrCat("compute_", arch, "|", sha));
-    if (it != prebuilt_.end()) return it->second;
+  auto it = prebuilt_.find(built.source.text);
+  if (it == prebuilt_.end()) return nullptr;
+  const Target& target = built.lowered->target;
+  const std::string arch = target.ArchName();
+  // The CUBIN for the target; else PTX, which runs on its virtual architecture and every
+  // newer one: the newest not newer than the target.
+  const PrebuiltKernelImage* best = nullptr;
+  int best_arch = 0;
+  for (const PrebuiltKernelImage* image : it->second) {
+    if (arch == image->arch) return image;
+    int virtual_arch = 0;
+    absl::string_view name = image->arch;
+    if (absl::ConsumePrefix(&name, "compute_") &&
+        absl::SimpleAtoi(name, &virtual_arch) && virtual_arch <= target.arch() &&
+        virtual_arch > best_arch) {
+      best = image;
+      best_arch = virtual_arch;
+    }
   }
-  return nullptr;
+  return best;
 }
 
 absl::StatusOr<Explanation> Library::Explain(const TileOp& op,
@@ -197,7 +209,7 @@ absl::StatusOr<std::unique_ptr<Library>> Library::Create(LibraryOptions options)
       options.jit = false;
     }
   }
-  absl::flat_hash_map<std::string, const PrebuiltKernelImage*> images;
+  absl::flat_hash_map<absl::string_view, std::vector<const PrebuiltKernelImage*>> images;
   const std::vector<const PrebuiltKernelSet*> sets =
       options.prebuilt != nullptr ? *options.prebuilt : PrebuiltKernelSets();
   std::vector<std::string> baked_origins;
@@ -212,8 +224,7 @@ absl::StatusOr<std::unique_ptr<Library>> Library::Create(LibraryOptions options)
     resolver_options.databases.push_back(*std::move(parsed));
     baked_origins.push_back(absl::StrCat(set->name, " (baked)"));
     for (size_t i = 0; i < set->image_count; ++i) {
-      images.emplace(absl::StrCat(set->images[i].arch, "|", set->images[i].source_sha256),
-                     &set->images[i]);
+      images[set->images[i].source].push_back(&set->images[i]);
     }
   }
   // Records tuned on earlier misses come next: their exact records win over the rest.

@@ -210,8 +210,9 @@ class Library {
   // Compiles of tuning on a miss that outlived their first call; destroyed (joined)
   // before jit_, which they use.
   std::unique_ptr<PendingCompiles> pending_;
-  // Baked kernel images by "arch|source sha256".
-  absl::flat_hash_map<std::string, const PrebuiltKernelImage*> prebuilt_;
+  // Baked kernel images by their kernel's CUDA source (views of the embedded text): the
+  // CUBINs and PTX of one kernel share an entry.
+  absl::flat_hash_map<absl::string_view, std::vector<const PrebuiltKernelImage*>> prebuilt_;
   mutable absl::Mutex mutex_;
   absl::flat_hash_map<int, std::unique_ptr<Device>> devices_ ABSL_GUARDED_BY(mutex_);
   // Counters, without a lock on the launch path.

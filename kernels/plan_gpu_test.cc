@@ -1,6 +1,7 @@
 // The slim API on the GPU: plans execute bit-exact, also replayed from a CUDA graph, from a
 // non-primary context, and from 8 threads sharing one plan; a stream of another context is
-// refused naming both; Execute leaves the caller's current context as it found it.
+// refused naming both; Execute leaves the caller's current context as it found it; every
+// device of the host gets plans of its own.
 #include <atomic>
 #include <cstdio>
 #include <random>
@@ -8,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "compiler/ops/builtin_ops.h"
 #include "compiler/ops/copy/copy_op.h"
 #include "compiler/ops/im2col/im2col_op.h"
@@ -83,18 +85,20 @@ class PlanGpuTest : public ::testing::Test {
     VerificationImages images;
     DeviceBuffer input, output;
   };
-  Buffers Make(const TileOp& op) {
+  // On `context` (the test device's when null).
+  Buffers Make(const TileOp& op, const Context* context = nullptr) {
+    if (context == nullptr) context = context_.get();
     const TileOpDefinition& definition = **BuiltinTileOps().For(op);
     std::mt19937_64 rng(std::random_device{}());
     Buffers b{*MakeVerificationImages(definition, op, rng), {}, {}};
-    b.input = *DeviceBuffer::Allocate(*context_, b.images.input.size());
-    b.output = *DeviceBuffer::Allocate(*context_, b.images.expected.size());
+    b.input = *DeviceBuffer::Allocate(*context, b.images.input.size());
+    b.output = *DeviceBuffer::Allocate(*context, b.images.expected.size());
     EXPECT_TRUE(b.input.CopyFromHost(b.images.input.data(), b.images.input.size()).ok());
     EXPECT_TRUE(b.output.Fill(b.images.poison).ok());
     return b;
   }
-  void ExpectBitExact(Buffers& b, const char* what) {
-    ASSERT_TRUE(context_->Synchronize().ok());
+  void ExpectBitExact(Buffers& b, const std::string& what, const Context* context = nullptr) {
+    ASSERT_TRUE((context == nullptr ? context_.get() : context)->Synchronize().ok());
     std::vector<uint8_t> got(b.images.expected.size());
     ASSERT_TRUE(b.output.CopyToHost(got.data(), got.size()).ok());
     EXPECT_TRUE(got == b.images.expected) << what << " is not bit-exact";
@@ -200,6 +204,60 @@ TEST_F(PlanGpuTest, EightThreadsShareOnePlan) {
   for (auto& thread : threads) thread.join();
   EXPECT_EQ(failures.load(), 0);
   ExpectBitExact(b, "copy from 8 threads");
+}
+
+// Every device of the host: a plan made with a device's primary context current binds to
+// that device, executes bit-exact there, and refuses a stream of any other device, naming
+// both. With one GPU it checks that one (and says so).
+TEST_F(PlanGpuTest, EveryDeviceOfTheHost) {
+  int count = 0;
+  ASSERT_EQ(cu_->cuDeviceGetCount(&count), CUDA_SUCCESS);
+  ASSERT_GE(count, 1);
+  std::printf("plans on each of %d device(s)\n", count);
+  std::vector<std::unique_ptr<Context>> contexts;
+  std::vector<Plan> plans;
+  std::vector<CUstream> streams;
+  for (int ordinal = 0; ordinal < count; ++ordinal) {
+    auto context = Context::Create(ordinal);
+    ASSERT_TRUE(context.ok()) << context.status();
+    ASSERT_TRUE((*context)->Activate().ok());
+    for (bool copy : {true, false}) {
+      auto plan = copy ? Plan::Create(SliceDesc()) : Plan::Create(ConvDesc());
+      ASSERT_TRUE(plan.ok()) << "device " << ordinal << ": " << plan.status();
+      CUcontext current = nullptr;
+      ASSERT_EQ(cu_->cuCtxGetCurrent(&current), CUDA_SUCCESS);
+      EXPECT_EQ(plan->context(), current) << "device " << ordinal;
+      Buffers b = copy ? Make(SliceOp(), context->get())
+                       : Make(Im2colOp::Dense(DataType::kF16, Conv()), context->get());
+      CUstream stream = nullptr;
+      ASSERT_EQ(driver_.stream_create(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+      ASSERT_TRUE(plan->Execute(In(b), Out(b), stream).ok()) << "device " << ordinal;
+      ASSERT_EQ(cu_->cuStreamSynchronize(stream), CUDA_SUCCESS);
+      ExpectBitExact(b, absl::StrCat(copy ? "copy" : "im2col", " on device ", ordinal),
+                     context->get());
+      if (copy) {
+        plans.push_back(*std::move(plan));
+        streams.push_back(stream);
+      } else {
+        driver_.stream_destroy(stream);
+      }
+    }
+    contexts.push_back(*std::move(context));
+  }
+  // Each device's plan on the next device's stream.
+  for (int ordinal = 0; count > 1 && ordinal < count; ++ordinal) {
+    const int other = (ordinal + 1) % count;
+    Buffers b = Make(SliceOp(), contexts[ordinal].get());
+    absl::Status refused = plans[ordinal].Execute(In(b), Out(b), streams[other]);
+    EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(refused.message(), HasSubstr(absl::StrCat("(device ", other, ")")));
+    EXPECT_THAT(refused.message(), HasSubstr(absl::StrCat("(device ", ordinal, ")")));
+  }
+  for (int ordinal = 0; ordinal < count; ++ordinal) {
+    ASSERT_TRUE(contexts[ordinal]->Activate().ok());
+    driver_.stream_destroy(streams[ordinal]);
+  }
+  ASSERT_TRUE(context_->Activate().ok());
 }
 
 }  // namespace

@@ -16,9 +16,11 @@ namespace tiletune {
 struct PrebuiltKernelImage {
   // The architecture the CUBIN is for ("sm_90a").
   const char* arch;
-  // SHA-256 (hex) of the kernel's CUDA source: the library builds the source of its
-  // resolved variant and loads the image of the same hash.
+  // SHA-256 (hex) of the kernel's CUDA source, naming the kernel.
   const char* source_sha256;
+  // The kernel's CUDA source: the library emits the source of its resolved variant and
+  // loads the image of the same text (a hash-map lookup, no digest at run time).
+  const char* source;
   const unsigned char* cubin;
   size_t cubin_size;
 };

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/base/sha256.h"
 #include "compiler/cuda/nvrtc_api.h"
 #include "compiler/ops/copy/copy_op.h"
 #include "compiler/ops/im2col/im2col_op.h"
@@ -66,6 +67,9 @@ TEST(ExampleTest, TheRuleBakedTheProblemsItWasGiven) {
   for (size_t i = 0; i < sets[0]->image_count; ++i) {
     const PrebuiltKernelImage& image = sets[0]->images[i];
     EXPECT_GT(image.cubin_size, 1000u);
+    // The kernel's source, which the library finds it by, and its digest.
+    EXPECT_THAT(image.source, HasSubstr("extern \"C\" __global__"));
+    EXPECT_EQ(Sha256Hex(image.source), image.source_sha256);
     const std::string bytes(reinterpret_cast<const char*>(image.cubin), image.cubin_size);
     if (std::string(image.arch) == "sm_90a") {
       ++cubins;
@@ -78,6 +82,7 @@ TEST(ExampleTest, TheRuleBakedTheProblemsItWasGiven) {
       EXPECT_EQ(bytes.back(), '\0') << "PTX reaches the driver as a C string";
       // The same kernel as the CUBIN before it.
       EXPECT_STREQ(image.source_sha256, sets[0]->images[i - 1].source_sha256);
+      EXPECT_STREQ(image.source, sets[0]->images[i - 1].source);
     }
   }
   EXPECT_EQ(cubins, 3);
