@@ -403,7 +403,7 @@ TEST_F(TunedResolverTest, ANewerArchitectureTakesAnOlderOneWithTheSameFeatures) 
 TEST_F(TunedResolverTest, TransferredTilesWiderThanTheRowsAreFittedToThem) {
   auto resolver =
       Make({SimtRecord(Slice(DataType::kF32, {4096, 4096}, {0, 3}, {4096, 4000}), {8, 2048}, 256)});
-  auto r = resolver->Resolve(H200(), Slice(DataType::kF32, {100000, 12}, {0, 1}, {100000, 11}));
+  auto r = resolver->Resolve(H200(), Slice(DataType::kF32, {400000, 12}, {0, 1}, {400000, 11}));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->level, ResolutionLevel::kNearest) << r->detail;
   EXPECT_THAT(r->request.launch.tile, ElementsAre(1024, 16));
@@ -421,7 +421,7 @@ TEST_F(TunedResolverTest, AFittedTileLeavesTheRecordsThreadLayoutBehind) {
       SimtRecord(Slice(DataType::kF16, {4096, 4096}, {0, 3}, {4096, 4000}), {8, 2048}, 256);
   record.mutable_winner()->mutable_hints()->set_loop_layout("8x32");
   auto resolver = Make({record});
-  auto fitted = resolver->Resolve(H200(), Op({3, 1048579}));
+  auto fitted = resolver->Resolve(H200(), Op({8, 1048579}));
   ASSERT_TRUE(fitted.ok()) << fitted.status();
   EXPECT_THAT(fitted->request.launch.tile, ElementsAre(16384));
   EXPECT_FALSE(fitted->request.op->hints.loop_layout.has_value());
@@ -437,7 +437,7 @@ TEST_F(TunedResolverTest, AFittedTileLeavesTheRecordsThreadLayoutBehind) {
 TEST_F(TunedResolverTest, TransferredTilesAreFittedToTheMergedRank) {
   auto resolver =
       Make({SimtRecord(Slice(DataType::kF16, {4096, 4096}, {0, 3}, {4096, 4000}), {8, 2048}, 256)});
-  auto r = resolver->Resolve(H200(), Op({3, 1048579}));
+  auto r = resolver->Resolve(H200(), Op({8, 1048579}));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->level, ResolutionLevel::kNearest) << r->detail;
   EXPECT_THAT(r->request.launch.tile, ElementsAre(16384));
@@ -589,7 +589,7 @@ TEST_F(TunedResolverTest, AnIm2colTileOfWholeRowsTransfersAsWholeRows) {
   EXPECT_THAT(r->request.launch.tile, ElementsAre(320, 108));
   EXPECT_EQ(r->built.lowered->form_name, "staged") << r->detail;
   // One output row of a long 1-D signal (OW 3199) would make 8 tiles of the whole
-  // matrix, where the record had 3584: block_M stays as tuned.
+  // matrix, where the record had 3584: block_M stays as tuned (229 tiles, enough).
   Im2colGeometry audio;
   audio.n = 8, audio.h = 1, audio.w = 16000, audio.c = 1, audio.kh = 1, audio.kw = 10;
   audio.sh = 1, audio.sw = 5;
@@ -604,6 +604,98 @@ TEST_F(TunedResolverTest, AnIm2colTileOfWholeRowsTransfersAsWholeRows) {
   auto partial = Make({record})->Resolve(H200(), Im2colOp::Dense(DataType::kF16, yolo));
   ASSERT_TRUE(partial.ok()) << partial.status();
   EXPECT_THAT(partial->request.launch.tile, ElementsAre(112, 64));
+}
+
+// A record's tile that reached past its own problem (4096 over 1024 elements) transfers
+// as the 1024 its one CTA moved: 13 CTAs of a 12289-element copy, not 4.
+TEST_F(TunedResolverTest, ATransferredTileIsWhatEachOfTheRecordsCtasDid) {
+  auto small = [](int64_t n) {
+    Buffer src = Buffer::RowMajor("src", DataType::kF32, Scope::kGlobal, {n});
+    Buffer dst = Buffer::RowMajor("dst", DataType::kF32, Scope::kGlobal, {n});
+    return CopyOp{Region::Whole(src), Region::Whole(dst)};
+  };
+  auto resolver = Make({SimtRecord(small(1024), {4096}, 32)});
+  auto r = resolver->Resolve(H200(), small(12289));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->level, ResolutionLevel::kNearest) << r->detail;
+  EXPECT_THAT(r->request.launch.tile, ElementsAre(1024));
+  EXPECT_EQ(r->built.lowered->num_tiles, 13);
+  EXPECT_THAT(r->detail, HasSubstr("tile fitted to 1024"));
+  // A tile only wider than the record's rows (64 over rows of 8, of a large problem) keeps
+  // its shape on wide rows.
+  auto narrow = Make({SimtRecord(Slice(DataType::kF64, {65536, 9}, {0, 0}, {65536, 8}), {32, 64}, 256)});
+  auto wide = narrow->Resolve(H200(), Slice(DataType::kF64, {3000, 3001}, {0, 0}, {3000, 2999}));
+  ASSERT_TRUE(wide.ok()) << wide.status();
+  EXPECT_THAT(wide->request.launch.tile, ElementsAre(32, 64)) << wide->detail;
+}
+
+// A small problem given a large problem's tile is halved while it has half or less of two
+// tiles per SM (256 here: the test records name no SM count, 128 is assumed), never past
+// the count the record made of its own problem.
+TEST_F(TunedResolverTest, ASmallProblemKeepsTheRecordsParallelism) {
+  auto resolver = Make({SimtRecord(Op({16384, 16384}), {8192}, 256)});
+  auto r = resolver->Resolve(H200(), Op({1024, 1024}));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(r->request.launch.tile, ElementsAre(4096)) << r->detail;
+  EXPECT_EQ(r->built.lowered->num_tiles, 256);
+  EXPECT_THAT(r->detail, HasSubstr("8192 halved 1x: it made 128 tiles, the record 256 of its"));
+  // A record of 4 tiles: a problem of 16 is parallel enough already.
+  auto few = Make({SimtRecord(Op({4, 4096}), {4096}, 256)})->Resolve(H200(), Op({16, 4096}));
+  ASSERT_TRUE(few.ok()) << few.status();
+  EXPECT_THAT(few->request.launch.tile, ElementsAre(4096)) << few->detail;
+}
+
+// A transferred tile that does not lower is halved until it does, before the record's
+// tile is used as stored: a staged 16x16 s16 patchify record (14 whole output rows, K=768)
+// fitted to AlexNet's 11x11 s4 (one output row of 55, K=363) is too much per thread, and
+// half of it lowers (flat, whole matrix rows), where the stored 14x768 would cut K.
+TEST_F(TunedResolverTest, ATransferredTileIsHalvedUntilItLowers) {
+  Im2colGeometry patch;
+  patch.n = 32, patch.h = patch.w = 224, patch.c = 3, patch.kh = patch.kw = 16;
+  patch.sh = patch.sw = 16;
+  tuning::TuningRecord record;
+  *record.mutable_device() = H200();
+  *record.mutable_problem() = *BuiltinTileOps().Find("im2col").value()->ToProblem(
+      Im2colOp::Dense(DataType::kF16, patch));
+  tuning::Variant* v = record.mutable_winner();
+  v->mutable_lowering()->set_path("simt_im2col");
+  v->mutable_lowering()->set_form("staged");
+  v->mutable_lowering()->add_tile(14);
+  v->mutable_lowering()->add_tile(768);
+  v->mutable_lowering()->set_threads(256);
+  record.mutable_winner_statistics()->set_median_us(20);
+  record.mutable_winner_statistics()->set_sample_count(5);
+  Im2colGeometry alexnet;
+  alexnet.n = 64, alexnet.h = alexnet.w = 227, alexnet.c = 3, alexnet.kh = alexnet.kw = 11;
+  alexnet.sh = alexnet.sw = 4;
+  auto r = Make({record})->Resolve(H200(), Im2colOp::Dense(DataType::kF16, alexnet));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->level, ResolutionLevel::kNearest) << r->detail;
+  EXPECT_THAT(r->request.launch.tile, ElementsAre(28, 363)) << r->detail;
+  EXPECT_EQ(r->built.lowered->form_name, "flat") << r->detail;
+  EXPECT_THAT(r->detail, HasSubstr("55x363 halved 1x: it did not lower"));
+}
+
+// The heuristic keeps a place among the alternatives when records would fill the list.
+TEST_F(TunedResolverTest, AlternativesAlwaysHoldTheHeuristic) {
+  const CopyOp target = Slice(DataType::kF16, {8192, 8192}, {0, 0}, {8192, 8000});
+  auto resolver = Make({SimtRecord(Slice(DataType::kF16, {8000, 8192}, {0, 0}, {8000, 8000}),
+                                   {4, 2000}, 128),
+                        SimtRecord(Slice(DataType::kF16, {8100, 8192}, {0, 0}, {8100, 8000}),
+                                   {8, 1000}, 64),
+                        SimtRecord(Slice(DataType::kF16, {7900, 8192}, {0, 0}, {7900, 8000}),
+                                   {2, 4000}, 32)});
+  auto three = resolver->Alternatives(H200(), target, 3);
+  ASSERT_TRUE(three.ok()) << three.status();
+  ASSERT_EQ(three->size(), 3u);
+  EXPECT_EQ((*three)[0].level, ResolutionLevel::kNearest);
+  EXPECT_EQ((*three)[1].level, ResolutionLevel::kNearest);
+  EXPECT_EQ((*three)[2].level, ResolutionLevel::kHeuristic);
+  // Asked for one, the best guess alone.
+  auto one = resolver->Alternatives(H200(), target, 1);
+  ASSERT_TRUE(one.ok());
+  ASSERT_EQ(one->size(), 1u);
+  EXPECT_EQ((*one)[0].level, ResolutionLevel::kNearest);
 }
 
 }  // namespace

@@ -51,6 +51,100 @@ absl::StatusOr<std::unique_ptr<TunedResolver>> TunedResolver::Create(Options opt
   return std::unique_ptr<TunedResolver>(new TunedResolver(std::move(options)));
 }
 
+namespace {
+
+// Halvings of a transferred tile the resolver tries (for a tile that does not lower, or
+// one that leaves too few tiles) before it uses the record's tile as stored.
+constexpr int kMaxHalvings = 8;
+
+// Halves the outermost tile dimension above 1 (rows before columns, so each CTA keeps
+// its contiguous run); false when every dimension is 1.
+bool HalveOutermost(std::vector<int64_t>& tile) {
+  for (int64_t& t : tile) {
+    if (t > 1) {
+      t = (t + 1) / 2;
+      return true;
+    }
+  }
+  return false;
+}
+
+// The tiles the record's own launch made of its own problem; 0 when that does not lower.
+int64_t RecordTiles(const TileOpDefinition& definition, const tuning::TuningRecord& record,
+                    const Trial& tuned, const Target& target) {
+  absl::StatusOr<std::unique_ptr<TileOp>> theirs = definition.FromProblem(record.problem());
+  if (!theirs.ok()) return 0;
+  (*theirs)->hints = MergeHints(tuned.hints, (*theirs)->hints);
+  absl::StatusOr<std::shared_ptr<const LoweredTileKernel>> lowered =
+      definition.Lower(**theirs, target, tuned.launch);
+  return lowered.ok() ? (*lowered)->num_tiles : 0;
+}
+
+// What makes two built variants the same kernel launch.
+std::string KernelKey(const BuiltKernel& built) {
+  const LaunchParams& launch = built.lowered->launch;
+  return absl::StrCat(built.source.text, "|", launch.threads, "|", absl::StrJoin(launch.tile, ","));
+}
+
+}  // namespace
+
+std::optional<Resolution> TunedResolver::Transfer(
+    const tuning::TuningRecord& record, const Trial& tuned, const TileOpDefinition& definition,
+    const std::shared_ptr<const DeviceCodegen>& codegen, const TileOp& op,
+    const TileOp& resolved, const Target& target) const {
+  // Another problem's launch: fitted to this one by the operator, then halved while it
+  // does not lower, or while it leaves half or less of the tiles the record made of its
+  // own problem (up to two per SM: a small problem given a large problem's tile runs on a
+  // few SMs). The last tile that lowered wins; none, and the caller uses the stored one.
+  const int sm_count = record.device().sm_count() > 0 ? record.device().sm_count() : 128;
+  LaunchParams launch = definition.AdaptLaunch(op, record.problem(), tuned.launch);
+  const std::vector<int64_t> fitted_tile = launch.tile;
+  std::optional<Resolution> best;
+  int64_t wanted_tiles = -1;  // Known once a tile lowers.
+  std::string why;
+  for (int halvings = 0; halvings <= kMaxHalvings; ++halvings) {
+    const bool refitted = launch.tile != tuned.launch.tile;
+    std::unique_ptr<TileOp> request_op = resolved.Clone();
+    // A thread layout was tuned for the record's tile shape: on another (a 2-D layout over
+    // a 1-D tile idles most of the CTA) the lowering picks one, unless the op sets it.
+    if (refitted && !op.hints.loop_layout.has_value()) request_op->hints.loop_layout.reset();
+    CodegenRequest request{std::move(request_op), launch, target};
+    absl::StatusOr<BuiltKernel> built = codegen->BuildWithoutCompile(request);
+    if (built.ok()) {
+      const int64_t tiles = built->lowered->num_tiles;
+      if (wanted_tiles < 0) {
+        wanted_tiles = tiles >= 2 * sm_count
+                           ? 0
+                           : std::min<int64_t>(RecordTiles(definition, record, tuned, target),
+                                               2 * sm_count);
+      }
+      best.emplace();
+      best->request = std::move(request);
+      best->built = *std::move(built);
+      // As stored, the record's description says it all.
+      if (refitted) best->detail = absl::StrCat(
+          ", tile fitted to ", absl::StrJoin(launch.tile, "x"),
+          halvings > 0 ? absl::StrCat(" (", absl::StrJoin(fitted_tile, "x"), " halved ", halvings,
+                                      "x: ", why, ")")
+                       : "",
+          tuned.hints.loop_layout.has_value() && !op.hints.loop_layout.has_value()
+              ? " (its thread layout left to the lowering)"
+              : "");
+      // Halving doubles the tiles: done once that would pass what was wanted.
+      if (2 * tiles > wanted_tiles) return best;
+      if (why.empty()) {
+        why = absl::StrCat("it made ", tiles, " tiles, the record ", wanted_tiles, " of its problem");
+      }
+    } else if (best.has_value()) {
+      return best;  // Smaller no longer lowers: the last that did.
+    } else if (why.empty()) {
+      why = "it did not lower";
+    }
+    if (!HalveOutermost(launch.tile)) break;
+  }
+  return best;
+}
+
 absl::StatusOr<Resolution> TunedResolver::Attempt(
     const tuning::TuningRecord& record, ResolutionLevel level,
     const std::shared_ptr<const DeviceCodegen>& codegen, const TileOp& op,
@@ -67,37 +161,24 @@ absl::StatusOr<Resolution> TunedResolver::Attempt(
   }
   std::unique_ptr<TileOp> resolved = op.Clone();
   resolved->hints = MergeHints(tuned.hints, op.hints);
+  const std::string variant = absl::StrCat(ResolutionLevelName(level), ": record ",
+                                           tuning::RecordKey(record), " -> ",
+                                           tuning::DescribeVariant(record.winner()));
+  if (!same_problem) {
+    if (std::optional<Resolution> fitted =
+            Transfer(record, tuned, *definition, codegen, op, *resolved, target)) {
+      fitted->level = level;
+      fitted->codegen = codegen;
+      fitted->detail = absl::StrCat(variant, fitted->detail);
+      return *std::move(fitted);
+    }
+  }
   Resolution resolution;
   resolution.level = level;
   resolution.codegen = codegen;
-  if (!same_problem) {
-    // Another problem's launch: fitted to this one first, as stored if that does not lower.
-    const LaunchParams adapted = definition->AdaptLaunch(op, record.problem(), tuned.launch);
-    if (adapted.tile != tuned.launch.tile) {
-      std::unique_ptr<TileOp> fitted = resolved->Clone();
-      // A thread layout was tuned for the record's tile shape: on another (a 2-D layout
-      // over a 1-D tile idles most of the CTA) the lowering picks one, unless the op sets it.
-      if (!op.hints.loop_layout.has_value()) fitted->hints.loop_layout.reset();
-      resolution.request = CodegenRequest{std::move(fitted), adapted, target};
-      if (absl::StatusOr<BuiltKernel> built = codegen->BuildWithoutCompile(resolution.request);
-          built.ok()) {
-        resolution.built = *std::move(built);
-        resolution.detail = absl::StrCat(
-            ResolutionLevelName(level), ": record ", tuning::RecordKey(record), " -> ",
-            tuning::DescribeVariant(record.winner()), ", tile fitted to ",
-            absl::StrJoin(adapted.tile, "x"),
-            tuned.hints.loop_layout.has_value() && !op.hints.loop_layout.has_value()
-                ? " (its thread layout left to the lowering)"
-                : "");
-        return resolution;
-      }
-    }
-  }
   resolution.request = CodegenRequest{std::move(resolved), tuned.launch, target};
   TT_ASSIGN_OR_RETURN(resolution.built, codegen->BuildWithoutCompile(resolution.request));
-  resolution.detail = absl::StrCat(ResolutionLevelName(level), ": record ",
-                                   tuning::RecordKey(record), " -> ",
-                                   tuning::DescribeVariant(record.winner()));
+  resolution.detail = variant;
   return resolution;
 }
 
@@ -193,40 +274,47 @@ absl::StatusOr<std::vector<Resolution>> TunedResolver::Alternatives(
   std::set<std::string> kernels;
   // Keeps `resolution` when its kernel is new; false when the list is full.
   auto keep = [&](Resolution resolution) {
-    const BuiltKernel& built = resolution.built;
-    const LaunchParams& launch = built.lowered->launch;
-    std::string key = absl::StrCat(built.source.text, "|", launch.threads, "|",
-                                   absl::StrJoin(launch.tile, ","));
-    if (kernels.insert(std::move(key)).second) out.push_back(std::move(resolution));
+    if (kernels.insert(KernelKey(resolution.built)).second) out.push_back(std::move(resolution));
     return out.size() < max_count;
   };
   auto exact = by_key_.find(tuning::RecordKey(probe));
-  if (exact != by_key_.end()) {
-    auto resolution =
-        Attempt(records_[exact->second], ResolutionLevel::kExact, codegen, op, probe.problem(), target);
-    if (resolution.ok() && !keep(*std::move(resolution))) return out;
-  }
-  const std::vector<std::pair<double, size_t>> near = Ranked(*definition, probe.problem(), device);
-  for (const auto& [distance, index] : near) {
-    auto resolution = Attempt(records_[index], ResolutionLevel::kNearest, codegen, op, probe.problem(), target);
-    if (!resolution.ok()) continue;
-    resolution->detail =
-        absl::StrCat(resolution->detail, absl::StrFormat(" (distance %.2f)", distance));
-    if (!keep(*std::move(resolution))) return out;
-  }
-  if (const std::optional<tuning::DeviceIdentity> older = OlderStandIn(*definition, device);
-      older.has_value() && out.empty()) {
-    for (const auto& [distance, index] : Ranked(*definition, probe.problem(), *older)) {
+  // The records' variants, until the list is full.
+  [&] {
+    if (exact != by_key_.end()) {
+      auto resolution =
+          Attempt(records_[exact->second], ResolutionLevel::kExact, codegen, op, probe.problem(), target);
+      if (resolution.ok() && !keep(*std::move(resolution))) return;
+    }
+    const std::vector<std::pair<double, size_t>> near = Ranked(*definition, probe.problem(), device);
+    for (const auto& [distance, index] : near) {
       auto resolution = Attempt(records_[index], ResolutionLevel::kNearest, codegen, op, probe.problem(), target);
       if (!resolution.ok()) continue;
-      resolution->detail = absl::StrCat(resolution->detail, " (older architecture sm_",
-                                        older->cc_major(), older->cc_minor(),
-                                        absl::StrFormat(", distance %.2f)", distance));
-      if (!keep(*std::move(resolution))) return out;
+      resolution->detail =
+          absl::StrCat(resolution->detail, absl::StrFormat(" (distance %.2f)", distance));
+      if (!keep(*std::move(resolution))) return;
     }
-  }
+    if (const std::optional<tuning::DeviceIdentity> older = OlderStandIn(*definition, device);
+        older.has_value() && out.empty()) {
+      for (const auto& [distance, index] : Ranked(*definition, probe.problem(), *older)) {
+        auto resolution = Attempt(records_[index], ResolutionLevel::kNearest, codegen, op, probe.problem(), target);
+        if (!resolution.ok()) continue;
+        resolution->detail = absl::StrCat(resolution->detail, " (older architecture sm_",
+                                          older->cc_major(), older->cc_minor(),
+                                          absl::StrFormat(", distance %.2f)", distance));
+        if (!keep(*std::move(resolution))) return;
+      }
+    }
+  }();
   absl::StatusOr<Resolution> heuristic = Heuristic(*definition, codegen, op, target);
-  if (heuristic.ok() && out.size() < max_count) keep(*std::move(heuristic));
+  if (heuristic.ok()) {
+    // The heuristic always has a place (the last record's, when records filled the list):
+    // records bring what was tuned nearby, the heuristic what suits this problem's own
+    // shape, which no nearby record may have.
+    if (out.size() >= max_count && out.size() > 1 && kernels.count(KernelKey(heuristic->built)) == 0) {
+      out.pop_back();
+    }
+    if (out.size() < max_count) keep(*std::move(heuristic));
+  }
   if (out.empty()) {
     return heuristic.ok() ? absl::InternalError("no variant lowers for this problem")
                           : heuristic.status();

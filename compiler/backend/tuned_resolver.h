@@ -98,6 +98,14 @@ class TunedResolver {
                                      const std::shared_ptr<const DeviceCodegen>& codegen,
                                      const TileOp& op, const tuning::Problem& problem,
                                      const Target& target) const;
+  // `record`'s variant (`tuned`, as `resolved` holds its hints) fitted to another problem
+  // `op`: the operator's AdaptLaunch, halved while it does not lower or leaves too few
+  // tiles; its detail is what to append to the record's. None when no fitted tile lowers.
+  std::optional<Resolution> Transfer(const tuning::TuningRecord& record, const Trial& tuned,
+                                     const TileOpDefinition& definition,
+                                     const std::shared_ptr<const DeviceCodegen>& codegen,
+                                     const TileOp& op, const TileOp& resolved,
+                                     const Target& target) const;
   // The operator's heuristic, or the smallest safe launch when the op's own hints do not
   // fit it.
   absl::StatusOr<Resolution> Heuristic(const TileOpDefinition& definition,

@@ -464,17 +464,38 @@ LaunchParams CopyDefinition::AdaptLaunch(const TileOp& op, const tuning::Problem
   if (!source.ok()) return tuned;
   const CopyOp& theirs = OpRef<CopyOp>(**source);
   const CopyOp& ours = OpRef<CopyOp>(op);
-  std::vector<int64_t> target;
+  auto cover = [](int64_t extent) {
+    int64_t p = 1;
+    while (p < extent) p *= 2;
+    return p;
+  };
+  std::vector<int64_t> target, their_extents;
   if (tuned.tile.size() == MergedCopyExtents(theirs).size()) {
     target = MergedCopyExtents(ours);
+    their_extents = MergedCopyExtents(theirs);
   } else if (tuned.tile.size() == SqueezedCopyExtents(theirs).size()) {
     target = SqueezedCopyExtents(ours);
+    their_extents = SqueezedCopyExtents(theirs);
   }
   if (target.empty()) return tuned;
   LaunchParams adapted = tuned;
+  // A tile larger than the record's whole problem (4096 elements over 1024: its one CTA
+  // moved 1024) says only that one CTA took it all: what it did is the tile. (A tile
+  // wider than the record's rows but not its whole problem keeps its shape: how wide a
+  // CTA's rows may be is for this problem's extents to say, below.)
+  int64_t tile_elements = 1, their_elements = 1;
+  for (size_t d = 0; d < adapted.tile.size(); ++d) {
+    tile_elements = std::min<int64_t>(tile_elements * adapted.tile[d], int64_t{1} << 40);
+    their_elements = std::min<int64_t>(their_elements * cover(their_extents[d]), int64_t{1} << 40);
+  }
+  if (tile_elements > their_elements) {
+    for (size_t d = 0; d < adapted.tile.size(); ++d) {
+      adapted.tile[d] = std::min(adapted.tile[d], cover(their_extents[d]));
+    }
+  }
   if (target.size() != tuned.tile.size()) {
     int64_t elements = 1;
-    for (int64_t t : tuned.tile) {
+    for (int64_t t : adapted.tile) {
       elements = std::min<int64_t>(elements * std::max<int64_t>(t, 1), int64_t{1} << 30);
     }
     adapted.tile.assign(target.size(), 1);
@@ -488,11 +509,6 @@ LaunchParams CopyDefinition::AdaptLaunch(const TileOp& op, const tuning::Problem
   // rows of 11) idles most of each CTA; it shrinks to the smallest power of two covering
   // the extent, and the elements it gave up go to the dimensions outside it, as far as
   // their extents reach, so a CTA keeps about the work it was tuned with.
-  auto cover = [](int64_t extent) {
-    int64_t p = 1;
-    while (p < extent) p *= 2;
-    return p;
-  };
   int64_t spare = 1;
   for (size_t d = target.size(); d-- > 0;) {
     const int64_t limit = cover(target[d]);
