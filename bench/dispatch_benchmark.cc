@@ -208,7 +208,7 @@ void TimeFirstCalls(benchmark::State& state, FirstCall how) {
   }
   const std::string scratch = absl::StrCat(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp",
                                            "/tiletune_first_call_", getpid());
-  double seconds = 0, create_seconds = 0;
+  double seconds = 0, create_seconds = 0, warm_seconds = 0;
   int64_t round = 0;
   for (auto _ : state) {
     LibraryOptions options;
@@ -222,9 +222,15 @@ void TimeFirstCalls(benchmark::State& state, FirstCall how) {
     const auto create = std::chrono::steady_clock::now();
     auto library = Library::Create(options);
     create_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - create).count();
-    if (!library.ok() || !(*library)->Launch(*warm, src->ptr(), dst->ptr(), (*env)->stream->get()).ok() ||
-        !(*env)->stream->Synchronize().ok()) {
+    const auto warm_start = std::chrono::steady_clock::now();
+    if (!library.ok() || !(*library)->Launch(*warm, src->ptr(), dst->ptr(), (*env)->stream->get()).ok()) {
       state.SkipWithError("the library or its warm-up launch failed");
+      return;
+    }
+    warm_seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - warm_start).count();
+    if (!(*env)->stream->Synchronize().ok()) {
+      state.SkipWithError("the warm-up launch failed");
       return;
     }
     if (how == FirstCall::kWarmCompileCache && round++ == 0) {
@@ -252,10 +258,62 @@ void TimeFirstCalls(benchmark::State& state, FirstCall how) {
   }
   state.counters["first_call_us"] = seconds * 1e6 / static_cast<double>(state.iterations());
   state.counters["library_create_ms"] = create_seconds * 1e3 / static_cast<double>(state.iterations());
+  // The library's first launch of all (the warm-up problem): the device's first use, with
+  // the baked modules loaded then (LibraryOptions::preload_baked).
+  state.counters["library_first_launch_us"] =
+      warm_seconds * 1e6 / static_cast<double>(state.iterations());
   std::filesystem::remove_all(scratch);
 }
 
 void BM_FirstCallBaked(benchmark::State& state) { TimeFirstCalls(state, FirstCall::kBaked); }
+
+// The parts of a baked first call: resolving (Library::Explain: the record, the lowering,
+// the source that finds the image) and loading the image's module and function.
+void BM_BakedResolve(benchmark::State& state) {
+  const std::unique_ptr<TileOp> op = BakedProblem(static_cast<int>(state.range(0)));
+  auto env = GetBenchEnv();
+  auto library = Library::Create({});
+  if (!env.ok() || !library.ok()) {
+    state.SkipWithError("no library");
+    return;
+  }
+  const DeviceInfo& info = (*env)->context->info();
+  tuning::DeviceIdentity device;
+  device.set_name(info.name);
+  device.set_cc_major(info.cc_major);
+  device.set_cc_minor(info.cc_minor);
+  device.set_sm_count(info.sm_count);
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<Explanation> explained = (*library)->Explain(*op, device);
+    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    if (!explained.ok() || !explained->prebuilt) {
+      state.SkipWithError("the problem does not resolve to a baked kernel");
+      return;
+    }
+  }
+}
+
+void BM_BakedModuleLoad(benchmark::State& state) {
+  auto env = GetBenchEnv();
+  const std::vector<const PrebuiltKernelSet*> sets = PrebuiltKernelSets();
+  if (!env.ok() || sets.empty()) {
+    state.SkipWithError("no GPU or no baked set");
+    return;
+  }
+  const PrebuiltKernelImage& image = sets[0]->images[state.range(0) == 0 ? 0 : 2];
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    auto module = Module::Load(*(*env)->context,
+                               absl::string_view(reinterpret_cast<const char*>(image.cubin), image.cubin_size));
+    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    if (!module.ok()) {
+      state.SkipWithError(std::string(module.status().message()).c_str());
+      return;
+    }
+  }
+  state.SetLabel(image.arch);
+}
 void BM_FirstCallNvrtc(benchmark::State& state) {
   TimeFirstCalls(state, FirstCall::kNvrtcEmptyCache);
 }
@@ -268,6 +326,8 @@ BENCHMARK(BM_LibraryCopy)->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTi
 BENCHMARK(BM_PlanExecute)->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.5);
 BENCHMARK(BM_BareCuLaunchKernel)->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.5)->Threads(8);
 BENCHMARK(BM_PlanExecute)->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.5)->Threads(8);
+BENCHMARK(BM_BakedResolve)->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(50);
+BENCHMARK(BM_BakedModuleLoad)->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(20);
 BENCHMARK(BM_FirstCallBaked)->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(20);
 BENCHMARK(BM_FirstCallCompileCache)->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(10);
 BENCHMARK(BM_FirstCallNvrtc)->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);

@@ -42,6 +42,10 @@ struct Library::Device {
   using Lru = std::list<std::pair<std::string, std::shared_ptr<Entry>>>;
   std::unique_ptr<Context> context;
   tuning::DeviceIdentity identity;
+  // The baked CUBINs of this device's architecture, loaded when the device was first
+  // used (LibraryOptions::preload_baked); kernels share them. Written before the device
+  // is published, read-only after.
+  absl::flat_hash_map<const PrebuiltKernelImage*, std::shared_ptr<const Module>> baked;
   absl::Mutex mutex;
   // Most recently used first.
   Lru lru ABSL_GUARDED_BY(mutex);
@@ -311,6 +315,20 @@ absl::StatusOr<Library::Device*> Library::DeviceFor(int ordinal) {
   device->identity.set_cc_minor(info.cc_minor);
   device->identity.set_sm_count(info.sm_count);
   device->identity.set_uuid(info.uuid);
+  if (options_.preload_baked) {
+    const std::string arch = info.ArchName();
+    for (const auto& [source, images] : prebuilt_) {
+      for (const PrebuiltKernelImage* image : images) {
+        if (arch != image->arch) continue;
+        // One that does not load is loaded again on its problem's first call, which then
+        // reports why.
+        absl::StatusOr<std::unique_ptr<Module>> module = Module::Load(
+            *device->context,
+            absl::string_view(reinterpret_cast<const char*>(image->cubin), image->cubin_size));
+        if (module.ok()) device->baked.emplace(image, *std::move(module));
+      }
+    }
+  }
   Device* raw = device.get();
   devices_.emplace(ordinal, std::move(device));
   return raw;
@@ -364,11 +382,16 @@ absl::StatusOr<std::unique_ptr<Library::Entry>> Library::Build(Device& device, c
     const PrebuiltKernelImage* image = FindPrebuilt(built);
     std::string baked_failure;
     if (image != nullptr) {
-      Cubin cubin;
-      cubin.bytes.assign(reinterpret_cast<const char*>(image->cubin), image->cubin_size);
-      cubin.arch = image->arch;
-      absl::StatusOr<std::unique_ptr<TileKernel>> loaded =
-          TileKernel::CreateFromCubin(*device.context, built.lowered, built.source.text, cubin);
+      absl::StatusOr<std::unique_ptr<TileKernel>> loaded;
+      if (auto preloaded = device.baked.find(image); preloaded != device.baked.end()) {
+        loaded = TileKernel::CreateFromModule(*device.context, built.lowered, built.source.text,
+                                              preloaded->second);
+      } else {
+        Cubin cubin;
+        cubin.bytes.assign(reinterpret_cast<const char*>(image->cubin), image->cubin_size);
+        cubin.arch = image->arch;
+        loaded = TileKernel::CreateFromCubin(*device.context, built.lowered, built.source.text, cubin);
+      }
       if (loaded.ok()) {
         entry->kernel = *std::move(loaded);
       } else if (!options_.jit || absl::string_view(image->arch).substr(0, 8) != "compute_") {

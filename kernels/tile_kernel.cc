@@ -29,6 +29,17 @@ absl::StatusOr<CUtensorMapDataType> ElementType(int element_bytes) {
   }
 }
 
+// InvalidArgument unless the lowering's target is the architecture of the context's device.
+absl::Status CheckArchitecture(const Context& context, const LoweredTileKernel& lowered) {
+  const Target& target = lowered.target;
+  if (target.arch() != context.info().cc_major * 10 + context.info().cc_minor) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel lowered for ", target.ArchName(), " cannot run on ",
+                     context.info().name, " (", context.info().ArchName(), ")"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<CUtensorMap> EncodeTensorMap(const DriverApi& cu, const TensorMapSpec& spec,
@@ -138,7 +149,7 @@ std::vector<CUtensorMap>* TensorMapCache::Insert(CUdeviceptr first, CUdeviceptr 
 }
 
 TileKernel::TileKernel(const Context& context, std::shared_ptr<const LoweredTileKernel> lowered,
-                       std::string source, std::unique_ptr<Module> module, Kernel kernel)
+                       std::string source, std::shared_ptr<const Module> module, Kernel kernel)
     : context_(context),
       lowered_(std::move(lowered)),
       source_(std::move(source)),
@@ -159,13 +170,15 @@ absl::StatusOr<std::unique_ptr<TileKernel>> TileKernel::Create(
 absl::StatusOr<std::unique_ptr<TileKernel>> TileKernel::CreateFromCubin(
     const Context& context, std::shared_ptr<const LoweredTileKernel> lowered, std::string source,
     const Cubin& cubin) {
-  const Target& target = lowered->target;
-  if (target.arch() != context.info().cc_major * 10 + context.info().cc_minor) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("kernel lowered for ", target.ArchName(), " cannot run on ",
-                     context.info().name, " (", context.info().ArchName(), ")"));
-  }
+  TT_RETURN_IF_ERROR(CheckArchitecture(context, *lowered));
   TT_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, Module::Load(context, cubin.bytes));
+  return CreateFromModule(context, std::move(lowered), std::move(source), std::move(module));
+}
+
+absl::StatusOr<std::unique_ptr<TileKernel>> TileKernel::CreateFromModule(
+    const Context& context, std::shared_ptr<const LoweredTileKernel> lowered, std::string source,
+    std::shared_ptr<const Module> module) {
+  TT_RETURN_IF_ERROR(CheckArchitecture(context, *lowered));
   TT_ASSIGN_OR_RETURN(Kernel kernel,
                       module->GetKernel(lowered->kernel_name, lowered->param_count()));
   return std::unique_ptr<TileKernel>(new TileKernel(context, std::move(lowered),

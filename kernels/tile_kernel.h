@@ -87,6 +87,11 @@ class TileKernel {
   static absl::StatusOr<std::unique_ptr<TileKernel>> CreateFromCubin(
       const Context& context, std::shared_ptr<const LoweredTileKernel> lowered,
       std::string source, const Cubin& cubin);
+  // From a module already loaded in `context` (shared: it is unloaded with its last user),
+  // as CreateFromCubin checks.
+  static absl::StatusOr<std::unique_ptr<TileKernel>> CreateFromModule(
+      const Context& context, std::shared_ptr<const LoweredTileKernel> lowered,
+      std::string source, std::shared_ptr<const Module> module);
 
   // From the buffers at `input` and `output`, with the regions where the op the kernel
   // was lowered from has them.
@@ -104,12 +109,12 @@ class TileKernel {
 
  private:
   TileKernel(const Context& context, std::shared_ptr<const LoweredTileKernel> lowered,
-             std::string source, std::unique_ptr<Module> module, Kernel kernel);
+             std::string source, std::shared_ptr<const Module> module, Kernel kernel);
 
   const Context& context_;
   std::shared_ptr<const LoweredTileKernel> lowered_;
   std::string source_;
-  std::unique_ptr<Module> module_;
+  std::shared_ptr<const Module> module_;
   Kernel kernel_;
   int64_t grid_;
   TensorMapCache maps_;

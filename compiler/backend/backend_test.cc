@@ -464,6 +464,14 @@ TEST_F(TunedResolverTest, TransferDropsTheRecordsVectorWidth) {
   ASSERT_TRUE(near.ok()) << near.status();
   EXPECT_EQ(near->level, ResolutionLevel::kNearest);
   EXPECT_FALSE(near->request.op->hints.coalesced_width.has_value());
+  // A problem whose own alignments allow no wider vector (an odd pitch again) keeps the
+  // record's choice: plain 2-byte accesses, which the tuner preferred to the shifted form.
+  auto other_odd =
+      resolver->Resolve(H200(), Slice(DataType::kF16, {3000, 3001}, {0, 3}, {3000, 2990}));
+  ASSERT_TRUE(other_odd.ok()) << other_odd.status();
+  EXPECT_EQ(other_odd->level, ResolutionLevel::kNearest);
+  EXPECT_EQ(other_odd->request.op->hints.coalesced_width, 1);
+  EXPECT_EQ(other_odd->built.lowered->form_name, "") << other_odd->detail;
 }
 
 // A dense tensor of odd total size is one aligned run with a ragged end: it transfers
@@ -598,6 +606,19 @@ TEST_F(TunedResolverTest, AnIm2colTileOfWholeRowsTransfersAsWholeRows) {
   auto signal = Make({record})->Resolve(H200(), Im2colOp::Dense(DataType::kF16, audio));
   ASSERT_TRUE(signal.ok()) << signal.status();
   EXPECT_THAT(signal->request.launch.tile, ElementsAre(112, 10)) << signal->detail;
+  // Whole matrix rows but not whole output rows: fewer rows of a longer K, within four
+  // times the tuned tile's elements (40 rows of 147 are 54 of YOLO's K = 108 at most;
+  // the record's 40 stay).
+  record.mutable_winner()->mutable_lowering()->set_tile(0, 40);
+  auto rows = Make({record})->Resolve(H200(), Im2colOp::Dense(DataType::kF16, yolo));
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_THAT(rows->request.launch.tile, ElementsAre(40, 108)) << rows->detail;
+  Im2colGeometry wide = yolo;
+  wide.c = 64;  // K = 2304: 4 x 40 x 147 / 2304 = 10 rows.
+  auto longer = Make({record})->Resolve(H200(), Im2colOp::Dense(DataType::kF16, wide));
+  ASSERT_TRUE(longer.ok()) << longer.status();
+  EXPECT_THAT(longer->request.launch.tile, ElementsAre(10, 2304)) << longer->detail;
+  record.mutable_winner()->mutable_lowering()->set_tile(0, 112);
   // A tile that is not whole rows is used as tuned.
   record.mutable_winner()->mutable_lowering()->set_tile(1, 64);
   record.mutable_winner()->mutable_lowering()->set_form("flat");

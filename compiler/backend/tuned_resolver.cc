@@ -154,9 +154,12 @@ absl::StatusOr<Resolution> TunedResolver::Attempt(
   // The same problem on another board or architecture keeps everything it was tuned with.
   const bool same_problem = level == ResolutionLevel::kExact ||
                             problem.SerializeAsString() == record.problem().SerializeAsString();
-  if (!same_problem) {
-    // The vector width a record was tuned with follows its own alignments (a narrow one
-    // for an odd pitch); another problem takes the widest its own alignments allow.
+  if (!same_problem && tuned.hints.coalesced_width.has_value() &&
+      *tuned.hints.coalesced_width * DataTypeBytes(op.dtype()) < definition->WidestVectorBytes(op)) {
+    // The vector width a record was tuned with may follow its own alignments (a narrow
+    // one for an odd pitch); a problem that allows a wider one takes the widest. One that
+    // allows no wider keeps it: the record chose it over the wider forms (a plain
+    // byte-wise copy over the shifted 16-byte one for short rows).
     tuned.hints.coalesced_width.reset();
   }
   std::unique_ptr<TileOp> resolved = op.Clone();

@@ -165,6 +165,14 @@ class TileOpDefinition {
   // The built-in choice when nothing is tuned: hints (the op's own where it sets them)
   // and a launch that lowers for `op` on `target`.
   virtual Trial Heuristic(const TileOp& op, const Target& target) const = 0;
+  // The widest vector, in bytes, that the op's fixed alignments (strides, starts, pixel
+  // sizes) allow a plain access. When a record transfers, its coalesced_width is kept
+  // where it is at least this wide for `op` (the tuner chose it over the wider forms), and
+  // dropped where `op` allows wider (the record's own alignments may have forced it).
+  virtual int WidestVectorBytes(const TileOp& op) const {
+    (void)op;
+    return 16;
+  }
   // A launch tuned for problem `from`, made to fit `op` when it transfers (tuned
   // resolution tries this first, then the launch as stored). By default unchanged.
   virtual LaunchParams AdaptLaunch(const TileOp& op, const tuning::Problem& from,

@@ -97,6 +97,11 @@ absl::Status Col2imDefinition::CheckLowering(const tuning::Lowering& lowering) c
                           {Col2imFormName(Col2imPath::kTmaSwept)}}});
 }
 
+int Col2imDefinition::WidestVectorBytes(const TileOp& op) const {
+  const auto& conv = OpRef<Col2imOp>(op);
+  return ConvPixelAlignment(conv.geometry, DataTypeBytes(conv.img.dtype));
+}
+
 std::vector<double> Col2imDefinition::TransferFeatures(const tuning::Problem& problem) const {
   absl::StatusOr<DataType> dtype = ParseDataType(problem.dtype());
   return ConvTransferFeatures(ConvGeometryFromProblem(problem.col2im()),

@@ -26,6 +26,7 @@ class CopyDefinition final : public TileOpDefinition {
       const tuning::Problem& problem) const override;
   absl::Status CheckLowering(const tuning::Lowering& lowering) const override;
   std::vector<double> TransferFeatures(const tuning::Problem& problem) const override;
+  int WidestVectorBytes(const TileOp& op) const override;
 
   // "DTYPE:D0,D1,...": a whole dense row-major tensor of that shape; or regions of
   // row-major buffers, "DTYPE:src=4096x4096[0:4096,48:4048]:dst=4096x4000", each side

@@ -122,11 +122,16 @@ absl::StatusOr<Im2colGeometry> ConvGeometryFromFlags(absl::string_view op,
   return g;
 }
 
+int ConvPixelAlignment(const Im2colGeometry& g, int element_bytes) {
+  const int64_t pixel = g.c * element_bytes;
+  int align = 16;
+  while (align > 1 && pixel % align != 0) align /= 2;
+  return align;
+}
+
 std::vector<double> ConvTransferFeatures(const Im2colGeometry& g, int element_bytes) {
   auto lg = [](int64_t v) { return std::log2(static_cast<double>(std::max<int64_t>(v, 1))); };
-  const int64_t pixel = g.c * element_bytes;
-  int64_t align = 16;
-  while (align > 1 && pixel % align != 0) align /= 2;
+  const int64_t align = ConvPixelAlignment(g, element_bytes);
   // A geometry read from a file may be invalid (the caller checks); keep the logs finite.
   const int64_t m = std::max<int64_t>(g.n, 1) * std::max<int64_t>(g.OH(), 1) *
                     std::max<int64_t>(g.OW(), 1);

@@ -76,6 +76,8 @@ Im2colGeometry ConvGeometryFromProblem(const ProblemMessage& p) {
 // column matrix's M and K, and whether it is launch-bound; scaled by how much each decides
 // the fastest variant.
 std::vector<double> ConvTransferFeatures(const Im2colGeometry& g, int element_bytes);
+// The widest vector along C (bytes, up to 16): the alignment of a pixel's C elements.
+int ConvPixelAlignment(const Im2colGeometry& g, int element_bytes);
 
 // "<op> f16 N64 C64 56x56 k3x3 s1x1 d1x1 p1x1", plus " img strides [...]" for a padded
 // image.

@@ -98,6 +98,11 @@ absl::Status Im2colDefinition::CheckLowering(const tuning::Lowering& lowering) c
          Im2colFormName(Im2colPath::kSimtStaged)}}});
 }
 
+int Im2colDefinition::WidestVectorBytes(const TileOp& op) const {
+  const auto& conv = OpRef<Im2colOp>(op);
+  return ConvPixelAlignment(conv.geometry, DataTypeBytes(conv.img.dtype));
+}
+
 std::vector<double> Im2colDefinition::TransferFeatures(const tuning::Problem& problem) const {
   absl::StatusOr<DataType> dtype = ParseDataType(problem.dtype());
   return ConvTransferFeatures(ConvGeometryFromProblem(problem.im2col()),
@@ -112,13 +117,18 @@ LaunchParams Im2colDefinition::AdaptLaunch(const TileOp& op, const tuning::Probl
   if (theirs.K() <= 0 || tuned.tile[1] != theirs.K()) return tuned;
   LaunchParams adapted = tuned;
   adapted.tile[1] = ours.K();
+  const int64_t tuned_elements = tuned.tile[0] * tuned.tile[1];
   const int64_t their_ow = theirs.OW();
-  if (their_ow <= 0 || ours.OW() <= 0 || tuned.tile[0] % their_ow != 0) return adapted;
+  if (their_ow <= 0 || ours.OW() <= 0 || tuned.tile[0] % their_ow != 0) {
+    // Whole matrix rows of a longer K: fewer of them, so a tile stays within four times
+    // the tuned one's elements (16 rows of K=80 are not 16 rows of K=1536).
+    adapted.tile[0] = std::clamp<int64_t>(4 * tuned_elements / ours.K(), 1, tuned.tile[0]);
+    return adapted;
+  }
   // As many of this problem's output rows as the record's tile had of its own, fewer when
   // that would make a tile over four times the tuned one's elements or leave fewer tiles
   // than the record had (up to 256, two waves of CTAs): the output row of a long 1-D
   // signal is one tile of thousands of pixels. The tuned block_M when even one row would.
-  const int64_t tuned_elements = tuned.tile[0] * tuned.tile[1];
   const int64_t their_tiles = (theirs.M() + tuned.tile[0] - 1) / tuned.tile[0];
   const int64_t min_tiles = std::min<int64_t>(their_tiles, 256);
   for (int64_t rows = std::min<int64_t>(tuned.tile[0] / their_ow, 8); rows >= 1; --rows) {

@@ -26,6 +26,7 @@ class Im2colDefinition final : public TileOpDefinition {
       const tuning::Problem& problem) const override;
   absl::Status CheckLowering(const tuning::Lowering& lowering) const override;
   std::vector<double> TransferFeatures(const tuning::Problem& problem) const override;
+  int WidestVectorBytes(const TileOp& op) const override;
 
   // "DTYPE:N,H,W,C[:k=KH[xKW]][:s=SH[xSW]][:d=DH[xDW]][:p=PH[xPW]]": the whole column
   // matrix of a dense NHWC image (stride and dilation 1, pad 0 by default).
