@@ -210,8 +210,10 @@ absl::Status Bake(const BakeArguments& args) {
                     ";\n");
     absl::StrAppend(&arrays, "alignas(16) const unsigned char kCubin", count, "[] = {\n    ",
                     CppBytes(cubin->bytes), "\n};\n");
-    absl::StrAppend(&images, "    {\"", arch, "\", \"", sha, "\", kSource", count, ", kCubin", count,
-                    ", sizeof(kCubin", count, ")},  // ", definition->Describe(*op), "\n");
+    const std::string& entry = built.lowered->kernel_name;
+    absl::StrAppend(&images, "    {\"", arch, "\", \"", sha, "\", kSource", count, ", \"", entry,
+                    "\", kCubin", count, ", sizeof(kCubin", count, ")},  // ",
+                    definition->Describe(*op), "\n");
     if (args.ptx) {
       // The plain virtual architecture ("sm_90a" -> compute_90): its PTX runs on every
       // newer GPU, compiled by the driver when the kernel is loaded.
@@ -227,8 +229,8 @@ absl::Status Bake(const BakeArguments& args) {
       // NUL-terminated: the driver reads PTX as a C string.
       absl::StrAppend(&arrays, "alignas(16) const unsigned char kPtx", count, "[] = {\n    ",
                       CppBytes(ptx->text + std::string(1, '\0')), "\n};\n");
-      absl::StrAppend(&images, "    {\"", compute, "\", \"", sha, "\", kSource", count, ", kPtx",
-                      count, ", sizeof(kPtx", count, ")},  // PTX of the above\n");
+      absl::StrAppend(&images, "    {\"", compute, "\", \"", sha, "\", kSource", count, ", \"",
+                      entry, "\", kPtx", count, ", sizeof(kPtx", count, ")},  // PTX of the above\n");
     }
     ++count;
   }

@@ -325,7 +325,9 @@ absl::StatusOr<Library::Device*> Library::DeviceFor(int ordinal) {
         absl::StatusOr<std::unique_ptr<Module>> module = Module::Load(
             *device->context,
             absl::string_view(reinterpret_cast<const char*>(image->cubin), image->cubin_size));
-        if (module.ok()) device->baked.emplace(image, *std::move(module));
+        if (module.ok() && (*module)->LoadFunction(image->kernel_name).ok()) {
+          device->baked.emplace(image, *std::move(module));
+        }
       }
     }
   }

@@ -90,9 +90,9 @@ struct LibraryOptions {
   // Off (or TILETUNE_JIT=0): a problem with no baked kernel is Unimplemented, naming it;
   // NVRTC is never loaded. On, NVRTC is still loaded only when something needs compiling.
   bool jit = true;
-  // Load every baked CUBIN of a device's architecture (one module each) when the library
-  // first uses the device, so a baked problem's first call loads nothing; off, each is
-  // loaded on its problem's first call.
+  // Load every baked CUBIN of a device's architecture (one module and its function each)
+  // when the library first uses the device, so a baked problem's first call loads nothing;
+  // off, each is loaded on its problem's first call.
   bool preload_baked = true;
   // The baked kernel sets to use; null means every one linked in (PrebuiltKernelSets()).
   const std::vector<const PrebuiltKernelSet*>* prebuilt = nullptr;

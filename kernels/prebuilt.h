@@ -21,6 +21,8 @@ struct PrebuiltKernelImage {
   // The kernel's CUDA source: the library emits the source of its resolved variant and
   // loads the image of the same text (a hash-map lookup, no digest at run time).
   const char* source;
+  // The kernel's entry point in the image ("tt_copy_cp_async").
+  const char* kernel_name;
   const unsigned char* cubin;
   size_t cubin_size;
 };

@@ -58,11 +58,15 @@ namespace {
 constexpr int kMaxHalvings = 8;
 
 // Halves the outermost tile dimension above 1 (rows before columns, so each CTA keeps
-// its contiguous run); false when every dimension is 1.
+// its contiguous run), to the largest power of two below it: 55 rows become 32, not 28,
+// whose run of 28 x K elements would start tiles off the 16-byte boundary a wide store
+// needs. False when every dimension is 1.
 bool HalveOutermost(std::vector<int64_t>& tile) {
   for (int64_t& t : tile) {
     if (t > 1) {
-      t = (t + 1) / 2;
+      int64_t power = 1;
+      while (power * 2 < t) power *= 2;
+      t = power;
       return true;
     }
   }

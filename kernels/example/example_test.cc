@@ -70,6 +70,9 @@ TEST(ExampleTest, TheRuleBakedTheProblemsItWasGiven) {
     // The kernel's source, which the library finds it by, and its digest.
     EXPECT_THAT(image.source, HasSubstr("extern \"C\" __global__"));
     EXPECT_EQ(Sha256Hex(image.source), image.source_sha256);
+    // Its entry point, which the source defines.
+    EXPECT_THAT(image.kernel_name, ::testing::StartsWith("tt_"));
+    EXPECT_THAT(image.source, HasSubstr(std::string(image.kernel_name) + "("));
     const std::string bytes(reinterpret_cast<const char*>(image.cubin), image.cubin_size);
     if (std::string(image.arch) == "sm_90a") {
       ++cubins;

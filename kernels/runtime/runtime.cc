@@ -268,6 +268,14 @@ Module::~Module() {
   if (context_->Activate().ok()) context_->api().cuModuleUnload(module_);
 }
 
+absl::Status Module::LoadFunction(absl::string_view name) const {
+  TT_RETURN_IF_ERROR(context_->Activate());
+  const std::string symbol(name);
+  CUfunction function = nullptr;
+  return ToStatus(context_->api().cuModuleGetFunction(&function, module_, symbol.c_str()),
+                  absl::StrCat("cuModuleGetFunction(", symbol, ")"));
+}
+
 absl::StatusOr<Kernel> Module::GetKernel(absl::string_view name, int param_count) const {
   TT_RETURN_IF_ERROR(context_->Activate());
   const DriverApi& cu = context_->api();

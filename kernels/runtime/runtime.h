@@ -189,6 +189,9 @@ class Module {
   // where the driver can report the kernel's own count (cuFuncGetParamInfo) a mismatch is
   // InvalidArgument here, before any launch.
   absl::StatusOr<Kernel> GetKernel(absl::string_view name, int param_count) const;
+  // Looks `name` up now: a driver that loads modules lazily (CUDA_MODULE_LOADING=LAZY, the
+  // default) loads the function's code here rather than at its first GetKernel or launch.
+  absl::Status LoadFunction(absl::string_view name) const;
 
   // The JIT's informational log from loading (empty for most CUBINs).
   const std::string& info_log() const { return info_log_; }
