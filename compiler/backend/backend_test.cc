@@ -698,6 +698,32 @@ TEST_F(TunedResolverTest, ATransferredTileIsHalvedUntilItLowers) {
   EXPECT_THAT(r->detail, HasSubstr("55x363 halved 1x: it did not lower"));
 }
 
+// A record's path that cannot keep its vector on this problem gives way: cp.async of an
+// odd-sized dense tensor falls to 4-byte copies (it has no head_tail form), where the
+// SIMT path's head_tail form keeps 16-byte ones.
+TEST_F(TunedResolverTest, APathThatLosesItsVectorHereGivesWay) {
+  auto dense = [](int64_t n) {
+    Buffer src = Buffer::RowMajor("src", DataType::kF32, Scope::kGlobal, {n});
+    Buffer dst = Buffer::RowMajor("dst", DataType::kF32, Scope::kGlobal, {n});
+    return CopyOp{Region::Whole(src), Region::Whole(dst)};
+  };
+  tuning::TuningRecord record = Record(H200(), dense(16384), "cp_async", {4096}, 256, 1);
+  record.mutable_winner()->mutable_lowering()->set_vector_bytes(16);
+  record.mutable_winner()->mutable_hints()->set_loop_layout("8x32");
+  auto resolver = Make({record});
+  auto odd = resolver->Resolve(H200(), dense(12289));
+  ASSERT_TRUE(odd.ok()) << odd.status();
+  EXPECT_EQ(odd->level, ResolutionLevel::kNearest);
+  EXPECT_EQ(odd->built.lowered->vector_bytes, 16) << odd->detail;
+  EXPECT_EQ(odd->built.lowered->path_name, "sync_simt") << odd->detail;
+  EXPECT_FALSE(odd->request.op->hints.loop_layout.has_value());
+  EXPECT_THAT(odd->detail, HasSubstr("its cp_async path moves 4-byte vectors here"));
+  // Where the path keeps its vector it stays.
+  auto even = resolver->Resolve(H200(), dense(12288));
+  ASSERT_TRUE(even.ok()) << even.status();
+  EXPECT_EQ(even->built.lowered->path_name, "cp_async") << even->detail;
+}
+
 // The heuristic keeps a place among the alternatives when records would fill the list.
 TEST_F(TunedResolverTest, AlternativesAlwaysHoldTheHeuristic) {
   const CopyOp target = Slice(DataType::kF16, {8192, 8192}, {0, 0}, {8192, 8000});

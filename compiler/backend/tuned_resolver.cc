@@ -149,6 +149,68 @@ std::optional<Resolution> TunedResolver::Transfer(
   return best;
 }
 
+namespace {
+
+// Whether `hints` set `key` (a keyword or its annotation).
+bool Sets(const Hints& hints, const std::string& key) {
+  if (hints.annotations.count(key)) return true;
+  if (key == "prefer_instruction") return hints.prefer_instruction.has_value();
+  return key == "loop_layout" && hints.loop_layout.has_value();
+}
+
+}  // namespace
+
+Resolution TunedResolver::Repathed(const tuning::TuningRecord& record, const Trial& tuned,
+                                   const TileOpDefinition& definition,
+                                   const std::shared_ptr<const DeviceCodegen>& codegen,
+                                   const TileOp& op, const TileOp& resolved, const Target& target,
+                                   Resolution fitted) const {
+  // The record's path keeps its vector on the record's problem; where it cannot on this
+  // one (cp.async of an odd-sized tensor falls to 4-byte copies: it has no head_tail
+  // form) while this problem's alignments allow wider, the path the record chose is what
+  // made it fast no longer. Its path and thread layout give way, to the lowering's choice
+  // and then to the SIMT path's, and the widest vector wins (the record's own on ties).
+  const int widest = std::min(record.winner().lowering().vector_bytes(),
+                              definition.WidestVectorBytes(op));
+  if (fitted.built.lowered->vector_bytes >= widest || Sets(op.hints, "prefer_instruction")) {
+    return fitted;
+  }
+  const int narrowed = fitted.built.lowered->vector_bytes;
+  for (std::optional<Instruction> path : {std::optional<Instruction>(), std::optional(Instruction::kSync)}) {
+    std::unique_ptr<TileOp> repathed = resolved.Clone();
+    repathed->hints.prefer_instruction = path;
+    repathed->hints.annotations.erase("prefer_instruction");
+    if (!Sets(op.hints, "loop_layout")) {
+      repathed->hints.loop_layout.reset();
+      repathed->hints.annotations.erase("loop_layout");
+    }
+    Trial unpathed = tuned;
+    unpathed.hints = repathed->hints;
+    if (path.has_value()) {
+      // The SIMT path's direct form: the one whose head_tail and shifted forms keep wide
+      // vectors over odd ends and starts.
+      unpathed.launch.through_shared = false;
+      unpathed.launch.stages = 1;
+    }
+    std::optional<Resolution> other =
+        Transfer(record, unpathed, definition, codegen, op, *repathed, target);
+    if (!other.has_value() || other->built.lowered->vector_bytes <= fitted.built.lowered->vector_bytes) {
+      continue;
+    }
+    other->level = fitted.level;
+    other->codegen = codegen;
+    other->detail = absl::StrCat(
+        fitted.detail.substr(0, fitted.detail.find(", tile fitted")), other->detail, "; its ",
+        fitted.built.lowered->path_name, " path moves ", narrowed, "-byte vectors here, ",
+        other->built.lowered->path_name, " ", other->built.lowered->vector_bytes,
+        "-byte ones: ", path.has_value() ? "the SIMT path" : "the lowering's path",
+        " instead");
+    fitted = *std::move(other);
+    if (fitted.built.lowered->vector_bytes >= widest) break;
+  }
+  return fitted;
+}
+
 absl::StatusOr<Resolution> TunedResolver::Attempt(
     const tuning::TuningRecord& record, ResolutionLevel level,
     const std::shared_ptr<const DeviceCodegen>& codegen, const TileOp& op,
@@ -172,12 +234,13 @@ absl::StatusOr<Resolution> TunedResolver::Attempt(
                                            tuning::RecordKey(record), " -> ",
                                            tuning::DescribeVariant(record.winner()));
   if (!same_problem) {
-    if (std::optional<Resolution> fitted =
-            Transfer(record, tuned, *definition, codegen, op, *resolved, target)) {
+    std::optional<Resolution> fitted =
+        Transfer(record, tuned, *definition, codegen, op, *resolved, target);
+    if (fitted.has_value()) {
       fitted->level = level;
       fitted->codegen = codegen;
       fitted->detail = absl::StrCat(variant, fitted->detail);
-      return *std::move(fitted);
+      return Repathed(record, tuned, *definition, codegen, op, *resolved, target, *std::move(fitted));
     }
   }
   Resolution resolution;
