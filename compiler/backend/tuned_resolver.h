@@ -7,7 +7,9 @@
 //                 the same element size, whose problem's transfer features (the
 //                 operator's TransferFeatures, plus a step for another dtype) are nearest
 //                 and whose variant lowers for this problem; on a GPU of another name the
-//                 records of its compute capability transfer this way, never as exact;
+//                 records of its compute capability transfer this way, never as exact.
+//                 A record of another problem is fitted to this one (Transfer: the
+//                 operator's AdaptLaunch, halvings, the vector width, the path);
 //   3. older      with no usable record of the device's own compute capability: the
 //                 records of the newest older one whose target has the same data-movement
 //                 features (cp.async, L2 hints, TMA: sm_90 records on an sm_100 GPU, never
