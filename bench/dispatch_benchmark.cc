@@ -31,6 +31,7 @@
 #include "compiler/ops/im2col/im2col_op.h"
 #include "kernels/prebuilt.h"
 #include "kernels/tile_kernel.h"
+#include "kernels/example/example_problems.h"
 #include "kernels/library.h"
 #include "kernels/tiletune.h"
 #include "kernels/runtime/driver_api.h"
@@ -172,18 +173,8 @@ void BM_PlanExecute(benchmark::State& state) {
 // The problems baked into this binary by :bench_kernels, by argument: 0 the dense copy,
 // 1 the im2col layer.
 std::unique_ptr<TileOp> BakedProblem(int index) {
-  if (index == 0) {
-    Buffer src = Buffer::RowMajor("src", DataType::kF16, Scope::kGlobal, {8192, 8192});
-    Buffer dst = Buffer::RowMajor("dst", DataType::kF16, Scope::kGlobal, {8192, 8192});
-    return std::make_unique<CopyOp>(CopyOp{Region::Whole(src), Region::Whole(dst)});
-  }
-  Im2colGeometry g;
-  g.n = 32;
-  g.h = g.w = 56;
-  g.c = 64;
-  g.kh = g.kw = 3;
-  g.ph = g.pw = 1;
-  return std::make_unique<Im2colOp>(Im2colOp::Dense(DataType::kF16, g));
+  if (index == 0) return std::make_unique<CopyOp>(DenseCopy(8192, 8192));
+  return std::make_unique<Im2colOp>(Layer1());
 }
 
 // How the first call finds its kernel.

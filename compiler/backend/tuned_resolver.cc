@@ -164,7 +164,7 @@ Resolution TunedResolver::Repathed(const tuning::TuningRecord& record, const Tri
                                    const TileOpDefinition& definition,
                                    const std::shared_ptr<const DeviceCodegen>& codegen,
                                    const TileOp& op, const TileOp& resolved, const Target& target,
-                                   Resolution fitted) const {
+                                   const std::string& variant, Resolution fitted) const {
   // The record's path keeps its vector on the record's problem; where it cannot on this
   // one (cp.async of an odd-sized tensor falls to 4-byte copies: it has no head_tail
   // form) while this problem's alignments allow wider, the path the record chose is what
@@ -200,7 +200,7 @@ Resolution TunedResolver::Repathed(const tuning::TuningRecord& record, const Tri
     other->level = fitted.level;
     other->codegen = codegen;
     other->detail = absl::StrCat(
-        fitted.detail.substr(0, fitted.detail.find(", tile fitted")), other->detail, "; its ",
+        variant, other->detail, "; its ",
         fitted.built.lowered->path_name, " path moves ", narrowed, "-byte vectors here, ",
         other->built.lowered->path_name, " ", other->built.lowered->vector_bytes,
         "-byte ones: ", path.has_value() ? "the SIMT path" : "the lowering's path",
@@ -240,7 +240,8 @@ absl::StatusOr<Resolution> TunedResolver::Attempt(
       fitted->level = level;
       fitted->codegen = codegen;
       fitted->detail = absl::StrCat(variant, fitted->detail);
-      return Repathed(record, tuned, *definition, codegen, op, *resolved, target, *std::move(fitted));
+      return Repathed(record, tuned, *definition, codegen, op, *resolved, target, variant,
+                      *std::move(fitted));
     }
   }
   Resolution resolution;

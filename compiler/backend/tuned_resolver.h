@@ -110,11 +110,13 @@ class TunedResolver {
                                      const Target& target) const;
   // `fitted` (Transfer's answer), or the same transfer with the record's path and thread
   // layout left to the lowering when its path cannot keep the record's vector width on
-  // `op` while `op`'s alignments allow it.
+  // `op` while `op`'s alignments allow it. `variant` is the record's description that
+  // details start with.
   Resolution Repathed(const tuning::TuningRecord& record, const Trial& tuned,
                       const TileOpDefinition& definition,
                       const std::shared_ptr<const DeviceCodegen>& codegen, const TileOp& op,
-                      const TileOp& resolved, const Target& target, Resolution fitted) const;
+                      const TileOp& resolved, const Target& target, const std::string& variant,
+                      Resolution fitted) const;
   // The operator's heuristic, or the smallest safe launch when the op's own hints do not
   // fit it.
   absl::StatusOr<Resolution> Heuristic(const TileOpDefinition& definition,

@@ -1,4 +1,5 @@
-// The problems the example's tests use: two of those baked by :resnet_kernels.
+// The problems the example's tests (and //bench:dispatch_benchmark's first calls) use: two
+// of those baked by :resnet_kernels.
 #ifndef KERNELS_EXAMPLE_EXAMPLE_PROBLEMS_H_
 #define KERNELS_EXAMPLE_EXAMPLE_PROBLEMS_H_
 
