@@ -52,15 +52,17 @@ class CudaTuningDevice::Workspace {
     std::mt19937_64 rng(std::random_device{}());
     TT_ASSIGN_OR_RETURN(VerificationImages images,
                         MakeVerificationImages(*task.definition, *task.op, rng));
-    const std::vector<uint8_t>& input = images.input;
-    const std::vector<uint8_t>& expected = images.expected;
+    const HostBytes& input = images.input;
+    const HostBytes& expected = images.expected;
     ws->poison_ = images.poison;
     TT_ASSIGN_OR_RETURN(ws->expected_, DeviceBuffer::Allocate(context, expected.size()));
     TT_RETURN_IF_ERROR(ws->expected_.CopyFromHost(expected.data(), expected.size()));
     for (size_t s = 0; s < sets; ++s) {
       TT_ASSIGN_OR_RETURN(DeviceBuffer in, DeviceBuffer::Allocate(context, input.size()));
       TT_ASSIGN_OR_RETURN(DeviceBuffer out, DeviceBuffer::Allocate(context, expected.size()));
-      TT_RETURN_IF_ERROR(in.CopyFromHost(input.data(), input.size()));
+      // The first set from the host, the others from it on the device.
+      TT_RETURN_IF_ERROR(s == 0 ? in.CopyFromHost(input.data(), input.size())
+                                : in.CopyFrom(ws->in_.front()));
       ws->in_.push_back(std::move(in));
       ws->out_.push_back(std::move(out));
     }

@@ -46,12 +46,12 @@ absl::Status CheckBitExact(Library& library, const Context& context, const TileO
   TT_RETURN_IF_ERROR(library.Launch(op, input.ptr() + kGuardBytes, output.ptr() + kGuardBytes,
                                     stream));
   TT_RETURN_IF_ERROR(context.Synchronize());
-  std::vector<uint8_t> input_after(images.input.size());
+  HostBytes input_after(images.input.size());
   TT_RETURN_IF_ERROR(input.CopyToHost(input_after.data(), input_after.size()));
   if (input_after != images.input) {
     return absl::DataLossError(absl::StrCat("the ", side, " kernel wrote to its input"));
   }
-  std::vector<uint8_t> got(images.expected.size());
+  HostBytes got(images.expected.size());
   TT_RETURN_IF_ERROR(output.CopyToHost(got.data(), got.size()));
   for (size_t i = 0; i < got.size(); ++i) {
     if (got[i] != images.expected[i]) {

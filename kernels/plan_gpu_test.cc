@@ -99,7 +99,7 @@ class PlanGpuTest : public ::testing::Test {
   }
   void ExpectBitExact(Buffers& b, const std::string& what, const Context* context = nullptr) {
     ASSERT_TRUE((context == nullptr ? context_.get() : context)->Synchronize().ok());
-    std::vector<uint8_t> got(b.images.expected.size());
+    HostBytes got(b.images.expected.size());
     ASSERT_TRUE(b.output.CopyToHost(got.data(), got.size()).ok());
     EXPECT_TRUE(got == b.images.expected) << what << " is not bit-exact";
   }

@@ -211,7 +211,7 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
   TT_ASSIGN_OR_RETURN(DeviceBuffer expected,
                       DeviceBuffer::Allocate(context, images.expected.size()));
   TT_RETURN_IF_ERROR(input.CopyFromHost(images.input.data(), images.input.size()));
-  TT_RETURN_IF_ERROR(pristine.CopyFromHost(images.input.data(), images.input.size()));
+  TT_RETURN_IF_ERROR(pristine.CopyFrom(input));
   TT_RETURN_IF_ERROR(expected.CopyFromHost(images.expected.data(), images.expected.size()));
   TT_ASSIGN_OR_RETURN(RegionOffsets verify_offsets, definition.Offsets(op));
   // Set when a candidate may have written its input: the next one gets it back first.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 #include <thread>
@@ -10,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "compiler/base/parallel.h"
 #include "compiler/base/status_macros.h"
 
 namespace tiletune {
@@ -20,15 +22,15 @@ absl::StatusOr<VerificationImages> MakeVerificationImages(const TileOpDefinition
   const OperandSizes sizes = definition.Sizes(op);
   VerificationImages images;
   images.input.resize(sizes.input_bytes + 2 * kGuardBytes);
-  std::vector<uint8_t>& input = images.input;
-  // Large inputs are filled by several threads, each from its own generator seeded by
-  // `rng` (tuning on a miss waits for this on a first call).
+  HostBytes& input = images.input;
+  // Filled in pieces of 32 MiB, each from its own generator seeded by `rng`, on several
+  // threads (tuning on a miss waits for this on a first call).
   constexpr size_t kChunk = size_t{32} << 20;
   const size_t chunks = (input.size() + kChunk - 1) / kChunk;
   std::vector<uint64_t> seeds(chunks);
   for (uint64_t& seed : seeds) seed = rng();
-  auto fill = [&](size_t first_chunk, size_t step) {
-    for (size_t c = first_chunk; c < chunks; c += step) {
+  ParallelFor(chunks, 1, [&](int64_t first, int64_t last) {
+    for (size_t c = first; c < static_cast<size_t>(last); ++c) {
       std::mt19937_64 local(seeds[c]);
       const size_t end = std::min(input.size(), (c + 1) * kChunk);
       for (size_t i = c * kChunk; i < end; i += 8) {
@@ -36,16 +38,16 @@ absl::StatusOr<VerificationImages> MakeVerificationImages(const TileOpDefinition
         for (size_t j = 0; j < 8 && i + j < end; ++j) input[i + j] = uint8_t(word >> (8 * j));
       }
     }
-  };
-  const size_t workers =
-      std::min<size_t>(chunks, std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 16));
-  std::vector<std::thread> threads;
-  for (size_t w = 1; w < workers; ++w) threads.emplace_back(fill, w, workers);
-  fill(0, std::max<size_t>(workers, 1));
-  for (std::thread& thread : threads) thread.join();
+  });
   // A non-zero poison, so an output written as zero is told apart from one left alone.
   images.poison = static_cast<uint8_t>(1 + rng() % 255);
-  images.expected.assign(sizes.output_bytes + 2 * kGuardBytes, images.poison);
+  images.expected.resize(sizes.output_bytes + 2 * kGuardBytes);
+  const size_t pieces = (images.expected.size() + kChunk - 1) / kChunk;
+  ParallelFor(pieces, 1, [&](int64_t first, int64_t last) {
+    const size_t from = first * kChunk;
+    const size_t to = std::min(images.expected.size(), last * kChunk);
+    std::memset(images.expected.data() + from, images.poison, to - from);
+  });
   TT_RETURN_IF_ERROR(definition.Reference(
       op, absl::MakeConstSpan(input).subspan(kGuardBytes, sizes.input_bytes),
       absl::MakeSpan(images.expected).subspan(kGuardBytes, sizes.output_bytes)));
@@ -69,8 +71,8 @@ absl::Status VerifyTileKernelOn(const Context& context, TileKernel& kernel,
                                 DeviceBuffer& output_device) {
   const OperandSizes sizes = definition.Sizes(op);
   const std::vector<std::string> names = definition.operand_names();
-  const std::vector<uint8_t>& input = images.input;
-  const std::vector<uint8_t>& expected = images.expected;
+  const HostBytes& input = images.input;
+  const HostBytes& expected = images.expected;
   const uint8_t poison = images.poison;
   if (input_device.size() < input.size() || output_device.size() < expected.size()) {
     return absl::InvalidArgumentError("verification buffers smaller than the images");
@@ -82,9 +84,9 @@ absl::Status VerifyTileKernelOn(const Context& context, TileKernel& kernel,
                                    output_device.ptr() + kGuardBytes, offsets,
                                    /*stream=*/nullptr));
   TT_RETURN_IF_ERROR(context.Synchronize());
-  std::vector<uint8_t> got(expected.size());
+  HostBytes got(expected.size());
   TT_RETURN_IF_ERROR(output_device.CopyToHost(got.data(), got.size()));
-  std::vector<uint8_t> input_after(input.size());
+  HostBytes input_after(input.size());
   TT_RETURN_IF_ERROR(input_device.CopyToHost(input_after.data(), input_after.size()));
   if (input_after != input) {
     return absl::DataLossError(absl::StrCat("the kernel wrote to its input buffer ", names[0]));

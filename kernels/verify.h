@@ -16,6 +16,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <random>
 #include <utility>
 #include <vector>
@@ -32,12 +34,34 @@ namespace tiletune {
 // Guard bytes before and after each device buffer.
 inline constexpr size_t kGuardBytes = 4096;
 
+// An allocator whose resize leaves new bytes uninitialised, so that images of a GiB are
+// first touched by the threads that fill them, not zeroed by one thread beforehand.
+template <typename T>
+struct DefaultInitAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = DefaultInitAllocator<U>;
+  };
+  DefaultInitAllocator() = default;
+  template <typename U>
+  DefaultInitAllocator(const DefaultInitAllocator<U>&) noexcept {}
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using HostBytes = std::vector<uint8_t, DefaultInitAllocator<uint8_t>>;
+
 // Host images for one verification: random input and the expected output, each with
 // kGuardBytes of guard on both sides; `expected` holds `poison` wherever the op writes
-// nothing (the guards included).
+// nothing (the guards included). Made on several threads where large.
 struct VerificationImages {
-  std::vector<uint8_t> input;
-  std::vector<uint8_t> expected;
+  HostBytes input;
+  HostBytes expected;
   uint8_t poison = 0;
 };
 absl::StatusOr<VerificationImages> MakeVerificationImages(const TileOpDefinition& definition,

@@ -648,6 +648,21 @@ TEST_F(TunedResolverTest, ATransferredTileIsWhatEachOfTheRecordsCtasDid) {
   auto wide = narrow->Resolve(H200(), Slice(DataType::kF64, {3000, 3001}, {0, 0}, {3000, 2999}));
   ASSERT_TRUE(wide.ok()) << wide.status();
   EXPECT_THAT(wide->request.launch.tile, ElementsAre(32, 64)) << wide->detail;
+  // Over rows of the same order (500 against the record's 250), what each CTA moved, 8
+  // rows of 250, is refitted from the rows: 4 of 500, not 32 rows of 512.
+  auto short_rows =
+      Make({SimtRecord(Slice(DataType::kU8, {40000, 301}, {0, 1}, {40000, 250}), {8, 2048}, 256)});
+  auto twice = short_rows->Resolve(H200(), Slice(DataType::kU8, {20000, 515}, {0, 3}, {20000, 500}));
+  ASSERT_TRUE(twice.ok()) << twice.status();
+  EXPECT_THAT(twice->request.launch.tile, ElementsAre(4, 500)) << twice->detail;
+  // The same across ranks: 8 rows of 128 over a 4-D slice of rows of 224 (its last two
+  // dimensions merged) is 5 rows of 224.
+  auto rank2 =
+      Make({SimtRecord(Slice(DataType::kI32, {16384, 130}, {0, 1}, {16384, 128}), {8, 512}, 256)});
+  auto rank4 = rank2->Resolve(
+      H200(), Slice(DataType::kI32, {16, 33, 33, 33, 7}, {0, 0, 0, 0, 0}, {16, 32, 32, 32, 7}));
+  ASSERT_TRUE(rank4.ok()) << rank4.status();
+  EXPECT_THAT(rank4->request.launch.tile, ElementsAre(1, 1, 5, 224)) << rank4->detail;
 }
 
 // A small problem given a large problem's tile is halved while it has half or less of two

@@ -55,7 +55,7 @@ class ExampleGpuTest : public ::testing::Test {
   }
   // The whole output, guards included, equals the reference (after the work finished).
   void ExpectBitExact(const Staged& staged, const std::string& what) {
-    std::vector<uint8_t> got(staged.images.expected.size());
+    HostBytes got(staged.images.expected.size());
     ASSERT_TRUE(staged.output.CopyToHost(got.data(), got.size()).ok());
     EXPECT_TRUE(got == staged.images.expected) << what << " is not bit-exact";
   }

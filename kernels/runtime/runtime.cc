@@ -158,6 +158,16 @@ absl::Status DeviceBuffer::CopyToHost(void* host, size_t bytes, size_t offset) c
   return ToStatus(context_->api().cuMemcpyDtoH(host, ptr_ + offset, bytes), "cuMemcpyDtoH");
 }
 
+absl::Status DeviceBuffer::CopyFrom(const DeviceBuffer& other) {
+  if (other.size_ > size_) {
+    return absl::OutOfRangeError(absl::StrCat("copy of a ", other.size_, "-byte device buffer overruns a ",
+                                              size_, "-byte one"));
+  }
+  if (other.size_ == 0) return absl::OkStatus();
+  TT_RETURN_IF_ERROR(context_->Activate());
+  return ToStatus(context_->api().cuMemcpyDtoD(ptr_, other.ptr_, other.size_), "cuMemcpyDtoD");
+}
+
 absl::Status DeviceBuffer::Fill(uint8_t value) {
   if (size_ == 0) return absl::OkStatus();
   TT_RETURN_IF_ERROR(context_->Activate());

@@ -1,11 +1,13 @@
 #include "compiler/ops/col2im/col2im_reference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "compiler/base/parallel.h"
 
 namespace tiletune {
 namespace {
@@ -111,8 +113,12 @@ absl::Status Col2imReference(const Col2imOp& op, const uint8_t* col, size_t col_
   }
   const int64_t oh_count = g.OH(), ow_count = g.OW(), k = g.K();
   const std::vector<int64_t>& s = op.img.strides;
-  for (int64_t n = 0; n < g.n; ++n) {
-    for (int64_t h = 0; h < g.h; ++h) {
+  // Image rows (n, h) in parallel; each element's sum is one thread's, in the documented
+  // order, so the bits do not depend on the split.
+  const int64_t row_elements = std::max<int64_t>(g.w * g.c * g.kh * g.kw, 1);
+  ParallelFor(g.n * g.h, (int64_t{1} << 18) / row_elements, [&](int64_t begin, int64_t end) {
+    for (int64_t nh = begin; nh < end; ++nh) {
+      const int64_t n = nh / g.h, h = nh % g.h;
       for (int64_t w = 0; w < g.w; ++w) {
         for (int64_t c = 0; c < g.c; ++c) {
           float sum = 0.0f;
@@ -124,7 +130,8 @@ absl::Status Col2imReference(const Col2imOp& op, const uint8_t* col, size_t col_
               const int64_t tw = w + g.pw - kw * g.dw;
               if (tw < 0 || tw % g.sw != 0 || tw / g.sw >= ow_count) continue;
               const int64_t ow = tw / g.sw;
-              const int64_t index = ((n * oh_count + oh) * ow_count + ow) * k + (kh * g.kw + kw) * g.c + c;
+              const int64_t index =
+                  ((n * oh_count + oh) * ow_count + ow) * k + (kh * g.kw + kw) * g.c + c;
               sum += Load(dtype, col + index * e);
             }
           }
@@ -132,7 +139,7 @@ absl::Status Col2imReference(const Col2imOp& op, const uint8_t* col, size_t col_
         }
       }
     }
-  }
+  });
   return absl::OkStatus();
 }
 

@@ -519,7 +519,23 @@ LaunchParams CopyDefinition::AdaptLaunch(const TileOp& op, const tuning::Problem
       adapted.tile[d] = std::min(adapted.tile[d], cover(their_extents[d]));
     }
   }
-  if (target.size() != tuned.tile.size()) {
+  // A tile wider than the record's rows moved only those rows' elements per CTA: where
+  // this problem's rows are of the same order (at most 4x longer), that measured work is
+  // the evidence, refitted from the innermost dimension (a [8, 2048] tile over rows of 250
+  // moved 8x250 per CTA, and moves 4x500 over rows of 500). Over rows far longer than the
+  // record's (rows of 8 against 3000) its CTAs' work says nothing, and the tile as tuned
+  // is fitted below.
+  bool clamped = false;
+  for (size_t d = 0; d < adapted.tile.size(); ++d) {
+    clamped = clamped || adapted.tile[d] > their_extents[d];
+  }
+  const bool same_rows = cover(target.back()) <= 4 * cover(their_extents.back());
+  if (clamped && same_rows) {
+    for (size_t d = 0; d < adapted.tile.size(); ++d) {
+      adapted.tile[d] = std::min(adapted.tile[d], their_extents[d]);
+    }
+  }
+  if (target.size() != tuned.tile.size() || (clamped && same_rows)) {
     int64_t elements = 1;
     for (int64_t t : adapted.tile) {
       elements = std::min<int64_t>(elements * std::max<int64_t>(t, 1), int64_t{1} << 30);

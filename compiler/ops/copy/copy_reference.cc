@@ -1,10 +1,12 @@
 #include "compiler/ops/copy/copy_reference.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "compiler/base/parallel.h"
 #include "compiler/base/status_macros.h"
 
 namespace tiletune {
@@ -50,28 +52,37 @@ absl::Status CopyReference(const CopyOp& op, const uint8_t* src, size_t src_byte
   const int rank = static_cast<int>(from.extents.size());
   const int64_t row = from.extents[rank - 1];
   const bool contiguous = from.strides[rank - 1] == 1 && to.strides[rank - 1] == 1;
-  std::vector<int64_t> index(rank, 0);
-  while (true) {
-    int64_t s = from.base, d = to.base;
-    for (int i = 0; i + 1 < rank; ++i) {
-      s += index[i] * from.strides[i];
-      d += index[i] * to.strides[i];
+  int64_t rows = 1;
+  for (int i = 0; i + 1 < rank; ++i) rows *= from.extents[i];
+  // Rows in parallel, about 1 MiB of them per piece at least; each piece starts at the
+  // index of its first row.
+  const int64_t row_bytes = std::max<int64_t>(row * element, 1);
+  ParallelFor(rows, (int64_t{1} << 20) / row_bytes, [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> index(rank, 0);
+    for (int64_t i = rank - 2, r = begin; i >= 0; --i) {
+      index[i] = r % from.extents[i];
+      r /= from.extents[i];
     }
-    if (contiguous) {
-      std::memcpy(dst + d * element, src + s * element, row * element);
-    } else {
-      for (int64_t j = 0; j < row; ++j) {
-        std::memcpy(dst + (d + j * to.strides[rank - 1]) * element,
-                    src + (s + j * from.strides[rank - 1]) * element, element);
+    for (int64_t r = begin; r < end; ++r) {
+      int64_t s = from.base, d = to.base;
+      for (int i = 0; i + 1 < rank; ++i) {
+        s += index[i] * from.strides[i];
+        d += index[i] * to.strides[i];
+      }
+      if (contiguous) {
+        std::memcpy(dst + d * element, src + s * element, row * element);
+      } else {
+        for (int64_t j = 0; j < row; ++j) {
+          std::memcpy(dst + (d + j * to.strides[rank - 1]) * element,
+                      src + (s + j * from.strides[rank - 1]) * element, element);
+        }
+      }
+      for (int i = rank - 2; i >= 0; --i) {
+        if (++index[i] < from.extents[i]) break;
+        index[i] = 0;
       }
     }
-    int i = rank - 2;
-    for (; i >= 0; --i) {
-      if (++index[i] < from.extents[i]) break;
-      index[i] = 0;
-    }
-    if (i < 0) break;
-  }
+  });
   return absl::OkStatus();
 }
 

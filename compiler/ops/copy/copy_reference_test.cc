@@ -35,13 +35,16 @@ TEST(CopyReferenceTest, UnitDimensionsLineUp) {
 }
 
 // The row-wise reference against an element-by-element walk, over random ranks, slices
-// and (transposed, padded) strides.
+// and (transposed, padded) strides. The last trials are megabytes, which the reference
+// splits over threads at rows in the middle of its index space.
 TEST(CopyReferenceTest, MatchesANaiveWalkOnRandomRegions) {
   std::mt19937 rng(1234);
-  for (int trial = 0; trial < 200; ++trial) {
-    int rank = 1 + rng() % 4;
+  for (int trial = 0; trial < 208; ++trial) {
+    const bool large = trial >= 200;
+    int rank = large ? 3 : 1 + rng() % 4;
     std::vector<int64_t> extents(rank);
     for (auto& e : extents) e = 1 + rng() % 5;
+    if (large) extents = {int64_t(20 + rng() % 30), int64_t(100 + rng() % 200), int64_t(1 + rng() % 200)};
     auto make = [&](const char* name) {
       std::vector<int64_t> shape(rank), offsets(rank);
       for (int d = 0; d < rank; ++d) {

@@ -1,10 +1,12 @@
 #include "compiler/ops/im2col/im2col_reference.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "compiler/base/parallel.h"
 #include "compiler/base/status_macros.h"
 #include "compiler/ir/buffer.h"
 
@@ -27,33 +29,35 @@ absl::Status Im2colReference(const Im2colOp& op, const uint8_t* img, size_t img_
   const int e = DataTypeBytes(op.img.dtype);
   const std::vector<int64_t>& s = op.img.strides;
   const int64_t oh_count = g.OH(), ow_count = g.OW(), k_count = g.K();
-  int64_t m = 0;
-  for (int64_t n = 0; n < g.n; ++n) {
-    for (int64_t oh = 0; oh < oh_count; ++oh) {
-      for (int64_t ow = 0; ow < ow_count; ++ow, ++m) {
-        uint8_t* row = col + m * k_count * e;
-        int64_t k = 0;
-        for (int64_t kh = 0; kh < g.kh; ++kh) {
-          for (int64_t kw = 0; kw < g.kw; ++kw) {
-            int64_t ih = oh * g.sh - g.ph + kh * g.dh;
-            int64_t iw = ow * g.sw - g.pw + kw * g.dw;
-            bool inside = ih >= 0 && ih < g.h && iw >= 0 && iw < g.w;
-            if (!inside) {
-              std::memset(row + k * e, 0, g.c * e);
-            } else if (s[3] == 1) {  // The pixel's channels are contiguous: one copy.
-              std::memcpy(row + k * e, img + (n * s[0] + ih * s[1] + iw * s[2]) * e, g.c * e);
-            } else {
-              for (int64_t c = 0; c < g.c; ++c) {
-                const uint8_t* from = img + (n * s[0] + ih * s[1] + iw * s[2] + c * s[3]) * e;
-                std::memcpy(row + (k + c) * e, from, e);
-              }
+  // Matrix rows in parallel, about 1 MiB of them per piece at least.
+  const int64_t row_bytes = std::max<int64_t>(k_count * e, 1);
+  ParallelFor(g.M(), (int64_t{1} << 20) / row_bytes, [&](int64_t begin, int64_t end) {
+    for (int64_t m = begin; m < end; ++m) {
+      const int64_t n = m / (oh_count * ow_count);
+      const int64_t oh = m / ow_count % oh_count;
+      const int64_t ow = m % ow_count;
+      uint8_t* row = col + m * k_count * e;
+      int64_t k = 0;
+      for (int64_t kh = 0; kh < g.kh; ++kh) {
+        for (int64_t kw = 0; kw < g.kw; ++kw) {
+          int64_t ih = oh * g.sh - g.ph + kh * g.dh;
+          int64_t iw = ow * g.sw - g.pw + kw * g.dw;
+          bool inside = ih >= 0 && ih < g.h && iw >= 0 && iw < g.w;
+          if (!inside) {
+            std::memset(row + k * e, 0, g.c * e);
+          } else if (s[3] == 1) {  // The pixel's channels are contiguous: one copy.
+            std::memcpy(row + k * e, img + (n * s[0] + ih * s[1] + iw * s[2]) * e, g.c * e);
+          } else {
+            for (int64_t c = 0; c < g.c; ++c) {
+              const uint8_t* from = img + (n * s[0] + ih * s[1] + iw * s[2] + c * s[3]) * e;
+              std::memcpy(row + (k + c) * e, from, e);
             }
-            k += g.c;
           }
+          k += g.c;
         }
       }
     }
-  }
+  });
   return absl::OkStatus();
 }
 

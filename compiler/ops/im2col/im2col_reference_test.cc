@@ -31,6 +31,34 @@ TEST(Im2colReferenceTest, ValidWindowsNoPadding) {
                                                 4, 5, 7, 8}));
 }
 
+// A matrix of megabytes is made on several threads, each from a row in the middle of an
+// image: every entry is still the pixel (or zero) its window position names.
+TEST(Im2colReferenceTest, LargeMatricesMatchTheDefinition) {
+  const Im2colGeometry g = G(3, 150, 170, 3, 3, 5, 2, 1, 1, 2, 1, 3);
+  Im2colOp op = Im2colOp::Dense(DataType::kI32, g);
+  std::vector<int32_t> img(g.n * g.h * g.w * g.c);
+  std::iota(img.begin(), img.end(), 1);
+  const std::vector<int32_t> col = RunReference(op, img);
+  ASSERT_GT(col.size() * 4, size_t{4} << 20);
+  int64_t index = 0;
+  for (int64_t n = 0; n < g.n; ++n) {
+    for (int64_t oh = 0; oh < g.OH(); ++oh) {
+      for (int64_t ow = 0; ow < g.OW(); ++ow) {
+        for (int64_t kh = 0; kh < g.kh; ++kh) {
+          for (int64_t kw = 0; kw < g.kw; ++kw) {
+            for (int64_t c = 0; c < g.c; ++c, ++index) {
+              const int64_t ih = oh * g.sh - g.ph + kh * g.dh, iw = ow * g.sw - g.pw + kw * g.dw;
+              const bool inside = ih >= 0 && ih < g.h && iw >= 0 && iw < g.w;
+              const int32_t want = inside ? img[((n * g.h + ih) * g.w + iw) * g.c + c] : 0;
+              ASSERT_EQ(col[index], want) << "entry " << index;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(Im2colReferenceTest, WidthPaddingStrideAndChannelsFastest) {
   // H=2 W=3 C=2, kernel 1x2, stride 1x2, pad 0x1: pixel (h, w) holds 10*(3h+w)+1+c.
   Im2colOp op = Im2colOp::Dense(DataType::kI32, G(1, 2, 3, 2, 1, 2, 1, 2, 1, 1, 0, 1));
