@@ -152,6 +152,9 @@ struct Explanation {
   bool prebuilt = false;
   std::string prebuilt_arch;
   std::string kernel_name;
+  // What it launches: the launch parameters and the CTAs (tiles) of the grid.
+  LaunchParams launch;
+  int64_t num_tiles = 0;
 };
 
 class Library {

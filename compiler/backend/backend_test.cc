@@ -681,6 +681,21 @@ TEST_F(TunedResolverTest, ASmallProblemKeepsTheRecordsParallelism) {
   EXPECT_THAT(few->request.launch.tile, ElementsAre(4096)) << few->detail;
 }
 
+// A transferred grid that would run two CTAs on some SMs and one on the others (150 tiles
+// over 128) is halved to one that spreads more evenly (300: two or three on each), even
+// past the tiles wanted; an even grid is kept.
+TEST_F(TunedResolverTest, ATransferredGridIsSpreadEvenlyOverTheSms) {
+  auto resolver = Make({SimtRecord(Op({16384, 16384}), {8192}, 256)});
+  auto uneven = resolver->Resolve(H200(), Op({150, 8192}));
+  ASSERT_TRUE(uneven.ok()) << uneven.status();
+  EXPECT_THAT(uneven->request.launch.tile, ElementsAre(4096)) << uneven->detail;
+  EXPECT_EQ(uneven->built.lowered->num_tiles, 300);
+  EXPECT_THAT(uneven->detail, HasSubstr("its 150 tiles spread over 128 SMs at 0.59 of the busiest"));
+  auto even = resolver->Resolve(H200(), Op({255, 8192}));
+  ASSERT_TRUE(even.ok()) << even.status();
+  EXPECT_THAT(even->request.launch.tile, ElementsAre(8192)) << even->detail;
+}
+
 // A transferred tile that does not lower is halved until it does, before the record's
 // tile is used as stored: a staged 16x16 s16 patchify record (14 whole output rows, K=768)
 // fitted to AlexNet's 11x11 s4 (one output row of 55, K=363) is too much per thread, and

@@ -73,6 +73,24 @@ bool HalveOutermost(std::vector<int64_t>& tile) {
   return false;
 }
 
+// How evenly `tiles` equal CTAs spread over `sm_count` SMs: the mean over the most any SM
+// runs (196 tiles over 132 SMs: 1.48 of 2, 0.74).
+double SmBalance(int64_t tiles, int sm_count) {
+  if (tiles <= 0 || sm_count <= 0) return 1.0;
+  const int64_t most = (tiles + sm_count - 1) / sm_count;
+  return static_cast<double>(tiles) / static_cast<double>(most * sm_count);
+}
+
+// Whether halving a grid of one to two tiles per SM (a small problem, every CTA resident
+// at once: the SMs that run two set the time) would spread it markedly more evenly: 196
+// tiles over 132 SMs run two on some and one on others; 392 run three on nearly all.
+// Fewer tiles than SMs is a question of parallelism, not balance (the caller's).
+bool HalvingBalances(int64_t tiles, int sm_count) {
+  if (tiles <= sm_count || tiles >= 2 * int64_t{sm_count}) return false;
+  const double now = SmBalance(tiles, sm_count);
+  return now < 0.8 && SmBalance(2 * tiles, sm_count) > now + 0.1;
+}
+
 // The tiles the record's own launch made of its own problem; 0 when that does not lower.
 int64_t RecordTiles(const TileOpDefinition& definition, const tuning::TuningRecord& record,
                     const Trial& tuned, const Target& target) {
@@ -134,10 +152,16 @@ std::optional<Resolution> TunedResolver::Transfer(
           tuned.hints.loop_layout.has_value() && !op.hints.loop_layout.has_value()
               ? " (its thread layout left to the lowering)"
               : "");
-      // Halving doubles the tiles: done once that would pass what was wanted.
-      if (2 * tiles > wanted_tiles) return best;
+      // Halving doubles the tiles: done once that would pass what was wanted, unless it
+      // leaves the SMs markedly uneven.
+      const bool balances = HalvingBalances(tiles, sm_count);
+      if (2 * tiles > wanted_tiles && !balances) return best;
       if (why.empty()) {
-        why = absl::StrCat("it made ", tiles, " tiles, the record ", wanted_tiles, " of its problem");
+        why = 2 * tiles > wanted_tiles
+                  ? absl::StrFormat("its %d tiles spread over %d SMs at %.2f of the busiest",
+                                    tiles, sm_count, SmBalance(tiles, sm_count))
+                  : absl::StrCat("it made ", tiles, " tiles, the record ", wanted_tiles,
+                                 " of its problem");
       }
     } else if (best.has_value()) {
       return best;  // Smaller no longer lowers: the last that did.
