@@ -649,20 +649,26 @@ TEST_F(TunedResolverTest, ATransferredTileIsWhatEachOfTheRecordsCtasDid) {
   ASSERT_TRUE(wide.ok()) << wide.status();
   EXPECT_THAT(wide->request.launch.tile, ElementsAre(32, 64)) << wide->detail;
   // Over rows of the same order (500 against the record's 250), what each CTA moved, 8
-  // rows of 250, is refitted from the rows: 4 of 500, not 32 rows of 512.
+  // rows of 250, is kept: 4 rows of 500 (the tile's 2048 still covers them), not 32 of 512.
   auto short_rows =
       Make({SimtRecord(Slice(DataType::kU8, {40000, 301}, {0, 1}, {40000, 250}), {8, 2048}, 256)});
   auto twice = short_rows->Resolve(H200(), Slice(DataType::kU8, {20000, 515}, {0, 3}, {20000, 500}));
   ASSERT_TRUE(twice.ok()) << twice.status();
-  EXPECT_THAT(twice->request.launch.tile, ElementsAre(4, 500)) << twice->detail;
+  EXPECT_THAT(twice->request.launch.tile, ElementsAre(4, 2048)) << twice->detail;
   // The same across ranks: 8 rows of 128 over a 4-D slice of rows of 224 (its last two
-  // dimensions merged) is 5 rows of 224.
+  // dimensions merged) is 4 rows (the power of two in 1024 / 224) of the tile's 512.
   auto rank2 =
       Make({SimtRecord(Slice(DataType::kI32, {16384, 130}, {0, 1}, {16384, 128}), {8, 512}, 256)});
   auto rank4 = rank2->Resolve(
       H200(), Slice(DataType::kI32, {16, 33, 33, 33, 7}, {0, 0, 0, 0, 0}, {16, 32, 32, 32, 7}));
   ASSERT_TRUE(rank4.ok()) << rank4.status();
-  EXPECT_THAT(rank4->request.launch.tile, ElementsAre(1, 1, 5, 224)) << rank4->detail;
+  EXPECT_THAT(rank4->request.launch.tile, ElementsAre(1, 1, 4, 512)) << rank4->detail;
+  // A tile no wider than the record's rows is not refitted: it fits this problem as tuned.
+  auto narrow_tile =
+      Make({SimtRecord(Slice(DataType::kU8, {40000, 301}, {0, 1}, {40000, 250}), {64, 128}, 256)});
+  auto split = narrow_tile->Resolve(H200(), Slice(DataType::kU8, {20000, 515}, {0, 3}, {20000, 500}));
+  ASSERT_TRUE(split.ok()) << split.status();
+  EXPECT_THAT(split->request.launch.tile, ElementsAre(64, 128)) << split->detail;
 }
 
 // A small problem given a large problem's tile is halved while it has half or less of two

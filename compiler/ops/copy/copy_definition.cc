@@ -521,21 +521,39 @@ LaunchParams CopyDefinition::AdaptLaunch(const TileOp& op, const tuning::Problem
   }
   // A tile wider than the record's rows moved only those rows' elements per CTA: where
   // this problem's rows are of the same order (at most 4x longer), that measured work is
-  // the evidence, refitted from the innermost dimension (a [8, 2048] tile over rows of 250
-  // moved 8x250 per CTA, and moves 4x500 over rows of 500). Over rows far longer than the
-  // record's (rows of 8 against 3000) its CTAs' work says nothing, and the tile as tuned
-  // is fitted below.
+  // the evidence. The tile keeps its width where it covers this problem's rows too (the
+  // kernel then has the accesses per thread the record measured), and takes as many rows
+  // as hold that work, a power of two (a [8, 2048] tile over rows of 250 moved 8x250 per
+  // CTA; over rows of 500 it is [4, 2048]). Over rows far longer than the record's (rows of
+  // 8 against 3000) its CTAs' work says nothing, and the tile as tuned is fitted below.
   bool clamped = false;
   for (size_t d = 0; d < adapted.tile.size(); ++d) {
     clamped = clamped || adapted.tile[d] > their_extents[d];
   }
-  const bool same_rows = cover(target.back()) <= 4 * cover(their_extents.back());
-  if (clamped && same_rows) {
+  if (clamped && cover(target.back()) <= 4 * cover(their_extents.back())) {
+    int64_t elements = 1;
     for (size_t d = 0; d < adapted.tile.size(); ++d) {
-      adapted.tile[d] = std::min(adapted.tile[d], their_extents[d]);
+      elements = std::min<int64_t>(elements * std::min(adapted.tile[d], their_extents[d]),
+                                   int64_t{1} << 30);
     }
+    const int64_t width = adapted.tile.back();
+    adapted.tile.assign(target.size(), 1);
+    if (width >= target.back()) {
+      adapted.tile.back() = width;
+      int64_t rows = 1;
+      while (rows * 2 <= elements / target.back()) rows *= 2;
+      elements = rows;
+    } else {
+      adapted.tile.back() = std::min(target.back(), elements);
+      elements = (elements + adapted.tile.back() - 1) / adapted.tile.back();
+    }
+    for (size_t d = target.size() - 1; d-- > 0 && elements > 1;) {
+      adapted.tile[d] = std::min(target[d], elements);
+      elements = (elements + adapted.tile[d] - 1) / adapted.tile[d];
+    }
+    return adapted;
   }
-  if (target.size() != tuned.tile.size() || (clamped && same_rows)) {
+  if (target.size() != tuned.tile.size()) {
     int64_t elements = 1;
     for (int64_t t : adapted.tile) {
       elements = std::min<int64_t>(elements * std::max<int64_t>(t, 1), int64_t{1} << 30);
