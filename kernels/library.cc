@@ -160,6 +160,7 @@ absl::StatusOr<Explanation> Library::Explain(const TileOp& op,
   out.kernel_name = built.lowered->kernel_name;
   out.launch = built.lowered->launch;
   out.num_tiles = built.lowered->num_tiles;
+  out.shared_bytes = built.lowered->shared_bytes;
   return out;
 }
 

@@ -152,9 +152,11 @@ struct Explanation {
   bool prebuilt = false;
   std::string prebuilt_arch;
   std::string kernel_name;
-  // What it launches: the launch parameters and the CTAs (tiles) of the grid.
+  // What it launches: the launch parameters, the CTAs (tiles) of the grid and each one's
+  // dynamic shared memory.
   LaunchParams launch;
   int64_t num_tiles = 0;
+  int64_t shared_bytes = 0;
 };
 
 class Library {

@@ -655,6 +655,11 @@ TEST_F(TunedResolverTest, ATransferredTileIsWhatEachOfTheRecordsCtasDid) {
   auto twice = short_rows->Resolve(H200(), Slice(DataType::kU8, {20000, 515}, {0, 3}, {20000, 500}));
   ASSERT_TRUE(twice.ok()) << twice.status();
   EXPECT_THAT(twice->request.launch.tile, ElementsAre(4, 2048)) << twice->detail;
+  // 4000 B per CTA, read and written: 8 resident at 256 threads hold 31 KiB per SM, too
+  // few to keep the memory busy; 16 at 128 threads.
+  EXPECT_EQ(twice->request.launch.threads, 128) << twice->detail;
+  EXPECT_THAT(twice->detail, HasSubstr("128 threads (the CTAs resident at 256 threads move 31 "
+                                       "KiB per SM at once, twice as many at 128)"));
   // The same across ranks: 8 rows of 128 over a 4-D slice of rows of 224 (its last two
   // dimensions merged) is 4 rows (the power of two in 1024 / 224) of the tile's 512.
   auto rank2 =
@@ -700,6 +705,22 @@ TEST_F(TunedResolverTest, ATransferredGridIsSpreadEvenlyOverTheSms) {
   auto even = resolver->Resolve(H200(), Op({255, 8192}));
   ASSERT_TRUE(even.ok()) << even.status();
   EXPECT_THAT(even->request.launch.tile, ElementsAre(8192)) << even->detail;
+}
+
+// A transferred grid a little over one wave of resident CTAs (1100 tiles of 256 threads:
+// 8 per SM, 1024 at once on the assumed 128 SMs) runs at half the threads, all at once;
+// one of several waves keeps the record's threads.
+TEST_F(TunedResolverTest, ATransferredGridJustPastOneWaveHalvesItsThreads) {
+  auto resolver = Make({SimtRecord(Op({16384, 16384}), {8192}, 256)});
+  auto tail = resolver->Resolve(H200(), Op({1100, 8192}));
+  ASSERT_TRUE(tail.ok()) << tail.status();
+  EXPECT_EQ(tail->request.launch.threads, 128) << tail->detail;
+  EXPECT_EQ(tail->built.lowered->num_tiles, 1100);
+  EXPECT_THAT(tail->detail, HasSubstr("128 threads (its 1100 tiles are 1.07 waves of the 1024 "
+                                      "CTAs resident at 256 threads, one at 128)"));
+  auto waves = resolver->Resolve(H200(), Op({3000, 8192}));
+  ASSERT_TRUE(waves.ok()) << waves.status();
+  EXPECT_EQ(waves->request.launch.threads, 256) << waves->detail;
 }
 
 // A transferred tile that does not lower is halved until it does, before the record's

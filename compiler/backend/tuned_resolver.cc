@@ -264,8 +264,9 @@ absl::StatusOr<Resolution> TunedResolver::Attempt(
       fitted->level = level;
       fitted->codegen = codegen;
       fitted->detail = absl::StrCat(variant, fitted->detail);
-      return Repathed(record, tuned, *definition, codegen, op, *resolved, target, variant,
-                      *std::move(fitted));
+      return FittedThreads(record, *definition, op, target,
+                           Repathed(record, tuned, *definition, codegen, op, *resolved, target,
+                                    variant, *std::move(fitted)));
     }
   }
   Resolution resolution;
@@ -275,6 +276,65 @@ absl::StatusOr<Resolution> TunedResolver::Attempt(
   TT_ASSIGN_OR_RETURN(resolution.built, codegen->BuildWithoutCompile(resolution.request));
   resolution.detail = variant;
   return resolution;
+}
+
+namespace {
+
+// Blocks an SM holds at once at most (sm_50 and later).
+constexpr int64_t kMaxResidentBlocksPerSm = 32;
+
+// Bytes of loads and stores under way per SM that keep HBM busy: an H200's 4.8 TB/s over
+// 132 SMs is 36 B/ns per SM, and a load takes most of a microsecond.
+constexpr double kBytesInFlightPerSm = 64 * 1024;
+
+// CTAs of `threads` threads and `shared` bytes of dynamic shared memory the GPU holds at
+// once (registers aside): per SM the fewest that threads, shared memory (with the 1 KiB
+// the system reserves per block) and the block limit allow.
+int64_t ResidentCtas(const Target& target, int sm_count, int threads, int64_t shared) {
+  int64_t per_sm = std::min<int64_t>(kMaxResidentBlocksPerSm, target.MaxThreadsPerSm() / threads);
+  if (shared > 0) per_sm = std::min<int64_t>(per_sm, target.MaxSharedBytesPerSm() / (shared + 1024));
+  return std::max<int64_t>(per_sm, 1) * sm_count;
+}
+
+}  // namespace
+
+Resolution TunedResolver::FittedThreads(const tuning::TuningRecord& record,
+                                        const TileOpDefinition& definition, const TileOp& op,
+                                        const Target& target, Resolution fitted) const {
+  const int sm_count = record.device().sm_count() > 0 ? record.device().sm_count() : 128;
+  const int threads = fitted.request.launch.threads;
+  const int64_t tiles = fitted.built.lowered->num_tiles;
+  if (threads < 256 || tiles <= 0) return fitted;
+  const int64_t resident = ResidentCtas(target, sm_count, threads, fitted.built.lowered->shared_bytes);
+  // One wave: 1176 tiles of 256 threads are 8 CTAs per SM, 1056 at once on 132 SMs, then
+  // 120 more, each alone on its SM; at 128 threads all 1176 run at once.
+  const bool tail = tiles > resident && 2 * tiles <= 3 * resident;
+  // Bytes in flight: an SM keeps the memory busy with about 64 KiB of loads and stores
+  // under way; 8 resident CTAs of 4 rows of 224 i32 (7 KiB each, read and written) hold
+  // 56 KiB, and 16 of 128 threads twice that.
+  const double cta_bytes = static_cast<double>(definition.Sizes(op).bytes_moved) / tiles;
+  const double per_sm = cta_bytes * static_cast<double>(resident / sm_count);
+  const bool starved = per_sm < kBytesInFlightPerSm && tiles > resident;
+  if (!tail && !starved) return fitted;
+  CodegenRequest request{fitted.request.op, fitted.request.launch, target};
+  request.launch.threads = threads / 2;
+  absl::StatusOr<BuiltKernel> built = fitted.codegen->BuildWithoutCompile(request);
+  if (!built.ok() || built->lowered->num_tiles != tiles) return fitted;
+  const int64_t halved = ResidentCtas(target, sm_count, threads / 2, built->lowered->shared_bytes);
+  if (tail ? tiles > halved : halved < 2 * resident) return fitted;
+  fitted.detail = absl::StrCat(
+      fitted.detail, ", ", threads / 2, " threads (",
+      tail ? absl::StrFormat("its %d tiles are %.2f waves of the %d CTAs resident at %d "
+                             "threads, one at %d",
+                             tiles, static_cast<double>(tiles) / resident, resident, threads,
+                             threads / 2)
+           : absl::StrFormat("the CTAs resident at %d threads move %.0f KiB per SM at once, "
+                             "twice as many at %d",
+                             threads, per_sm / 1024, threads / 2),
+      ")");
+  fitted.request = std::move(request);
+  fitted.built = *std::move(built);
+  return fitted;
 }
 
 absl::StatusOr<Resolution> TunedResolver::Heuristic(
