@@ -11,7 +11,7 @@
 // Every candidate is compiled in parallel (while the random input and the CPU reference
 // are made), loaded and verified bit-exact on one draw of random input before any is
 // timed; one that fails is dropped and named in `detail`. With `pending`, a candidate
-// still compiling twice `budget_ms` after the start (or twice as long as the first
+// still compiling 1.5x `budget_ms` after the start (or twice as long as the first
 // compile took, if longer) is left out, so one slow compile (a deeply unrolled variant
 // takes seconds in NVRTC) does not hold the first call; its compile goes on in the
 // background and lands in the compile cache.
