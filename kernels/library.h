@@ -152,8 +152,8 @@ struct Explanation {
   bool prebuilt = false;
   std::string prebuilt_arch;
   std::string kernel_name;
-  // What it launches: the launch parameters, the CTAs (tiles) of the grid and each one's
-  // dynamic shared memory.
+  // What it launches: the launch parameters, its tiles (the grid's CTAs, unless the
+  // launch is persistent: ctas_per_sm) and each CTA's dynamic shared memory.
   LaunchParams launch;
   int64_t num_tiles = 0;
   int64_t shared_bytes = 0;

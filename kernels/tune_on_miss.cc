@@ -158,7 +158,9 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
       // seconds. Measured on the held-out suite, the candidates still compiling after 1.5x
       // a 100 ms budget seldom win, and waiting for them set the first call's time.
       compiles->done.wait(lock, [&] { return compiles->first.has_value(); });
-      const auto budget = std::chrono::microseconds(static_cast<int64_t>(1500 * budget_ms));
+      constexpr double kCompileBudgets = 1.5;
+      const auto budget =
+          std::chrono::microseconds(static_cast<int64_t>(1000 * kCompileBudgets * budget_ms));
       const Clock::time_point deadline =
           started + std::max<Clock::duration>(budget, 2 * (*compiles->first - started));
       compiles->done.wait_until(lock, deadline, all_in);

@@ -721,6 +721,13 @@ TEST_F(TunedResolverTest, ATransferredGridJustPastOneWaveHalvesItsThreads) {
   auto waves = resolver->Resolve(H200(), Op({3000, 8192}));
   ASSERT_TRUE(waves.ok()) << waves.status();
   EXPECT_EQ(waves->request.launch.threads, 256) << waves->detail;
+  // A persistent grid holds the CTAs it names: no tail wave, its threads stay.
+  tuning::TuningRecord persistent = SimtRecord(Op({16384, 16384}), {8192}, 256);
+  persistent.mutable_winner()->mutable_lowering()->set_ctas_per_sm(2);
+  auto held = Make({persistent})->Resolve(H200(), Op({1100, 8192}));
+  ASSERT_TRUE(held.ok()) << held.status();
+  EXPECT_EQ(held->request.launch.threads, 256) << held->detail;
+  EXPECT_EQ(held->request.launch.ctas_per_sm, 2);
 }
 
 // A transferred tile that does not lower is halved until it does, before the record's

@@ -91,6 +91,11 @@ bool HalvingBalances(int64_t tiles, int sm_count) {
   return now < 0.8 && SmBalance(2 * tiles, sm_count) > now + 0.1;
 }
 
+// The SMs of the record's GPU (128 when it names none).
+int RecordSmCount(const tuning::TuningRecord& record) {
+  return record.device().sm_count() > 0 ? record.device().sm_count() : 128;
+}
+
 // The tiles the record's own launch made of its own problem; 0 when that does not lower.
 int64_t RecordTiles(const TileOpDefinition& definition, const tuning::TuningRecord& record,
                     const Trial& tuned, const Target& target) {
@@ -115,15 +120,20 @@ std::optional<Resolution> TunedResolver::Transfer(
     const std::shared_ptr<const DeviceCodegen>& codegen, const TileOp& op,
     const TileOp& resolved, const Target& target) const {
   // Another problem's launch: fitted to this one by the operator, then halved while it
-  // does not lower, or while it leaves half or less of the tiles the record made of its
-  // own problem (up to two per SM: a small problem given a large problem's tile runs on a
-  // few SMs). The last tile that lowered wins; none, and the caller uses the stored one.
-  const int sm_count = record.device().sm_count() > 0 ? record.device().sm_count() : 128;
+  // does not lower, while it leaves half or less of the tiles the record made of its own
+  // problem (up to two per SM: a small problem given a large problem's tile runs on a few
+  // SMs), or while it spreads one to two tiles per SM unevenly and a halving spreads them
+  // more evenly. The last tile that lowered wins; none, and the caller uses the stored one.
+  const int sm_count = RecordSmCount(record);
   LaunchParams launch = definition.AdaptLaunch(op, record.problem(), tuned.launch);
   const std::vector<int64_t> fitted_tile = launch.tile;
   std::optional<Resolution> best;
   int64_t wanted_tiles = -1;  // Known once a tile lowers.
   std::string why;
+  // The tile a halving for balance replaced, kept in case the halving spreads no better
+  // (halving 3 rows to 2 gives 1.5x the tiles, not 2x).
+  std::optional<Resolution> before_balancing;
+  double balance_before = 0;
   for (int halvings = 0; halvings <= kMaxHalvings; ++halvings) {
     const bool refitted = launch.tile != tuned.launch.tile;
     std::unique_ptr<TileOp> request_op = resolved.Clone();
@@ -134,6 +144,9 @@ std::optional<Resolution> TunedResolver::Transfer(
     absl::StatusOr<BuiltKernel> built = codegen->BuildWithoutCompile(request);
     if (built.ok()) {
       const int64_t tiles = built->lowered->num_tiles;
+      if (before_balancing.has_value() && SmBalance(tiles, sm_count) <= balance_before) {
+        return before_balancing;
+      }
       if (wanted_tiles < 0) {
         wanted_tiles = tiles >= 2 * sm_count
                            ? 0
@@ -156,6 +169,10 @@ std::optional<Resolution> TunedResolver::Transfer(
       // leaves the SMs markedly uneven.
       const bool balances = HalvingBalances(tiles, sm_count);
       if (2 * tiles > wanted_tiles && !balances) return best;
+      if (2 * tiles > wanted_tiles) {
+        before_balancing = best;
+        balance_before = SmBalance(tiles, sm_count);
+      }
       if (why.empty()) {
         why = 2 * tiles > wanted_tiles
                   ? absl::StrFormat("its %d tiles spread over %d SMs at %.2f of the busiest",
@@ -301,10 +318,11 @@ int64_t ResidentCtas(const Target& target, int sm_count, int threads, int64_t sh
 Resolution TunedResolver::FittedThreads(const tuning::TuningRecord& record,
                                         const TileOpDefinition& definition, const TileOp& op,
                                         const Target& target, Resolution fitted) const {
-  const int sm_count = record.device().sm_count() > 0 ? record.device().sm_count() : 128;
+  const int sm_count = RecordSmCount(record);
   const int threads = fitted.request.launch.threads;
   const int64_t tiles = fitted.built.lowered->num_tiles;
-  if (threads < 256 || tiles <= 0) return fitted;
+  // A persistent grid (ctas_per_sm) has no tail wave, and holds the CTAs it names.
+  if (threads < 256 || tiles <= 0 || fitted.request.launch.ctas_per_sm > 0) return fitted;
   const int64_t resident = ResidentCtas(target, sm_count, threads, fitted.built.lowered->shared_bytes);
   // One wave: 1176 tiles of 256 threads are 8 CTAs per SM, 1056 at once on 132 SMs, then
   // 120 more, each alone on its SM; at 128 threads all 1176 run at once.

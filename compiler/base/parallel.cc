@@ -10,8 +10,8 @@ void ParallelFor(int64_t count, int64_t grain, absl::FunctionRef<void(int64_t, i
   if (count <= 0) return;
   grain = std::max<int64_t>(grain, 1);
   const int64_t hardware = std::max<int64_t>(std::thread::hardware_concurrency(), 1);
-  const int64_t workers =
-      std::min({hardware, int64_t{kMaxParallelWorkers}, (count + grain - 1) / grain});
+  // Pieces of at least `grain`: no more of them than whole grains fit.
+  const int64_t workers = std::min({hardware, int64_t{kMaxParallelWorkers}, count / grain});
   if (workers <= 1) {
     body(0, count);
     return;
@@ -20,7 +20,8 @@ void ParallelFor(int64_t count, int64_t grain, absl::FunctionRef<void(int64_t, i
   std::vector<std::thread> threads;
   threads.reserve(workers - 1);
   for (int64_t begin = piece; begin < count; begin += piece) {
-    threads.emplace_back([&body, begin, end = std::min(count, begin + piece)] { body(begin, end); });
+    const int64_t end = std::min(count, begin + piece);
+    threads.emplace_back([&body, begin, end] { body(begin, end); });
   }
   body(0, std::min(count, piece));
   for (std::thread& thread : threads) thread.join();

@@ -160,12 +160,19 @@ absl::Status DeviceBuffer::CopyToHost(void* host, size_t bytes, size_t offset) c
 
 absl::Status DeviceBuffer::CopyFrom(const DeviceBuffer& other) {
   if (other.size_ > size_) {
-    return absl::OutOfRangeError(absl::StrCat("copy of a ", other.size_, "-byte device buffer overruns a ",
-                                              size_, "-byte one"));
+    return absl::OutOfRangeError(absl::StrCat("copy of a ", other.size_,
+                                              "-byte device buffer overruns a ", size_,
+                                              "-byte one"));
+  }
+  if (other.context_ != context_) {
+    return absl::InvalidArgumentError("a device-to-device copy between buffers of two contexts");
   }
   if (other.size_ == 0) return absl::OkStatus();
   TT_RETURN_IF_ERROR(context_->Activate());
-  return ToStatus(context_->api().cuMemcpyDtoD(ptr_, other.ptr_, other.size_), "cuMemcpyDtoD");
+  TT_RETURN_IF_ERROR(
+      ToStatus(context_->api().cuMemcpyDtoD(ptr_, other.ptr_, other.size_), "cuMemcpyDtoD"));
+  // Device-to-device copies do not wait for the host: work on other streams must see it.
+  return context_->Synchronize();
 }
 
 absl::Status DeviceBuffer::Fill(uint8_t value) {

@@ -93,8 +93,8 @@ class DeviceBuffer {
   // Synchronous copies of `bytes` bytes at byte `offset` of the buffer; bounds checked.
   absl::Status CopyFromHost(const void* host, size_t bytes, size_t offset = 0);
   absl::Status CopyToHost(void* host, size_t bytes, size_t offset = 0) const;
-  // A synchronous device-to-device copy of all of `other` (no larger than this buffer) to
-  // the start of this one.
+  // A device-to-device copy of all of `other` (no larger than this buffer, on the same
+  // context) to the start of this one, complete when it returns.
   absl::Status CopyFrom(const DeviceBuffer& other);
   // Sets every byte to `value`.
   absl::Status Fill(uint8_t value);

@@ -69,6 +69,7 @@ TEST(Col2imReferenceTest, IsTheAdjointOfIm2col) {
       G(2, 9, 9, 1, 2, 2, 3, 3, 1, 1, 0, 0),  // stride > kernel: pixels no window reaches
       G(1, 6, 10, 5, 1, 1, 1, 2, 1, 1, 0, 0), G(1, 13, 12, 2, 7, 7, 2, 2, 1, 1, 3, 3),
       G(3, 5, 5, 4, 3, 2, 1, 1, 2, 2, 2, 1),
+      G(2, 120, 130, 3, 3, 3, 1, 1, 1, 1, 1, 1),  // large enough to be summed on threads
   };
   for (DataType dtype : {DataType::kF32, DataType::kF16, DataType::kBF16}) {
     for (const Im2colGeometry& g : geometries) {

@@ -472,6 +472,13 @@ SearchSpace CopyDefinition::Search(const TileOp& op, const Target& target) const
 
 namespace {
 
+// The smallest power of two at least `extent`.
+int64_t CoverPowerOfTwo(int64_t extent) {
+  int64_t p = 1;
+  while (p < extent) p *= 2;
+  return p;
+}
+
 // The extents a copy's tile may cover: merged, or unit-squeezed but unmerged.
 std::vector<int64_t> SqueezedCopyExtents(const CopyOp& op) {
   std::vector<int64_t> squeezed;
@@ -482,6 +489,38 @@ std::vector<int64_t> SqueezedCopyExtents(const CopyOp& op) {
   return squeezed;
 }
 
+// A tile wider than the record's rows moved only those rows' elements per CTA. Where this
+// problem's rows are of the same order (within 4x either way), that measured work is the
+// evidence: the tile keeps its width (the kernel then has the accesses per thread the
+// record measured) and takes as many rows as hold that work, a power of two (a [8, 2048]
+// tile over rows of 250 moved 8 x 250 per CTA; over rows of 500 it is [4, 2048]). None for
+// a tile within the record's rows, or rows of another order (rows of 8 against 3000: its
+// CTAs' work says nothing there).
+std::optional<std::vector<int64_t>> MeasuredWorkTile(const std::vector<int64_t>& tile,
+                                                     const std::vector<int64_t>& their_extents,
+                                                     const std::vector<int64_t>& target) {
+  const int64_t their_row = their_extents.back(), row = target.back();
+  if (tile.back() <= their_row) return std::nullopt;
+  if (CoverPowerOfTwo(row) > 4 * CoverPowerOfTwo(their_row) ||
+      CoverPowerOfTwo(their_row) > 4 * CoverPowerOfTwo(row)) {
+    return std::nullopt;
+  }
+  int64_t elements = 1;
+  for (size_t d = 0; d < tile.size(); ++d) {
+    elements = std::min<int64_t>(elements * std::min(tile[d], their_extents[d]), int64_t{1} << 30);
+  }
+  std::vector<int64_t> fitted(target.size(), 1);
+  fitted.back() = tile.back();
+  // A CTA's row: the whole row where the tile covers it, else the tile's width of it.
+  int64_t rows = 1;
+  while (rows * 2 <= elements / std::min(tile.back(), row)) rows *= 2;
+  for (size_t d = target.size() - 1; d-- > 0 && rows > 1;) {
+    fitted[d] = std::min(target[d], rows);
+    rows = (rows + fitted[d] - 1) / fitted[d];
+  }
+  return fitted;
+}
+
 }  // namespace
 
 LaunchParams CopyDefinition::AdaptLaunch(const TileOp& op, const tuning::Problem& from,
@@ -490,11 +529,6 @@ LaunchParams CopyDefinition::AdaptLaunch(const TileOp& op, const tuning::Problem
   if (!source.ok()) return tuned;
   const CopyOp& theirs = OpRef<CopyOp>(**source);
   const CopyOp& ours = OpRef<CopyOp>(op);
-  auto cover = [](int64_t extent) {
-    int64_t p = 1;
-    while (p < extent) p *= 2;
-    return p;
-  };
   std::vector<int64_t> target, their_extents;
   if (tuned.tile.size() == MergedCopyExtents(theirs).size()) {
     target = MergedCopyExtents(ours);
@@ -506,51 +540,22 @@ LaunchParams CopyDefinition::AdaptLaunch(const TileOp& op, const tuning::Problem
   if (target.empty()) return tuned;
   LaunchParams adapted = tuned;
   // A tile larger than the record's whole problem (4096 elements over 1024: its one CTA
-  // moved 1024) says only that one CTA took it all: what it did is the tile. (A tile
-  // wider than the record's rows but not its whole problem keeps its shape: how wide a
-  // CTA's rows may be is for this problem's extents to say, below.)
+  // moved 1024) says only that one CTA took it all: what it did is the tile. (A tile only
+  // wider than the record's rows: MeasuredWorkTile.)
   int64_t tile_elements = 1, their_elements = 1;
   for (size_t d = 0; d < adapted.tile.size(); ++d) {
     tile_elements = std::min<int64_t>(tile_elements * adapted.tile[d], int64_t{1} << 40);
-    their_elements = std::min<int64_t>(their_elements * cover(their_extents[d]), int64_t{1} << 40);
+    their_elements =
+        std::min<int64_t>(their_elements * CoverPowerOfTwo(their_extents[d]), int64_t{1} << 40);
   }
   if (tile_elements > their_elements) {
     for (size_t d = 0; d < adapted.tile.size(); ++d) {
-      adapted.tile[d] = std::min(adapted.tile[d], cover(their_extents[d]));
+      adapted.tile[d] = std::min(adapted.tile[d], CoverPowerOfTwo(their_extents[d]));
     }
   }
-  // A tile wider than the record's rows moved only those rows' elements per CTA: where
-  // this problem's rows are of the same order (at most 4x longer), that measured work is
-  // the evidence. The tile keeps its width where it covers this problem's rows too (the
-  // kernel then has the accesses per thread the record measured), and takes as many rows
-  // as hold that work, a power of two (a [8, 2048] tile over rows of 250 moved 8x250 per
-  // CTA; over rows of 500 it is [4, 2048]). Over rows far longer than the record's (rows of
-  // 8 against 3000) its CTAs' work says nothing, and the tile as tuned is fitted below.
-  bool clamped = false;
-  for (size_t d = 0; d < adapted.tile.size(); ++d) {
-    clamped = clamped || adapted.tile[d] > their_extents[d];
-  }
-  if (clamped && cover(target.back()) <= 4 * cover(their_extents.back())) {
-    int64_t elements = 1;
-    for (size_t d = 0; d < adapted.tile.size(); ++d) {
-      elements = std::min<int64_t>(elements * std::min(adapted.tile[d], their_extents[d]),
-                                   int64_t{1} << 30);
-    }
-    const int64_t width = adapted.tile.back();
-    adapted.tile.assign(target.size(), 1);
-    if (width >= target.back()) {
-      adapted.tile.back() = width;
-      int64_t rows = 1;
-      while (rows * 2 <= elements / target.back()) rows *= 2;
-      elements = rows;
-    } else {
-      adapted.tile.back() = std::min(target.back(), elements);
-      elements = (elements + adapted.tile.back() - 1) / adapted.tile.back();
-    }
-    for (size_t d = target.size() - 1; d-- > 0 && elements > 1;) {
-      adapted.tile[d] = std::min(target[d], elements);
-      elements = (elements + adapted.tile[d] - 1) / adapted.tile[d];
-    }
+  if (std::optional<std::vector<int64_t>> measured =
+          MeasuredWorkTile(adapted.tile, their_extents, target)) {
+    adapted.tile = *std::move(measured);
     return adapted;
   }
   if (target.size() != tuned.tile.size()) {
@@ -571,7 +576,7 @@ LaunchParams CopyDefinition::AdaptLaunch(const TileOp& op, const tuning::Problem
   // their extents reach, so a CTA keeps about the work it was tuned with.
   int64_t spare = 1;
   for (size_t d = target.size(); d-- > 0;) {
-    const int64_t limit = cover(target[d]);
+    const int64_t limit = CoverPowerOfTwo(target[d]);
     if (adapted.tile[d] > limit) {
       spare = std::min<int64_t>(spare * (adapted.tile[d] / limit), int64_t{1} << 24);
       adapted.tile[d] = limit;

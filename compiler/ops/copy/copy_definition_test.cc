@@ -40,6 +40,21 @@ TEST(CopyOpTest, ValidatesDtypeAndExtents) {
   EXPECT_THAT(ValidateCopyOp({Region::Whole(a), Region::Whole(d)}).message(),
               HasSubstr("extents differ"));
   EXPECT_EQ(SqueezedExtents(Region::Element(a, {3, 4})), (std::vector<int64_t>{1}));
+  // A destination whose elements alias (a broadcast stride, or interleaved strides) would
+  // have source elements race for one; a broadcast source is fine.
+  Buffer broadcast = a;
+  broadcast.strides = {0, 1};
+  EXPECT_TRUE(ValidateCopyOp({Region::Whole(broadcast), Region::Whole(a)}).ok());
+  EXPECT_THAT(ValidateCopyOp({Region::Whole(a), Region::Whole(broadcast)}).message(),
+              HasSubstr("its elements alias (a stride of 0 over 64 elements"));
+  Buffer interleaved = a;
+  interleaved.strides = {32, 1};
+  EXPECT_THAT(ValidateCopyOp({Region::Whole(a), Region::Whole(interleaved)}).message(),
+              HasSubstr("its elements alias (a stride of 32 over 64 elements within what the "
+                        "smaller strides already span, 64)"));
+  Buffer transposed = a;
+  transposed.strides = {1, 64};
+  EXPECT_TRUE(ValidateCopyOp({Region::Whole(a), Region::Whole(transposed)}).ok());
 }
 
 TEST(CopyDefinitionTest, ProblemsRoundTripInCanonicalForm) {

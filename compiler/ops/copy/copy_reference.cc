@@ -54,32 +54,29 @@ absl::Status CopyReference(const CopyOp& op, const uint8_t* src, size_t src_byte
   const bool contiguous = from.strides[rank - 1] == 1 && to.strides[rank - 1] == 1;
   int64_t rows = 1;
   for (int i = 0; i + 1 < rank; ++i) rows *= from.extents[i];
-  // Rows in parallel, about 1 MiB of them per piece at least; each piece starts at the
-  // index of its first row.
+  // Pieces of about 1 MiB at least, in parallel: whole rows, or, for contiguous rows of
+  // more than 1 MiB, parts of a row. A part is found by its row's index.
+  constexpr int64_t kPieceBytes = int64_t{1} << 20;
   const int64_t row_bytes = std::max<int64_t>(row * element, 1);
-  ParallelFor(rows, (int64_t{1} << 20) / row_bytes, [&](int64_t begin, int64_t end) {
-    std::vector<int64_t> index(rank, 0);
-    for (int64_t i = rank - 2, r = begin; i >= 0; --i) {
-      index[i] = r % from.extents[i];
-      r /= from.extents[i];
-    }
-    for (int64_t r = begin; r < end; ++r) {
+  const int64_t parts = contiguous ? std::max<int64_t>(row_bytes / kPieceBytes, 1) : 1;
+  ParallelFor(rows * parts, kPieceBytes / row_bytes, [&](int64_t begin, int64_t end) {
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t r = item / parts, part = item % parts;
       int64_t s = from.base, d = to.base;
-      for (int i = 0; i + 1 < rank; ++i) {
-        s += index[i] * from.strides[i];
-        d += index[i] * to.strides[i];
+      for (int64_t i = rank - 2, rest = r; i >= 0; --i) {
+        const int64_t at = rest % from.extents[i];
+        rest /= from.extents[i];
+        s += at * from.strides[i];
+        d += at * to.strides[i];
       }
       if (contiguous) {
-        std::memcpy(dst + d * element, src + s * element, row * element);
+        const int64_t first = row_bytes * part / parts, last = row_bytes * (part + 1) / parts;
+        std::memcpy(dst + d * element + first, src + s * element + first, last - first);
       } else {
         for (int64_t j = 0; j < row; ++j) {
           std::memcpy(dst + (d + j * to.strides[rank - 1]) * element,
                       src + (s + j * from.strides[rank - 1]) * element, element);
         }
-      }
-      for (int i = rank - 2; i >= 0; --i) {
-        if (++index[i] < from.extents[i]) break;
-        index[i] = 0;
       }
     }
   });

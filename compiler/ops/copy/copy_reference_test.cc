@@ -1,5 +1,6 @@
 #include "compiler/ops/copy/copy_reference.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <numeric>
@@ -81,6 +82,19 @@ TEST(CopyReferenceTest, MatchesANaiveWalkOnRandomRegions) {
     }
     ASSERT_EQ(fast, naive) << "trial " << trial;
   }
+}
+
+// A contiguous row of megabytes is copied in parts, on several threads.
+TEST(CopyReferenceTest, LongRowsAreCopiedWhole) {
+  const int64_t n = (int64_t{5} << 20) + 3;
+  Buffer src_buffer = Buffer::RowMajor("src", DataType::kU8, Scope::kGlobal, {n + 7});
+  Buffer dst_buffer = Buffer::RowMajor("dst", DataType::kU8, Scope::kGlobal, {n});
+  CopyOp op{Region::Box(src_buffer, {7}, {n}), Region::Whole(dst_buffer)};
+  std::vector<uint8_t> src(n + 7), dst(n, 0xEE);
+  std::mt19937 rng(7);
+  for (auto& b : src) b = static_cast<uint8_t>(rng());
+  ASSERT_TRUE(CopyReference(op, src.data(), src.size(), dst.data(), dst.size()).ok());
+  EXPECT_TRUE(std::equal(dst.begin(), dst.end(), src.begin() + 7));
 }
 
 TEST(CopyReferenceTest, RejectsShortImages) {
