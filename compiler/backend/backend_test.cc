@@ -652,7 +652,8 @@ TEST_F(TunedResolverTest, ATransferredTileIsWhatEachOfTheRecordsCtasDid) {
   // rows of 250, is kept: 4 rows of 500 (the tile's 2048 still covers them), not 32 of 512.
   auto short_rows =
       Make({SimtRecord(Slice(DataType::kU8, {40000, 301}, {0, 1}, {40000, 250}), {8, 2048}, 256)});
-  auto twice = short_rows->Resolve(H200(), Slice(DataType::kU8, {20000, 515}, {0, 3}, {20000, 500}));
+  const CopyOp rows_of_500 = Slice(DataType::kU8, {20000, 515}, {0, 3}, {20000, 500});
+  auto twice = short_rows->Resolve(H200(), rows_of_500);
   ASSERT_TRUE(twice.ok()) << twice.status();
   EXPECT_THAT(twice->request.launch.tile, ElementsAre(4, 2048)) << twice->detail;
   // 4000 B per CTA, read and written: 8 resident at 256 threads hold 31 KiB per SM, too
@@ -671,7 +672,7 @@ TEST_F(TunedResolverTest, ATransferredTileIsWhatEachOfTheRecordsCtasDid) {
   // A tile no wider than the record's rows is not refitted: it fits this problem as tuned.
   auto narrow_tile =
       Make({SimtRecord(Slice(DataType::kU8, {40000, 301}, {0, 1}, {40000, 250}), {64, 128}, 256)});
-  auto split = narrow_tile->Resolve(H200(), Slice(DataType::kU8, {20000, 515}, {0, 3}, {20000, 500}));
+  auto split = narrow_tile->Resolve(H200(), rows_of_500);
   ASSERT_TRUE(split.ok()) << split.status();
   EXPECT_THAT(split->request.launch.tile, ElementsAre(64, 128)) << split->detail;
 }
@@ -701,7 +702,8 @@ TEST_F(TunedResolverTest, ATransferredGridIsSpreadEvenlyOverTheSms) {
   ASSERT_TRUE(uneven.ok()) << uneven.status();
   EXPECT_THAT(uneven->request.launch.tile, ElementsAre(4096)) << uneven->detail;
   EXPECT_EQ(uneven->built.lowered->num_tiles, 300);
-  EXPECT_THAT(uneven->detail, HasSubstr("its 150 tiles spread over 128 SMs at 0.59 of the busiest"));
+  EXPECT_THAT(uneven->detail,
+              HasSubstr("its 150 tiles spread over 128 SMs at 0.59 of the busiest"));
   auto even = resolver->Resolve(H200(), Op({255, 8192}));
   ASSERT_TRUE(even.ok()) << even.status();
   EXPECT_THAT(even->request.launch.tile, ElementsAre(8192)) << even->detail;

@@ -308,8 +308,11 @@ constexpr double kBytesInFlightPerSm = 64 * 1024;
 // once (registers aside): per SM the fewest that threads, shared memory (with the 1 KiB
 // the system reserves per block) and the block limit allow.
 int64_t ResidentCtas(const Target& target, int sm_count, int threads, int64_t shared) {
-  int64_t per_sm = std::min<int64_t>(kMaxResidentBlocksPerSm, target.MaxThreadsPerSm() / threads);
-  if (shared > 0) per_sm = std::min<int64_t>(per_sm, target.MaxSharedBytesPerSm() / (shared + 1024));
+  int64_t per_sm =
+      std::min<int64_t>(kMaxResidentBlocksPerSm, target.MaxThreadsPerSm() / threads);
+  if (shared > 0) {
+    per_sm = std::min<int64_t>(per_sm, target.MaxSharedBytesPerSm() / (shared + 1024));
+  }
   return std::max<int64_t>(per_sm, 1) * sm_count;
 }
 
@@ -323,7 +326,8 @@ Resolution TunedResolver::FittedThreads(const tuning::TuningRecord& record,
   const int64_t tiles = fitted.built.lowered->num_tiles;
   // A persistent grid (ctas_per_sm) has no tail wave, and holds the CTAs it names.
   if (threads < 256 || tiles <= 0 || fitted.request.launch.ctas_per_sm > 0) return fitted;
-  const int64_t resident = ResidentCtas(target, sm_count, threads, fitted.built.lowered->shared_bytes);
+  const int64_t resident =
+      ResidentCtas(target, sm_count, threads, fitted.built.lowered->shared_bytes);
   // One wave: 1176 tiles of 256 threads are 8 CTAs per SM, 1056 at once on 132 SMs, then
   // 120 more, each alone on its SM; at 128 threads all 1176 run at once.
   const bool tail = tiles > resident && 2 * tiles <= 3 * resident;

@@ -24,7 +24,9 @@ TEST(ParallelForTest, VisitsEveryItemOnce) {
         ++pieces;
         for (int64_t i = begin; i < end; ++i) ++seen[i];
       });
-      for (int64_t i = 0; i < count; ++i) ASSERT_EQ(seen[i], 1) << count << " " << grain << " " << i;
+      for (int64_t i = 0; i < count; ++i) {
+        ASSERT_EQ(seen[i], 1) << count << " " << grain << " " << i;
+      }
       EXPECT_LE(pieces, kMaxParallelWorkers);
       if (count > 0 && grain >= count) EXPECT_EQ(pieces, 1);
     }

@@ -45,7 +45,9 @@ TEST(CopyReferenceTest, MatchesANaiveWalkOnRandomRegions) {
     int rank = large ? 3 : 1 + rng() % 4;
     std::vector<int64_t> extents(rank);
     for (auto& e : extents) e = 1 + rng() % 5;
-    if (large) extents = {int64_t(20 + rng() % 30), int64_t(100 + rng() % 200), int64_t(1 + rng() % 200)};
+    if (large) {
+      extents = {int64_t(20 + rng() % 30), int64_t(100 + rng() % 200), int64_t(1 + rng() % 200)};
+    }
     auto make = [&](const char* name) {
       std::vector<int64_t> shape(rank), offsets(rank);
       for (int d = 0; d < rank; ++d) {
