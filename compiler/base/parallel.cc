@@ -1,10 +1,26 @@
 #include "compiler/base/parallel.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <thread>
 #include <vector>
 
 namespace tiletune {
+namespace {
+
+struct Piece {
+  absl::FunctionRef<void(int64_t, int64_t)>* body;
+  int64_t begin = 0, end = 0;
+};
+
+void* RunPiece(void* arg) {
+  const Piece& piece = *static_cast<const Piece*>(arg);
+  (*piece.body)(piece.begin, piece.end);
+  return nullptr;
+}
+
+}  // namespace
 
 void ParallelFor(int64_t count, int64_t grain, absl::FunctionRef<void(int64_t, int64_t)> body) {
   if (count <= 0) return;
@@ -16,15 +32,25 @@ void ParallelFor(int64_t count, int64_t grain, absl::FunctionRef<void(int64_t, i
     body(0, count);
     return;
   }
-  const int64_t piece = (count + workers - 1) / workers;
-  std::vector<std::thread> threads;
-  threads.reserve(workers - 1);
-  for (int64_t begin = piece; begin < count; begin += piece) {
-    const int64_t end = std::min(count, begin + piece);
-    threads.emplace_back([&body, begin, end] { body(begin, end); });
+  const int64_t size = (count + workers - 1) / workers;
+  std::vector<Piece> pieces;
+  for (int64_t begin = 0; begin < count; begin += size) {
+    pieces.push_back(Piece{&body, begin, std::min(count, begin + size)});
   }
-  body(0, std::min(count, piece));
-  for (std::thread& thread : threads) thread.join();
+  // pthreads, not std::thread: a thread that cannot be started (the process is out of
+  // them) is an error code, and its piece runs here instead.
+  std::vector<pthread_t> started(pieces.size());
+  std::vector<bool> running(pieces.size(), false);
+  for (size_t i = 1; i < pieces.size(); ++i) {
+    running[i] = pthread_create(&started[i], nullptr, RunPiece, &pieces[i]) == 0;
+  }
+  RunPiece(&pieces[0]);
+  for (size_t i = 1; i < pieces.size(); ++i) {
+    if (!running[i]) RunPiece(&pieces[i]);
+  }
+  for (size_t i = 1; i < pieces.size(); ++i) {
+    if (running[i]) pthread_join(started[i], nullptr);
+  }
 }
 
 }  // namespace tiletune
