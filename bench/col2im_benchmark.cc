@@ -95,6 +95,17 @@ const std::vector<Variant>& Variants() {
       {"swept_8x112_t128_s3", 8, 112, 128, true, 0, false, 3},
       {"swept_16x64_t128_s3", 16, 64, 128, true, 0, false, 3},
       {"swept_8xW_t256_s2_persist4", 8, 0, 256, true, 4, false, 2},
+      // Two bands of rows per tile (448 = 2 x 224 threads on the stem's 224-pixel rows) and a
+      // persistent grid whose producer runs ahead across tiles.
+      {"swept_8xW_t448_s4_persist1", 8, 0, 448, true, 1, false, 4},
+      {"swept_8xW_t448_s5_persist1", 8, 0, 448, true, 1, false, 5},
+      {"swept_8xW_t448_s6_persist1", 8, 0, 448, true, 1, false, 6},
+      {"swept_8xW_t512_s5_persist1", 8, 0, 512, true, 1, false, 5},
+      {"swept_8xW_t256_s5_persist1", 8, 0, 256, true, 1, false, 5},
+      {"swept_8xW_t896_s5_persist1", 8, 0, 896, true, 1, false, 5},
+      {"swept_8xW_t448_s3_persist2", 8, 0, 448, true, 2, false, 3},
+      {"swept_8xW_t448_s5", 8, 0, 448, true, 0, false, 5},
+      {"swept_8xW_t448_s5_persist1_colfirst", 8, 0, 448, true, 1, true, 5},
       {"swept_cp_async_8xW_t256_s2", 8, 0, 256, true, 0, false, 2, true},
       {"swept_cp_async_16xW_t256_s2", 16, 0, 256, true, 0, false, 2, true},
       {"swept_cp_async_8x112_t128_s3", 8, 112, 128, true, 0, false, 3, true},

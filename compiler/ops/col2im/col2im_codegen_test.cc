@@ -27,8 +27,9 @@ using ::testing::Not;
 Target T(const char* arch) { return *Target::Parse(arch); }
 
 LaunchParams Launch(int64_t tile_h, int64_t tile_w, bool staged, int threads = 256,
-                    int stages = 1) {
+                    int stages = 1, int ctas_per_sm = 0) {
   LaunchParams launch;
+  launch.ctas_per_sm = ctas_per_sm;
   launch.tile = {tile_h, tile_w};
   launch.through_shared = staged;
   launch.threads = threads;
@@ -59,7 +60,7 @@ TEST(Col2imCodegenTest, MatchesGoldens) {
       {"col2im_staged_stem_f16", stem, Launch(2, 224, true)},
       {"col2im_direct_asymmetric_bf16", asymmetric, Launch(2, 8, false, 128)},
       {"col2im_staged_f32_evict_last", f32, Launch(4, 9, true, 64)},
-      {"col2im_swept_tma_stem_f16", stem, Launch(8, 224, true, 512, 2)},
+      {"col2im_swept_tma_stem_f16", stem, Launch(8, 224, true, 896, 5, 1)},
       {"col2im_swept_cp_async_f32_evict_last", f32_cp_async, Launch(4, 9, true, 64, 3)},
   };
   for (const Case& c : cases) {

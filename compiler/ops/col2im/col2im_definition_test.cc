@@ -130,6 +130,14 @@ TEST(Col2imSearchSpaceTest, EveryFormAndHintBuilds) {
   int swept = 0;
   for (const Candidate& c : launches->candidates) swept += c.lowered->form_name == "swept";
   EXPECT_GE(swept, 10);
+  // The TMA sweep on a persistent grid, in bands of rows: 64-pixel rows, 64 to 256 threads.
+  std::set<int> banded;
+  for (const Candidate& c : launches->candidates) {
+    if (c.lowered->path_name == "tma_col2im" && c.lowered->launch.ctas_per_sm == 1) {
+      banded.insert(c.lowered->launch.threads);
+    }
+  }
+  EXPECT_EQ(banded, (std::set<int>{64, 128, 256}));
   // Without cp.async there is no swept form to search.
   for (const LaunchParams& launch : col2im.Search(stem, T("sm_75")).launches) {
     EXPECT_EQ(launch.stages, 1);
@@ -142,18 +150,33 @@ TEST(Col2imSearchSpaceTest, EveryFormAndHintBuilds) {
   for (const LaunchParams& launch : wide_space.launches) EXPECT_FALSE(launch.through_shared);
 }
 
-TEST(Col2imDefinitionTest, HeuristicStagesShortPixelsAndStreamsTheColumns) {
+TEST(Col2imDefinitionTest, HeuristicSweepsShortPixelsAndStreamsTheColumnsElsewhere) {
   const Col2imDefinition col2im;
   Col2imOp stem = Col2imOp::Dense(DataType::kF16, G(2, 32, 32, 3, 7, 7, 2, 2, 1, 1, 3, 3));
   Trial trial = col2im.Heuristic(stem, T("sm_90a"));
   EXPECT_TRUE(trial.launch.through_shared);
-  EXPECT_EQ(trial.launch.stages, 2);  // swept, by TMA on sm_90
-  EXPECT_EQ(trial.hints.annotations.at("col_eviction_policy"), "evict_first");
+  // Swept by TMA on sm_90: 5 buffers, a persistent grid, 4 bands of a 32-pixel row's warp.
+  EXPECT_EQ(trial.launch.stages, 5);
+  EXPECT_EQ(trial.launch.ctas_per_sm, 1);
+  EXPECT_EQ(trial.launch.threads, 128);
+  // A window row reaching two tiles is read twice, the second time from L2: not streamed.
+  EXPECT_EQ(trial.hints.annotations.count("col_eviction_policy"), 0u);
   EXPECT_FALSE(trial.hints.prefer_instruction.has_value());
   stem.hints = trial.hints;
   auto swept = col2im.Lower(stem, T("sm_90a"), trial.launch);
   ASSERT_TRUE(swept.ok()) << swept.status();
   EXPECT_EQ((*swept)->path_name, "tma_col2im");
+  // disable_tma: the cp.async sweep, its columns streamed.
+  Col2imOp no_tma = stem;
+  no_tma.hints = Hints{};
+  no_tma.hints.disable_tma = true;
+  trial = col2im.Heuristic(no_tma, T("sm_90a"));
+  EXPECT_EQ(trial.launch.stages, 2);
+  EXPECT_EQ(trial.hints.annotations.at("col_eviction_policy"), "evict_first");
+  no_tma.hints = trial.hints;
+  auto cp_async = col2im.Lower(no_tma, T("sm_90a"), trial.launch);
+  ASSERT_TRUE(cp_async.ok()) << cp_async.status();
+  EXPECT_EQ((*cp_async)->path_name, "cp_async_col2im");
   // Without cp.async, the staged form.
   stem.hints = Hints{};
   trial = col2im.Heuristic(stem, T("sm_75"));

@@ -180,11 +180,16 @@ class Col2imEmitter {
     Constant("u32", "kTileItems", tile_items);
     if (Swept()) {
       const LoweredCol2im::Sweep& s = l_.sweep;
-      const int64_t per_row = CeilDiv(g_.sw * res_w * (g_.c / per_thread), l_.launch.threads);
-      Constant("u32", "kPerRow", per_row);
-      Constant("u32", "kItems", l_.tile_h * per_row);
+      Constant("u32", "kRowGroups", s.row_groups);
+      Constant("u32", "kGroupThreads", s.group_threads);
+      Constant("u32", "kGroupRows", s.group_rows);
+      Constant("u32", "kPerRow", s.per_row);
+      // Taps along w of one pixel at most: one class kw0, kw0 + kStepW, ... below kKW.
+      Constant("u32", "kMaxTapsW", CeilDiv(g_.kw, g_.sw / std::gcd(g_.sw, g_.dw)));
       Constant("u32", "kBuffers", s.buffers);
       Constant("u32", "kBufBytes", s.BufferBytes());
+      // A window row's first byte lies at its matrix offset mod kBufAlign in its buffer.
+      Constant("u32", "kBufAlign", Tma() ? 128 : 16);
       Constant("u32", "kTapElems", g_.kw * g_.c);
       Constant("u32", "kRowBytes", l_.k * l_.element_bytes);
       Constant("u64", "kWindowRowBytes", l_.ow * l_.k * l_.element_bytes);
@@ -327,71 +332,87 @@ class Col2imEmitter {
   }
 
   // The swept form (see col2im_lowering.h): per tile, the window rows oh reaching it from
-  // the last to the first, each one's matrix rows copied by cp.async into a rotating
-  // buffer while the previous one is summed; f32 sums stay in registers for the sweep.
+  // the last to the first, each one's matrix rows copied into a rotating buffer while the
+  // previous one is summed; f32 sums stay in registers for the sweep.
   void SweptKernel() {
     absl::StrAppend(
         &out_,
-        "\n// This thread's item i of a tile at (h0, w0): tile row i / kPerRow, and item\n"
-        "// j = threadIdx.x + (i % kPerRow) * kThreads of that row; its pixel (h, w) and first\n"
-        "// channel c0, false when it lies outside the tile or the image. Every thread has the\n"
-        "// same rows, so each window row gives every warp the same share of work. A row's\n"
-        "// pixels go one residue class of SW at a time (q / kResW): neighbouring threads share\n"
-        "// their tap pattern.\n"
-        "__device__ __forceinline__ bool tt_item(u32 i, u32 h0, u32 w0, u32& h, u32& w, u32& c0) {\n"
-        "  const u32 j = threadIdx.x + i % kPerRow * kThreads;\n"
-        "  if (j >= kRowItems * kGroups) return false;\n"
-        "  c0 = j % kGroups * kPerThread;\n"
-        "  const u32 q = j / kGroups;\n"
+        "\n// A thread of band q = threadIdx.x / kGroupThreads sums the tile rows [q * kGroupRows,\n"
+        "// (q + 1) * kGroupRows) at kPerRow column slots: slot j is item lane + j * kGroupThreads\n"
+        "// of a row, its column w and first channel c0; false when it lies outside the tile or\n"
+        "// the image. Every thread of a band has the same rows, so each window row gives its\n"
+        "// warps the same share of work. A row's pixels go one residue class of SW at a time\n"
+        "// (q / kResW): neighbouring threads share their tap pattern.\n"
+        "__device__ __forceinline__ bool tt_column(u32 j, u32 w0, u32& w, u32& c0) {\n"
+        "  const u32 item = threadIdx.x % kGroupThreads + j * kGroupThreads;\n"
+        "  if (threadIdx.x / kGroupThreads >= kRowGroups || item >= kRowItems * kGroups) return false;\n"
+        "  c0 = item % kGroups * kPerThread;\n"
+        "  const u32 q = item / kGroups;\n"
         "  const u32 w_in = q / kResW + q % kResW * kSW;\n"
-        "  h = h0 + i / kPerRow;\n"
         "  w = w0 + w_in;\n"
-        "  return w_in < kTileW && h < kH && w < kW;\n}\n");
+        "  return w_in < kTileW && w < kW;\n}\n"
+        "\n// Tile t's place and the window rows reaching it: oh_hi down to oh_lo are swept (a\n"
+        "// pixel then meets its taps kh ascending), each one's matrix rows for window columns\n"
+        "// ow_lo..ow_hi being `span` contiguous bytes from row0 + oh * kWindowRowBytes.\n"
+        "struct tt_tile {\n"
+        "  u32 n, h0, w0, h_end, w_end, oh_lo, oh_hi, ow_lo, ow_hi, rows, span;\n"
+        "  u64 row0;\n"
+        "};\n"
+        "__device__ __forceinline__ tt_tile tt_tile_at(u64 tile) {\n"
+        "  tt_tile t;\n"
+        "  t.n = u32(tile / (u64(kTilesH) * kTilesW));\n"
+        "  t.h0 = u32(tile / kTilesW % kTilesH) * kTileH;\n"
+        "  t.w0 = u32(tile % kTilesW) * kTileW;\n"
+        "  t.h_end = min(t.h0 + kTileH, kH) - 1;  // last row of the tile\n"
+        "  t.w_end = min(t.w0 + kTileW, kW) - 1;\n"
+        "  t.oh_lo = tt_lo(t.h0, kPH, (kKH - 1) * kDH, kSH);\n"
+        "  t.oh_hi = min((t.h_end + kPH) / kSH, kOH - 1);\n"
+        "  t.ow_lo = tt_lo(t.w0, kPW, (kKW - 1) * kDW, kSW);\n"
+        "  t.ow_hi = min((t.w_end + kPW) / kSW, kOW - 1);\n"
+        "  t.rows = t.oh_lo <= t.oh_hi && t.ow_lo <= t.ow_hi ? t.oh_hi - t.oh_lo + 1 : 0;\n"
+        "  t.row0 = (u64(t.n) * kOH * kOW + t.ow_lo) * kK * kElementBytes;\n"
+        "  t.span = t.rows ? (t.ow_hi - t.ow_lo + 1) * u32(kRowBytes) : 0;\n"
+        "  return t;\n}\n");
+    if (Tma()) {
+      absl::StrAppend(
+          &out_,
+          "__device__ __forceinline__ void tt_mbarrier_arrive(u64* bar) {\n"
+          "  asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%0];\" :: \"r\"(tt_smem_addr(bar))\n"
+          "               : \"memory\");\n}\n");
+    }
     absl::StrAppend(&out_, "\nextern \"C\" __global__ void __launch_bounds__(kThreads) ",
                     l_.kernel_name, "(const u8* __restrict__ col, u8* __restrict__ img) {\n");
     if (l_.col_policy) absl::StrAppend(&out_, "  const u64 col_policy = tt_make_col_policy();\n");
     if (l_.img_policy) absl::StrAppend(&out_, "  const u64 img_policy = tt_make_img_policy();\n");
+    absl::StrAppend(&out_, "  extern __shared__ __align__(128) u8 stage[];\n");
+    if (Tma()) TmaProducer();
     absl::StrAppend(
         &out_,
-        "  extern __shared__ __align__(16) u8 stage[];\n",
-        Tma() ? "  __shared__ __align__(8) u64 tt_bar[kBuffers];  // one per buffer, an arrival per warp\n" : "",
-        Tma() ? "  if (threadIdx.x == 0) {\n"
-                "#pragma unroll\n"
-                "    for (u32 b = 0; b < kBuffers; ++b) tt_mbarrier_init(&tt_bar[b], kThreads / 32);\n"
-                "    tt_fence_barrier_init();\n"
-                "  }\n"
-                "  __syncthreads();\n" : "",
-        "  u32 sweep0 = 0;  // window rows this block swept before the tile\n"
+        Tma() ? "  u32 g = 0;  // window rows this block summed before the tile\n"
+              : "  u32 sweep0 = 0;  // window rows this block swept before the tile\n",
         "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n"
-        "    const u32 n = u32(tile / (u64(kTilesH) * kTilesW));\n"
-        "    const u32 h0 = u32(tile / kTilesW % kTilesH) * kTileH;\n"
-        "    const u32 w0 = u32(tile % kTilesW) * kTileW;\n"
-        "    const u32 h_end = min(h0 + kTileH, kH) - 1;  // last row of the tile\n"
-        "    const u32 w_end = min(w0 + kTileW, kW) - 1;\n"
-        "    const u32 oh_lo = tt_lo(h0, kPH, (kKH - 1) * kDH, kSH);\n"
-        "    const u32 oh_hi = min((h_end + kPH) / kSH, kOH - 1);\n"
-        "    const u32 ow_lo = tt_lo(w0, kPW, (kKW - 1) * kDW, kSW);\n"
-        "    const u32 ow_hi = min((w_end + kPW) / kSW, kOW - 1);\n"
-        "    // Window rows swept, oh_hi down to oh_lo: a pixel then meets its taps kh ascending.\n"
-        "    const u32 rows = oh_lo <= oh_hi && ow_lo <= ow_hi ? oh_hi - oh_lo + 1 : 0;\n"
-        "    // The matrix rows of window row oh and columns ow_lo..ow_hi are contiguous.\n"
-        "    const u64 row0 = (u64(n) * kOH * kOW + ow_lo) * kK * kElementBytes;\n"
-        "    const u32 span = rows ? (ow_hi - ow_lo + 1) * u32(kRowBytes) : 0;\n"
+        "    const tt_tile t = tt_tile_at(tile);\n"
         "\n"
-        "    // Per item: its row (~0 when it has no pixel), the buffer offset of its first tap\n"
-        "    // (kw0 at window column ow0, channel c0) in tap row 0, and its taps per row.\n"
-        "    float acc[kItems][kPerThread];\n"
-        "    u32 hs[kItems], first[kItems], taps[kItems];\n"
+        "    // This thread's first tile row, and per column slot the buffer offset of its first\n"
+        "    // tap (kw0 at window column ow0, channel c0) in tap row 0 and its taps per row (0:\n"
+        "    // none, or no pixel).\n"
+        "    const u32 h_band = t.h0 + threadIdx.x / kGroupThreads * kGroupRows;\n"
+        "    float acc[kGroupRows][kPerRow][kPerThread];\n"
+        "    u32 first[kPerRow], taps[kPerRow];\n"
         "#pragma unroll\n"
-        "    for (u32 i = 0; i < kItems; ++i) {\n"
+        "    for (u32 r = 0; r < kGroupRows; ++r) {\n"
         "#pragma unroll\n"
-        "      for (u32 j = 0; j < kPerThread; ++j) acc[i][j] = 0.0f;\n"
-        "      hs[i] = 0xffffffffu;\n"
-        "      first[i] = 0;\n"
-        "      taps[i] = 0;\n"
-        "      u32 h, w, c0;\n"
-        "      if (!tt_item(i, h0, w0, h, w, c0)) continue;\n"
-        "      hs[i] = h;\n"
+        "      for (u32 j = 0; j < kPerRow; ++j) {\n"
+        "#pragma unroll\n"
+        "        for (u32 e = 0; e < kPerThread; ++e) acc[r][j][e] = 0.0f;\n"
+        "      }\n"
+        "    }\n"
+        "#pragma unroll\n"
+        "    for (u32 j = 0; j < kPerRow; ++j) {\n"
+        "      first[j] = 0;\n"
+        "      taps[j] = 0;\n"
+        "      u32 w, c0;\n"
+        "      if (!tt_column(j, t.w0, w, c0)) continue;\n"
         "      u32 kw = tt_first_tap(w + kPW, kDW, kSW, kStepW);\n"
         "      if (kw == 0xffffffffu) continue;\n"
         "      if (w + kPW > (kOW - 1) * kSW) {\n"
@@ -399,88 +420,172 @@ class Col2imEmitter {
         "      }\n"
         "      u32 count = 0;\n"
         "      for (u32 k = kw; k < kKW && k * kDW <= w + kPW; k += kStepW) ++count;\n"
-        "      taps[i] = count;\n"
+        "      taps[j] = count;\n"
         "      if (count) {\n"
-        "        first[i] = (((w + kPW - kw * kDW) / kSW - ow_lo) * u32(kK) + kw * kC + c0) *\n"
+        "        first[j] = (((w + kPW - kw * kDW) / kSW - t.ow_lo) * u32(kK) + kw * kC + c0) *\n"
         "                   u32(kElementBytes);\n"
         "      }\n"
-        "    }\n"
+        "    }\n");
+    if (Tma()) {
+      absl::StrAppend(
+          &out_,
+          "\n"
+          "#pragma unroll 1\n"
+          "    for (u32 s = 0; s < t.rows; ++s, ++g) {\n"
+          "      if (threadIdx.x == 0) produce();  // the window row kBuffers - 1 ahead\n"
+          "      const u32 b = g % kBuffers;\n"
+          "      tt_mbarrier_wait(&tt_full[b], g / kBuffers & 1);  // window row s landed\n"
+          "      const u32 oh = t.oh_hi - s;\n"
+          "      const u8* buf = stage + b * kBufBytes + u32(t.row0 + oh * kWindowRowBytes) % kBufAlign;\n",
+          SumBuffer(),
+          "      __syncwarp();\n"
+          "      if (threadIdx.x % 32 == 0) tt_mbarrier_arrive(&tt_empty[b]);  // buffer b summed\n"
+          "    }\n");
+    } else {
+      absl::StrAppend(
+          &out_,
+          "\n"
+          "    // Window row s of the sweep (the block's g-th) into buffer g % kBuffers: what of its\n"
+          "    // matrix rows holds a tap landing in the tile (taps kh_lo..kh_hi, bytes\n"
+          "    // [run_lo, run_hi) of each matrix row).\n"
+          "    auto fill = [&](u32 s) {\n"
+          "      if (s >= t.rows) return;\n"
+          "      const u32 g = sweep0 + s;\n"
+          "      const u32 oh = t.oh_hi - s;\n"
+          "      const u32 kh_lo = tt_kh_lo(t.h0, oh);\n"
+          "      const u32 kh_hi = min((t.h_end + kPH - oh * kSH) / kDH, kKH - 1);\n"
+          "      const u32 run_lo = kh_lo * kTapElems * u32(kElementBytes);\n"
+          "      const u32 run_hi = kh_lo <= kh_hi ? (kh_hi + 1) * kTapElems * u32(kElementBytes) : run_lo;\n"
+          "      const bool whole = run_lo == 0 && run_hi == kRowBytes;\n"
+          "      const u64 start = t.row0 + oh * kWindowRowBytes;\n"
+          "      const u64 base = start & ~u64(15);\n"
+          "      u8* buf = stage + g % kBuffers * kBufBytes;\n",
+          FillCpAsync(),
+          "    };\n"
+          "\n"
+          "#pragma unroll 1\n"
+          "    for (u32 s = 0; s + 1 < kBuffers; ++s) {\n"
+          "      fill(s);\n"
+          "      tt_cp_async_commit();\n"
+          "    }\n"
+          "#pragma unroll 1\n"
+          "    for (u32 s = 0; s < t.rows; ++s) {\n"
+          "      fill(s + kBuffers - 1);\n"
+          "      tt_cp_async_commit();\n"
+          "      tt_cp_async_wait<kBuffers - 1>();  // window row s has landed\n"
+          "      __syncthreads();\n"
+          "      const u32 g = sweep0 + s;\n"
+          "      const u32 oh = t.oh_hi - s;\n"
+          "      const u8* buf = stage + g % kBuffers * kBufBytes + u32(t.row0 + oh * kWindowRowBytes) % kBufAlign;\n",
+          SumBuffer(),
+          "      __syncthreads();  // buffer g % kBuffers refills next\n"
+          "    }\n"
+          "    sweep0 += t.rows;\n");
+    }
+    absl::StrAppend(
+        &out_,
         "\n"
-        "    // Window row s of the sweep (the block's g-th) into buffer g % kBuffers: what of its\n"
-        "    // matrix rows holds a tap landing in the tile (taps kh_lo..kh_hi, bytes\n"
-        "    // [run_lo, run_hi) of each matrix row).\n"
-        "    auto fill = [&](u32 s) {\n"
-        "      if (s >= rows) return;\n"
-        "      const u32 g = sweep0 + s;\n"
-        "      const u32 oh = oh_hi - s;\n"
-        "      const u32 kh_lo = tt_kh_lo(h0, oh);\n"
-        "      const u32 kh_hi = min((h_end + kPH - oh * kSH) / kDH, kKH - 1);\n"
-        "      const u32 run_lo = kh_lo * kTapElems * u32(kElementBytes);\n"
-        "      const u32 run_hi = kh_lo <= kh_hi ? (kh_hi + 1) * kTapElems * u32(kElementBytes) : run_lo;\n"
-        "      const bool whole = run_lo == 0 && run_hi == kRowBytes;\n"
-        "      const u64 start = row0 + oh * kWindowRowBytes;\n"
-        "      const u64 base = start & ~u64(15);\n"
-        "      u8* buf = stage + g % kBuffers * kBufBytes;\n",
-        Tma() ? FillBulk() : FillCpAsync(),
-        "    };\n"
-        "\n",
-        "#pragma unroll 1\n"
-        "    for (u32 s = 0; s + 1 < kBuffers; ++s) {\n"
-        "      fill(s);\n",
-        Tma() ? "" : "      tt_cp_async_commit();\n",
-        "    }\n",
-        Tma() ? "    __syncthreads();  // bytes copied by hand are seen by every thread\n" : "",
-        "#pragma unroll 1\n"
-        "    for (u32 s = 0; s < rows; ++s) {\n"
-        "      fill(s + kBuffers - 1);\n",
-        Tma() ? "      const u32 g = sweep0 + s;\n"
-                "      tt_mbarrier_wait(&tt_bar[g % kBuffers], g / kBuffers & 1);  // window row s landed\n"
-              : "      tt_cp_async_commit();\n"
-                "      tt_cp_async_wait<kBuffers - 1>();  // window row s has landed\n"
-                "      __syncthreads();\n"
-                "      const u32 g = sweep0 + s;\n",
-        "      const u32 oh = oh_hi - s;\n"
-        "      const u8* buf = stage + g % kBuffers * kBufBytes + u32(row0 + oh * kWindowRowBytes) % 16;\n"
         "#pragma unroll\n"
-        "      for (u32 i = 0; i < kItems; ++i) {\n"
-        "        // tap row kh of this window row for the item's row: kh*DH = h + PH - oh*SH\n"
-        "        const u32 y = hs[i] + kPH;\n"
-        "        if (taps[i] == 0 || y < oh * kSH || (y - oh * kSH) % kDH != 0) continue;\n"
-        "        const u32 kh = (y - oh * kSH) / kDH;\n"
-        "        if (kh >= kKH) continue;\n"
-        "        const u8* p = buf + first[i] + kh * (kTapElems * u32(kElementBytes));\n"
-        "        for (u32 t = 0; t < taps[i]; ++t, p += kColTapStep) {\n"
+        "    for (u32 r = 0; r < kGroupRows; ++r) {\n"
+        "      const u32 h = h_band + r;\n"
+        "      if (h >= kH || h - t.h0 >= kTileH) continue;\n"
         "#pragma unroll\n"
-        "          for (u32 v = 0; v < kPerThread / kVector; ++v) {\n"
-        "            tt_lanes lanes;\n"
-        "            lanes.v = tt_ld_shared(p + v * kVector * kElementBytes);\n"
+        "      for (u32 j = 0; j < kPerRow; ++j) {\n"
+        "        u32 w, c0;\n"
+        "        if (!tt_column(j, t.w0, w, c0)) continue;\n"
+        "        u8* out = img + (u64(t.n) * kImgStrideN + u64(h) * kImgStrideH + u64(w) * kImgStrideW +\n"
+        "                         u64(c0) * kImgStrideC) * kElementBytes;\n"
         "#pragma unroll\n"
-        "            for (u32 j = 0; j < kVector; ++j) acc[i][v * kVector + j] += tt_widen(lanes.e[j]);\n"
-        "          }\n"
-        "        }\n"
-        "      }\n"
-        "      __syncthreads();  // buffer g % kBuffers refills next\n"
-        "    }\n"
-        "    sweep0 += rows;\n"
-        "\n"
+        "        for (u32 v = 0; v < kPerThread / kVector; ++v) {\n"
+        "          tt_lanes lanes;\n"
         "#pragma unroll\n"
-        "    for (u32 i = 0; i < kItems; ++i) {\n"
-        "      u32 h, w, c0;\n"
-        "      if (!tt_item(i, h0, w0, h, w, c0)) continue;\n"
-        "      u8* out = img + (u64(n) * kImgStrideN + u64(h) * kImgStrideH + u64(w) * kImgStrideW +\n"
-        "                       u64(c0) * kImgStrideC) * kElementBytes;\n"
-        "#pragma unroll\n"
-        "      for (u32 v = 0; v < kPerThread / kVector; ++v) {\n"
-        "        tt_lanes lanes;\n"
-        "#pragma unroll\n"
-        "        for (u32 j = 0; j < kVector; ++j) lanes.e[j] = tt_round(acc[i][v * kVector + j]);\n"
-        "        tt_st_global(out + v * kVector * kImgStrideC * kElementBytes, lanes.v",
+        "          for (u32 e = 0; e < kVector; ++e) lanes.e[e] = tt_round(acc[r][j][v * kVector + e]);\n"
+        "          tt_st_global(out + v * kVector * kImgStrideC * kElementBytes, lanes.v",
         ImgPolicy(),
         ");\n"
+        "        }\n"
         "      }\n"
         "    }\n"
         "  }\n"
         "}\n");
+  }
+
+  // The sum of one buffer (window row oh at `buf`) into each item's f32 sums.
+  std::string SumBuffer() {
+    return "#pragma unroll\n"
+           "      for (u32 r = 0; r < kGroupRows; ++r) {\n"
+           "        // tap row kh of this window row for tile row h: kh*DH = h + PH - oh*SH (rows\n"
+           "        // past the tile or the image add bytes of the buffer that are never stored)\n"
+           "        const u32 y = h_band + r + kPH;\n"
+           "        if (y < oh * kSH || (y - oh * kSH) % kDH != 0) continue;\n"
+           "        const u32 kh = (y - oh * kSH) / kDH;\n"
+           "        if (kh >= kKH) continue;\n"
+           "#pragma unroll\n"
+           "        for (u32 j = 0; j < kPerRow; ++j) {\n"
+           "          const u8* p = buf + first[j] + kh * (kTapElems * u32(kElementBytes));\n"
+           "#pragma unroll\n"
+           "          for (u32 t = 0; t < kMaxTapsW; ++t, p += kColTapStep) {\n"
+           "            if (t >= taps[j]) break;\n"
+           "#pragma unroll\n"
+           "            for (u32 v = 0; v < kPerThread / kVector; ++v) {\n"
+           "              tt_lanes lanes;\n"
+           "              lanes.v = tt_ld_shared(p + v * kVector * kElementBytes);\n"
+           "#pragma unroll\n"
+           "              for (u32 e = 0; e < kVector; ++e) acc[r][j][v * kVector + e] += tt_widen(lanes.e[e]);\n"
+           "            }\n"
+           "          }\n"
+           "        }\n"
+           "      }\n";
+  }
+
+  // The TMA sweep's producer, thread 0: the block's window rows in sweep order over its
+  // tiles (tile, tile + gridDim.x, ...), each copied whole into buffer g % kBuffers by one
+  // bulk copy once every warp has arrived on that buffer's empty barrier for its previous
+  // window row; the bytes past the matrix's last whole 16-byte chunk are copied by hand
+  // before the arrival that publishes them.
+  void TmaProducer() {
+    absl::StrAppend(
+        &out_,
+        "  __shared__ __align__(8) u64 tt_full[kBuffers];   // the bulk copy's bytes landed\n"
+        "  __shared__ __align__(8) u64 tt_empty[kBuffers];  // an arrival per warp that summed it\n"
+        "  if (threadIdx.x == 0) {\n"
+        "#pragma unroll\n"
+        "    for (u32 b = 0; b < kBuffers; ++b) {\n"
+        "      tt_mbarrier_init(&tt_full[b], 1);\n"
+        "      tt_mbarrier_init(&tt_empty[b], kThreads / 32);\n"
+        "    }\n"
+        "    tt_fence_barrier_init();\n"
+        "  }\n"
+        "  __syncthreads();\n"
+        "  u64 p_tile = blockIdx.x;  // the producer's place: window row p_s of tile p_tile\n"
+        "  u32 p_s = 0, p_g = 0;\n"
+        "  tt_tile pt = tt_tile_at(p_tile < kNumTiles ? p_tile : 0);\n"
+        "  auto produce = [&]() {\n"
+        "    while (p_tile < kNumTiles && p_s >= pt.rows) {\n"
+        "      p_tile += gridDim.x;\n"
+        "      p_s = 0;\n"
+        "      if (p_tile < kNumTiles) pt = tt_tile_at(p_tile);\n"
+        "    }\n"
+        "    if (p_tile >= kNumTiles) return;\n"
+        "    const u32 b = p_g % kBuffers;\n"
+        "    if (p_g >= kBuffers) tt_mbarrier_wait(&tt_empty[b], (p_g / kBuffers - 1) & 1);\n"
+        "    constexpr u64 kLastWhole = kColBytes & ~u64(15);  // bulk copies stop here\n"
+        "    const u64 start = pt.row0 + (pt.oh_hi - p_s) * kWindowRowBytes;\n"
+        "    const u64 base = start & ~u64(15), end = start + pt.span;\n"
+        "    const u64 stop = min((end + 15) & ~u64(15), kLastWhole);\n"
+        "    u8* buf = stage + b * kBufBytes + u32(base) % kBufAlign;  // holds `base` on\n"
+        "    for (u64 i = stop > base ? stop : base; i < end; ++i) buf[i - base] = col[i];\n"
+        "    tt_mbarrier_expect_tx(&tt_full[b], stop > base ? u32(stop - base) : 0u);\n"
+        "    if (stop > base) tt_bulk_load(buf, col + base, u32(stop - base), &tt_full[b]",
+        ColPolicy(),
+        ");\n"
+        "    ++p_g;\n"
+        "    ++p_s;\n"
+        "  };\n"
+        "  if (threadIdx.x == 0) {\n"
+        "#pragma unroll 1\n"
+        "    for (u32 i = 0; i + 1 < kBuffers; ++i) produce();\n"
+        "  }\n");
   }
 
   // cp.async: the 16-byte chunks covering the window row's matrix rows, those holding a
@@ -488,11 +593,11 @@ class Col2imEmitter {
   std::string FillCpAsync() {
     return absl::StrCat(
         "      const u32 shift = u32(start - base);\n"
-        "      const u32 chunks = run_lo < run_hi ? (shift + span + 15) / 16 : 0;\n"
+        "      const u32 chunks = run_lo < run_hi ? (shift + t.span + 15) / 16 : 0;\n"
         "      for (u32 c = threadIdx.x; c < chunks; c += kThreads) {\n"
         "        if (!whole) {  // bytes [lo, hi) from `start`; rows ra..rb of them\n"
         "          const u32 lo = c ? c * 16 - shift : 0;\n"
-        "          const u32 hi = min(c * 16 + 16 - shift, span);\n"
+        "          const u32 hi = min(c * 16 + 16 - shift, t.span);\n"
         "          const u32 ra = lo / kRowBytes, rb = (hi - 1) / kRowBytes;\n"
         "          const bool need = rb > ra + 1 ||\n"
         "                            (lo < ra * kRowBytes + run_hi && ra * kRowBytes + run_lo < hi) ||\n"
@@ -505,40 +610,6 @@ class Col2imEmitter {
         "        } else {  // the matrix's last chunk: only its own bytes\n"
         "          for (u32 b = 0; at + b < kColBytes; ++b) buf[c * 16 + b] = col[at + b];\n"
         "        }\n"
-        "      }\n");
-  }
-
-  // Bulk copies: one run for a window row whose every tap lands in the tile, else one per
-  // window column (its taps kh_lo..kh_hi), each widened to 16-byte bounds; the bytes past
-  // the matrix's last whole chunk are copied by hand. Each warp's lane 0 arrives on the
-  // buffer's barrier expecting the warp's bytes before any of them is copied.
-  std::string FillBulk() {
-    return absl::StrCat(
-        "      const u32 runs = run_lo == run_hi ? 0 : whole ? 1 : ow_hi - ow_lo + 1;\n"
-        "      const u32 run_bytes = whole ? span : run_hi - run_lo;\n"
-        "      constexpr u64 kLastWhole = kColBytes & ~u64(15);  // bulk copies stop here\n"
-        "      auto bounds = [&](u32 r, u64& from, u64& a, u64& b) {\n"
-        "        from = start + (whole ? 0 : u64(r) * kRowBytes + run_lo);\n"
-        "        a = from & ~u64(15);\n"
-        "        b = min((from + run_bytes + 15) & ~u64(15), kLastWhole);\n"
-        "      };\n"
-        "      u32 bytes = 0;\n"
-        "      for (u32 r = threadIdx.x; r < runs; r += kThreads) {\n"
-        "        u64 from, a, b;\n"
-        "        bounds(r, from, a, b);\n"
-        "        if (b > a) bytes += u32(b - a);\n"
-        "      }\n"
-        "      bytes = __reduce_add_sync(0xffffffffu, bytes);\n"
-        "      if (threadIdx.x % 32 == 0) tt_mbarrier_expect_tx(&tt_bar[g % kBuffers], bytes);\n"
-        "      __syncwarp();\n"
-        "      for (u32 r = threadIdx.x; r < runs; r += kThreads) {\n"
-        "        u64 from, a, b;\n"
-        "        bounds(r, from, a, b);\n"
-        "        if (b > a) {\n"
-        "          tt_bulk_load(buf + (a - base), col + a, u32(b - a), &tt_bar[g % kBuffers]",
-        ColPolicy(), ");\n"
-        "        }\n"
-        "        for (u64 t = b > a ? b : a; t < from + run_bytes; ++t) buf[t - base] = col[t];\n"
         "      }\n");
   }
 

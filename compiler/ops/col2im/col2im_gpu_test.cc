@@ -94,9 +94,11 @@ Col2imCase RandomCase(Col2imPath path, int index) {
     if (path == Col2imPath::kCpAsyncSwept) op.hints.disable_tma = true;
     LaunchParams launch;
     launch.tile = {Uniform(rng, 1, 6), Pick(rng, std::vector<int64_t>{1, 3, 8, 16, 32, 64})};
-    launch.threads = static_cast<int>(Pick(rng, std::vector<int64_t>{32, 64, 128, 256}));
+    launch.threads = static_cast<int>(
+        swept ? Pick(rng, std::vector<int64_t>{32, 64, 128, 256, 448, 512})
+              : Pick(rng, std::vector<int64_t>{32, 64, 128, 256}));
     launch.through_shared = staged || swept;
-    launch.stages = swept ? static_cast<int>(Uniform(rng, 2, 3)) : 1;
+    launch.stages = swept ? static_cast<int>(Uniform(rng, 2, 5)) : 1;
     launch.ctas_per_sm = static_cast<int>(Uniform(rng, 0, 2));
     auto lowered = LowerCol2im(op, target, launch);
     if (!lowered.ok() || lowered->path != path) continue;
@@ -107,12 +109,14 @@ Col2imCase RandomCase(Col2imPath path, int index) {
   }
 }
 
-LaunchParams Launch(int64_t tile_h, int64_t tile_w, bool staged, int threads, int stages = 1) {
+LaunchParams Launch(int64_t tile_h, int64_t tile_w, bool staged, int threads, int stages = 1,
+                    int ctas_per_sm = 0) {
   LaunchParams launch;
   launch.tile = {tile_h, tile_w};
   launch.through_shared = staged;
   launch.threads = threads;
   launch.stages = stages;
+  launch.ctas_per_sm = ctas_per_sm;
   return launch;
 }
 
@@ -157,6 +161,15 @@ std::vector<Col2imCase> Cases() {
       {"wide_c_swept_vectors", DataType::kBF16, G(2, 12, 13, 40, 3, 3, 1, 1, 1, 1, 1, 1),
        Launch(2, 13, true, 256, 2)},
       {"gaps_swept", DataType::kF16, G(1, 23, 19, 1, 2, 3, 5, 4, 1, 1, 1, 2), Launch(5, 19, true, 64, 2)},
+      // Bands of rows (2 x 64 threads over 64-pixel rows) on a persistent grid, whose
+      // producer runs ahead across tiles; a tile height the bands do not divide.
+      {"stem_7x7_s2_p3_swept_bands_persistent", DataType::kF16,
+       G(3, 64, 64, 3, 7, 7, 2, 2, 1, 1, 3, 3), Launch(8, 64, true, 128, 5, 1)},
+      {"stem_7x7_s2_p3_swept_3_bands_over_7_rows", DataType::kBF16,
+       G(2, 41, 30, 3, 7, 7, 2, 2, 1, 1, 3, 3), Launch(7, 30, true, 96, 4, 1)},
+      // A matrix of 3402 B: its last 10 bytes lie past the last whole 16-byte chunk.
+      {"swept_matrix_tail_by_hand", DataType::kF16, G(1, 7, 9, 3, 3, 3, 1, 1, 1, 1, 1, 1),
+       Launch(2, 9, true, 64, 3, 1)},
   };
   for (const Fixed& f : fixed) {
     Col2imOp op = Col2imOp::Dense(f.dtype, f.geometry);

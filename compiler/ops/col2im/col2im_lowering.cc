@@ -96,12 +96,24 @@ void PlanSweep(LoweredCol2im& l) {
   LoweredCol2im::Sweep& s = l.sweep;
   s.cols = std::min(l.ow, (l.tile_w - 1 + (g.kw - 1) * g.dw) / g.sw + 1);
   // Rows of `cols` window columns start anywhere mod 16: ceil((o + B) / 16) chunks, o < 16.
-  s.chunks = CeilDiv(s.cols * l.k * l.element_bytes + 15, 16);
+  // A bulk copy's bytes keep their address mod 128 in the buffer (a buffer is a whole
+  // number of 128-byte lines): o < 128 there.
+  const bool tma = l.path == Col2imPath::kTmaSwept;
+  s.chunks = CeilDiv(s.cols * l.k * l.element_bytes + (tma ? 127 : 15), 16);
+  if (tma) s.chunks = RoundUp(s.chunks, 8);
   s.buffers = l.launch.stages;
-  // Every thread takes the same share of each tile row (see the emitter's tt_item).
+  // Every thread of a group takes the same share of each of its rows (see the emitter's
+  // tt_item); a row's items need RoundUp(row_items, 32) threads, and more than that split
+  // the tile's rows into bands.
   const int64_t per_thread = Col2imChannelsPerThread(l);
-  const int64_t row_items = g.sw * CeilDiv(l.tile_w, g.sw) * (g.c / per_thread);
-  l.sums_per_thread = l.tile_h * CeilDiv(row_items, l.launch.threads) * per_thread;
+  const int64_t threads = l.launch.threads;
+  s.row_items = g.sw * CeilDiv(l.tile_w, g.sw) * (g.c / per_thread);
+  const int64_t row_threads = std::min(threads, RoundUp(s.row_items, 32));
+  s.row_groups = std::clamp<int64_t>(threads / row_threads, 1, l.tile_h);
+  s.group_threads = std::max<int64_t>(32, threads / s.row_groups / 32 * 32);
+  s.group_rows = CeilDiv(l.tile_h, s.row_groups);
+  s.per_row = CeilDiv(s.row_items, s.group_threads);
+  l.sums_per_thread = s.group_rows * s.per_row * per_thread;
 }
 
 std::vector<std::string> CheckPositions(const Im2colGeometry& g) {
@@ -223,8 +235,9 @@ absl::StatusOr<LoweredCol2im> LowerCol2im(const Col2imOp& op, const Target& targ
   LoweredCol2im tma = l;
   tma.path = Col2imPath::kTmaSwept;
   PlanSweep(tma);
-  LoweredCol2im cp_async = tma;
+  LoweredCol2im cp_async = l;
   cp_async.path = Col2imPath::kCpAsyncSwept;
+  PlanSweep(cp_async);
 
   const PathOption chain[] = {
       {Instruction::kTma, Col2imPathName(Col2imPath::kTmaSwept),
@@ -254,18 +267,26 @@ absl::StatusOr<LoweredCol2im> LowerCol2im(const Col2imOp& op, const Target& targ
   } else if (Col2imSwept(l.path)) {
     l.shared_bytes = l.sweep.buffers * l.sweep.BufferBytes();
     const bool tma = l.path == Col2imPath::kTmaSwept;
-    if (tma) l.barriers = static_cast<int>(l.sweep.buffers);
+    if (tma) l.barriers = static_cast<int>(2 * l.sweep.buffers);  // full and empty
     l.decision_log.push_back(absl::StrCat(
         "swept form: per tile the window rows reaching it, last to first; of each, the "
         "matrix rows of up to ", l.sweep.cols, " window columns (contiguous, up to ",
-        l.sweep.chunks, " aligned 16-byte chunks), what holds a tap landing in the tile copied ",
-        tma ? "by 1-D bulk copies (the whole rows in one where every tap lands, else one "
-              "per window column's run of taps) completing on one mbarrier per buffer"
-            : "as 16-byte chunks by cp.async",
-        " into one of ", l.sweep.buffers, " rotating buffers (", l.shared_bytes, " B)"));
+        l.sweep.chunks, " aligned 16-byte chunks), ",
+        tma ? "every tap row, copied by one 1-D bulk copy completing on the buffer's full "
+              "mbarrier; one thread refills a buffer once every warp has arrived on its empty "
+              "mbarrier"
+            : "what holds a tap landing in the tile, copied as 16-byte chunks by cp.async; a "
+              "CTA barrier closes each window row",
+        ", into one of ", l.sweep.buffers, " rotating buffers (", l.shared_bytes, " B)",
+        tma && l.launch.ctas_per_sm > 0 ? "; the persistent grid's producer runs ahead into "
+                                          "the CTA's next tile"
+                                        : ""));
     l.decision_log.push_back(absl::StrCat(
-        "each thread keeps ", l.sums_per_thread, " f32 sums in registers over the sweep and "
-        "adds a buffer's taps ", l.vector_elems, " channel(s) at a time"));
+        l.sweep.row_groups, " band(s) of ", l.sweep.group_rows, " tile rows, ",
+        l.sweep.group_threads, " threads each, ", l.sweep.per_row, " of a row's ",
+        l.sweep.row_items, " items per thread; each thread keeps ", l.sums_per_thread,
+        " f32 sums in registers over the sweep and adds a buffer's taps ", l.vector_elems,
+        " channel(s) at a time"));
   } else {
     l.decision_log.push_back(absl::StrCat(
         "direct form: each thread sums its pixel's taps straight from the column matrix, ",
@@ -305,7 +326,9 @@ std::string DescribeCol2imPlan(const LoweredCol2im& l) {
   if (Col2imSwept(l.path)) {
     absl::StrAppend(&out, "sweep       ", l.sweep.buffers, " buffers of ", l.sweep.chunks,
                     " 16-byte chunks (one window row, up to ", l.sweep.cols,
-                    " window columns), ", l.sums_per_thread, " f32 sums per thread\n");
+                    " window columns), ", l.sweep.row_groups, " band(s) of ",
+                    l.sweep.group_rows, " rows x ", l.sweep.group_threads, " threads, ",
+                    l.sums_per_thread, " f32 sums per thread\n");
   }
   if (l.path == Col2imPath::kSimtStaged) {
     absl::StrAppend(&out, "stage       ", l.stage.rows, " window rows x ", l.stage.cols,

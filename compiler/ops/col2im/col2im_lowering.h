@@ -24,16 +24,21 @@
 // have one form:
 //   swept   the CTA sweeps the window rows oh reaching its tile one at a time, from the
 //           last to the first (so each pixel meets its taps kh ascending). The matrix rows
-//           of one window row and the tile's window columns are contiguous in memory; what
-//           of them holds a tap landing in the tile is copied into one of `stages` shared
-//           buffers, the next ones filling while the threads add the current one into f32
-//           sums kept in registers for the whole sweep. tma_col2im copies with 1-D bulk
-//           copies (one for a window row whose every tap lands in the tile, else one per
-//           window column's run of taps, each widened to 16-byte bounds) completing on an
-//           mbarrier per buffer; cp_async_col2im copies the 16-byte chunks holding those
-//           taps with cp.async. Every column entry then crosses to the SM about once, in
-//           whole chunks, which suits short pixels (small C) where the other forms read a
-//           few scattered bytes per tap.
+//           of one window row and the tile's window columns are contiguous in memory, and
+//           are copied into one of `stages` shared buffers, the next ones filling while the
+//           threads add the current one into f32 sums kept in registers for the whole
+//           sweep.
+//           tma_col2im copies them whole, every tap row, with one 1-D bulk copy widened to
+//           16-byte bounds. A window row reaching two tiles is read by both, in the same
+//           wave of CTAs (tile t and t + 1 run side by side), so the second read is an L2
+//           hit. One thread produces: it waits on a buffer's "empty" mbarrier (an arrival
+//           per warp that summed it) and refills it, completing on its "full" mbarrier; no
+//           CTA-wide barrier is left in the sweep, and with a persistent grid
+//           (ctas_per_sm) the producer runs ahead into the CTA's next tile.
+//           cp_async_col2im copies only the 16-byte chunks holding a tap landing in the
+//           tile, with cp.async, and a CTA barrier closes each window row.
+//           Either way each column entry crosses from L2 in whole chunks, which suits short
+//           pixels (small C) where the other forms read a few scattered bytes per tap.
 // All visit an element's taps in the same order, so they give identical bits. The
 // fallback policy of compiler/lower/lowering_rules.h holds: tma and cp_async name the
 // swept form's two copy engines; disable_tma leaves cp.async.
@@ -98,11 +103,24 @@ struct LoweredCol2im : LoweredTileKernel {
 
   // The swept form's buffers: each holds the 16-byte chunks covering the matrix rows of
   // one window row oh and up to `cols` window columns (contiguous in the matrix), at most
-  // `chunks` of them; `buffers` (= stages) of them rotate.
+  // `chunks` of them; `buffers` (= stages) of them rotate. A byte at matrix offset a lies
+  // at buffer offset a - start + start % 16 (cp.async) or start % 128 (TMA: a bulk copy's
+  // source and destination then share their place in a 128-byte line), where start is
+  // the window row's first byte.
+  //
+  // Its threads: a tile row has `row_items` items (pixels, or pixel vectors along C), and
+  // the threads form `row_groups` groups of `group_threads` (a multiple of 32); group q
+  // owns the tile's rows [q * group_rows, (q + 1) * group_rows) and takes `per_row` items
+  // of each. Threads beyond a row's items thus split the tile's rows into bands.
   struct Sweep {
     int64_t cols = 0;
     int64_t chunks = 0;
     int64_t buffers = 0;
+    int64_t row_items = 0;
+    int64_t row_groups = 1;
+    int64_t group_threads = 0;
+    int64_t group_rows = 0;
+    int64_t per_row = 0;
     int64_t BufferBytes() const { return chunks * 16; }
   };
   Sweep sweep;

@@ -74,16 +74,31 @@ TEST(Col2imLoweringTest, SweptFormPlansItsBuffers) {
   EXPECT_EQ(l->form_name, "swept");
   EXPECT_EQ(l->kernel_name, "tt_col2im_swept");
   EXPECT_EQ(l->instruction, Instruction::kTma);
-  EXPECT_EQ(l->barriers, 2);
+  EXPECT_EQ(l->barriers, 4);  // a full and an empty mbarrier per buffer
   EXPECT_EQ(l->sweep.cols, 112);
-  // 112 matrix rows of 147 f16 from any 2-byte aligned start: 32928 + 15 bytes, 2059 chunks.
-  EXPECT_EQ(l->sweep.chunks, 2059);
+  // 112 matrix rows of 147 f16 starting anywhere in a 128-byte line (TMA keeps the place):
+  // 32928 + 127 bytes, 2060 chunks, rounded up to whole lines: 2072.
+  EXPECT_EQ(l->sweep.chunks, 2072);
   EXPECT_EQ(l->sweep.buffers, 2);
-  EXPECT_EQ(l->shared_bytes, 2 * 2059 * 16);
-  // Each thread takes one of a row's 224 pixels in each of the 8 rows: 8 x 3 channels.
-  EXPECT_EQ(l->sums_per_thread, 24);
+  EXPECT_EQ(l->shared_bytes, 2 * 2072 * 16);
+  // A row's 224 pixels take 224 threads; 512 threads make two bands of 256 (a multiple of
+  // 32), each thread one pixel in each of its band's 4 rows: 4 x 3 channels.
+  EXPECT_EQ(l->sweep.row_items, 224);
+  EXPECT_EQ(l->sweep.row_groups, 2);
+  EXPECT_EQ(l->sweep.group_threads, 256);
+  EXPECT_EQ(l->sweep.group_rows, 4);
+  EXPECT_EQ(l->sweep.per_row, 1);
+  EXPECT_EQ(l->sums_per_thread, 12);
   EXPECT_EQ(l->vector_bytes, 16);
-  EXPECT_THAT(DescribeCol2imPlan(*l), HasSubstr("sweep       2 buffers of 2059 16-byte chunks"));
+  EXPECT_THAT(DescribeCol2imPlan(*l),
+              HasSubstr("sweep       2 buffers of 2072 16-byte chunks (one window row, up to "
+                        "112 window columns), 2 band(s) of 4 rows x 256 threads"));
+  // 256 threads: one band of the 8 rows.
+  auto one = LowerCol2im(Col2imOp::Dense(DataType::kF16, kStem), T("sm_90a"),
+                         Launch(8, 224, true, 256, 2));
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(one->sweep.row_groups, 1);
+  EXPECT_EQ(one->sums_per_thread, 24);
   // disable_tma (or sm_80) copies with cp.async instead.
   Col2imOp no_tma = Col2imOp::Dense(DataType::kF16, kStem);
   no_tma.hints.disable_tma = true;

@@ -117,10 +117,14 @@ enum : u32 { kResW = 5u };
 enum : u32 { kRowItems = 10u };
 constexpr long long kColTapStep = -224;  // bytes from one tap of a class to the next in the matrix
 enum : u32 { kTileItems = 80u };
+enum : u32 { kRowGroups = 2u };
+enum : u32 { kGroupThreads = 32u };
+enum : u32 { kGroupRows = 2u };
 enum : u32 { kPerRow = 1u };
-enum : u32 { kItems = 4u };
+enum : u32 { kMaxTapsW = 2u };
 enum : u32 { kBuffers = 3u };
 enum : u32 { kBufBytes = 1456u };
+enum : u32 { kBufAlign = 16u };
 enum : u32 { kTapElems = 24u };
 enum : u32 { kRowBytes = 288u };
 enum : u64 { kWindowRowBytes = 1440ull };
@@ -155,58 +159,74 @@ __device__ __forceinline__ u32 tt_kh_lo(u32 h0, u32 oh) {
   return h0 + kPH > top ? (h0 + kPH - top + kDH - 1) / kDH : 0;
 }
 
-// This thread's item i of a tile at (h0, w0): tile row i / kPerRow, and item
-// j = threadIdx.x + (i % kPerRow) * kThreads of that row; its pixel (h, w) and first
-// channel c0, false when it lies outside the tile or the image. Every thread has the
-// same rows, so each window row gives every warp the same share of work. A row's
-// pixels go one residue class of SW at a time (q / kResW): neighbouring threads share
-// their tap pattern.
-__device__ __forceinline__ bool tt_item(u32 i, u32 h0, u32 w0, u32& h, u32& w, u32& c0) {
-  const u32 j = threadIdx.x + i % kPerRow * kThreads;
-  if (j >= kRowItems * kGroups) return false;
-  c0 = j % kGroups * kPerThread;
-  const u32 q = j / kGroups;
+// A thread of band q = threadIdx.x / kGroupThreads sums the tile rows [q * kGroupRows,
+// (q + 1) * kGroupRows) at kPerRow column slots: slot j is item lane + j * kGroupThreads
+// of a row, its column w and first channel c0; false when it lies outside the tile or
+// the image. Every thread of a band has the same rows, so each window row gives its
+// warps the same share of work. A row's pixels go one residue class of SW at a time
+// (q / kResW): neighbouring threads share their tap pattern.
+__device__ __forceinline__ bool tt_column(u32 j, u32 w0, u32& w, u32& c0) {
+  const u32 item = threadIdx.x % kGroupThreads + j * kGroupThreads;
+  if (threadIdx.x / kGroupThreads >= kRowGroups || item >= kRowItems * kGroups) return false;
+  c0 = item % kGroups * kPerThread;
+  const u32 q = item / kGroups;
   const u32 w_in = q / kResW + q % kResW * kSW;
-  h = h0 + i / kPerRow;
   w = w0 + w_in;
-  return w_in < kTileW && h < kH && w < kW;
+  return w_in < kTileW && w < kW;
+}
+
+// Tile t's place and the window rows reaching it: oh_hi down to oh_lo are swept (a
+// pixel then meets its taps kh ascending), each one's matrix rows for window columns
+// ow_lo..ow_hi being `span` contiguous bytes from row0 + oh * kWindowRowBytes.
+struct tt_tile {
+  u32 n, h0, w0, h_end, w_end, oh_lo, oh_hi, ow_lo, ow_hi, rows, span;
+  u64 row0;
+};
+__device__ __forceinline__ tt_tile tt_tile_at(u64 tile) {
+  tt_tile t;
+  t.n = u32(tile / (u64(kTilesH) * kTilesW));
+  t.h0 = u32(tile / kTilesW % kTilesH) * kTileH;
+  t.w0 = u32(tile % kTilesW) * kTileW;
+  t.h_end = min(t.h0 + kTileH, kH) - 1;  // last row of the tile
+  t.w_end = min(t.w0 + kTileW, kW) - 1;
+  t.oh_lo = tt_lo(t.h0, kPH, (kKH - 1) * kDH, kSH);
+  t.oh_hi = min((t.h_end + kPH) / kSH, kOH - 1);
+  t.ow_lo = tt_lo(t.w0, kPW, (kKW - 1) * kDW, kSW);
+  t.ow_hi = min((t.w_end + kPW) / kSW, kOW - 1);
+  t.rows = t.oh_lo <= t.oh_hi && t.ow_lo <= t.ow_hi ? t.oh_hi - t.oh_lo + 1 : 0;
+  t.row0 = (u64(t.n) * kOH * kOW + t.ow_lo) * kK * kElementBytes;
+  t.span = t.rows ? (t.ow_hi - t.ow_lo + 1) * u32(kRowBytes) : 0;
+  return t;
 }
 
 extern "C" __global__ void __launch_bounds__(kThreads) tt_col2im_swept(const u8* __restrict__ col, u8* __restrict__ img) {
   const u64 col_policy = tt_make_col_policy();
   const u64 img_policy = tt_make_img_policy();
-  extern __shared__ __align__(16) u8 stage[];
+  extern __shared__ __align__(128) u8 stage[];
   u32 sweep0 = 0;  // window rows this block swept before the tile
   for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {
-    const u32 n = u32(tile / (u64(kTilesH) * kTilesW));
-    const u32 h0 = u32(tile / kTilesW % kTilesH) * kTileH;
-    const u32 w0 = u32(tile % kTilesW) * kTileW;
-    const u32 h_end = min(h0 + kTileH, kH) - 1;  // last row of the tile
-    const u32 w_end = min(w0 + kTileW, kW) - 1;
-    const u32 oh_lo = tt_lo(h0, kPH, (kKH - 1) * kDH, kSH);
-    const u32 oh_hi = min((h_end + kPH) / kSH, kOH - 1);
-    const u32 ow_lo = tt_lo(w0, kPW, (kKW - 1) * kDW, kSW);
-    const u32 ow_hi = min((w_end + kPW) / kSW, kOW - 1);
-    // Window rows swept, oh_hi down to oh_lo: a pixel then meets its taps kh ascending.
-    const u32 rows = oh_lo <= oh_hi && ow_lo <= ow_hi ? oh_hi - oh_lo + 1 : 0;
-    // The matrix rows of window row oh and columns ow_lo..ow_hi are contiguous.
-    const u64 row0 = (u64(n) * kOH * kOW + ow_lo) * kK * kElementBytes;
-    const u32 span = rows ? (ow_hi - ow_lo + 1) * u32(kRowBytes) : 0;
+    const tt_tile t = tt_tile_at(tile);
 
-    // Per item: its row (~0 when it has no pixel), the buffer offset of its first tap
-    // (kw0 at window column ow0, channel c0) in tap row 0, and its taps per row.
-    float acc[kItems][kPerThread];
-    u32 hs[kItems], first[kItems], taps[kItems];
+    // This thread's first tile row, and per column slot the buffer offset of its first
+    // tap (kw0 at window column ow0, channel c0) in tap row 0 and its taps per row (0:
+    // none, or no pixel).
+    const u32 h_band = t.h0 + threadIdx.x / kGroupThreads * kGroupRows;
+    float acc[kGroupRows][kPerRow][kPerThread];
+    u32 first[kPerRow], taps[kPerRow];
 #pragma unroll
-    for (u32 i = 0; i < kItems; ++i) {
+    for (u32 r = 0; r < kGroupRows; ++r) {
 #pragma unroll
-      for (u32 j = 0; j < kPerThread; ++j) acc[i][j] = 0.0f;
-      hs[i] = 0xffffffffu;
-      first[i] = 0;
-      taps[i] = 0;
-      u32 h, w, c0;
-      if (!tt_item(i, h0, w0, h, w, c0)) continue;
-      hs[i] = h;
+      for (u32 j = 0; j < kPerRow; ++j) {
+#pragma unroll
+        for (u32 e = 0; e < kPerThread; ++e) acc[r][j][e] = 0.0f;
+      }
+    }
+#pragma unroll
+    for (u32 j = 0; j < kPerRow; ++j) {
+      first[j] = 0;
+      taps[j] = 0;
+      u32 w, c0;
+      if (!tt_column(j, t.w0, w, c0)) continue;
       u32 kw = tt_first_tap(w + kPW, kDW, kSW, kStepW);
       if (kw == 0xffffffffu) continue;
       if (w + kPW > (kOW - 1) * kSW) {
@@ -214,9 +234,9 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_col2im_swept(const u8*
       }
       u32 count = 0;
       for (u32 k = kw; k < kKW && k * kDW <= w + kPW; k += kStepW) ++count;
-      taps[i] = count;
+      taps[j] = count;
       if (count) {
-        first[i] = (((w + kPW - kw * kDW) / kSW - ow_lo) * u32(kK) + kw * kC + c0) *
+        first[j] = (((w + kPW - kw * kDW) / kSW - t.ow_lo) * u32(kK) + kw * kC + c0) *
                    u32(kElementBytes);
       }
     }
@@ -225,23 +245,23 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_col2im_swept(const u8*
     // matrix rows holds a tap landing in the tile (taps kh_lo..kh_hi, bytes
     // [run_lo, run_hi) of each matrix row).
     auto fill = [&](u32 s) {
-      if (s >= rows) return;
+      if (s >= t.rows) return;
       const u32 g = sweep0 + s;
-      const u32 oh = oh_hi - s;
-      const u32 kh_lo = tt_kh_lo(h0, oh);
-      const u32 kh_hi = min((h_end + kPH - oh * kSH) / kDH, kKH - 1);
+      const u32 oh = t.oh_hi - s;
+      const u32 kh_lo = tt_kh_lo(t.h0, oh);
+      const u32 kh_hi = min((t.h_end + kPH - oh * kSH) / kDH, kKH - 1);
       const u32 run_lo = kh_lo * kTapElems * u32(kElementBytes);
       const u32 run_hi = kh_lo <= kh_hi ? (kh_hi + 1) * kTapElems * u32(kElementBytes) : run_lo;
       const bool whole = run_lo == 0 && run_hi == kRowBytes;
-      const u64 start = row0 + oh * kWindowRowBytes;
+      const u64 start = t.row0 + oh * kWindowRowBytes;
       const u64 base = start & ~u64(15);
       u8* buf = stage + g % kBuffers * kBufBytes;
       const u32 shift = u32(start - base);
-      const u32 chunks = run_lo < run_hi ? (shift + span + 15) / 16 : 0;
+      const u32 chunks = run_lo < run_hi ? (shift + t.span + 15) / 16 : 0;
       for (u32 c = threadIdx.x; c < chunks; c += kThreads) {
         if (!whole) {  // bytes [lo, hi) from `start`; rows ra..rb of them
           const u32 lo = c ? c * 16 - shift : 0;
-          const u32 hi = min(c * 16 + 16 - shift, span);
+          const u32 hi = min(c * 16 + 16 - shift, t.span);
           const u32 ra = lo / kRowBytes, rb = (hi - 1) / kRowBytes;
           const bool need = rb > ra + 1 ||
                             (lo < ra * kRowBytes + run_hi && ra * kRowBytes + run_lo < hi) ||
@@ -263,48 +283,59 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_col2im_swept(const u8*
       tt_cp_async_commit();
     }
 #pragma unroll 1
-    for (u32 s = 0; s < rows; ++s) {
+    for (u32 s = 0; s < t.rows; ++s) {
       fill(s + kBuffers - 1);
       tt_cp_async_commit();
       tt_cp_async_wait<kBuffers - 1>();  // window row s has landed
       __syncthreads();
       const u32 g = sweep0 + s;
-      const u32 oh = oh_hi - s;
-      const u8* buf = stage + g % kBuffers * kBufBytes + u32(row0 + oh * kWindowRowBytes) % 16;
+      const u32 oh = t.oh_hi - s;
+      const u8* buf = stage + g % kBuffers * kBufBytes + u32(t.row0 + oh * kWindowRowBytes) % kBufAlign;
 #pragma unroll
-      for (u32 i = 0; i < kItems; ++i) {
-        // tap row kh of this window row for the item's row: kh*DH = h + PH - oh*SH
-        const u32 y = hs[i] + kPH;
-        if (taps[i] == 0 || y < oh * kSH || (y - oh * kSH) % kDH != 0) continue;
+      for (u32 r = 0; r < kGroupRows; ++r) {
+        // tap row kh of this window row for tile row h: kh*DH = h + PH - oh*SH (rows
+        // past the tile or the image add bytes of the buffer that are never stored)
+        const u32 y = h_band + r + kPH;
+        if (y < oh * kSH || (y - oh * kSH) % kDH != 0) continue;
         const u32 kh = (y - oh * kSH) / kDH;
         if (kh >= kKH) continue;
-        const u8* p = buf + first[i] + kh * (kTapElems * u32(kElementBytes));
-        for (u32 t = 0; t < taps[i]; ++t, p += kColTapStep) {
 #pragma unroll
-          for (u32 v = 0; v < kPerThread / kVector; ++v) {
-            tt_lanes lanes;
-            lanes.v = tt_ld_shared(p + v * kVector * kElementBytes);
+        for (u32 j = 0; j < kPerRow; ++j) {
+          const u8* p = buf + first[j] + kh * (kTapElems * u32(kElementBytes));
 #pragma unroll
-            for (u32 j = 0; j < kVector; ++j) acc[i][v * kVector + j] += tt_widen(lanes.e[j]);
+          for (u32 t = 0; t < kMaxTapsW; ++t, p += kColTapStep) {
+            if (t >= taps[j]) break;
+#pragma unroll
+            for (u32 v = 0; v < kPerThread / kVector; ++v) {
+              tt_lanes lanes;
+              lanes.v = tt_ld_shared(p + v * kVector * kElementBytes);
+#pragma unroll
+              for (u32 e = 0; e < kVector; ++e) acc[r][j][v * kVector + e] += tt_widen(lanes.e[e]);
+            }
           }
         }
       }
       __syncthreads();  // buffer g % kBuffers refills next
     }
-    sweep0 += rows;
+    sweep0 += t.rows;
 
 #pragma unroll
-    for (u32 i = 0; i < kItems; ++i) {
-      u32 h, w, c0;
-      if (!tt_item(i, h0, w0, h, w, c0)) continue;
-      u8* out = img + (u64(n) * kImgStrideN + u64(h) * kImgStrideH + u64(w) * kImgStrideW +
-                       u64(c0) * kImgStrideC) * kElementBytes;
+    for (u32 r = 0; r < kGroupRows; ++r) {
+      const u32 h = h_band + r;
+      if (h >= kH || h - t.h0 >= kTileH) continue;
 #pragma unroll
-      for (u32 v = 0; v < kPerThread / kVector; ++v) {
-        tt_lanes lanes;
+      for (u32 j = 0; j < kPerRow; ++j) {
+        u32 w, c0;
+        if (!tt_column(j, t.w0, w, c0)) continue;
+        u8* out = img + (u64(t.n) * kImgStrideN + u64(h) * kImgStrideH + u64(w) * kImgStrideW +
+                         u64(c0) * kImgStrideC) * kElementBytes;
 #pragma unroll
-        for (u32 j = 0; j < kVector; ++j) lanes.e[j] = tt_round(acc[i][v * kVector + j]);
-        tt_st_global(out + v * kVector * kImgStrideC * kElementBytes, lanes.v, img_policy);
+        for (u32 v = 0; v < kPerThread / kVector; ++v) {
+          tt_lanes lanes;
+#pragma unroll
+          for (u32 e = 0; e < kVector; ++e) lanes.e[e] = tt_round(acc[r][j][v * kVector + e]);
+          tt_st_global(out + v * kVector * kImgStrideC * kElementBytes, lanes.v, img_policy);
+        }
       }
     }
   }

@@ -1,6 +1,6 @@
 // tiletune col2im kernel (generated; do not edit).
 //   tma_col2im (swept form), f16, n32 h224 w224 c3 kernel 7x7 stride 2x2 dilation 1x1 pad 3x3 -> [401408, 147], image strides [150528, 672, 3, 1]
-//   output tile 8x224, 512 threads, vector 1 x 2 B, 3 channel(s) per thread, 2 buffers of 2059 chunks (one window row, 112 window columns) filled by bulk copies, L2 policy columns none, image none
+//   output tile 8x224, 896 threads, vector 1 x 2 B, 3 channel(s) per thread, 5 buffers of 2072 chunks (one window row, 112 window columns) filled by bulk copies, L2 policy columns none, image none
 //   taps summed in f32, kh ascending then kw; one rounding; NaN canonical
 typedef unsigned char u8;
 typedef unsigned short u16;
@@ -104,7 +104,7 @@ union tt_lanes {
 };
 
 // Problem constants; enumerators fold into the code and take no storage.
-enum : u32 { kThreads = 512u };
+enum : u32 { kThreads = 896u };
 enum : u64 { kNumTiles = 896ull };
 enum : u32 { kTilesH = 28u };
 enum : u32 { kTilesW = 1u };
@@ -138,10 +138,14 @@ enum : u32 { kResW = 112u };
 enum : u32 { kRowItems = 224u };
 constexpr long long kColTapStep = -282;  // bytes from one tap of a class to the next in the matrix
 enum : u32 { kTileItems = 1792u };
+enum : u32 { kRowGroups = 4u };
+enum : u32 { kGroupThreads = 224u };
+enum : u32 { kGroupRows = 2u };
 enum : u32 { kPerRow = 1u };
-enum : u32 { kItems = 8u };
-enum : u32 { kBuffers = 2u };
-enum : u32 { kBufBytes = 32944u };
+enum : u32 { kMaxTapsW = 4u };
+enum : u32 { kBuffers = 5u };
+enum : u32 { kBufBytes = 33152u };
+enum : u32 { kBufAlign = 128u };
 enum : u32 { kTapElems = 21u };
 enum : u32 { kRowBytes = 294u };
 enum : u64 { kWindowRowBytes = 32928ull };
@@ -176,63 +180,114 @@ __device__ __forceinline__ u32 tt_kh_lo(u32 h0, u32 oh) {
   return h0 + kPH > top ? (h0 + kPH - top + kDH - 1) / kDH : 0;
 }
 
-// This thread's item i of a tile at (h0, w0): tile row i / kPerRow, and item
-// j = threadIdx.x + (i % kPerRow) * kThreads of that row; its pixel (h, w) and first
-// channel c0, false when it lies outside the tile or the image. Every thread has the
-// same rows, so each window row gives every warp the same share of work. A row's
-// pixels go one residue class of SW at a time (q / kResW): neighbouring threads share
-// their tap pattern.
-__device__ __forceinline__ bool tt_item(u32 i, u32 h0, u32 w0, u32& h, u32& w, u32& c0) {
-  const u32 j = threadIdx.x + i % kPerRow * kThreads;
-  if (j >= kRowItems * kGroups) return false;
-  c0 = j % kGroups * kPerThread;
-  const u32 q = j / kGroups;
+// A thread of band q = threadIdx.x / kGroupThreads sums the tile rows [q * kGroupRows,
+// (q + 1) * kGroupRows) at kPerRow column slots: slot j is item lane + j * kGroupThreads
+// of a row, its column w and first channel c0; false when it lies outside the tile or
+// the image. Every thread of a band has the same rows, so each window row gives its
+// warps the same share of work. A row's pixels go one residue class of SW at a time
+// (q / kResW): neighbouring threads share their tap pattern.
+__device__ __forceinline__ bool tt_column(u32 j, u32 w0, u32& w, u32& c0) {
+  const u32 item = threadIdx.x % kGroupThreads + j * kGroupThreads;
+  if (threadIdx.x / kGroupThreads >= kRowGroups || item >= kRowItems * kGroups) return false;
+  c0 = item % kGroups * kPerThread;
+  const u32 q = item / kGroups;
   const u32 w_in = q / kResW + q % kResW * kSW;
-  h = h0 + i / kPerRow;
   w = w0 + w_in;
-  return w_in < kTileW && h < kH && w < kW;
+  return w_in < kTileW && w < kW;
+}
+
+// Tile t's place and the window rows reaching it: oh_hi down to oh_lo are swept (a
+// pixel then meets its taps kh ascending), each one's matrix rows for window columns
+// ow_lo..ow_hi being `span` contiguous bytes from row0 + oh * kWindowRowBytes.
+struct tt_tile {
+  u32 n, h0, w0, h_end, w_end, oh_lo, oh_hi, ow_lo, ow_hi, rows, span;
+  u64 row0;
+};
+__device__ __forceinline__ tt_tile tt_tile_at(u64 tile) {
+  tt_tile t;
+  t.n = u32(tile / (u64(kTilesH) * kTilesW));
+  t.h0 = u32(tile / kTilesW % kTilesH) * kTileH;
+  t.w0 = u32(tile % kTilesW) * kTileW;
+  t.h_end = min(t.h0 + kTileH, kH) - 1;  // last row of the tile
+  t.w_end = min(t.w0 + kTileW, kW) - 1;
+  t.oh_lo = tt_lo(t.h0, kPH, (kKH - 1) * kDH, kSH);
+  t.oh_hi = min((t.h_end + kPH) / kSH, kOH - 1);
+  t.ow_lo = tt_lo(t.w0, kPW, (kKW - 1) * kDW, kSW);
+  t.ow_hi = min((t.w_end + kPW) / kSW, kOW - 1);
+  t.rows = t.oh_lo <= t.oh_hi && t.ow_lo <= t.ow_hi ? t.oh_hi - t.oh_lo + 1 : 0;
+  t.row0 = (u64(t.n) * kOH * kOW + t.ow_lo) * kK * kElementBytes;
+  t.span = t.rows ? (t.ow_hi - t.ow_lo + 1) * u32(kRowBytes) : 0;
+  return t;
+}
+__device__ __forceinline__ void tt_mbarrier_arrive(u64* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(tt_smem_addr(bar))
+               : "memory");
 }
 
 extern "C" __global__ void __launch_bounds__(kThreads) tt_col2im_swept(const u8* __restrict__ col, u8* __restrict__ img) {
-  extern __shared__ __align__(16) u8 stage[];
-  __shared__ __align__(8) u64 tt_bar[kBuffers];  // one per buffer, an arrival per warp
+  extern __shared__ __align__(128) u8 stage[];
+  __shared__ __align__(8) u64 tt_full[kBuffers];   // the bulk copy's bytes landed
+  __shared__ __align__(8) u64 tt_empty[kBuffers];  // an arrival per warp that summed it
   if (threadIdx.x == 0) {
 #pragma unroll
-    for (u32 b = 0; b < kBuffers; ++b) tt_mbarrier_init(&tt_bar[b], kThreads / 32);
+    for (u32 b = 0; b < kBuffers; ++b) {
+      tt_mbarrier_init(&tt_full[b], 1);
+      tt_mbarrier_init(&tt_empty[b], kThreads / 32);
+    }
     tt_fence_barrier_init();
   }
   __syncthreads();
-  u32 sweep0 = 0;  // window rows this block swept before the tile
+  u64 p_tile = blockIdx.x;  // the producer's place: window row p_s of tile p_tile
+  u32 p_s = 0, p_g = 0;
+  tt_tile pt = tt_tile_at(p_tile < kNumTiles ? p_tile : 0);
+  auto produce = [&]() {
+    while (p_tile < kNumTiles && p_s >= pt.rows) {
+      p_tile += gridDim.x;
+      p_s = 0;
+      if (p_tile < kNumTiles) pt = tt_tile_at(p_tile);
+    }
+    if (p_tile >= kNumTiles) return;
+    const u32 b = p_g % kBuffers;
+    if (p_g >= kBuffers) tt_mbarrier_wait(&tt_empty[b], (p_g / kBuffers - 1) & 1);
+    constexpr u64 kLastWhole = kColBytes & ~u64(15);  // bulk copies stop here
+    const u64 start = pt.row0 + (pt.oh_hi - p_s) * kWindowRowBytes;
+    const u64 base = start & ~u64(15), end = start + pt.span;
+    const u64 stop = min((end + 15) & ~u64(15), kLastWhole);
+    u8* buf = stage + b * kBufBytes + u32(base) % kBufAlign;  // holds `base` on
+    for (u64 i = stop > base ? stop : base; i < end; ++i) buf[i - base] = col[i];
+    tt_mbarrier_expect_tx(&tt_full[b], stop > base ? u32(stop - base) : 0u);
+    if (stop > base) tt_bulk_load(buf, col + base, u32(stop - base), &tt_full[b]);
+    ++p_g;
+    ++p_s;
+  };
+  if (threadIdx.x == 0) {
+#pragma unroll 1
+    for (u32 i = 0; i + 1 < kBuffers; ++i) produce();
+  }
+  u32 g = 0;  // window rows this block summed before the tile
   for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {
-    const u32 n = u32(tile / (u64(kTilesH) * kTilesW));
-    const u32 h0 = u32(tile / kTilesW % kTilesH) * kTileH;
-    const u32 w0 = u32(tile % kTilesW) * kTileW;
-    const u32 h_end = min(h0 + kTileH, kH) - 1;  // last row of the tile
-    const u32 w_end = min(w0 + kTileW, kW) - 1;
-    const u32 oh_lo = tt_lo(h0, kPH, (kKH - 1) * kDH, kSH);
-    const u32 oh_hi = min((h_end + kPH) / kSH, kOH - 1);
-    const u32 ow_lo = tt_lo(w0, kPW, (kKW - 1) * kDW, kSW);
-    const u32 ow_hi = min((w_end + kPW) / kSW, kOW - 1);
-    // Window rows swept, oh_hi down to oh_lo: a pixel then meets its taps kh ascending.
-    const u32 rows = oh_lo <= oh_hi && ow_lo <= ow_hi ? oh_hi - oh_lo + 1 : 0;
-    // The matrix rows of window row oh and columns ow_lo..ow_hi are contiguous.
-    const u64 row0 = (u64(n) * kOH * kOW + ow_lo) * kK * kElementBytes;
-    const u32 span = rows ? (ow_hi - ow_lo + 1) * u32(kRowBytes) : 0;
+    const tt_tile t = tt_tile_at(tile);
 
-    // Per item: its row (~0 when it has no pixel), the buffer offset of its first tap
-    // (kw0 at window column ow0, channel c0) in tap row 0, and its taps per row.
-    float acc[kItems][kPerThread];
-    u32 hs[kItems], first[kItems], taps[kItems];
+    // This thread's first tile row, and per column slot the buffer offset of its first
+    // tap (kw0 at window column ow0, channel c0) in tap row 0 and its taps per row (0:
+    // none, or no pixel).
+    const u32 h_band = t.h0 + threadIdx.x / kGroupThreads * kGroupRows;
+    float acc[kGroupRows][kPerRow][kPerThread];
+    u32 first[kPerRow], taps[kPerRow];
 #pragma unroll
-    for (u32 i = 0; i < kItems; ++i) {
+    for (u32 r = 0; r < kGroupRows; ++r) {
 #pragma unroll
-      for (u32 j = 0; j < kPerThread; ++j) acc[i][j] = 0.0f;
-      hs[i] = 0xffffffffu;
-      first[i] = 0;
-      taps[i] = 0;
-      u32 h, w, c0;
-      if (!tt_item(i, h0, w0, h, w, c0)) continue;
-      hs[i] = h;
+      for (u32 j = 0; j < kPerRow; ++j) {
+#pragma unroll
+        for (u32 e = 0; e < kPerThread; ++e) acc[r][j][e] = 0.0f;
+      }
+    }
+#pragma unroll
+    for (u32 j = 0; j < kPerRow; ++j) {
+      first[j] = 0;
+      taps[j] = 0;
+      u32 w, c0;
+      if (!tt_column(j, t.w0, w, c0)) continue;
       u32 kw = tt_first_tap(w + kPW, kDW, kSW, kStepW);
       if (kw == 0xffffffffu) continue;
       if (w + kPW > (kOW - 1) * kSW) {
@@ -240,101 +295,65 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_col2im_swept(const u8*
       }
       u32 count = 0;
       for (u32 k = kw; k < kKW && k * kDW <= w + kPW; k += kStepW) ++count;
-      taps[i] = count;
+      taps[j] = count;
       if (count) {
-        first[i] = (((w + kPW - kw * kDW) / kSW - ow_lo) * u32(kK) + kw * kC + c0) *
+        first[j] = (((w + kPW - kw * kDW) / kSW - t.ow_lo) * u32(kK) + kw * kC + c0) *
                    u32(kElementBytes);
       }
     }
 
-    // Window row s of the sweep (the block's g-th) into buffer g % kBuffers: what of its
-    // matrix rows holds a tap landing in the tile (taps kh_lo..kh_hi, bytes
-    // [run_lo, run_hi) of each matrix row).
-    auto fill = [&](u32 s) {
-      if (s >= rows) return;
-      const u32 g = sweep0 + s;
-      const u32 oh = oh_hi - s;
-      const u32 kh_lo = tt_kh_lo(h0, oh);
-      const u32 kh_hi = min((h_end + kPH - oh * kSH) / kDH, kKH - 1);
-      const u32 run_lo = kh_lo * kTapElems * u32(kElementBytes);
-      const u32 run_hi = kh_lo <= kh_hi ? (kh_hi + 1) * kTapElems * u32(kElementBytes) : run_lo;
-      const bool whole = run_lo == 0 && run_hi == kRowBytes;
-      const u64 start = row0 + oh * kWindowRowBytes;
-      const u64 base = start & ~u64(15);
-      u8* buf = stage + g % kBuffers * kBufBytes;
-      const u32 runs = run_lo == run_hi ? 0 : whole ? 1 : ow_hi - ow_lo + 1;
-      const u32 run_bytes = whole ? span : run_hi - run_lo;
-      constexpr u64 kLastWhole = kColBytes & ~u64(15);  // bulk copies stop here
-      auto bounds = [&](u32 r, u64& from, u64& a, u64& b) {
-        from = start + (whole ? 0 : u64(r) * kRowBytes + run_lo);
-        a = from & ~u64(15);
-        b = min((from + run_bytes + 15) & ~u64(15), kLastWhole);
-      };
-      u32 bytes = 0;
-      for (u32 r = threadIdx.x; r < runs; r += kThreads) {
-        u64 from, a, b;
-        bounds(r, from, a, b);
-        if (b > a) bytes += u32(b - a);
-      }
-      bytes = __reduce_add_sync(0xffffffffu, bytes);
-      if (threadIdx.x % 32 == 0) tt_mbarrier_expect_tx(&tt_bar[g % kBuffers], bytes);
-      __syncwarp();
-      for (u32 r = threadIdx.x; r < runs; r += kThreads) {
-        u64 from, a, b;
-        bounds(r, from, a, b);
-        if (b > a) {
-          tt_bulk_load(buf + (a - base), col + a, u32(b - a), &tt_bar[g % kBuffers]);
-        }
-        for (u64 t = b > a ? b : a; t < from + run_bytes; ++t) buf[t - base] = col[t];
-      }
-    };
-
 #pragma unroll 1
-    for (u32 s = 0; s + 1 < kBuffers; ++s) {
-      fill(s);
-    }
-    __syncthreads();  // bytes copied by hand are seen by every thread
-#pragma unroll 1
-    for (u32 s = 0; s < rows; ++s) {
-      fill(s + kBuffers - 1);
-      const u32 g = sweep0 + s;
-      tt_mbarrier_wait(&tt_bar[g % kBuffers], g / kBuffers & 1);  // window row s landed
-      const u32 oh = oh_hi - s;
-      const u8* buf = stage + g % kBuffers * kBufBytes + u32(row0 + oh * kWindowRowBytes) % 16;
+    for (u32 s = 0; s < t.rows; ++s, ++g) {
+      if (threadIdx.x == 0) produce();  // the window row kBuffers - 1 ahead
+      const u32 b = g % kBuffers;
+      tt_mbarrier_wait(&tt_full[b], g / kBuffers & 1);  // window row s landed
+      const u32 oh = t.oh_hi - s;
+      const u8* buf = stage + b * kBufBytes + u32(t.row0 + oh * kWindowRowBytes) % kBufAlign;
 #pragma unroll
-      for (u32 i = 0; i < kItems; ++i) {
-        // tap row kh of this window row for the item's row: kh*DH = h + PH - oh*SH
-        const u32 y = hs[i] + kPH;
-        if (taps[i] == 0 || y < oh * kSH || (y - oh * kSH) % kDH != 0) continue;
+      for (u32 r = 0; r < kGroupRows; ++r) {
+        // tap row kh of this window row for tile row h: kh*DH = h + PH - oh*SH (rows
+        // past the tile or the image add bytes of the buffer that are never stored)
+        const u32 y = h_band + r + kPH;
+        if (y < oh * kSH || (y - oh * kSH) % kDH != 0) continue;
         const u32 kh = (y - oh * kSH) / kDH;
         if (kh >= kKH) continue;
-        const u8* p = buf + first[i] + kh * (kTapElems * u32(kElementBytes));
-        for (u32 t = 0; t < taps[i]; ++t, p += kColTapStep) {
 #pragma unroll
-          for (u32 v = 0; v < kPerThread / kVector; ++v) {
-            tt_lanes lanes;
-            lanes.v = tt_ld_shared(p + v * kVector * kElementBytes);
+        for (u32 j = 0; j < kPerRow; ++j) {
+          const u8* p = buf + first[j] + kh * (kTapElems * u32(kElementBytes));
 #pragma unroll
-            for (u32 j = 0; j < kVector; ++j) acc[i][v * kVector + j] += tt_widen(lanes.e[j]);
+          for (u32 t = 0; t < kMaxTapsW; ++t, p += kColTapStep) {
+            if (t >= taps[j]) break;
+#pragma unroll
+            for (u32 v = 0; v < kPerThread / kVector; ++v) {
+              tt_lanes lanes;
+              lanes.v = tt_ld_shared(p + v * kVector * kElementBytes);
+#pragma unroll
+              for (u32 e = 0; e < kVector; ++e) acc[r][j][v * kVector + e] += tt_widen(lanes.e[e]);
+            }
           }
         }
       }
-      __syncthreads();  // buffer g % kBuffers refills next
+      __syncwarp();
+      if (threadIdx.x % 32 == 0) tt_mbarrier_arrive(&tt_empty[b]);  // buffer b summed
     }
-    sweep0 += rows;
 
 #pragma unroll
-    for (u32 i = 0; i < kItems; ++i) {
-      u32 h, w, c0;
-      if (!tt_item(i, h0, w0, h, w, c0)) continue;
-      u8* out = img + (u64(n) * kImgStrideN + u64(h) * kImgStrideH + u64(w) * kImgStrideW +
-                       u64(c0) * kImgStrideC) * kElementBytes;
+    for (u32 r = 0; r < kGroupRows; ++r) {
+      const u32 h = h_band + r;
+      if (h >= kH || h - t.h0 >= kTileH) continue;
 #pragma unroll
-      for (u32 v = 0; v < kPerThread / kVector; ++v) {
-        tt_lanes lanes;
+      for (u32 j = 0; j < kPerRow; ++j) {
+        u32 w, c0;
+        if (!tt_column(j, t.w0, w, c0)) continue;
+        u8* out = img + (u64(t.n) * kImgStrideN + u64(h) * kImgStrideH + u64(w) * kImgStrideW +
+                         u64(c0) * kImgStrideC) * kElementBytes;
 #pragma unroll
-        for (u32 j = 0; j < kVector; ++j) lanes.e[j] = tt_round(acc[i][v * kVector + j]);
-        tt_st_global(out + v * kVector * kImgStrideC * kElementBytes, lanes.v);
+        for (u32 v = 0; v < kPerThread / kVector; ++v) {
+          tt_lanes lanes;
+#pragma unroll
+          for (u32 e = 0; e < kVector; ++e) lanes.e[e] = tt_round(acc[r][j][v * kVector + e]);
+          tt_st_global(out + v * kVector * kImgStrideC * kElementBytes, lanes.v);
+        }
       }
     }
   }
