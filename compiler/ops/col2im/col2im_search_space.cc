@@ -138,7 +138,10 @@ Trial Col2imHeuristic(const Col2imOp& op, const Target& target) {
     // 0.83 of the ceiling, against 2.0 for one band of 256 threads and 1.3 for the staged
     // form), else the staged form where its stage fits (a very wide kernel's runs may not).
     const int64_t w = op.geometry.w;
-    const int banded = static_cast<int>(std::min<int64_t>(1024, 4 * RoundUp(w, 32)));
+    // Up to 4 whole bands of a row's pixels in warps, within 1024 threads.
+    const int64_t row = RoundUp(w, 32);
+    const int banded =
+        static_cast<int>(row >= 1024 ? 1024 : std::min<int64_t>(4, 1024 / row) * row);
     std::vector<LaunchParams> launches;
     if (target.HasTma() && !mine.disable_tma) {
       for (int stages : {5, 4, 3}) launches.push_back(SweptLaunch(8, w, banded, stages, 1));
