@@ -337,8 +337,8 @@ class Col2imEmitter {
   void SweptKernel() {
     absl::StrAppend(
         &out_,
-        "\n// A thread of band q = threadIdx.x / kGroupThreads sums the tile rows [q * kGroupRows,\n"
-        "// (q + 1) * kGroupRows) at kPerRow column slots: slot j is item lane + j * kGroupThreads\n"
+        "\n// A thread of band b = threadIdx.x / kGroupThreads sums the tile rows [b * kGroupRows,\n"
+        "// (b + 1) * kGroupRows) at kPerRow column slots: slot j is item lane + j * kGroupThreads\n"
         "// of a row, its column w and first channel c0; false when it lies outside the tile or\n"
         "// the image. Every thread of a band has the same rows, so each window row gives its\n"
         "// warps the same share of work. A row's pixels go one residue class of SW at a time\n"
@@ -514,8 +514,8 @@ class Col2imEmitter {
   std::string SumBuffer() {
     return "#pragma unroll\n"
            "      for (u32 r = 0; r < kGroupRows; ++r) {\n"
-           "        // tap row kh of this window row for tile row h: kh*DH = h + PH - oh*SH (rows\n"
-           "        // past the tile or the image add bytes of the buffer that are never stored)\n"
+           "        // tap row kh of this window row for tile row h: kh*DH = h + PH - oh*SH\n"
+           "        if (h_band + r > t.h_end) break;  // past the tile or the image\n"
            "        const u32 y = h_band + r + kPH;\n"
            "        if (y < oh * kSH || (y - oh * kSH) % kDH != 0) continue;\n"
            "        const u32 kh = (y - oh * kSH) / kDH;\n"
@@ -524,8 +524,8 @@ class Col2imEmitter {
            "        for (u32 j = 0; j < kPerRow; ++j) {\n"
            "          const u8* p = buf + first[j] + kh * (kTapElems * u32(kElementBytes));\n"
            "#pragma unroll\n"
-           "          for (u32 t = 0; t < kMaxTapsW; ++t, p += kColTapStep) {\n"
-           "            if (t >= taps[j]) break;\n"
+           "          for (u32 tap = 0; tap < kMaxTapsW; ++tap, p += kColTapStep) {\n"
+           "            if (tap >= taps[j]) break;\n"
            "#pragma unroll\n"
            "            for (u32 v = 0; v < kPerThread / kVector; ++v) {\n"
            "              tt_lanes lanes;\n"
@@ -574,7 +574,11 @@ class Col2imEmitter {
         "    const u64 base = start & ~u64(15), end = start + pt.span;\n"
         "    const u64 stop = min((end + 15) & ~u64(15), kLastWhole);\n"
         "    u8* buf = stage + b * kBufBytes + u32(base) % kBufAlign;  // holds `base` on\n"
-        "    for (u64 i = stop > base ? stop : base; i < end; ++i) buf[i - base] = col[i];\n"
+        "    if (stop < end) {\n"
+        "      for (u64 i = stop > base ? stop : base; i < end; ++i) buf[i - base] = col[i];\n"
+        "      // A later bulk copy into this buffer (the async proxy) writes after these stores.\n"
+        "      asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n"
+        "    }\n"
         "    tt_mbarrier_expect_tx(&tt_full[b], stop > base ? u32(stop - base) : 0u);\n"
         "    if (stop > base) tt_bulk_load(buf, col + base, u32(stop - base), &tt_full[b]",
         ColPolicy(),

@@ -102,16 +102,17 @@ void PlanSweep(LoweredCol2im& l) {
   s.chunks = CeilDiv(s.cols * l.k * l.element_bytes + (tma ? 127 : 15), 16);
   if (tma) s.chunks = RoundUp(s.chunks, 8);
   s.buffers = l.launch.stages;
-  // Every thread of a group takes the same share of each of its rows (see the emitter's
-  // tt_item); a row's items need RoundUp(row_items, 32) threads, and more than that split
-  // the tile's rows into bands.
+  // Every thread of a band takes the same share of each of its rows (see the emitter's
+  // tt_column); a row's items need RoundUp(row_items, 32) threads, and more than that split
+  // the tile's rows into bands, as many as whole bands of rows need (7 bands of 2 over 8
+  // rows are 4).
   const int64_t per_thread = Col2imChannelsPerThread(l);
   const int64_t threads = l.launch.threads;
   s.row_items = g.sw * CeilDiv(l.tile_w, g.sw) * (g.c / per_thread);
   const int64_t row_threads = std::min(threads, RoundUp(s.row_items, 32));
-  s.row_groups = std::clamp<int64_t>(threads / row_threads, 1, l.tile_h);
+  s.group_rows = CeilDiv(l.tile_h, std::clamp<int64_t>(threads / row_threads, 1, l.tile_h));
+  s.row_groups = CeilDiv(l.tile_h, s.group_rows);
   s.group_threads = std::max<int64_t>(32, threads / s.row_groups / 32 * 32);
-  s.group_rows = CeilDiv(l.tile_h, s.row_groups);
   s.per_row = CeilDiv(s.row_items, s.group_threads);
   l.sums_per_thread = s.group_rows * s.per_row * per_thread;
 }

@@ -99,6 +99,16 @@ TEST(Col2imLoweringTest, SweptFormPlansItsBuffers) {
   ASSERT_TRUE(one.ok()) << one.status();
   EXPECT_EQ(one->sweep.row_groups, 1);
   EXPECT_EQ(one->sums_per_thread, 24);
+  // 448 threads over 56-pixel rows could make 7 bands, but 8 rows in bands of 2 are 4
+  // bands: 96 threads each (112 rounded down to warps).
+  auto four = LowerCol2im(Col2imOp::Dense(DataType::kF16, kStem), T("sm_90a"),
+                          Launch(8, 56, true, 448, 2));
+  ASSERT_TRUE(four.ok()) << four.status();
+  EXPECT_EQ(four->sweep.row_items, 56);
+  EXPECT_EQ(four->sweep.group_rows, 2);
+  EXPECT_EQ(four->sweep.row_groups, 4);
+  EXPECT_EQ(four->sweep.group_threads, 96);
+  EXPECT_EQ(four->sweep.per_row, 1);
   // disable_tma (or sm_80) copies with cp.async instead.
   Col2imOp no_tma = Col2imOp::Dense(DataType::kF16, kStem);
   no_tma.hints.disable_tma = true;

@@ -28,12 +28,15 @@ LaunchParams SweptLaunch(int64_t tile_h, int64_t tile_w, int threads, int stages
   return MakeLaunch(tile_h, tile_w, threads, true, ctas, stages);
 }
 
-// Threads for bands of rows: 1, 2 and 4 times a whole-width row's pixels, in warps, up to
-// 1024.
-std::vector<int> BandThreads(int64_t w) {
+// A whole-width tile row's items (pixels of short C; residue classes of SW padded, as the
+// swept form walks them) in warps: the threads one band of rows takes.
+int64_t RowThreads(const Im2colGeometry& g) { return RoundUp(g.sw * CeilDiv(g.w, g.sw), 32); }
+
+// Threads for bands of rows: 1, 2 and 4 bands, up to 1024.
+std::vector<int> BandThreads(const Im2colGeometry& g) {
   std::vector<int> threads;
   for (int64_t bands : {1, 2, 4}) {
-    const int64_t t = RoundUp(w, 32) * bands;
+    const int64_t t = RowThreads(g) * bands;
     if (t <= 1024) threads.push_back(static_cast<int>(t));
   }
   return threads;
@@ -116,7 +119,7 @@ SearchSpace Col2imSearchSpace(const Col2imOp& op, const Target& target) {
     // window rows in flight, and bands of rows give a window row more warps (measured on
     // the H200 stem: 8 x W, 4 bands, 5 buffers, 0.83 of the ceiling; 1 band 0.60).
     for (int64_t tile_h : {4, 8, 16}) {
-      for (int threads : BandThreads(w)) {
+      for (int threads : BandThreads(op.geometry)) {
         for (int stages : {3, 5}) {
           space.launches.push_back(SweptLaunch(tile_h, w, threads, stages, /*ctas=*/1));
         }
@@ -139,7 +142,7 @@ Trial Col2imHeuristic(const Col2imOp& op, const Target& target) {
     // form), else the staged form where its stage fits (a very wide kernel's runs may not).
     const int64_t w = op.geometry.w;
     // Up to 4 whole bands of a row's pixels in warps, within 1024 threads.
-    const int64_t row = RoundUp(w, 32);
+    const int64_t row = RowThreads(op.geometry);
     const int banded =
         static_cast<int>(row >= 1024 ? 1024 : std::min<int64_t>(4, 1024 / row) * row);
     std::vector<LaunchParams> launches;

@@ -180,8 +180,8 @@ __device__ __forceinline__ u32 tt_kh_lo(u32 h0, u32 oh) {
   return h0 + kPH > top ? (h0 + kPH - top + kDH - 1) / kDH : 0;
 }
 
-// A thread of band q = threadIdx.x / kGroupThreads sums the tile rows [q * kGroupRows,
-// (q + 1) * kGroupRows) at kPerRow column slots: slot j is item lane + j * kGroupThreads
+// A thread of band b = threadIdx.x / kGroupThreads sums the tile rows [b * kGroupRows,
+// (b + 1) * kGroupRows) at kPerRow column slots: slot j is item lane + j * kGroupThreads
 // of a row, its column w and first channel c0; false when it lies outside the tile or
 // the image. Every thread of a band has the same rows, so each window row gives its
 // warps the same share of work. A row's pixels go one residue class of SW at a time
@@ -254,7 +254,11 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_col2im_swept(const u8*
     const u64 base = start & ~u64(15), end = start + pt.span;
     const u64 stop = min((end + 15) & ~u64(15), kLastWhole);
     u8* buf = stage + b * kBufBytes + u32(base) % kBufAlign;  // holds `base` on
-    for (u64 i = stop > base ? stop : base; i < end; ++i) buf[i - base] = col[i];
+    if (stop < end) {
+      for (u64 i = stop > base ? stop : base; i < end; ++i) buf[i - base] = col[i];
+      // A later bulk copy into this buffer (the async proxy) writes after these stores.
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    }
     tt_mbarrier_expect_tx(&tt_full[b], stop > base ? u32(stop - base) : 0u);
     if (stop > base) tt_bulk_load(buf, col + base, u32(stop - base), &tt_full[b]);
     ++p_g;
@@ -311,8 +315,8 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_col2im_swept(const u8*
       const u8* buf = stage + b * kBufBytes + u32(t.row0 + oh * kWindowRowBytes) % kBufAlign;
 #pragma unroll
       for (u32 r = 0; r < kGroupRows; ++r) {
-        // tap row kh of this window row for tile row h: kh*DH = h + PH - oh*SH (rows
-        // past the tile or the image add bytes of the buffer that are never stored)
+        // tap row kh of this window row for tile row h: kh*DH = h + PH - oh*SH
+        if (h_band + r > t.h_end) break;  // past the tile or the image
         const u32 y = h_band + r + kPH;
         if (y < oh * kSH || (y - oh * kSH) % kDH != 0) continue;
         const u32 kh = (y - oh * kSH) / kDH;
@@ -321,8 +325,8 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_col2im_swept(const u8*
         for (u32 j = 0; j < kPerRow; ++j) {
           const u8* p = buf + first[j] + kh * (kTapElems * u32(kElementBytes));
 #pragma unroll
-          for (u32 t = 0; t < kMaxTapsW; ++t, p += kColTapStep) {
-            if (t >= taps[j]) break;
+          for (u32 tap = 0; tap < kMaxTapsW; ++tap, p += kColTapStep) {
+            if (tap >= taps[j]) break;
 #pragma unroll
             for (u32 v = 0; v < kPerThread / kVector; ++v) {
               tt_lanes lanes;
