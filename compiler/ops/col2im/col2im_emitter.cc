@@ -335,6 +335,28 @@ class Col2imEmitter {
   // the last to the first, each one's matrix rows copied into a rotating buffer while the
   // previous one is summed; f32 sums stay in registers for the sweep.
   void SweptKernel() {
+    SweptHelpers();
+    absl::StrAppend(&out_, "\nextern \"C\" __global__ void __launch_bounds__(kThreads) ",
+                    l_.kernel_name, "(const u8* __restrict__ col, u8* __restrict__ img) {\n");
+    if (l_.col_policy) absl::StrAppend(&out_, "  const u64 col_policy = tt_make_col_policy();\n");
+    if (l_.img_policy) absl::StrAppend(&out_, "  const u64 img_policy = tt_make_img_policy();\n");
+    absl::StrAppend(&out_, "  extern __shared__ __align__(128) u8 stage[];\n");
+    if (Tma()) TmaProducer();
+    absl::StrAppend(
+        &out_,
+        Tma() ? "  u32 g = 0;  // window rows this block summed before the tile\n"
+              : "  u32 sweep0 = 0;  // window rows this block swept before the tile\n",
+        "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n"
+        "    const tt_tile t = tt_tile_at(tile);\n"
+        "\n",
+        SweptTileSetup());
+    SweptLoop();
+    StoreSums();
+  }
+
+  // The device helpers of the swept form: a thread's column slots, a tile's window rows,
+  // and TMA's arrival on an empty barrier.
+  void SweptHelpers() {
     absl::StrAppend(
         &out_,
         "\n// A thread of band b = threadIdx.x / kGroupThreads sums the tile rows [b * kGroupRows,\n"
@@ -380,19 +402,11 @@ class Col2imEmitter {
           "  asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%0];\" :: \"r\"(tt_smem_addr(bar))\n"
           "               : \"memory\");\n}\n");
     }
-    absl::StrAppend(&out_, "\nextern \"C\" __global__ void __launch_bounds__(kThreads) ",
-                    l_.kernel_name, "(const u8* __restrict__ col, u8* __restrict__ img) {\n");
-    if (l_.col_policy) absl::StrAppend(&out_, "  const u64 col_policy = tt_make_col_policy();\n");
-    if (l_.img_policy) absl::StrAppend(&out_, "  const u64 img_policy = tt_make_img_policy();\n");
-    absl::StrAppend(&out_, "  extern __shared__ __align__(128) u8 stage[];\n");
-    if (Tma()) TmaProducer();
-    absl::StrAppend(
-        &out_,
-        Tma() ? "  u32 g = 0;  // window rows this block summed before the tile\n"
-              : "  u32 sweep0 = 0;  // window rows this block swept before the tile\n",
-        "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n"
-        "    const tt_tile t = tt_tile_at(tile);\n"
-        "\n"
+  }
+
+  // Per tile: this thread's band, its f32 sums zeroed, and its column slots' taps.
+  std::string SweptTileSetup() {
+    return std::string(
         "    // This thread's first tile row, and per column slot the buffer offset of its first\n"
         "    // tap (kw0 at window column ow0, channel c0) in tap row 0 and its taps per row (0:\n"
         "    // none, or no pixel).\n"
@@ -426,6 +440,12 @@ class Col2imEmitter {
         "                   u32(kElementBytes);\n"
         "      }\n"
         "    }\n");
+  }
+
+  // The window rows of one tile: with TMA, each waited for on its buffer's full barrier and
+  // released by an arrival per warp on its empty barrier; with cp.async, filled
+  // kBuffers - 1 ahead and closed by a CTA barrier.
+  void SweptLoop() {
     if (Tma()) {
       absl::StrAppend(
           &out_,
@@ -482,6 +502,10 @@ class Col2imEmitter {
           "    }\n"
           "    sweep0 += t.rows;\n");
     }
+  }
+
+  // The tile's sums, rounded once, into the image.
+  void StoreSums() {
     absl::StrAppend(
         &out_,
         "\n"
