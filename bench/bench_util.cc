@@ -59,6 +59,25 @@ absl::StatusOr<double> TimeLaunches(BenchEnv& env, const std::function<absl::Sta
   return times[times.size() / 2];
 }
 
+size_t RotationSets(size_t bytes_per_set, size_t max_sets) {
+  return std::clamp<size_t>(kRotationBytes / std::max<size_t>(bytes_per_set, 1) + 1, 2,
+                            max_sets);
+}
+
+absl::StatusOr<RotatedPairs> AllocateRotatedPairs(BenchEnv& env, size_t input_bytes,
+                                                  size_t output_bytes, uint8_t fill) {
+  RotatedPairs pairs;
+  const size_t sets = RotationSets(input_bytes + output_bytes);
+  for (size_t s = 0; s < sets; ++s) {
+    TT_ASSIGN_OR_RETURN(DeviceBuffer input, DeviceBuffer::Allocate(*env.context, input_bytes));
+    TT_ASSIGN_OR_RETURN(DeviceBuffer output, DeviceBuffer::Allocate(*env.context, output_bytes));
+    TT_RETURN_IF_ERROR(input.Fill(fill));
+    pairs.inputs.push_back(std::move(input));
+    pairs.outputs.push_back(std::move(output));
+  }
+  return pairs;
+}
+
 absl::StatusOr<double> TimeMemcpy(BenchEnv& env, CUdeviceptr dst, CUdeviceptr src, size_t bytes,
                                   int batch, int samples) {
   auto stream = reinterpret_cast<cudaStream_t>(env.stream->get());

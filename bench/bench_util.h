@@ -3,6 +3,8 @@
 #ifndef BENCH_BENCH_UTIL_H_
 #define BENCH_BENCH_UTIL_H_
 
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -39,6 +41,23 @@ absl::StatusOr<double> TimeGraph(BenchEnv& env, const std::function<absl::Status
 // cudaMemcpyAsync device-to-device of `bytes` on the env's stream, timed as above.
 absl::StatusOr<double> TimeMemcpy(BenchEnv& env, CUdeviceptr dst, CUdeviceptr src, size_t bytes,
                                   int batch, int samples);
+
+// Buffers a benchmark rotates launch by launch span at least kRotationBytes (2.5x the
+// H200's L2), so no launch finds its input in L2 from the one before.
+inline constexpr size_t kRotationBytes = size_t{150} << 20;
+
+// How many sets of `bytes_per_set` to rotate: enough to span kRotationBytes, from 2 to
+// `max_sets`.
+size_t RotationSets(size_t bytes_per_set, size_t max_sets = 8);
+
+// RotationSets(input_bytes + output_bytes) (input, output) pairs, inputs filled with
+// `fill`; launch i uses pair i % size.
+struct RotatedPairs {
+  std::vector<DeviceBuffer> inputs, outputs;
+  size_t size() const { return inputs.size(); }
+};
+absl::StatusOr<RotatedPairs> AllocateRotatedPairs(BenchEnv& env, size_t input_bytes,
+                                                  size_t output_bytes, uint8_t fill);
 
 // Read plus write bytes over milliseconds, in GB/s (1e9 bytes per second).
 inline double GigabytesPerSecond(double bytes_moved, double ms) { return bytes_moved / ms / 1e6; }

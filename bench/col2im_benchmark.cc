@@ -116,8 +116,6 @@ const std::vector<Variant>& Variants() {
   return *variants;
 }
 
-constexpr size_t kRotationBytes = size_t{150} << 20;
-
 void BM_Col2im(benchmark::State& state, const Layer& layer, const Variant& variant) {
   auto skip = [&](const absl::Status& status) {
     state.SkipWithError(std::string(status.message()).c_str());
@@ -145,17 +143,9 @@ void BM_Col2im(benchmark::State& state, const Layer& layer, const Variant& varia
 
   const size_t col_bytes = static_cast<size_t>(Col2imColumnBytes(op));
   const size_t img_bytes = SpanBytes(op.img);
-  const size_t sets = std::clamp<size_t>(kRotationBytes / (col_bytes + img_bytes) + 1, 2, 8);
-  std::vector<DeviceBuffer> cols, imgs;
-  for (size_t s = 0; s < sets; ++s) {
-    auto col = DeviceBuffer::Allocate(*env.context, col_bytes);
-    auto img = DeviceBuffer::Allocate(*env.context, img_bytes);
-    if (!col.ok() || !img.ok() || !col->Fill(0x3c).ok()) {
-      return skip(absl::ResourceExhaustedError("device allocation failed"));
-    }
-    cols.push_back(*std::move(col));
-    imgs.push_back(*std::move(img));
-  }
+  auto pairs = AllocateRotatedPairs(env, col_bytes, img_bytes, 0x3c);
+  if (!pairs.ok()) return skip(pairs.status());
+  const size_t sets = pairs->size();
   const size_t memcpy_bytes = (col_bytes + img_bytes) / 2 / 16 * 16;
   auto scratch_src = DeviceBuffer::Allocate(*env.context, memcpy_bytes);
   auto scratch_dst = DeviceBuffer::Allocate(*env.context, memcpy_bytes);
@@ -166,7 +156,7 @@ void BM_Col2im(benchmark::State& state, const Layer& layer, const Variant& varia
   size_t next = 0;
   auto launch_one = [&] {
     const size_t s = next++ % sets;
-    return (*kernel)->Launch(cols[s].ptr(), imgs[s].ptr(), stream);
+    return (*kernel)->Launch(pairs->inputs[s].ptr(), pairs->outputs[s].ptr(), stream);
   };
   const int batch = 8;
   std::vector<double> times;

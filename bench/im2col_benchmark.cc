@@ -275,8 +275,6 @@ absl::StatusOr<CudnnEnv*> GetCudnn(BenchEnv& env) {
   return *cudnn;
 }
 
-constexpr size_t kRotationBytes = size_t{150} << 20;
-
 void BM_Im2col(benchmark::State& state, const Layer& layer, const Variant& variant) {
   auto skip = [&](const absl::Status& status) {
     state.SkipWithError(std::string(status.message()).c_str());
@@ -309,20 +307,10 @@ void BM_Im2col(benchmark::State& state, const Layer& layer, const Variant& varia
   const size_t img_bytes = static_cast<size_t>(g.n * g.h * g.w * g.c * 2);
   const size_t col_bytes = static_cast<size_t>(g.M() * g.K() * 2);
   const size_t memcpy_bytes = (img_bytes + col_bytes) / 2 / 16 * 16;
-  // (image, column) sets rotated launch by launch, ours and cuDNN's alike, spanning over
-  // the L2: an image read again by the next launch is not still in L2.
-  const size_t sets =
-      std::clamp<size_t>(kRotationBytes / (img_bytes + col_bytes) + 1, 2, 8);
-  std::vector<DeviceBuffer> imgs, cols;
-  for (size_t s = 0; s < sets; ++s) {
-    auto img = DeviceBuffer::Allocate(*env.context, img_bytes);
-    auto col = DeviceBuffer::Allocate(*env.context, col_bytes);
-    if (!img.ok() || !col.ok() || !img->Fill(0x3c).ok()) {
-      return skip(absl::ResourceExhaustedError("device allocation failed"));
-    }
-    imgs.push_back(*std::move(img));
-    cols.push_back(*std::move(col));
-  }
+  // (image, column) pairs rotated launch by launch, ours and cuDNN's alike.
+  auto pairs = AllocateRotatedPairs(env, img_bytes, col_bytes, 0x3c);
+  if (!pairs.ok()) return skip(pairs.status());
+  const size_t sets = pairs->size();
   auto scratch_src = DeviceBuffer::Allocate(*env.context, memcpy_bytes);
   auto scratch_dst = DeviceBuffer::Allocate(*env.context, memcpy_bytes);
   if (!scratch_src.ok() || !scratch_dst.ok() || !scratch_src->Fill(0x3c).ok()) {
@@ -332,7 +320,7 @@ void BM_Im2col(benchmark::State& state, const Layer& layer, const Variant& varia
   size_t next = 0;
   auto ours = [&] {
     const size_t s = next++ % sets;
-    return (*kernel)->Launch(imgs[s].ptr(), cols[s].ptr(), stream);
+    return (*kernel)->Launch(pairs->inputs[s].ptr(), pairs->outputs[s].ptr(), stream);
   };
   const int batch = 8;
   std::vector<double> times;
@@ -363,7 +351,8 @@ void BM_Im2col(benchmark::State& state, const Layer& layer, const Variant& varia
         im2col.ok() ? TimeLaunches(env,
                                    [&] {
                                      const size_t s = next++ % sets;
-                                     return (*im2col)->Run(imgs[s].ptr(), cols[s].ptr());
+                                     return (*im2col)->Run(pairs->inputs[s].ptr(),
+                                                           pairs->outputs[s].ptr());
                                    },
                                    batch, 9)
                     : absl::StatusOr<double>(im2col.status());

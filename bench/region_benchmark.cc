@@ -75,7 +75,6 @@ const std::vector<Problem>& Problems() {
   return *problems;
 }
 
-constexpr size_t kRotationBytes = size_t{150} << 20;
 constexpr size_t kMaxSets = 4096;
 
 size_t RoundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
@@ -104,7 +103,7 @@ void BM_Region(benchmark::State& state, const Problem& problem) {
   const size_t src_bytes = SpanBytes(op.src.buffer), dst_bytes = SpanBytes(op.dst.buffer);
   const size_t copied = static_cast<size_t>(op.src.NumElements()) * element;
   const size_t src_stride = RoundUp(src_bytes, 256), dst_stride = RoundUp(dst_bytes, 256);
-  const size_t sets = std::clamp<size_t>(kRotationBytes / (src_stride + dst_stride) + 1, 2, kMaxSets);
+  const size_t sets = RotationSets(src_stride + dst_stride, kMaxSets);
   auto src = DeviceBuffer::Allocate(*env.context, sets * src_stride);
   auto dst = DeviceBuffer::Allocate(*env.context, sets * dst_stride);
   if (!src.ok() || !dst.ok() || !src->Fill(0x5a).ok()) {
