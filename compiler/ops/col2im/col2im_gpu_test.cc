@@ -19,6 +19,7 @@
 #include "compiler/ops/col2im/col2im_definition.h"
 #include "compiler/ops/col2im/col2im_lowering.h"
 #include "compiler/ops/col2im/col2im_op.h"
+#include "compiler/ops/col2im/col2im_search_space.h"
 #include "compiler/ops/im2col/im2col_test_util.h"
 #include "gtest/gtest.h"
 #include "kernels/runtime/gpu_test_util.h"
@@ -170,6 +171,9 @@ std::vector<Col2imCase> Cases() {
       // A matrix of 3402 B: its last 10 bytes lie past the last whole 16-byte chunk.
       {"swept_matrix_tail_by_hand", DataType::kF16, G(1, 7, 9, 3, 3, 3, 1, 1, 1, 1, 1, 1),
        Launch(2, 9, true, 64, 3, 1)},
+      // 1024 threads: 4 bands of a 256-pixel row, the register cap of a full CTA.
+      {"stem_7x7_s2_p3_swept_1024_threads", DataType::kF16,
+       G(1, 64, 256, 3, 7, 7, 2, 2, 1, 1, 3, 3), Launch(8, 256, true, 1024, 5, 1)},
   };
   for (const Fixed& f : fixed) {
     Col2imOp op = Col2imOp::Dense(f.dtype, f.geometry);
@@ -181,6 +185,12 @@ std::vector<Col2imCase> Cases() {
                                             : Col2imPath::kTmaSwept;
     cases.push_back({f.name, op, f.launch, path});
   }
+  // What Library runs with no tuned record: the heuristic's launch for the stem at its real
+  // width (on sm_90, 896 threads in 4 bands of 224 pixels, 5 buffers, one CTA per SM).
+  Col2imOp stem = Col2imOp::Dense(DataType::kF16, G(2, 224, 224, 3, 7, 7, 2, 2, 1, 1, 3, 3));
+  const Trial trial = Col2imHeuristic(stem, *Target::Parse("sm_90a"));
+  stem.hints = trial.hints;
+  cases.push_back({"stem_224_heuristic_default", stem, trial.launch, Col2imPath::kTmaSwept});
   return cases;
 }
 
