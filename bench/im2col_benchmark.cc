@@ -1,4 +1,5 @@
-// im2col variants on ResNet-50-like f16 layers against cudnnIm2Col on the same problem and
+// im2col variants on ResNet-50-like f16 layers (and four with narrow channels), and the
+// built-in heuristic's launch (variant "heuristic"), against cudnnIm2Col on the same problem and
 // cudaMemcpy of the same traffic, in the same run.
 //
 // Bytes moved, for every counter: the image read once plus the column matrix written once,
@@ -40,6 +41,7 @@
 #include "compiler/ops/im2col/im2col_definition.h"
 #include "compiler/ops/im2col/im2col_lowering.h"
 #include "compiler/ops/im2col/im2col_op.h"
+#include "compiler/ops/im2col/im2col_search_space.h"
 #include "cuda_runtime_api.h"
 #include "cudnn.h"
 #include "kernels/tile_kernel.h"
@@ -79,6 +81,12 @@ const std::vector<Layer>& Layers() {
       {"n64_c256_14x14_k3_s1_p1", 64, 14, 14, 256, 3, 1, 1},
       {"n64_c128_56x56_k3_s2_p1", 64, 56, 56, 128, 3, 2, 1},
       {"n32_c3_224x224_k7_s2_p3", 32, 224, 224, 3, 7, 2, 3},
+      // Narrow channels beyond the suite (C x 2 B below 16 B): where the built-in heuristic
+      // takes tiles of whole (output) rows.
+      {"n64_c3_227x227_k11_s4_p0", 64, 227, 227, 3, 11, 4, 0},
+      {"n64_c3_224x224_k3_s2_p1", 64, 224, 224, 3, 3, 2, 1},
+      {"n16_c4_96x96_k3_s1_p1", 16, 96, 96, 4, 3, 1, 1},
+      {"n8_c1_128x128_k5_s1_p2", 8, 128, 128, 1, 5, 1, 2},
   };
   return *layers;
 }
@@ -92,6 +100,9 @@ struct Variant {
   int ctas_per_sm;
   // Image loads evict_last, column stores evict_first.
   bool split_eviction = false;
+  // The launch and hints of the built-in heuristic (what Library runs with no record);
+  // the fields above are then unused.
+  bool heuristic = false;
 };
 
 const std::vector<Variant>& Variants() {
@@ -116,6 +127,7 @@ const std::vector<Variant>& Variants() {
       {"simt_orow1_t512_imglast_colfirst", Instruction::kSync, {-1, 0}, 512, 1, 0, true},
       {"simt_orow2_t512_imglast_colfirst", Instruction::kSync, {-2, 0}, 512, 1, 0, true},
       {"simt_orow1_t256_p6_imglast_colfirst", Instruction::kSync, {-1, 0}, 256, 1, 6, true},
+      {"heuristic", Instruction::kSync, {}, 0, 0, 0, false, true},
   };
   return *variants;
 }
@@ -289,15 +301,21 @@ void BM_Im2col(benchmark::State& state, const Layer& layer, const Variant& varia
     op.hints.annotations = {{"img_eviction_policy", "evict_last"},
                             {"col_eviction_policy", "evict_first"}};
   }
-  LaunchParams launch;
-  launch.tile = variant.tile;
-  if (launch.tile[1] == 0) launch.tile[1] = g.K();
-  if (launch.tile[0] < 0) launch.tile[0] = -launch.tile[0] * g.OW();
-  launch.threads = variant.threads;
-  launch.stages = variant.stages;
-  launch.ctas_per_sm = variant.ctas_per_sm;
   auto target = Target::Parse(env.context->info().ArchName());
   if (!target.ok()) return skip(target.status());
+  LaunchParams launch;
+  if (variant.heuristic) {
+    const Trial trial = Im2colHeuristic(op, *target);
+    op.hints = trial.hints;
+    launch = trial.launch;
+  } else {
+    launch.tile = variant.tile;
+    if (launch.tile[1] == 0) launch.tile[1] = g.K();
+    if (launch.tile[0] < 0) launch.tile[0] = -launch.tile[0] * g.OW();
+    launch.threads = variant.threads;
+    launch.stages = variant.stages;
+    launch.ctas_per_sm = variant.ctas_per_sm;
+  }
   auto lowered = LowerIm2col(op, *target, launch);
   if (!lowered.ok()) return skip(lowered.status());
   auto kernel = TileKernel::Create(*env.context, Im2colDefinition(),
@@ -344,6 +362,9 @@ void BM_Im2col(benchmark::State& state, const Layer& layer, const Variant& varia
   if (!(*kernel)->lowered().form_name.empty()) {
     absl::StrAppend(&label, "/", (*kernel)->lowered().form_name);
   }
+  if (variant.heuristic) {
+    absl::StrAppend(&label, " ", launch.tile[0], "x", launch.tile[1], " t", launch.threads);
+  }
   auto cudnn = GetCudnn(env);
   if (cudnn.ok()) {
     auto im2col = CudnnIm2col::Create((*cudnn)->handle, g, CUDNN_TENSOR_NCHW);
@@ -374,7 +395,7 @@ void RegisterAll() {
   for (const Layer& layer : Layers()) {
     for (const Variant& variant : Variants()) {
       // Whole-row tiles only where rows are short.
-      if (variant.tile[1] == 0 && layer.Geometry().K() > 1024) continue;
+      if (!variant.heuristic && variant.tile[1] == 0 && layer.Geometry().K() > 1024) continue;
       benchmark::RegisterBenchmark(absl::StrCat("im2col_f16/", layer.name, "/", variant.name).c_str(),
                                    [layer, variant](benchmark::State& state) {
                                      BM_Im2col(state, layer, variant);

@@ -10,6 +10,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -331,27 +332,48 @@ TEST_F(LibraryGpuTest, Im2colThroughTheLibraryIsBitExact) {
   g.dw = 2;
   g.ph = 1;
   g.pw = 2;
-  Im2colOp op = Im2colOp::Dense(DataType::kF16, g);
-  auto info = (*library)->Inspect(op);
-  ASSERT_TRUE(info.ok()) << info.status();
-  EXPECT_EQ(info->level, ResolutionLevel::kHeuristic);
-  size_t img_bytes = SpanBytes(op.img);
-  size_t col_bytes = Im2colColumnBytes(op);
-  std::mt19937_64 rng(std::random_device{}());
-  std::vector<uint8_t> img(img_bytes), expected(col_bytes), got(col_bytes);
-  for (auto& b : img) b = static_cast<uint8_t>(rng());
-  ASSERT_TRUE(Im2colReference(op, img.data(), img_bytes, expected.data(), col_bytes).ok());
-  auto img_device = DeviceBuffer::Allocate(*context_, img_bytes);
-  auto col_device = DeviceBuffer::Allocate(*context_, col_bytes);
-  ASSERT_TRUE(img_device.ok() && col_device.ok());
-  ASSERT_TRUE(img_device->CopyFromHost(img.data(), img_bytes).ok());
-  ASSERT_TRUE(col_device->Fill(0x77).ok());
-  ASSERT_TRUE(context_->Synchronize().ok());
-  absl::Status done = (*library)->Launch(op, img_device->ptr(), col_device->ptr(), nullptr);
-  ASSERT_TRUE(done.ok()) << done;
-  ASSERT_TRUE(context_->Synchronize().ok());
-  ASSERT_TRUE(col_device->CopyToHost(got.data(), col_bytes).ok());
-  EXPECT_TRUE(got == expected) << "library im2col is not bit-exact (" << info->kernel_name << ")";
+  // Wide channels (the row form), then narrow ones, where the heuristic takes tiles of whole
+  // output rows (the staged form) or whole rows (the flat form).
+  Im2colGeometry narrow = g;  // 19 x 24 output pixels of 147 taps x channels
+  narrow.h = 37;
+  narrow.w = 48;
+  narrow.c = 3;
+  narrow.kh = narrow.kw = 7;
+  narrow.sh = narrow.sw = 2;
+  narrow.dw = 1;
+  narrow.ph = narrow.pw = 3;
+  Im2colGeometry odd = narrow;  // rows of 27 elements: the default 128 x 27 tile, flat
+  odd.h = odd.w = 17;
+  odd.kh = odd.kw = 3;
+  odd.sh = odd.sw = 1;
+  odd.ph = odd.pw = 1;
+  const std::pair<Im2colGeometry, const char*> cases[] = {
+      {g, "row"}, {narrow, "staged"}, {odd, "flat"}};
+  for (const auto& [geometry, form] : cases) {
+    Im2colOp op = Im2colOp::Dense(DataType::kF16, geometry);
+    auto info = (*library)->Inspect(op);
+    ASSERT_TRUE(info.ok()) << info.status();
+    EXPECT_EQ(info->level, ResolutionLevel::kHeuristic);
+    EXPECT_EQ(info->form, form) << info->resolution_detail;
+    size_t img_bytes = SpanBytes(op.img);
+    size_t col_bytes = Im2colColumnBytes(op);
+    std::mt19937_64 rng(std::random_device{}());
+    std::vector<uint8_t> img(img_bytes), expected(col_bytes), got(col_bytes);
+    for (auto& b : img) b = static_cast<uint8_t>(rng());
+    ASSERT_TRUE(Im2colReference(op, img.data(), img_bytes, expected.data(), col_bytes).ok());
+    auto img_device = DeviceBuffer::Allocate(*context_, img_bytes);
+    auto col_device = DeviceBuffer::Allocate(*context_, col_bytes);
+    ASSERT_TRUE(img_device.ok() && col_device.ok());
+    ASSERT_TRUE(img_device->CopyFromHost(img.data(), img_bytes).ok());
+    ASSERT_TRUE(col_device->Fill(0x77).ok());
+    ASSERT_TRUE(context_->Synchronize().ok());
+    absl::Status done = (*library)->Launch(op, img_device->ptr(), col_device->ptr(), nullptr);
+    ASSERT_TRUE(done.ok()) << done;
+    ASSERT_TRUE(context_->Synchronize().ok());
+    ASSERT_TRUE(col_device->CopyToHost(got.data(), col_bytes).ok());
+    EXPECT_TRUE(got == expected) << "library im2col is not bit-exact (" << info->kernel_name
+                                 << ", " << info->resolution_detail << ")";
+  }
 }
 
 TEST_F(LibraryGpuTest, TunedCol2imThroughTheLibraryIsBitExact) {

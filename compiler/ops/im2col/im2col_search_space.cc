@@ -5,6 +5,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "compiler/ops/im2col/im2col_lowering.h"
+
 namespace tiletune {
 namespace {
 
@@ -87,10 +90,45 @@ SearchSpace Im2colSearchSpace(const Im2colOp& op, const Target& target) {
   return space;
 }
 
+namespace {
+
+// The heuristic's default tile: 128 rows of up to kDefaultBlockK columns.
+constexpr int64_t kDefaultBlockM = 128;
+constexpr int64_t kDefaultBlockK = 64;
+
+// Narrow channels (C x element not a multiple of 16 B) in rows longer than the default
+// tile's: the row form gathers element by element, where tiles of whole output rows (the
+// staged form) or whole rows (the flat form) store 16-byte vectors. The first of those
+// launches that lowers to one of the two forms with a vector wider than C allows; none when
+// the default tile already spans whole rows (K <= 64: it lowers to those forms itself),
+// when rows are long, or when the hints keep the row form.
+std::optional<LaunchParams> WholeRowLaunch(const Im2colOp& op, const Hints& hints,
+                                           const Target& target) {
+  const int64_t k = op.geometry.K(), ow = op.geometry.OW();
+  if (k <= kDefaultBlockK || k > kWholeRowTileMaxK) return std::nullopt;
+  std::vector<LaunchParams> launches;
+  if (ow <= kWholeOutputRowMaxOW) launches.push_back(MakeLaunch(ow, k, 256, 1, 0));
+  launches.push_back(MakeLaunch(64, k, 256, 1, 0));
+  Im2colOp trial_op = op;
+  trial_op.hints = hints;
+  for (const LaunchParams& launch : launches) {
+    absl::StatusOr<LoweredIm2col> lowered = LowerIm2col(trial_op, target, launch);
+    if (lowered.ok() &&
+        (lowered->path == Im2colPath::kSimtStaged || lowered->path == Im2colPath::kSimtFlat) &&
+        lowered->flat_vector_elems > lowered->vector_elems) {
+      return launch;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Trial Im2colHeuristic(const Im2colOp& op, const Target& target) {
   Trial trial;
-  trial.launch = MakeLaunch(128, std::min<int64_t>(64, std::max<int64_t>(1, op.geometry.K())), 256,
-                            1, 0);
+  trial.launch = MakeLaunch(kDefaultBlockM,
+                            std::min<int64_t>(kDefaultBlockK, std::max<int64_t>(1, op.geometry.K())),
+                            256, 1, 0);
   trial.hints = op.hints;
   const Hints& mine = op.hints;
   if (!mine.prefer_instruction.has_value() && !mine.annotations.count("prefer_instruction")) {
@@ -100,6 +138,9 @@ Trial Im2colHeuristic(const Im2colOp& op, const Target& target) {
       !mine.annotations.count("col_eviction_policy")) {
     trial.hints.annotations["img_eviction_policy"] = "evict_last";
     trial.hints.annotations["col_eviction_policy"] = "evict_first";
+  }
+  if (std::optional<LaunchParams> rows = WholeRowLaunch(op, trial.hints, target)) {
+    trial.launch = *rows;
   }
   return trial;
 }
