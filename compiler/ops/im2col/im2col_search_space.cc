@@ -25,6 +25,36 @@ LaunchParams MakeLaunch(int64_t m, int64_t k, int threads, int stages, int ctas)
   return p;
 }
 
+// The heuristic's default tile: 128 rows of up to kDefaultBlockK columns.
+constexpr int64_t kDefaultBlockM = 128;
+constexpr int64_t kDefaultBlockK = 64;
+
+// Narrow channels (C x element not a multiple of 16 B) in rows longer than the default
+// tile's: the row form gathers element by element, where tiles of whole output rows (the
+// staged form) or whole rows (the flat form) store 16-byte vectors. The first of those
+// launches that lowers to one of the two forms with a vector wider than C allows; none when
+// the default tile already spans whole rows (K <= 64: it lowers to those forms itself),
+// when rows are long, or when the hints keep the row form.
+std::optional<LaunchParams> WholeRowLaunch(const Im2colOp& op, const Hints& hints,
+                                           const Target& target) {
+  const int64_t k = op.geometry.K(), ow = op.geometry.OW();
+  if (k <= kDefaultBlockK || k > kWholeRowTileMaxK) return std::nullopt;
+  std::vector<LaunchParams> launches;
+  if (ow <= kWholeOutputRowMaxOW) launches.push_back(MakeLaunch(ow, k, 256, 1, 0));
+  launches.push_back(MakeLaunch(64, k, 256, 1, 0));
+  Im2colOp trial_op = op;
+  trial_op.hints = hints;
+  for (const LaunchParams& launch : launches) {
+    absl::StatusOr<LoweredIm2col> lowered = LowerIm2col(trial_op, target, launch);
+    if (lowered.ok() &&
+        (lowered->path == Im2colPath::kSimtStaged || lowered->path == Im2colPath::kSimtFlat) &&
+        lowered->flat_vector_elems > lowered->vector_elems) {
+      return launch;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::vector<Hints> AllIm2colHints() {
@@ -89,40 +119,6 @@ SearchSpace Im2colSearchSpace(const Im2colOp& op, const Target& target) {
   }
   return space;
 }
-
-namespace {
-
-// The heuristic's default tile: 128 rows of up to kDefaultBlockK columns.
-constexpr int64_t kDefaultBlockM = 128;
-constexpr int64_t kDefaultBlockK = 64;
-
-// Narrow channels (C x element not a multiple of 16 B) in rows longer than the default
-// tile's: the row form gathers element by element, where tiles of whole output rows (the
-// staged form) or whole rows (the flat form) store 16-byte vectors. The first of those
-// launches that lowers to one of the two forms with a vector wider than C allows; none when
-// the default tile already spans whole rows (K <= 64: it lowers to those forms itself),
-// when rows are long, or when the hints keep the row form.
-std::optional<LaunchParams> WholeRowLaunch(const Im2colOp& op, const Hints& hints,
-                                           const Target& target) {
-  const int64_t k = op.geometry.K(), ow = op.geometry.OW();
-  if (k <= kDefaultBlockK || k > kWholeRowTileMaxK) return std::nullopt;
-  std::vector<LaunchParams> launches;
-  if (ow <= kWholeOutputRowMaxOW) launches.push_back(MakeLaunch(ow, k, 256, 1, 0));
-  launches.push_back(MakeLaunch(64, k, 256, 1, 0));
-  Im2colOp trial_op = op;
-  trial_op.hints = hints;
-  for (const LaunchParams& launch : launches) {
-    absl::StatusOr<LoweredIm2col> lowered = LowerIm2col(trial_op, target, launch);
-    if (lowered.ok() &&
-        (lowered->path == Im2colPath::kSimtStaged || lowered->path == Im2colPath::kSimtFlat) &&
-        lowered->flat_vector_elems > lowered->vector_elems) {
-      return launch;
-    }
-  }
-  return std::nullopt;
-}
-
-}  // namespace
 
 Trial Im2colHeuristic(const Im2colOp& op, const Target& target) {
   Trial trial;
