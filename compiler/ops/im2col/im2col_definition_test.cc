@@ -133,44 +133,47 @@ TEST(Im2colDefinitionTest, HeuristicKeepsTheImageInL2UnlessAsked) {
   EXPECT_FALSE(im2col.Heuristic(op, T("sm_90a")).hints.annotations.count("img_eviction_policy"));
 }
 
-// The form a heuristic trial lowers to, "path/form".
-std::string HeuristicForm(const Im2colOp& op, const Target& target, std::vector<int64_t>* tile) {
-  const Trial trial = Im2colHeuristic(op, target);
-  *tile = trial.launch.tile;
-  Im2colOp hinted = op;
-  hinted.hints = trial.hints;
-  auto lowered = LowerIm2col(hinted, target, trial.launch);
-  if (!lowered.ok()) return std::string(lowered.status().message());
-  return lowered->path_name + "/" + lowered->form_name;
-}
-
 TEST(Im2colDefinitionTest, HeuristicTakesWholeRowsWhereChannelsAreNarrow) {
-  std::vector<int64_t> tile;
-  // The C=3 stem: whole output rows, staged, 16-byte stores.
-  const Im2colOp stem = Im2colOp::Dense(DataType::kF16, G(32, 224, 224, 3, 7, 7, 2, 2, 1, 1, 3, 3));
-  EXPECT_EQ(HeuristicForm(stem, T("sm_90a"), &tile), "simt_im2col/staged");
-  EXPECT_THAT(tile, ElementsAre(112, 147));
-  EXPECT_EQ(HeuristicForm(stem, T("sm_80"), &tile), "simt_im2col/staged");
-  // 17 output pixels a row: no vector's pattern repeats within a row, so 64 whole rows, flat.
-  const Im2colOp odd = Im2colOp::Dense(DataType::kF16, G(2, 17, 17, 7, 5, 5, 1, 1, 1, 1, 2, 2));
-  EXPECT_EQ(HeuristicForm(odd, T("sm_90a"), &tile), "simt_im2col/flat");
-  EXPECT_THAT(tile, ElementsAre(64, 175));
-  // Rows of 64 elements or fewer: the default 128 x K tile spans whole rows already.
-  const Im2colOp rgb = Im2colOp::Dense(DataType::kF16, G(2, 17, 17, 3, 3, 3, 1, 1, 1, 1, 1, 1));
-  EXPECT_EQ(HeuristicForm(rgb, T("sm_90a"), &tile), "simt_im2col/flat");
-  EXPECT_THAT(tile, ElementsAre(128, 27));
-  // Channels of 16 bytes or more, rows longer than 1024 elements, and hints that shape the row
-  // form keep the 128 x 64 row form.
-  const Im2colOp wide = Im2colOp::Dense(DataType::kF16, G(8, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1));
-  EXPECT_EQ(HeuristicForm(wide, T("sm_90a"), &tile), "simt_im2col/row");
-  EXPECT_THAT(tile, ElementsAre(128, 64));
-  const Im2colOp patch = Im2colOp::Dense(DataType::kF32, G(2, 224, 224, 3, 32, 32, 32, 32, 1, 1, 0, 0));
-  EXPECT_EQ(HeuristicForm(patch, T("sm_90a"), &tile), "simt_im2col/row");
-  EXPECT_THAT(tile, ElementsAre(128, 64));
-  Im2colOp narrow = stem;
-  narrow.hints.coalesced_width = 1;
-  EXPECT_EQ(HeuristicForm(narrow, T("sm_90a"), &tile), "simt_im2col/row");
-  EXPECT_THAT(tile, ElementsAre(128, 64));
+  Im2colOp stem = Im2colOp::Dense(DataType::kF16, G(32, 224, 224, 3, 7, 7, 2, 2, 1, 1, 3, 3));
+  Im2colOp narrowed = stem;
+  narrowed.hints.coalesced_width = 1;
+  struct Case {
+    const char* why;
+    Im2colOp op;
+    const char* arch;
+    const char* form;  // "path/form" the trial lowers to
+    std::vector<int64_t> tile;
+  };
+  const Case cases[] = {
+      {"the C=3 stem: whole output rows, 16-byte stores", stem, "sm_90a", "simt_im2col/staged",
+       {112, 147}},
+      {"the stem without TMA", stem, "sm_80", "simt_im2col/staged", {112, 147}},
+      {"17 output pixels a row: no vector's pattern repeats in a row, so 64 whole rows",
+       Im2colOp::Dense(DataType::kF16, G(2, 17, 17, 7, 5, 5, 1, 1, 1, 1, 2, 2)), "sm_90a",
+       "simt_im2col/flat", {64, 175}},
+      {"rows of 64 elements or fewer: the default 128 x K tile spans whole rows already",
+       Im2colOp::Dense(DataType::kF16, G(2, 17, 17, 3, 3, 3, 1, 1, 1, 1, 1, 1)), "sm_90a",
+       "simt_im2col/flat", {128, 27}},
+      {"channels of 16 bytes or more keep the row form",
+       Im2colOp::Dense(DataType::kF16, G(8, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1)), "sm_90a",
+       "simt_im2col/row", {128, 64}},
+      {"rows longer than 1024 elements keep the row form",
+       Im2colOp::Dense(DataType::kF32, G(2, 224, 224, 3, 32, 32, 32, 32, 1, 1, 0, 0)), "sm_90a",
+       "simt_im2col/row", {128, 64}},
+      {"a hint that shapes the row form keeps it", narrowed, "sm_90a", "simt_im2col/row",
+       {128, 64}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.why);
+    const Target target = T(c.arch);
+    const Trial trial = Im2colHeuristic(c.op, target);
+    EXPECT_EQ(trial.launch.tile, c.tile);
+    Im2colOp hinted = c.op;
+    hinted.hints = trial.hints;
+    auto lowered = LowerIm2col(hinted, target, trial.launch);
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    EXPECT_EQ(lowered->path_name + "/" + lowered->form_name, c.form);
+  }
 }
 
 }  // namespace
