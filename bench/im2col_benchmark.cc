@@ -103,6 +103,9 @@ struct Variant {
   // The launch and hints of the built-in heuristic (what Library runs with no record);
   // the fields above are then unused.
   bool heuristic = false;
+  // disable_tma: the staged form then fills its input boxes with the threads' loads
+  // instead of bulk copies.
+  bool disable_tma = false;
 };
 
 const std::vector<Variant>& Variants() {
@@ -127,6 +130,12 @@ const std::vector<Variant>& Variants() {
       {"simt_orow1_t512_imglast_colfirst", Instruction::kSync, {-1, 0}, 512, 1, 0, true},
       {"simt_orow2_t512_imglast_colfirst", Instruction::kSync, {-2, 0}, 512, 1, 0, true},
       {"simt_orow1_t256_p6_imglast_colfirst", Instruction::kSync, {-1, 0}, 256, 1, 6, true},
+      {"simt_orow1_t256_imglast_colfirst_loads", Instruction::kSync, {-1, 0}, 256, 1, 0, true,
+       false, true},
+      {"simt_orow1_t512_imglast_colfirst_loads", Instruction::kSync, {-1, 0}, 512, 1, 0, true,
+       false, true},
+      {"simt_orow2_t512_imglast_colfirst_loads", Instruction::kSync, {-2, 0}, 512, 1, 0, true,
+       false, true},
       {"heuristic", Instruction::kSync, {}, 0, 0, 0, false, true},
   };
   return *variants;
@@ -297,6 +306,7 @@ void BM_Im2col(benchmark::State& state, const Layer& layer, const Variant& varia
   Im2colGeometry g = layer.Geometry();
   Im2colOp op = Im2colOp::Dense(DataType::kF16, g);
   op.hints.prefer_instruction = variant.instruction;
+  op.hints.disable_tma = variant.disable_tma;
   if (variant.split_eviction) {
     op.hints.annotations = {{"img_eviction_policy", "evict_last"},
                             {"col_eviction_policy", "evict_first"}};
@@ -362,6 +372,7 @@ void BM_Im2col(benchmark::State& state, const Layer& layer, const Variant& varia
   if (!(*kernel)->lowered().form_name.empty()) {
     absl::StrAppend(&label, "/", (*kernel)->lowered().form_name);
   }
+  if (lowered->box.bulk_fill) absl::StrAppend(&label, "/bulk");
   if (variant.heuristic) {
     absl::StrAppend(&label, " ", launch.tile[0], "x", launch.tile[1], " t", launch.threads);
   }

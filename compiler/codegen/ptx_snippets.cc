@@ -266,6 +266,20 @@ std::string BulkSnippet(bool cache_hint) {
       "}\n");
 }
 
+std::string BulkPrefetchSnippet(bool cache_hint) {
+  std::string hint = cache_hint ? ".L2::cache_hint" : "";
+  return absl::StrCat(
+      "\n// Prefetch into L2 (no data moves to the SM); address and size multiples of 16 B.\n"
+      "__device__ __forceinline__ void tt_bulk_prefetch_l2(const u8* gmem, u32 bytes",
+      cache_hint ? ", u64 policy" : "", ") {\n"
+      "  asm volatile(\"cp.async.bulk.prefetch.L2.global", hint, " [%0], %1",
+      cache_hint ? ", %2" : "", ";\"\n"
+      "               :\n"
+      "               : \"l\"(gmem), \"r\"(bytes)", cache_hint ? ", \"l\"(policy)" : "", "\n"
+      "               : \"memory\");\n"
+      "}\n");
+}
+
 std::string NamedPolicySnippet(const std::string& name, EvictionPolicy policy) {
   return absl::StrReplaceAll(R"(
 // L2 eviction priority for the $NAME accesses of this kernel.

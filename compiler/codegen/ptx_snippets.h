@@ -43,6 +43,9 @@ std::string TmaTensorSnippet(int rank, bool cache_hint);
 
 // tt_bulk_load / tt_bulk_store for 1-D cp.async.bulk.
 std::string BulkSnippet(bool cache_hint);
+// tt_bulk_prefetch_l2: cp.async.bulk.prefetch.L2 of a 16-byte aligned run of global memory
+// (sm_90+), with an L2 policy operand when `cache_hint`.
+std::string BulkPrefetchSnippet(bool cache_hint);
 
 
 // tt_make_<name>_policy(): a createpolicy for `policy` (which must not be evict_normal),

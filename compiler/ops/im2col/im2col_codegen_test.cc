@@ -80,7 +80,10 @@ std::vector<GoldenCase> GoldenCases() {
       // tile keeps the row form (the name is older than the forms' names).
       {"im2col_simt_f16_stem_flat", stem, T("sm_90a"), Launch(63, 147, 256, 1),
        Im2colPath::kSimtRow},
+      // Staged: on sm_90a its boxes fill by bulk copies; on sm_80 by the threads' loads.
       {"im2col_simt_f16_stem_staged", stem, T("sm_90a"), Launch(16, 147, 256, 1),
+       Im2colPath::kSimtStaged},
+      {"im2col_simt_f16_stem_staged_sm80", stem, T("sm_80"), Launch(16, 147, 256, 1),
        Im2colPath::kSimtStaged},
       {"im2col_tma_f16_resnet", resnet, T("sm_90a"), Launch(128, 64, 32, 2), Im2colPath::kTma},
       {"im2col_tma_bf16_asymmetric_evict", tma, T("sm_90a"), Launch(64, 96, 32, 3, 2),
@@ -173,7 +176,8 @@ TEST(Im2colCodegenTest, FlatFormStoresWideVectorsOfWholeRows) {
     EXPECT_THAT(ptx, HasSubstr("ld.global.nc.u16")) << block_m;
     EXPECT_NE(lowered->path, Im2colPath::kSimtStaged) << block_m;  // not whole output rows
   }
-  // Whole output rows stage the input with 16-byte loads (image rows are 192 B).
+  // Whole output rows stage the input (image rows are 192 B, 16-byte aligned): on sm_90a
+  // by bulk copies with an L2 prefetch ahead, under disable_tma with 16-byte loads.
   auto staged = LowerIm2col(op, T("sm_90a"), Launch(32, 147, 128, 1));
   ASSERT_TRUE(staged.ok()) << staged.status();
   EXPECT_EQ(staged->path, Im2colPath::kSimtStaged);
@@ -181,7 +185,23 @@ TEST(Im2colCodegenTest, FlatFormStoresWideVectorsOfWholeRows) {
   EXPECT_EQ(staged->box.rows_per_tile, 2);
   EXPECT_EQ(staged->box.load_bytes, 16);
   EXPECT_EQ(staged->box.pixels, 15 * 2 + 6 + 1);
-  EXPECT_THAT(Ptx(*staged), HasSubstr("ld.global.nc.v4.u32"));
+  EXPECT_TRUE(staged->box.bulk_fill);
+  EXPECT_EQ(staged->barriers, 1);
+  const std::string bulk_ptx = Ptx(*staged);
+  EXPECT_THAT(bulk_ptx, HasSubstr("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx"));
+  EXPECT_THAT(bulk_ptx, HasSubstr("cp.async.bulk.prefetch.L2.global"));
+  EXPECT_THAT(bulk_ptx, HasSubstr("mbarrier.try_wait.parity"));
+  EXPECT_THAT(bulk_ptx, Not(HasSubstr("ld.global.nc.v4.u32")));
+  Im2colOp no_tma = op;
+  no_tma.hints.disable_tma = true;
+  auto loads = LowerIm2col(no_tma, T("sm_90a"), Launch(32, 147, 128, 1));
+  ASSERT_TRUE(loads.ok()) << loads.status();
+  EXPECT_EQ(loads->path, Im2colPath::kSimtStaged);
+  EXPECT_FALSE(loads->box.bulk_fill);
+  EXPECT_EQ(loads->barriers, 0);
+  const std::string loads_ptx = Ptx(*loads);
+  EXPECT_THAT(loads_ptx, HasSubstr("ld.global.nc.v4.u32"));
+  EXPECT_THAT(loads_ptx, Not(HasSubstr("cp.async.bulk")));
   // A tile narrower than K keeps the row form; so do the hints that shape it.
   auto narrow = LowerIm2col(op, T("sm_90a"), Launch(64, 64, 128, 1));
   ASSERT_TRUE(narrow.ok());

@@ -143,36 +143,55 @@ TEST(Im2colDefinitionTest, HeuristicTakesWholeRowsWhereChannelsAreNarrow) {
     const char* arch;
     const char* form;  // "path/form" the trial lowers to
     std::vector<int64_t> tile;
+    int threads;
+    bool bulk_fill;
   };
+  Im2colOp stem_no_tma = stem;
+  stem_no_tma.hints.disable_tma = true;
+  Im2colOp padded_rows = stem;  // 225-pixel row stride: 1350-byte rows, not 16-byte aligned
+  padded_rows.img.strides = {225 * 3 * 224, 225 * 3, 3, 1};
   const Case cases[] = {
-      {"the C=3 stem: whole output rows, 16-byte stores", stem, "sm_90a", "simt_im2col/staged",
-       {112, 147}},
-      {"the stem without TMA", stem, "sm_80", "simt_im2col/staged", {112, 147}},
+      {"the C=3 stem: whole output rows, 16-byte stores, boxes by bulk copies", stem, "sm_90a",
+       "simt_im2col/staged", {112, 147}, 256, true},
+      {"the stem without TMA", stem, "sm_80", "simt_im2col/staged", {112, 147}, 256, false},
+      {"the stem under disable_tma", stem_no_tma, "sm_90a", "simt_im2col/staged", {112, 147},
+       256, false},
+      {"the stem with unaligned image rows", padded_rows, "sm_90a", "simt_im2col/staged",
+       {112, 147}, 256, false},
       {"17 output pixels a row: no vector's pattern repeats in a row, so 64 whole rows",
        Im2colOp::Dense(DataType::kF16, G(2, 17, 17, 7, 5, 5, 1, 1, 1, 1, 2, 2)), "sm_90a",
-       "simt_im2col/flat", {64, 175}},
+       "simt_im2col/flat", {64, 175}, 256, false},
       {"rows of 64 elements or fewer: the default 128 x K tile spans whole rows already",
        Im2colOp::Dense(DataType::kF16, G(2, 17, 17, 3, 3, 3, 1, 1, 1, 1, 1, 1)), "sm_90a",
-       "simt_im2col/flat", {128, 27}},
+       "simt_im2col/flat", {128, 27}, 256, false},
       {"channels of 16 bytes or more keep the row form",
        Im2colOp::Dense(DataType::kF16, G(8, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1)), "sm_90a",
-       "simt_im2col/row", {128, 64}},
+       "simt_im2col/row", {128, 64}, 256, false},
       {"rows longer than 1024 elements keep the row form",
        Im2colOp::Dense(DataType::kF32, G(2, 224, 224, 3, 32, 32, 32, 32, 1, 1, 0, 0)), "sm_90a",
-       "simt_im2col/row", {128, 64}},
+       "simt_im2col/row", {128, 64}, 256, false},
       {"a hint that shapes the row form keeps it", narrowed, "sm_90a", "simt_im2col/row",
-       {128, 64}},
+       {128, 64}, 256, false},
+      {"short rows (K <= 64) of 1344 bytes: one whole output row by bulk copies, 256 threads "
+       "for its 378 vectors",
+       Im2colOp::Dense(DataType::kF16, G(64, 224, 224, 3, 3, 3, 2, 2, 1, 1, 1, 1)), "sm_90a",
+       "simt_im2col/staged", {112, 27}, 256, true},
+      {"256-byte image rows fill by the threads' loads: the heuristic sets disable_tma",
+       Im2colOp::Dense(DataType::kF16, G(8, 128, 128, 1, 5, 5, 1, 1, 1, 1, 2, 2)), "sm_90a",
+       "simt_im2col/staged", {128, 25}, 256, false},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.why);
     const Target target = T(c.arch);
     const Trial trial = Im2colHeuristic(c.op, target);
     EXPECT_EQ(trial.launch.tile, c.tile);
+    EXPECT_EQ(trial.launch.threads, c.threads);
     Im2colOp hinted = c.op;
     hinted.hints = trial.hints;
     auto lowered = LowerIm2col(hinted, target, trial.launch);
     ASSERT_TRUE(lowered.ok()) << lowered.status();
     EXPECT_EQ(lowered->path_name + "/" + lowered->form_name, c.form);
+    EXPECT_EQ(lowered->box.bulk_fill, c.bulk_fill);
   }
 }
 

@@ -35,6 +35,10 @@ class Im2colEmitter {
       if (Staged()) {
         absl::StrAppend(&out_, VectorAccessSnippet(l_.box.load_bytes, l_.img_policy.has_value(),
                                                    /*store_hint=*/false, "tt_box"));
+        if (l_.box.bulk_fill) {
+          absl::StrAppend(&out_, MbarrierSnippet(), BulkSnippet(l_.img_policy.has_value()),
+                          BulkPrefetchSnippet(l_.img_policy.has_value()));
+        }
       }
       ElementLoad();
       Constants();
@@ -78,7 +82,12 @@ class Im2colEmitter {
                       l_.element_bytes, " B, ");
       if (Staged()) {
         absl::StrAppend(&out_, "input staged (", l_.box.rows_per_tile, " output row(s) x ",
-                        g_.kh, " input rows, ", l_.box.load_bytes, "-byte loads), ");
+                        g_.kh, " input rows, ",
+                        l_.box.bulk_fill
+                            ? absl::StrCat("bulk copies, L2 prefetch ", l_.box.prefetch_waves,
+                                           " waves ahead")
+                            : absl::StrCat(l_.box.load_bytes, "-byte loads"),
+                        "), ");
       }
     } else {
       absl::StrAppend(&out_, "vector ", l_.vector_elems, " x ", l_.element_bytes, " B, layout ",
@@ -162,6 +171,7 @@ class Im2colEmitter {
         Constant("u32", "kLoad", box.load_bytes);
         Constant("u32", "kChunks", copy_bytes / box.load_bytes);
         Constant("u32", "kTail", copy_bytes % box.load_bytes / l_.element_bytes);
+        if (box.bulk_fill) Constant("u32", "kPrefetchCtasPerSm", box.prefetch_waves * box.resident_ctas);
       }
     } else {
       const char* names[] = {"N", "H", "W", "C"};
@@ -203,9 +213,11 @@ class Im2colEmitter {
         inside.empty() ? "true" : absl::StrJoin(inside, " && "), ";\n}\n");
   }
 
-  void KernelSignature() {
-    absl::StrAppend(&out_, "\nextern \"C\" __global__ void __launch_bounds__(kThreads) ",
-                    l_.kernel_name, "(const u8* __restrict__ img, u8* __restrict__ col");
+  // `min_ctas`: the CTAs per SM the register allocation must leave room for (0: no bound).
+  void KernelSignature(int min_ctas = 0) {
+    absl::StrAppend(&out_, "\nextern \"C\" __global__ void __launch_bounds__(kThreads",
+                    min_ctas > 0 ? absl::StrCat(", ", min_ctas) : "", ") ", l_.kernel_name,
+                    "(const u8* __restrict__ img, u8* __restrict__ col");
     if (Tma()) {
       absl::StrAppend(&out_, ",\n    const __grid_constant__ tt_tensor_map img_map, "
                              "const __grid_constant__ tt_tensor_map col_map");
@@ -314,7 +326,9 @@ class Im2colEmitter {
 
   // Flat form with staged input: tile t is kBlockM / kOW whole output rows. Each output
   // row's kKH input rows are copied into shared memory as box rows (box column j is image
-  // column j - kPW; zero outside the image), with wide coalesced loads. The tile's run of
+  // column j - kPW; zero outside the image), with wide coalesced loads, or (box.bulk_fill)
+  // by thread 0's cp.async.bulk copies on an mbarrier while the first threads prefetch the
+  // rows of a tile a few waves ahead into L2. The tile's run of
   // vectors repeats its (row, column) pattern every kPeriodRows rows, so vector v takes
   // unit u from offsets[v % kPeriod].at[u] past the box column of its period's first
   // output pixel: one table load per unit, one shared load per unit, one global store.
@@ -334,12 +348,34 @@ class Im2colEmitter {
                     "  u32 v;\n"
                     "  asm volatile(\"ld.shared.", unit, " %0, [%1];\" : \"=r\"(v) : \"r\"(addr));\n"
                     "  return v;\n}\n");
-    KernelSignature();
+    const bool bulk = box.bulk_fill;
+    // The bulk fill's bookkeeping would otherwise cost registers enough to drop a CTA per SM
+    // (the N32 C3 stem at 512 threads: 40 registers, 3 CTAs per SM instead of 4).
+    KernelSignature(bulk ? box.resident_ctas : 0);
     absl::StrAppend(
         &out_,
         "  extern __shared__ __align__(16) u8 tt_smem[];\n"
         "  const tt_offsets* const offsets = reinterpret_cast<const tt_offsets*>(tt_smem);\n"
-        "  tt_elem* const box = reinterpret_cast<tt_elem*>(tt_smem + kBoxOffset);\n"
+        "  tt_elem* const box = reinterpret_cast<tt_elem*>(tt_smem + kBoxOffset);\n");
+    if (bulk) {
+      absl::StrAppend(
+          &out_,
+          "  // Thread 0 fills the boxes with bulk copies that complete on tt_bar; the first\n"
+          "  // tile's barrier publishes its initialisation.\n"
+          "  __shared__ __align__(8) u64 tt_bar;\n"
+          "  if (threadIdx.x == 0) {\n"
+          "    tt_mbarrier_init(&tt_bar, 1);\n"
+          "    tt_fence_barrier_init();\n"
+          "  }\n"
+          "  u32 phase = 0;\n"
+          "  // Image rows are prefetched into L2 for the tile this many tiles ahead: a few waves\n"
+          "  // of resident CTAs (%nsmid bounds the SM count).\n"
+          "  u32 sms;\n"
+          "  asm(\"mov.u32 %0, %%nsmid;\" : \"=r\"(sms));\n"
+          "  const u64 ahead = u64(kPrefetchCtasPerSm) * sms;\n");
+    }
+    absl::StrAppend(
+        &out_,
         "  // Unit u of vector p of a period: element f of the period's run, kPeriodRows rows of\n"
         "  // kK columns. The first tile's barrier publishes the table.\n"
         "  for (u32 i = threadIdx.x; i < kPeriod * kUnits; i += kThreads) {\n"
@@ -348,18 +384,64 @@ class Im2colEmitter {
         "    reinterpret_cast<", box.entry_bytes == 2 ? "u16" : "u32", "*>(tt_smem)[i] =\n"
         "        (kh * kBoxPitch + kBoxLead + (d * u32(kSW) + kw * u32(kDW)) * u32(kC) + c) *\n"
         "            u32(kElementBytes) + i % kUnitsPerElem * 4;\n"
-        "  }\n"
+        "  }\n",
+        bulk ? "  // Box row b of the tile whose first output row is `first` is input row kh of output\n"
+               "  // row first + b / kKH: whether it lies in the image (not padding, not past the last\n"
+               "  // output row), and where it starts there when it does. The bulk copies branch on\n"
+               "  // the first and never see a null address.\n"
+               "  auto inside = [&](u64 first, u32 b) -> bool {\n"
+               "    const u64 row = first + b / kKH;\n"
+               "    const u32 ih = u32(row % kOH) * u32(kSH) + b % kKH * u32(kDH) - u32(kPH);\n"
+               "    return row < kOutRows && ih < kH;\n"
+               "  };\n"
+               "  auto start = [&](u64 first, u32 b) -> const u8* {\n"
+               "    const u64 row = first + b / kKH;\n"
+               "    const u32 ih = u32(row % kOH) * u32(kSH) + b % kKH * u32(kDH) - u32(kPH);\n"
+               "    return img + (row / kOH * kImgStrideN + u64(ih) * kImgStrideH) * kElementBytes;\n"
+               "  };\n"
+               "  auto source = [&](u64 first, u32 b) -> const u8* {\n"
+               "    return inside(first, b) ? start(first, b) : nullptr;\n"
+               "  };\n"
+             : "  // Image row of box row b of the tile whose first output row is `first` (input row\n"
+               "  // kh of output row first + b / kKH); null where that row is padding or past the last\n"
+               "  // output row.\n"
+               "  auto source = [&](u64 first, u32 b) -> const u8* {\n"
+               "    const u64 row = first + b / kKH;\n"
+               "    const u32 ih = u32(row % kOH) * u32(kSH) + b % kKH * u32(kDH) - u32(kPH);\n"
+               "    if (row >= kOutRows || ih >= kH) return nullptr;\n"
+               "    return img + (row / kOH * kImgStrideN + u64(ih) * kImgStrideH) * kElementBytes;\n"
+               "  };\n",
         "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n"
         "    const u64 m0 = tile * kBlockM;\n"
-        "    const u64 row0 = m0 / kOW;\n"
-        "    // Image row of box row b (input row kh of output row row0 + b / kKH); null where\n"
-        "    // that row is padding or past the last output row.\n"
-        "    auto source = [&](u32 b) -> const u8* {\n"
-        "      const u64 row = row0 + b / kKH;\n"
-        "      const u32 ih = u32(row % kOH) * u32(kSH) + b % kKH * u32(kDH) - u32(kPH);\n"
-        "      if (row >= kOutRows || ih >= kH) return nullptr;\n"
-        "      return img + (row / kOH * kImgStrideN + u64(ih) * kImgStrideH) * kElementBytes;\n"
-        "    };\n");
+        "    const u64 row0 = m0 / kOW;\n");
+    if (bulk) {
+      absl::StrAppend(
+          &out_,
+          "    if (threadIdx.x == 0) {\n"
+          "      // One bulk copy per box row inside the image: its kChunks x kLoad bytes.\n"
+          "      u32 bytes = 0;\n"
+          "      for (u32 b = 0; b < kBoxRows; ++b) {\n"
+          "        if (inside(row0, b)) bytes += kChunks * kLoad;\n"
+          "      }\n"
+          "      tt_mbarrier_expect_tx(&tt_bar, bytes);\n"
+          "      for (u32 b = 0; b < kBoxRows; ++b) {\n"
+          "        if (inside(row0, b)) {\n"
+          "          tt_bulk_load(reinterpret_cast<u8*>(box + b * kBoxPitch + kBoxLead + kBoxStart),\n"
+          "                       start(row0, b), kChunks * kLoad, &tt_bar",
+          ImgPolicy(),
+          ");\n"
+          "        }\n"
+          "      }\n"
+          "    }\n"
+          "    if (tile + ahead < kNumTiles) {\n"
+          "      const u64 later = (tile + ahead) * kBlockM / kOW;\n"
+          "      for (u32 b = threadIdx.x; b < kBoxRows; b += kThreads) {\n"
+          "        if (inside(later, b)) tt_bulk_prefetch_l2(start(later, b), kChunks * kLoad",
+          ImgPolicy(),
+          ");\n"
+          "      }\n"
+          "    }\n");
+    }
     const int64_t copy_bytes = box.copy_pixels * g_.c * l_.element_bytes;
     if (box.pixels > box.copy_pixels) {
       absl::StrAppend(
@@ -370,13 +452,25 @@ class Im2colEmitter {
           "      box[b * kBoxPitch + kBoxLead + (p < kBoxStart ? p : p + kBoxCopy)] = 0;\n"
           "    }\n");
     }
-    if (copy_bytes >= box.load_bytes) {
+    if (bulk) {
+      absl::StrAppend(
+          &out_,
+          "    // Box rows outside the image read zero.\n"
+          "    for (u32 i = threadIdx.x; i < kBoxRows * kChunks; i += kThreads) {\n"
+          "      const u32 b = i / kChunks, j = i % kChunks;\n"
+          "      if (!inside(row0, b)) {\n"
+          "        tt_box_st_shared(\n"
+          "            reinterpret_cast<u8*>(box + b * kBoxPitch + kBoxLead + kBoxStart) + j * kLoad,\n"
+          "            tt_box_vec{});\n"
+          "      }\n"
+          "    }\n");
+    } else if (copy_bytes >= box.load_bytes) {
       absl::StrAppend(
           &out_,
           "    // The image's pixels, kLoad bytes at a time; a padding row gets zeros.\n"
           "    for (u32 i = threadIdx.x; i < kBoxRows * kChunks; i += kThreads) {\n"
           "      const u32 b = i / kChunks, j = i % kChunks;\n"
-          "      const u8* const from = source(b);\n"
+          "      const u8* const from = source(row0, b);\n"
           "      tt_box_vec v{};\n"
           "      if (from != nullptr) v = tt_box_ld_global(from + j * kLoad",
           ImgPolicy(),
@@ -391,7 +485,7 @@ class Im2colEmitter {
           "    // The copy's last elements, one at a time.\n"
           "    for (u32 i = threadIdx.x; i < kBoxRows * kTail; i += kThreads) {\n"
           "      const u32 b = i / kTail, t = kChunks * (kLoad / kElementBytes) + i % kTail;\n"
-          "      const u8* const from = source(b);\n"
+          "      const u8* const from = source(row0, b);\n"
           "      box[b * kBoxPitch + kBoxLead + kBoxStart + t] =\n"
           "          from != nullptr ? tt_ld_elem(from + t * kElementBytes",
           ImgPolicy(),
@@ -404,7 +498,10 @@ class Im2colEmitter {
                             : "(r / u32(kOW) * kKH * kBoxPitch + r % u32(kOW) * u32(kSW * kC))";
     absl::StrAppend(
         &out_,
-        "    __syncthreads();\n"
+        "    __syncthreads();\n",
+        bulk ? "    tt_mbarrier_wait(&tt_bar, phase);\n"
+               "    phase ^= 1;\n"
+             : "",
         "    u8* const out = col + m0 * kK * kElementBytes;\n"
         "    const u32 boxes = tt_smem_addr(tt_smem) + kBoxOffset;\n",
         l_.m % l_.block_m != 0
@@ -435,7 +532,13 @@ class Im2colEmitter {
     absl::StrAppend(&out_,
                     "      tt_st_global(out + v * u32(kFlatVector * kElementBytes), x", ColPolicy(),
                     ");\n"
-                    "    }\n"
+                    "    }\n",
+                    bulk ? "    // The next tile's bulk copies may write where this one's threads wrote zeros;\n"
+                           "    // a CTA with no next tile skips the fence.\n"
+                           "    if (tile + gridDim.x < kNumTiles) {\n"
+                           "      asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n"
+                           "    }\n"
+                         : "",
                     "    __syncthreads();\n"
                     "  }\n"
                     "}\n");

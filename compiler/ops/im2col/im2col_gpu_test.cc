@@ -63,13 +63,15 @@ const T& Pick(std::mt19937_64& rng, const std::vector<T>& values) {
 
 // One random case for `path`, valid for sm_90a (the lowering decides; draws repeat until
 // it accepts). The flat form's cases have tiles that span whole rows; the staged form's,
-// tiles of whole output rows of an image with contiguous pixels.
-Im2colCase RandomCase(Im2colPath path, int index) {
+// tiles of whole output rows of an image with contiguous pixels, their boxes filled by bulk
+// copies when `bulk` (16-byte aligned image rows) and by the threads' loads (disable_tma)
+// otherwise.
+Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false) {
   const bool tma = path == Im2colPath::kTma;
   const bool staged = path == Im2colPath::kSimtStaged;
   const bool flat = staged || path == Im2colPath::kSimtFlat;
   std::mt19937_64 rng(0x1a2c0 + 7919 * index + (tma ? 1 : 0) + (flat ? 2 : 0) +
-                      (staged ? 4 : 0));
+                      (staged ? 4 : 0) + (bulk ? 8 : 0));
   Target target = *Target::Parse("sm_90a");
   for (int attempt = 0;; ++attempt) {
     DataType dtype = Pick(rng, AllDataTypes());
@@ -107,6 +109,7 @@ Im2colCase RandomCase(Im2colPath path, int index) {
                                                 EvictionPolicy::kEvictNormal});
     }
     op.hints.prefer_instruction = tma ? Instruction::kTma : Instruction::kSync;
+    if (staged) op.hints.disable_tma = !bulk;
     LaunchParams launch;
     if (tma) {
       launch = Launch(Pick(rng, std::vector<int64_t>{8, 16, 32, 64, 128, 256}),
@@ -114,7 +117,7 @@ Im2colCase RandomCase(Im2colPath path, int index) {
                       static_cast<int>(Uniform(rng, 0, 2)));
     } else if (staged) {
       launch = Launch(g.OW() * Uniform(rng, 1, 3), g.K() + Uniform(rng, 0, 8),
-                      Pick(rng, std::vector<int>{32, 64, 128, 256}), 1,
+                      Pick(rng, std::vector<int>{32, 64, 128, 256, 512}), 1,
                       static_cast<int>(Uniform(rng, 0, 2)));
     } else if (flat) {
       // Odd block_M too, so the run allows only narrower stores.
@@ -128,7 +131,12 @@ Im2colCase RandomCase(Im2colPath path, int index) {
     }
     auto lowered = LowerIm2col(op, target, launch);
     if (!lowered.ok() || lowered->path != path) continue;
-    return {absl::StrFormat("%s_%03d_%s", tma ? "tma" : staged ? "staged" : flat ? "flat" : "simt",
+    if (staged && lowered->box.bulk_fill != bulk) continue;
+    return {absl::StrFormat("%s_%03d_%s",
+                            tma      ? "tma"
+                            : staged ? (bulk ? "staged_bulk" : "staged")
+                            : flat   ? "flat"
+                                     : "simt",
                             index, DataTypeName(dtype)),
             op, launch, path};
   }
@@ -140,6 +148,9 @@ std::vector<Im2colCase> Cases() {
   for (int i = 0; i < 110; ++i) cases.push_back(RandomCase(Im2colPath::kTma, i));
   for (int i = 0; i < 60; ++i) cases.push_back(RandomCase(Im2colPath::kSimtFlat, i));
   for (int i = 0; i < 60; ++i) cases.push_back(RandomCase(Im2colPath::kSimtStaged, i));
+  for (int i = 0; i < 40; ++i) {
+    cases.push_back(RandomCase(Im2colPath::kSimtStaged, i, /*bulk=*/true));
+  }
   // Fixed shapes: ResNet-like layers scaled down, on both paths.
   struct Fixed {
     std::string name;
@@ -147,6 +158,7 @@ std::vector<Im2colCase> Cases() {
     Im2colGeometry geometry;
     LaunchParams launch;
     bool tma;
+    bool disable_tma = false;
   };
   std::vector<Fixed> fixed = {
       {"resnet_3x3_tma", DataType::kF16, G(2, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, 1),
@@ -164,6 +176,18 @@ std::vector<Im2colCase> Cases() {
        Launch(64, 147, 256, 1), false},
       {"stem_7x7_s2_p3_c3_staged", DataType::kF16, G(2, 32, 32, 3, 7, 7, 2, 2, 1, 1, 3, 3),
        Launch(32, 147, 256, 1), false},
+      {"stem_7x7_s2_p3_c3_staged_loads", DataType::kF16, G(2, 32, 32, 3, 7, 7, 2, 2, 1, 1, 3, 3),
+       Launch(32, 147, 256, 1), false, /*disable_tma=*/true},
+      // Bulk-filled boxes with more tiles than the L2 prefetch runs ahead (3 waves of
+      // resident CTAs), so the prefetch runs: one CTA per tile, and a persistent grid whose
+      // CTAs reuse their mbarrier tile after tile.
+      {"stem_bulk_prefetch_t512", DataType::kF16, G(128, 32, 32, 3, 7, 7, 2, 2, 1, 1, 3, 3),
+       Launch(16, 147, 512, 1), false},
+      {"stem_bulk_prefetch_persistent", DataType::kF16, G(128, 32, 32, 3, 7, 7, 2, 2, 1, 1, 3, 3),
+       Launch(16, 147, 256, 1, 2), false},
+      // The ResNet stem at full size with the heuristic's launch (3584 tiles).
+      {"stem_224_bulk_t512", DataType::kF16, G(32, 224, 224, 3, 7, 7, 2, 2, 1, 1, 3, 3),
+       Launch(112, 147, 512, 1), false},
       // Box rows too long for 16-bit offsets: the table holds 32-bit ones.
       {"staged_wide_f32_u32_table", DataType::kF32, G(1, 4, 2048, 3, 3, 3, 1, 1, 1, 1, 1, 1),
        Launch(2048, 27, 256, 1), false},
@@ -184,6 +208,7 @@ std::vector<Im2colCase> Cases() {
   for (const Fixed& f : fixed) {
     Im2colOp op = Im2colOp::Dense(f.dtype, f.geometry);
     op.hints.prefer_instruction = f.tma ? Instruction::kTma : Instruction::kSync;
+    op.hints.disable_tma = f.disable_tma;
     // The SIMT form is the lowering's choice.
     auto lowered = LowerIm2col(op, *Target::Parse("sm_90a"), f.launch);
     cases.push_back({f.name, op, f.launch,

@@ -202,6 +202,31 @@ int64_t InputBoxBytes(const LoweredIm2col& l, const LoweredIm2col::InputBox& box
   return box.rows_per_tile * l.geometry.kh * box.pitch_elems * l.element_bytes;
 }
 
+// How far ahead the bulk fill prefetches image rows into L2, in waves of resident CTAs, so
+// a CTA's rows were fetched from DRAM while the CTAs before it stored. In a standalone
+// harness on the H200 (the N32 C3 stem, 512 threads), two to four waves measured alike and
+// about 0.8 us faster than none (bench/RESULTS.md, session 13).
+constexpr int kPrefetchWaves = 3;
+// Resident CTAs an SM holds at most (sm_80 and sm_90).
+constexpr int64_t kMaxCtasPerSm = 32;
+
+// The staged form's fill engine: bulk copies where the target has TMA, the hints allow it
+// and each box row's in-image part is whole 16-byte units (16-byte aligned rows).
+void ChooseBoxFill(const Target& target, const LaunchParams& launch, LoweredIm2col& l) {
+  LoweredIm2col::InputBox& box = l.box;
+  const int64_t copy_bytes = box.copy_pixels * l.geometry.c * l.element_bytes;
+  box.bulk_fill =
+      target.HasTma() && !l.hints.disable_tma && box.load_bytes == 16 && copy_bytes >= 16;
+  if (!box.bulk_fill) return;
+  const int64_t shared = box.offset_bytes + InputBoxBytes(l, box) + kReservedShared;
+  int64_t resident = std::min<int64_t>(target.MaxThreadsPerSm() / launch.threads,
+                                       target.MaxSharedBytesPerSm() / shared);
+  if (launch.ctas_per_sm > 0) resident = std::min<int64_t>(resident, launch.ctas_per_sm);
+  resident = std::min<int64_t>(resident, kMaxCtasPerSm);
+  box.resident_ctas = static_cast<int>(std::max<int64_t>(1, resident));
+  box.prefetch_waves = kPrefetchWaves;
+}
+
 absl::Status CheckLaunch(const LaunchParams& launch, const Target& target) {
   if (launch.tile.size() != 2) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -254,6 +279,7 @@ void ChooseSimtForm(const Target& target, const LaunchParams& launch, LoweredIm2
     l.path = Im2colPath::kSimtStaged;
     l.box = *box;
     l.flat_vector_elems = box->vector_elems;
+    ChooseBoxFill(target, launch, l);
   } else if (flat > l.vector_elems && fits(FlatSharedBytes(l))) {
     l.path = Im2colPath::kSimtFlat;
     l.flat_vector_elems = flat;
@@ -296,8 +322,24 @@ void DescribeSimt(const std::string& vector_limit, int legal, LoweredIm2col& l) 
     l.shared_bytes = box.offset_bytes + InputBoxBytes(l, box);
     l.decision_log.push_back(absl::StrCat(
         "input staged: the tile is ", box.rows_per_tile, " whole output row(s); their ", g.kh,
-        " input rows each copied to shared memory with ", box.load_bytes, "-byte loads as ",
-        box.pixels, "-pixel box rows (", box.copy_pixels, " from the image, the rest zero)"));
+        " input rows each copied to shared memory ",
+        box.bulk_fill ? "by one thread with 1-D cp.async.bulk copies (TMA engine) on an mbarrier"
+                      : absl::StrCat("with ", box.load_bytes, "-byte loads"),
+        " as ", box.pixels, "-pixel box rows (", box.copy_pixels,
+        " from the image, the rest zero)"));
+    if (box.bulk_fill) {
+      l.barriers = 1;
+      l.decision_log.push_back(absl::StrCat(
+          "L2 prefetch (cp.async.bulk.prefetch) of the image rows of the tile ",
+          box.prefetch_waves, " waves ahead (a wave: %nsmid x ", box.resident_ctas,
+          " resident CTAs per SM, estimated from threads and shared memory)"));
+    } else if (l.target.HasTma() && box.load_bytes == 16) {
+      l.decision_log.push_back("box fill by the threads' loads: disable_tma is set");
+    } else if (l.target.HasTma()) {
+      l.decision_log.push_back(absl::StrCat(
+          "box fill by the threads' loads: bulk copies need 16-byte aligned image rows (",
+          box.load_bytes, "-byte loads here)"));
+    }
     l.decision_log.push_back(absl::StrCat(
         "gather by table (", l.shared_bytes, " B of shared memory): the run's vectors repeat "
         "their pattern every ", box.period_rows, " row(s) (", box.period_vectors,
@@ -472,8 +514,11 @@ std::string DescribeIm2colPlan(const LoweredIm2col& l) {
       if (l.path == Im2colPath::kSimtStaged) {
         absl::StrAppend(&out, "input box   ", l.box.rows_per_tile, " output row(s) x ", g.kh,
                         " input rows of ", l.box.pixels, " pixels (", l.box.copy_pixels,
-                        " from the image), ", l.box.load_bytes, "-byte loads, pitch ",
-                        l.box.pitch_elems, " elements\n");
+                        " from the image), ",
+                        l.box.bulk_fill ? absl::StrCat("bulk copies, L2 prefetch ",
+                                                       l.box.prefetch_waves, " waves ahead")
+                                        : absl::StrCat(l.box.load_bytes, "-byte loads"),
+                        ", pitch ", l.box.pitch_elems, " elements\n");
         absl::StrAppend(&out, "gather      by a table of ", l.box.period_vectors, " vectors x ",
                         l.box.vector_elems * l.element_bytes / l.box.unit_bytes, " offsets (",
                         l.box.unit_bytes, "-byte units), repeating every ", l.box.period_rows,

@@ -22,6 +22,9 @@
 // vectors; staged, the flat form with each output row's input rows first copied into
 // shared memory, gathered through a table of offsets.
 //
+// The staged form fills its boxes with cp.async.bulk on sm_90+ (InputBox::bulk_fill) unless
+// disable_tma is set; with it, or without TMA, the threads fill them with vector loads.
+//
 // Path choice. With no prefer_instruction the chain is tma_im2col -> simt_im2col (TMA
 // skipped under disable_tma); the log says why each rejected path failed. prefer_instruction
 // =tma that cannot be honoured, prefer_instruction=cp_async (im2col has no cp.async path)
@@ -112,6 +115,14 @@ struct LoweredIm2col : LoweredTileKernel {
     int64_t pitch_elems = 0;     // elements per box row
     int load_bytes = 0;          // width of the global loads and shared stores filling it
     int64_t offset_bytes = 0;    // where the boxes start in shared memory, after the table
+    // sm_90+ without disable_tma, with 16-byte loads: one thread fills a tile's box rows
+    // with 1-D cp.async.bulk copies (the TMA engine, not the load/store units the gather
+    // and the stores keep busy) completing on one mbarrier, and the first box-row threads
+    // prefetch into L2 the image rows of the tile `prefetch_waves` waves of resident CTAs
+    // ahead (a wave: %nsmid x resident_ctas tiles), so a CTA's fill rarely waits on DRAM.
+    bool bulk_fill = false;
+    int prefetch_waves = 0;
+    int resident_ctas = 0;       // estimated CTAs per SM (threads and shared memory)
   };
   // Set for the staged form.
   InputBox box;

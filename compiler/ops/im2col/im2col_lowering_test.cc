@@ -389,5 +389,54 @@ TEST(Im2colLoweringTest, TailsAndGrid) {
   EXPECT_EQ(lowered->chunks_per_tile, 10);
 }
 
+// The staged form's fill: bulk copies on sm_90+ for 16-byte aligned image rows, unless
+// disable_tma; the threads' loads otherwise, with the reason in the log.
+TEST(Im2colLoweringTest, StagedBoxFillEngine) {
+  auto log_of = [](const LoweredIm2col& l) {
+    std::string all;
+    for (const std::string& line : l.decision_log) absl::StrAppend(&all, line, "\n");
+    return all;
+  };
+  // The ResNet stem: 224 x 3 f16 pixels make 1344-byte image rows.
+  Im2colOp stem = Im2colOp::Dense(DataType::kF16, G(32, 224, 224, 3, 7, 7, 2, 2, 1, 1, 3, 3));
+  stem.hints.prefer_instruction = Instruction::kSync;
+  auto bulk = LowerIm2col(stem, T("sm_90a"), Launch(112, 147, 512));
+  ASSERT_TRUE(bulk.ok()) << bulk.status();
+  ASSERT_EQ(bulk->path, Im2colPath::kSimtStaged);
+  EXPECT_TRUE(bulk->box.bulk_fill);
+  EXPECT_EQ(bulk->barriers, 1);
+  EXPECT_EQ(bulk->box.resident_ctas, 4);  // 2048 threads per SM / 512
+  EXPECT_GT(bulk->box.prefetch_waves, 0);
+  EXPECT_THAT(log_of(*bulk), AllOf(HasSubstr("cp.async.bulk copies"), HasSubstr("L2 prefetch")));
+  EXPECT_THAT(DescribeIm2colPlan(*bulk), HasSubstr("bulk copies, L2 prefetch"));
+  // A persistent grid bounds the resident CTAs.
+  auto persistent = LowerIm2col(stem, T("sm_90a"), Launch(112, 147, 256, 1, 2));
+  ASSERT_TRUE(persistent.ok()) << persistent.status();
+  EXPECT_EQ(persistent->box.resident_ctas, 2);
+
+  Im2colOp no_tma = stem;
+  no_tma.hints.disable_tma = true;
+  auto loads = LowerIm2col(no_tma, T("sm_90a"), Launch(112, 147, 512));
+  ASSERT_TRUE(loads.ok()) << loads.status();
+  ASSERT_EQ(loads->path, Im2colPath::kSimtStaged);
+  EXPECT_FALSE(loads->box.bulk_fill);
+  EXPECT_EQ(loads->barriers, 0);
+  EXPECT_THAT(log_of(*loads), HasSubstr("disable_tma is set"));
+
+  auto ampere = LowerIm2col(stem, T("sm_80"), Launch(112, 147, 512));
+  ASSERT_TRUE(ampere.ok()) << ampere.status();
+  ASSERT_EQ(ampere->path, Im2colPath::kSimtStaged);
+  EXPECT_FALSE(ampere->box.bulk_fill);
+
+  // Image rows padded by one pixel: a 1350-byte row stride, not 16-byte aligned.
+  Im2colOp odd = stem;
+  odd.img.strides = {225 * 3 * 224, 225 * 3, 3, 1};
+  auto unaligned = LowerIm2col(odd, T("sm_90a"), Launch(112, 147, 512));
+  ASSERT_TRUE(unaligned.ok()) << unaligned.status();
+  ASSERT_EQ(unaligned->path, Im2colPath::kSimtStaged) << DescribeIm2colPlan(*unaligned);
+  EXPECT_FALSE(unaligned->box.bulk_fill);
+  EXPECT_THAT(log_of(*unaligned), HasSubstr("bulk copies need 16-byte aligned image rows"));
+}
+
 }  // namespace
 }  // namespace tiletune

@@ -15,7 +15,8 @@
 //   op.hints.annotations["col_eviction_policy"] = "evict_first";
 //   TT_RETURN_IF_ERROR(ValidateIm2colOp(op));
 //
-// Hints (compiler/ir/hints.h): coalesced_width, disable_tma, eviction_policy,
+// Hints (compiler/ir/hints.h): coalesced_width, disable_tma (no TMA path, and the staged
+// SIMT form fills its input boxes by loads instead of bulk copies), eviction_policy,
 // prefer_instruction (tma or sync; im2col has no cp.async lowering), loop_layout and
 // annotations (which win over the keywords). Two annotation keys are im2col's own:
 //   img_eviction_policy  L2 priority of the image loads (default: eviction_policy)

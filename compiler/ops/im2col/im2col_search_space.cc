@@ -25,32 +25,62 @@ LaunchParams MakeLaunch(int64_t m, int64_t k, int threads, int stages, int ctas)
   return p;
 }
 
+// Threads of the search's extra whole-output-row launches. On the N32 C3 stem they
+// measured slower than 256 (bulk-filled boxes: 2950 against 3402 GB/s; bench/RESULTS.md
+// session 13), so the heuristic keeps 256; the search still tries them elsewhere.
+constexpr int kWideStagedThreads = 512;
+// Box rows shorter than this fill faster by the threads' loads than by bulk copies: the
+// heuristic then sets disable_tma (H200, N8 C1 128x128 5x5: 256-byte rows, 1299 GB/s by
+// loads against 1104 by bulk copies; 768-byte rows of N16 C4 96x96 and 1344-byte rows of
+// the C=3 layers were faster by bulk copies; bench/RESULTS.md session 13).
+constexpr int64_t kBulkFillMinRowBytes = 512;
+
 // The heuristic's default tile: 128 rows of up to kDefaultBlockK columns.
 constexpr int64_t kDefaultBlockM = 128;
 constexpr int64_t kDefaultBlockK = 64;
 
-// Narrow channels (C x element not a multiple of 16 B) in rows longer than the default
-// tile's: the row form gathers element by element, where tiles of whole output rows (the
-// staged form) or whole rows (the flat form) store 16-byte vectors. The first of those
-// launches that lowers to one of the two forms with a vector wider than C allows; none when
-// the default tile already spans whole rows (K <= 64: it lowers to those forms itself),
-// when rows are long, or when the hints keep the row form.
+// Whether a lowering is the staged form filling its boxes by bulk copies of rows long
+// enough to gain from them.
+bool LongBulkRows(const LoweredIm2col& l) {
+  return l.path == Im2colPath::kSimtStaged && l.box.bulk_fill &&
+         l.box.copy_pixels * l.geometry.c * l.element_bytes >= kBulkFillMinRowBytes;
+}
+
+// Narrow channels (C x element not a multiple of 16 B): the row form gathers element by
+// element, where tiles of whole output rows (the staged form) or whole rows (the flat form)
+// store 16-byte vectors. In order:
+//  - a tile of one whole output row that the staged form fills by bulk copies of long
+//    rows (sm_90+), whatever K;
+//  - for rows longer than the default tile's (K > 64; shorter ones lower to those forms by
+//    themselves), one whole output row, or else 64 whole rows, filled by the threads;
+// the first that lowers to one of the two forms with a vector wider than C allows. None
+// when rows are long (K > 1024) or when the hints keep the row form.
 std::optional<LaunchParams> WholeRowLaunch(const Im2colOp& op, const Hints& hints,
                                            const Target& target) {
   const int64_t k = op.geometry.K(), ow = op.geometry.OW();
-  if (k <= kDefaultBlockK || k > kWholeRowTileMaxK) return std::nullopt;
-  std::vector<LaunchParams> launches;
-  if (ow <= kWholeOutputRowMaxOW) launches.push_back(MakeLaunch(ow, k, 256, 1, 0));
-  launches.push_back(MakeLaunch(64, k, 256, 1, 0));
+  if (k > kWholeRowTileMaxK) return std::nullopt;
   Im2colOp trial_op = op;
   trial_op.hints = hints;
-  for (const LaunchParams& launch : launches) {
+  auto lower = [&](const LaunchParams& launch) -> std::optional<LoweredIm2col> {
     absl::StatusOr<LoweredIm2col> lowered = LowerIm2col(trial_op, target, launch);
     if (lowered.ok() &&
         (lowered->path == Im2colPath::kSimtStaged || lowered->path == Im2colPath::kSimtFlat) &&
         lowered->flat_vector_elems > lowered->vector_elems) {
-      return launch;
+      return *std::move(lowered);
     }
+    return std::nullopt;
+  };
+  if (ow <= kWholeOutputRowMaxOW) {
+    const LaunchParams launch = MakeLaunch(ow, k, 256, 1, 0);
+    std::optional<LoweredIm2col> lowered = lower(launch);
+    if (lowered.has_value() && LongBulkRows(*lowered)) return launch;
+  }
+  if (k <= kDefaultBlockK) return std::nullopt;
+  std::vector<LaunchParams> launches;
+  if (ow <= kWholeOutputRowMaxOW) launches.push_back(MakeLaunch(ow, k, 256, 1, 0));
+  launches.push_back(MakeLaunch(64, k, 256, 1, 0));
+  for (const LaunchParams& launch : launches) {
+    if (lower(launch).has_value()) return launch;
   }
   return std::nullopt;
 }
@@ -117,6 +147,13 @@ SearchSpace Im2colSearchSpace(const Im2colOp& op, const Target& target) {
       }
     }
   }
+  // Tiles of whole output rows with more threads (the SIMT forms run one stage).
+  if (k <= kWholeRowTileMaxK && op.geometry.OW() <= kWholeOutputRowMaxOW) {
+    for (int64_t rows : {1, 2}) {
+      space.launches.push_back(
+          MakeLaunch(rows * op.geometry.OW(), k, kWideStagedThreads, 1, 0));
+    }
+  }
   return space;
 }
 
@@ -137,6 +174,15 @@ Trial Im2colHeuristic(const Im2colOp& op, const Target& target) {
   }
   if (std::optional<LaunchParams> rows = WholeRowLaunch(op, trial.hints, target)) {
     trial.launch = *rows;
+  }
+  // Short box rows fill faster by the threads' loads, unless the hints chose.
+  if (!mine.disable_tma && !mine.annotations.count("disable_tma")) {
+    Im2colOp trial_op = op;
+    trial_op.hints = trial.hints;
+    absl::StatusOr<LoweredIm2col> lowered = LowerIm2col(trial_op, target, trial.launch);
+    if (lowered.ok() && lowered->box.bulk_fill && !LongBulkRows(*lowered)) {
+      trial.hints.disable_tma = true;
+    }
   }
   return trial;
 }

@@ -1,6 +1,6 @@
 // tiletune im2col kernel (generated; do not edit).
 //   path simt_im2col, f16, n2 h32 w32 c3 kernel 7x7 stride 2x2 dilation 1x1 pad 3x3 -> [512, 147], image strides [3072, 96, 3, 1]
-//   tile [16, 147], 256 threads, flat runs of whole rows, vector 8 x 2 B, input staged (1 output row(s) x 7 input rows, 16-byte loads), 1 stage(s), L2 policy image evict_last, columns evict_first
+//   tile [16, 147], 256 threads, flat runs of whole rows, vector 8 x 2 B, input staged (1 output row(s) x 7 input rows, bulk copies, L2 prefetch 3 waves ahead), 1 stage(s), L2 policy image evict_last, columns evict_first
 
 typedef unsigned char u8;
 typedef unsigned short u16;
@@ -70,6 +70,63 @@ __device__ __forceinline__ void tt_box_st_global(u8* p, const tt_box_vec& v) {
 __device__ __forceinline__ tt_box_vec tt_box_ld_shared(const u8* p) { return *reinterpret_cast<const tt_box_vec*>(p); }
 __device__ __forceinline__ void tt_box_st_shared(u8* p, const tt_box_vec& v) { *reinterpret_cast<tt_box_vec*>(p) = v; }
 
+__device__ __forceinline__ void tt_mbarrier_init(u64* bar, u32 count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(tt_smem_addr(bar)), "r"(count)
+               : "memory");
+}
+// Makes barrier initialisation visible to the async proxy (the TMA unit).
+__device__ __forceinline__ void tt_fence_barrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+__device__ __forceinline__ void tt_mbarrier_expect_tx(u64* bar, u32 bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+               :: "r"(tt_smem_addr(bar)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void tt_mbarrier_wait(u64* bar, u32 parity) {
+  asm volatile(
+      "{\n"
+      "  .reg .pred done;\n"
+      "TT_WAIT_%=:\n"
+      "  mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "  @!done bra TT_WAIT_%=;\n"
+      "}\n" :: "r"(tt_smem_addr(bar)), "r"(parity) : "memory");
+}
+__device__ __forceinline__ void tt_bulk_commit() {
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+// Waits until at most kPending bulk groups still read shared memory.
+template <int kPending>
+__device__ __forceinline__ void tt_bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;" :: "n"(kPending) : "memory");
+}
+// Waits until every bulk group has completed, writes included.
+__device__ __forceinline__ void tt_bulk_wait_all() {
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+}
+
+// 1-D bulk copies; sizes and addresses are multiples of 16 bytes.
+__device__ __forceinline__ void tt_bulk_load(u8* smem, const u8* gmem, u32 bytes, u64* bar, u64 policy) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;"
+               :
+               : "r"(tt_smem_addr(smem)), "l"(gmem), "r"(bytes), "r"(tt_smem_addr(bar)), "l"(policy)
+               : "memory");
+}
+__device__ __forceinline__ void tt_bulk_store(u8* gmem, const u8* smem, u32 bytes, u64 policy) {
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint [%0], [%1], %2, %3;"
+               :
+               : "l"(gmem), "r"(tt_smem_addr(smem)), "r"(bytes), "l"(policy)
+               : "memory");
+}
+
+// Prefetch into L2 (no data moves to the SM); address and size multiples of 16 B.
+__device__ __forceinline__ void tt_bulk_prefetch_l2(const u8* gmem, u32 bytes, u64 policy) {
+  asm volatile("cp.async.bulk.prefetch.L2.global.L2::cache_hint [%0], %1, %2;"
+               :
+               : "l"(gmem), "r"(bytes), "l"(policy)
+               : "memory");
+}
+
 // One image element.
 typedef u16 tt_elem;
 __device__ __forceinline__ tt_elem tt_ld_elem(const u8* p, u64 policy) {
@@ -127,6 +184,7 @@ enum : u32 { kPadElems = 15u };
 enum : u32 { kLoad = 16u };
 enum : u32 { kChunks = 12u };
 enum : u32 { kTail = 0u };
+enum : u32 { kPrefetchCtasPerSm = 24u };
 
 // Byte offsets in the boxes of one vector's units (see the kernel).
 struct __align__(16) tt_offsets {
@@ -140,12 +198,25 @@ __device__ __forceinline__ u32 tt_unit(u32 addr) {
   return v;
 }
 
-extern "C" __global__ void __launch_bounds__(kThreads) tt_im2col_simt_im2col(const u8* __restrict__ img, u8* __restrict__ col) {
+extern "C" __global__ void __launch_bounds__(kThreads, 8) tt_im2col_simt_im2col(const u8* __restrict__ img, u8* __restrict__ col) {
   const u64 img_policy = tt_make_img_policy();
   const u64 col_policy = tt_make_col_policy();
   extern __shared__ __align__(16) u8 tt_smem[];
   const tt_offsets* const offsets = reinterpret_cast<const tt_offsets*>(tt_smem);
   tt_elem* const box = reinterpret_cast<tt_elem*>(tt_smem + kBoxOffset);
+  // Thread 0 fills the boxes with bulk copies that complete on tt_bar; the first
+  // tile's barrier publishes its initialisation.
+  __shared__ __align__(8) u64 tt_bar;
+  if (threadIdx.x == 0) {
+    tt_mbarrier_init(&tt_bar, 1);
+    tt_fence_barrier_init();
+  }
+  u32 phase = 0;
+  // Image rows are prefetched into L2 for the tile this many tiles ahead: a few waves
+  // of resident CTAs (%nsmid bounds the SM count).
+  u32 sms;
+  asm("mov.u32 %0, %%nsmid;" : "=r"(sms));
+  const u64 ahead = u64(kPrefetchCtasPerSm) * sms;
   // Unit u of vector p of a period: element f of the period's run, kPeriodRows rows of
   // kK columns. The first tile's barrier publishes the table.
   for (u32 i = threadIdx.x; i < kPeriod * kUnits; i += kThreads) {
@@ -155,32 +226,63 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_im2col_simt_im2col(con
         (kh * kBoxPitch + kBoxLead + (d * u32(kSW) + kw * u32(kDW)) * u32(kC) + c) *
             u32(kElementBytes) + i % kUnitsPerElem * 4;
   }
+  // Box row b of the tile whose first output row is `first` is input row kh of output
+  // row first + b / kKH: whether it lies in the image (not padding, not past the last
+  // output row), and where it starts there when it does. The bulk copies branch on
+  // the first and never see a null address.
+  auto inside = [&](u64 first, u32 b) -> bool {
+    const u64 row = first + b / kKH;
+    const u32 ih = u32(row % kOH) * u32(kSH) + b % kKH * u32(kDH) - u32(kPH);
+    return row < kOutRows && ih < kH;
+  };
+  auto start = [&](u64 first, u32 b) -> const u8* {
+    const u64 row = first + b / kKH;
+    const u32 ih = u32(row % kOH) * u32(kSH) + b % kKH * u32(kDH) - u32(kPH);
+    return img + (row / kOH * kImgStrideN + u64(ih) * kImgStrideH) * kElementBytes;
+  };
+  auto source = [&](u64 first, u32 b) -> const u8* {
+    return inside(first, b) ? start(first, b) : nullptr;
+  };
   for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {
     const u64 m0 = tile * kBlockM;
     const u64 row0 = m0 / kOW;
-    // Image row of box row b (input row kh of output row row0 + b / kKH); null where
-    // that row is padding or past the last output row.
-    auto source = [&](u32 b) -> const u8* {
-      const u64 row = row0 + b / kKH;
-      const u32 ih = u32(row % kOH) * u32(kSH) + b % kKH * u32(kDH) - u32(kPH);
-      if (row >= kOutRows || ih >= kH) return nullptr;
-      return img + (row / kOH * kImgStrideN + u64(ih) * kImgStrideH) * kElementBytes;
-    };
+    if (threadIdx.x == 0) {
+      // One bulk copy per box row inside the image: its kChunks x kLoad bytes.
+      u32 bytes = 0;
+      for (u32 b = 0; b < kBoxRows; ++b) {
+        if (inside(row0, b)) bytes += kChunks * kLoad;
+      }
+      tt_mbarrier_expect_tx(&tt_bar, bytes);
+      for (u32 b = 0; b < kBoxRows; ++b) {
+        if (inside(row0, b)) {
+          tt_bulk_load(reinterpret_cast<u8*>(box + b * kBoxPitch + kBoxLead + kBoxStart),
+                       start(row0, b), kChunks * kLoad, &tt_bar, img_policy);
+        }
+      }
+    }
+    if (tile + ahead < kNumTiles) {
+      const u64 later = (tile + ahead) * kBlockM / kOW;
+      for (u32 b = threadIdx.x; b < kBoxRows; b += kThreads) {
+        if (inside(later, b)) tt_bulk_prefetch_l2(start(later, b), kChunks * kLoad, img_policy);
+      }
+    }
     // Columns left of the image and right of the copied pixels.
     for (u32 i = threadIdx.x; i < kBoxRows * kPadElems; i += kThreads) {
       const u32 b = i / kPadElems, p = i % kPadElems;
       box[b * kBoxPitch + kBoxLead + (p < kBoxStart ? p : p + kBoxCopy)] = 0;
     }
-    // The image's pixels, kLoad bytes at a time; a padding row gets zeros.
+    // Box rows outside the image read zero.
     for (u32 i = threadIdx.x; i < kBoxRows * kChunks; i += kThreads) {
       const u32 b = i / kChunks, j = i % kChunks;
-      const u8* const from = source(b);
-      tt_box_vec v{};
-      if (from != nullptr) v = tt_box_ld_global(from + j * kLoad, img_policy);
-      tt_box_st_shared(
-          reinterpret_cast<u8*>(box + b * kBoxPitch + kBoxLead + kBoxStart) + j * kLoad, v);
+      if (!inside(row0, b)) {
+        tt_box_st_shared(
+            reinterpret_cast<u8*>(box + b * kBoxPitch + kBoxLead + kBoxStart) + j * kLoad,
+            tt_box_vec{});
+      }
     }
     __syncthreads();
+    tt_mbarrier_wait(&tt_bar, phase);
+    phase ^= 1;
     u8* const out = col + m0 * kK * kElementBytes;
     const u32 boxes = tt_smem_addr(tt_smem) + kBoxOffset;
     const u32 vectors = kTileVectors;
@@ -194,6 +296,11 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_im2col_simt_im2col(con
       x.z = tt_unit(at + (o.at[2] & 0xffffu)) | tt_unit(at + (o.at[2] >> 16)) << 16;
       x.w = tt_unit(at + (o.at[3] & 0xffffu)) | tt_unit(at + (o.at[3] >> 16)) << 16;
       tt_st_global(out + v * u32(kFlatVector * kElementBytes), x, col_policy);
+    }
+    // The next tile's bulk copies may write where this one's threads wrote zeros;
+    // a CTA with no next tile skips the fence.
+    if (tile + gridDim.x < kNumTiles) {
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     }
     __syncthreads();
   }
