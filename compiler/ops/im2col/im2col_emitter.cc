@@ -171,7 +171,9 @@ class Im2colEmitter {
         Constant("u32", "kLoad", box.load_bytes);
         Constant("u32", "kChunks", copy_bytes / box.load_bytes);
         Constant("u32", "kTail", copy_bytes % box.load_bytes / l_.element_bytes);
-        if (box.bulk_fill) Constant("u32", "kPrefetchCtasPerSm", box.prefetch_waves * box.resident_ctas);
+        if (box.bulk_fill) {
+          Constant("u32", "kPrefetchCtasPerSm", box.prefetch_waves * box.resident_ctas);
+        }
       }
     } else {
       const char* names[] = {"N", "H", "W", "C"};
@@ -388,7 +390,8 @@ class Im2colEmitter {
         bulk ? "  // Box row b of the tile whose first output row is `first` is input row kh of output\n"
                "  // row first + b / kKH: whether it lies in the image (not padding, not past the last\n"
                "  // output row), and where it starts there when it does. The bulk copies branch on\n"
-               "  // the first and never see a null address.\n"
+               "  // the first and never see a null address (one guarded by a null test read\n"
+               "  // address 0 on the H200 where every row of a tile was padding).\n"
                "  auto inside = [&](u64 first, u32 b) -> bool {\n"
                "    const u64 row = first + b / kKH;\n"
                "    const u32 ih = u32(row % kOH) * u32(kSH) + b % kKH * u32(kDH) - u32(kPH);\n"

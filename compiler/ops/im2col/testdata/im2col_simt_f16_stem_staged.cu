@@ -229,7 +229,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 8) tt_im2col_simt_im2col(
   // Box row b of the tile whose first output row is `first` is input row kh of output
   // row first + b / kKH: whether it lies in the image (not padding, not past the last
   // output row), and where it starts there when it does. The bulk copies branch on
-  // the first and never see a null address.
+  // the first and never see a null address (one guarded by a null test read
+  // address 0 on the H200 where every row of a tile was padding).
   auto inside = [&](u64 first, u32 b) -> bool {
     const u64 row = first + b / kKH;
     const u32 ih = u32(row % kOH) * u32(kSH) + b % kKH * u32(kDH) - u32(kPH);
