@@ -151,7 +151,7 @@ class Im2colEmitter {
       Constant("u32", "kTileVectors", l_.block_m * l_.k / l_.flat_vector_elems);
       if (Staged()) {
         const LoweredIm2col::InputBox& box = l_.box;
-        const int64_t copy_bytes = box.copy_pixels * g_.c * l_.element_bytes;
+        const int64_t copy_bytes = StagedRowCopyBytes(l_);
         Constant("u32", "kKH", g_.kh);
         Constant("u32", "kRowsPerTile", box.rows_per_tile);
         Constant("u32", "kPeriod", box.period_vectors);
@@ -445,7 +445,7 @@ class Im2colEmitter {
           "      }\n"
           "    }\n");
     }
-    const int64_t copy_bytes = box.copy_pixels * g_.c * l_.element_bytes;
+    const int64_t copy_bytes = StagedRowCopyBytes(l_);
     if (box.pixels > box.copy_pixels) {
       absl::StrAppend(
           &out_,

@@ -214,9 +214,8 @@ constexpr int64_t kMaxCtasPerSm = 32;
 // and each box row's in-image part is whole 16-byte units (16-byte aligned rows).
 void ChooseBoxFill(const Target& target, const LaunchParams& launch, LoweredIm2col& l) {
   LoweredIm2col::InputBox& box = l.box;
-  const int64_t copy_bytes = box.copy_pixels * l.geometry.c * l.element_bytes;
-  box.bulk_fill =
-      target.HasTma() && !l.hints.disable_tma && box.load_bytes == 16 && copy_bytes >= 16;
+  box.bulk_fill = target.HasTma() && !l.hints.disable_tma && box.load_bytes == 16 &&
+                  StagedRowCopyBytes(l) >= 16;
   if (!box.bulk_fill) return;
   const int64_t shared = box.offset_bytes + InputBoxBytes(l, box) + kReservedShared;
   int64_t resident = std::min<int64_t>(target.MaxThreadsPerSm() / launch.threads,

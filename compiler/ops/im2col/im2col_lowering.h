@@ -141,6 +141,11 @@ struct LoweredIm2col : LoweredTileKernel {
   // map, then the column matrix's store map.
 };
 
+// Staged form: bytes of one box row copied from the image (its in-image pixels).
+inline int64_t StagedRowCopyBytes(const LoweredIm2col& l) {
+  return l.box.copy_pixels * l.geometry.c * l.element_bytes;
+}
+
 absl::StatusOr<LoweredIm2col> LowerIm2col(const Im2colOp& op, const Target& target,
                                           const LaunchParams& launch);
 

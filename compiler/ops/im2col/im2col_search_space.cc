@@ -43,7 +43,7 @@ constexpr int64_t kDefaultBlockK = 64;
 // enough to gain from them.
 bool LongBulkRows(const LoweredIm2col& l) {
   return l.path == Im2colPath::kSimtStaged && l.box.bulk_fill &&
-         l.box.copy_pixels * l.geometry.c * l.element_bytes >= kBulkFillMinRowBytes;
+         StagedRowCopyBytes(l) >= kBulkFillMinRowBytes;
 }
 
 // Narrow channels (C x element not a multiple of 16 B): the row form gathers element by
@@ -71,17 +71,15 @@ std::optional<LaunchParams> WholeRowLaunch(const Im2colOp& op, const Hints& hint
     return std::nullopt;
   };
   if (ow <= kWholeOutputRowMaxOW) {
-    const LaunchParams launch = MakeLaunch(ow, k, 256, 1, 0);
-    std::optional<LoweredIm2col> lowered = lower(launch);
-    if (lowered.has_value() && LongBulkRows(*lowered)) return launch;
+    const LaunchParams output_row = MakeLaunch(ow, k, 256, 1, 0);
+    std::optional<LoweredIm2col> lowered = lower(output_row);
+    if (lowered.has_value() && (LongBulkRows(*lowered) || k > kDefaultBlockK)) {
+      return output_row;
+    }
   }
   if (k <= kDefaultBlockK) return std::nullopt;
-  std::vector<LaunchParams> launches;
-  if (ow <= kWholeOutputRowMaxOW) launches.push_back(MakeLaunch(ow, k, 256, 1, 0));
-  launches.push_back(MakeLaunch(64, k, 256, 1, 0));
-  for (const LaunchParams& launch : launches) {
-    if (lower(launch).has_value()) return launch;
-  }
+  const LaunchParams rows64 = MakeLaunch(64, k, 256, 1, 0);
+  if (lower(rows64).has_value()) return rows64;
   return std::nullopt;
 }
 
