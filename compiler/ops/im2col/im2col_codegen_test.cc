@@ -3,7 +3,7 @@
 // sm_80 and sm_90a, and hint neutrality.
 //
 // Regenerate the goldens with:
-//   TILETUNE_UPDATE_GOLDENS=1 bazel run //compiler/codegen:im2col_codegen_test
+//   TILETUNE_UPDATE_GOLDENS=1 bazel run //compiler/ops/im2col:im2col_codegen_test
 #include <cstdlib>
 #include <fstream>
 #include <map>

@@ -217,15 +217,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, 8) tt_im2col_simt_im2col(
   u32 sms;
   asm("mov.u32 %0, %%nsmid;" : "=r"(sms));
   const u64 ahead = u64(kPrefetchCtasPerSm) * sms;
-  // Unit u of vector p of a period: element f of the period's run, kPeriodRows rows of
-  // kK columns. The first tile's barrier publishes the table.
-  for (u32 i = threadIdx.x; i < kPeriod * kUnits; i += kThreads) {
-    const u32 f = i / kUnitsPerElem, d = f / u32(kK), k = f % u32(kK);
-    const u32 kh = k / u32(kKW * kC), kw = k / u32(kC) % u32(kKW), c = k % u32(kC);
-    reinterpret_cast<u16*>(tt_smem)[i] =
-        (kh * kBoxPitch + kBoxLead + (d * u32(kSW) + kw * u32(kDW)) * u32(kC) + c) *
-            u32(kElementBytes) + i % kUnitsPerElem * 4;
-  }
   // Box row b of the tile whose first output row is `first` is input row kh of output
   // row first + b / kKH: whether it lies in the image (not padding, not past the last
   // output row), and where it starts there when it does. The bulk copies branch on
@@ -244,23 +235,34 @@ extern "C" __global__ void __launch_bounds__(kThreads, 8) tt_im2col_simt_im2col(
   auto source = [&](u64 first, u32 b) -> const u8* {
     return inside(first, b) ? start(first, b) : nullptr;
   };
-  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {
-    const u64 m0 = tile * kBlockM;
-    const u64 row0 = m0 / kOW;
-    if (threadIdx.x == 0) {
-      // One bulk copy per box row inside the image: its kChunks x kLoad bytes.
-      u32 bytes = 0;
-      for (u32 b = 0; b < kBoxRows; ++b) {
-        if (inside(row0, b)) bytes += kChunks * kLoad;
-      }
-      tt_mbarrier_expect_tx(&tt_bar, bytes);
-      for (u32 b = 0; b < kBoxRows; ++b) {
-        if (inside(row0, b)) {
-          tt_bulk_load(reinterpret_cast<u8*>(box + b * kBoxPitch + kBoxLead + kBoxStart),
-                       start(row0, b), kChunks * kLoad, &tt_bar, img_policy);
-        }
+  // Thread 0: one bulk copy per box row inside the image, its kChunks x kLoad bytes.
+  auto fill = [&](u64 first) {
+    u32 bytes = 0;
+    for (u32 b = 0; b < kBoxRows; ++b) {
+      if (inside(first, b)) bytes += kChunks * kLoad;
+    }
+    tt_mbarrier_expect_tx(&tt_bar, bytes);
+    for (u32 b = 0; b < kBoxRows; ++b) {
+      if (inside(first, b)) {
+        tt_bulk_load(reinterpret_cast<u8*>(box + b * kBoxPitch + kBoxLead + kBoxStart),
+                     start(first, b), kChunks * kLoad, &tt_bar, img_policy);
       }
     }
+  };
+  if (threadIdx.x == 0) fill(u64(blockIdx.x) * kBlockM / kOW);
+  // Unit u of vector p of a period: element f of the period's run, kPeriodRows rows of
+  // kK columns. The first tile's barrier publishes the table.
+  for (u32 i = threadIdx.x; i < kPeriod * kUnits; i += kThreads) {
+    const u32 f = i / kUnitsPerElem, d = f / u32(kK), k = f % u32(kK);
+    const u32 kh = k / u32(kKW * kC), kw = k / u32(kC) % u32(kKW), c = k % u32(kC);
+    reinterpret_cast<u16*>(tt_smem)[i] =
+        (kh * kBoxPitch + kBoxLead + (d * u32(kSW) + kw * u32(kDW)) * u32(kC) + c) *
+            u32(kElementBytes) + i % kUnitsPerElem * 4;
+  }
+  {
+    const u64 tile = blockIdx.x;
+    const u64 m0 = tile * kBlockM;
+    const u64 row0 = m0 / kOW;
     if (tile + ahead < kNumTiles) {
       const u64 later = (tile + ahead) * kBlockM / kOW;
       for (u32 b = threadIdx.x; b < kBoxRows; b += kThreads) {
@@ -298,11 +300,5 @@ extern "C" __global__ void __launch_bounds__(kThreads, 8) tt_im2col_simt_im2col(
       x.w = tt_unit(at + (o.at[3] & 0xffffu)) | tt_unit(at + (o.at[3] >> 16)) << 16;
       tt_st_global(out + v * u32(kFlatVector * kElementBytes), x, col_policy);
     }
-    // The next tile's bulk copies may write where this one's threads wrote zeros;
-    // a CTA with no next tile skips the fence.
-    if (tile + gridDim.x < kNumTiles) {
-      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-    }
-    __syncthreads();
   }
 }

@@ -146,15 +146,6 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_im2col_simt_im2col(con
   extern __shared__ __align__(16) u8 tt_smem[];
   const tt_offsets* const offsets = reinterpret_cast<const tt_offsets*>(tt_smem);
   tt_elem* const box = reinterpret_cast<tt_elem*>(tt_smem + kBoxOffset);
-  // Unit u of vector p of a period: element f of the period's run, kPeriodRows rows of
-  // kK columns. The first tile's barrier publishes the table.
-  for (u32 i = threadIdx.x; i < kPeriod * kUnits; i += kThreads) {
-    const u32 f = i / kUnitsPerElem, d = f / u32(kK), k = f % u32(kK);
-    const u32 kh = k / u32(kKW * kC), kw = k / u32(kC) % u32(kKW), c = k % u32(kC);
-    reinterpret_cast<u16*>(tt_smem)[i] =
-        (kh * kBoxPitch + kBoxLead + (d * u32(kSW) + kw * u32(kDW)) * u32(kC) + c) *
-            u32(kElementBytes) + i % kUnitsPerElem * 4;
-  }
   // Image row of box row b of the tile whose first output row is `first` (input row
   // kh of output row first + b / kKH); null where that row is padding or past the last
   // output row.
@@ -164,7 +155,17 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_im2col_simt_im2col(con
     if (row >= kOutRows || ih >= kH) return nullptr;
     return img + (row / kOH * kImgStrideN + u64(ih) * kImgStrideH) * kElementBytes;
   };
-  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {
+  // Unit u of vector p of a period: element f of the period's run, kPeriodRows rows of
+  // kK columns. The first tile's barrier publishes the table.
+  for (u32 i = threadIdx.x; i < kPeriod * kUnits; i += kThreads) {
+    const u32 f = i / kUnitsPerElem, d = f / u32(kK), k = f % u32(kK);
+    const u32 kh = k / u32(kKW * kC), kw = k / u32(kC) % u32(kKW), c = k % u32(kC);
+    reinterpret_cast<u16*>(tt_smem)[i] =
+        (kh * kBoxPitch + kBoxLead + (d * u32(kSW) + kw * u32(kDW)) * u32(kC) + c) *
+            u32(kElementBytes) + i % kUnitsPerElem * 4;
+  }
+  {
+    const u64 tile = blockIdx.x;
     const u64 m0 = tile * kBlockM;
     const u64 row0 = m0 / kOW;
     // Columns left of the image and right of the copied pixels.
@@ -196,6 +197,5 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_im2col_simt_im2col(con
       x.w = tt_unit(at + (o.at[3] & 0xffffu)) | tt_unit(at + (o.at[3] >> 16)) << 16;
       tt_st_global(out + v * u32(kFlatVector * kElementBytes), x, col_policy);
     }
-    __syncthreads();
   }
 }
