@@ -419,7 +419,8 @@ class Im2colEmitter {
                "  };\n");
     if (bulk) {
       // The first tile's copies start before the table is built, which hides the table
-      // behind their latency (the N32 C3 stem at 512 threads on the H200: 35.8 to 34.9 us).
+      // behind their latency (the N32 C3 stem at 512 threads on the H200, built by nvcc in a
+      // standalone harness: 35.8 to 34.9 us; bench/RESULTS.md session 14).
       absl::StrAppend(&out_, ImgPolicy(),
                       ");\n"
                       "      }\n"
@@ -440,7 +441,8 @@ class Im2colEmitter {
         "  }\n",
         // One CTA per tile runs the body once, without the loop: on the H200 the looped form
         // of the same kernel took 42 us instead of 36 for the N32 C3 stem at 512 threads
-        // (same registers and occupancy; it issued a third more instructions).
+        // (same occupancy; a third more instructions issued). With both changes the repo's
+        // 512-thread stem went from 2856-2949 to 3443-3455 GB/s.
         one_tile ? "  {\n"
                    "    const u64 tile = blockIdx.x;\n"
                  : "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n",
