@@ -442,7 +442,7 @@ class Im2colEmitter {
         // One CTA per tile runs the body once, without the loop: on the H200 the looped form
         // of the same kernel took 42 us instead of 36 for the N32 C3 stem at 512 threads
         // (same occupancy; a third more instructions issued). With both changes the repo's
-        // 512-thread stem went from 2856-2949 to 3443-3455 GB/s.
+        // 512-thread stem went from 2856-2949 to 3419-3455 GB/s.
         one_tile ? "  {\n"
                    "    const u64 tile = blockIdx.x;\n"
                  : "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n",
