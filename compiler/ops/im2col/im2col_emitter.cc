@@ -394,9 +394,6 @@ class Im2colEmitter {
                "    const u32 ih = u32(row % kOH) * u32(kSH) + b % kKH * u32(kDH) - u32(kPH);\n"
                "    return img + (row / kOH * kImgStrideN + u64(ih) * kImgStrideH) * kElementBytes;\n"
                "  };\n"
-               "  auto source = [&](u64 first, u32 b) -> const u8* {\n"
-               "    return inside(first, b) ? start(first, b) : nullptr;\n"
-               "  };\n"
                "  // Thread 0: one bulk copy per box row inside the image, its kChunks x kLoad bytes.\n"
                "  auto fill = [&](u64 first) {\n"
                "    u32 bytes = 0;\n"
@@ -417,6 +414,7 @@ class Im2colEmitter {
                "    if (row >= kOutRows || ih >= kH) return nullptr;\n"
                "    return img + (row / kOH * kImgStrideN + u64(ih) * kImgStrideH) * kElementBytes;\n"
                "  };\n");
+    const int64_t copy_bytes = StagedRowCopyBytes(l_);
     if (bulk) {
       // The first tile's copies start before the table is built, which hides the table
       // behind their latency (the N32 C3 stem at 512 threads on the H200, built by nvcc in a
@@ -427,6 +425,14 @@ class Im2colEmitter {
                       "    }\n"
                       "  };\n"
                       "  if (threadIdx.x == 0) fill(u64(blockIdx.x) * kBlockM / kOW);\n");
+    }
+    if (bulk && copy_bytes % box.load_bytes != 0) {
+      // The bulk copies take whole 16-byte units; the element loads of the rest need the
+      // row's address or null.
+      absl::StrAppend(&out_,
+                      "  auto source = [&](u64 first, u32 b) -> const u8* {\n"
+                      "    return inside(first, b) ? start(first, b) : nullptr;\n"
+                      "  };\n");
     }
     absl::StrAppend(
         &out_,
@@ -460,7 +466,6 @@ class Im2colEmitter {
           "      }\n"
           "    }\n");
     }
-    const int64_t copy_bytes = StagedRowCopyBytes(l_);
     if (box.pixels > box.copy_pixels) {
       absl::StrAppend(
           &out_,

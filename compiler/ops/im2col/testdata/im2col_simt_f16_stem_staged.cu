@@ -232,9 +232,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, 8) tt_im2col_simt_im2col(
     const u32 ih = u32(row % kOH) * u32(kSH) + b % kKH * u32(kDH) - u32(kPH);
     return img + (row / kOH * kImgStrideN + u64(ih) * kImgStrideH) * kElementBytes;
   };
-  auto source = [&](u64 first, u32 b) -> const u8* {
-    return inside(first, b) ? start(first, b) : nullptr;
-  };
   // Thread 0: one bulk copy per box row inside the image, its kChunks x kLoad bytes.
   auto fill = [&](u64 first) {
     u32 bytes = 0;
