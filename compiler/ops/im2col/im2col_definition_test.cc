@@ -151,8 +151,9 @@ TEST(Im2colDefinitionTest, HeuristicTakesWholeRowsWhereChannelsAreNarrow) {
   Im2colOp padded_rows = stem;  // 225-pixel row stride: 1350-byte rows, not 16-byte aligned
   padded_rows.img.strides = {225 * 3 * 224, 225 * 3, 3, 1};
   const Case cases[] = {
-      {"the C=3 stem: whole output rows, 16-byte stores, boxes by bulk copies", stem, "sm_90a",
-       "simt_im2col/staged", {112, 147}, 256, true},
+      {"the C=3 stem: whole output rows, 16-byte stores, boxes by bulk copies, 512 threads "
+       "for its 2058 vectors",
+       stem, "sm_90a", "simt_im2col/staged", {112, 147}, 512, true},
       {"the stem without TMA", stem, "sm_80", "simt_im2col/staged", {112, 147}, 256, false},
       {"the stem under disable_tma", stem_no_tma, "sm_90a", "simt_im2col/staged", {112, 147},
        256, false},

@@ -215,10 +215,16 @@ class Im2colEmitter {
         inside.empty() ? "true" : absl::StrJoin(inside, " && "), ";\n}\n");
   }
 
-  // `min_ctas`: the CTAs per SM the register allocation must leave room for (0: no bound).
-  void KernelSignature(int min_ctas = 0) {
-    absl::StrAppend(&out_, "\nextern \"C\" __global__ void __launch_bounds__(kThreads",
-                    min_ctas > 0 ? absl::StrCat(", ", min_ctas) : "", ") ", l_.kernel_name,
+  // `min_ctas`: the CTAs per SM the register allocation must leave room for (0: no bound);
+  // `max_registers` > 0 holds each thread to that many registers instead (__maxnreg__,
+  // which excludes __launch_bounds__).
+  void KernelSignature(int min_ctas = 0, int max_registers = 0) {
+    const std::string bounds =
+        max_registers > 0
+            ? absl::StrCat("__maxnreg__(", max_registers, ")")
+            : absl::StrCat("__launch_bounds__(kThreads",
+                           min_ctas > 0 ? absl::StrCat(", ", min_ctas) : "", ")");
+    absl::StrAppend(&out_, "\nextern \"C\" __global__ void ", bounds, " ", l_.kernel_name,
                     "(const u8* __restrict__ img, u8* __restrict__ col");
     if (Tma()) {
       absl::StrAppend(&out_, ",\n    const __grid_constant__ tt_tensor_map img_map, "
@@ -353,7 +359,7 @@ class Im2colEmitter {
     const bool bulk = box.bulk_fill;
     // The bulk fill's bookkeeping would otherwise cost registers enough to drop a CTA per SM
     // (the N32 C3 stem at 512 threads: 40 registers, 3 CTAs per SM instead of 4).
-    KernelSignature(bulk ? box.resident_ctas : 0);
+    KernelSignature(bulk ? box.resident_ctas : 0, bulk ? box.max_registers : 0);
     absl::StrAppend(
         &out_,
         "  extern __shared__ __align__(16) u8 tt_smem[];\n"

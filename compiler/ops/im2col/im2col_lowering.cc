@@ -209,6 +209,14 @@ int64_t InputBoxBytes(const LoweredIm2col& l, const LoweredIm2col::InputBox& box
 constexpr int kPrefetchWaves = 3;
 // Resident CTAs an SM holds at most (sm_80 and sm_90).
 constexpr int64_t kMaxCtasPerSm = 32;
+// 32-bit registers per SM (sm_70 to sm_120), allocated to a thread in units of 8.
+constexpr int64_t kRegistersPerSm = 65536;
+constexpr int64_t kRegisterUnit = 8;
+// The fewest registers per thread the bulk-filled kernel is held to. On the H200 the N32 C3
+// stem at 512 threads (4 CTAs per SM whatever the registers) ran 36.9 us with 32 registers,
+// 36.4 with 28, 35.6 with 26 and 35.1 with 24, none spilling (bench/RESULTS.md session 14):
+// registers that would hold a fifth CTA let the next CTA start sooner, it seems.
+constexpr int64_t kMinRegisterCap = 24;
 
 // The staged form's fill engine: bulk copies where the target has TMA, the hints allow it
 // and each box row's in-image part is whole 16-byte units (16-byte aligned rows).
@@ -224,6 +232,9 @@ void ChooseBoxFill(const Target& target, const LaunchParams& launch, LoweredIm2c
   resident = std::min<int64_t>(resident, kMaxCtasPerSm);
   box.resident_ctas = static_cast<int>(std::max<int64_t>(1, resident));
   box.prefetch_waves = kPrefetchWaves;
+  const int64_t room = kRegistersPerSm / ((box.resident_ctas + 1) * launch.threads) /
+                       kRegisterUnit * kRegisterUnit;
+  box.max_registers = room >= kMinRegisterCap ? static_cast<int>(std::min<int64_t>(room, 255)) : 0;
 }
 
 absl::Status CheckLaunch(const LaunchParams& launch, const Target& target) {
@@ -332,6 +343,13 @@ void DescribeSimt(const std::string& vector_limit, int legal, LoweredIm2col& l) 
           "L2 prefetch (cp.async.bulk.prefetch) of the image rows of the tile ",
           box.prefetch_waves, " waves ahead (a wave: %nsmid x ", box.resident_ctas,
           " resident CTAs per SM, estimated from threads and shared memory)"));
+      l.decision_log.push_back(
+          box.max_registers > 0
+              ? absl::StrCat("registers held to ", box.max_registers,
+                             " per thread: room for the registers of one CTA more than the ",
+                             box.resident_ctas, " resident")
+              : absl::StrCat("registers held to what ", box.resident_ctas,
+                             " resident CTAs per SM allow (launch bounds)"));
     } else if (l.target.HasTma() && box.load_bytes == 16) {
       l.decision_log.push_back("box fill by the threads' loads: disable_tma is set");
     } else if (l.target.HasTma()) {

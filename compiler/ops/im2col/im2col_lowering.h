@@ -123,6 +123,10 @@ struct LoweredIm2col : LoweredTileKernel {
     bool bulk_fill = false;
     int prefetch_waves = 0;
     int resident_ctas = 0;       // estimated CTAs per SM (threads and shared memory)
+    // Registers per thread the bulk-filled kernel is held to (__maxnreg__): what leaves
+    // room for the registers of one CTA more than resident_ctas, when that is at least
+    // 24; 0: none (the kernel's launch bounds ask for resident_ctas CTAs instead).
+    int max_registers = 0;
   };
   // Set for the staged form.
   InputBox box;

@@ -406,6 +406,7 @@ TEST(Im2colLoweringTest, StagedBoxFillEngine) {
   EXPECT_TRUE(bulk->box.bulk_fill);
   EXPECT_EQ(bulk->barriers, 1);
   EXPECT_EQ(bulk->box.resident_ctas, 4);  // 2048 threads per SM / 512
+  EXPECT_EQ(bulk->box.max_registers, 24);  // 65536 / (5 x 512) = 25.6, in units of 8
   EXPECT_GT(bulk->box.prefetch_waves, 0);
   EXPECT_THAT(log_of(*bulk), AllOf(HasSubstr("cp.async.bulk copies"), HasSubstr("L2 prefetch")));
   EXPECT_THAT(DescribeIm2colPlan(*bulk), HasSubstr("bulk copies, L2 prefetch"));
@@ -413,6 +414,16 @@ TEST(Im2colLoweringTest, StagedBoxFillEngine) {
   auto persistent = LowerIm2col(stem, T("sm_90a"), Launch(112, 147, 256, 1, 2));
   ASSERT_TRUE(persistent.ok()) << persistent.status();
   EXPECT_EQ(persistent->box.resident_ctas, 2);
+  EXPECT_EQ(persistent->box.max_registers, 80);  // 65536 / (3 x 256) = 85.3
+  EXPECT_THAT(log_of(*persistent), HasSubstr("registers held to 80 per thread"));
+  // 1024 threads: room for a third CTA would leave 21 registers, below the floor of 24, so
+  // the launch bounds ask for the two resident CTAs instead.
+  auto wide = LowerIm2col(stem, T("sm_90a"), Launch(224, 147, 1024));
+  ASSERT_TRUE(wide.ok()) << wide.status();
+  EXPECT_TRUE(wide->box.bulk_fill);
+  EXPECT_EQ(wide->box.resident_ctas, 2);
+  EXPECT_EQ(wide->box.max_registers, 0);
+  EXPECT_THAT(log_of(*wide), HasSubstr("what 2 resident CTAs per SM allow (launch bounds)"));
 
   Im2colOp no_tma = stem;
   no_tma.hints.disable_tma = true;

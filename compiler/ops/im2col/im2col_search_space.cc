@@ -25,11 +25,13 @@ LaunchParams MakeLaunch(int64_t m, int64_t k, int threads, int stages, int ctas)
   return p;
 }
 
-// Threads of the search's extra whole-output-row launches. The heuristic keeps 256: on the
-// N32 C3 stem, built by NVRTC, 512 threads measured 3443-3455 GB/s against 256 threads'
-// 3474 (bench/RESULTS.md session 14), although the same source built by nvcc ran 512
-// threads 5% faster than 256.
+// Threads of the search's extra whole-output-row launches, and of the heuristic's for a
+// bulk-filled output row of at least kWideStagedMinVectors 16-byte vectors per thread: on
+// the N32 C3 stem (2058 vectors), built by NVRTC with 24 registers, 512 threads took
+// 35.1 us against 256 threads' 36.4-36.7 (H200, bench/RESULTS.md session 14); 640 and
+// 1024 threads were slower again (session 13).
 constexpr int kWideStagedThreads = 512;
+constexpr int64_t kWideStagedMinVectors = 4;
 // Box rows shorter than this fill faster by the threads' loads than by bulk copies: the
 // heuristic then sets disable_tma (H200, N8 C1 128x128 5x5: 256-byte rows, 1299 GB/s by
 // loads against 1104 by bulk copies; 768-byte rows of N16 C4 96x96 and 1344-byte rows of
@@ -51,7 +53,7 @@ bool LongBulkRows(const LoweredIm2col& l) {
 // element, where tiles of whole output rows (the staged form) or whole rows (the flat form)
 // store 16-byte vectors. In order:
 //  - a tile of one whole output row that the staged form fills by bulk copies of long
-//    rows (sm_90+), whatever K;
+//    rows (sm_90+), whatever K, with 512 threads where each gets 4 vectors or more;
 //  - for rows longer than the default tile's (K > 64; shorter ones lower to those forms by
 //    themselves), one whole output row, or else 64 whole rows, filled by the threads;
 // the first that lowers to one of the two forms with a vector wider than C allows. None
@@ -74,9 +76,16 @@ std::optional<LaunchParams> WholeRowLaunch(const Im2colOp& op, const Hints& hint
   if (ow <= kWholeOutputRowMaxOW) {
     const LaunchParams output_row = MakeLaunch(ow, k, 256, 1, 0);
     std::optional<LoweredIm2col> lowered = lower(output_row);
-    if (lowered.has_value() && (LongBulkRows(*lowered) || k > kDefaultBlockK)) {
+    if (lowered.has_value() && LongBulkRows(*lowered)) {
+      const int64_t vectors = ow * k / lowered->flat_vector_elems;
+      if (vectors >= kWideStagedMinVectors * kWideStagedThreads) {
+        const LaunchParams wide = MakeLaunch(ow, k, kWideStagedThreads, 1, 0);
+        std::optional<LoweredIm2col> wide_lowered = lower(wide);
+        if (wide_lowered.has_value() && LongBulkRows(*wide_lowered)) return wide;
+      }
       return output_row;
     }
+    if (lowered.has_value() && k > kDefaultBlockK) return output_row;
   }
   if (k <= kDefaultBlockK) return std::nullopt;
   const LaunchParams rows64 = MakeLaunch(64, k, 256, 1, 0);

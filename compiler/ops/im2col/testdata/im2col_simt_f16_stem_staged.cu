@@ -198,7 +198,7 @@ __device__ __forceinline__ u32 tt_unit(u32 addr) {
   return v;
 }
 
-extern "C" __global__ void __launch_bounds__(kThreads, 8) tt_im2col_simt_im2col(const u8* __restrict__ img, u8* __restrict__ col) {
+extern "C" __global__ void __maxnreg__(24) tt_im2col_simt_im2col(const u8* __restrict__ img, u8* __restrict__ col) {
   const u64 img_policy = tt_make_img_policy();
   const u64 col_policy = tt_make_col_policy();
   extern __shared__ __align__(16) u8 tt_smem[];
