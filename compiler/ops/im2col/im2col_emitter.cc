@@ -335,7 +335,7 @@ class Im2colEmitter {
   // Flat form with staged input: tile t is kBlockM / kOW whole output rows. Each output
   // row's kKH input rows are copied into shared memory as box rows (box column j is image
   // column j - kPW; zero outside the image), with wide coalesced loads, or (box.bulk_fill)
-  // by thread 0's cp.async.bulk copies on an mbarrier while the first threads prefetch the
+  // by the last thread's cp.async.bulk copies on an mbarrier while the first threads prefetch the
   // rows of a tile a few waves ahead into L2. The tile's run of
   // vectors repeats its (row, column) pattern every kPeriodRows rows, so vector v takes
   // unit u from offsets[v % kPeriod].at[u] past the box column of its period's first
@@ -368,10 +368,11 @@ class Im2colEmitter {
     if (bulk) {
       absl::StrAppend(
           &out_,
-          "  // Thread 0 fills the boxes with bulk copies that complete on tt_bar; the first\n"
-          "  // tile's barrier publishes its initialisation.\n"
+          "  // The last thread fills the boxes with bulk copies that complete on tt_bar (its warp\n"
+          "  // gets no more vectors or table entries than any other); the first tile's barrier\n"
+          "  // publishes its initialisation.\n"
           "  __shared__ __align__(8) u64 tt_bar;\n"
-          "  if (threadIdx.x == 0) {\n"
+          "  if (threadIdx.x == kThreads - 1) {\n"
           "    tt_mbarrier_init(&tt_bar, 1);\n"
           "    tt_fence_barrier_init();\n"
           "  }\n"
@@ -400,7 +401,7 @@ class Im2colEmitter {
                "    const u32 ih = u32(row % kOH) * u32(kSH) + b % kKH * u32(kDH) - u32(kPH);\n"
                "    return img + (row / kOH * kImgStrideN + u64(ih) * kImgStrideH) * kElementBytes;\n"
                "  };\n"
-               "  // Thread 0: one bulk copy per box row inside the image, its kChunks x kLoad bytes.\n"
+               "  // The producer: one bulk copy per box row inside the image, its kChunks x kLoad bytes.\n"
                "  auto fill = [&](u64 first) {\n"
                "    u32 bytes = 0;\n"
                "    for (u32 b = 0; b < kBoxRows; ++b) {\n"
@@ -424,13 +425,15 @@ class Im2colEmitter {
     if (bulk) {
       // The first tile's copies start before the table is built, which hides the table
       // behind their latency (the N32 C3 stem at 512 threads on the H200, built by nvcc in a
-      // standalone harness: 35.8 to 34.9 us; bench/RESULTS.md session 14).
+      // standalone harness: 35.8 to 34.9 us; bench/RESULTS.md session 14). The producer is the
+      // last thread, whose warp is not also the one with the extra vectors and table entries:
+      // the NVRTC-built stem went from 34.7-35.0 to 34.4-34.5 us (session 15).
       absl::StrAppend(&out_, ImgPolicy(),
                       ");\n"
                       "      }\n"
                       "    }\n"
                       "  };\n"
-                      "  if (threadIdx.x == 0) fill(u64(blockIdx.x) * kBlockM / kOW);\n");
+                      "  if (threadIdx.x == kThreads - 1) fill(u64(blockIdx.x) * kBlockM / kOW);\n");
     }
     if (bulk && copy_bytes % box.load_bytes != 0) {
       // The bulk copies take whole 16-byte units; the element loads of the rest need the
@@ -572,7 +575,7 @@ class Im2colEmitter {
           "      asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n"
           "    }\n"
           "    __syncthreads();\n"
-          "    if (threadIdx.x == 0 && next < kNumTiles) fill(next * kBlockM / kOW);\n");
+          "    if (threadIdx.x == kThreads - 1 && next < kNumTiles) fill(next * kBlockM / kOW);\n");
     } else if (!one_tile) {
       absl::StrAppend(&out_, "    __syncthreads();\n");
     }

@@ -204,10 +204,11 @@ extern "C" __global__ void __maxnreg__(24) tt_im2col_simt_im2col(const u8* __res
   extern __shared__ __align__(16) u8 tt_smem[];
   const tt_offsets* const offsets = reinterpret_cast<const tt_offsets*>(tt_smem);
   tt_elem* const box = reinterpret_cast<tt_elem*>(tt_smem + kBoxOffset);
-  // Thread 0 fills the boxes with bulk copies that complete on tt_bar; the first
-  // tile's barrier publishes its initialisation.
+  // The last thread fills the boxes with bulk copies that complete on tt_bar (its warp
+  // gets no more vectors or table entries than any other); the first tile's barrier
+  // publishes its initialisation.
   __shared__ __align__(8) u64 tt_bar;
-  if (threadIdx.x == 0) {
+  if (threadIdx.x == kThreads - 1) {
     tt_mbarrier_init(&tt_bar, 1);
     tt_fence_barrier_init();
   }
@@ -232,7 +233,7 @@ extern "C" __global__ void __maxnreg__(24) tt_im2col_simt_im2col(const u8* __res
     const u32 ih = u32(row % kOH) * u32(kSH) + b % kKH * u32(kDH) - u32(kPH);
     return img + (row / kOH * kImgStrideN + u64(ih) * kImgStrideH) * kElementBytes;
   };
-  // Thread 0: one bulk copy per box row inside the image, its kChunks x kLoad bytes.
+  // The producer: one bulk copy per box row inside the image, its kChunks x kLoad bytes.
   auto fill = [&](u64 first) {
     u32 bytes = 0;
     for (u32 b = 0; b < kBoxRows; ++b) {
@@ -246,7 +247,7 @@ extern "C" __global__ void __maxnreg__(24) tt_im2col_simt_im2col(const u8* __res
       }
     }
   };
-  if (threadIdx.x == 0) fill(u64(blockIdx.x) * kBlockM / kOW);
+  if (threadIdx.x == kThreads - 1) fill(u64(blockIdx.x) * kBlockM / kOW);
   // Unit u of vector p of a period: element f of the period's run, kPeriodRows rows of
   // kK columns. The first tile's barrier publishes the table.
   for (u32 i = threadIdx.x; i < kPeriod * kUnits; i += kThreads) {
