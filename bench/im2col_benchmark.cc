@@ -20,21 +20,38 @@
 //
 //   bazel run //bench:im2col_benchmark -- --benchmark_counters_tabular=true
 //   (cuDNN must be loadable: put python3's nvidia.cudnn lib/ folder on LD_LIBRARY_PATH.)
+//
+// Hand-edited kernels: --variant_source=LAYER/VARIANT=FILE (repeatable) also times FILE, an
+// edited copy of the CUDA source `compiler --emit=cuda` writes for that benchmark's
+// lowering, in its place: compiled by NVRTC as the emitted source is, launched with the same
+// grid, threads, shared memory and buffers, checked bit-exact against the CPU reference
+// (fresh random image, poisoned columns) before it is timed, and registered as
+// im2col_f16/LAYER/VARIANT@FILE beside the generated one, cuDNN in the same run:
+//
+//   compiler --op=im2col --dtype=f16 --shape=32,224,224,3 --kernel=7 --stride=2 --pad=3 \
+//       --tile=112,147 --threads=512 --emit=cuda > stem.cu   # the heuristic's launch
+//   im2col_benchmark --variant_source=n32_c3_224x224_k7_s2_p3/heuristic=stem_edited.cu \
+//       --benchmark_filter=n32_c3_224x224_k7_s2_p3/heuristic
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "bench/bench_util.h"
 #include "benchmark/benchmark.h"
 #include "compiler/base/status_macros.h"
@@ -45,6 +62,7 @@
 #include "cuda_runtime_api.h"
 #include "cudnn.h"
 #include "kernels/tile_kernel.h"
+#include "kernels/verify.h"
 
 namespace tiletune {
 namespace {
@@ -300,7 +318,16 @@ absl::StatusOr<CudnnEnv*> GetCudnn(BenchEnv& env) {
   return *cudnn;
 }
 
-void BM_Im2col(benchmark::State& state, const Layer& layer, const Variant& variant) {
+// A hand-edited kernel timed in place of a benchmark's emitted one (--variant_source).
+struct SourceOverride {
+  std::string layer;
+  std::string variant;
+  std::string path;
+  std::string text;
+};
+
+void BM_Im2col(benchmark::State& state, const Layer& layer, const Variant& variant,
+               const SourceOverride* edited = nullptr) {
   auto skip = [&](const absl::Status& status) {
     state.SkipWithError(std::string(status.message()).c_str());
   };
@@ -333,8 +360,29 @@ void BM_Im2col(benchmark::State& state, const Layer& layer, const Variant& varia
   }
   auto lowered = LowerIm2col(op, *target, launch);
   if (!lowered.ok()) return skip(lowered.status());
-  auto kernel = TileKernel::Create(*env.context, Im2colDefinition(),
-                                   std::make_shared<const LoweredIm2col>(*lowered), *env.compiler);
+  auto shared_lowered = std::make_shared<const LoweredIm2col>(*lowered);
+  absl::StatusOr<std::unique_ptr<TileKernel>> kernel;
+  if (edited == nullptr) {
+    kernel = TileKernel::Create(*env.context, Im2colDefinition(), shared_lowered, *env.compiler);
+  } else {
+    CompileOptions options;
+    options.arch = lowered->target.ArchName();
+    absl::StatusOr<Cubin> cubin = env.compiler->CompileToCubin(
+        CudaSource{lowered->kernel_name, edited->text}, options);
+    if (!cubin.ok()) {
+      return skip(absl::InvalidArgumentError(
+          absl::StrCat(edited->path, " does not compile: ", cubin.status().message())));
+    }
+    kernel = TileKernel::CreateFromCubin(*env.context, shared_lowered, edited->text, *cubin);
+    if (kernel.ok()) {
+      std::mt19937_64 rng(0x5eed);
+      absl::Status verified = VerifyTileKernel(*env.context, **kernel, Im2colDefinition(), op, rng);
+      if (!verified.ok()) {
+        return skip(absl::DataLossError(absl::StrCat(
+            edited->path, " is not bit-exact with the CPU reference: ", verified.message())));
+      }
+    }
+  }
   if (!kernel.ok()) return skip(kernel.status());
 
   const size_t img_bytes = static_cast<size_t>(g.n * g.h * g.w * g.c * 2);
@@ -407,18 +455,75 @@ void BM_Im2col(benchmark::State& state, const Layer& layer, const Variant& varia
   state.SetLabel(label);
 }
 
-void RegisterAll() {
+// Takes every --variant_source=LAYER/VARIANT=FILE out of argv and reads its file.
+absl::StatusOr<std::vector<SourceOverride>> TakeSourceOverrides(int& argc, char** argv) {
+  constexpr absl::string_view kFlag = "--variant_source=";
+  std::vector<SourceOverride> overrides;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    if (!absl::ConsumePrefix(&arg, kFlag)) {
+      argv[kept++] = argv[i];
+      continue;
+    }
+    std::vector<std::string> name_path = absl::StrSplit(arg, absl::MaxSplits('=', 1));
+    std::vector<std::string> layer_variant =
+        name_path.size() == 2 ? absl::StrSplit(name_path[0], absl::MaxSplits('/', 1))
+                              : std::vector<std::string>{};
+    if (layer_variant.size() != 2 || name_path[1].empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--variant_source=", arg, ": expected LAYER/VARIANT=FILE, e.g. "
+          "--variant_source=n32_c3_224x224_k7_s2_p3/heuristic=stem.cu"));
+    }
+    std::vector<std::string> layers, variants;
+    for (const Layer& layer : Layers()) layers.push_back(layer.name);
+    for (const Variant& variant : Variants()) variants.push_back(variant.name);
+    if (std::find(layers.begin(), layers.end(), layer_variant[0]) == layers.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("--variant_source: unknown layer '",
+                                                     layer_variant[0], "'; the layers are ",
+                                                     absl::StrJoin(layers, ", ")));
+    }
+    if (std::find(variants.begin(), variants.end(), layer_variant[1]) == variants.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("--variant_source: unknown variant '",
+                                                     layer_variant[1], "'; the variants are ",
+                                                     absl::StrJoin(variants, ", ")));
+    }
+    std::ifstream file(name_path[1], std::ios::binary);
+    std::stringstream text;
+    text << file.rdbuf();
+    if (!file || text.str().empty()) {
+      return absl::NotFoundError(absl::StrCat("--variant_source: cannot read '", name_path[1],
+                                              "' (or it is empty)"));
+    }
+    overrides.push_back({layer_variant[0], layer_variant[1], name_path[1], text.str()});
+  }
+  argc = kept;
+  return overrides;
+}
+
+void RegisterAll(const std::vector<SourceOverride>& overrides) {
   for (const Layer& layer : Layers()) {
     for (const Variant& variant : Variants()) {
       // Whole-row tiles only where rows are short.
       if (!variant.heuristic && variant.tile[1] == 0 && layer.Geometry().K() > 1024) continue;
-      benchmark::RegisterBenchmark(absl::StrCat("im2col_f16/", layer.name, "/", variant.name).c_str(),
+      const std::string name = absl::StrCat("im2col_f16/", layer.name, "/", variant.name);
+      benchmark::RegisterBenchmark(name.c_str(),
                                    [layer, variant](benchmark::State& state) {
                                      BM_Im2col(state, layer, variant);
                                    })
           ->UseManualTime()
           ->Unit(benchmark::kMicrosecond)
           ->MinTime(0.2);
+      for (const SourceOverride& edited : overrides) {
+        if (edited.layer != layer.name || edited.variant != variant.name) continue;
+        benchmark::RegisterBenchmark(absl::StrCat(name, "@", edited.path).c_str(),
+                                     [layer, variant, &edited](benchmark::State& state) {
+                                       BM_Im2col(state, layer, variant, &edited);
+                                     })
+            ->UseManualTime()
+            ->Unit(benchmark::kMicrosecond)
+            ->MinTime(0.2);
+      }
     }
   }
 }
@@ -427,7 +532,14 @@ void RegisterAll() {
 }  // namespace tiletune
 
 int main(int argc, char** argv) {
-  tiletune::RegisterAll();
+  // Outlives the benchmarks, which refer to its entries.
+  static absl::StatusOr<std::vector<tiletune::SourceOverride>> overrides =
+      tiletune::TakeSourceOverrides(argc, argv);
+  if (!overrides.ok()) {
+    std::cerr << "im2col_benchmark: " << overrides.status().message() << "\n";
+    return 2;
+  }
+  tiletune::RegisterAll(*overrides);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
