@@ -32,6 +32,10 @@
 //       --tile=112,147 --threads=512 --emit=cuda > stem.cu   # the heuristic's launch
 //   im2col_benchmark --variant_source=n32_c3_224x224_k7_s2_p3/heuristic=stem_edited.cu \
 //       --benchmark_filter=n32_c3_224x224_k7_s2_p3/heuristic
+//
+// --ablation_source=LAYER/VARIANT=FILE does the same for a kernel that is wrong on purpose
+// (a part removed to see what it costs): it is not checked, and registered as
+// LAYER/VARIANT@ablation:FILE so that its time is never taken for a kernel's.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -318,12 +322,14 @@ absl::StatusOr<CudnnEnv*> GetCudnn(BenchEnv& env) {
   return *cudnn;
 }
 
-// A hand-edited kernel timed in place of a benchmark's emitted one (--variant_source).
+// A hand-edited kernel timed in place of a benchmark's emitted one (--variant_source), or
+// an ablation, wrong on purpose and not checked (--ablation_source).
 struct SourceOverride {
   std::string layer;
   std::string variant;
   std::string path;
   std::string text;
+  bool ablation = false;
 };
 
 void BM_Im2col(benchmark::State& state, const Layer& layer, const Variant& variant,
@@ -374,7 +380,7 @@ void BM_Im2col(benchmark::State& state, const Layer& layer, const Variant& varia
           absl::StrCat(edited->path, " does not compile: ", cubin.status().message())));
     }
     kernel = TileKernel::CreateFromCubin(*env.context, shared_lowered, edited->text, *cubin);
-    if (kernel.ok()) {
+    if (kernel.ok() && !edited->ablation) {
       std::mt19937_64 rng(0x5eed);
       absl::Status verified = VerifyTileKernel(*env.context, **kernel, Im2colDefinition(), op, rng);
       if (!verified.ok()) {
@@ -426,6 +432,9 @@ void BM_Im2col(benchmark::State& state, const Layer& layer, const Variant& varia
     absl::StrAppend(&label, "/", (*kernel)->lowered().form_name);
   }
   if (lowered->box.bulk_fill) absl::StrAppend(&label, "/bulk");
+  if (edited != nullptr) {
+    absl::StrAppend(&label, edited->ablation ? " ablation (not checked)" : " edited (bit-exact)");
+  }
   if (variant.heuristic) {
     absl::StrAppend(&label, " ", launch.tile[0], "x", launch.tile[1], " t", launch.threads);
   }
@@ -455,36 +464,38 @@ void BM_Im2col(benchmark::State& state, const Layer& layer, const Variant& varia
   state.SetLabel(label);
 }
 
-// Takes every --variant_source=LAYER/VARIANT=FILE out of argv and reads its file.
+// Takes every --variant_source=LAYER/VARIANT=FILE and --ablation_source=LAYER/VARIANT=FILE
+// out of argv and reads its file.
 absl::StatusOr<std::vector<SourceOverride>> TakeSourceOverrides(int& argc, char** argv) {
-  constexpr absl::string_view kFlag = "--variant_source=";
   std::vector<SourceOverride> overrides;
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
     absl::string_view arg = argv[i];
-    if (!absl::ConsumePrefix(&arg, kFlag)) {
+    const bool ablation = absl::ConsumePrefix(&arg, "--ablation_source=");
+    if (!ablation && !absl::ConsumePrefix(&arg, "--variant_source=")) {
       argv[kept++] = argv[i];
       continue;
     }
+    const std::string flag = ablation ? "--ablation_source" : "--variant_source";
     std::vector<std::string> name_path = absl::StrSplit(arg, absl::MaxSplits('=', 1));
     std::vector<std::string> layer_variant =
         name_path.size() == 2 ? absl::StrSplit(name_path[0], absl::MaxSplits('/', 1))
                               : std::vector<std::string>{};
     if (layer_variant.size() != 2 || name_path[1].empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "--variant_source=", arg, ": expected LAYER/VARIANT=FILE, e.g. "
-          "--variant_source=n32_c3_224x224_k7_s2_p3/heuristic=stem.cu"));
+          flag, "=", arg, ": expected LAYER/VARIANT=FILE, e.g. ", flag,
+          "=n32_c3_224x224_k7_s2_p3/heuristic=stem.cu"));
     }
     std::vector<std::string> layers, variants;
     for (const Layer& layer : Layers()) layers.push_back(layer.name);
     for (const Variant& variant : Variants()) variants.push_back(variant.name);
     if (std::find(layers.begin(), layers.end(), layer_variant[0]) == layers.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("--variant_source: unknown layer '",
-                                                     layer_variant[0], "'; the layers are ",
+      return absl::InvalidArgumentError(absl::StrCat(flag, ": unknown layer '", layer_variant[0],
+                                                     "'; the layers are ",
                                                      absl::StrJoin(layers, ", ")));
     }
     if (std::find(variants.begin(), variants.end(), layer_variant[1]) == variants.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("--variant_source: unknown variant '",
+      return absl::InvalidArgumentError(absl::StrCat(flag, ": unknown variant '",
                                                      layer_variant[1], "'; the variants are ",
                                                      absl::StrJoin(variants, ", ")));
     }
@@ -492,10 +503,10 @@ absl::StatusOr<std::vector<SourceOverride>> TakeSourceOverrides(int& argc, char*
     std::stringstream text;
     text << file.rdbuf();
     if (!file || text.str().empty()) {
-      return absl::NotFoundError(absl::StrCat("--variant_source: cannot read '", name_path[1],
-                                              "' (or it is empty)"));
+      return absl::NotFoundError(
+          absl::StrCat(flag, ": cannot read '", name_path[1], "' (or it is empty)"));
     }
-    overrides.push_back({layer_variant[0], layer_variant[1], name_path[1], text.str()});
+    overrides.push_back({layer_variant[0], layer_variant[1], name_path[1], text.str(), ablation});
   }
   argc = kept;
   return overrides;
@@ -516,10 +527,11 @@ void RegisterAll(const std::vector<SourceOverride>& overrides) {
           ->MinTime(0.2);
       for (const SourceOverride& edited : overrides) {
         if (edited.layer != layer.name || edited.variant != variant.name) continue;
-        benchmark::RegisterBenchmark(absl::StrCat(name, "@", edited.path).c_str(),
-                                     [layer, variant, &edited](benchmark::State& state) {
-                                       BM_Im2col(state, layer, variant, &edited);
-                                     })
+        benchmark::RegisterBenchmark(
+            absl::StrCat(name, edited.ablation ? "@ablation:" : "@", edited.path).c_str(),
+            [layer, variant, &edited](benchmark::State& state) {
+              BM_Im2col(state, layer, variant, &edited);
+            })
             ->UseManualTime()
             ->Unit(benchmark::kMicrosecond)
             ->MinTime(0.2);
