@@ -468,6 +468,9 @@ void BM_Im2col(benchmark::State& state, const Layer& layer, const Variant& varia
 // out of argv and reads its file.
 absl::StatusOr<std::vector<SourceOverride>> TakeSourceOverrides(int& argc, char** argv) {
   std::vector<SourceOverride> overrides;
+  std::vector<std::string> layers, variants;
+  for (const Layer& layer : Layers()) layers.push_back(layer.name);
+  for (const Variant& variant : Variants()) variants.push_back(variant.name);
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
     absl::string_view arg = argv[i];
@@ -486,9 +489,6 @@ absl::StatusOr<std::vector<SourceOverride>> TakeSourceOverrides(int& argc, char*
           flag, "=", arg, ": expected LAYER/VARIANT=FILE, e.g. ", flag,
           "=n32_c3_224x224_k7_s2_p3/heuristic=stem.cu"));
     }
-    std::vector<std::string> layers, variants;
-    for (const Layer& layer : Layers()) layers.push_back(layer.name);
-    for (const Variant& variant : Variants()) variants.push_back(variant.name);
     if (std::find(layers.begin(), layers.end(), layer_variant[0]) == layers.end()) {
       return absl::InvalidArgumentError(absl::StrCat(flag, ": unknown layer '", layer_variant[0],
                                                      "'; the layers are ",
