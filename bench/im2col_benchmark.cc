@@ -153,6 +153,7 @@ const std::vector<Variant>& Variants() {
       {"simt_orow1_t128_imglast_colfirst", Instruction::kSync, {-1, 0}, 128, 1, 0, true},
       {"simt_orow1_t512_imglast_colfirst", Instruction::kSync, {-1, 0}, 512, 1, 0, true},
       {"simt_orow2_t512_imglast_colfirst", Instruction::kSync, {-2, 0}, 512, 1, 0, true},
+      {"simt_orow4_t512_imglast_colfirst", Instruction::kSync, {-4, 0}, 512, 1, 0, true},
       {"simt_orow1_t256_p6_imglast_colfirst", Instruction::kSync, {-1, 0}, 256, 1, 6, true},
       {"simt_orow1_t256_imglast_colfirst_loads", Instruction::kSync, {-1, 0}, 256, 1, 0, true,
        false, true},
