@@ -36,6 +36,16 @@
 // --ablation_source=LAYER/VARIANT=FILE does the same for a kernel that is wrong on purpose
 // (a part removed to see what it costs): it is not checked, and registered as
 // LAYER/VARIANT@ablation:FILE so that its time is never taken for a kernel's.
+//
+// Either flag may change the edited kernel's launch, for a kernel built another way than the
+// lowering's (a persistent grid, another thread count, more shared memory): after
+// LAYER/VARIANT, comma-separated KEY:VALUE pairs, threads:N (a multiple of 32, 32 to 1024),
+// ctas_per_sm:N (0: one CTA per tile, as lowered; 1 to 32: a persistent grid of N CTAs per SM,
+// the kernel looping over the tiles itself) and shared_bytes:N (dynamic shared memory, 0 to
+// 232448). The benchmark is then registered as LAYER/VARIANT,PAIRS@FILE:
+//
+//   im2col_benchmark \
+//       --variant_source=n32_c3_224x224_k7_s2_p3/heuristic,ctas_per_sm:4,shared_bytes:24192=persistent.cu
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -52,6 +62,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -331,7 +342,16 @@ struct SourceOverride {
   std::string path;
   std::string text;
   bool ablation = false;
+  // The edited kernel's launch where it differs from the lowering's; `launch` as given
+  // ("threads:448,ctas_per_sm:4"), "" when none is.
+  std::optional<int> threads;
+  std::optional<int> ctas_per_sm;
+  std::optional<int64_t> shared_bytes;
+  std::string launch;
 };
+
+// The largest dynamic shared memory a CTA may ask for on sm_90 (227 KiB).
+constexpr int64_t kMaxDynamicSharedBytes = 232448;
 
 void BM_Im2col(benchmark::State& state, const Layer& layer, const Variant& variant,
                const SourceOverride* edited = nullptr) {
@@ -367,6 +387,16 @@ void BM_Im2col(benchmark::State& state, const Layer& layer, const Variant& varia
   }
   auto lowered = LowerIm2col(op, *target, launch);
   if (!lowered.ok()) return skip(lowered.status());
+  if (edited != nullptr) {
+    if (edited->threads) lowered->launch.threads = *edited->threads;
+    if (edited->ctas_per_sm) lowered->launch.ctas_per_sm = *edited->ctas_per_sm;
+    if (edited->shared_bytes) lowered->shared_bytes = *edited->shared_bytes;
+    absl::Status launch_ok = ValidateLaunchParams(lowered->launch, *target);
+    if (!launch_ok.ok()) {
+      return skip(absl::InvalidArgumentError(
+          absl::StrCat(edited->path, " launched with ", edited->launch, ": ", launch_ok.message())));
+    }
+  }
   auto shared_lowered = std::make_shared<const LoweredIm2col>(*lowered);
   absl::StatusOr<std::unique_ptr<TileKernel>> kernel;
   if (edited == nullptr) {
@@ -435,6 +465,10 @@ void BM_Im2col(benchmark::State& state, const Layer& layer, const Variant& varia
   if (lowered->box.bulk_fill) absl::StrAppend(&label, "/bulk");
   if (edited != nullptr) {
     absl::StrAppend(&label, edited->ablation ? " ablation (not checked)" : " edited (bit-exact)");
+    if (!edited->launch.empty()) {
+      absl::StrAppend(&label, " grid ", (*kernel)->grid(), " t", lowered->launch.threads, " smem ",
+                      lowered->shared_bytes);
+    }
   }
   if (variant.heuristic) {
     absl::StrAppend(&label, " ", launch.tile[0], "x", launch.tile[1], " t", launch.threads);
@@ -482,13 +516,53 @@ absl::StatusOr<std::vector<SourceOverride>> TakeSourceOverrides(int& argc, char*
     }
     const std::string flag = ablation ? "--ablation_source" : "--variant_source";
     std::vector<std::string> name_path = absl::StrSplit(arg, absl::MaxSplits('=', 1));
+    // LAYER/VARIANT, then the launch's KEY:VALUE pairs.
+    std::vector<std::string> parts =
+        name_path.size() == 2 ? absl::StrSplit(name_path[0], ',') : std::vector<std::string>{};
     std::vector<std::string> layer_variant =
-        name_path.size() == 2 ? absl::StrSplit(name_path[0], absl::MaxSplits('/', 1))
-                              : std::vector<std::string>{};
+        parts.empty() ? std::vector<std::string>{}
+                      : absl::StrSplit(parts[0], absl::MaxSplits('/', 1));
     if (layer_variant.size() != 2 || name_path[1].empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          flag, "=", arg, ": expected LAYER/VARIANT=FILE, e.g. ", flag,
-          "=n32_c3_224x224_k7_s2_p3/heuristic=stem.cu"));
+          flag, "=", arg, ": expected LAYER/VARIANT=FILE or LAYER/VARIANT,KEY:VALUE,...=FILE, e.g. ",
+          flag, "=n32_c3_224x224_k7_s2_p3/heuristic=stem.cu"));
+    }
+    SourceOverride edited;
+    for (size_t p = 1; p < parts.size(); ++p) {
+      std::vector<std::string> key_value = absl::StrSplit(parts[p], absl::MaxSplits(':', 1));
+      int64_t value = 0;
+      if (key_value.size() != 2 || !absl::SimpleAtoi(key_value[1], &value)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            flag, ": launch '", parts[p], "' in '", name_path[0],
+            "': expected KEY:VALUE with an integer value, e.g. threads:448"));
+      }
+      const std::string& key = key_value[0];
+      if (key == "threads") {
+        if (value < 32 || value > 1024 || value % 32 != 0) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              flag, ": threads:", value, ": accepted are multiples of 32 from 32 to 1024"));
+        }
+        edited.threads = static_cast<int>(value);
+      } else if (key == "ctas_per_sm") {
+        if (value < 0 || value > 32) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              flag, ": ctas_per_sm:", value,
+              ": accepted are 0 (one CTA per tile) to 32 (a persistent grid of that many CTAs per SM)"));
+        }
+        edited.ctas_per_sm = static_cast<int>(value);
+      } else if (key == "shared_bytes") {
+        if (value < 0 || value > kMaxDynamicSharedBytes) {
+          return absl::InvalidArgumentError(absl::StrCat(flag, ": shared_bytes:", value,
+                                                         ": accepted are 0 to ",
+                                                         kMaxDynamicSharedBytes));
+        }
+        edited.shared_bytes = value;
+      } else {
+        return absl::InvalidArgumentError(absl::StrCat(
+            flag, ": unknown launch key '", key, "' in '", name_path[0],
+            "'; accepted are threads, ctas_per_sm, shared_bytes"));
+      }
+      absl::StrAppend(&edited.launch, edited.launch.empty() ? "" : ",", parts[p]);
     }
     if (std::find(layers.begin(), layers.end(), layer_variant[0]) == layers.end()) {
       return absl::InvalidArgumentError(absl::StrCat(flag, ": unknown layer '", layer_variant[0],
@@ -507,7 +581,12 @@ absl::StatusOr<std::vector<SourceOverride>> TakeSourceOverrides(int& argc, char*
       return absl::NotFoundError(
           absl::StrCat(flag, ": cannot read '", name_path[1], "' (or it is empty)"));
     }
-    overrides.push_back({layer_variant[0], layer_variant[1], name_path[1], text.str(), ablation});
+    edited.layer = layer_variant[0];
+    edited.variant = layer_variant[1];
+    edited.path = name_path[1];
+    edited.text = text.str();
+    edited.ablation = ablation;
+    overrides.push_back(std::move(edited));
   }
   argc = kept;
   return overrides;
@@ -529,7 +608,9 @@ void RegisterAll(const std::vector<SourceOverride>& overrides) {
       for (const SourceOverride& edited : overrides) {
         if (edited.layer != layer.name || edited.variant != variant.name) continue;
         benchmark::RegisterBenchmark(
-            absl::StrCat(name, edited.ablation ? "@ablation:" : "@", edited.path).c_str(),
+            absl::StrCat(name, edited.launch.empty() ? "" : ",", edited.launch,
+                         edited.ablation ? "@ablation:" : "@", edited.path)
+                .c_str(),
             [layer, variant, &edited](benchmark::State& state) {
               BM_Im2col(state, layer, variant, &edited);
             })
