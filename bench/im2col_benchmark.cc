@@ -45,7 +45,7 @@
 // 232448). The benchmark is then registered as LAYER/VARIANT,PAIRS@FILE:
 //
 //   im2col_benchmark \
-//       --variant_source=n32_c3_224x224_k7_s2_p3/heuristic,ctas_per_sm:4,shared_bytes:24192=persistent.cu
+//       --variant_source=n32_c3_224x224_k7_s2_p3/heuristic,ctas_per_sm:4,shared_bytes:24192=p.cu
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -393,8 +393,8 @@ void BM_Im2col(benchmark::State& state, const Layer& layer, const Variant& varia
     if (edited->shared_bytes) lowered->shared_bytes = *edited->shared_bytes;
     absl::Status launch_ok = ValidateLaunchParams(lowered->launch, *target);
     if (!launch_ok.ok()) {
-      return skip(absl::InvalidArgumentError(
-          absl::StrCat(edited->path, " launched with ", edited->launch, ": ", launch_ok.message())));
+      return skip(absl::InvalidArgumentError(absl::StrCat(
+          edited->path, " launched with ", edited->launch, ": ", launch_ok.message())));
     }
   }
   auto shared_lowered = std::make_shared<const LoweredIm2col>(*lowered);
@@ -524,8 +524,9 @@ absl::StatusOr<std::vector<SourceOverride>> TakeSourceOverrides(int& argc, char*
                       : absl::StrSplit(parts[0], absl::MaxSplits('/', 1));
     if (layer_variant.size() != 2 || name_path[1].empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          flag, "=", arg, ": expected LAYER/VARIANT=FILE or LAYER/VARIANT,KEY:VALUE,...=FILE, e.g. ",
-          flag, "=n32_c3_224x224_k7_s2_p3/heuristic=stem.cu"));
+          flag, "=", arg,
+          ": expected LAYER/VARIANT=FILE or LAYER/VARIANT,KEY:VALUE,...=FILE, e.g. ", flag,
+          "=n32_c3_224x224_k7_s2_p3/heuristic=stem.cu"));
     }
     SourceOverride edited;
     for (size_t p = 1; p < parts.size(); ++p) {
@@ -545,9 +546,10 @@ absl::StatusOr<std::vector<SourceOverride>> TakeSourceOverrides(int& argc, char*
         edited.threads = static_cast<int>(value);
       } else if (key == "ctas_per_sm") {
         if (value < 0 || value > 32) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              flag, ": ctas_per_sm:", value,
-              ": accepted are 0 (one CTA per tile) to 32 (a persistent grid of that many CTAs per SM)"));
+          return absl::InvalidArgumentError(
+              absl::StrCat(flag, ": ctas_per_sm:", value,
+                           ": accepted are 0 (one CTA per tile) to 32 (a persistent grid of that "
+                           "many CTAs per SM)"));
         }
         edited.ctas_per_sm = static_cast<int>(value);
       } else if (key == "shared_bytes") {
