@@ -2,16 +2,18 @@
 // from the 512-thread heuristic kernel (`compiler --op=im2col --dtype=f16 --shape=32,224,224,3
 // --kernel=7 --stride=2 --pad=3 --tile=112,147 --threads=512
 // --annotations=img_eviction_policy=evict_last,col_eviction_policy=evict_first --emit=cuda`,
-// whose preamble it keeps) with three changes: the gather is phase-aligned (thread t < 2 x 147
-// takes vectors t + 294 i, all of one phase of the 147-vector period, so its eight shared offsets
-// are computed once: no table, no barrier after a table build); nothing is zeroed in shared
-// memory (units on padding columns or padding rows are masked to zero instead); and the tile's
-// seven image rows, consecutive in a dense NHWC image, arrive by one bulk copy packed at the
-// image's row pitch, with one L2 prefetch of the rows the previous output row did not need.
-// Its code was written for tiles of up to four output rows (this launch has one, hence the
-// loops of one trip and kSetBytes 0); it is kept as measured. Bit-exact (checked by the
-// benchmark before timing). On the H200, same run, two runs:
-// 34.6 us (1.94x cudnnIm2Col) against the generated kernel's 35.3 (1.89-1.91x).
+// whose preamble it keeps, less the helpers it does not use) with three changes: the gather
+// is phase-aligned (thread t < 2 x 147 takes vectors t + 294 i, all of one phase of the
+// 147-vector period, so its eight shared offsets are computed once: no table, no barrier
+// after a table build); nothing is zeroed in shared memory (units on padding columns or
+// padding rows are masked to zero instead); and the tile's seven image rows, consecutive in
+// a dense NHWC image, arrive by one bulk copy packed at the image's row pitch, with one L2
+// prefetch of the rows the previous output row did not need. Its code was written for tiles
+// of up to four output rows (this launch has one, hence the loops of one trip and
+// kSetBytes 0); it is kept as measured, less the unused helpers and the unused `box`
+// pointer (the same PTX). Bit-exact (checked by the benchmark before timing). On the H200,
+// same run, two runs: 34.6 us (1.94x cudnnIm2Col) against the generated kernel's 35.3
+// (1.89-1.91x).
 //   im2col_benchmark --variant_source=n32_c3_224x224_k7_s2_p3/heuristic=bench/stem_variants/phase_packed.cu \
 //       --benchmark_filter=n32_c3_224x224_k7_s2_p3/heuristic
 // The emitted kernel's description:
@@ -22,11 +24,6 @@ typedef unsigned char u8;
 typedef unsigned short u16;
 typedef unsigned int u32;
 typedef unsigned long long u64;
-
-// A CUtensorMap, passed by value as a __grid_constant__ kernel parameter.
-struct __align__(64) tt_tensor_map {
-  u64 opaque[16];
-};
 
 __device__ __forceinline__ u32 tt_smem_addr(const void* p) {
   return static_cast<u32>(__cvta_generic_to_shared(p));
@@ -50,42 +47,12 @@ __device__ __forceinline__ u64 tt_make_col_policy() {
 struct __align__(16) tt_vec {
   u32 x, y, z, w;
 };
-__device__ __forceinline__ tt_vec tt_ld_global(const u8* p) {
-  tt_vec v;
-  asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
 __device__ __forceinline__ void tt_st_global(u8* p, const tt_vec& v, u64 policy) {
   asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;"
                :
                : "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "l"(policy)
                : "memory");
 }
-__device__ __forceinline__ tt_vec tt_ld_shared(const u8* p) { return *reinterpret_cast<const tt_vec*>(p); }
-__device__ __forceinline__ void tt_st_shared(u8* p, const tt_vec& v) { *reinterpret_cast<tt_vec*>(p) = v; }
-
-// 16-byte vector accesses.
-struct __align__(16) tt_box_vec {
-  u32 x, y, z, w;
-};
-__device__ __forceinline__ tt_box_vec tt_box_ld_global(const u8* p, u64 policy) {
-  tt_box_vec v;
-  asm volatile("ld.global.nc.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p), "l"(policy));
-  return v;
-}
-__device__ __forceinline__ void tt_box_st_global(u8* p, const tt_box_vec& v) {
-  asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};"
-               :
-               : "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
-               : "memory");
-}
-__device__ __forceinline__ tt_box_vec tt_box_ld_shared(const u8* p) { return *reinterpret_cast<const tt_box_vec*>(p); }
-__device__ __forceinline__ void tt_box_st_shared(u8* p, const tt_box_vec& v) { *reinterpret_cast<tt_box_vec*>(p) = v; }
-
 __device__ __forceinline__ void tt_mbarrier_init(u64* bar, u32 count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(tt_smem_addr(bar)), "r"(count)
                : "memory");
@@ -108,19 +75,6 @@ __device__ __forceinline__ void tt_mbarrier_wait(u64* bar, u32 parity) {
       "  @!done bra TT_WAIT_%=;\n"
       "}\n" :: "r"(tt_smem_addr(bar)), "r"(parity) : "memory");
 }
-__device__ __forceinline__ void tt_bulk_commit() {
-  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-}
-// Waits until at most kPending bulk groups still read shared memory.
-template <int kPending>
-__device__ __forceinline__ void tt_bulk_wait_read() {
-  asm volatile("cp.async.bulk.wait_group.read %0;" :: "n"(kPending) : "memory");
-}
-// Waits until every bulk group has completed, writes included.
-__device__ __forceinline__ void tt_bulk_wait_all() {
-  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
-}
-
 // 1-D bulk copies; sizes and addresses are multiples of 16 bytes.
 __device__ __forceinline__ void tt_bulk_load(u8* smem, const u8* gmem, u32 bytes, u64* bar, u64 policy) {
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;"
@@ -128,29 +82,12 @@ __device__ __forceinline__ void tt_bulk_load(u8* smem, const u8* gmem, u32 bytes
                : "r"(tt_smem_addr(smem)), "l"(gmem), "r"(bytes), "r"(tt_smem_addr(bar)), "l"(policy)
                : "memory");
 }
-__device__ __forceinline__ void tt_bulk_store(u8* gmem, const u8* smem, u32 bytes, u64 policy) {
-  asm volatile("cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint [%0], [%1], %2, %3;"
-               :
-               : "l"(gmem), "r"(tt_smem_addr(smem)), "r"(bytes), "l"(policy)
-               : "memory");
-}
-
 // Prefetch into L2 (no data moves to the SM); address and size multiples of 16 B.
 __device__ __forceinline__ void tt_bulk_prefetch_l2(const u8* gmem, u32 bytes, u64 policy) {
   asm volatile("cp.async.bulk.prefetch.L2.global.L2::cache_hint [%0], %1, %2;"
                :
                : "l"(gmem), "r"(bytes), "l"(policy)
                : "memory");
-}
-
-// One image element.
-typedef u16 tt_elem;
-__device__ __forceinline__ tt_elem tt_ld_elem(const u8* p, u64 policy) {
-  u16 v;
-  // Not volatile, so the loads of an unrolled loop may issue together; the
-  // compiler may also hoist it above a branch: callers pass valid addresses only.
-  asm("ld.global.nc.L2::cache_hint.u16 %0, [%1], %2;" : "=h"(v) : "l"(p), "l"(policy));
-  return tt_elem(v);
 }
 
 // Problem constants; enumerators fold into the code and take no storage.
@@ -242,7 +179,6 @@ __device__ __forceinline__ u32 tt_zero_rows(u32 row) {
 
 extern "C" __global__ void __maxnreg__(24) tt_im2col_simt_im2col(const u8* __restrict__ img, u8* __restrict__ col) {
   extern __shared__ __align__(16) u8 tt_smem[];
-  tt_elem* const box = reinterpret_cast<tt_elem*>(tt_smem + kBoxOffset);
   __shared__ __align__(8) u64 tt_full[kRowsPerTile];
   const u32 row0 = blockIdx.x * kRowsPerTile;
   if (threadIdx.x == kThreads - 1) {
