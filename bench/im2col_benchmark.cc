@@ -141,6 +141,9 @@ struct Variant {
   bool disable_tma = false;
   // eviction_policy=evict_first on every access (the shipped database's stem winner).
   bool evict_first = false;
+  // im2col's own choices (img_prefetch, staged_gather) as annotations, over the
+  // heuristic's hints too; those not given are the lowering's.
+  std::map<std::string, std::string> choices;
 };
 
 const std::vector<Variant>& Variants() {
@@ -175,6 +178,16 @@ const std::vector<Variant>& Variants() {
       {"simt_orow1_t256_evict_first", Instruction::kSync, {-1, 0}, 256, 1, 0, false, false,
        false, true},
       {"heuristic", Instruction::kSync, {}, 0, 0, 0, false, true},
+      // The heuristic's launch with each way of bringing the image into L2 (bulk fill) and
+      // each gather of the staged form.
+      {"heuristic_table_ahead", Instruction::kSync, {}, 0, 0, 0, false, true, false, false,
+       {{"img_prefetch", "ahead"}, {"staged_gather", "table"}}},
+      {"heuristic_table_all", Instruction::kSync, {}, 0, 0, 0, false, true, false, false,
+       {{"img_prefetch", "all"}, {"staged_gather", "table"}}},
+      {"heuristic_phase_ahead", Instruction::kSync, {}, 0, 0, 0, false, true, false, false,
+       {{"img_prefetch", "ahead"}, {"staged_gather", "phase"}}},
+      {"heuristic_phase_all", Instruction::kSync, {}, 0, 0, 0, false, true, false, false,
+       {{"img_prefetch", "all"}, {"staged_gather", "phase"}}},
   };
   return *variants;
 }
@@ -385,6 +398,7 @@ void BM_Im2col(benchmark::State& state, const Layer& layer, const Variant& varia
     launch.stages = variant.stages;
     launch.ctas_per_sm = variant.ctas_per_sm;
   }
+  for (const auto& [key, value] : variant.choices) op.hints.annotations[key] = value;
   auto lowered = LowerIm2col(op, *target, launch);
   if (!lowered.ok()) return skip(lowered.status());
   if (edited != nullptr) {

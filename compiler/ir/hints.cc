@@ -1,5 +1,6 @@
 #include "compiler/ir/hints.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -105,6 +106,7 @@ std::vector<std::string> AcceptedKeys(const HintScope& scope) {
   for (const std::string& operand : scope.eviction_operands) {
     keys.push_back(absl::StrCat(operand, kEvictionSuffix));
   }
+  for (const auto& [key, values] : scope.choices) keys.push_back(key);
   return keys;
 }
 
@@ -129,6 +131,17 @@ absl::Status ApplyAnnotation(const HintScope& scope, const std::string& key,
         TT_ASSIGN_OR_RETURN(resolved.operand_eviction[operand], ParseEvictionPolicy(value));
         return absl::OkStatus();
       }
+    }
+    auto choice = scope.choices.find(key);
+    if (choice != scope.choices.end()) {
+      const std::vector<std::string>& accepted = choice->second;
+      if (std::find(accepted.begin(), accepted.end(), value) == accepted.end()) {
+        return absl::InvalidArgumentError(absl::StrCat("invalid ", scope.op, " ", key, " '", value,
+                                                       "': accepted are ",
+                                                       absl::StrJoin(accepted, ", ")));
+      }
+      resolved.choices[key] = value;
+      return absl::OkStatus();
     }
     return absl::InvalidArgumentError(absl::StrCat("unknown ", scope.op, " annotation '", key,
                                                    "': accepted keys are ",
@@ -185,6 +198,7 @@ std::string HintsToString(const ResolvedHints& hints) {
     if (hints.eviction_policy == policy) continue;
     parts.push_back(absl::StrCat(operand, kEvictionSuffix, "=", EvictionPolicyName(policy)));
   }
+  for (const auto& [key, value] : hints.choices) parts.push_back(absl::StrCat(key, "=", value));
   return absl::StrJoin(parts, ",");
 }
 

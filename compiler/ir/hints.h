@@ -8,9 +8,11 @@
 //   loop_layout         which thread moves which elements on the SIMT path
 //
 // Annotations also take `fallback` (what to do when prefer_instruction cannot be
-// honoured: "error", the default, or "auto"), and `<operand>_eviction_policy` for each
+// honoured: "error", the default, or "auto"), `<operand>_eviction_policy` for each
 // operand an operator names in its HintScope (im2col: img_eviction_policy,
-// col_eviction_policy), which overrides eviction_policy for that operand's accesses.
+// col_eviction_policy), which overrides eviction_policy for that operand's accesses, and
+// the operator's own choices, each a key with a fixed set of values (im2col: img_prefetch=
+// ahead|all), which make a decision its lowering would otherwise take itself.
 //
 //   Hints hints;
 //   hints.prefer_instruction = Instruction::kTma;
@@ -77,6 +79,9 @@ struct HintScope {
   // Operands whose accesses take an L2 policy of their own through the
   // `<operand>_eviction_policy` annotation (im2col: "img", "col"); none for copy.
   std::vector<std::string> eviction_operands;
+  // The operator's own choices: annotation key -> its accepted values (im2col:
+  // {"img_prefetch", {"ahead", "all"}}).
+  std::map<std::string, std::vector<std::string>> choices;
 };
 
 // Hints after applying annotations, each value parsed and range-checked.
@@ -89,6 +94,8 @@ struct ResolvedHints {
   FallbackMode fallback = FallbackMode::kError;
   // The `<operand>_eviction_policy` annotations given, by operand.
   std::map<std::string, EvictionPolicy> operand_eviction;
+  // The operator's choices given (key -> value), each value one its HintScope accepts.
+  std::map<std::string, std::string> choices;
 
   // The L2 priority `operand`'s accesses ask for: its own annotation, else
   // eviction_policy.
@@ -100,8 +107,8 @@ struct ResolvedHints {
 absl::StatusOr<ResolvedHints> ResolveHints(const Hints& hints, const HintScope& scope);
 
 // Canonical text of the hints, e.g. "prefer_instruction=tma,eviction_policy=evict_first";
-// an operand's policy is listed only where it differs from eviction_policy; empty when no
-// hint is set.
+// an operand's policy is listed only where it differs from eviction_policy, the operator's
+// choices last; empty when no hint is set.
 std::string HintsToString(const ResolvedHints& hints);
 
 // `mine` over `base`: each keyword `mine` sets, and every annotation of `mine`, wins.

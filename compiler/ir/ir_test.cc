@@ -190,6 +190,28 @@ TEST(HintsTest, OperandPoliciesAreTheOperatorsOwnKeys) {
               HasSubstr("unknown eviction_policy 'evict_never'"));
 }
 
+TEST(HintsTest, OperatorChoicesTakeOnlyTheirValues) {
+  HintScope scope{"im2col", {"img", "col"}};
+  scope.choices = {{"img_prefetch", {"ahead", "all"}}};
+  Hints hints;
+  hints.annotations = {{"img_prefetch", "all"}, {"img_eviction_policy", "evict_last"}};
+  auto resolved = ResolveHints(hints, scope);
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  EXPECT_EQ(resolved->choices.at("img_prefetch"), "all");
+  EXPECT_EQ(HintsToString(*resolved), "img_eviction_policy=evict_last,img_prefetch=all");
+  hints.annotations = {{"img_prefetch", "everything"}};
+  EXPECT_THAT(ResolveHints(hints, scope).status().message(),
+              HasSubstr("invalid im2col img_prefetch 'everything': accepted are ahead, all"));
+  // Another operator does not know the key, and lists the ones it does.
+  EXPECT_THAT(ResolveHints(hints, HintScope{"copy", {}}).status().message(),
+              HasSubstr("unknown copy annotation 'img_prefetch'"));
+  hints.annotations = {{"img_prefetc", "all"}};
+  EXPECT_THAT(ResolveHints(hints, scope).status().message(),
+              HasSubstr("accepted keys are coalesced_width, disable_tma, eviction_policy, "
+                        "prefer_instruction, loop_layout, fallback, img_eviction_policy, "
+                        "col_eviction_policy, img_prefetch"));
+}
+
 TEST(HintsTest, MergeLetsTheCallersHintsWin) {
   Hints tuned;
   tuned.prefer_instruction = Instruction::kSync;

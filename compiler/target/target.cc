@@ -83,6 +83,15 @@ int Target::MaxSharedBytesPerSm() const {
   }
 }
 
+int64_t Target::MinL2Bytes() const {
+  switch (arch_) {
+    case 90:   // H100 (PCIe and SXM), H200: 50 MB
+    case 100:  // B200: larger
+      return int64_t{50} * 1000 * 1000;
+    default: return 0;
+  }
+}
+
 int Target::MaxThreadsPerSm() const {
   switch (arch_) {
     case 75: return 1024;

@@ -5,6 +5,7 @@
 #ifndef COMPILER_TARGET_TARGET_H_
 #define COMPILER_TARGET_TARGET_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,10 @@ class Target {
   int MaxSharedBytesPerBlock() const;
   // Shared memory of one multiprocessor, in bytes.
   int MaxSharedBytesPerSm() const;
+  // The L2 bytes every datacenter part of the architecture has at least (sm_90: 50 MB, the
+  // H100's); 0 where the architecture's parts differ too much to say. A device may have
+  // more (it reports its own); lowering uses this to size what it keeps in L2.
+  int64_t MinL2Bytes() const;
   // Resident threads one multiprocessor can hold.
   int MaxThreadsPerSm() const;
 

@@ -38,6 +38,8 @@ TEST(TargetTest, CapabilitiesFollowTheArchitecture) {
   }
   EXPECT_EQ(Target::Parse("sm_90a")->MaxSharedBytesPerBlock(), 227 * 1024);
   EXPECT_EQ(Target::Parse("sm_86")->MaxSharedBytesPerBlock(), 99 * 1024);
+  EXPECT_EQ(Target::Parse("sm_90a")->MinL2Bytes(), int64_t{50} * 1000 * 1000);
+  EXPECT_EQ(Target::Parse("sm_86")->MinL2Bytes(), 0);
 }
 
 TEST(TargetTest, RejectsUnknownTargetsNamingAcceptedOnes) {

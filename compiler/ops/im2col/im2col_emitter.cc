@@ -84,8 +84,7 @@ class Im2colEmitter {
         absl::StrAppend(&out_, "input staged (", l_.box.rows_per_tile, " output row(s) x ",
                         g_.kh, " input rows, ",
                         l_.box.bulk_fill
-                            ? absl::StrCat("bulk copies, L2 prefetch ", l_.box.prefetch_waves,
-                                           " waves ahead")
+                            ? absl::StrCat("bulk copies, ", DescribeImagePrefetch(l_.box))
                             : absl::StrCat(l_.box.load_bytes, "-byte loads"),
                         "), ");
       }
@@ -171,7 +170,11 @@ class Im2colEmitter {
         Constant("u32", "kLoad", box.load_bytes);
         Constant("u32", "kChunks", copy_bytes / box.load_bytes);
         Constant("u32", "kTail", copy_bytes % box.load_bytes / l_.element_bytes);
-        if (box.bulk_fill) {
+        if (box.bulk_fill && box.prefetch_all) {
+          Constant("u32", "kResidentCtas", box.resident_ctas);
+          Constant("u64", "kImageBytes", box.image_span_bytes);
+          Constant("u32", "kPrefetchPiece", 1 << 20);  // bytes per prefetch instruction at most
+        } else if (box.bulk_fill) {
           Constant("u32", "kPrefetchCtasPerSm", box.prefetch_waves * box.resident_ctas);
         }
       }
@@ -218,7 +221,8 @@ class Im2colEmitter {
   // `min_ctas`: the CTAs per SM the register allocation must leave room for (0: no bound);
   // `max_registers` > 0 holds each thread to that many registers instead (__maxnreg__,
   // which excludes __launch_bounds__).
-  void KernelSignature(int min_ctas = 0, int max_registers = 0) {
+  // The kernel's first line: its launch bounds (or register cap) and parameters.
+  void KernelSignatureBounds(int min_ctas, int max_registers) {
     const std::string bounds =
         max_registers > 0
             ? absl::StrCat("__maxnreg__(", max_registers, ")")
@@ -231,6 +235,11 @@ class Im2colEmitter {
                              "const __grid_constant__ tt_tensor_map col_map");
     }
     absl::StrAppend(&out_, ") {\n");
+  }
+
+  // The signature, then the L2 policies the kernel applies.
+  void KernelSignature(int min_ctas = 0, int max_registers = 0) {
+    KernelSignatureBounds(min_ctas, max_registers);
     if (l_.img_policy) absl::StrAppend(&out_, "  const u64 img_policy = tt_make_img_policy();\n");
     if (l_.col_policy) absl::StrAppend(&out_, "  const u64 col_policy = tt_make_col_policy();\n");
   }
@@ -335,12 +344,14 @@ class Im2colEmitter {
   // Flat form with staged input: tile t is kBlockM / kOW whole output rows. Each output
   // row's kKH input rows are copied into shared memory as box rows (box column j is image
   // column j - kPW; zero outside the image), with wide coalesced loads, or (box.bulk_fill)
-  // by the last thread's cp.async.bulk copies on an mbarrier while the first threads prefetch the
-  // rows of a tile a few waves ahead into L2. The tile's run of
+  // by the last thread's cp.async.bulk copies on an mbarrier while the image comes into L2
+  // ahead of them: all of it at the start (box.prefetch_all), or the first threads prefetch
+  // the rows of a tile a few waves ahead. The tile's run of
   // vectors repeats its (row, column) pattern every kPeriodRows rows, so vector v takes
   // unit u from offsets[v % kPeriod].at[u] past the box column of its period's first
   // output pixel: one table load per unit, one shared load per unit, one global store.
   void StagedKernel() {
+    if (l_.box.phase_gather) return StagedPhaseKernel();
     const LoweredIm2col::InputBox& box = l_.box;
     const int64_t units = Units();
     const char* unit = box.unit_bytes == 1 ? "u8" : box.unit_bytes == 2 ? "u16" : "b32";
@@ -376,12 +387,38 @@ class Im2colEmitter {
           "    tt_mbarrier_init(&tt_bar, 1);\n"
           "    tt_fence_barrier_init();\n"
           "  }\n"
-          "  u32 phase = 0;\n"
-          "  // Image rows are prefetched into L2 for the tile this many tiles ahead: a few waves\n"
-          "  // of resident CTAs (%nsmid bounds the SM count).\n"
-          "  u32 sms;\n"
-          "  asm(\"mov.u32 %0, %%nsmid;\" : \"=r\"(sms));\n"
-          "  const u64 ahead = u64(kPrefetchCtasPerSm) * sms;\n");
+          "  u32 phase = 0;\n");
+      if (box.prefetch_all) {
+        // On the H200 the N32 C3 stem (9.6 MB of image) went from 34.3-34.5 to 33.0 us with
+        // the whole image prefetched at the start instead of each tile's rows 3 waves ahead
+        // (a hand-edited kernel, bench/RESULTS.md session 18).
+        absl::StrAppend(
+            &out_,
+            "  // The whole image into L2 at the start: CTA b of the first wave (%nsmid x\n"
+            "  // kResidentCtas CTAs, or the whole grid when smaller) prefetches the b-th of as many\n"
+            "  // equal shares, in 16-byte units (a last partial unit is left to the copies).\n"
+            "  if (threadIdx.x == 0) {\n"
+            "    u32 sms;\n"
+            "    asm(\"mov.u32 %0, %%nsmid;\" : \"=r\"(sms));\n"
+            "    const u64 parts = min(u64(gridDim.x), u64(kResidentCtas) * sms);\n"
+            "    const u64 share = ((kImageBytes + parts - 1) / parts + 15) / 16 * 16;\n"
+            "    const u64 end = kImageBytes / 16 * 16;\n"
+            "    for (u64 at = blockIdx.x * share, to = min(end, at + share); at < to;\n"
+            "         at += kPrefetchPiece) {\n"
+            "      tt_bulk_prefetch_l2(img + at, u32(min(to - at, u64(kPrefetchPiece)))",
+            ImgPolicy(),
+            ");\n"
+            "    }\n"
+            "  }\n");
+      } else {
+        absl::StrAppend(
+            &out_,
+            "  // Image rows are prefetched into L2 for the tile this many tiles ahead: a few waves\n"
+            "  // of resident CTAs (%nsmid bounds the SM count).\n"
+            "  u32 sms;\n"
+            "  asm(\"mov.u32 %0, %%nsmid;\" : \"=r\"(sms));\n"
+            "  const u64 ahead = u64(kPrefetchCtasPerSm) * sms;\n");
+      }
     }
     const bool one_tile = l_.launch.ctas_per_sm == 0;
     absl::StrAppend(
@@ -463,7 +500,7 @@ class Im2colEmitter {
                  : "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n",
         "    const u64 m0 = tile * kBlockM;\n"
         "    const u64 row0 = m0 / kOW;\n");
-    if (bulk) {
+    if (bulk && !box.prefetch_all) {
       absl::StrAppend(
           &out_,
           "    if (tile + ahead < kNumTiles) {\n"
@@ -580,6 +617,186 @@ class Im2colEmitter {
       absl::StrAppend(&out_, "    __syncthreads();\n");
     }
     absl::StrAppend(&out_, "  }\n}\n");
+  }
+
+  // Staged form, phase gather (InputBox::phase_gather): CTA t writes output row t. The last
+  // thread copies the row's kKH image rows, back to back in the image, into shared memory by
+  // one bulk copy at the image's row pitch (after kLeadBytes) and brings later image rows
+  // into L2. Thread t < kGatherThreads gathers vector p = t % kPeriod (its phase) of periods
+  // g = t / kPeriod + kGroups i: the units of phase p lie at the same offsets from every
+  // period's box column, so the thread works out those offsets once, packed 16 bits each in
+  // registers. Units left of the image occur only in period 0, right of it only in the last
+  // period, and on rows outside the image in every period: all are masked to zero, never
+  // read from zeroed shared memory.
+  void StagedPhaseKernel() {
+    const LoweredIm2col::InputBox& box = l_.box;
+    const int64_t e = l_.element_bytes;
+    const bool wide = l_.m * l_.k * e >= (int64_t{1} << 32);
+    const std::string offset = wide ? "u64" : "u32";
+    Constant("u32", "kGroups", box.phase_groups);
+    Constant("u32", "kGatherThreads", box.phase_groups * box.period_vectors);
+    Constant("u32", "kPeriods", l_.ow / box.period_rows);
+    Constant("u32", "kIters", l_.ow / box.period_rows / box.phase_groups);
+    Constant("u32", "kPeriodBytes", box.period_rows * g_.sw * g_.c * e);
+    Constant("u32", "kPeriodCols", box.period_rows * g_.sw * g_.c);
+    Constant("u32", "kRowElems", g_.w * g_.c);
+    Constant("u32", "kRowBytes", g_.w * g_.c * e);
+    Constant("u32", "kLeadBytes", box.phase_lead_bytes);
+    absl::StrAppend(
+        &out_,
+        "\n// One 2-byte unit from shared memory, by a 32-bit shared address (volatile: it stays\n"
+        "// after the wait on the bulk copy).\n"
+        "__device__ __forceinline__ u32 tt_unit(u32 addr) {\n"
+        "  u32 v;\n"
+        "  asm volatile(\"ld.shared.u16 %0, [%1];\" : \"=r\"(v) : \"r\"(addr));\n"
+        "  return v;\n}\n");
+    if (l_.col_policy) {
+      absl::StrAppend(
+          &out_,
+          "// The column policy, not volatile: the compiler may make it again at each store\n"
+          "// rather than hold it in two registers.\n"
+          "__device__ __forceinline__ u64 tt_col_policy_nv() {\n"
+          "  u64 policy;\n"
+          "  asm(\"createpolicy.fractional.L2::",
+          EvictionPolicyName(*l_.col_policy),
+          ".b64 %0, 1.0;\" : \"=l\"(policy));\n"
+          "  return policy;\n}\n");
+    }
+    absl::StrAppend(
+        &out_,
+        "// Kernel rows of output row `row` outside the image: bit kh.\n"
+        "__device__ __forceinline__ u32 tt_zero_rows(u32 row) {\n"
+        "  const int top = int(row % u32(kOH) * u32(kSH)) - int(kPH);  // image row of kernel row 0\n"
+        "  const int above = min(max(-top, 0), int(kKH));\n"
+        "  const int below = min(max(int(kH) - top, 0), int(kKH));  // first kernel row past the image\n"
+        "  return ((1u << above) - 1u) | (((1u << kKH) - 1u) & ~((1u << below) - 1u));\n"
+        "}\n");
+    KernelSignatureBounds(box.resident_ctas, box.max_registers);
+    absl::StrAppend(
+        &out_,
+        "  extern __shared__ __align__(16) u8 tt_smem[];\n"
+        "  __shared__ __align__(8) u64 tt_bar;\n"
+        "  const u32 row = blockIdx.x;  // one output row per CTA\n"
+        "  if (threadIdx.x == kThreads - 1) {\n"
+        "    tt_mbarrier_init(&tt_bar, 1);\n"
+        "    tt_fence_barrier_init();\n",
+        l_.img_policy ? "    const u64 img_policy = tt_make_img_policy();\n" : "",
+        "    // The row's kernel rows inside the image are consecutive image rows: one copy.\n"
+        "    const u32 zero = tt_zero_rows(row);\n"
+        "    const u32 lo = __ffs(~zero) - 1, n = kKH - __popc(zero);\n"
+        "    const int top = int(row % u32(kOH) * u32(kSH)) - int(kPH);\n"
+        "    tt_mbarrier_expect_tx(&tt_bar, n * kRowBytes);\n"
+        "    if (n != 0) {\n"
+        "      tt_bulk_load(tt_smem + kLeadBytes + lo * kRowBytes,\n"
+        "                   img + (u64(row / u32(kOH)) * kImgStrideN + u64(top + int(lo)) * kImgStrideH) *\n"
+        "                             kElementBytes,\n"
+        "                   n * kRowBytes, &tt_bar",
+        ImgPolicy(),
+        ");\n"
+        "    }\n");
+    if (box.prefetch_all) {
+      absl::StrAppend(
+          &out_,
+          "    // The whole image into L2 at the start: CTA b of the first wave (%nsmid x\n"
+          "    // kResidentCtas CTAs) prefetches the b-th of as many equal shares, in 16-byte units\n"
+          "    // (a last partial unit is left to the copies).\n"
+          "    u32 sms;\n"
+          "    asm(\"mov.u32 %0, %%nsmid;\" : \"=r\"(sms));\n"
+          "    const u64 parts = min(u64(gridDim.x), u64(kResidentCtas) * sms);\n"
+          "    const u64 share = ((kImageBytes + parts - 1) / parts + 15) / 16 * 16;\n"
+          "    const u64 end = kImageBytes / 16 * 16;\n"
+          "    for (u64 at = blockIdx.x * share, to = min(end, at + share); at < to;\n"
+          "         at += kPrefetchPiece) {\n"
+          "      tt_bulk_prefetch_l2(img + at, u32(min(to - at, u64(kPrefetchPiece)))",
+          ImgPolicy(),
+          ");\n"
+          "    }\n");
+    } else {
+      absl::StrAppend(
+          &out_,
+          "    // L2 prefetch of the image rows of the output row this many rows ahead that the\n"
+          "    // row before it did not need (all of them at an image's first row).\n"
+          "    u32 sms;\n"
+          "    asm(\"mov.u32 %0, %%nsmid;\" : \"=r\"(sms));\n"
+          "    const u32 later = row + kPrefetchCtasPerSm * sms;\n"
+          "    if (later < u32(kOutRows)) {\n"
+          "      const u32 later_zero = tt_zero_rows(later);\n"
+          "      const int later_top = int(later % u32(kOH) * u32(kSH)) - int(kPH);\n"
+          "      u32 from = __ffs(~later_zero) - 1;\n"
+          "      const u32 to = from + kKH - __popc(later_zero);\n"
+          "      const u32 fresh = kKH > u32(kSH) ? kKH - u32(kSH) : 0u;\n"
+          "      if (later % u32(kOH) != 0 && from < fresh) from = fresh;\n"
+          "      if (to > from) {\n"
+          "        tt_bulk_prefetch_l2(img + (u64(later / u32(kOH)) * kImgStrideN +\n"
+          "                                   u64(later_top + int(from)) * kImgStrideH) * kElementBytes,\n"
+          "                            (to - from) * kRowBytes",
+          ImgPolicy(),
+          ");\n"
+          "      }\n"
+          "    }\n");
+    }
+    absl::StrAppend(
+        &out_,
+        "  }\n"
+        "  // Offsets of this thread's units past its period's box column, 16 bits each, low unit\n"
+        "  // first; masks: bits 0-7 units left of the image in period 0, bits 8-15 right of it\n"
+        "  // in the last period, bits 16-23 on kernel rows outside the image.\n"
+        "  u32 o[kUnits / 2] = {};\n"
+        "  u32 masks = 0, boxes = 0;\n"
+        "  const u32 g = threadIdx.x / kPeriod, p = threadIdx.x % kPeriod;\n"
+        "  if (threadIdx.x < kGatherThreads) {\n"
+        "    boxes = tt_smem_addr(tt_smem) + g * kPeriodBytes;\n"
+        "    const u32 zero = tt_zero_rows(row);\n"
+        "    // Unit j is element p * kUnits + j of the period's run: walk (d, kh, kw, c) from the first.\n"
+        "    const u32 f = p * kUnits, k = f % u32(kK);\n"
+        "    u32 d = f / u32(kK), kh = k / u32(kKW * kC), kw = k / u32(kC) % u32(kKW), c = k % u32(kC);\n"
+        "#pragma unroll\n"
+        "    for (u32 j = 0; j < kUnits; ++j) {\n"
+        "      const u32 x = (d * u32(kSW) + kw * u32(kDW)) * u32(kC) + c;  // column from iw = -kPW\n"
+        "      o[j / 2] |= (kLeadBytes + (kh * kRowElems + x - kBoxStart) * u32(kElementBytes)) << (j % 2 * 16);\n"
+        "      masks |= u32(x < kBoxStart) << j;\n"
+        "      masks |= u32(x + (kPeriods - 1) * kPeriodCols >= kBoxStart + kRowElems) << (8 + j);\n"
+        "      masks |= (zero >> kh & 1u) << (16 + j);\n"
+        "      if (++c == u32(kC)) {\n"
+        "        c = 0;\n"
+        "        if (++kw == u32(kKW)) {\n"
+        "          kw = 0;\n"
+        "          if (++kh == kKH) {\n"
+        "            kh = 0;\n"
+        "            ++d;\n"
+        "          }\n"
+        "        }\n"
+        "      }\n"
+        "    }\n"
+        "  }\n"
+        "  __syncthreads();  // publishes the mbarrier's initialisation\n"
+        "  if (threadIdx.x >= kGatherThreads) return;\n"
+        "  const ", offset, " out = ", offset, "(row) * ", offset,
+        "(kOW * kK * kElementBytes) + threadIdx.x * u32(kFlatVector * kElementBytes);\n"
+        "  const u32 rows = masks >> 16 & 0xffu;\n"
+        "  tt_mbarrier_wait(&tt_bar, 0);\n"
+        "#pragma unroll\n"
+        "  for (u32 i = 0; i < kIters; ++i) {\n"
+        "    const u32 q = g + kGroups * i;\n"
+        "    const u32 s = boxes + i * kGroups * kPeriodBytes;\n"
+        "    tt_vec x;\n"
+        "    u32* const w = reinterpret_cast<u32*>(&x);\n"
+        "#pragma unroll\n"
+        "    for (u32 j = 0; j < kUnits; j += 2) {\n"
+        "      w[j / 2] = tt_unit(s + (o[j / 2] & 0xffffu)) | tt_unit(s + (o[j / 2] >> 16)) << 16;\n"
+        "    }\n"
+        "    const u32 bad = rows | ((q == 0 ? masks : 0u) | (q == kPeriods - 1 ? masks >> 8 : 0u)) & 0xffu;\n"
+        "    if (bad != 0) {\n"
+        "#pragma unroll\n"
+        "      for (u32 j = 0; j < kUnits; j += 2) {\n"
+        "        w[j / 2] &= ((bad >> j & 1u) ? 0u : 0xffffu) | ((bad >> (j + 1) & 1u) ? 0u : 0xffff0000u);\n"
+        "      }\n"
+        "    }\n"
+        "    tt_st_global(col + (out + i * kGatherThreads * u32(kFlatVector * kElementBytes)), x",
+        l_.col_policy ? ", tt_col_policy_nv()" : "",
+        ");\n"
+        "  }\n"
+        "}\n");
   }
 
   // Flat form: tile t is rows [t * kBlockM, (t + 1) * kBlockM) of the column matrix, one

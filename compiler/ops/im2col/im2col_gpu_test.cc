@@ -7,6 +7,7 @@
 // drawn from std::random_device on every run.
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -66,15 +67,19 @@ const T& Pick(std::mt19937_64& rng, const std::vector<T>& values) {
 // tiles of whole output rows of an image with contiguous pixels, their boxes filled by bulk
 // copies when `bulk` (16-byte aligned image rows) and by the threads' loads (disable_tma)
 // otherwise.
-Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false) {
+//
+// With `phase` (staged, bulk), the cases the phase gather serves, asked for by annotation:
+// one output row per tile, one tile per CTA, 2-byte elements, a dense image.
+Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false, bool phase = false) {
   const bool tma = path == Im2colPath::kTma;
   const bool staged = path == Im2colPath::kSimtStaged;
   const bool flat = staged || path == Im2colPath::kSimtFlat;
   std::mt19937_64 rng(0x1a2c0 + 7919 * index + (tma ? 1 : 0) + (flat ? 2 : 0) +
-                      (staged ? 4 : 0) + (bulk ? 8 : 0));
+                      (staged ? 4 : 0) + (bulk ? 8 : 0) + (phase ? 16 : 0));
   Target target = *Target::Parse("sm_90a");
   for (int attempt = 0;; ++attempt) {
-    DataType dtype = Pick(rng, AllDataTypes());
+    DataType dtype = phase ? Pick(rng, std::vector<DataType>{DataType::kF16, DataType::kBF16})
+                           : Pick(rng, AllDataTypes());
     int e = DataTypeBytes(dtype);
     Im2colGeometry g;
     g.n = Uniform(rng, 1, 3);
@@ -93,7 +98,7 @@ Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false) {
     if (!ValidateIm2colGeometry(g).ok()) continue;
     Im2colOp op = Im2colOp::Dense(dtype, g);
     // Sometimes a strided image: rows padded by a few pixels (whole 16-byte units on TMA).
-    if (Uniform(rng, 0, 4) == 0) {
+    if (!phase && Uniform(rng, 0, 4) == 0) {
       int64_t pixel = tma || staged ? g.c : g.c + Uniform(rng, 0, 3);
       int64_t row = pixel * (g.w + Uniform(rng, 0, 2));
       op.img.strides = {row * (g.h + Uniform(rng, 0, 1)), row, pixel, 1};
@@ -110,11 +115,18 @@ Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false) {
     }
     op.hints.prefer_instruction = tma ? Instruction::kTma : Instruction::kSync;
     if (staged) op.hints.disable_tma = !bulk;
+    // Bulk fills bring these small images into L2 whole at the start unless told to
+    // prefetch each tile's rows ahead: half of them are.
+    if (bulk && Uniform(rng, 0, 1) == 0) op.hints.annotations[kImgPrefetchKey] = "ahead";
+    if (staged) op.hints.annotations[kStagedGatherKey] = phase ? "phase" : "table";
     LaunchParams launch;
     if (tma) {
       launch = Launch(Pick(rng, std::vector<int64_t>{8, 16, 32, 64, 128, 256}),
                       channel_unit * Uniform(rng, 1, 8), 32, static_cast<int>(Uniform(rng, 1, 4)),
                       static_cast<int>(Uniform(rng, 0, 2)));
+    } else if (phase) {
+      launch = Launch(g.OW(), g.K() + Uniform(rng, 0, 8),
+                      Pick(rng, std::vector<int>{64, 128, 256, 512}), 1, 0);
     } else if (staged) {
       launch = Launch(g.OW() * Uniform(rng, 1, 3), g.K() + Uniform(rng, 0, 8),
                       Pick(rng, std::vector<int>{32, 64, 128, 256, 512}), 1,
@@ -132,8 +144,10 @@ Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false) {
     auto lowered = LowerIm2col(op, target, launch);
     if (!lowered.ok() || lowered->path != path) continue;
     if (staged && lowered->box.bulk_fill != bulk) continue;
+    if (staged && lowered->box.phase_gather != phase) continue;
     return {absl::StrFormat("%s_%03d_%s",
                             tma      ? "tma"
+                            : phase  ? "staged_phase"
                             : staged ? (bulk ? "staged_bulk" : "staged")
                             : flat   ? "flat"
                                      : "simt",
@@ -151,6 +165,9 @@ std::vector<Im2colCase> Cases() {
   for (int i = 0; i < 40; ++i) {
     cases.push_back(RandomCase(Im2colPath::kSimtStaged, i, /*bulk=*/true));
   }
+  for (int i = 0; i < 40; ++i) {
+    cases.push_back(RandomCase(Im2colPath::kSimtStaged, i, /*bulk=*/true, /*phase=*/true));
+  }
   // Fixed shapes: ResNet-like layers scaled down, on both paths.
   struct Fixed {
     std::string name;
@@ -159,6 +176,7 @@ std::vector<Im2colCase> Cases() {
     LaunchParams launch;
     bool tma;
     bool disable_tma = false;
+    std::map<std::string, std::string> annotations;
   };
   std::vector<Fixed> fixed = {
       {"resnet_3x3_tma", DataType::kF16, G(2, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, 1),
@@ -180,14 +198,25 @@ std::vector<Im2colCase> Cases() {
        Launch(32, 147, 256, 1), false, /*disable_tma=*/true},
       // Bulk-filled boxes with more tiles than the L2 prefetch runs ahead (3 waves of
       // resident CTAs), so the prefetch runs: one CTA per tile, and a persistent grid whose
-      // CTAs reuse their mbarrier tile after tile.
+      // CTAs reuse their mbarrier tile after tile; then the same with the whole image
+      // prefetched at the start (the lowering's choice for an image this small).
       {"stem_bulk_prefetch_t512", DataType::kF16, G(128, 32, 32, 3, 7, 7, 2, 2, 1, 1, 3, 3),
-       Launch(16, 147, 512, 1), false},
+       Launch(16, 147, 512, 1), false, false, {{"img_prefetch", "ahead"}}},
       {"stem_bulk_prefetch_persistent", DataType::kF16, G(128, 32, 32, 3, 7, 7, 2, 2, 1, 1, 3, 3),
-       Launch(16, 147, 256, 1, 2), false},
-      // The ResNet stem at full size with the heuristic's launch (3584 tiles).
+       Launch(16, 147, 256, 1, 2), false, false, {{"img_prefetch", "ahead"}}},
+      {"stem_bulk_prefetch_t512_table", DataType::kF16, G(128, 32, 32, 3, 7, 7, 2, 2, 1, 1, 3, 3),
+       Launch(16, 147, 512, 1), false, false,
+       {{"img_prefetch", "ahead"}, {"staged_gather", "table"}}},
+      {"stem_bulk_prefetch_all_t512", DataType::kF16, G(128, 32, 32, 3, 7, 7, 2, 2, 1, 1, 3, 3),
+       Launch(16, 147, 512, 1), false},
+      {"stem_bulk_prefetch_all_persistent", DataType::kF16,
+       G(128, 32, 32, 3, 7, 7, 2, 2, 1, 1, 3, 3), Launch(16, 147, 256, 1, 2), false},
+      // The ResNet stem at full size with the heuristic's launch (3584 tiles): the phase
+      // gather (the lowering's choice) and the table.
       {"stem_224_bulk_t512", DataType::kF16, G(32, 224, 224, 3, 7, 7, 2, 2, 1, 1, 3, 3),
        Launch(112, 147, 512, 1), false},
+      {"stem_224_bulk_t512_table", DataType::kF16, G(32, 224, 224, 3, 7, 7, 2, 2, 1, 1, 3, 3),
+       Launch(112, 147, 512, 1), false, false, {{"staged_gather", "table"}}},
       // Box rows too long for 16-bit offsets: the table holds 32-bit ones.
       {"staged_wide_f32_u32_table", DataType::kF32, G(1, 4, 2048, 3, 3, 3, 1, 1, 1, 1, 1, 1),
        Launch(2048, 27, 256, 1), false},
@@ -209,6 +238,7 @@ std::vector<Im2colCase> Cases() {
     Im2colOp op = Im2colOp::Dense(f.dtype, f.geometry);
     op.hints.prefer_instruction = f.tma ? Instruction::kTma : Instruction::kSync;
     op.hints.disable_tma = f.disable_tma;
+    op.hints.annotations = f.annotations;
     // The SIMT form is the lowering's choice.
     auto lowered = LowerIm2col(op, *Target::Parse("sm_90a"), f.launch);
     cases.push_back({f.name, op, f.launch,
@@ -264,6 +294,24 @@ TEST(Im2colCasesTest, CoverTheGeometriesTheBriefAsksFor) {
   int forms[4] = {0, 0, 0, 0};
   for (const Im2colCase& c : cases) ++forms[static_cast<int>(c.path)];
   for (int form : forms) EXPECT_GE(form, 60);
+  // Both ways of bringing the image into L2 ahead of the bulk copies.
+  // And both gathers, the phase form with each.
+  int prefetch[2] = {0, 0}, gather[2] = {0, 0}, phase_prefetch[2] = {0, 0};
+  for (const Im2colCase& c : cases) {
+    if (c.path != Im2colPath::kSimtStaged) continue;
+    auto lowered = LowerIm2col(c.op, *Target::Parse("sm_90a"), c.launch);
+    ASSERT_TRUE(lowered.ok()) << c.name << ": " << lowered.status();
+    if (!lowered->box.bulk_fill) continue;
+    ++prefetch[lowered->box.prefetch_all ? 1 : 0];
+    ++gather[lowered->box.phase_gather ? 1 : 0];
+    if (lowered->box.phase_gather) ++phase_prefetch[lowered->box.prefetch_all ? 1 : 0];
+  }
+  EXPECT_GE(prefetch[0], 15);
+  EXPECT_GE(prefetch[1], 15);
+  EXPECT_GE(gather[0], 30);
+  EXPECT_GE(gather[1], 40);
+  EXPECT_GE(phase_prefetch[0], 10);
+  EXPECT_GE(phase_prefetch[1], 10);
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, Im2colGpuTest, ::testing::ValuesIn(Cases()),

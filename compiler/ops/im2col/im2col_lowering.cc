@@ -232,9 +232,98 @@ void ChooseBoxFill(const Target& target, const LaunchParams& launch, LoweredIm2c
   resident = std::min<int64_t>(resident, kMaxCtasPerSm);
   box.resident_ctas = static_cast<int>(std::max<int64_t>(1, resident));
   box.prefetch_waves = kPrefetchWaves;
+  const Im2colGeometry& g = l.geometry;
+  box.image_span_bytes = ((g.n - 1) * l.img_strides[0] + (g.h - 1) * l.img_strides[1] +
+                          (g.w - 1) * l.img_strides[2] + (g.c - 1) * l.img_strides[3] + 1) *
+                         l.element_bytes;
+  auto choice = l.hints.choices.find(kImgPrefetchKey);
+  box.prefetch_all =
+      choice != l.hints.choices.end()
+          ? choice->second == "all"
+          : target.MinL2Bytes() > 0 &&
+                box.image_span_bytes <= target.MinL2Bytes() / kPrefetchAllL2Fraction;
   const int64_t room = kRegistersPerSm / ((box.resident_ctas + 1) * launch.threads) /
                        kRegisterUnit * kRegisterUnit;
   box.max_registers = room >= kMinRegisterCap ? static_cast<int>(std::min<int64_t>(room, 255)) : 0;
+}
+
+// Why the phase gather cannot serve this staged kernel ("" when it can); sets its groups,
+// lead and shared bytes when it can.
+std::string PlanPhaseGather(const Target& target, const LaunchParams& launch, LoweredIm2col& l) {
+  LoweredIm2col::InputBox& box = l.box;
+  const Im2colGeometry& g = l.geometry;
+  const int64_t e = l.element_bytes;
+  if (!box.bulk_fill) return "it needs the bulk fill";
+  if (box.rows_per_tile != 1 || launch.ctas_per_sm != 0) {
+    return "it needs one output row per tile and one tile per CTA";
+  }
+  if (l.img_strides[1] != g.w * g.c) return "it needs image rows back to back (H stride = W x C)";
+  if (g.dh != 1) return "it needs dilation_h = 1 (the kernel rows consecutive image rows)";
+  if (e != 2) return "it needs 2-byte elements";
+  if (g.kh >= 32) return "it needs fewer than 32 kernel rows (a bit mask of them)";
+  const int64_t periods = l.ow / box.period_rows;
+  int64_t groups = 0;
+  for (int64_t d = 1; d <= periods; ++d) {
+    if (periods % d == 0 && d * box.period_vectors < launch.threads) groups = d;
+  }
+  if (groups == 0) {
+    return absl::StrCat("a period of ", box.period_vectors, " vectors needs more than the ",
+                        launch.threads, " threads (one fills the box)");
+  }
+  // Pixels with units left of the image must all lie in the first period, those right of
+  // it in the last.
+  const int64_t left = CeilDiv(g.pw, g.sw);
+  const int64_t reach = (g.kw - 1) * g.dw - g.pw;  // rightmost tap of pixel 0, from iw = 0
+  const int64_t right = g.w - reach <= 0 ? 0 : CeilDiv(g.w - reach, g.sw);  // first pixel past
+  if (left > box.period_rows || (right < l.ow && right < l.ow - box.period_rows)) {
+    return "it needs the padding columns within the first and last period of a row";
+  }
+  const int64_t row_bytes = g.w * g.c * e;
+  const int64_t lead = RoundUp(g.pw * g.c * e, 16);
+  const int64_t last_pixel = (l.ow - 1) * g.sw + (g.kw - 1) * g.dw - g.pw;  // from iw = 0
+  const int64_t slack = RoundUp(std::max<int64_t>(0, (last_pixel + 1 - g.w) * g.c * e), 16);
+  // The largest offset: period 0's last unit in kernel row KH - 1.
+  const int64_t x_max = ((box.period_rows - 1) * g.sw + (g.kw - 1) * g.dw) * g.c + g.c - 1;
+  if (lead + ((g.kh - 1) * g.w * g.c + x_max - g.pw * g.c) * e > 0xffff) {
+    return "its offsets within the box do not fit 16 bits";
+  }
+  const int64_t bytes = lead + g.kh * row_bytes + slack;
+  if (bytes > target.MaxSharedBytesPerBlock() - kReservedShared) {
+    return absl::StrCat("its ", g.kh, " whole image rows (", bytes,
+                        " B) do not fit in shared memory");
+  }
+  box.phase_groups = static_cast<int>(groups);
+  box.phase_lead_bytes = lead;
+  box.phase_bytes = bytes;
+  return "";
+}
+
+// The staged form's gather: the phase form where the annotation asks for it, or where it
+// applies and gives each gathering thread at most kPhaseGatherMaxVectorsPerThread vectors;
+// the table otherwise.
+void ChooseGather(const Target& target, const LaunchParams& launch, LoweredIm2col& l) {
+  LoweredIm2col::InputBox& box = l.box;
+  const std::string blocker = PlanPhaseGather(target, launch, l);
+  auto choice = l.hints.choices.find(kStagedGatherKey);
+  const bool asked = choice != l.hints.choices.end();
+  if (!blocker.empty()) {
+    box.gather_reason = absl::StrCat(asked && choice->second == "phase"
+                                         ? "staged_gather=phase not taken: "
+                                         : "not the phase gather: ",
+                                     blocker);
+    return;
+  }
+  const int64_t row_vectors = l.ow * l.k / box.vector_elems;
+  const int64_t per_thread = CeilDiv(row_vectors, box.phase_groups * box.period_vectors);
+  if (asked) {
+    box.phase_gather = choice->second == "phase";
+    box.gather_reason = absl::StrCat(kStagedGatherKey, "=", choice->second);
+  } else {
+    box.phase_gather = per_thread <= kPhaseGatherMaxVectorsPerThread;
+    box.gather_reason = absl::StrCat(per_thread, " vectors per gathering thread in the phase form, ",
+                                     box.phase_gather ? "at most " : "more than ",
+                                     kPhaseGatherMaxVectorsPerThread);
+  }
 }
 
 absl::Status CheckLaunch(const LaunchParams& launch, const Target& target) {
@@ -290,6 +379,7 @@ void ChooseSimtForm(const Target& target, const LaunchParams& launch, LoweredIm2
     l.box = *box;
     l.flat_vector_elems = box->vector_elems;
     ChooseBoxFill(target, launch, l);
+    ChooseGather(target, launch, l);
   } else if (flat > l.vector_elems && fits(FlatSharedBytes(l))) {
     l.path = Im2colPath::kSimtFlat;
     l.flat_vector_elems = flat;
@@ -303,7 +393,9 @@ absl::Status ChooseLayout(const LaunchParams& launch, LoweredIm2col& l) {
   const int64_t items =
       l.path == Im2colPath::kSimtRow
           ? CeilDiv(l.block_m, l.layout.rows) * CeilDiv(vectors_per_row, l.layout.cols)
-          : CeilDiv(l.block_m * l.k / l.flat_vector_elems, launch.threads);
+          : CeilDiv(l.block_m * l.k / l.flat_vector_elems,
+                    l.box.phase_gather ? l.box.phase_groups * l.box.period_vectors
+                                       : int64_t{launch.threads});
   l.items_per_thread = static_cast<int>(std::min<int64_t>(items, 1 << 30));
   return absl::OkStatus();
 }
@@ -329,20 +421,38 @@ void DescribeSimt(const std::string& vector_limit, int legal, LoweredIm2col& l) 
       " element(s) would fit", vector_limit.empty() ? "" : absl::StrCat(" (", vector_limit, ")")));
   if (l.path == Im2colPath::kSimtStaged) {
     const LoweredIm2col::InputBox& box = l.box;
-    l.shared_bytes = box.offset_bytes + InputBoxBytes(l, box);
+    l.shared_bytes = box.phase_gather ? box.phase_bytes : box.offset_bytes + InputBoxBytes(l, box);
     l.decision_log.push_back(absl::StrCat(
         "input staged: the tile is ", box.rows_per_tile, " whole output row(s); their ", g.kh,
         " input rows each copied to shared memory ",
         box.bulk_fill ? "by one thread with 1-D cp.async.bulk copies (TMA engine) on an mbarrier"
                       : absl::StrCat("with ", box.load_bytes, "-byte loads"),
-        " as ", box.pixels, "-pixel box rows (", box.copy_pixels,
-        " from the image, the rest zero)"));
+        box.phase_gather ? absl::StrCat(" at the image's row pitch (", box.copy_pixels,
+                                        " of their pixels used)")
+                         : absl::StrCat(" as ", box.pixels, "-pixel box rows (", box.copy_pixels,
+                                        " from the image, the rest zero)")));
     if (box.bulk_fill) {
       l.barriers = 1;
-      l.decision_log.push_back(absl::StrCat(
-          "L2 prefetch (cp.async.bulk.prefetch) of the image rows of the tile ",
-          box.prefetch_waves, " waves ahead (a wave: %nsmid x ", box.resident_ctas,
-          " resident CTAs per SM, estimated from threads and shared memory)"));
+      const bool chosen = l.hints.choices.count(kImgPrefetchKey) > 0;
+      const int64_t l2 = l.target.MinL2Bytes();
+      const std::string why =
+          chosen ? absl::StrCat(kImgPrefetchKey, "=", box.prefetch_all ? "all" : "ahead")
+          : l2 == 0
+              ? absl::StrCat("the L2 of ", l.target.ArchName(), " parts varies too much to plan for")
+              : absl::StrCat(box.image_span_bytes, " B of image ",
+                             box.prefetch_all ? "is at most" : "exceeds", " 1/",
+                             kPrefetchAllL2Fraction, " of the ", l2, " B L2 of ",
+                             l.target.ArchName());
+      l.decision_log.push_back(
+          box.prefetch_all
+              ? absl::StrCat("L2 prefetch (cp.async.bulk.prefetch) of the whole image at the "
+                             "start, an equal share by each CTA of the first wave (%nsmid x ",
+                             box.resident_ctas, " resident CTAs per SM): ", why)
+              : absl::StrCat("L2 prefetch (cp.async.bulk.prefetch) of the image rows of the "
+                             "tile ", box.prefetch_waves, " waves ahead (a wave: %nsmid x ",
+                             box.resident_ctas,
+                             " resident CTAs per SM, estimated from threads and shared memory): ",
+                             why));
       l.decision_log.push_back(
           box.max_registers > 0
               ? absl::StrCat("registers held to ", box.max_registers,
@@ -357,13 +467,28 @@ void DescribeSimt(const std::string& vector_limit, int legal, LoweredIm2col& l) 
           "box fill by the threads' loads: bulk copies need 16-byte aligned image rows (",
           box.load_bytes, "-byte loads here)"));
     }
+    if (box.phase_gather) {
+      l.decision_log.push_back(absl::StrCat(
+          "gather by phase (", l.shared_bytes, " B of shared memory, ", box.phase_lead_bytes,
+          " B before the box rows): the run's vectors repeat their pattern every ",
+          box.period_rows, " row(s) (", box.period_vectors, " vectors); ",
+          box.phase_groups * box.period_vectors, " threads, ", box.phase_groups,
+          " period(s) side by side, each keep their vector's ",
+          box.vector_elems * l.element_bytes / box.unit_bytes,
+          " offsets in registers and gather at most ", l.items_per_thread,
+          " vectors; the output row's ", g.kh,
+          " image rows arrive by one bulk copy at the image's row pitch, padding units are "
+          "masked to zero (", box.gather_reason, ")"));
+      return;
+    }
     l.decision_log.push_back(absl::StrCat(
         "gather by table (", l.shared_bytes, " B of shared memory): the run's vectors repeat "
         "their pattern every ", box.period_rows, " row(s) (", box.period_vectors,
         " vectors); each thread reads its vector's ",
         box.vector_elems * l.element_bytes / box.unit_bytes,
         " offsets from a table built once, loads the elements from the boxes and stores the "
-        "vector, at most ", l.items_per_thread, " per thread per tile"));
+        "vector, at most ", l.items_per_thread, " per thread per tile",
+        box.gather_reason.empty() ? "" : absl::StrCat(" (", box.gather_reason, ")")));
     return;
   }
   l.shared_bytes = FlatSharedBytes(l);
@@ -452,6 +577,11 @@ std::string Im2colFormName(Im2colPath path) {
 
 bool IsSimt(Im2colPath path) { return path != Im2colPath::kTma; }
 
+std::string DescribeImagePrefetch(const LoweredIm2col::InputBox& box) {
+  return box.prefetch_all ? "L2 prefetch of the whole image at the start"
+                          : absl::StrCat("L2 prefetch ", box.prefetch_waves, " waves ahead");
+}
+
 absl::StatusOr<LoweredIm2col> LowerIm2col(const Im2colOp& op, const Target& target,
                                           const LaunchParams& launch) {
   TT_RETURN_IF_ERROR(ValidateIm2colOp(op));
@@ -532,14 +662,22 @@ std::string DescribeIm2colPlan(const LoweredIm2col& l) {
         absl::StrAppend(&out, "input box   ", l.box.rows_per_tile, " output row(s) x ", g.kh,
                         " input rows of ", l.box.pixels, " pixels (", l.box.copy_pixels,
                         " from the image), ",
-                        l.box.bulk_fill ? absl::StrCat("bulk copies, L2 prefetch ",
-                                                       l.box.prefetch_waves, " waves ahead")
-                                        : absl::StrCat(l.box.load_bytes, "-byte loads"),
+                        l.box.bulk_fill
+                            ? absl::StrCat("bulk copies, ", DescribeImagePrefetch(l.box))
+                            : absl::StrCat(l.box.load_bytes, "-byte loads"),
                         ", pitch ", l.box.pitch_elems, " elements\n");
-        absl::StrAppend(&out, "gather      by a table of ", l.box.period_vectors, " vectors x ",
-                        l.box.vector_elems * l.element_bytes / l.box.unit_bytes, " offsets (",
-                        l.box.unit_bytes, "-byte units), repeating every ", l.box.period_rows,
-                        " row(s)\n");
+        if (l.box.phase_gather) {
+          absl::StrAppend(&out, "gather      by phase: ", l.box.phase_groups, " x ",
+                          l.box.period_vectors, " threads, ",
+                          l.box.vector_elems * l.element_bytes / l.box.unit_bytes,
+                          " offsets each in registers, repeating every ", l.box.period_rows,
+                          " row(s)\n");
+        } else {
+          absl::StrAppend(&out, "gather      by a table of ", l.box.period_vectors, " vectors x ",
+                          l.box.vector_elems * l.element_bytes / l.box.unit_bytes, " offsets (",
+                          l.box.unit_bytes, "-byte units), repeating every ", l.box.period_rows,
+                          " row(s)\n");
+        }
       }
       break;
     case Im2colPath::kSimtRow:

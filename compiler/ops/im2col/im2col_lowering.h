@@ -117,16 +117,38 @@ struct LoweredIm2col : LoweredTileKernel {
     int64_t offset_bytes = 0;    // where the boxes start in shared memory, after the table
     // sm_90+ without disable_tma, with 16-byte loads: one thread fills a tile's box rows
     // with 1-D cp.async.bulk copies (the TMA engine, not the load/store units the gather
-    // and the stores keep busy) completing on one mbarrier, and the first box-row threads
-    // prefetch into L2 the image rows of the tile `prefetch_waves` waves of resident CTAs
-    // ahead (a wave: %nsmid x resident_ctas tiles), so a CTA's fill rarely waits on DRAM.
+    // and the stores keep busy) completing on one mbarrier, so that a CTA's fill rarely
+    // waits on DRAM, the image comes into L2 ahead of the copies in one of two ways:
+    //   - prefetch_all: the first wave of CTAs (%nsmid x resident_ctas, or the whole
+    //     persistent grid) each prefetch an equal share of the image's `image_span_bytes`
+    //     at the start. Chosen when the image takes at most 1 / kPrefetchAllL2Fraction of
+    //     the target's L2 (Target::MinL2Bytes), or by the img_prefetch=all annotation.
+    //   - otherwise the first box-row threads prefetch the image rows of the tile
+    //     `prefetch_waves` waves of resident CTAs ahead (img_prefetch=ahead).
     bool bulk_fill = false;
+    bool prefetch_all = false;
+    int64_t image_span_bytes = 0;  // first to last byte of the image, whatever its strides
     int prefetch_waves = 0;
     int resident_ctas = 0;       // estimated CTAs per SM (threads and shared memory)
     // Registers per thread the bulk-filled kernel is held to (__maxnreg__): what leaves
     // room for the registers of one CTA more than resident_ctas, when that is at least
     // 24; 0: none (the kernel's launch bounds ask for resident_ctas CTAs instead).
     int max_registers = 0;
+    // Phase gather (staged_gather=phase, or the lowering's choice), instead of the table:
+    // thread t < phase_groups x period_vectors gathers vector t % period_vectors (its phase)
+    // of periods t / period_vectors + phase_groups i, so it works out its units' offsets
+    // once, in registers, with no table and no barrier after building one. The output row's
+    // KH image rows, back to back in the image, arrive by one bulk copy at the image's row
+    // pitch after phase_lead_bytes; units on padding (columns left or right of the image,
+    // which only the first and last period have, and rows outside it) are masked to zero,
+    // not read from zeroed shared memory. Needs the bulk fill, one output row per tile and
+    // one tile per CTA, H stride = W x C, dilation_h = 1, 2-byte elements, offsets that fit
+    // 16 bits and a period of fewer vectors than threads (a thread left to fill the box).
+    bool phase_gather = false;
+    int phase_groups = 0;           // G: the largest divisor of the periods per row that fits
+    int64_t phase_lead_bytes = 0;   // before the first box row: the left padding units' reads
+    int64_t phase_bytes = 0;        // lead, KH rows, room for the right padding units' reads
+    std::string gather_reason;      // why the gather is the table or the phase form
   };
   // Set for the staged form.
   InputBox box;
@@ -150,11 +172,22 @@ inline int64_t StagedRowCopyBytes(const LoweredIm2col& l) {
   return l.box.copy_pixels * l.geometry.c * l.element_bytes;
 }
 
+// How a bulk-filled staged kernel brings the image into L2: "L2 prefetch of the whole image
+// at the start" or "L2 prefetch 3 waves ahead".
+std::string DescribeImagePrefetch(const LoweredIm2col::InputBox& box);
+
 absl::StatusOr<LoweredIm2col> LowerIm2col(const Im2colOp& op, const Target& target,
                                           const LaunchParams& launch);
 
 // A multi-line human-readable plan, then the decision log.
 std::string DescribeIm2colPlan(const LoweredIm2col& lowered);
+
+// The bulk fill prefetches the whole image into L2 at the start when it takes at most this
+// fraction (1/n) of the target's L2.
+inline constexpr int64_t kPrefetchAllL2Fraction = 4;
+// Without the staged_gather annotation the phase gather is chosen where it applies and gives
+// each gathering thread at most this many vectors of the output row.
+inline constexpr int64_t kPhaseGatherMaxVectorsPerThread = 8;
 
 // TMA im2col limits (PTX ISA and cuTensorMapEncodeIm2col, rank-4 maps).
 inline constexpr int kTmaIm2colMaxChannelsPerPixel = 256;

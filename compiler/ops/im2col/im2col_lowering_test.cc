@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "compiler/ops/im2col/im2col_op.h"
 #include "compiler/ops/im2col/im2col_test_util.h"
 #include "compiler/target/target.h"
@@ -447,6 +448,125 @@ TEST(Im2colLoweringTest, StagedBoxFillEngine) {
   ASSERT_EQ(unaligned->path, Im2colPath::kSimtStaged) << DescribeIm2colPlan(*unaligned);
   EXPECT_FALSE(unaligned->box.bulk_fill);
   EXPECT_THAT(log_of(*unaligned), HasSubstr("bulk copies need 16-byte aligned image rows"));
+}
+
+TEST(Im2colLoweringTest, PhaseGatherWhereItAppliesAndGivesFewVectorsPerThread) {
+  auto log_of = [](const LoweredIm2col& l) { return absl::StrJoin(l.decision_log, "\n"); };
+  Im2colOp stem = Im2colOp::Dense(DataType::kF16, G(32, 224, 224, 3, 7, 7, 2, 2, 1, 1, 3, 3));
+  stem.hints.prefer_instruction = Instruction::kSync;
+  // 512 threads: 14 periods of 147 vectors per output row, 2 side by side (294 threads),
+  // 7 vectors each.
+  auto phase = LowerIm2col(stem, T("sm_90a"), Launch(112, 147, 512));
+  ASSERT_TRUE(phase.ok()) << phase.status();
+  EXPECT_TRUE(phase->box.phase_gather);
+  EXPECT_EQ(phase->box.phase_groups, 2);
+  EXPECT_EQ(phase->items_per_thread, 7);
+  EXPECT_EQ(phase->box.phase_lead_bytes, 32);  // 3 padding pixels x 3 x 2 B, rounded to 16
+  // Lead, 7 rows of 1344 B, and 16 B for the right padding units' reads (the last pixel's
+  // window ends 2 pixels past the image: 12 B).
+  EXPECT_EQ(phase->box.phase_bytes, 32 + 7 * 1344 + 16);
+  EXPECT_EQ(phase->shared_bytes, phase->box.phase_bytes);
+  EXPECT_THAT(log_of(*phase), HasSubstr("7 vectors per gathering thread in the phase form, at most 8"));
+  EXPECT_THAT(DescribeIm2colPlan(*phase), HasSubstr("gather      by phase: 2 x 147 threads"));
+  // 256 threads: one period at a time, 14 vectors each; the table.
+  auto table = LowerIm2col(stem, T("sm_90a"), Launch(112, 147, 256));
+  ASSERT_TRUE(table.ok()) << table.status();
+  EXPECT_FALSE(table->box.phase_gather);
+  EXPECT_THAT(log_of(*table), HasSubstr("14 vectors per gathering thread in the phase form, more than 8"));
+  // The annotation decides where the form applies.
+  Im2colOp asked = stem;
+  asked.hints.annotations = {{"staged_gather", "phase"}};
+  auto forced = LowerIm2col(asked, T("sm_90a"), Launch(112, 147, 256));
+  ASSERT_TRUE(forced.ok()) << forced.status();
+  EXPECT_TRUE(forced->box.phase_gather);
+  EXPECT_EQ(forced->items_per_thread, 14);
+  asked.hints.annotations = {{"staged_gather", "table"}};
+  auto kept = LowerIm2col(asked, T("sm_90a"), Launch(112, 147, 512));
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_FALSE(kept->box.phase_gather);
+  EXPECT_THAT(log_of(*kept), HasSubstr("(staged_gather=table)"));
+  // Where it does not apply the log says why, asked for or not.
+  struct Case {
+    std::string name;
+    Im2colOp op;
+    LaunchParams launch;
+    std::string why;
+  };
+  Im2colOp f32 = Im2colOp::Dense(DataType::kF32, stem.geometry);
+  Im2colOp padded = stem;
+  padded.img.strides = {232 * 3 * 230, 232 * 3, 3, 1};
+  Im2colOp dilated = Im2colOp::Dense(DataType::kF16, G(32, 224, 224, 3, 7, 7, 2, 2, 2, 1, 6, 3));
+  // Pad 5 with stride 2: pixels 0 to 2 reach left of the image, past the first period (one
+  // pixel: K = 400, 8-element vectors).
+  Im2colOp wide_pad = Im2colOp::Dense(DataType::kF16, G(2, 30, 30, 4, 10, 10, 2, 2, 1, 1, 5, 5));
+  std::vector<Case> cases = {
+      {"two rows", stem, Launch(224, 147, 512), "one output row per tile and one tile per CTA"},
+      {"persistent", stem, Launch(112, 147, 512, 1, 2), "one tile per CTA"},
+      {"f32", f32, Launch(112, 147, 512), "2-byte elements"},
+      {"strided rows", padded, Launch(112, 147, 512), "back to back (H stride = W x C)"},
+      {"dilated rows", dilated, Launch(112, 147, 512), "dilation_h = 1"},
+      {"padding past a period", wide_pad, Launch(16, 400, 256),
+       "padding columns within the first and last period"},
+      {"few threads", stem, Launch(112, 147, 128), "a period of 147 vectors needs more than the 128"},
+  };
+  for (Case& c : cases) {
+    c.op.hints.prefer_instruction = Instruction::kSync;
+    c.op.hints.annotations["staged_gather"] = "phase";
+    auto lowered = LowerIm2col(c.op, T("sm_90a"), c.launch);
+    ASSERT_TRUE(lowered.ok()) << c.name << ": " << lowered.status();
+    ASSERT_EQ(lowered->path, Im2colPath::kSimtStaged) << c.name << "\n" << DescribeIm2colPlan(*lowered);
+    EXPECT_FALSE(lowered->box.phase_gather) << c.name;
+    EXPECT_THAT(log_of(*lowered),
+                AllOf(HasSubstr("staged_gather=phase not taken: "), HasSubstr(c.why)))
+        << c.name;
+  }
+  asked.hints.annotations = {{"staged_gather", "rows"}};
+  EXPECT_THAT(LowerIm2col(asked, T("sm_90a"), Launch(112, 147, 512)).status().message(),
+              HasSubstr("invalid im2col staged_gather 'rows': accepted are table, phase"));
+}
+
+TEST(Im2colLoweringTest, BulkFillPrefetchesASmallImageWholeAndALargeOneAhead) {
+  auto log_of = [](const LoweredIm2col& l) { return absl::StrJoin(l.decision_log, "\n"); };
+  // The stem's 9633792-byte image is under a quarter of sm_90's 50 MB L2.
+  Im2colOp stem = Im2colOp::Dense(DataType::kF16, G(32, 224, 224, 3, 7, 7, 2, 2, 1, 1, 3, 3));
+  stem.hints.prefer_instruction = Instruction::kSync;
+  auto small = LowerIm2col(stem, T("sm_90a"), Launch(112, 147, 512));
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_TRUE(small->box.prefetch_all);
+  EXPECT_EQ(small->box.image_span_bytes, 32 * 224 * 224 * 3 * 2);
+  EXPECT_THAT(log_of(*small),
+              HasSubstr("of the whole image at the start, an equal share by each CTA of the "
+                        "first wave (%nsmid x 4 resident CTAs per SM): 9633792 B of image is at "
+                        "most 1/4 of the 50000000 B L2 of sm_90a"));
+  EXPECT_THAT(DescribeIm2colPlan(*small), HasSubstr("L2 prefetch of the whole image at the start"));
+  // Twice the batch is over it: each tile's rows, 3 waves ahead.
+  Im2colOp big = stem;
+  big.geometry.n = 64;
+  big.img = Im2colOp::Dense(DataType::kF16, big.geometry).img;
+  auto large = LowerIm2col(big, T("sm_90a"), Launch(112, 147, 512));
+  ASSERT_TRUE(large.ok()) << large.status();
+  EXPECT_FALSE(large->box.prefetch_all);
+  EXPECT_THAT(log_of(*large), HasSubstr("19267584 B of image exceeds 1/4 of the 50000000 B L2"));
+  // A strided image spans its padding too.
+  Im2colOp padded = stem;
+  padded.img.strides = {232 * 3 * 230, 232 * 3, 3, 1};
+  auto span = LowerIm2col(padded, T("sm_90a"), Launch(112, 147, 512));
+  ASSERT_TRUE(span.ok()) << span.status();
+  EXPECT_EQ(span->box.image_span_bytes, (31 * 232 * 3 * 230 + 223 * 232 * 3 + 224 * 3) * 2);
+  // The annotation decides either way.
+  big.hints.annotations = {{"img_prefetch", "all"}};
+  auto forced = LowerIm2col(big, T("sm_90a"), Launch(112, 147, 512));
+  ASSERT_TRUE(forced.ok()) << forced.status();
+  EXPECT_TRUE(forced->box.prefetch_all);
+  EXPECT_THAT(log_of(*forced), HasSubstr(": img_prefetch=all"));
+  stem.hints.annotations = {{"img_prefetch", "ahead"}};
+  auto ahead = LowerIm2col(stem, T("sm_90a"), Launch(112, 147, 512));
+  ASSERT_TRUE(ahead.ok()) << ahead.status();
+  EXPECT_FALSE(ahead->box.prefetch_all);
+  EXPECT_THAT(DescribeIm2colPlan(*ahead), HasSubstr("L2 prefetch 3 waves ahead"));
+  stem.hints.annotations = {{"img_prefetch", "later"}};
+  EXPECT_THAT(LowerIm2col(stem, T("sm_90a"), Launch(112, 147, 512)).status().message(),
+              HasSubstr("invalid im2col img_prefetch 'later': accepted are ahead, all"));
 }
 
 }  // namespace

@@ -115,7 +115,11 @@ const std::string& Im2colOp::Name() {
   return *name;
 }
 
-HintScope Im2colHintScope() { return HintScope{Im2colOp::Name(), {"img", "col"}}; }
+HintScope Im2colHintScope() {
+  HintScope scope{Im2colOp::Name(), {"img", "col"}};
+  scope.choices = {{kImgPrefetchKey, {"ahead", "all"}}, {kStagedGatherKey, {"table", "phase"}}};
+  return scope;
+}
 
 Im2colOp Im2colOp::Dense(DataType dtype, const Im2colGeometry& geometry) {
   Im2colOp op;

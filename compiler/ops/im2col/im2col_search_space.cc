@@ -117,6 +117,20 @@ std::vector<Hints> AllIm2colHints() {
               hints.annotations["col_eviction_policy"] = "evict_first";
             }
             all.push_back(hints);
+            // Where the staged form may fill its boxes by bulk copies (no vector width, TMA
+            // allowed, not the TMA path), each way of bringing the image into L2 and each
+            // gather as well.
+            if (!width && !disable_tma && instruction != Instruction::kTma) {
+              for (const auto& [key, value] :
+                   std::vector<std::pair<const char*, const char*>>{{kImgPrefetchKey, "ahead"},
+                                                                    {kImgPrefetchKey, "all"},
+                                                                    {kStagedGatherKey, "table"},
+                                                                    {kStagedGatherKey, "phase"}}) {
+                Hints choice = hints;
+                choice.annotations[key] = value;
+                all.push_back(choice);
+              }
+            }
           }
         }
       }
