@@ -14,7 +14,9 @@
 // pointer (the same PTX). Bit-exact (checked by the benchmark before timing). On the H200,
 // same run, two runs: 34.6 us (1.94x cudnnIm2Col) against the generated kernel's 35.3
 // (1.89-1.91x).
-//   im2col_benchmark --variant_source=n32_c3_224x224_k7_s2_p3/heuristic=bench/stem_variants/phase_packed.cu \
+// The heuristic launched 512 threads then; since session 18 it takes 448 for this stem, so
+// the command below restores the launch the file was written for.
+//   im2col_benchmark --variant_source=n32_c3_224x224_k7_s2_p3/heuristic,threads:512,shared_bytes:12096=bench/stem_variants/phase_packed.cu \
 //       --benchmark_filter=n32_c3_224x224_k7_s2_p3/heuristic
 // The emitted kernel's description:
 //   path simt_im2col, f16, n32 h224 w224 c3 kernel 7x7 stride 2x2 dilation 1x1 pad 3x3 -> [401408, 147], image strides [150528, 672, 3, 1]

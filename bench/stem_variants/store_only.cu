@@ -5,7 +5,9 @@
 // against 34.5-35.3 for the generated stem in the same runs: the structure itself can write
 // at the store ceiling. (Measured with the heuristic kernel's whole preamble; this file keeps
 // only what the kernel uses of it, which gives the same PTX.)
-//   im2col_benchmark --ablation_source=n32_c3_224x224_k7_s2_p3/heuristic=bench/stem_variants/store_only.cu \
+// The heuristic launched 512 threads then; since session 18 it takes 448 for this stem, so
+// the command below restores the launch the file was written for.
+//   im2col_benchmark --ablation_source=n32_c3_224x224_k7_s2_p3/heuristic,threads:512,shared_bytes:12096=bench/stem_variants/store_only.cu \
 //       --benchmark_filter=n32_c3_224x224_k7_s2_p3/heuristic
 typedef unsigned int u32;
 typedef unsigned long long u64;

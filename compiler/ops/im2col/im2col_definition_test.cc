@@ -151,9 +151,12 @@ TEST(Im2colDefinitionTest, HeuristicTakesWholeRowsWhereChannelsAreNarrow) {
   Im2colOp padded_rows = stem;  // 225-pixel row stride: 1350-byte rows, not 16-byte aligned
   padded_rows.img.strides = {225 * 3 * 224, 225 * 3, 3, 1};
   const Case cases[] = {
-      {"the C=3 stem: whole output rows, 16-byte stores, boxes by bulk copies, 512 threads "
-       "for its 2058 vectors",
-       stem, "sm_90a", "simt_im2col/staged", {112, 147}, 512, true},
+      {"the C=3 stem: whole output rows, 16-byte stores, boxes by bulk copies, 448 threads "
+       "for its 2058 vectors (5 at most per thread, as with 512; 384 would give 6)",
+       stem, "sm_90a", "simt_im2col/staged", {112, 147}, 448, true},
+      {"the stem at 256x256: 2352 vectors, 5 at most per thread at 512 threads, 6 at 448",
+       Im2colOp::Dense(DataType::kF16, G(32, 256, 256, 3, 7, 7, 2, 2, 1, 1, 3, 3)), "sm_90a",
+       "simt_im2col/staged", {128, 147}, 512, true},
       {"the stem without TMA", stem, "sm_80", "simt_im2col/staged", {112, 147}, 256, false},
       {"the stem under disable_tma", stem_no_tma, "sm_90a", "simt_im2col/staged", {112, 147},
        256, false},

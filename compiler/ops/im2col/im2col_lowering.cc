@@ -237,11 +237,11 @@ void ChooseBoxFill(const Target& target, const LaunchParams& launch, LoweredIm2c
                           (g.w - 1) * l.img_strides[2] + (g.c - 1) * l.img_strides[3] + 1) *
                          l.element_bytes;
   auto choice = l.hints.choices.find(kImgPrefetchKey);
-  box.prefetch_all =
-      choice != l.hints.choices.end()
-          ? choice->second == "all"
-          : target.MinL2Bytes() > 0 &&
-                box.image_span_bytes <= target.MinL2Bytes() / kPrefetchAllL2Fraction;
+  const int64_t l2 = target.MinL2Bytes();
+  box.prefetch_all = choice != l.hints.choices.end()
+                         ? choice->second == "all"
+                         : l2 > 0 && box.image_span_bytes <= l2 / kPrefetchAllL2Fraction &&
+                               l.m * l.k * l.element_bytes >= l2;
   const int64_t room = kRegistersPerSm / ((box.resident_ctas + 1) * launch.threads) /
                        kRegisterUnit * kRegisterUnit;
   box.max_registers = room >= kMinRegisterCap ? static_cast<int>(std::min<int64_t>(room, 255)) : 0;
@@ -298,9 +298,11 @@ std::string PlanPhaseGather(const Target& target, const LaunchParams& launch, Lo
   return "";
 }
 
-// The staged form's gather: the phase form where the annotation asks for it, or where it
-// applies and gives each gathering thread at most kPhaseGatherMaxVectorsPerThread vectors;
-// the table otherwise.
+// The staged form's gather: the phase form where the annotation asks for it and it applies,
+// the table otherwise. On the H200 (bench/RESULTS.md session 18) the phase form tied with the
+// table on the N32 C3 stem with the whole image prefetched (33.1-33.4 us against 33.3-33.4)
+// and lost on an N64 C3 3x3 stride-2 layer (24.5 us against 19.2), so it is the tuner's
+// choice, not the default.
 void ChooseGather(const Target& target, const LaunchParams& launch, LoweredIm2col& l) {
   LoweredIm2col::InputBox& box = l.box;
   const std::string blocker = PlanPhaseGather(target, launch, l);
@@ -313,16 +315,11 @@ void ChooseGather(const Target& target, const LaunchParams& launch, LoweredIm2co
                                      blocker);
     return;
   }
-  const int64_t row_vectors = l.ow * l.k / box.vector_elems;
-  const int64_t per_thread = CeilDiv(row_vectors, box.phase_groups * box.period_vectors);
   if (asked) {
     box.phase_gather = choice->second == "phase";
     box.gather_reason = absl::StrCat(kStagedGatherKey, "=", choice->second);
   } else {
-    box.phase_gather = per_thread <= kPhaseGatherMaxVectorsPerThread;
-    box.gather_reason = absl::StrCat(per_thread, " vectors per gathering thread in the phase form, ",
-                                     box.phase_gather ? "at most " : "more than ",
-                                     kPhaseGatherMaxVectorsPerThread);
+    box.gather_reason = "the default; staged_gather=phase would apply here";
   }
 }
 
@@ -435,14 +432,21 @@ void DescribeSimt(const std::string& vector_limit, int legal, LoweredIm2col& l) 
       l.barriers = 1;
       const bool chosen = l.hints.choices.count(kImgPrefetchKey) > 0;
       const int64_t l2 = l.target.MinL2Bytes();
+      const int64_t columns = l.m * l.k * l.element_bytes;
       const std::string why =
           chosen ? absl::StrCat(kImgPrefetchKey, "=", box.prefetch_all ? "all" : "ahead")
           : l2 == 0
               ? absl::StrCat("the L2 of ", l.target.ArchName(), " parts varies too much to plan for")
-              : absl::StrCat(box.image_span_bytes, " B of image ",
-                             box.prefetch_all ? "is at most" : "exceeds", " 1/",
+          : box.image_span_bytes > l2 / kPrefetchAllL2Fraction
+              ? absl::StrCat(box.image_span_bytes, " B of image exceed 1/", kPrefetchAllL2Fraction,
+                             " of the ", l2, " B L2 of ", l.target.ArchName())
+          : columns < l2
+              ? absl::StrCat("the ", columns, " B of columns fit in the ", l2, " B L2 of ",
+                             l.target.ArchName())
+              : absl::StrCat(box.image_span_bytes, " B of image are at most 1/",
                              kPrefetchAllL2Fraction, " of the ", l2, " B L2 of ",
-                             l.target.ArchName());
+                             l.target.ArchName(), ", and the ", columns,
+                             " B of columns stream through more than it holds");
       l.decision_log.push_back(
           box.prefetch_all
               ? absl::StrCat("L2 prefetch (cp.async.bulk.prefetch) of the whole image at the "

@@ -122,7 +122,8 @@ struct LoweredIm2col : LoweredTileKernel {
     //   - prefetch_all: the first wave of CTAs (%nsmid x resident_ctas, or the whole
     //     persistent grid) each prefetch an equal share of the image's `image_span_bytes`
     //     at the start. Chosen when the image takes at most 1 / kPrefetchAllL2Fraction of
-    //     the target's L2 (Target::MinL2Bytes), or by the img_prefetch=all annotation.
+    //     the target's L2 (Target::MinL2Bytes) and the columns at least all of it, or by
+    //     the img_prefetch=all annotation.
     //   - otherwise the first box-row threads prefetch the image rows of the tile
     //     `prefetch_waves` waves of resident CTAs ahead (img_prefetch=ahead).
     bool bulk_fill = false;
@@ -134,7 +135,7 @@ struct LoweredIm2col : LoweredTileKernel {
     // room for the registers of one CTA more than resident_ctas, when that is at least
     // 24; 0: none (the kernel's launch bounds ask for resident_ctas CTAs instead).
     int max_registers = 0;
-    // Phase gather (staged_gather=phase, or the lowering's choice), instead of the table:
+    // Phase gather (staged_gather=phase, where it applies), instead of the table:
     // thread t < phase_groups x period_vectors gathers vector t % period_vectors (its phase)
     // of periods t / period_vectors + phase_groups i, so it works out its units' offsets
     // once, in registers, with no table and no barrier after building one. The output row's
@@ -182,12 +183,13 @@ absl::StatusOr<LoweredIm2col> LowerIm2col(const Im2colOp& op, const Target& targ
 // A multi-line human-readable plan, then the decision log.
 std::string DescribeIm2colPlan(const LoweredIm2col& lowered);
 
-// The bulk fill prefetches the whole image into L2 at the start when it takes at most this
-// fraction (1/n) of the target's L2.
+// Without the img_prefetch annotation the bulk fill prefetches the whole image into L2 at
+// the start when the image takes at most this fraction (1/n) of the target's L2 and the
+// column matrix at least all of it. On the H200 (bench/RESULTS.md session 18): the N32 C3
+// 7x7 stem (9.6 MB of image, 118 MB of columns) 33.3 us against 34.4 with each tile's rows
+// prefetched 3 waves ahead; an N64 C3 3x3 stride-2 layer (19 MB of image) 20.1 against
+// 19.2, and an N16 C4 3x3 layer (1.2 MB of image, 11 MB of columns) 6.30 against 5.94.
 inline constexpr int64_t kPrefetchAllL2Fraction = 4;
-// Without the staged_gather annotation the phase gather is chosen where it applies and gives
-// each gathering thread at most this many vectors of the output row.
-inline constexpr int64_t kPhaseGatherMaxVectorsPerThread = 8;
 
 // TMA im2col limits (PTX ISA and cuTensorMapEncodeIm2col, rank-4 maps).
 inline constexpr int kTmaIm2colMaxChannelsPerPixel = 256;

@@ -450,13 +450,20 @@ TEST(Im2colLoweringTest, StagedBoxFillEngine) {
   EXPECT_THAT(log_of(*unaligned), HasSubstr("bulk copies need 16-byte aligned image rows"));
 }
 
-TEST(Im2colLoweringTest, PhaseGatherWhereItAppliesAndGivesFewVectorsPerThread) {
+TEST(Im2colLoweringTest, PhaseGatherWhereAskedForAndItApplies) {
   auto log_of = [](const LoweredIm2col& l) { return absl::StrJoin(l.decision_log, "\n"); };
   Im2colOp stem = Im2colOp::Dense(DataType::kF16, G(32, 224, 224, 3, 7, 7, 2, 2, 1, 1, 3, 3));
   stem.hints.prefer_instruction = Instruction::kSync;
+  // The table by default, where the phase form would apply.
+  auto table = LowerIm2col(stem, T("sm_90a"), Launch(112, 147, 512));
+  ASSERT_TRUE(table.ok()) << table.status();
+  EXPECT_FALSE(table->box.phase_gather);
+  EXPECT_THAT(log_of(*table), HasSubstr("the default; staged_gather=phase would apply here"));
   // 512 threads: 14 periods of 147 vectors per output row, 2 side by side (294 threads),
   // 7 vectors each.
-  auto phase = LowerIm2col(stem, T("sm_90a"), Launch(112, 147, 512));
+  Im2colOp asked = stem;
+  asked.hints.annotations = {{"staged_gather", "phase"}};
+  auto phase = LowerIm2col(asked, T("sm_90a"), Launch(112, 147, 512));
   ASSERT_TRUE(phase.ok()) << phase.status();
   EXPECT_TRUE(phase->box.phase_gather);
   EXPECT_EQ(phase->box.phase_groups, 2);
@@ -466,20 +473,13 @@ TEST(Im2colLoweringTest, PhaseGatherWhereItAppliesAndGivesFewVectorsPerThread) {
   // window ends 2 pixels past the image: 12 B).
   EXPECT_EQ(phase->box.phase_bytes, 32 + 7 * 1344 + 16);
   EXPECT_EQ(phase->shared_bytes, phase->box.phase_bytes);
-  EXPECT_THAT(log_of(*phase), HasSubstr("7 vectors per gathering thread in the phase form, at most 8"));
+  EXPECT_THAT(log_of(*phase), HasSubstr("(staged_gather=phase)"));
   EXPECT_THAT(DescribeIm2colPlan(*phase), HasSubstr("gather      by phase: 2 x 147 threads"));
-  // 256 threads: one period at a time, 14 vectors each; the table.
-  auto table = LowerIm2col(stem, T("sm_90a"), Launch(112, 147, 256));
-  ASSERT_TRUE(table.ok()) << table.status();
-  EXPECT_FALSE(table->box.phase_gather);
-  EXPECT_THAT(log_of(*table), HasSubstr("14 vectors per gathering thread in the phase form, more than 8"));
-  // The annotation decides where the form applies.
-  Im2colOp asked = stem;
-  asked.hints.annotations = {{"staged_gather", "phase"}};
-  auto forced = LowerIm2col(asked, T("sm_90a"), Launch(112, 147, 256));
-  ASSERT_TRUE(forced.ok()) << forced.status();
-  EXPECT_TRUE(forced->box.phase_gather);
-  EXPECT_EQ(forced->items_per_thread, 14);
+  // 256 threads: one period at a time, 14 vectors each.
+  auto narrow = LowerIm2col(asked, T("sm_90a"), Launch(112, 147, 256));
+  ASSERT_TRUE(narrow.ok()) << narrow.status();
+  EXPECT_TRUE(narrow->box.phase_gather);
+  EXPECT_EQ(narrow->items_per_thread, 14);
   asked.hints.annotations = {{"staged_gather", "table"}};
   auto kept = LowerIm2col(asked, T("sm_90a"), Launch(112, 147, 512));
   ASSERT_TRUE(kept.ok()) << kept.status();
@@ -536,8 +536,9 @@ TEST(Im2colLoweringTest, BulkFillPrefetchesASmallImageWholeAndALargeOneAhead) {
   EXPECT_EQ(small->box.image_span_bytes, 32 * 224 * 224 * 3 * 2);
   EXPECT_THAT(log_of(*small),
               HasSubstr("of the whole image at the start, an equal share by each CTA of the "
-                        "first wave (%nsmid x 4 resident CTAs per SM): 9633792 B of image is at "
-                        "most 1/4 of the 50000000 B L2 of sm_90a"));
+                        "first wave (%nsmid x 4 resident CTAs per SM): 9633792 B of image are "
+                        "at most 1/4 of the 50000000 B L2 of sm_90a, and the 118013952 B of "
+                        "columns stream through more than it holds"));
   EXPECT_THAT(DescribeIm2colPlan(*small), HasSubstr("L2 prefetch of the whole image at the start"));
   // Twice the batch is over it: each tile's rows, 3 waves ahead.
   Im2colOp big = stem;
@@ -546,7 +547,15 @@ TEST(Im2colLoweringTest, BulkFillPrefetchesASmallImageWholeAndALargeOneAhead) {
   auto large = LowerIm2col(big, T("sm_90a"), Launch(112, 147, 512));
   ASSERT_TRUE(large.ok()) << large.status();
   EXPECT_FALSE(large->box.prefetch_all);
-  EXPECT_THAT(log_of(*large), HasSubstr("19267584 B of image exceeds 1/4 of the 50000000 B L2"));
+  EXPECT_THAT(log_of(*large), HasSubstr("19267584 B of image exceed 1/4 of the 50000000 B L2"));
+  // A batch of one: the columns fit in L2 as well.
+  Im2colOp one = stem;
+  one.geometry.n = 1;
+  one.img = Im2colOp::Dense(DataType::kF16, one.geometry).img;
+  auto fits = LowerIm2col(one, T("sm_90a"), Launch(112, 147, 512));
+  ASSERT_TRUE(fits.ok()) << fits.status();
+  EXPECT_FALSE(fits->box.prefetch_all);
+  EXPECT_THAT(log_of(*fits), HasSubstr("the 3687936 B of columns fit in the 50000000 B L2"));
   // A strided image spans its padding too.
   Im2colOp padded = stem;
   padded.img.strides = {232 * 3 * 230, 232 * 3, 3, 1};

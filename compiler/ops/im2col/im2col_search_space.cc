@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "compiler/ir/data_type.h"
+#include "compiler/lower/lowering_rules.h"
 #include "compiler/ops/im2col/im2col_lowering.h"
 
 namespace tiletune {
@@ -32,6 +34,19 @@ LaunchParams MakeLaunch(int64_t m, int64_t k, int threads, int stages, int ctas)
 // 1024 threads were slower again (session 13).
 constexpr int kWideStagedThreads = 512;
 constexpr int64_t kWideStagedMinVectors = 4;
+
+// The heuristic's threads for such a row: the fewest, in steps of 64 down from
+// kWideStagedThreads, that give no thread more vectors than kWideStagedThreads would. The
+// CTA's longest thread is then no longer, and fewer thread slots idle behind it: on the
+// N32 C3 stem (2058 vectors, 5 at most per thread either way) 448 threads took 32.9-33.1 us
+// against 512 threads' 33.3-33.4 with the whole image prefetched (H200, bench/RESULTS.md
+// session 18; 34.35 against 34.42 without, session 16).
+int WideStagedThreads(int64_t vectors) {
+  const int64_t most = CeilDiv(vectors, kWideStagedThreads);
+  int threads = kWideStagedThreads;
+  while (threads > 64 && CeilDiv(vectors, threads - 64) == most) threads -= 64;
+  return threads;
+}
 // Box rows shorter than this fill faster by the threads' loads than by bulk copies: the
 // heuristic then sets disable_tma (H200, N8 C1 128x128 5x5: 256-byte rows, 1299 GB/s by
 // loads against 1104 by bulk copies; 768-byte rows of N16 C4 96x96 and 1344-byte rows of
@@ -79,7 +94,7 @@ std::optional<LaunchParams> WholeRowLaunch(const Im2colOp& op, const Hints& hint
     if (lowered.has_value() && LongBulkRows(*lowered)) {
       const int64_t vectors = ow * k / lowered->flat_vector_elems;
       if (vectors >= kWideStagedMinVectors * kWideStagedThreads) {
-        const LaunchParams wide = MakeLaunch(ow, k, kWideStagedThreads, 1, 0);
+        const LaunchParams wide = MakeLaunch(ow, k, WideStagedThreads(vectors), 1, 0);
         std::optional<LoweredIm2col> wide_lowered = lower(wide);
         if (wide_lowered.has_value() && LongBulkRows(*wide_lowered)) return wide;
       }
@@ -121,14 +136,13 @@ std::vector<Hints> AllIm2colHints() {
             // allowed, not the TMA path), each way of bringing the image into L2 and each
             // gather as well.
             if (!width && !disable_tma && instruction != Instruction::kTma) {
-              for (const auto& [key, value] :
-                   std::vector<std::pair<const char*, const char*>>{{kImgPrefetchKey, "ahead"},
-                                                                    {kImgPrefetchKey, "all"},
-                                                                    {kStagedGatherKey, "table"},
-                                                                    {kStagedGatherKey, "phase"}}) {
-                Hints choice = hints;
-                choice.annotations[key] = value;
-                all.push_back(choice);
+              for (const char* prefetch : {"ahead", "all"}) {
+                for (const char* gather : {"table", "phase"}) {
+                  Hints choice = hints;
+                  choice.annotations[kImgPrefetchKey] = prefetch;
+                  choice.annotations[kStagedGatherKey] = gather;
+                  all.push_back(choice);
+                }
               }
             }
           }
@@ -169,11 +183,18 @@ SearchSpace Im2colSearchSpace(const Im2colOp& op, const Target& target) {
       }
     }
   }
-  // Tiles of whole output rows with more threads (the SIMT forms run one stage).
+  // Tiles of whole output rows with more threads (the SIMT forms run one stage), and the
+  // heuristic's fewer threads for one output row where it trims them.
   if (k <= kWholeRowTileMaxK && op.geometry.OW() <= kWholeOutputRowMaxOW) {
     for (int64_t rows : {1, 2}) {
       space.launches.push_back(
           MakeLaunch(rows * op.geometry.OW(), k, kWideStagedThreads, 1, 0));
+    }
+    // The row's 16-byte vectors.
+    const int trimmed =
+        WideStagedThreads(CeilDiv(op.geometry.OW() * k * DataTypeBytes(op.img.dtype), 16));
+    if (trimmed != kWideStagedThreads) {
+      space.launches.push_back(MakeLaunch(op.geometry.OW(), k, trimmed, 1, 0));
     }
   }
   return space;

@@ -19,8 +19,7 @@ namespace tiletune {
 // (unset, evict_first, evict_last), prefer_instruction (unset, tma, sync), and the
 // img_eviction_policy=evict_last / col_eviction_policy=evict_first annotation pair; where
 // the staged form may fill by bulk copies (no width, TMA allowed, no prefer_instruction=tma),
-// also with img_prefetch=ahead, img_prefetch=all, staged_gather=table and
-// staged_gather=phase, one at a time.
+// also with each pair of img_prefetch=ahead|all and staged_gather=table|phase.
 std::vector<Hints> AllIm2colHints();
 
 SearchSpace Im2colSearchSpace(const Im2colOp& op, const Target& target);

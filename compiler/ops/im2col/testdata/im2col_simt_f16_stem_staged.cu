@@ -1,6 +1,6 @@
 // tiletune im2col kernel (generated; do not edit).
 //   path simt_im2col, f16, n2 h32 w32 c3 kernel 7x7 stride 2x2 dilation 1x1 pad 3x3 -> [512, 147], image strides [3072, 96, 3, 1]
-//   tile [16, 147], 256 threads, flat runs of whole rows, vector 8 x 2 B, input staged (1 output row(s) x 7 input rows, bulk copies, L2 prefetch of the whole image at the start), 1 stage(s), L2 policy image evict_last, columns evict_first
+//   tile [16, 147], 256 threads, flat runs of whole rows, vector 8 x 2 B, input staged (1 output row(s) x 7 input rows, bulk copies, L2 prefetch 3 waves ahead), 1 stage(s), L2 policy image evict_last, columns evict_first
 
 typedef unsigned char u8;
 typedef unsigned short u16;
@@ -184,126 +184,119 @@ enum : u32 { kPadElems = 15u };
 enum : u32 { kLoad = 16u };
 enum : u32 { kChunks = 12u };
 enum : u32 { kTail = 0u };
-enum : u32 { kResidentCtas = 8u };
-enum : u64 { kImageBytes = 12288ull };
-enum : u32 { kPrefetchPiece = 1048576u };
-enum : u32 { kGroups = 1u };
-enum : u32 { kGatherThreads = 147u };
-enum : u32 { kPeriods = 2u };
-enum : u32 { kIters = 2u };
-enum : u32 { kPeriodBytes = 96u };
-enum : u32 { kPeriodCols = 48u };
-enum : u32 { kRowElems = 96u };
-enum : u32 { kRowBytes = 192u };
-enum : u32 { kLeadBytes = 32u };
+enum : u32 { kPrefetchCtasPerSm = 24u };
 
-// One 2-byte unit from shared memory, by a 32-bit shared address (volatile: it stays
-// after the wait on the bulk copy).
+// Byte offsets in the boxes of one vector's units (see the kernel).
+struct __align__(16) tt_offsets {
+  u32 at[kTableWords];  // two 16-bit offsets each, low half first
+};
+// One unit from shared memory, by a 32-bit shared address (volatile: it stays
+// after the barrier that publishes the boxes).
 __device__ __forceinline__ u32 tt_unit(u32 addr) {
   u32 v;
   asm volatile("ld.shared.u16 %0, [%1];" : "=r"(v) : "r"(addr));
   return v;
 }
-// The column policy, not volatile: the compiler may make it again at each store
-// rather than hold it in two registers.
-__device__ __forceinline__ u64 tt_col_policy_nv() {
-  u64 policy;
-  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-  return policy;
-}
-// Kernel rows of output row `row` outside the image: bit kh.
-__device__ __forceinline__ u32 tt_zero_rows(u32 row) {
-  const int top = int(row % u32(kOH) * u32(kSH)) - int(kPH);  // image row of kernel row 0
-  const int above = min(max(-top, 0), int(kKH));
-  const int below = min(max(int(kH) - top, 0), int(kKH));  // first kernel row past the image
-  return ((1u << above) - 1u) | (((1u << kKH) - 1u) & ~((1u << below) - 1u));
-}
 
 extern "C" __global__ void __maxnreg__(24) tt_im2col_simt_im2col(const u8* __restrict__ img, u8* __restrict__ col) {
+  const u64 img_policy = tt_make_img_policy();
+  const u64 col_policy = tt_make_col_policy();
   extern __shared__ __align__(16) u8 tt_smem[];
+  const tt_offsets* const offsets = reinterpret_cast<const tt_offsets*>(tt_smem);
+  tt_elem* const box = reinterpret_cast<tt_elem*>(tt_smem + kBoxOffset);
+  // The last thread fills the boxes with bulk copies that complete on tt_bar (its warp
+  // gets no more vectors or table entries than any other); the first tile's barrier
+  // publishes its initialisation.
   __shared__ __align__(8) u64 tt_bar;
-  const u32 row = blockIdx.x;  // one output row per CTA
   if (threadIdx.x == kThreads - 1) {
     tt_mbarrier_init(&tt_bar, 1);
     tt_fence_barrier_init();
-    const u64 img_policy = tt_make_img_policy();
-    // The row's kernel rows inside the image are consecutive image rows: one copy.
-    const u32 zero = tt_zero_rows(row);
-    const u32 lo = __ffs(~zero) - 1, n = kKH - __popc(zero);
-    const int top = int(row % u32(kOH) * u32(kSH)) - int(kPH);
-    tt_mbarrier_expect_tx(&tt_bar, n * kRowBytes);
-    if (n != 0) {
-      tt_bulk_load(tt_smem + kLeadBytes + lo * kRowBytes,
-                   img + (u64(row / u32(kOH)) * kImgStrideN + u64(top + int(lo)) * kImgStrideH) *
-                             kElementBytes,
-                   n * kRowBytes, &tt_bar, img_policy);
-    }
-    // The whole image into L2 at the start: CTA b of the first wave (%nsmid x
-    // kResidentCtas CTAs) prefetches the b-th of as many equal shares, in 16-byte units
-    // (a last partial unit is left to the copies).
-    u32 sms;
-    asm("mov.u32 %0, %%nsmid;" : "=r"(sms));
-    const u64 parts = min(u64(gridDim.x), u64(kResidentCtas) * sms);
-    const u64 share = ((kImageBytes + parts - 1) / parts + 15) / 16 * 16;
-    const u64 end = kImageBytes / 16 * 16;
-    for (u64 at = blockIdx.x * share, to = min(end, at + share); at < to;
-         at += kPrefetchPiece) {
-      tt_bulk_prefetch_l2(img + at, u32(min(to - at, u64(kPrefetchPiece))), img_policy);
-    }
   }
-  // Offsets of this thread's units past its period's box column, 16 bits each, low unit
-  // first; masks: bits 0-7 units left of the image in period 0, bits 8-15 right of it
-  // in the last period, bits 16-23 on kernel rows outside the image.
-  u32 o[kUnits / 2] = {};
-  u32 masks = 0, boxes = 0;
-  const u32 g = threadIdx.x / kPeriod, p = threadIdx.x % kPeriod;
-  if (threadIdx.x < kGatherThreads) {
-    boxes = tt_smem_addr(tt_smem) + g * kPeriodBytes;
-    const u32 zero = tt_zero_rows(row);
-    // Unit j is element p * kUnits + j of the period's run: walk (d, kh, kw, c) from the first.
-    const u32 f = p * kUnits, k = f % u32(kK);
-    u32 d = f / u32(kK), kh = k / u32(kKW * kC), kw = k / u32(kC) % u32(kKW), c = k % u32(kC);
-#pragma unroll
-    for (u32 j = 0; j < kUnits; ++j) {
-      const u32 x = (d * u32(kSW) + kw * u32(kDW)) * u32(kC) + c;  // column from iw = -kPW
-      o[j / 2] |= (kLeadBytes + (kh * kRowElems + x - kBoxStart) * u32(kElementBytes)) << (j % 2 * 16);
-      masks |= u32(x < kBoxStart) << j;
-      masks |= u32(x + (kPeriods - 1) * kPeriodCols >= kBoxStart + kRowElems) << (8 + j);
-      masks |= (zero >> kh & 1u) << (16 + j);
-      if (++c == u32(kC)) {
-        c = 0;
-        if (++kw == u32(kKW)) {
-          kw = 0;
-          if (++kh == kKH) {
-            kh = 0;
-            ++d;
-          }
-        }
+  u32 phase = 0;
+  // Image rows are prefetched into L2 for the tile this many tiles ahead: a few waves
+  // of resident CTAs (%nsmid bounds the SM count).
+  u32 sms;
+  asm("mov.u32 %0, %%nsmid;" : "=r"(sms));
+  const u64 ahead = u64(kPrefetchCtasPerSm) * sms;
+  // Box row b of the tile whose first output row is `first` is input row kh of output
+  // row first + b / kKH: whether it lies in the image (not padding, not past the last
+  // output row), and where it starts there when it does. The bulk copies branch on
+  // the first and never see a null address (one guarded by a null test read
+  // address 0 on the H200 where every row of a tile was padding).
+  auto inside = [&](u64 first, u32 b) -> bool {
+    const u64 row = first + b / kKH;
+    const u32 ih = u32(row % kOH) * u32(kSH) + b % kKH * u32(kDH) - u32(kPH);
+    return row < kOutRows && ih < kH;
+  };
+  auto start = [&](u64 first, u32 b) -> const u8* {
+    const u64 row = first + b / kKH;
+    const u32 ih = u32(row % kOH) * u32(kSH) + b % kKH * u32(kDH) - u32(kPH);
+    return img + (row / kOH * kImgStrideN + u64(ih) * kImgStrideH) * kElementBytes;
+  };
+  // The producer: one bulk copy per box row inside the image, its kChunks x kLoad bytes.
+  auto fill = [&](u64 first) {
+    u32 bytes = 0;
+    for (u32 b = 0; b < kBoxRows; ++b) {
+      if (inside(first, b)) bytes += kChunks * kLoad;
+    }
+    tt_mbarrier_expect_tx(&tt_bar, bytes);
+    for (u32 b = 0; b < kBoxRows; ++b) {
+      if (inside(first, b)) {
+        tt_bulk_load(reinterpret_cast<u8*>(box + b * kBoxPitch + kBoxLead + kBoxStart),
+                     start(first, b), kChunks * kLoad, &tt_bar, img_policy);
       }
     }
+  };
+  if (threadIdx.x == kThreads - 1) fill(u64(blockIdx.x) * kBlockM / kOW);
+  // Unit u of vector p of a period: element f of the period's run, kPeriodRows rows of
+  // kK columns. The first tile's barrier publishes the table.
+  for (u32 i = threadIdx.x; i < kPeriod * kUnits; i += kThreads) {
+    const u32 f = i / kUnitsPerElem, d = f / u32(kK), k = f % u32(kK);
+    const u32 kh = k / u32(kKW * kC), kw = k / u32(kC) % u32(kKW), c = k % u32(kC);
+    reinterpret_cast<u16*>(tt_smem)[i] =
+        (kh * kBoxPitch + kBoxLead + (d * u32(kSW) + kw * u32(kDW)) * u32(kC) + c) *
+            u32(kElementBytes) + i % kUnitsPerElem * 4;
   }
-  __syncthreads();  // publishes the mbarrier's initialisation
-  if (threadIdx.x >= kGatherThreads) return;
-  const u32 out = u32(row) * u32(kOW * kK * kElementBytes) + threadIdx.x * u32(kFlatVector * kElementBytes);
-  const u32 rows = masks >> 16 & 0xffu;
-  tt_mbarrier_wait(&tt_bar, 0);
-#pragma unroll
-  for (u32 i = 0; i < kIters; ++i) {
-    const u32 q = g + kGroups * i;
-    const u32 s = boxes + i * kGroups * kPeriodBytes;
-    tt_vec x;
-    u32* const w = reinterpret_cast<u32*>(&x);
-#pragma unroll
-    for (u32 j = 0; j < kUnits; j += 2) {
-      w[j / 2] = tt_unit(s + (o[j / 2] & 0xffffu)) | tt_unit(s + (o[j / 2] >> 16)) << 16;
-    }
-    const u32 bad = rows | ((q == 0 ? masks : 0u) | (q == kPeriods - 1 ? masks >> 8 : 0u)) & 0xffu;
-    if (bad != 0) {
-#pragma unroll
-      for (u32 j = 0; j < kUnits; j += 2) {
-        w[j / 2] &= ((bad >> j & 1u) ? 0u : 0xffffu) | ((bad >> (j + 1) & 1u) ? 0u : 0xffff0000u);
+  {
+    const u64 tile = blockIdx.x;
+    const u64 m0 = tile * kBlockM;
+    const u64 row0 = m0 / kOW;
+    if (tile + ahead < kNumTiles) {
+      const u64 later = (tile + ahead) * kBlockM / kOW;
+      for (u32 b = threadIdx.x; b < kBoxRows; b += kThreads) {
+        if (inside(later, b)) tt_bulk_prefetch_l2(start(later, b), kChunks * kLoad, img_policy);
       }
     }
-    tt_st_global(col + (out + i * kGatherThreads * u32(kFlatVector * kElementBytes)), x, tt_col_policy_nv());
+    // Columns left of the image and right of the copied pixels.
+    for (u32 i = threadIdx.x; i < kBoxRows * kPadElems; i += kThreads) {
+      const u32 b = i / kPadElems, p = i % kPadElems;
+      box[b * kBoxPitch + kBoxLead + (p < kBoxStart ? p : p + kBoxCopy)] = 0;
+    }
+    // Box rows outside the image read zero.
+    for (u32 i = threadIdx.x; i < kBoxRows * kChunks; i += kThreads) {
+      const u32 b = i / kChunks, j = i % kChunks;
+      if (!inside(row0, b)) {
+        tt_box_st_shared(
+            reinterpret_cast<u8*>(box + b * kBoxPitch + kBoxLead + kBoxStart) + j * kLoad,
+            tt_box_vec{});
+      }
+    }
+    __syncthreads();
+    tt_mbarrier_wait(&tt_bar, phase);
+    phase ^= 1;
+    u8* const out = col + m0 * kK * kElementBytes;
+    const u32 boxes = tt_smem_addr(tt_smem) + kBoxOffset;
+    const u32 vectors = kTileVectors;
+    for (u32 v = threadIdx.x; v < vectors; v += kThreads) {
+      const u32 p = v % u32(kPeriod), r = v / u32(kPeriod) * u32(kPeriodRows);
+      const u32 at = boxes + r * u32(kSW * kC) * u32(kElementBytes);
+      const tt_offsets o = offsets[p];
+      tt_vec x;
+      x.x = tt_unit(at + (o.at[0] & 0xffffu)) | tt_unit(at + (o.at[0] >> 16)) << 16;
+      x.y = tt_unit(at + (o.at[1] & 0xffffu)) | tt_unit(at + (o.at[1] >> 16)) << 16;
+      x.z = tt_unit(at + (o.at[2] & 0xffffu)) | tt_unit(at + (o.at[2] >> 16)) << 16;
+      x.w = tt_unit(at + (o.at[3] & 0xffffu)) | tt_unit(at + (o.at[3] >> 16)) << 16;
+      tt_st_global(out + v * u32(kFlatVector * kElementBytes), x, col_policy);
+    }
   }
 }
