@@ -75,6 +75,12 @@ std::vector<GoldenCase> GoldenCases() {
   Im2colOp stem = Im2colOp::Dense(DataType::kF16, G(2, 32, 32, 3, 7, 7, 2, 2, 1, 1, 3, 3));
   stem.hints.annotations = {{"img_eviction_policy", "evict_last"},
                             {"col_eviction_policy", "evict_first"}};
+  // The staged form's other gather and prefetch, by annotation.
+  Im2colOp phase = stem;
+  phase.hints.annotations["staged_gather"] = "phase";
+  phase.hints.annotations["img_prefetch"] = "all";
+  Im2colOp table_all = stem;
+  table_all.hints.annotations["img_prefetch"] = "all";
   return {
       // 63 whole rows of 147 elements: the run allows no store wider than C does, so this
       // tile keeps the row form (the name is older than the forms' names).
@@ -84,6 +90,10 @@ std::vector<GoldenCase> GoldenCases() {
       {"im2col_simt_f16_stem_staged", stem, T("sm_90a"), Launch(16, 147, 256, 1),
        Im2colPath::kSimtStaged},
       {"im2col_simt_f16_stem_staged_sm80", stem, T("sm_80"), Launch(16, 147, 256, 1),
+       Im2colPath::kSimtStaged},
+      {"im2col_simt_f16_stem_staged_prefetch_all", table_all, T("sm_90a"),
+       Launch(16, 147, 256, 1), Im2colPath::kSimtStaged},
+      {"im2col_simt_f16_stem_staged_phase", phase, T("sm_90a"), Launch(16, 147, 512, 1),
        Im2colPath::kSimtStaged},
       {"im2col_tma_f16_resnet", resnet, T("sm_90a"), Launch(128, 64, 32, 2), Im2colPath::kTma},
       {"im2col_tma_bf16_asymmetric_evict", tma, T("sm_90a"), Launch(64, 96, 32, 3, 2),
