@@ -221,13 +221,11 @@ class Im2colEmitter {
   // `min_ctas`: the CTAs per SM the register allocation must leave room for (0: no bound);
   // `max_registers` > 0 holds each thread to that many registers instead (__maxnreg__,
   // which excludes __launch_bounds__).
-  // One thread's part of InputBox::prefetch_all, inside a block at one level of indent.
+  // One thread's part of InputBox::prefetch_all, inside a block at one level of indent
+  // (the caller writes the comment).
   void WholeImagePrefetch() {
     absl::StrAppend(
         &out_,
-        "    // The whole image into L2 at the start: CTA b of the first wave (%nsmid x\n"
-        "    // kResidentCtas CTAs, or the whole grid when smaller) prefetches the b-th of as\n"
-        "    // many equal shares, in 16-byte units (a last partial unit is left to the copies).\n"
         "    u32 sms;\n"
         "    asm(\"mov.u32 %0, %%nsmid;\" : \"=r\"(sms));\n"
         "    const u64 parts = min(u64(gridDim.x), u64(kResidentCtas) * sms);\n"
@@ -412,7 +410,12 @@ class Im2colEmitter {
         // On the H200 the N32 C3 stem (9.6 MB of image) went from 34.3-34.5 to 33.0 us with
         // the whole image prefetched at the start instead of each tile's rows 3 waves ahead
         // (a hand-edited kernel, bench/RESULTS.md session 18).
-        absl::StrAppend(&out_, "  if (threadIdx.x == 0) {\n");
+        absl::StrAppend(
+            &out_,
+            "  // The whole image into L2 at the start: CTA b of the first wave (%nsmid x\n"
+            "  // kResidentCtas CTAs, or the whole grid when smaller) prefetches the b-th of as many\n"
+            "  // equal shares, in 16-byte units (a last partial unit is left to the copies).\n"
+            "  if (threadIdx.x == 0) {\n");
         WholeImagePrefetch();
         absl::StrAppend(&out_, "  }\n");
       } else {
@@ -700,6 +703,11 @@ class Im2colEmitter {
         ");\n"
         "    }\n");
     if (box.prefetch_all) {
+      absl::StrAppend(
+          &out_,
+          "    // The whole image into L2 at the start: CTA b of the first wave (%nsmid x\n"
+          "    // kResidentCtas CTAs) prefetches the b-th of as many equal shares, in 16-byte units\n"
+          "    // (a last partial unit is left to the copies).\n");
       WholeImagePrefetch();
     } else {
       absl::StrAppend(

@@ -239,8 +239,8 @@ extern "C" __global__ void __maxnreg__(24) tt_im2col_simt_im2col(const u8* __res
                    n * kRowBytes, &tt_bar, img_policy);
     }
     // The whole image into L2 at the start: CTA b of the first wave (%nsmid x
-    // kResidentCtas CTAs, or the whole grid when smaller) prefetches the b-th of as
-    // many equal shares, in 16-byte units (a last partial unit is left to the copies).
+    // kResidentCtas CTAs) prefetches the b-th of as many equal shares, in 16-byte units
+    // (a last partial unit is left to the copies).
     u32 sms;
     asm("mov.u32 %0, %%nsmid;" : "=r"(sms));
     const u64 parts = min(u64(gridDim.x), u64(kResidentCtas) * sms);
