@@ -8,6 +8,10 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "compiler/backend/cuda/cuda_codegens.h"
+#include "compiler/backend/tuned_resolver.h"
+#include "compiler/base/sha256.h"
+#include "compiler/ops/builtin_ops.h"
 #include "compiler/ops/copy/copy_op.h"
 #include "compiler/tuning_db/tuning_db.h"
 #include "kernels/shipped_databases.h"
@@ -81,6 +85,40 @@ TEST(LibraryTest, BuiltInDatabaseIsLoadedWhenNoneIsGiven) {
 
 // A corrupt or foreign-version built-in database is reported and skipped; the others
 // still load and the library works.
+// A shipped record names the kernel it timed by its source's digest: the emitter must still
+// write that kernel for the record's problem, hints and launch, or the record's timing
+// describes a kernel no user gets (re-tune the record after changing what it emits).
+TEST(LibraryTest, EveryShippedRecordStillEmitsTheKernelItTimed) {
+  DeviceCodegenRegistry registry;
+  ASSERT_TRUE(RegisterBuiltinCudaCodegens(registry, BuiltinTileOps()).ok());
+  ASSERT_FALSE(ShippedDatabases().empty());
+  for (const ShippedDatabase& shipped : ShippedDatabases()) {
+    auto db = tuning::ParseTuningDatabase(shipped.text, tuning::DatabaseFormat::kText,
+                                          shipped.origin, tuning::ReadOptions{});
+    ASSERT_TRUE(db.ok()) << db.status();
+    TunedResolver::Options options;
+    options.registry = &registry;
+    options.ops = &BuiltinTileOps();
+    options.databases = {*db};
+    auto resolver = TunedResolver::Create(std::move(options));
+    ASSERT_TRUE(resolver.ok()) << resolver.status();
+    int checked = 0;
+    for (const tuning::TuningRecord& record : db->records()) {
+      const std::string problem = BuiltinTileOps().DescribeProblem(record.problem());
+      auto op = BuiltinTileOps().FromProblem(record.problem());
+      ASSERT_TRUE(op.ok()) << problem << ": " << op.status();
+      auto resolution = (*resolver)->Resolve(record.device(), **op);
+      ASSERT_TRUE(resolution.ok()) << problem << ": " << resolution.status();
+      EXPECT_EQ(resolution->level, ResolutionLevel::kExact) << problem << ": " << resolution->detail;
+      EXPECT_EQ(Sha256Hex(resolution->built.source.text), record.winner().source_sha256())
+          << shipped.origin << ": " << problem << " (" << resolution->detail << ")";
+      ++checked;
+    }
+    EXPECT_EQ(checked, db->records_size());
+    EXPECT_GT(checked, 100) << shipped.origin;
+  }
+}
+
 TEST(LibraryTest, CorruptOrForeignBuiltInDatabasesAreReportedAndSkipped) {
   const std::vector<ShippedDatabase> shipped = {
       {"kernels/tuned/garbage.txtpb", "records { this is not a database"},
