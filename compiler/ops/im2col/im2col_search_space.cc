@@ -47,6 +47,7 @@ int WideStagedThreads(int64_t vectors) {
   while (threads > 64 && CeilDiv(vectors, threads - 64) == most) threads -= 64;
   return threads;
 }
+
 // Box rows shorter than this fill faster by the threads' loads than by bulk copies: the
 // heuristic then sets disable_tma (H200, N8 C1 128x128 5x5: 256-byte rows, 1299 GB/s by
 // loads against 1104 by bulk copies; 768-byte rows of N16 C4 96x96 and 1344-byte rows of
