@@ -13,6 +13,8 @@
 // next worker runs without it. The supervisor also kills a worker whose variant makes no
 // progress for --hang_seconds and records that variant as a hang.
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,6 +23,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <map>
@@ -40,6 +44,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/match.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "autotune/command_line.h"
 #include "autotune/cuda_tuning_device.h"
 #include "autotune/evaluate.h"
@@ -50,12 +56,15 @@
 #include "autotune/suite.h"
 #include "autotune/tuner.h"
 #include "autotune/tuning_task.h"
+#include "compiler/base/abbreviate.h"
 #include "compiler/base/status_macros.h"
 #include "compiler/cuda/caching_compilation_provider.h"
 #include "compiler/cuda/nvrtc_compilation_provider.h"
 #include "compiler/ops/builtin_ops.h"
 #include "compiler/ops/candidates.h"
+#include "compiler/tuning_db/append.h"
 #include "compiler/tuning_db/atomic_file.h"
+#include "compiler/tuning_db/file_lock.h"
 #include "compiler/tuning_db/measurement.h"
 #include "compiler/tuning_db/tuning_db.h"
 #include "kernels/runtime/runtime.h"
@@ -83,6 +92,7 @@ ABSL_FLAG(int, worker_problem, -1, "internal");
 ABSL_FLAG(int, worker_device, 0, "internal");
 ABSL_FLAG(std::string, worker_result, "", "internal");
 ABSL_FLAG(std::string, worker_faults, "", "internal");
+ABSL_FLAG(int, worker_parent, 0, "internal");
 
 namespace tiletune {
 namespace autotune {
@@ -314,6 +324,11 @@ std::string SummaryLine(const TuningTask& task, const tuning::TuningRecord& reco
 // --worker_result. Exit 0: done; kFaultExit: a variant faulted the GPU (appended to
 // --worker_faults, which the next worker reads); kSkippedExit: already in the database.
 int RunWorker(const TileOpRegistry& ops, const std::vector<SuiteProblem>& mine) {
+  // A worker dies with its supervisor (a kill -9 of it included): no orphan keeps a GPU.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != absl::GetFlag(FLAGS_worker_parent)) {
+    return Fail(1, absl::AbortedError("the supervisor that started this worker is gone"));
+  }
   const size_t k = static_cast<size_t>(absl::GetFlag(FLAGS_worker_problem));
   if (k >= mine.size()) return Fail(2, absl::InvalidArgumentError("worker problem out of range"));
   const std::string result_path = absl::GetFlag(FLAGS_worker_result);
@@ -383,7 +398,12 @@ int RunWorker(const TileOpRegistry& ops, const std::vector<SuiteProblem>& mine) 
 // What the supervisor shares between its device threads.
 struct Supervision {
   std::mutex mutex;  // Guards database, the output file, summary and the console.
+  // The records of the output: those there when the run started, and each tuned since.
   tuning::TuningDatabase database;
+  // A device or a pipe (/dev/null): the database is written once, at the end.
+  bool stream_output = false;
+  // This run's private folder for its workers' files.
+  std::string scratch;
   std::vector<std::string> summary;
   std::atomic<size_t> next{0};
   std::atomic<int> failures{0};
@@ -395,7 +415,7 @@ void SuperviseProblem(const TileOpRegistry& ops, const std::vector<SuiteProblem>
                       int ordinal, const Shard& shard, const std::string& path, Supervision& s) {
   const std::string label =
       absl::StrFormat("[%d/%d] %s", k + 1, mine.size(), DescribeProblem(ops, *mine[k]));
-  const std::string base = absl::StrCat(path, ".worker", ordinal, "_", k);
+  const std::string base = absl::StrCat(s.scratch, "/worker", ordinal, "_", k);
   const std::string result_path = base + ".pb", faults_path = base + ".faults";
   std::remove(faults_path.c_str());
   int code = -1;
@@ -411,7 +431,8 @@ void SuperviseProblem(const TileOpRegistry& ops, const std::vector<SuiteProblem>
                                      absl::StrCat("--worker_problem=", k),
                                      absl::StrCat("--worker_device=", ordinal),
                                      absl::StrCat("--worker_result=", result_path),
-                                     absl::StrCat("--worker_faults=", faults_path)};
+                                     absl::StrCat("--worker_faults=", faults_path),
+                                     absl::StrCat("--worker_parent=", ::getpid())};
     code = Spawn(args, faults_path + ".pending", faults_path, absl::GetFlag(FLAGS_hang_seconds));
     if (code != kFaultExit) break;
     std::lock_guard<std::mutex> lock(s.mutex);
@@ -435,15 +456,18 @@ void SuperviseProblem(const TileOpRegistry& ops, const std::vector<SuiteProblem>
     ++s.failures;
     return;
   }
-  *s.database.add_records() = record;
-  absl::Status written = tuning::WriteTuningDatabase(s.database, path, ops.RecordValidator());
-  if (!written.ok()) {
-    s.database.mutable_records()->RemoveLast();
-    std::fprintf(stderr, "autotune: %s: not written (kept in %s): %s\n", label.c_str(),
-                 result_path.c_str(), std::string(written.message()).c_str());
-    ++s.failures;
-    return;
+  // Merged into the file under its write lock, with whatever else reached it meanwhile
+  // (an append, a merge): never last-writer-wins.
+  if (!s.stream_output) {
+    absl::StatusOr<int> written = tuning::AppendTuningRecords(path, {record}, ops.RecordValidator());
+    if (!written.ok()) {
+      std::fprintf(stderr, "autotune: %s: not written (kept in %s): %s\n", label.c_str(),
+                   result_path.c_str(), std::string(written.status().message()).c_str());
+      ++s.failures;
+      return;
+    }
   }
+  *s.database.add_records() = record;
   std::remove(result_path.c_str());
   std::remove(faults_path.c_str());
   std::remove((faults_path + ".pending").c_str());
@@ -470,6 +494,95 @@ absl::StatusOr<std::vector<int>> ParseDevices() {
   return devices;
 }
 
+// What is at the output, checked before anything is tuned: its folder must exist, and a
+// folder, block device or socket there is refused (a device or a pipe is written through).
+absl::StatusOr<tuning::OutputKind> CheckOutput(const std::string& path) {
+  TT_ASSIGN_OR_RETURN(tuning::OutputKind kind, tuning::ClassifyOutput(path));
+  if (kind == tuning::OutputKind::kNew) {
+    const size_t slash = path.rfind('/');
+    const std::string folder = slash == std::string::npos ? "." : path.substr(0, std::max<size_t>(slash, 1));
+    struct stat info;
+    if (::stat(folder.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--output=", Abbreviate(path), ": the folder ", Abbreviate(folder),
+          " does not exist; create it first"));
+    }
+  }
+  return kind;
+}
+
+// The run lock of `path` (compiler/tuning_db/file_lock.h), waited for with a message when
+// another run holds it, and then described for the next waiter.
+absl::StatusOr<std::unique_ptr<tuning::FileLock>> HoldRunLock(const std::string& path) {
+  const std::string lock_path = tuning::RunLockPath(path);
+  TT_ASSIGN_OR_RETURN(std::unique_ptr<tuning::FileLock> lock,
+                      tuning::FileLock::TryAcquire(lock_path));
+  if (lock == nullptr) {
+    const std::string holder = tuning::HolderOf(lock_path);
+    std::fprintf(stderr,
+                 "autotune: another tuning run writes %s (%s); waiting for it to finish, then "
+                 "resuming from what it wrote\n",
+                 path.c_str(), holder.empty() ? "its lock is held" : holder.c_str());
+    TT_ASSIGN_OR_RETURN(lock, tuning::FileLock::Acquire(lock_path));
+  }
+  char host[256] = {};
+  ::gethostname(host, sizeof(host) - 1);
+  lock->Describe(absl::StrCat("autotune, pid ", ::getpid(), " on ", host, ", since ",
+                              absl::FormatTime("%Y-%m-%d %H:%M:%S", absl::Now(),
+                                               absl::LocalTimeZone())));
+  return lock;
+}
+
+// The output's records, read to resume a run (none when there is no file yet).
+absl::Status Resume(const TileOpRegistry& ops, const std::string& path,
+                    tuning::TuningDatabase& database) {
+  tuning::ReadOptions read;
+  read.semantics = ops.RecordValidator();
+  std::vector<std::string> notes;
+  read.notes = &notes;
+  absl::StatusOr<tuning::TuningDatabase> existing = tuning::ReadTuningDatabase(path, read);
+  for (const std::string& note : notes) std::fprintf(stderr, "autotune: note: %s\n", note.c_str());
+  if (absl::IsNotFound(existing.status())) return absl::OkStatus();
+  TT_RETURN_IF_ERROR(existing.status());
+  database = *std::move(existing);
+  if (absl::StatusOr<std::string> bytes = tuning::ReadFileToString(path, tuning::kMaxDatabaseBytes);
+      bytes.ok()) {
+    if (absl::Status fresh = CheckReport(path, *bytes); !fresh.ok()) {
+      std::fprintf(stderr, "autotune: note: %s\n", std::string(fresh.message()).c_str());
+    }
+  }
+  std::fprintf(stderr, "autotune: resuming %s (%d records)\n", path.c_str(),
+               database.records_size());
+  return absl::OkStatus();
+}
+
+// A private folder for this run's worker files (records, faults, progress), so that runs
+// never read or delete each other's.
+absl::StatusOr<std::string> MakeScratchFolder() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = absl::StrCat(tmp != nullptr && tmp[0] != '\0' ? tmp : "/tmp",
+                                     "/tiletune-autotune-XXXXXX");
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    return absl::InternalError(absl::StrCat("cannot create a folder for the workers' files (",
+                                            pattern, "): ", std::strerror(errno),
+                                            "; set TMPDIR to a writable folder"));
+  }
+  return pattern;
+}
+
+// The report of the database file at `path` as it is now, written beside it under its
+// write lock (so it describes the bytes it names).
+absl::Status WriteReportOfFile(const TileOpRegistry& ops, const std::string& path) {
+  TT_ASSIGN_OR_RETURN(std::unique_ptr<tuning::FileLock> lock,
+                      tuning::FileLock::Acquire(tuning::WriteLockPath(path)));
+  TT_ASSIGN_OR_RETURN(std::string bytes, tuning::ReadFileToString(path, tuning::kMaxDatabaseBytes));
+  tuning::ReadOptions read;
+  read.semantics = ops.RecordValidator();
+  TT_ASSIGN_OR_RETURN(tuning::TuningDatabase database,
+                      tuning::ParseTuningDatabase(bytes, tuning::FormatForPath(path), path, read));
+  return WriteReport(database, bytes, path, ops);
+}
+
 // Tunes `mine` into the database at `path` (resumed if it exists), in worker processes on
 // the --devices; with `report`, writes the report beside it.
 int Supervise(const TileOpRegistry& ops, const std::vector<SuiteProblem>& mine,
@@ -485,21 +598,24 @@ int Supervise(const TileOpRegistry& ops, const std::vector<SuiteProblem>& mine,
                          "); use --dry_run to compile the search space without one")));
     }
   }
+  absl::StatusOr<tuning::OutputKind> kind = CheckOutput(path);
+  if (!kind.ok()) return Fail(2, kind.status());
   Supervision s;
+  s.stream_output = *kind == tuning::OutputKind::kStream;
   s.database.set_schema_version(tuning::kCurrentSchemaVersion);
-  tuning::ReadOptions read;
-  read.semantics = ops.RecordValidator();
-  std::vector<std::string> notes;
-  read.notes = &notes;
-  absl::StatusOr<tuning::TuningDatabase> existing = tuning::ReadTuningDatabase(path, read);
-  for (const std::string& note : notes) std::fprintf(stderr, "autotune: note: %s\n", note.c_str());
-  if (existing.ok()) {
-    s.database = *std::move(existing);
-    std::fprintf(stderr, "autotune: resuming %s (%d records)\n", path.c_str(),
-                 s.database.records_size());
-  } else if (!absl::IsNotFound(existing.status())) {
-    return Fail(1, existing.status());
+  // One tuning run at a time per output: a second one waits here, then resumes what the
+  // first wrote.
+  std::unique_ptr<tuning::FileLock> run_lock;
+  if (!s.stream_output) {
+    absl::StatusOr<std::unique_ptr<tuning::FileLock>> locked = HoldRunLock(path);
+    if (!locked.ok()) return Fail(1, locked.status());
+    run_lock = *std::move(locked);
+    absl::Status resumed = Resume(ops, path, s.database);
+    if (!resumed.ok()) return Fail(1, resumed);
   }
+  absl::StatusOr<std::string> scratch = MakeScratchFolder();
+  if (!scratch.ok()) return Fail(1, scratch.status());
+  s.scratch = *scratch;
   auto run_start = Clock::now();
   std::vector<std::thread> threads;
   for (int ordinal : *devices) {
@@ -510,9 +626,20 @@ int Supervise(const TileOpRegistry& ops, const std::vector<SuiteProblem>& mine,
     });
   }
   for (auto& thread : threads) thread.join();
-  if (report && s.database.records_size() > 0) {
-    absl::Status reported = WriteReport(s.database, path, ops);
-    if (!reported.ok()) std::fprintf(stderr, "autotune: %s\n", std::string(reported.message()).c_str());
+  ::rmdir(s.scratch.c_str());  // Left when it keeps a worker's record for inspection.
+  if (s.stream_output) {
+    absl::Status written = tuning::WriteTuningDatabase(s.database, path, ops.RecordValidator());
+    if (!written.ok()) {
+      std::fprintf(stderr, "autotune: %s\n", std::string(written.message()).c_str());
+      ++s.failures;
+    }
+  } else if (report && s.database.records_size() > 0) {
+    absl::Status reported = WriteReportOfFile(ops, path);
+    if (!reported.ok()) {
+      std::fprintf(stderr, "autotune: the report was not written: %s\n",
+                   std::string(reported.message()).c_str());
+      ++s.failures;
+    }
   }
   std::printf("autotune: %zu problem(s) in %.1f s -> %s\n", mine.size(), Seconds(run_start),
               path.c_str());
@@ -620,6 +747,7 @@ const std::vector<FlagSpec>& Flags() {
       {"worker_device", "", 0, 1023},
       {"worker_result", ""},
       {"worker_faults", ""},
+      {"worker_parent", "", 0, 1 << 30},
   };
   return *flags;
 }

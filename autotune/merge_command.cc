@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,8 @@
 #include "autotune/merge.h"
 #include "autotune/report.h"
 #include "compiler/ops/builtin_ops.h"
+#include "compiler/tuning_db/atomic_file.h"
+#include "compiler/tuning_db/file_lock.h"
 #include "compiler/tuning_db/tuning_db.h"
 #include "compiler/tuning_db/tuning_db.pb.h"
 
@@ -106,6 +109,26 @@ int RunMergeCommand(absl::Span<const std::string> args, std::FILE* out, std::FIL
     return kMergeOk;
   }
   const TileOpRegistry& ops = BuiltinTileOps();
+  const std::string output = Resolve(parsed->output);
+  // What is at the output is checked before any input is read: a folder or a socket there
+  // is refused; a device or a pipe (/dev/null) is written through and gets no report.
+  absl::StatusOr<tuning::OutputKind> kind = tuning::ClassifyOutput(output);
+  if (!kind.ok()) {
+    std::fprintf(err, "autotune merge: %s\n", std::string(kind.status().message()).c_str());
+    return kMergeFailed;
+  }
+  // Serialized with other writers of the output (tuning runs, appends): the output may be
+  // one of the inputs, and nothing may land in it between the read and the write.
+  std::unique_ptr<tuning::FileLock> lock;
+  if (*kind != tuning::OutputKind::kStream) {
+    absl::StatusOr<std::unique_ptr<tuning::FileLock>> locked =
+        tuning::FileLock::Acquire(tuning::WriteLockPath(output));
+    if (!locked.ok()) {
+      std::fprintf(err, "autotune merge: %s\n", std::string(locked.status().message()).c_str());
+      return kMergeFailed;
+    }
+    lock = *std::move(locked);
+  }
   tuning::ReadOptions read;
   read.semantics = ops.RecordValidator();
   std::vector<std::string> notes;
@@ -122,6 +145,13 @@ int RunMergeCommand(absl::Span<const std::string> args, std::FILE* out, std::FIL
       std::fprintf(err, "autotune merge: %s\n", std::string(database.status().message()).c_str());
       return kMergeFailed;
     }
+    if (absl::StatusOr<std::string> bytes = tuning::ReadFileToString(Resolve(input),
+                                                                     tuning::kMaxDatabaseBytes);
+        bytes.ok()) {
+      if (absl::Status fresh = CheckReport(Resolve(input), *bytes); !fresh.ok()) {
+        std::fprintf(err, "autotune merge: note: %s\n", std::string(fresh.message()).c_str());
+      }
+    }
     // Progress as each input is read (a large merge reads for a while).
     std::fprintf(err, "autotune merge: read %zu of %zu: %s (%d records)\n", inputs.size() + 1,
                  parsed->inputs.size(), input.c_str(), database->records_size());
@@ -133,7 +163,6 @@ int RunMergeCommand(absl::Span<const std::string> args, std::FILE* out, std::FIL
   if (merged.ok() && parsed->winners_only) {
     for (tuning::TuningRecord& record : *merged->mutable_records()) record.clear_candidates();
   }
-  const std::string output = Resolve(parsed->output);
   for (const std::string& input : parsed->inputs) {
     if (SameFile(Resolve(input), output)) {
       std::fprintf(err, "autotune merge: note: the output %s is also an input; it is replaced "
@@ -148,9 +177,12 @@ int RunMergeCommand(absl::Span<const std::string> args, std::FILE* out, std::FIL
         *merged, tuning::FormatForPath(output), ops.RecordValidator());
     written = bytes.status();
     if (bytes.ok()) {
-      std::vector<tuning::FileWrite> files = {{output, *std::move(bytes)}};
-      if (parsed->report) {
-        for (tuning::FileWrite& file : ReportFiles(*merged, output, ops)) {
+      std::vector<tuning::FileWrite> files = {{output, *bytes}};
+      if (parsed->report && *kind == tuning::OutputKind::kStream) {
+        std::fprintf(err, "autotune merge: note: %s is not a regular file, so no report is "
+                          "written beside it\n", parsed->output.c_str());
+      } else if (parsed->report) {
+        for (tuning::FileWrite& file : ReportFiles(*merged, *bytes, output, ops)) {
           files.push_back(std::move(file));
         }
       }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "compiler/tuning_db/atomic_file.h"
 #include "compiler/tuning_db/tuning_db.h"
 #include "compiler/tuning_db/tuning_db.pb.h"
+#include "compiler/base/sha256.h"
 #include "compiler/base/status_macros.h"
 
 namespace tiletune {
@@ -154,6 +156,9 @@ std::string Family(const tuning::Variant& variant) {
 
 }  // namespace
 
+// Starts the line of the Markdown that names the database's SHA-256.
+constexpr char kDescribesPrefix[] = "Describes the database file with sha256 `";
+
 ReportPaths ReportPathsFor(absl::string_view database_path) {
   absl::string_view stem = database_path;
   const size_t slash = stem.rfind('/');
@@ -165,14 +170,17 @@ ReportPaths ReportPathsFor(absl::string_view database_path) {
 }
 
 std::string RenderMarkdownReport(const tuning::TuningDatabase& database, absl::string_view svg_link,
-                                 const TileOpRegistry& ops) {
+                                 const TileOpRegistry& ops, absl::string_view database_sha256) {
   int candidates = 0;
   for (const tuning::TuningRecord& record : database.records()) {
     candidates += 1 + record.candidates_size();
   }
-  std::string md =
-      absl::StrCat("# Tuning report\n\n", database.records_size(), " problems, ", candidates,
-                   " candidates (schema version ", database.schema_version(), ").\n\n");
+  std::string md = "# Tuning report\n\n";
+  if (!database_sha256.empty()) {
+    absl::StrAppend(&md, kDescribesPrefix, database_sha256, "`.\n\n");
+  }
+  absl::StrAppend(&md, database.records_size(), " problems, ", candidates,
+                  " candidates (schema version ", database.schema_version(), ").\n\n");
   if (!svg_link.empty()) {
     absl::StrAppend(&md, "![Winner per problem against cudaMemcpy of the same bytes](", svg_link,
                     ")\n\n");
@@ -428,18 +436,48 @@ std::string RenderSvgChart(const tuning::TuningDatabase& database, const TileOpR
 }
 
 std::vector<tuning::FileWrite> ReportFiles(const tuning::TuningDatabase& database,
+                                           absl::string_view database_bytes,
                                            absl::string_view database_path,
                                            const TileOpRegistry& ops) {
   const ReportPaths paths = ReportPathsFor(database_path);
   const size_t slash = paths.svg.rfind('/');
   const std::string svg_link = slash == std::string::npos ? paths.svg : paths.svg.substr(slash + 1);
   return {{paths.svg, RenderSvgChart(database, ops)},
-          {paths.markdown, RenderMarkdownReport(database, svg_link, ops)}};
+          {paths.markdown,
+           RenderMarkdownReport(database, svg_link, ops, Sha256Hex(database_bytes))}};
 }
 
-absl::Status WriteReport(const tuning::TuningDatabase& database, absl::string_view database_path,
-                         const TileOpRegistry& ops) {
-  return tuning::WriteFilesAtomically(ReportFiles(database, database_path, ops));
+absl::Status WriteReport(const tuning::TuningDatabase& database, absl::string_view database_bytes,
+                         absl::string_view database_path, const TileOpRegistry& ops) {
+  return tuning::WriteFilesAtomically(ReportFiles(database, database_bytes, database_path, ops));
+}
+
+absl::Status CheckReport(absl::string_view database_path, absl::string_view database_bytes) {
+  const std::string markdown = ReportPathsFor(database_path).markdown;
+  // The line sits near the top: a bounded read of the start suffices.
+  absl::StatusOr<std::string> head = tuning::ReadFileToString(markdown, int64_t{64} << 20);
+  if (absl::IsNotFound(head.status())) return absl::OkStatus();
+  const std::string regenerate = absl::StrCat(
+      "; rewrite it with `autotune merge ", database_path, " -o ", database_path, " --report`");
+  if (!head.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        markdown, " cannot be checked against ", database_path, ": ", head.status().message()));
+  }
+  const size_t at = head->find(kDescribesPrefix);
+  const std::string actual = Sha256Hex(database_bytes);
+  if (at == std::string::npos) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        markdown, " names no database checksum, so it may not describe ", database_path,
+        regenerate));
+  }
+  const std::string named = head->substr(at + std::strlen(kDescribesPrefix), 64);
+  if (named != actual) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        markdown, " describes another version of ", database_path, " (sha256 ",
+        named.substr(0, 16), "..., the file's is ", actual.substr(0, 16),
+        "...): a write was interrupted between the two", regenerate));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace autotune

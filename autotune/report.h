@@ -42,22 +42,33 @@ struct ReportPaths {
 ReportPaths ReportPathsFor(absl::string_view database_path);
 
 // The Markdown report. `svg_link` is the chart's path relative to the Markdown file
-// (embedded as an image); empty for none.
+// (embedded as an image); empty for none. `database_sha256`, when given, is the SHA-256
+// (hex) of the database file the report describes, named in its second line.
 std::string RenderMarkdownReport(const tuning::TuningDatabase& database, absl::string_view svg_link,
-                                 const TileOpRegistry& ops);
+                                 const TileOpRegistry& ops,
+                                 absl::string_view database_sha256 = "");
 
 // The SVG chart: a row per record, in database order.
 std::string RenderSvgChart(const tuning::TuningDatabase& database, const TileOpRegistry& ops);
 
 // The two files of the report (ReportPathsFor(database_path)) with their contents, for
-// WriteFilesAtomically beside the database they describe.
+// WriteFilesAtomically beside the database they describe, after it and in this order (the
+// chart, then the Markdown). `database_bytes` are the database file's bytes: the Markdown
+// names their SHA-256, so that CheckReport can tell a report left describing another
+// version of the file (a write interrupted between the database and its report).
 std::vector<tuning::FileWrite> ReportFiles(const tuning::TuningDatabase& database,
+                                           absl::string_view database_bytes,
                                            absl::string_view database_path,
                                            const TileOpRegistry& ops);
 
 // Writes both files (ReportPathsFor(database_path)) atomically. Errors name the path.
-absl::Status WriteReport(const tuning::TuningDatabase& database, absl::string_view database_path,
-                         const TileOpRegistry& ops);
+absl::Status WriteReport(const tuning::TuningDatabase& database, absl::string_view database_bytes,
+                         absl::string_view database_path, const TileOpRegistry& ops);
+
+// Whether the report beside `database_path` describes the database file whose bytes are
+// `database_bytes`: OK when it does or there is no report; FailedPrecondition naming both
+// files and the command that rewrites the report when it names another SHA-256 or none.
+absl::Status CheckReport(absl::string_view database_path, absl::string_view database_bytes);
 
 }  // namespace autotune
 }  // namespace tiletune

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "compiler/tuning_db/atomic_file.h"
+#include "compiler/base/sha256.h"
 #include "compiler/base/test_folder.h"
 #include "compiler/ops/builtin_ops.h"
 #include "compiler/tuning_db/tuning_db.h"
@@ -266,13 +267,20 @@ TEST(WriteReportTest, WritesMarkdownAndSvgNextToTheDatabase) {
   const std::string folder = MakeTestFolder();
   const tuning::TuningDatabase database = ChartDatabase();
   ASSERT_TRUE(tuning::WriteTuningDatabase(database, folder + "/h200.txtpb").ok());
-  ASSERT_TRUE(WriteReport(database, folder + "/h200.txtpb", BuiltinTileOps()).ok());
+  ASSERT_TRUE(WriteReport(database, "db bytes", folder + "/h200.txtpb", BuiltinTileOps()).ok());
   const std::set<std::string> names = ListFolder(folder);
   EXPECT_THAT(names, ElementsAre("h200.report.md", "h200.report.svg", "h200.txtpb"));
   EXPECT_EQ(*tuning::ReadFileToString(folder + "/h200.report.md"),
-            RenderMarkdownReport(database, "h200.report.svg", BuiltinTileOps()));
+            RenderMarkdownReport(database, "h200.report.svg", BuiltinTileOps(), Sha256Hex("db bytes")));
   EXPECT_EQ(*tuning::ReadFileToString(folder + "/h200.report.svg"), RenderSvgChart(database, BuiltinTileOps()));
-  EXPECT_FALSE(WriteReport(database, folder + "/missing/h200.txtpb", BuiltinTileOps()).ok());
+  EXPECT_FALSE(WriteReport(database, "db bytes", folder + "/missing/h200.txtpb", BuiltinTileOps()).ok());
+  // The report names the bytes it describes: other bytes are flagged, naming both files.
+  EXPECT_TRUE(CheckReport(folder + "/h200.txtpb", "db bytes").ok());
+  const absl::Status other = CheckReport(folder + "/h200.txtpb", "other bytes");
+  EXPECT_TRUE(absl::IsFailedPrecondition(other)) << other;
+  EXPECT_THAT(std::string(other.message()), HasSubstr("h200.report.md describes another version of"));
+  EXPECT_THAT(std::string(other.message()), HasSubstr("autotune merge"));
+  EXPECT_TRUE(CheckReport(folder + "/none.txtpb", "anything").ok());
 }
 
 }  // namespace

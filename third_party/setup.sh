@@ -18,6 +18,7 @@ packages=(
   librsvg2-bin         # rsvg-convert: the report chart rendered in report_render_test
   munge                # Slurm's authentication, for autotune's slurm_test
   slurm-wlm            # slurmctld, slurmd and the client: a localhost cluster in slurm_test
+  strace               # kills a process between two renames in autotune_output_test
 )
 
 fail() { echo "setup: $*" >&2; exit 1; }

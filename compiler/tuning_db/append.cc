@@ -1,11 +1,5 @@
 #include "compiler/tuning_db/append.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
-#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -17,64 +11,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "compiler/base/status_macros.h"
+#include "compiler/tuning_db/atomic_file.h"
+#include "compiler/tuning_db/file_lock.h"
 #include "compiler/tuning_db/tuning_db.h"
 #include "compiler/tuning_db/tuning_db.pb.h"
 
 namespace tiletune {
 namespace tuning {
 namespace {
-
-// "<folder>/.<name>.lock" beside `path` as given (a symbolic link is not followed).
-std::string LockPathFor(absl::string_view path) {
-  const size_t slash = path.rfind('/');
-  if (slash == absl::string_view::npos) return absl::StrCat(".", path, ".lock");
-  return absl::StrCat(path.substr(0, slash + 1), ".", path.substr(slash + 1), ".lock");
-}
-
-absl::Status LockError(int error, absl::string_view what, absl::string_view lock_path) {
-  std::string message = absl::StrCat(lock_path, ": ", what, ": ", std::strerror(error));
-  switch (error) {
-    case ENOENT:
-      return absl::NotFoundError(message);
-    case EACCES:
-    case EPERM:
-    case EROFS:
-      return absl::PermissionDeniedError(message);
-    default:
-      return absl::InternalError(message);
-  }
-}
-
-// An exclusive flock on a lock file, held until destruction (or the process's death).
-//
-// flock locks belong to an open file description, and every open() makes a new one, so
-// two holders in one process (two threads, each with its own ExclusiveFileLock) exclude
-// each other exactly as two processes do. (fcntl/POSIX record locks would not: they
-// belong to the process, and a second thread would be granted the lock at once.)
-class ExclusiveFileLock {
- public:
-  // Opens (creating if missing) `lock_path` and blocks until the lock is held.
-  static absl::StatusOr<std::unique_ptr<ExclusiveFileLock>> Acquire(const std::string& lock_path) {
-    const int fd = ::open(lock_path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0666);
-    if (fd < 0) return LockError(errno, "cannot open or create the lock file", lock_path);
-    while (::flock(fd, LOCK_EX) != 0) {
-      if (errno == EINTR) continue;
-      const int error = errno;
-      ::close(fd);
-      return LockError(error, "cannot take an exclusive lock (flock)", lock_path);
-    }
-    return std::unique_ptr<ExclusiveFileLock>(new ExclusiveFileLock(fd));
-  }
-
-  // Closing the last descriptor of the open file description releases the lock.
-  ~ExclusiveFileLock() { ::close(fd_); }
-  ExclusiveFileLock(const ExclusiveFileLock&) = delete;
-  ExclusiveFileLock& operator=(const ExclusiveFileLock&) = delete;
-
- private:
-  explicit ExclusiveFileLock(int fd) : fd_(fd) {}
-  int fd_;
-};
 
 // Adds each of `records` to `database`, replacing in place a record with the same
 // RecordKey() (so a later duplicate within `records` wins too).
@@ -132,8 +76,13 @@ absl::StatusOr<int> AppendTuningRecords(absl::string_view path,
   TT_RETURN_IF_ERROR(ValidateTuningDatabase(
       appended, absl::StrCat("records to append to ", path), semantics));
 
-  TT_ASSIGN_OR_RETURN(std::unique_ptr<ExclusiveFileLock> lock,
-                      ExclusiveFileLock::Acquire(LockPathFor(path)));
+  // A device or a pipe (/dev/null) holds no database to merge with, and takes no lock.
+  TT_ASSIGN_OR_RETURN(OutputKind kind, ClassifyOutput(path));
+  if (kind == OutputKind::kStream) {
+    TT_RETURN_IF_ERROR(WriteTuningDatabase(appended, path, semantics));
+    return appended.records_size();
+  }
+  TT_ASSIGN_OR_RETURN(std::unique_ptr<FileLock> lock, FileLock::Acquire(WriteLockPath(path)));
   TT_ASSIGN_OR_RETURN(TuningDatabase database, ReadExisting(path, semantics));
   Merge(records, database);
   TT_RETURN_IF_ERROR(WriteTuningDatabase(database, path, semantics));

@@ -23,14 +23,15 @@ namespace tuning {
 // Adds `records` to the database at `path` (format from FormatForPath) and returns the
 // number of records the file holds afterwards.
 //
-// Locking: an exclusive advisory lock (flock) on the sibling file "<folder>/.<name>.lock",
-// created if missing (0666 minus the umask) and never deleted, is held from before the
-// read until after the write; the kernel releases it if the process dies. Only callers of
-// this function take it: a plain WriteTuningDatabase of the same path is not serialized
-// with them. Threads of one process are serialized too. The lock sits beside `path` as
-// given, named after it: when `path` is a symbolic link, the lock is next to the link,
+// Locking: the write lock of `path` (file_lock.h: an exclusive flock on the sibling file
+// WriteLockPath(path), created if missing and never deleted) is held from before the read
+// until after the write; the kernel releases it if the process dies. Writers that take it
+// (appenders, tuning runs, `autotune merge`) are serialized; a plain WriteTuningDatabase
+// of the same path is not. Threads of one process are serialized too. The lock sits
+// beside `path` as given: when `path` is a symbolic link, the lock is next to the link,
 // not its target (the file is still written through the link), so every appender must
-// name the file by the same path.
+// name the file by the same path. A character device or pipe at `path` (/dev/null) is
+// written through with `records` alone, unlocked.
 //
 // Contents: a missing file is created (its folder must exist). An existing file is read
 // with `semantics`; one that does not read as a valid database (corrupt, truncated, a

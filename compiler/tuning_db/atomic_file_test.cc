@@ -1,9 +1,14 @@
 #include "compiler/tuning_db/atomic_file.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <set>
 #include <string>
 
@@ -112,27 +117,107 @@ TEST(AtomicFileTest, SymlinksAreWrittenThroughAndModesKept) {
   EXPECT_THAT(ListFolder(folder + "/real"), ElementsAre("db.txtpb"));
 }
 
-// Issue 17: killed writes left .out.txtpb.tmp-* files that nothing removed.
-TEST(AtomicFileTest, TemporariesOfDeadProcessesAreRemovedOnTheNextWrite) {
+// Killed writes leave temporaries; a live writer's temporary (locked) is never removed,
+// whichever host or PID namespace it runs in.
+TEST(AtomicFileTest, UnlockedTemporariesAreRemovedAndLockedOnesKept) {
   const std::string folder = MakeTestFolder();
-  char host_name[256] = {};
-  ASSERT_EQ(gethostname(host_name, sizeof(host_name) - 1), 0);
-  std::string host(host_name);
-  for (char& c : host) {
-    if (c == '-' || c == '/' || c == '.') c = '_';
-  }
-  // A pid that cannot exist (above pid_max's ceiling), this process's own, another host's,
-  // and another file's.
-  const std::string dead = ".out.txtpb.tmp-" + host + "-999999999-0";
-  const std::string live = ".out.txtpb.tmp-" + host + "-" + std::to_string(getpid()) + "-77";
-  const std::string remote = ".out.txtpb.tmp-elsewhere-999999999-0";
-  const std::string other = ".other.txtpb.tmp-" + host + "-999999999-0";
-  for (const std::string& name : {dead, live, remote, other}) {
+  const std::string dead = ".out.txtpb.tmp-00000000deadbeef";
+  const std::string live = ".out.txtpb.tmp-0123456789abcdef";
+  const std::string other = ".other.txtpb.tmp-00000000deadbeef";
+  const std::string unrelated = ".out.txtpb.tmp-notatoken";
+  for (const std::string& name : {dead, live, other, unrelated}) {
     ASSERT_TRUE(WriteFileAtomically(folder + "/" + name, "partial").ok());
   }
+  // The live writer: another open file description holding the flock.
+  const int fd = open((folder + "/" + live).c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(flock(fd, LOCK_EX), 0);
   ASSERT_TRUE(WriteFileAtomically(folder + "/out.txtpb", "db").ok());
   EXPECT_THAT(ListFolder(folder),
-              ::testing::UnorderedElementsAre(other, live, remote, "out.txtpb"));
+              ::testing::UnorderedElementsAre(other, live, unrelated, "out.txtpb"));
+  close(fd);
+  ASSERT_TRUE(WriteFileAtomically(folder + "/out.txtpb", "db2").ok());
+  EXPECT_THAT(ListFolder(folder), ::testing::UnorderedElementsAre(other, unrelated, "out.txtpb"));
+}
+
+// Issue 34: as root, -o /dev/null replaced the device node with a regular file.
+TEST(AtomicFileTest, CharacterDevicesAreWrittenThroughNeverReplaced) {
+  EXPECT_EQ(*ClassifyOutput("/dev/null"), OutputKind::kStream);
+  ASSERT_TRUE(WriteFileAtomically("/dev/null", "database bytes").ok());
+  struct stat info;
+  ASSERT_EQ(stat("/dev/null", &info), 0);
+  EXPECT_TRUE(S_ISCHR(info.st_mode));
+  absl::Status full = WriteFileAtomically("/dev/full", "database bytes");
+  EXPECT_TRUE(absl::IsResourceExhausted(full)) << full;
+  EXPECT_THAT(Msg(full), HasSubstr("/dev/full"));
+  ASSERT_EQ(stat("/dev/full", &info), 0);
+  EXPECT_TRUE(S_ISCHR(info.st_mode));
+  // A symlink to a device is a device too.
+  const std::string folder = MakeTestFolder();
+  ASSERT_EQ(symlink("/dev/null", (folder + "/sink.txtpb").c_str()), 0);
+  ASSERT_TRUE(WriteFileAtomically(folder + "/sink.txtpb", "x").ok());
+  EXPECT_THAT(ListFolder(folder), ElementsAre("sink.txtpb"));
+  // Several files, one of them a device: the device is written through, the rest replaced.
+  ASSERT_TRUE(WriteFilesAtomically({{folder + "/db.txtpb", "db"}, {"/dev/null", "report"}}).ok());
+  EXPECT_EQ(Contents(folder + "/db.txtpb"), "db");
+}
+
+TEST(AtomicFileTest, PipesAreWrittenThroughAndOneWithNoReaderIsAnError) {
+  const std::string folder = MakeTestFolder();
+  const std::string fifo = folder + "/out.fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  absl::Status no_reader = WriteFileAtomically(fifo, "x");
+  EXPECT_THAT(Msg(no_reader), HasSubstr("a pipe with no reader"));
+  const int reader = open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  ASSERT_TRUE(WriteFileAtomically(fifo, "through").ok());
+  char buffer[16] = {};
+  EXPECT_EQ(read(reader, buffer, sizeof(buffer)), 7);
+  EXPECT_STREQ(buffer, "through");
+  close(reader);
+  struct stat info;
+  ASSERT_EQ(stat(fifo.c_str(), &info), 0);
+  EXPECT_TRUE(S_ISFIFO(info.st_mode));
+}
+
+TEST(AtomicFileTest, SocketsAreRefusedNamingThem) {
+  const std::string folder = MakeTestFolder();
+  const std::string path = folder + "/out.sock";
+  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un address = {};
+  address.sun_family = AF_UNIX;
+  std::strcpy(address.sun_path, "out.sock");  // Relative: the test folder's path is long.
+  char previous[4096];
+  ASSERT_NE(getcwd(previous, sizeof(previous)), nullptr);
+  ASSERT_EQ(chdir(folder.c_str()), 0);
+  const int bound = bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+  ASSERT_EQ(chdir(previous), 0);
+  ASSERT_EQ(bound, 0);
+  absl::Status status = WriteFileAtomically(path, "x");
+  EXPECT_THAT(Msg(status), HasSubstr(path + ": is a socket"));
+  EXPECT_THAT(Msg(status), HasSubstr("nothing was written"));
+  close(fd);
+}
+
+// Issue 34: a legal 250-character output name failed: its temporary's name was too long.
+TEST(AtomicFileTest, LongestLegalNamesGetTemporariesAndLocksWithinNameMax) {
+  const std::string folder = MakeTestFolder();
+  const std::string name(255, 'n');
+  ASSERT_TRUE(WriteFileAtomically(folder + "/" + name, "one").ok());
+  ASSERT_TRUE(WriteFileAtomically(folder + "/" + name, "two").ok());
+  EXPECT_EQ(Contents(folder + "/" + name), "two");
+  EXPECT_THAT(ListFolder(folder), ElementsAre(name));
+  const std::string a = SiblingPath(folder + "/" + std::string(250, 'a'), ".tmp-0123456789abcdef");
+  const std::string b = SiblingPath(folder + "/" + std::string(251, 'a'), ".tmp-0123456789abcdef");
+  EXPECT_NE(a, b);
+  for (const std::string& sibling : {a, b}) {
+    EXPECT_LE(sibling.size() - folder.size() - 1, 255u) << sibling;
+    EXPECT_TRUE(absl::EndsWith(sibling, ".tmp-0123456789abcdef")) << sibling;
+  }
+  EXPECT_EQ(SiblingPath("db.txtpb", ".lock"), ".db.txtpb.lock");
+  EXPECT_EQ(SiblingPath("/db.txtpb", ".lock"), "/.db.txtpb.lock");
+  EXPECT_EQ(SiblingPath("a/b/db.txtpb", ".lock"), "a/b/.db.txtpb.lock");
 }
 
 TEST(AtomicFileTest, ASymlinkLoopIsAnErrorNotACrash) {
