@@ -122,8 +122,8 @@ std::string UserPath(std::string path) {
 std::string OutputPath() { return UserPath(absl::GetFlag(FLAGS_output)); }
 
 // NVRTC behind the compile cache. NVRTC that cannot be loaded is an error naming the
-// paths tried; a cache folder that cannot be used is a warning, and compiling goes on
-// without a disk cache.
+// paths tried; a cache folder that cannot be used costs one warning (the cache says why)
+// and compiling goes on in memory.
 absl::StatusOr<std::unique_ptr<CompilationProvider>> MakeCompiler() {
   if (!absl::GetFlag(FLAGS_simulate).empty()) {
     return std::unique_ptr<CompilationProvider>(new SimulatedCompilationProvider());
@@ -132,17 +132,8 @@ absl::StatusOr<std::unique_ptr<CompilationProvider>> MakeCompiler() {
   CachingCompilationProvider::Options options;
   options.inner = std::move(nvrtc);
   options.disk_directory = DefaultCacheDirectory();
-  const std::string folder = options.disk_directory;
-  auto cached = CachingCompilationProvider::Create(std::move(options));
-  if (cached.ok()) return std::unique_ptr<CompilationProvider>(*std::move(cached));
-  std::fprintf(stderr,
-               "autotune: warning: compile cache %s cannot be used (%s); compiling without a "
-               "disk cache (set TILETUNE_CACHE_DIR to a writable folder)\n",
-               folder.c_str(), std::string(cached.status().message()).c_str());
-  CachingCompilationProvider::Options memory_only;
-  TT_ASSIGN_OR_RETURN(memory_only.inner, NvrtcCompilationProvider::Create());
-  TT_ASSIGN_OR_RETURN(auto in_memory, CachingCompilationProvider::Create(std::move(memory_only)));
-  return std::unique_ptr<CompilationProvider>(std::move(in_memory));
+  TT_ASSIGN_OR_RETURN(auto cached, CachingCompilationProvider::Create(std::move(options)));
+  return std::unique_ptr<CompilationProvider>(std::move(cached));
 }
 
 // The full space of a problem: the first phase's trials, then every hint set of it at

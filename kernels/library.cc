@@ -94,13 +94,8 @@ class Library::LazyJit final : public CompilationProvider {
     CachingCompilationProvider::Options cache;
     cache.inner = *std::move(nvrtc);
     cache.disk_directory = cache_directory_.empty() ? DefaultCacheDirectory() : cache_directory_;
+    // An unusable cache folder costs compile time and one warning, not correctness.
     auto compiler = CachingCompilationProvider::Create(std::move(cache));
-    if (!compiler.ok()) {
-      // An unwritable cache folder costs compile time, not correctness.
-      CachingCompilationProvider::Options memory_only;
-      TT_ASSIGN_OR_RETURN(memory_only.inner, NvrtcCompilationProvider::Create());
-      compiler = CachingCompilationProvider::Create(std::move(memory_only));
-    }
     TT_RETURN_IF_ERROR(compiler.status());
     inner_ = *std::move(compiler);
     return inner_.get();

@@ -1,5 +1,6 @@
 #include "compiler/cuda/caching_compilation_provider.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,7 +11,6 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -18,7 +18,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -53,6 +55,101 @@ absl::Status MakeDirectories(const std::string& path) {
   }
 }
 
+// Whether this user may trust `folder` with compiled kernels: a world-writable folder owned
+// by someone else could hold planted entries.
+absl::Status CheckTrusted(const std::string& folder) {
+  struct stat info;
+  if (::stat(folder.c_str(), &info) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot stat cache folder ", folder, ": ", std::strerror(errno)));
+  }
+  if ((info.st_mode & S_IWOTH) != 0 && info.st_uid != ::geteuid()) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "cache folder ", folder, " is writable by everyone and owned by user ", info.st_uid,
+        ", not this user (", ::geteuid(), "), so its entries cannot be trusted"));
+  }
+  return absl::OkStatus();
+}
+
+// The bytes of a cache entry: a regular file of at most kMaxCacheEntryBytes, opened
+// without following a link or blocking. NotFound when there is none; DataLoss for
+// anything else that is not such a file.
+absl::StatusOr<std::string> ReadEntryFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return absl::NotFoundError("no entry");
+    return absl::DataLossError(absl::StrCat("cannot open: ", std::strerror(errno)));
+  }
+  struct stat info;
+  std::string data;
+  absl::Status status;
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    status = absl::DataLossError("not a regular file");
+  } else if (info.st_size > kMaxCacheEntryBytes) {
+    status = absl::DataLossError(absl::StrCat(info.st_size, " bytes, more than the ",
+                                              kMaxCacheEntryBytes, " an entry may hold"));
+  } else {
+    data.resize(static_cast<size_t>(info.st_size));
+    size_t done = 0;
+    while (done < data.size()) {
+      const ssize_t n = ::read(fd, data.data() + done, data.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    // A file that grew after the fstat is not what the header will claim.
+    char extra;
+    if (done != data.size() || ::read(fd, &extra, 1) != 0) status = absl::DataLossError("changed while read");
+  }
+  ::close(fd);
+  if (!status.ok()) return status;
+  return data;
+}
+
+// The SM number of an architecture name: 90 for "sm_90a", "sm_90" or "compute_90"; 0 when
+// it names none.
+int SmNumber(absl::string_view arch) {
+  absl::ConsumePrefix(&arch, "sm_") || absl::ConsumePrefix(&arch, "compute_");
+  while (!arch.empty() && !absl::ascii_isdigit(arch.back())) arch.remove_suffix(1);
+  int sm = 0;
+  return absl::SimpleAtoi(arch, &sm) ? sm : 0;
+}
+
+// Whether `payload` is what a compile of `kind` for `arch` produces: an ELF CUBIN for
+// CUDA (EM_CUDA) of that SM, or PTX whose .target names it.
+absl::Status CheckPayload(absl::string_view kind, absl::string_view arch, absl::string_view payload) {
+  const int sm = SmNumber(arch);
+  if (kind == "cubin") {
+    constexpr uint16_t kEmCuda = 190;
+    if (payload.size() < 64 || payload.substr(0, 4) != "\x7f" "ELF" || payload[4] != 2) {
+      return absl::DataLossError("payload is not a 64-bit ELF file");
+    }
+    auto u16 = [&](size_t at) {
+      return static_cast<uint16_t>(static_cast<uint8_t>(payload[at]) |
+                                   static_cast<uint8_t>(payload[at + 1]) << 8);
+    };
+    if (u16(18) != kEmCuda) return absl::DataLossError("payload is an ELF file, but not a CUBIN");
+    const uint32_t flags = u16(48) | uint32_t{u16(50)} << 16;
+    const int abi_version = static_cast<uint8_t>(payload[8]);
+    const int elf_sm = abi_version >= 8 ? (flags >> 8) & 0xff : flags & 0xff;
+    if (sm != 0 && elf_sm != sm) {
+      return absl::DataLossError(absl::StrCat("payload is a CUBIN for sm_", elf_sm, ", not ", arch));
+    }
+    return absl::OkStatus();
+  }
+  // PTX: text with a .version and a .target of this SM.
+  const size_t target = payload.find("\n.target ");
+  if (payload.find(".version ") == absl::string_view::npos || target == absl::string_view::npos) {
+    return absl::DataLossError("payload is not PTX (no .version and .target)");
+  }
+  absl::string_view named = payload.substr(target + 9);
+  named = named.substr(0, named.find_first_of(",\n \t"));
+  if (sm != 0 && SmNumber(named) != sm) {
+    return absl::DataLossError(absl::StrCat("payload is PTX for ", named, ", not ", arch));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string DefaultCacheDirectory() {
@@ -69,18 +166,45 @@ std::string DefaultCacheDirectory() {
 }
 
 CachingCompilationProvider::CachingCompilationProvider(Options options)
-    : inner_(std::move(options.inner)), disk_directory_(std::move(options.disk_directory)) {}
+    : inner_(std::move(options.inner)),
+      disk_directory_(std::move(options.disk_directory)),
+      quiet_(options.quiet) {}
 
 absl::StatusOr<std::unique_ptr<CachingCompilationProvider>> CachingCompilationProvider::Create(
     Options options) {
   if (options.inner == nullptr) {
     return absl::InvalidArgumentError("CachingCompilationProvider needs an inner provider");
   }
-  if (!options.disk_directory.empty()) {
-    TT_RETURN_IF_ERROR(MakeDirectories(options.disk_directory));
-  }
-  return std::unique_ptr<CachingCompilationProvider>(
+  std::unique_ptr<CachingCompilationProvider> provider(
       new CachingCompilationProvider(std::move(options)));
+  if (!provider->disk_directory_.empty()) {
+    absl::Status usable = MakeDirectories(provider->disk_directory_);
+    if (usable.ok()) usable = CheckTrusted(provider->disk_directory_);
+    absl::MutexLock lock(&provider->mutex_);
+    if (usable.ok()) {
+      provider->disk_enabled_ = true;
+    } else {
+      provider->DisableDisk(usable);
+    }
+  }
+  return provider;
+}
+
+void CachingCompilationProvider::DisableDisk(const absl::Status& why) {
+  if (!disk_enabled_ && !disk_status_.ok()) return;
+  disk_enabled_ = false;
+  disk_status_ = why;
+  if (!quiet_) {
+    std::fprintf(stderr,
+                 "tiletune: warning: compile cache %s is not used (%s); kernels are compiled "
+                 "in memory only (set TILETUNE_CACHE_DIR to a folder of your own)\n",
+                 disk_directory_.c_str(), std::string(why.message()).c_str());
+  }
+}
+
+absl::Status CachingCompilationProvider::disk_status() const {
+  absl::MutexLock lock(&mutex_);
+  return disk_status_;
 }
 
 std::string CachingCompilationProvider::Name() const {
@@ -114,12 +238,8 @@ std::string CachingCompilationProvider::EntryPath(absl::string_view key) const {
 }
 
 absl::StatusOr<CachingCompilationProvider::Entry> CachingCompilationProvider::ReadDiskEntry(
-    absl::string_view key) {
-  std::ifstream in(EntryPath(key), std::ios::binary);
-  if (!in) return absl::NotFoundError("no entry");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  std::string data = buffer.str();
+    absl::string_view key, absl::string_view kind, absl::string_view arch) {
+  TT_ASSIGN_OR_RETURN(std::string data, ReadEntryFile(EntryPath(key)));
   // Header: magic, key, payload size, log size, payload sha256; one per line; then a blank
   // line, the payload and the log.
   auto corrupt = [&](absl::string_view why) {
@@ -142,6 +262,9 @@ absl::StatusOr<CachingCompilationProvider::Entry> CachingCompilationProvider::Re
   if (lines[4] != absl::StrCat("sha256 ", Sha256Hex(entry.payload))) {
     return corrupt("payload hash mismatch");
   }
+  if (absl::Status what = CheckPayload(kind, arch, entry.payload); !what.ok()) {
+    return corrupt(what.message());
+  }
   return entry;
 }
 
@@ -161,9 +284,12 @@ void CachingCompilationProvider::WriteDiskEntry(absl::string_view key, const Ent
     }
   }
   if (!written || std::rename(temp_path.c_str(), final_path.c_str()) != 0) {
+    const int error = errno;
     std::remove(temp_path.c_str());
     absl::MutexLock lock(&mutex_);
     ++stats_.write_failures;
+    DisableDisk(absl::UnavailableError(
+        absl::StrCat("cannot write ", temp_path, ": ", std::strerror(error))));
   }
 }
 
@@ -181,8 +307,13 @@ absl::StatusOr<CachingCompilationProvider::Entry> CachingCompilationProvider::Lo
       return it->second;
     }
   }
-  if (!disk_directory_.empty()) {
-    absl::StatusOr<Entry> from_disk = ReadDiskEntry(key);
+  bool disk = false;
+  {
+    absl::MutexLock lock(&mutex_);
+    disk = disk_enabled_;
+  }
+  if (disk) {
+    absl::StatusOr<Entry> from_disk = ReadDiskEntry(key, kind, options.arch);
     if (from_disk.ok()) {
       absl::MutexLock lock(&mutex_);
       ++stats_.disk_hits;
@@ -201,7 +332,7 @@ absl::StatusOr<CachingCompilationProvider::Entry> CachingCompilationProvider::Lo
   } else {
     entry = Entry{std::move(compiled.bytes), std::move(compiled.log)};
   }
-  if (!disk_directory_.empty()) WriteDiskEntry(key, entry);
+  if (disk) WriteDiskEntry(key, entry);
   absl::MutexLock lock(&mutex_);
   ++stats_.misses;
   memory_.emplace(key, entry);

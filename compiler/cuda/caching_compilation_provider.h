@@ -2,9 +2,18 @@
 //
 // Entries are keyed by the SHA-256 of (output kind, architecture, options, the inner
 // provider's Name() with its version, source text). Disk entries are written atomically
-// (temporary file + rename) and carry their key, size and payload hash; an entry that
-// fails any check is recompiled and rewritten, never trusted. Compile errors are not
-// cached. Thread-safe.
+// (temporary file + rename) and carry their key, size and payload hash. A disk entry is
+// read only when it is a regular file of at most kMaxCacheEntryBytes (opened without
+// following a link or blocking, so a FIFO or a link to /dev/zero is skipped), and used
+// only when its key, sizes and hash match and its payload is what it claims: an ELF CUBIN
+// of the requested architecture, or PTX whose .target is that architecture. Anything
+// else is counted as corrupt, recompiled and rewritten, never trusted. Compile errors are
+// not cached.
+//
+// The disk folder is used only when it is a folder this user can trust: not world-
+// writable unless owned by this user. A folder that cannot be created or trusted, or a
+// write that fails, costs a warning on stderr (once per provider) and the disk cache,
+// never the compile. Thread-safe.
 //
 //   CachingCompilationProvider::Options options;
 //   options.inner = std::move(nvrtc);
@@ -25,6 +34,9 @@
 
 namespace tiletune {
 
+// Largest disk entry read back; larger ones are recompiled.
+inline constexpr int64_t kMaxCacheEntryBytes = int64_t{64} << 20;
+
 // $TILETUNE_CACHE_DIR, else $XDG_CACHE_HOME/tiletune/kernels, else
 // $HOME/.cache/tiletune/kernels; empty when none of these can be formed.
 std::string DefaultCacheDirectory();
@@ -36,6 +48,8 @@ class CachingCompilationProvider : public CompilationProvider {
     std::unique_ptr<CompilationProvider> inner;
     // Folder for on-disk entries, created if missing; empty keeps the cache in memory only.
     std::string disk_directory;
+    // Stay quiet about an unusable disk cache (disk_status() still says why).
+    bool quiet = false;
   };
 
   struct Stats {
@@ -59,6 +73,9 @@ class CachingCompilationProvider : public CompilationProvider {
 
   Stats stats() const;
 
+  // OK when entries are kept on disk (or none was asked for); otherwise why they are not.
+  absl::Status disk_status() const;
+
   // The cache key for a compile; exposed for tests and for tools that inspect the cache.
   std::string Key(absl::string_view kind, const CudaSource& source,
                   const CompileOptions& options) const;
@@ -78,11 +95,18 @@ class CachingCompilationProvider : public CompilationProvider {
                                    const CudaSource&, const CompileOptions&));
 
   std::string EntryPath(absl::string_view key) const;
-  absl::StatusOr<Entry> ReadDiskEntry(absl::string_view key);
+  absl::StatusOr<Entry> ReadDiskEntry(absl::string_view key, absl::string_view kind,
+                                      absl::string_view arch);
   void WriteDiskEntry(absl::string_view key, const Entry& entry);
+
+  // Turns the disk cache off for `why`, with one warning unless quiet.
+  void DisableDisk(const absl::Status& why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   std::unique_ptr<CompilationProvider> inner_;
   std::string disk_directory_;
+  bool quiet_ = false;
+  absl::Status disk_status_ ABSL_GUARDED_BY(mutex_);
+  bool disk_enabled_ ABSL_GUARDED_BY(mutex_) = false;
   mutable absl::Mutex mutex_;
   absl::flat_hash_map<std::string, Entry> memory_ ABSL_GUARDED_BY(mutex_);
   Stats stats_ ABSL_GUARDED_BY(mutex_);

@@ -1,5 +1,6 @@
 #include "compiler/cuda/caching_compilation_provider.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -12,11 +13,29 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "compiler/base/sha256.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace tiletune {
 namespace {
+
+// What the fake compiler makes of `text`: PTX for `arch` that names the source.
+std::string FakePtx(const std::string& arch, const std::string& text) {
+  return absl::StrCat("//\n.version 9.0\n.target ", arch, "\n// ptx(", arch, ":", text, ")\n");
+}
+
+// A 64-bit ELF header for CUDA (EM_CUDA, ABI version 8, the SM in flags bits 8-15), then
+// `text`.
+std::string FakeCubin(int sm, const std::string& text) {
+  std::string header(64, '\0');
+  header.replace(0, 4, "\x7f" "ELF");
+  header[4] = 2;
+  header[8] = 8;
+  header[18] = static_cast<char>(190);
+  header[49] = static_cast<char>(sm);
+  return header + text;
+}
 
 // Compiles by decorating the source, and counts its calls.
 class CountingProvider : public CompilationProvider {
@@ -27,12 +46,12 @@ class CountingProvider : public CompilationProvider {
                                    const CompileOptions& options) override {
     ++*calls_;
     if (source.text == "bad") return absl::InvalidArgumentError("does not compile");
-    return Ptx{absl::StrCat("ptx(", options.arch, ":", source.text, ")"), options.arch, "warn"};
+    return Ptx{FakePtx(options.arch, source.text), options.arch, "warn"};
   }
   absl::StatusOr<Cubin> CompileToCubin(const CudaSource& source,
                                        const CompileOptions& options) override {
     ++*calls_;
-    return Cubin{absl::StrCat(std::string("\0\1", 2), source.text), options.arch, ""};
+    return Cubin{FakeCubin(options.arch == "sm_80" ? 80 : 90, source.text), options.arch, ""};
   }
 
  private:
@@ -60,17 +79,95 @@ class CachingCompilationProviderTest : public ::testing::Test {
                                   "/nested");
 };
 
-// Issue 17: a cache folder that is a file turned caching off with no word.
-TEST_F(CachingCompilationProviderTest, ACacheFolderThatIsAFileIsAnError) {
+// Issue 17: a cache folder that is a file turned caching off with no word. Now it costs
+// the disk cache, with a reason, never the compile.
+TEST_F(CachingCompilationProviderTest, ACacheFolderThatIsAFileTurnsTheDiskCacheOffSaying) {
   const std::string file = absl::StrCat(::testing::TempDir(), "/cache_file_", getpid());
   ASSERT_TRUE(std::ofstream(file).good());
   CachingCompilationProvider::Options options;
   options.inner = std::make_unique<CountingProvider>(&calls_);
   options.disk_directory = file;
+  options.quiet = true;
   auto provider = CachingCompilationProvider::Create(std::move(options));
-  ASSERT_FALSE(provider.ok());
-  EXPECT_THAT(std::string(provider.status().message()),
+  ASSERT_TRUE(provider.ok()) << provider.status();
+  EXPECT_THAT(std::string((*provider)->disk_status().message()),
               ::testing::HasSubstr("cache folder " + file + " exists and is not a folder"));
+  EXPECT_TRUE((*provider)->CompileToPtx({"k", "src"}, CompileOptions{}).ok());
+}
+
+// Issue 34: a world-writable cache folder owned by another user could hold planted
+// kernels.
+TEST_F(CachingCompilationProviderTest, AWorldWritableFolderOfAnotherUserIsNotTrusted) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to give a folder to another user";
+  ASSERT_TRUE(Make(true) != nullptr);  // Creates dir_.
+  ASSERT_EQ(chown(dir_.c_str(), 12345, 12345), 0);
+  ASSERT_EQ(chmod(dir_.c_str(), 0777), 0);
+  CachingCompilationProvider::Options options;
+  options.inner = std::make_unique<CountingProvider>(&calls_);
+  options.disk_directory = dir_;
+  options.quiet = true;
+  auto cache = *CachingCompilationProvider::Create(std::move(options));
+  EXPECT_THAT(std::string(cache->disk_status().message()),
+              ::testing::HasSubstr("writable by everyone and owned by user 12345"));
+  ASSERT_TRUE(cache->CompileToPtx({"k", "src"}, CompileOptions{}).ok());
+  EXPECT_EQ(cache->stats().disk_hits + cache->stats().write_failures, 0);
+  // The same folder owned by this user, or not world-writable, is used.
+  ASSERT_EQ(chmod(dir_.c_str(), 0755), 0);
+  EXPECT_TRUE(Make(true)->disk_status().ok());
+}
+
+// Issue 34: a FIFO entry hung the run, a link to /dev/zero aborted it, a 3 GB entry cost
+// 6 GB of memory, and a garbage payload with the right size and hash was loaded. Each is
+// skipped and recompiled now.
+TEST_F(CachingCompilationProviderTest, EntriesThatAreNotWhatTheyClaimAreRecompiled) {
+  CudaSource source{"k", "src"};
+  CompileOptions options;
+  auto cache = Make(true);
+  const std::string ptx_path = EntryFile(*cache, "ptx", source, options);
+  const std::string cubin_path = EntryFile(*cache, "cubin", source, options);
+  auto fresh = [&](auto plant) {
+    std::remove(ptx_path.c_str());
+    std::remove(cubin_path.c_str());
+    plant();
+    auto again = Make(true);
+    const int before = calls_;
+    auto ptx = again->CompileToPtx(source, options);
+    auto cubin = again->CompileToCubin(source, options);
+    EXPECT_TRUE(ptx.ok() && cubin.ok());
+    EXPECT_EQ(calls_, before + 2);
+    EXPECT_EQ(again->stats().corrupt_entries, 2);
+    EXPECT_EQ(ptx->text, FakePtx("sm_90a", "src"));
+  };
+  fresh([&] {
+    ASSERT_EQ(mkfifo(ptx_path.c_str(), 0600), 0);
+    ASSERT_EQ(mkfifo(cubin_path.c_str(), 0600), 0);
+  });
+  fresh([&] {
+    ASSERT_EQ(symlink("/dev/zero", ptx_path.c_str()), 0);
+    ASSERT_EQ(symlink("/dev/zero", cubin_path.c_str()), 0);
+  });
+  fresh([&] {  // Sparse: 3 GB that costs no disk, and must cost no memory.
+    for (const std::string& path : {ptx_path, cubin_path}) {
+      ASSERT_TRUE(std::ofstream(path).good());
+      ASSERT_EQ(truncate(path.c_str(), int64_t{3} << 30), 0);
+    }
+  });
+  // Well-formed entries (right key, sizes and hash) whose payloads are not a CUBIN of
+  // sm_90 or PTX for it.
+  auto entry = [&](const std::string& kind, const std::string& payload) {
+    std::string data = absl::StrCat("tiletune-kernel-cache v1\nkey ", cache->Key(kind, source, options),
+                                    "\npayload ", payload.size(), "\nlog 0\nsha256 ",
+                                    Sha256Hex(payload), "\n\n", payload);
+    std::ofstream(kind == "ptx" ? ptx_path : cubin_path, std::ios::binary) << data;
+  };
+  fresh([&] {
+    entry("ptx", "garbage that hashes right");
+    entry("cubin", "garbage that hashes right");
+  });
+  fresh([&] {
+    entry("ptx", FakePtx("sm_80", "src"));
+    entry("cubin", FakeCubin(80, "src"));
+  });
 }
 
 TEST_F(CachingCompilationProviderTest, NamesItselfAndTheCompilerItWraps) {
@@ -85,7 +182,7 @@ TEST_F(CachingCompilationProviderTest, MemoryHitSkipsTheCompiler) {
   for (int i = 0; i < 3; ++i) {
     auto ptx = cache->CompileToPtx({"k", "src"}, options);
     ASSERT_TRUE(ptx.ok());
-    EXPECT_EQ(ptx->text, "ptx(sm_90a:src)");
+    EXPECT_EQ(ptx->text, FakePtx("sm_90a", "src"));
     EXPECT_EQ(ptx->log, "warn");
   }
   EXPECT_EQ(calls_, 1);
@@ -116,7 +213,7 @@ TEST_F(CachingCompilationProviderTest, DiskEntriesSurviveANewProvider) {
   auto cache = Make(true);
   auto cubin = cache->CompileToCubin({"k", "src"}, options);
   ASSERT_TRUE(cubin.ok());
-  EXPECT_EQ(cubin->bytes, absl::StrCat(std::string("\0\1", 2), "src"));
+  EXPECT_EQ(cubin->bytes, FakeCubin(90, "src"));
   EXPECT_EQ(calls_, 1);
   EXPECT_EQ(cache->stats().disk_hits, 1);
 }
@@ -139,7 +236,7 @@ TEST_F(CachingCompilationProviderTest, CorruptOrTruncatedEntriesAreRecompiled) {
     int before = calls_;
     auto ptx = cache->CompileToPtx(source, options);
     ASSERT_TRUE(ptx.ok());
-    EXPECT_EQ(ptx->text, "ptx(sm_90a:src)");
+    EXPECT_EQ(ptx->text, FakePtx("sm_90a", "src"));
     EXPECT_EQ(calls_, before + 1);
     EXPECT_EQ(cache->stats().corrupt_entries, 1);
   };
@@ -170,7 +267,7 @@ TEST_F(CachingCompilationProviderTest, ConcurrentCompilesAgree) {
       for (int i = 0; i < 50; ++i) {
         CudaSource source{"k", absl::StrCat("src", i % 5)};
         auto ptx = cache->CompileToPtx(source, CompileOptions{});
-        if (!ptx.ok() || ptx->text != absl::StrCat("ptx(sm_90a:src", i % 5, ")")) ++failures;
+        if (!ptx.ok() || ptx->text != FakePtx("sm_90a", absl::StrCat("src", i % 5))) ++failures;
       }
     });
   }
