@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# CI: libFuzzer (Debian's clang 14) on the readers and parsers that take user input, each
-# for a bounded time, from the corpora checked in beside them (deep nesting, huge repeated
-# fields, bit flips, overflowing sizes, long values). A crash, a leak or a trap in a
-# target's checks fails the run and leaves the input under $FUZZ_OUT.
+# CI: libFuzzer (Debian's clang 14) with AddressSanitizer and UndefinedBehaviorSanitizer on
+# the readers and parsers that take user input, each for a bounded time, from the corpora
+# checked in beside them (deep nesting, huge repeated fields, bit flips, overflowing sizes,
+# long values). A crash, a leak, undefined behaviour (signed overflow, a bad shift, ...) or
+# a trap in a target's checks fails the run and leaves the input under $FUZZ_OUT.
 #
 #   FUZZ_SECONDS=60 bash .ci/fuzz.sh
 #
@@ -21,8 +22,10 @@ targets=(
 labels=()
 for t in "${targets[@]}"; do labels+=("${t%% *}"); done
 start=$(date +%s)
+# Every library the targets link is instrumented too, so UBSan sees the parsers' callees.
 bazel --output_base="$base" build --repo_env=CC=clang --symlink_prefix=/ \
-  --copt=-fsanitize=fuzzer-no-link,address "${labels[@]}"
+  --copt=-fsanitize=fuzzer-no-link,address,undefined --copt=-fno-sanitize-recover=all \
+  --linkopt=-fsanitize=address,undefined --linkopt=-fsanitize-link-c++-runtime "${labels[@]}"
 echo "fuzz: clang build in $(( $(date +%s) - start )) s"
 bin="$base/execroot/tiletune/bazel-out/k8-fastbuild/bin"
 rm -rf "$out" && mkdir -p "$out"
@@ -33,7 +36,7 @@ for t in "${targets[@]}"; do
   name="${path##*/}"
   mkdir -p "$out/$name/corpus"
   t0=$(date +%s)
-  if "$bin/$path" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 -print_final_stats=1 \
+  if UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$bin/$path" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 -print_final_stats=1 \
       -artifact_prefix="$out/$name/" "$out/$name/corpus" "$corpus" > "$out/$name/log.txt" 2>&1; then
     result=ok
   else

@@ -19,6 +19,8 @@ packages=(
   munge                # Slurm's authentication, for autotune's slurm_test
   slurm-wlm            # slurmctld, slurmd and the client: a localhost cluster in slurm_test
   strace               # kills a process between two renames in autotune_output_test
+  clang                # .ci/fuzz.sh: libFuzzer with AddressSanitizer and UBSan
+  libclang-rt-14-dev   # their run-time libraries
 )
 
 fail() { echo "setup: $*" >&2; exit 1; }

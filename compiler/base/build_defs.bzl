@@ -29,9 +29,16 @@ def tt_cc_binary(name, copts = [], **kwargs):
 def tt_fuzz_binary(name, srcs, deps = [], **kwargs):
     """A libFuzzer binary of `srcs` (which define LLVMFuzzerTestOneInput).
 
-    With clang (--repo_env=CC=clang; .ci/fuzz.sh) it links libFuzzer and AddressSanitizer;
-    with gcc, a main that replays the files or folders named on its command line.
+    With clang (--repo_env=CC=clang; .ci/fuzz.sh) it links libFuzzer, AddressSanitizer and
+    UndefinedBehaviorSanitizer (every finding fatal); with gcc, a main that replays the
+    files or folders named on its command line.
     """
+    sanitizers = [
+        "-fsanitize=fuzzer,address,undefined",
+        "-fno-sanitize-recover=all",
+        # Bazel links with clang, not clang++: bring in UBSan's C++ half (vptr, function).
+        "-fsanitize-link-c++-runtime",
+    ]
     native.cc_binary(
         name = name,
         srcs = srcs + select({
@@ -39,11 +46,11 @@ def tt_fuzz_binary(name, srcs, deps = [], **kwargs):
             "//conditions:default": ["//compiler/base:fuzz_replay_main.cc"],
         }),
         copts = TT_COPTS + select({
-            "//compiler/base:clang": ["-fsanitize=fuzzer,address"],
+            "//compiler/base:clang": sanitizers,
             "//conditions:default": [],
         }),
         linkopts = select({
-            "//compiler/base:clang": ["-fsanitize=fuzzer,address"],
+            "//compiler/base:clang": sanitizers,
             "//conditions:default": [],
         }),
         deps = deps,

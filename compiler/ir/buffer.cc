@@ -12,6 +12,24 @@
 #include "absl/strings/str_join.h"
 
 namespace tiletune {
+namespace {
+
+// a * b and a + b, saturating at INT64_MAX (and INT64_MIN) instead of overflowing: sizes of
+// hostile buffers stay ordered and past every limit, so validation names them instead of
+// a wrapped value.
+int64_t SaturatingMul(int64_t a, int64_t b) {
+  int64_t product = 0;
+  if (!__builtin_mul_overflow(a, b, &product)) return product;
+  return (a < 0) != (b < 0) ? INT64_MIN : INT64_MAX;
+}
+
+int64_t SaturatingAdd(int64_t a, int64_t b) {
+  int64_t sum = 0;
+  if (!__builtin_add_overflow(a, b, &sum)) return sum;
+  return b < 0 ? INT64_MIN : INT64_MAX;
+}
+
+}  // namespace
 
 std::string ScopeName(Scope scope) {
   switch (scope) {
@@ -36,7 +54,7 @@ Buffer Buffer::RowMajor(std::string name, DataType dtype, Scope scope,
                         std::vector<int64_t> shape) {
   std::vector<int64_t> strides(shape.size(), 1);
   for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) {
-    strides[i] = strides[i + 1] * shape[i + 1];
+    strides[i] = SaturatingMul(strides[i + 1], shape[i + 1]);
   }
   return Buffer{std::move(name), dtype, scope, std::move(shape), std::move(strides)};
 }
@@ -46,7 +64,7 @@ bool Buffer::IsRowMajor() const {
   int64_t expected = 1;
   for (int i = rank() - 1; i >= 0; --i) {
     if (strides[i] != expected) return false;
-    expected *= shape[i];
+    expected = SaturatingMul(expected, shape[i]);
   }
   return true;
 }
@@ -60,14 +78,14 @@ bool Buffer::ElementsAreDistinct() const {
   int64_t span = 1;  // elements covered by the dimensions so far
   for (int d : dims) {
     if (strides[d] < span) return false;
-    span += strides[d] * (shape[d] - 1);
+    span = SaturatingAdd(span, SaturatingMul(strides[d], shape[d] - 1));
   }
   return true;
 }
 
 int64_t Buffer::SpanElements() const {
   int64_t span = 1;
-  for (int i = 0; i < rank(); ++i) span += (shape[i] - 1) * strides[i];
+  for (int i = 0; i < rank(); ++i) span = SaturatingAdd(span, SaturatingMul(shape[i] - 1, strides[i]));
   return span;
 }
 
@@ -87,13 +105,15 @@ Region Region::Box(const Buffer& buffer, std::vector<int64_t> offsets,
 
 int64_t Region::NumElements() const {
   int64_t n = 1;
-  for (int64_t e : extents) n *= e;
+  for (int64_t e : extents) n = SaturatingMul(n, e);
   return n;
 }
 
 int64_t Region::BaseOffsetElements() const {
   int64_t offset = 0;
-  for (int i = 0; i < rank(); ++i) offset += offsets[i] * buffer.strides[i];
+  for (int i = 0; i < rank(); ++i) {
+    offset = SaturatingAdd(offset, SaturatingMul(offsets[i], buffer.strides[i]));
+  }
   return offset;
 }
 
@@ -121,9 +141,14 @@ absl::Status ValidateBuffer(const Buffer& buffer) {
                                                      "; extents must be 1 to 2^40"));
     }
     if (buffer.strides[i] < 0 || buffer.strides[i] > kMaxExtent) {
-      return absl::InvalidArgumentError(absl::StrCat("buffer ", buffer.name, " dimension ", i,
-                                                     " has stride ", buffer.strides[i],
-                                                     "; strides must be 0 to 2^40 elements"));
+      // A row-major stride past int64 saturates: say so rather than print INT64_MAX.
+      const std::string stride = buffer.strides[i] == INT64_MAX
+                                     ? std::string("of 2^63 or more (the product of the extents "
+                                                   "inside it)")
+                                     : absl::StrCat(buffer.strides[i]);
+      return absl::InvalidArgumentError(absl::StrCat(
+          "buffer ", buffer.name, " of shape [", absl::StrJoin(buffer.shape, ", "),
+          "] has in dimension ", i, " a stride ", stride, "; strides must be 0 to 2^40 elements"));
     }
   }
   // The span in bytes, computed without overflow: extents and strides of 2^40 each would
