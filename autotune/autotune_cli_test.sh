@@ -7,9 +7,12 @@ bin="autotune/autotune"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 export TILETUNE_CUDA_DRIVER_LIBRARY=/nonexistent/libcuda.so.1  # No GPU, even on a GPU host.
 
-expect() {  # expect CODE PATTERN ARGS...
-  local code="$1" pattern="$2"
-  shift 2
+expect() {  # expect CODE [--] PATTERN ARGS...
+  local code="$1"
+  shift
+  [[ "$1" == "--" ]] && shift
+  local pattern="$1"
+  shift
   "$bin" "$@" >"$TEST_TMPDIR/out" 2>"$TEST_TMPDIR/err"
   local got=$?
   [[ "$got" == "$code" ]] || { cat "$TEST_TMPDIR/err"; fail "$* exited $got, expected $code"; }
@@ -25,12 +28,15 @@ expect 2 "shard" --shard=5/2
 expect 2 "--devices: 'a' is not a device ordinal" --devices=a
 expect 2 "unknown target 'sm_91'" --dry_run --target=sm_91
 # Issue 17: usage errors the flag library used to exit 1 on, or accepted.
-expect 2 "unknown flag --foo; see --help" --foo
-expect 2 "samples=0: accepted are 1 to 1000" --samples=0
-expect 2 "samples=-5: accepted are 1 to 1000" --samples=-5
-expect 2 "hang_seconds=-1: accepted are 1 to 86400" --hang_seconds=-1
+expect 2 "unknown flag --foo; accepted are --problems, " --foo
+expect 2 "samples=0: accepted are integers 1 to 1000" --samples=0
+expect 2 "samples=-5: accepted are integers 1 to 1000" --samples=-5
+expect 2 "hang_seconds=-1: accepted are integers 1 to 86400" --hang_seconds=-1
 expect 2 "unexpected argument 'extra.txtpb'" --dry_run extra.txtpb
-expect 2 "flag --samples is given twice" --samples=3 --samples=4
+expect 2 -- "--samples is given twice" --samples=3 --samples=4
+expect 2 -- "--shard is empty" --shard=
+# Both spellings of a value.
+expect 3 "no GPU to tune on" --output "$TEST_TMPDIR/db.txtpb" --samples 3
 expect 2 "option 'k' is given twice" --problems="im2col:f16:1,8,8,4:k=3:k=5"
 long=$(printf '7%.0s' $(seq 1 5000))
 expect 2 "(5000 characters)" --problems="copy:f16:$long"
@@ -51,7 +57,7 @@ expect 2 "--suite: .*missing.txt: no such file" --suite="$TEST_TMPDIR/missing.tx
 expect 2 "--problems and --suite are exclusive" --suite="$TEST_TMPDIR/suite.txt" --problems=copy:f16:8
 expect 3 "no GPU to tune on" evaluate --suite="$TEST_TMPDIR/suite.txt" --output="$TEST_TMPDIR/ev"
 expect 2 "unknown flag --dry_run" evaluate --suite="$TEST_TMPDIR/suite.txt" --dry_run
-expect 2 "tune_on_miss=-3: accepted are 0 to 600000" evaluate --suite="$TEST_TMPDIR/suite.txt" --tune_on_miss=-3
+expect 2 "tune_on_miss=-3: accepted are integers 0 to 600000" evaluate --suite="$TEST_TMPDIR/suite.txt" --tune_on_miss=-3
 "$bin" evaluate --help >"$TEST_TMPDIR/help" 2>&1 || fail "evaluate --help exited $?"
 for want in "autotune evaluate" "--database" "--tune_on_miss" "geomean" "exit codes: 0"; do
   grep -q -- "$want" "$TEST_TMPDIR/help" || fail "evaluate --help lacks '$want'"

@@ -57,6 +57,7 @@
 #include "autotune/tuner.h"
 #include "autotune/tuning_task.h"
 #include "compiler/base/abbreviate.h"
+#include "compiler/base/command_line.h"
 #include "compiler/base/status_macros.h"
 #include "compiler/cuda/caching_compilation_provider.h"
 #include "compiler/cuda/nvrtc_compilation_provider.h"
@@ -412,18 +413,25 @@ void SuperviseProblem(const TileOpRegistry& ops, const std::vector<SuiteProblem>
   int code = -1;
   for (int attempt = 0; attempt < 16; ++attempt) {
     std::remove(result_path.c_str());
-    std::vector<std::string> args = {ReadSelfPath(),
-                                     absl::StrCat("--problems=", absl::GetFlag(FLAGS_problems)),
-                                     absl::StrCat("--suite=", UserPath(absl::GetFlag(FLAGS_suite))),
-                                     absl::StrCat("--shard=", FormatShard(shard)),
+    std::vector<std::string> args = {ReadSelfPath()};
+    // The worker reads the same problem list, so that problem k is the same problem.
+    if (!absl::GetFlag(FLAGS_problems).empty()) {
+      args.push_back(absl::StrCat("--problems=", absl::GetFlag(FLAGS_problems)));
+    }
+    if (!absl::GetFlag(FLAGS_suite).empty()) {
+      args.push_back(absl::StrCat("--suite=", UserPath(absl::GetFlag(FLAGS_suite))));
+    }
+    if (!absl::GetFlag(FLAGS_simulate).empty()) {
+      args.push_back(absl::StrCat("--simulate=", absl::GetFlag(FLAGS_simulate)));
+    }
+    args.insert(args.end(), {absl::StrCat("--shard=", FormatShard(shard)),
                                      absl::StrCat("--samples=", absl::GetFlag(FLAGS_samples)),
-                                     absl::StrCat("--simulate=", absl::GetFlag(FLAGS_simulate)),
                                      absl::StrCat("--output=", path),
                                      absl::StrCat("--worker_problem=", k),
                                      absl::StrCat("--worker_device=", ordinal),
                                      absl::StrCat("--worker_result=", result_path),
                                      absl::StrCat("--worker_faults=", faults_path),
-                                     absl::StrCat("--worker_parent=", ::getpid())};
+                                     absl::StrCat("--worker_parent=", ::getpid())});
     code = Spawn(args, faults_path + ".pending", faults_path, absl::GetFlag(FLAGS_hang_seconds));
     if (code != kFaultExit) break;
     std::lock_guard<std::mutex> lock(s.mutex);
@@ -698,76 +706,81 @@ int RunEvaluate(const TileOpRegistry& ops, const std::vector<SuiteProblem>& prob
 
 // The flags `autotune evaluate` takes.
 const std::vector<FlagSpec>& EvaluateFlags() {
+  using T = FlagType;
   static const std::vector<FlagSpec>* const flags = new std::vector<FlagSpec>{
-      {"suite", "FILE: the problems, one spec per line (e.g. autotune/suites/heldout.txt)"},
-      {"problems", "SPECS: or the problems as a ';'-separated list"},
-      {"database", "PATH: the database under evaluation (default $TILETUNE_DB, else the "
-                   "library's built-in ones)"},
-      {"output", "PREFIX: writes PREFIX.md and PREFIX.csv (default evaluation)"},
-      {"tuned", "PATH: the per-problem tuning, written and resumed (default "
-                "PREFIX.tuned.txtpb)"},
-      {"tune_on_miss", "MS: the library tunes each miss with this budget, 0 to 600000 "
-                       "(default 0: off)", 0, 600000},
-      {"rounds", "N: timed rounds per problem, 1 to 1000 (default 15)", 1, 1000},
-      {"devices", "N: the CUDA device to evaluate on (the first listed; tuning uses all)"},
-      {"samples", "N: samples per variant when tuning, 1 to 1000 (default 5)", 1, 1000},
-      {"hang_seconds", "S: a variant running this long without progress is a hang, 1 to 86400 "
-                       "(default 60)", 1, 86400},
+      {"suite", T::kString, "FILE: the problems, one spec per line (e.g. autotune/suites/heldout.txt)"},
+      {"problems", T::kString, "SPECS: or the problems as a ';'-separated list"},
+      {"database", T::kString, "PATH: the database under evaluation, read before anything is "
+                               "tuned (default: the library's stack, see the environment)"},
+      {"output", T::kString, "PREFIX: writes PREFIX.md and PREFIX.csv (default evaluation)", 'o'},
+      {"tuned", T::kString, "PATH: the per-problem tuning, written and resumed (default "
+                            "PREFIX.tuned.txtpb)"},
+      {"tune_on_miss", T::kInt, "MS: the library tunes each miss with this budget, 0 to 600000 "
+                                "(default 0: off)", 0, 0, 600000},
+      {"rounds", T::kInt, "N: timed rounds per problem, 1 to 1000 (default 15)", 0, 1, 1000},
+      {"devices", T::kString, "N,...: CUDA devices; tuning uses all, the evaluation the first"},
+      {"samples", T::kInt, "N: samples per variant when tuning, 1 to 1000 (default 5)", 0, 1, 1000},
+      {"hang_seconds", T::kInt, "S: a variant running this long without progress is a hang, 1 "
+                                "to 86400 (default 60)", 0, 1, 86400},
   };
   return *flags;
 }
 
 // The flags autotune takes (the worker_* ones are between the supervisor and its workers).
 const std::vector<FlagSpec>& Flags() {
+  using T = FlagType;
   static const std::vector<FlagSpec>* const flags = new std::vector<FlagSpec>{
-      {"problems", "SPECS: ';'-separated problems (below); default: the built-in suite"},
-      {"suite", "FILE: problems from a file, one spec per line, '#' comments (e.g. "
-                "autotune/suites/h200_shipped.txt)"},
-      {"output", "PATH: the database to write and resume from (.txtpb text, else binary)"},
-      {"devices", "0,1,...: CUDA device ordinals to tune on (default 0)"},
-      {"shard", "i/n: tune slice i of n of the problems (default: from the environment)"},
-      {"dry_run", "build and compile the search space through NVRTC; no GPU needed"},
-      {"target", "sm_XY: the target of --dry_run (default sm_90a)"},
-      {"samples", "N: samples per variant in the first measurement pass, 1 to 1000 (default 5)",
-       1, 1000},
-      {"report", "write a Markdown report and SVG chart next to the database (default true)"},
-      {"hang_seconds", "S: a variant running this long without progress is a hang, 1 to 86400 "
-                       "(default 60)", 1, 86400},
-      {"simulate", "seed=N,noise=F,fault=F,hang=F,wrong=F,name=...: a simulated GPU, for tests"},
-      {"worker_problem", "", -1, 1 << 30},
-      {"worker_device", "", 0, 1023},
-      {"worker_result", ""},
-      {"worker_faults", ""},
-      {"worker_parent", "", 0, 1 << 30},
+      {"problems", T::kString, "SPECS: ';'-separated problems (below); default: the built-in suite"},
+      {"suite", T::kString, "FILE: problems from a file, one spec per line, '#' comments (e.g. "
+                            "autotune/suites/h200_shipped.txt)"},
+      {"output", T::kString, "PATH: the database to write and resume from (.txtpb text, else "
+                             "binary; default tuning_db.txtpb)", 'o'},
+      {"devices", T::kString, "0,1,...: CUDA device ordinals to tune on (default 0)"},
+      {"shard", T::kString, "i/n: tune slice i of n of the problems (default: from the "
+                            "environment)"},
+      {"dry_run", T::kBool, "build and compile the search space through NVRTC; no GPU needed"},
+      {"target", T::kString, "sm_XY: the target of --dry_run (default sm_90a)"},
+      {"samples", T::kInt, "N: samples per variant in the first measurement pass, 1 to 1000 "
+                           "(default 5)", 0, 1, 1000},
+      {"report", T::kBool, "write a Markdown report and SVG chart next to the database "
+                           "(default true)"},
+      {"hang_seconds", T::kInt, "S: a variant running this long without progress is a hang, 1 "
+                                "to 86400 (default 60)", 0, 1, 86400},
+      {"simulate", T::kString, "seed=N,noise=F,fault=F,hang=F,wrong=F,name=...: a simulated "
+                               "GPU, for tests"},
+      {"worker_problem", T::kInt, "", 0, -1, 1 << 30},
+      {"worker_device", T::kInt, "", 0, 0, 1023},
+      {"worker_result", T::kString, ""},
+      {"worker_faults", T::kString, ""},
+      {"worker_parent", T::kInt, "", 0, 0, 1 << 30},
   };
   return *flags;
 }
 
+constexpr char kExitCodes[] =
+    "\nexit codes: 0 done; 1 a problem failed or a file could not be written; 2 usage error; "
+    "3 no GPU\n";
+
 std::string Usage(const TileOpRegistry& ops) {
   return absl::StrCat(
-      "usage: autotune [--problems=SPECS | --suite=FILE] [--output=PATH] [flags]   tune on this machine's GPUs\n"
+      "usage: autotune [--problems=SPECS | --suite=FILE] [--output=PATH] [flags]   tune on this "
+      "machine's GPUs\n"
       "       autotune --dry_run [--target=sm_90a] [flags]           compile the search space, "
       "no GPU\n"
       "       autotune merge INPUT... -o OUTPUT [--report]          merge tuning databases\n"
       "       autotune evaluate --suite=FILE [--database=PATH]      the library against "
       "per-problem tuning\n"
+      "       autotune diff A B                                     what changed between two "
+      "databases\n"
+      "       autotune export DB [--format=csv|json]                a database as CSV or JSON\n"
+      "(each subcommand takes --help)\n"
       "\nflags:\n",
       FlagHelp(Flags()),
       "\nproblems: ", ops.SpecSyntax(),
       "\n  e.g. --problems='copy:f16:8192,8192;copy:u8:src=300x4097[0:300,3:4000];"
       "im2col:f16:64,56,56,64:k=3:p=1'\n"
-      "\nenvironment:\n"
-      "  TILETUNE_CACHE_DIR            compile-cache folder (default "
-      "$XDG_CACHE_HOME/tiletune/kernels, else ~/.cache/tiletune/kernels)\n"
-      "  SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT (_MIN, _STEP)\n"
-      "                                the shard of a Slurm job array when --shard is not given\n"
-      "  JOB_COMPLETION_INDEX, TILETUNE_SHARD_COUNT\n"
-      "                                the shard of a Kubernetes indexed Job, likewise\n"
-      "  TILETUNE_NVRTC_LIBRARY        NVRTC to load, and no other (unset: $CUDA_PATH/lib64, "
-      "/usr/local/cuda/lib64, the loader path)\n"
-      "  TILETUNE_CUDA_DRIVER_LIBRARY  the CUDA driver to load (else libcuda.so.1)\n"
-      "\nexit codes: 0 done; 1 a problem failed or a file could not be written; 2 usage error; "
-      "3 no GPU\n");
+      "\nenvironment:\n",
+      EnvironmentHelp(), kExitCodes);
 }
 
 std::string EvaluateUsage(const TileOpRegistry& ops) {
@@ -775,14 +788,15 @@ std::string EvaluateUsage(const TileOpRegistry& ops) {
       "usage: autotune evaluate (--suite=FILE | --problems=SPECS) [--database=PATH] "
       "[--output=PREFIX] [flags]\n"
       "\nTunes each problem alone (into --tuned, resumable), then measures what the library "
-      "launches\nfor it (the database under evaluation, else the built-in one; with "
+      "launches\nfor it (the database under evaluation, else the library's stack; with "
       "--tune_on_miss, tuning\neach miss) against that tuning's winner, both checked "
       "bit-exact and timed in one harness\n(interleaved rounds, rotated buffers, batched "
       "launches). Prints and writes PREFIX.md and\nPREFIX.csv: per problem the level, "
       "variant and reason, both times and their ratio; the\ngeomean and worst ratio.\n"
       "\nflags:\n",
-      FlagHelp(EvaluateFlags()), "\nproblems: ", ops.SpecSyntax(),
-      "\n\nexit codes: 0 done; 1 a problem was not measured or a file not written; 2 usage "
+      FlagHelp(EvaluateFlags()), "\nproblems: ", ops.SpecSyntax(), "\n\nenvironment:\n",
+      EnvironmentHelp(),
+      "\nexit codes: 0 done; 1 a problem was not measured or a file not written; 2 usage "
       "error; 3 no GPU\n");
 }
 
@@ -791,11 +805,15 @@ int Main(int argc, char** argv, bool evaluate) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   const TileOpRegistry& ops = BuiltinTileOps();
   const std::vector<std::string> args(argv + (evaluate ? 2 : 1), argv + argc);
-  absl::StatusOr<ParsedCommandLine> command_line =
-      ParseCommandLineFlags(args, evaluate ? EvaluateFlags() : Flags());
+  absl::StatusOr<CommandLine> command_line =
+      ParseAutotuneFlags(args, evaluate ? EvaluateFlags() : Flags());
   if (!command_line.ok()) return Fail(2, command_line.status());
-  if (command_line->help) {
+  if (command_line->help()) {
     std::fputs(evaluate ? EvaluateUsage(ops).c_str() : Usage(ops).c_str(), stdout);
+    return 0;
+  }
+  if (command_line->version()) {
+    std::printf("%s\n", VersionLine(evaluate ? "autotune evaluate" : "autotune").c_str());
     return 0;
   }
   absl::StatusOr<std::vector<SuiteProblem>> parsed = LoadProblems(ops);
@@ -815,11 +833,9 @@ int Main(int argc, char** argv, bool evaluate) {
                  FormatShard(*shard).c_str(), shard->source.c_str(), mine.size(), problems.size());
   }
   if (evaluate) {
-    const bool named = std::any_of(args.begin(), args.end(), [](const std::string& arg) {
-      return absl::StartsWith(arg, "--output=");
-    });
     return RunEvaluate(ops, mine, *shard,
-                       UserPath(named ? absl::GetFlag(FLAGS_output) : "evaluation"));
+                       UserPath(command_line->Has("output") ? absl::GetFlag(FLAGS_output)
+                                                            : "evaluation"));
   }
   if (absl::GetFlag(FLAGS_dry_run)) return DryRun(ops, mine);
   if (absl::GetFlag(FLAGS_worker_problem) >= 0) return RunWorker(ops, mine);

@@ -14,6 +14,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "autotune/merge.h"
+#include "compiler/base/command_line.h"
+#include "compiler/base/status_macros.h"
 #include "autotune/report.h"
 #include "compiler/ops/builtin_ops.h"
 #include "compiler/tuning_db/atomic_file.h"
@@ -42,53 +44,33 @@ bool SameFile(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-absl::StatusOr<MergeArguments> ParseMergeArguments(absl::Span<const std::string> args) {
-  MergeArguments parsed;
-  bool have_output = false;
-  auto set_output = [&](const std::string& value) -> absl::Status {
-    if (have_output) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("the output is given twice (\"", parsed.output, "\" and \"", value, "\")"));
-    }
-    if (value.empty()) return absl::InvalidArgumentError("the output path is empty");
-    parsed.output = value;
-    have_output = true;
-    return absl::OkStatus();
+const std::vector<FlagSpec>& MergeFlags() {
+  static const std::vector<FlagSpec>* const flags = new std::vector<FlagSpec>{
+      {"output", FlagType::kString, "PATH: the merged database (.txtpb text, else binary)", 'o'},
+      {"report", FlagType::kBool, "also write its Markdown report and SVG chart beside it"},
+      {"winners_only", FlagType::kBool, "keep each record's winner, statistics and provenance; "
+                                        "drop the other candidates (a database to ship)"},
   };
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "-h" || arg == "--help") {
-      parsed.help = true;
-      return parsed;
-    }
-    if (arg == "--report") {
-      parsed.report = true;
-    } else if (arg == "--winners_only") {
-      parsed.winners_only = true;
-    } else if (arg == "-o" || arg == "--output") {
-      if (i + 1 == args.size()) {
-        return absl::InvalidArgumentError(absl::StrCat(arg, " needs a path after it"));
-      }
-      absl::Status status = set_output(args[++i]);
-      if (!status.ok()) return status;
-    } else if (absl::StartsWith(arg, "--output=") || absl::StartsWith(arg, "-o=")) {
-      absl::Status status = set_output(arg.substr(arg.find('=') + 1));
-      if (!status.ok()) return status;
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown option \"", arg, "\"; accepted: -o, --output, --report, --winners_only, --help"));
-    } else if (arg.empty()) {
-      return absl::InvalidArgumentError("an input path is empty");
-    } else {
-      parsed.inputs.push_back(arg);
-    }
+  return *flags;
+}
+
+absl::StatusOr<MergeArguments> ParseMergeArguments(absl::Span<const std::string> args) {
+  TT_ASSIGN_OR_RETURN(CommandLine line,
+                      ParseCommandLine(std::vector<std::string>(args.begin(), args.end()),
+                                       MergeFlags(), /*max_positional=*/1 << 20));
+  MergeArguments parsed;
+  parsed.help = line.help();
+  parsed.version = line.version();
+  if (parsed.help || parsed.version) return parsed;
+  parsed.inputs = line.positional();
+  parsed.output = line.String("output");
+  parsed.report = line.Bool("report", false);
+  parsed.winners_only = line.Bool("winners_only", false);
+  for (const std::string& input : parsed.inputs) {
+    if (input.empty()) return absl::InvalidArgumentError("an input path is empty");
   }
-  if (parsed.inputs.empty()) {
-    return absl::InvalidArgumentError("no input databases given");
-  }
-  if (!have_output) {
-    return absl::InvalidArgumentError("no output given (-o OUTPUT)");
-  }
+  if (parsed.inputs.empty()) return absl::InvalidArgumentError("no input databases given");
+  if (!line.Has("output")) return absl::InvalidArgumentError("no output given (-o OUTPUT)");
   return parsed;
 }
 
@@ -104,8 +86,13 @@ int RunMergeCommand(absl::Span<const std::string> args, std::FILE* out, std::FIL
                  "%s\n"
                  "Merges tuning databases (*.textproto / *.txtpb are text, others binary).\n"
                  "Where inputs share a key, the faster winner is kept and the conflict "
-                 "printed.\n",
-                 kUsage);
+                 "printed.\n\nflags:\n%s\nexit codes: 0 merged; 1 an input could not be read "
+                 "or the output written; 2 usage error\n",
+                 kUsage, FlagHelp(MergeFlags()).c_str());
+    return kMergeOk;
+  }
+  if (parsed->version) {
+    std::fprintf(out, "%s\n", VersionLine("autotune merge").c_str());
     return kMergeOk;
   }
   const TileOpRegistry& ops = BuiltinTileOps();

@@ -33,11 +33,12 @@ struct MergeArguments {
   // its statistics and provenance stay).
   bool winners_only = false;
   bool help = false;                // --help / -h: print usage, do nothing else
+  bool version = false;             // --version: print the version, do nothing else
 };
 
-// Parses the arguments that follow "merge":
-// `INPUT... (-o|--output) OUTPUT [--report] [--winners_only]`,
-// also `--output=OUTPUT`, in any order. InvalidArgument naming the fault otherwise.
+// Parses the arguments that follow "merge" with the shared parser
+// (compiler/base/command_line.h): `INPUT... (-o|--output) OUTPUT [--report]
+// [--winners_only]`, in any order. InvalidArgument naming the fault otherwise.
 absl::StatusOr<MergeArguments> ParseMergeArguments(absl::Span<const std::string> args);
 
 // Runs the command on the arguments that follow "merge" and returns the exit code.

@@ -77,12 +77,14 @@ TEST(ParseMergeArgumentsTest, RejectsBadArgumentsNamingThem) {
   };
   EXPECT_EQ(message({"a.pb"}), "no output given (-o OUTPUT)");
   EXPECT_EQ(message({"-o", "x.pb"}), "no input databases given");
-  EXPECT_EQ(message({"a.pb", "-o"}), "-o needs a path after it");
-  EXPECT_EQ(message({"a.pb", "-o", "x", "--output=y"}),
-            "the output is given twice (\"x\" and \"y\")");
+  EXPECT_EQ(message({"a.pb", "-o"}),
+            "--output needs a value: --output=VALUE or --output VALUE; see --help");
+  EXPECT_EQ(message({"a.pb", "-o", "x", "--output=y"}), "--output is given twice; see --help");
   EXPECT_EQ(message({"a.pb", "--shard=1/2", "-o", "x"}),
-            "unknown option \"--shard=1/2\"; accepted: -o, --output, --report, --winners_only, --help");
-  EXPECT_EQ(message({"a.pb", "--output=", "b"}), "the output path is empty");
+            "unknown flag --shard; accepted are --output, --report, --winners_only, --help, "
+            "--version; see --help");
+  EXPECT_EQ(message({"a.pb", "--output=", "b"}),
+            "--output is empty; give it a value or leave it out; see --help");
 }
 
 TEST(RunMergeCommandTest, MergesTextAndBinaryInputsAndPrintsConflicts) {

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "compiler/base/command_line.h"
 #include "compiler/base/status_macros.h"
 #include "compiler/cuda/nvrtc_compilation_provider.h"
 #include "compiler/ir/buffer.h"
@@ -40,13 +41,12 @@ const std::vector<OpFlag>& CommonFlags() {
       {"target", "sm_70 .. sm_120, as `cuda -arch=sm_90a` or sm_90a (default sm_90a)"},
       {"emit", "plan, cuda or ptx (default plan)"},
       {"coalesced_width", "elements per vector access: 1, 2, 4, 8, 16"},
-      {"disable_tma", "never lower through TMA"},
+      {"disable_tma", "never lower through TMA", /*boolean=*/true},
       {"eviction_policy", "evict_normal, evict_first or evict_last"},
       {"prefer_instruction", "tma, cp_async or sync"},
       {"loop_layout", "ROWSxCOLS threads on the SIMT path"},
       {"annotations", "key=value,... (win over the keywords; fallback=error|auto, and the "
                       "operator's <operand>_eviction_policy keys)"},
-      {"help", "this text"},
   };
   return *flags;
 }
@@ -81,12 +81,18 @@ std::string Usage(const TileOpRegistry& ops) {
   for (const OpFlag& flag : CommonFlags()) {
     absl::StrAppend(&usage, "  --", flag.name, ": ", flag.help, "\n");
   }
+  absl::StrAppend(&usage, "  --help: this text\n  --version: the version\n");
   for (const TileOpDefinition* definition : ops.All()) {
     absl::StrAppend(&usage, "\n--op=", definition->name(), " flags:\n");
     for (const OpFlag& flag : definition->flags()) {
       absl::StrAppend(&usage, "  --", flag.name, ": ", flag.help, "\n");
     }
   }
+  absl::StrAppend(&usage, "\nFlags take --name=value or --name value; a true/false flag is also "
+                          "--name and --noname.\n\nenvironment:\n",
+                  EnvironmentHelp(),
+                  "\nexit codes: 0 done; 1 a failure (NVRTC missing, an internal error); 2 "
+                  "usage error\n");
   return usage;
 }
 
@@ -119,31 +125,21 @@ absl::Status RejectForeignFlags(const std::map<std::string, std::string>& flags,
 
 absl::StatusOr<std::map<std::string, std::string>> ParseFlags(const std::vector<std::string>& args,
                                                               const TileOpRegistry& ops) {
+  std::vector<FlagSpec> specs;
   std::set<std::string> known;
-  for (const OpFlag& flag : CommonFlags()) known.insert(flag.name);
+  auto add = [&](const OpFlag& flag) {
+    if (!known.insert(flag.name).second) return;
+    specs.push_back({flag.name, flag.boolean ? FlagType::kBool : FlagType::kString,
+                     flag.help});
+  };
+  for (const OpFlag& flag : CommonFlags()) add(flag);
   for (const TileOpDefinition* definition : ops.All()) {
-    for (const OpFlag& flag : definition->flags()) known.insert(flag.name);
+    for (const OpFlag& flag : definition->flags()) add(flag);
   }
-  std::map<std::string, std::string> flags;
-  for (const std::string& arg : args) {
-    if (!absl::StartsWith(arg, "--") || arg.size() == 2) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unexpected argument '", arg, "': flags are written --name=value"));
-    }
-    std::string body = arg.substr(2);
-    size_t eq = body.find('=');
-    std::string name = eq == std::string::npos ? body : body.substr(0, eq);
-    std::string value = eq == std::string::npos ? "true" : body.substr(eq + 1);
-    if (known.count(name) == 0) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown flag --", name, "; accepted are --",
-                                                     absl::StrJoin(known, ", --")));
-    }
-    if (flags.count(name) != 0) {
-      return absl::InvalidArgumentError(absl::StrCat("flag --", name, " given twice"));
-    }
-    flags[name] = value;
-  }
-  return flags;
+  TT_ASSIGN_OR_RETURN(CommandLine line, ParseCommandLine(args, specs));
+  if (line.help()) return std::map<std::string, std::string>{{"help", "true"}};
+  if (line.version()) return std::map<std::string, std::string>{{"version", "true"}};
+  return line.values();
 }
 
 absl::StatusOr<Hints> HintsFromFlags(const std::map<std::string, std::string>& flags) {
@@ -208,6 +204,10 @@ int RunCompilerCli(const std::vector<std::string>& args, std::ostream& out, std:
   if (!flags.ok()) return fail(flags.status());
   if (flags->count("help")) {
     out << Usage(ops);
+    return 0;
+  }
+  if (flags->count("version")) {
+    out << VersionLine("compiler") << "\n";
     return 0;
   }
   // --problem: the op from a spec; its operator's name stands in for --op.

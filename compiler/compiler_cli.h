@@ -7,8 +7,9 @@
 //       --dilation=1 --pad=1 --tile=128,64 --target=sm_90a --emit=plan
 //
 // The common flags are read here; each operator names and reads its own (its
-// definition's flags()). Flags are --name=value. Bad flags or values print one line naming
-// the value and what is accepted, and return exit code 2.
+// definition's flags()), with the parser every tool shares (compiler/base/command_line.h):
+// --name=value or --name value. Bad flags or values print one line naming the value and
+// what is accepted, and return exit code 2.
 #ifndef COMPILER_COMPILER_CLI_H_
 #define COMPILER_COMPILER_CLI_H_
 
@@ -24,8 +25,9 @@
 
 namespace tiletune {
 
-// Parses "--name=value" arguments (a bare "--name" means "true") against the common flags
-// and every operator's of `ops`. InvalidArgument for anything else, naming the argument.
+// Parses the arguments against the common flags and every operator's of `ops` (a bare
+// boolean --name means "true"); {"help": "true"} or {"version": "true"} when asked for.
+// InvalidArgument for anything else, naming the argument.
 absl::StatusOr<std::map<std::string, std::string>> ParseFlags(const std::vector<std::string>& args,
                                                               const TileOpRegistry& ops);
 

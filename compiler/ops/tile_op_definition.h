@@ -74,6 +74,8 @@ struct OpFlag {
   std::string name;
   // One line: the values it takes.
   std::string help;
+  // A true/false flag: a bare --name means true, and never takes the next argument.
+  bool boolean = false;
 };
 
 // Flag name -> value, as the command line gave them.

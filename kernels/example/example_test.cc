@@ -4,6 +4,7 @@
 // the build-time tool refuses a corrupt database, a database for another architecture
 // and a problem the database lacks, naming each.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -13,7 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "compiler/base/sha256.h"
 #include "compiler/cuda/nvrtc_api.h"
 #include "compiler/ops/copy/copy_op.h"
@@ -183,11 +186,36 @@ TEST(ExampleTest, TheToolRefusesBadDatabasesNamingTheFault) {
       "--database=kernels/tuned/h200.txtpb --targets=sm_90a --problems=copy:f16:8192,8192 "
       "--ptx=maybe");
   EXPECT_EQ(code, 2);
-  EXPECT_THAT(err, HasSubstr("--ptx is 'maybe'; accepted: true, false"));
+  EXPECT_THAT(err, HasSubstr("--ptx=maybe: accepted are true and false"));
 
   std::tie(code, err) = Bake("--database=kernels/tuned/h200.txtpb --targets=sm_91");
   EXPECT_EQ(code, 2);
   EXPECT_THAT(err, HasSubstr("sm_91"));
+
+  // --help and --version exit 0 (--help used to exit 2).
+  std::tie(code, err) = Bake("--help");
+  EXPECT_EQ(code, 0);
+  std::tie(code, err) = Bake("--version");
+  EXPECT_EQ(code, 0);
+}
+
+// Issue 34: a newline in --name or --database became code in the generated source.
+TEST(ExampleTest, NamesAndPathsCannotBreakOutOfTheGeneratedComment) {
+  const std::string link = absl::StrCat(::testing::TempDir(), "/db\nint injected = 1;\\.txtpb");
+  ASSERT_EQ(symlink(absl::StrCat(getenv("TEST_SRCDIR"), "/", getenv("TEST_WORKSPACE"),
+                                 "/kernels/tuned/h200.txtpb").c_str(), link.c_str()), 0);
+  const std::string out = absl::StrCat(::testing::TempDir(), "/escaped.cc");
+  const std::string command = absl::StrCat(
+      "env -u TILETUNE_NVRTC_LIBRARY kernels/bake '--database=", link, "' --targets=sm_90a --problems=copy:f16:8192,8192 ",
+      "--output=", out, " '--name=x\nint also_injected = 2;\\'");
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  std::ifstream in(out);
+  std::stringstream text;
+  text << in.rdbuf();
+  for (absl::string_view line : absl::StrSplit(text.str(), '\n')) {
+    EXPECT_FALSE(absl::StartsWith(line, "int ")) << line;
+  }
+  EXPECT_THAT(text.str(), HasSubstr("for x?int also_injected = 2;? from"));
 }
 
 }  // namespace

@@ -124,7 +124,8 @@ std::vector<OpFlag> Col2imDefinition::flags() const {
   std::vector<OpFlag> flags = ConvFlags();
   flags.push_back({"through_shared",
                    "true|false: through shared memory (default true; the swept form with "
-                   "--stages >= 2, else the staged one) or the direct form"});
+                   "--stages >= 2, else the staged one) or the direct form",
+                   /*boolean=*/true});
   return flags;
 }
 

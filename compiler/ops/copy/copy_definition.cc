@@ -379,7 +379,8 @@ std::vector<OpFlag> CopyDefinition::flags() const {
           {"src_offset", "O0,O1,...: where the region starts in the source buffer"},
           {"dst_shape", "D0,D1,...: the destination buffer, when larger than --shape"},
           {"dst_offset", "O0,O1,...: where the region starts in the destination buffer"},
-          {"through_shared", "true|false: sync_simt through shared memory (default true)"}};
+          {"through_shared", "true|false: sync_simt through shared memory (default true)",
+           /*boolean=*/true}};
 }
 
 absl::StatusOr<std::unique_ptr<TileOp>> CopyDefinition::FromFlags(const FlagValues& flags,
