@@ -1,6 +1,6 @@
 """tiletune_kernels: tuned kernels compiled at build time and linked into a program.
 
-    load("//kernels:tiletune_kernels.bzl", "tiletune_kernels")
+    load("@tiletune//kernels:tiletune_kernels.bzl", "tiletune_kernels")
 
     tiletune_kernels(
         name = "resnet_kernels",
@@ -12,7 +12,12 @@
         ptx = True,                       # also PTX, for GPUs newer than the targets
     )
 
-    cc_binary(name = "app", srcs = ["app.cc"], deps = [":resnet_kernels", "//kernels:library"])
+    cc_binary(
+        name = "app",
+        srcs = ["app.cc"],
+        copts = ["-std=c++17"],             # tiletune's headers are C++17
+        deps = [":resnet_kernels", "@tiletune//kernels:tiletune"],
+    )
 
 At build time //kernels:bake compiles each record's tuned kernel with NVRTC (no GPU needed)
 and generates a source embedding the CUBINs and the records; the cc_library it becomes
@@ -27,8 +32,14 @@ A database that does not read, a record for an architecture not in `targets`, or
 in `problems` the database lacks fails the build with that error.
 """
 
+# tiletune's own targets, named from whichever workspace loads this file.
+_BAKE = Label("//kernels:bake")
+_PREBUILT = Label("//kernels:prebuilt")
+
 def tiletune_kernels(name, database, targets = ["sm_90a"], problems = [], ptx = True, **kwargs):
     generated = name + "_baked.cc"
+    if not targets:
+        fail("tiletune_kernels(%r): `targets` is empty; give the architectures, e.g. [\"sm_90a\"]" % name)
     problem_flag = ""
     if problems:
         for spec in problems:
@@ -39,12 +50,13 @@ def tiletune_kernels(name, database, targets = ["sm_90a"], problems = [], ptx = 
         name = name + "_bake",
         # The tool as a source, not a tool: built once, in the target configuration the
         # rest of the build already compiles (a host build would compile it all again).
-        srcs = [database, "//kernels:bake"],
+        srcs = [database, _BAKE],
         outs = [generated],
-        cmd = "$(location //kernels:bake) --database=$(location %s) --targets=%s --name=%s %s --ptx=%s --output=$@" % (
+        cmd = "$(location %s) --database=$(location %s) --targets=%s --name=%s %s --ptx=%s --output=$@" % (
+            _BAKE,
             database,
             ",".join(targets),
-            "//%s:%s" % (native.package_name(), name),
+            "%s//%s:%s" % (native.repository_name() if native.repository_name() != "@" else "", native.package_name(), name),
             problem_flag,
             "true" if ptx else "false",
         ),
@@ -53,7 +65,8 @@ def tiletune_kernels(name, database, targets = ["sm_90a"], problems = [], ptx = 
     native.cc_library(
         name = name,
         srcs = [generated],
-        deps = ["//kernels:prebuilt"],
+        copts = ["-std=c++17"],
+        deps = [_PREBUILT],
         alwayslink = True,
         **kwargs
     )

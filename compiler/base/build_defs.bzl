@@ -4,7 +4,10 @@ The test tags are defined here and nowhere else. GPU tests carry GPU_TEST_TAGS; 
 default `bazel test //...` filters them out (.bazelrc), `--config=gpu` selects them.
 """
 
+# On tiletune's own targets, not in a .bazelrc, so a workspace that uses tiletune builds it
+# without copying flags (Bazel's default C++ toolchain compiles as -std=c++0x).
 TT_COPTS = [
+    "-std=c++17",
     "-Wall",
     "-Wextra",
     "-Wno-unused-parameter",

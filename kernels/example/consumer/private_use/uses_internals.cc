@@ -1,0 +1,3 @@
+#include "compiler/cuda/compilation_provider.h"
+
+int main() { return 0; }

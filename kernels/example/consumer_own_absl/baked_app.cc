@@ -1,0 +1,1 @@
+../consumer/baked_app.cc

@@ -1,0 +1,1 @@
+../consumer/library_app.cc

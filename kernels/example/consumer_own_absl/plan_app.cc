@@ -1,0 +1,1 @@
+../consumer/plan_app.cc
