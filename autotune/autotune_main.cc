@@ -669,6 +669,18 @@ int RunEvaluate(const TileOpRegistry& ops, const std::vector<SuiteProblem>& prob
                 const Shard& shard, const std::string& prefix) {
   std::string tuned = absl::GetFlag(FLAGS_tuned);
   tuned = tuned.empty() ? prefix + ".tuned.txtpb" : UserPath(tuned);
+  // What the evaluation needs is checked before anything is tuned: the database under
+  // evaluation reads, and the reports' folder exists.
+  if (const std::string database = UserPath(absl::GetFlag(FLAGS_database)); !database.empty()) {
+    tuning::ReadOptions read;
+    read.semantics = ops.RecordValidator();
+    absl::Status readable = tuning::ReadTuningDatabase(database, read).status();
+    if (!readable.ok()) return Fail(2, absl::InvalidArgumentError(absl::StrCat("--database: ", readable.message())));
+  }
+  for (const std::string& report : {prefix + ".md", prefix + ".csv"}) {
+    absl::StatusOr<tuning::OutputKind> kind = CheckOutput(report);
+    if (!kind.ok()) return Fail(2, kind.status());
+  }
   const int tuning = Supervise(ops, problems, shard, tuned, /*report=*/false);
   if (tuning == 2 || tuning == 3) return tuning;
   std::fprintf(stderr, "autotune evaluate: each of %zu problem(s) tuned alone in %s%s\n",
@@ -710,8 +722,9 @@ const std::vector<FlagSpec>& EvaluateFlags() {
   static const std::vector<FlagSpec>* const flags = new std::vector<FlagSpec>{
       {"suite", T::kString, "FILE: the problems, one spec per line (e.g. autotune/suites/heldout.txt)"},
       {"problems", T::kString, "SPECS: or the problems as a ';'-separated list"},
-      {"database", T::kString, "PATH: the database under evaluation, read before anything is "
-                               "tuned (default: the library's stack, see the environment)"},
+      {"database", T::kString, "PATH: the database under evaluation, alone, read before "
+                               "anything is tuned (default: the built-in databases and "
+                               "$TILETUNE_DB; never the user folder)"},
       {"output", T::kString, "PREFIX: writes PREFIX.md and PREFIX.csv (default evaluation)", 'o'},
       {"tuned", T::kString, "PATH: the per-problem tuning, written and resumed (default "
                             "PREFIX.tuned.txtpb)"},

@@ -145,8 +145,14 @@ absl::StatusOr<std::vector<EvaluationRow>> Evaluate(const TileOpRegistry& ops,
                                                     const EvaluationOptions& options) {
   TT_ASSIGN_OR_RETURN(std::unique_ptr<Context> context, Context::Create(options.device));
   TT_RETURN_IF_ERROR(context->Activate());
+  // The database under evaluation alone (else the built-in ones and $TILETUNE_DB); never
+  // this user's folder, so that an evaluation says what every user gets.
   LibraryOptions evaluated_options;
-  evaluated_options.database_path = options.database;
+  if (!options.database.empty()) {
+    evaluated_options.databases = {options.database};
+    evaluated_options.builtin = false;
+  }
+  evaluated_options.user_directory = "";
   evaluated_options.ops = &ops;
   evaluated_options.tune_on_miss_ms = options.tune_on_miss_ms;
   if (options.tune_on_miss_ms > 0) {
@@ -162,7 +168,9 @@ absl::StatusOr<std::vector<EvaluationRow>> Evaluate(const TileOpRegistry& ops,
         "the database under evaluation does not load: ", evaluated->database_status().message()));
   }
   LibraryOptions tuned_options;
-  tuned_options.database_path = options.tuned_database;
+  tuned_options.databases = {options.tuned_database};
+  tuned_options.builtin = false;
+  tuned_options.user_directory = "";
   tuned_options.ops = &ops;
   tuned_options.tune_on_miss_ms = 0;
   TT_ASSIGN_OR_RETURN(std::unique_ptr<Library> tuned, Library::Create(tuned_options));

@@ -24,7 +24,8 @@ namespace tiletune {
 namespace autotune {
 
 struct EvaluationOptions {
-  // The database under evaluation; empty means the library's built-in ones.
+  // The database under evaluation, alone; empty means the library's built-in ones (and
+  // $TILETUNE_DB). The user database folder is never read.
   std::string database;
   // Per-problem tuning of every problem (as `autotune` writes it); its records are the
   // reference.

@@ -61,7 +61,9 @@ absl::StatusOr<Setup*> GetSetup() {
       TT_ASSIGN_OR_RETURN(BenchEnv * env, GetBenchEnv());
       auto s = std::make_unique<Setup>();
       LibraryOptions options;
-      options.database_path = "/nonexistent/none.pb";  // Heuristic level, quietly.
+      // No database: the heuristic level, quietly.
+      options.builtin = false;
+      options.user_directory = "";
       TT_ASSIGN_OR_RETURN(s->library, Library::Create(options));
       CopyOp op = SmallCopy();
       TT_ASSIGN_OR_RETURN(LaunchInfo info, s->library->Inspect(op));

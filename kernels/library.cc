@@ -14,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "compiler/backend/cuda/cuda_codegens.h"
@@ -25,6 +26,8 @@
 #include "compiler/tuning_db/tuning_db.h"
 #include "kernels/runtime/driver_api.h"
 #include "kernels/runtime/runtime.h"
+#include "kernels/database_stack.h"
+#include "kernels/miss_recorder.h"
 #include "kernels/prebuilt.h"
 #include "kernels/tile_kernel.h"
 #include "kernels/tune_on_miss.h"
@@ -142,13 +145,30 @@ const PrebuiltKernelImage* Library::FindPrebuilt(const BuiltKernel& built) const
   return best;
 }
 
+absl::StatusOr<Resolution> Library::Resolve(const tuning::DeviceIdentity& device,
+                                            const TileOp& op) const {
+  TT_ASSIGN_OR_RETURN(Resolution resolution, resolver_->Resolve(device, op));
+  if (misses_ != nullptr && resolution.level != ResolutionLevel::kExact) {
+    absl::StatusOr<std::string> spec = options_.ops->FormatSpec(op);
+    if (spec.ok()) {
+      misses_->Record(*spec, absl::StrCat(ResolutionLevelName(resolution.level), " on ",
+                                          device.name(), ": ", resolution.detail));
+    } else {
+      misses_->Record(absl::StrCat("# ", (*options_.ops->For(op))->Describe(op)),
+                      absl::StrCat("not a spec: ", spec.status().message()));
+    }
+  }
+  return resolution;
+}
+
 absl::StatusOr<Explanation> Library::Explain(const TileOp& op,
                                              const tuning::DeviceIdentity& device) const {
-  TT_ASSIGN_OR_RETURN(Resolution resolution, resolver_->Resolve(device, op));
+  TT_ASSIGN_OR_RETURN(Resolution resolution, Resolve(device, op));
   const BuiltKernel& built = resolution.built;
   Explanation out;
   out.level = resolution.level;
   out.detail = resolution.detail;
+  out.database = resolution.origin;
   const PrebuiltKernelImage* image = FindPrebuilt(built);
   out.prebuilt = image != nullptr;
   if (image != nullptr) out.prebuilt_arch = image->arch;
@@ -159,6 +179,42 @@ absl::StatusOr<Explanation> Library::Explain(const TileOp& op,
   return out;
 }
 
+namespace {
+
+// The stack LibraryOptions (and the environment) ask for.
+absl::StatusOr<DatabaseStackOptions> StackOptions(LibraryOptions& options) {
+  DatabaseStackOptions stack;
+  stack.baked = options.prebuilt != nullptr ? *options.prebuilt : PrebuiltKernelSets();
+  stack.listed = options.databases;
+  if (stack.listed.empty()) {
+    if (const char* env = std::getenv("TILETUNE_DB"); env != nullptr && *env != '\0') {
+      stack.listed = absl::StrSplit(env, ':', absl::SkipEmpty());
+    }
+  }
+  if (!options.user_directory.has_value()) options.user_directory = DefaultUserDirectory();
+  stack.user_directory = *options.user_directory;
+  if (options.tune_on_miss_database.empty() && !stack.user_directory.empty()) {
+    options.tune_on_miss_database = absl::StrCat(stack.user_directory, "/", kTunedOnMissFile);
+  }
+  stack.tuned_on_miss_database = options.tune_on_miss_database;
+  if (const char* env = std::getenv("TILETUNE_BUILTIN_DB"); env != nullptr && *env != '\0') {
+    const std::string value(env);
+    if (value != "0" && value != "1") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "TILETUNE_BUILTIN_DB='", value.substr(0, 40), "': accepted are 0 (leave the built-in "
+          "databases out) and 1"));
+    }
+    if (value == "0") options.builtin = false;
+  }
+  if (options.builtin) {
+    stack.builtin = options.shipped != nullptr ? *options.shipped : ShippedDatabases();
+  }
+  stack.validator = options.ops->RecordValidator();
+  return stack;
+}
+
+}  // namespace
+
 Library::~Library() = default;
 
 absl::StatusOr<std::unique_ptr<Library>> Library::Create(LibraryOptions options) {
@@ -166,10 +222,6 @@ absl::StatusOr<std::unique_ptr<Library>> Library::Create(LibraryOptions options)
   if (options.registry == nullptr) {
     options.registry = std::make_shared<DeviceCodegenRegistry>();
     TT_RETURN_IF_ERROR(RegisterBuiltinCudaCodegens(*options.registry, *options.ops));
-  }
-  std::string path = options.database_path;
-  if (path.empty()) {
-    if (const char* env = std::getenv("TILETUNE_DB")) path = env;
   }
   if (options.tune_on_miss_ms < 0) {
     options.tune_on_miss_ms = 0;
@@ -184,106 +236,39 @@ absl::StatusOr<std::unique_ptr<Library>> Library::Create(LibraryOptions options)
       options.tune_on_miss_ms = ms;
     }
   }
-  if (options.tune_on_miss_database.empty()) {
-    if (const char* env = std::getenv("TILETUNE_TUNE_DB")) options.tune_on_miss_database = env;
-  }
-  if (options.tune_on_miss_database.empty()) {
-    const std::string cache = DefaultCacheDirectory();  // <root>/kernels
-    if (!cache.empty()) {
-      const size_t slash = cache.find_last_of('/');
-      options.tune_on_miss_database =
-          absl::StrCat(slash == std::string::npos ? "." : cache.substr(0, slash),
-                       "/tuned_on_miss.txtpb");
-    }
-  }
-  TunedResolver::Options resolver_options;
-  resolver_options.registry = options.registry.get();
-  resolver_options.ops = options.ops;
-  tuning::ReadOptions read;
-  read.semantics = options.ops->RecordValidator();
-  std::vector<std::string> notes;
-  read.notes = &notes;
-  absl::Status database_status = absl::OkStatus();
-  std::string origin;
-  // Kernels baked into the program come first: their records win, and need no compiler.
   if (options.jit) {
     if (const char* env = std::getenv("TILETUNE_JIT"); env != nullptr && std::string(env) == "0") {
       options.jit = false;
     }
   }
+  TT_ASSIGN_OR_RETURN(DatabaseStackOptions stack_options, StackOptions(options));
+  DatabaseStack stack = LoadDatabaseStack(stack_options);
+  TunedResolver::Options resolver_options;
+  resolver_options.registry = options.registry.get();
+  resolver_options.ops = options.ops;
+  for (DatabaseLayer& layer : stack.layers) {
+    resolver_options.origins.push_back(layer.origin);
+    resolver_options.databases.push_back(std::move(layer.database));
+  }
+  // Kernels baked into the program, by their source.
   absl::flat_hash_map<absl::string_view, std::vector<const PrebuiltKernelImage*>> images;
-  const std::vector<const PrebuiltKernelSet*> sets =
-      options.prebuilt != nullptr ? *options.prebuilt : PrebuiltKernelSets();
-  std::vector<std::string> baked_origins;
-  for (const PrebuiltKernelSet* set : sets) {
-    absl::StatusOr<tuning::TuningDatabase> parsed = tuning::ParseTuningDatabase(
-        set->database_text, tuning::DatabaseFormat::kText, set->name, read);
-    if (!parsed.ok()) {
-      std::fprintf(stderr, "tiletune: not using the kernels baked as %s: %s\n", set->name,
-                   std::string(parsed.status().message()).c_str());
-      continue;
-    }
-    resolver_options.databases.push_back(*std::move(parsed));
-    baked_origins.push_back(absl::StrCat(set->name, " (baked)"));
+  for (const PrebuiltKernelSet* set : stack_options.baked) {
     for (size_t i = 0; i < set->image_count; ++i) {
       images[set->images[i].source].push_back(&set->images[i]);
     }
   }
-  // Records tuned on earlier misses come next: their exact records win over the rest.
-  if (options.tune_on_miss_ms > 0 && !options.tune_on_miss_database.empty()) {
-    absl::StatusOr<tuning::TuningDatabase> tuned =
-        tuning::ReadTuningDatabase(options.tune_on_miss_database, read);
-    if (tuned.ok()) {
-      resolver_options.databases.push_back(*std::move(tuned));
-    } else if (!absl::IsNotFound(tuned.status())) {
-      std::fprintf(stderr, "tiletune: not using the records tuned on misses: %s\n",
-                   std::string(tuned.status().message()).c_str());
-    }
-  }
-  if (!path.empty()) {
-    origin = path;
-    absl::StatusOr<tuning::TuningDatabase> database = tuning::ReadTuningDatabase(path, read);
-    if (database.ok()) {
-      resolver_options.databases.push_back(*std::move(database));
-    } else {
-      database_status = database.status();
-      std::fprintf(stderr,
-                   "tiletune: not using tuning database %s: %s; falling back to nearest "
-                   "records and built-in heuristics\n",
-                   path.c_str(), std::string(database_status.message()).c_str());
-    }
-  } else {
-    const std::vector<ShippedDatabase>& shipped =
-        options.shipped != nullptr ? *options.shipped : ShippedDatabases();
-    std::vector<std::string> origins;
-    for (const ShippedDatabase& database : shipped) {
-      absl::StatusOr<tuning::TuningDatabase> parsed = tuning::ParseTuningDatabase(
-          database.text, tuning::DatabaseFormat::kText, database.origin, read);
-      if (parsed.ok()) {
-        resolver_options.databases.push_back(*std::move(parsed));
-        origins.push_back(database.origin);
-        continue;
-      }
-      // A broken built-in database costs tuned kernels, never the library.
-      if (database_status.ok()) database_status = parsed.status();
-      std::fprintf(stderr,
-                   "tiletune: not using the built-in tuning database %s: %s; falling back to "
-                   "nearest records and built-in heuristics\n",
-                   database.origin.c_str(), std::string(parsed.status().message()).c_str());
-    }
-    if (!origins.empty()) origin = absl::StrCat(absl::StrJoin(origins, ", "), " (built in)");
-  }
-  for (const std::string& note : notes) {
-    std::fprintf(stderr, "tiletune: note: %s\n", note.c_str());
-  }
-  if (!baked_origins.empty()) {
-    origin = absl::StrCat(absl::StrJoin(baked_origins, ", "), origin.empty() ? "" : ", ", origin);
+  absl::Status database_status = stack.status;
+  const std::string origin = DescribeStack(stack);
+  std::string misses = options.record_misses;
+  if (misses.empty()) {
+    if (const char* env = std::getenv("TILETUNE_RECORD_MISSES")) misses = env;
   }
   TT_ASSIGN_OR_RETURN(auto resolver, TunedResolver::Create(std::move(resolver_options)));
   auto library = std::unique_ptr<Library>(
       new Library(std::move(options), std::move(database_status), std::move(origin),
                   std::move(resolver), std::make_unique<LazyJit>()));
   library->prebuilt_ = std::move(images);
+  if (!misses.empty()) library->misses_ = std::make_unique<MissRecorder>(misses);
   library->jit_->Configure(library->options_.jit, library->options_.cache_directory);
   return library;
 }
@@ -337,7 +322,7 @@ absl::StatusOr<Library::Device*> Library::DeviceFor(int ordinal) {
 absl::StatusOr<std::unique_ptr<Library::Entry>> Library::Build(Device& device, const TileOp& op) {
   const auto start = std::chrono::steady_clock::now();
   TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, options_.ops->For(op));
-  TT_ASSIGN_OR_RETURN(Resolution resolution, resolver_->Resolve(device.identity, op));
+  TT_ASSIGN_OR_RETURN(Resolution resolution, Resolve(device.identity, op));
   std::unique_ptr<Entry> entry;
   bool tuned_before = false;
   if (options_.jit && options_.tune_on_miss_ms > 0 && resolution.level != ResolutionLevel::kExact) {
@@ -428,6 +413,7 @@ absl::StatusOr<std::unique_ptr<Library::Entry>> Library::Build(Device& device, c
                              lowered.form_name,
                              lowered.launch};
     entry->info.prebuilt = prebuilt;
+    entry->info.database = resolution.origin;
     if (image != nullptr) entry->info.prebuilt_arch = image->arch;
     entry->info.tuned_on_miss = tuned_before;
   }
@@ -543,7 +529,7 @@ absl::StatusOr<KernelImage> Library::Prepare(const TileOp& op, int ordinal, bool
   const auto start = std::chrono::steady_clock::now();
   TT_ASSIGN_OR_RETURN(Device * device, DeviceFor(ordinal));
   TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, options_.ops->For(op));
-  TT_ASSIGN_OR_RETURN(Resolution resolution, resolver_->Resolve(device->identity, op));
+  TT_ASSIGN_OR_RETURN(Resolution resolution, Resolve(device->identity, op));
   const BuiltKernel& built = resolution.built;
   KernelImage image;
   image.lowered = built.lowered;
@@ -571,6 +557,7 @@ absl::StatusOr<KernelImage> Library::Prepare(const TileOp& op, int ordinal, bool
                           built.lowered->launch};
   image.info.prebuilt = prebuilt;
   image.info.prebuilt_arch = prebuilt_arch;
+  image.info.database = resolution.origin;
   TT_ASSIGN_OR_RETURN(image.offsets, definition->Offsets(op));
   image.info.first_call_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -30,6 +30,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,19 +50,33 @@
 
 namespace tiletune {
 
+class MissRecorder;     // kernels/miss_recorder.h
 class PendingCompiles;  // kernels/tune_on_miss.h
 
 // The timing budget of tuning on a miss when it is turned on without one.
 inline constexpr int kDefaultTuneOnMissMs = 100;
 
 struct LibraryOptions {
-  // Tuning database to read; empty means $TILETUNE_DB; empty again means the databases
-  // built into the library (`shipped`).
-  std::string database_path;
-  // The built-in databases used when no database is given; null means ShippedDatabases()
-  // (kernels/shipped_databases.h: the H200 database tuned on autotune/suites/). An empty
-  // list turns them off. Each is reported and skipped when it does not read.
+  // The databases are stacked (kernels/database_stack.h): baked kernels, then these, then
+  // the user database folder, then the built-in databases; the first that holds a
+  // problem's record answers.
+  //
+  // Tuning databases stacked over the user folder and the built-in ones, first wins; empty
+  // means $TILETUNE_DB (':'-separated paths).
+  std::vector<std::string> databases;
+  // The user database folder, read automatically (every *.txtpb, *.textproto, *.pb in
+  // it); nullopt means DefaultUserDirectory() ($TILETUNE_DB_DIR, else
+  // $XDG_DATA_HOME/tiletune, else ~/.local/share/tiletune); "" means none.
+  std::optional<std::string> user_directory;
+  // Read the built-in databases under the others. False (or $TILETUNE_BUILTIN_DB=0)
+  // leaves them out.
+  bool builtin = true;
+  // The built-in databases; null means ShippedDatabases() (kernels/shipped_databases.h:
+  // the H200 database tuned on autotune/suites/).
   const std::vector<ShippedDatabase>* shipped = nullptr;
+  // Append each problem that resolves without an exact record, once, to this suite file
+  // (kernels/miss_recorder.h); empty means $TILETUNE_RECORD_MISSES; empty again, off.
+  std::string record_misses;
   // Tune on a miss: the first launch of a problem with no exact record measures up to
   // tune_on_miss_candidates variants (the nearest records', the heuristic), each verified
   // bit-exact first, times them for about this many milliseconds, launches the fastest and
@@ -70,9 +85,9 @@ struct LibraryOptions {
   // kDefaultTuneOnMissMs; unset, off.
   int tune_on_miss_ms = -1;
   int tune_on_miss_candidates = 6;
-  // Where records tuned on a miss are appended (under a lock, safe with other processes)
-  // and read back from at creation; empty means $TILETUNE_TUNE_DB, else
-  // <cache root>/tuned_on_miss.txtpb beside the compile cache.
+  // Where records tuned on a miss are appended (under a lock, safe with other processes);
+  // later processes read them back whether or not they tune on a miss. Empty means
+  // <user folder>/tuned_on_miss.txtpb (none without a user folder).
   std::string tune_on_miss_database;
   // Compile-cache folder; empty means DefaultCacheDirectory() (memory only if that is
   // empty too).
@@ -131,6 +146,8 @@ struct LaunchInfo {
   // of the baked image: "sm_90a" (a CUBIN) or "compute_90" (PTX the driver compiled).
   bool prebuilt = false;
   std::string prebuilt_arch;
+  // The database whose record answered (Explanation::database).
+  std::string database;
 };
 
 // A resolved kernel, compiled (or baked) but not loaded: what a Plan (kernels/tiletune.h)
@@ -147,6 +164,9 @@ struct KernelImage {
 struct Explanation {
   ResolutionLevel level = ResolutionLevel::kHeuristic;
   std::string detail;
+  // The database whose record answered: a file, "//pkg:kernels (baked)" or
+  // "kernels/tuned/h200.txtpb (built in)"; empty for the heuristic.
+  std::string database;
   // A baked kernel serves it: launching needs no compiler. Its image's architecture:
   // "sm_90a" (a CUBIN) or "compute_90" (PTX the driver compiles on load).
   bool prebuilt = false;
@@ -181,10 +201,13 @@ class Library {
   // baked kernel serves it; needs no GPU and compiles nothing.
   absl::StatusOr<Explanation> Explain(const TileOp& op, const tuning::DeviceIdentity& device) const;
 
-  // OK when a database was loaded or none was asked for; otherwise why it was not used.
+  // OK when every database asked for was loaded; otherwise why the first one left out
+  // was (the others still serve).
   const absl::Status& database_status() const { return database_status_; }
-  // What was loaded: the path, or the built-in databases' origins ("(built in)").
+  // What was loaded, highest precedence first: "/a.txtpb, //x:k (baked),
+  // kernels/tuned/h200.txtpb (built in)".
   const std::string& database_origin() const { return database_origin_; }
+  // Records in use (a record shadowed by a higher database's of the same key not counted).
   size_t database_records() const { return resolver_->record_count(); }
 
   LibraryStats stats() const;
@@ -206,6 +229,8 @@ class Library {
   absl::StatusOr<std::shared_ptr<Entry>> Lookup(Device& device, const TileOpDefinition& definition,
                                                 const TileOp& op);
   absl::StatusOr<std::unique_ptr<Entry>> Build(Device& device, const TileOp& op);
+  // resolver_->Resolve, recording a problem that had no exact record (record_misses).
+  absl::StatusOr<Resolution> Resolve(const tuning::DeviceIdentity& device, const TileOp& op) const;
   // Build by tuning on a miss; the record is appended to tune_on_miss_database.
   // `winner` receives the tuned hints and launch.
   absl::StatusOr<std::unique_ptr<Entry>> TuneMiss(Device& device, const TileOpDefinition& definition,
@@ -216,6 +241,8 @@ class Library {
   std::string database_origin_;
   std::unique_ptr<TunedResolver> resolver_;
   std::unique_ptr<LazyJit> jit_;
+  // Null unless misses are recorded.
+  std::unique_ptr<MissRecorder> misses_;
   // Compiles of tuning on a miss that outlived their first call; destroyed (joined)
   // before jit_, which they use.
   std::unique_ptr<PendingCompiles> pending_;

@@ -101,7 +101,8 @@ class LibraryGpuTest : public ::testing::Test {
 TEST_F(LibraryGpuTest, HandWrittenDatabaseChangesTheLaunchedVariant) {
   std::mt19937_64 rng(std::random_device{}());
   LibraryOptions plain_options;
-  plain_options.database_path = absl::StrCat(::testing::TempDir(), "/none.txtpb");
+  plain_options.builtin = false;
+  plain_options.user_directory = "";
   auto plain = Library::Create(plain_options);
   ASSERT_TRUE(plain.ok());
   auto heuristic = (*plain)->Inspect(Op(1000, 768));
@@ -111,7 +112,9 @@ TEST_F(LibraryGpuTest, HandWrittenDatabaseChangesTheLaunchedVariant) {
   CheckCopy(**plain, Op(1000, 768), rng);
 
   LibraryOptions options;
-  options.database_path = WriteDatabase();
+  options.databases = {WriteDatabase()};
+  options.builtin = false;
+  options.user_directory = "";
   options.verbosity = 1;
   auto tuned = Library::Create(options);
   ASSERT_TRUE(tuned.ok());
@@ -197,7 +200,8 @@ TEST_F(LibraryGpuTest, TuneOnMissMeasuresSavesAndIsExactNextTime) {
 // buffer is refused before anything launches.
 TEST_F(LibraryGpuTest, OneKernelPerAlignmentAcrossAThousandOffsets) {
   LibraryOptions options;
-  options.database_path = absl::StrCat(::testing::TempDir(), "/none.txtpb");
+  options.builtin = false;
+  options.user_directory = "";
   auto library = Library::Create(options);
   ASSERT_TRUE(library.ok());
   constexpr int64_t kRows = 512, kCols = 1024, kSliceRows = 256, kSliceCols = 600;
@@ -263,7 +267,8 @@ TEST_F(LibraryGpuTest, OneKernelPerAlignmentAcrossAThousandOffsets) {
 
 TEST_F(LibraryGpuTest, KernelCacheEvictsTheLeastRecentlyUsed) {
   LibraryOptions options;
-  options.database_path = absl::StrCat(::testing::TempDir(), "/none.txtpb");
+  options.builtin = false;
+  options.user_directory = "";
   options.max_kernels = 2;
   auto library = Library::Create(options);
   ASSERT_TRUE(library.ok());
@@ -283,7 +288,9 @@ TEST_F(LibraryGpuTest, KernelCacheEvictsTheLeastRecentlyUsed) {
 
 TEST_F(LibraryGpuTest, ConcurrentCallersShareOneCompiledKernel) {
   LibraryOptions options;
-  options.database_path = WriteDatabase();
+  options.databases = {WriteDatabase()};
+  options.builtin = false;
+  options.user_directory = "";
   auto library = Library::Create(options);
   ASSERT_TRUE(library.ok());
   CopyOp op = Op(1000, 768);
@@ -318,7 +325,8 @@ TEST_F(LibraryGpuTest, ConcurrentCallersShareOneCompiledKernel) {
 
 TEST_F(LibraryGpuTest, Im2colThroughTheLibraryIsBitExact) {
   LibraryOptions options;
-  options.database_path = absl::StrCat(::testing::TempDir(), "/none.txtpb");
+  options.builtin = false;
+  options.user_directory = "";
   auto library = Library::Create(options);
   ASSERT_TRUE(library.ok());
   Im2colGeometry g;
@@ -414,7 +422,9 @@ TEST_F(LibraryGpuTest, TunedCol2imThroughTheLibraryIsBitExact) {
   ASSERT_TRUE(
       tuning::WriteTuningDatabase(database, path, BuiltinTileOps().RecordValidator()).ok());
   LibraryOptions options;
-  options.database_path = path;
+  options.databases = {path};
+  options.builtin = false;
+  options.user_directory = "";
   auto library = Library::Create(options);
   ASSERT_TRUE(library.ok()) << library.status();
   auto info = (*library)->Inspect(op);

@@ -1,19 +1,29 @@
-// CPU tests of the library: database problems are reported, never fatal.
+// CPU tests of the library: databases stack as documented, their problems are reported and
+// never fatal, misses are recorded.
 #include "kernels/library.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "compiler/backend/cuda/cuda_codegens.h"
 #include "compiler/backend/tuned_resolver.h"
 #include "compiler/base/sha256.h"
+#include "compiler/base/version.h"
 #include "compiler/ops/builtin_ops.h"
 #include "compiler/ops/copy/copy_op.h"
 #include "compiler/tuning_db/tuning_db.h"
+#include "kernels/database_stack.h"
 #include "kernels/shipped_databases.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -27,15 +37,29 @@ std::string TempPath(const std::string& name) {
   return absl::StrCat(::testing::TempDir(), "/", name);
 }
 
-TEST(LibraryTest, MissingDatabaseIsReportedAndTheLibraryStillWorks) {
+// Options that read nothing but what a test gives: no user folder.
+LibraryOptions Isolated() {
   LibraryOptions options;
-  options.database_path = TempPath("does_not_exist.txtpb");
   options.cache_directory = TempPath("cache");
+  options.user_directory = "";
+  return options;
+}
+
+size_t BuiltInRecords() {
+  auto db = tuning::ParseTuningDatabase(ShippedDatabases()[0].text, tuning::DatabaseFormat::kText,
+                                        "shipped", tuning::ReadOptions{});
+  return db.ok() ? static_cast<size_t>(db->records_size()) : 0;
+}
+
+TEST(LibraryTest, MissingDatabaseIsReportedAndTheOthersStillServe) {
+  LibraryOptions options = Isolated();
+  options.databases = {TempPath("does_not_exist.txtpb")};
   auto library = Library::Create(options);
   ASSERT_TRUE(library.ok()) << library.status();
   EXPECT_EQ((*library)->database_status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT((*library)->database_status().message(), HasSubstr("does_not_exist.txtpb"));
-  EXPECT_EQ((*library)->database_records(), 0u);
+  EXPECT_EQ((*library)->database_records(), BuiltInRecords());
+  EXPECT_EQ((*library)->database_origin(), "kernels/tuned/h200.txtpb (built in)");
 }
 
 TEST(LibraryTest, CorruptOrForeignDatabasesAreReported) {
@@ -48,13 +72,13 @@ TEST(LibraryTest, CorruptOrForeignDatabasesAreReported) {
                         Case{"future.txtpb", "schema_version: 99\nrecord_count: 0\n", "99"},
                         Case{"truncated.pb", "\x08\x01\x12", "truncated.pb"}}) {
     std::ofstream(TempPath(c.file), std::ios::binary) << c.contents;
-    LibraryOptions options;
-    options.database_path = TempPath(c.file);
-    options.cache_directory = TempPath("cache");
+    LibraryOptions options = Isolated();
+    options.databases = {TempPath(c.file)};
     auto library = Library::Create(options);
     ASSERT_TRUE(library.ok()) << c.file << ": " << library.status();
     EXPECT_FALSE((*library)->database_status().ok()) << c.file;
     EXPECT_THAT((*library)->database_status().message(), HasSubstr(c.expected)) << c.file;
+    EXPECT_EQ((*library)->database_records(), BuiltInRecords()) << c.file;
   }
 }
 
@@ -140,7 +164,7 @@ TEST(LibraryTest, CorruptOrForeignBuiltInDatabasesAreReportedAndSkipped) {
   ASSERT_TRUE(bare.ok()) << bare.status();
   EXPECT_THAT((*bare)->database_status().message(), HasSubstr("99"));
   EXPECT_EQ((*bare)->database_records(), 0u);
-  EXPECT_EQ((*bare)->database_origin(), "");
+  EXPECT_EQ((*bare)->database_origin(), "no tuning database");
 }
 
 TEST(LibraryTest, TuneOnMissBudgetFromTheEnvironmentIsChecked) {
@@ -160,31 +184,176 @@ TEST(LibraryTest, TuneOnMissBudgetFromTheEnvironmentIsChecked) {
   EXPECT_TRUE(on.ok()) << on.status();
 }
 
-// Records tuned on earlier misses are read back at creation (when tuning on a miss is on)
-// and answer before the built-in ones; a corrupt file of them is reported, not fatal.
-TEST(LibraryTest, RecordsTunedOnMissesAreReadBack) {
-  const std::string tuned = TempPath("tuned_on_miss.txtpb");
-  // Two built-in records as if tuned here.
+// The first record of the built-in database, as a database above the built-in one would
+// hold it again (made by this tiletune, at `seconds`).
+tuning::TuningRecord Retuned(int seconds) {
+  auto db = tuning::ParseTuningDatabase(ShippedDatabases()[0].text, tuning::DatabaseFormat::kText,
+                                        "shipped", tuning::ReadOptions{});
+  tuning::TuningRecord record = db->records(0);
+  record.mutable_provenance()->set_tool_version(kVersionTag);
+  record.mutable_provenance()->set_unix_time_s(seconds);
+  return record;
+}
+
+std::string WriteRecords(const std::string& name, const std::vector<tuning::TuningRecord>& records) {
   tuning::TuningDatabase db;
   db.set_schema_version(tuning::kCurrentSchemaVersion);
-  tuning::ReadOptions read;
-  auto shipped = tuning::ParseTuningDatabase(ShippedDatabases()[0].text,
-                                             tuning::DatabaseFormat::kText, "shipped", read);
-  ASSERT_TRUE(shipped.ok()) << shipped.status();
-  *db.add_records() = shipped->records(0);
-  *db.add_records() = shipped->records(1);
-  ASSERT_TRUE(tuning::WriteTuningDatabase(db, tuned).ok());
-  LibraryOptions options;
-  options.cache_directory = TempPath("cache");
-  options.tune_on_miss_ms = 50;
-  options.tune_on_miss_database = tuned;
+  for (const tuning::TuningRecord& record : records) *db.add_records() = record;
+  const std::string path = TempPath(name);
+  EXPECT_TRUE(tuning::WriteTuningDatabase(db, path, BuiltinTileOps().RecordValidator()).ok());
+  return path;
+}
+
+// What a record answers for: its problem on its device, through Explain.
+absl::StatusOr<Explanation> ExplainRecord(const Library& library, const tuning::TuningRecord& record) {
+  auto op = BuiltinTileOps().FromProblem(record.problem());
+  if (!op.ok()) return op.status();
+  return library.Explain(**op, record.device());
+}
+
+// Issue 35: TILETUNE_DB replaced the built-in records. Databases stack now: listed first
+// (in order), then the user folder, then the built-in ones; Explain names the file.
+TEST(LibraryTest, DatabasesStackInTheirDocumentedOrder) {
+  const std::string a = WriteRecords("stack_a.txtpb", {Retuned(96)});
+  const std::string b = WriteRecords("stack_b.txtpb", {Retuned(160)});
+  const std::string folder = TempPath("user_folder");
+  ASSERT_EQ(std::system(("mkdir -p " + folder).c_str()), 0);
+  WriteRecords("user_folder/mine.txtpb", {Retuned(224)});
+  WriteRecords(std::string("user_folder/") + kTunedOnMissFile, {Retuned(288)});
+  const tuning::TuningRecord record = Retuned(0);
+  auto answered_by = [&](LibraryOptions options) -> std::string {
+    auto library = Library::Create(options);
+    EXPECT_TRUE(library.ok()) << library.status();
+    auto explained = ExplainRecord(**library, record);
+    EXPECT_TRUE(explained.ok()) << explained.status();
+    EXPECT_EQ(explained->level, ResolutionLevel::kExact);
+    return explained->database;
+  };
+  LibraryOptions options = Isolated();
+  setenv("TILETUNE_DB", (a + ":" + b).c_str(), 1);
+  options.user_directory = folder;
+  EXPECT_EQ(answered_by(options), a);
+  unsetenv("TILETUNE_DB");
+  options.databases = {b, a};
+  EXPECT_EQ(answered_by(options), b);
+  options.databases.clear();
+  EXPECT_EQ(answered_by(options), folder + "/mine.txtpb");
+  std::remove((folder + "/mine.txtpb").c_str());
+  EXPECT_EQ(answered_by(options), folder + "/" + kTunedOnMissFile);
+  options.user_directory = "";
+  EXPECT_EQ(answered_by(options), "kernels/tuned/h200.txtpb (built in)");
+  // The built-in records go only when asked: every other problem keeps being served.
+  auto library = Library::Create(options);
+  EXPECT_EQ((*library)->database_records(), BuiltInRecords());
+  options.databases = {a};
+  library = Library::Create(options);
+  EXPECT_EQ((*library)->database_records(), BuiltInRecords());  // a's record shadows one
+  options.builtin = false;
+  library = Library::Create(options);
+  EXPECT_EQ((*library)->database_records(), 1u);
+  options.builtin = true;
+  setenv("TILETUNE_BUILTIN_DB", "0", 1);
+  library = Library::Create(options);
+  EXPECT_EQ((*library)->database_records(), 1u);
+  setenv("TILETUNE_BUILTIN_DB", "maybe", 1);
+  EXPECT_THAT(Library::Create(options).status().message(), HasSubstr("TILETUNE_BUILTIN_DB='maybe'"));
+  unsetenv("TILETUNE_BUILTIN_DB");
+}
+
+// Records tuned on earlier misses are read back whether or not tuning on a miss is on.
+TEST(LibraryTest, RecordsTunedOnMissesAreReadBackEvenWithTuningOff) {
+  LibraryOptions options = Isolated();
+  options.tune_on_miss_database = WriteRecords("tuned_elsewhere.txtpb", {Retuned(320)});
+  for (int ms : {0, 50}) {
+    options.tune_on_miss_ms = ms;
+    auto library = Library::Create(options);
+    ASSERT_TRUE(library.ok()) << library.status();
+    auto explained = ExplainRecord(**library, Retuned(0));
+    ASSERT_TRUE(explained.ok()) << explained.status();
+    EXPECT_EQ(explained->database, options.tune_on_miss_database) << ms;
+  }
+}
+
+// A corrupt or newer stacked database is reported and skipped; the rest serve.
+TEST(LibraryTest, ABadStackedDatabaseIsSkippedAndTheRestServe) {
+  std::ofstream(TempPath("stack_bad.txtpb")) << "schema_version: 99\nrecord_count: 0\n";
+  LibraryOptions options = Isolated();
+  options.databases = {TempPath("stack_bad.txtpb"), WriteRecords("stack_good.txtpb", {Retuned(96)})};
   auto library = Library::Create(options);
   ASSERT_TRUE(library.ok()) << library.status();
-  EXPECT_EQ((*library)->database_records(), static_cast<size_t>(shipped->records_size()) + 2);
-  options.tune_on_miss_ms = 0;
-  auto off = Library::Create(options);
-  ASSERT_TRUE(off.ok());
-  EXPECT_EQ((*off)->database_records(), static_cast<size_t>(shipped->records_size()));
+  EXPECT_THAT((*library)->database_status().message(), HasSubstr("stack_bad.txtpb"));
+  EXPECT_THAT(ExplainRecord(**library, Retuned(0))->database, HasSubstr("stack_good.txtpb"));
+  EXPECT_THAT((*library)->database_origin(), HasSubstr("stack_good.txtpb, kernels/tuned/h200.txtpb (built in)"));
+}
+
+// Capture: each problem that resolved without an exact record is appended once, as a suite
+// line autotune --suite reads, by any number of processes at once.
+TEST(LibraryTest, MissesAreRecordedOnceAsSuiteLines) {
+  const std::string misses = TempPath("misses.txt");
+  std::remove(misses.c_str());
+  const std::vector<std::string> specs = {"copy:f16:1000,1000", "copy:u8:src=301x4099[0:301,5:4000]:dst=301x3995",
+                                          "im2col:f16:3,17,19,5:k=3x2:s=2:p=1", "col2im:f32:2,9,9,4:k=3"};
+  std::vector<pid_t> children;
+  for (int child = 0; child < 8; ++child) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      LibraryOptions options = Isolated();
+      setenv("TILETUNE_RECORD_MISSES", misses.c_str(), 1);
+      auto library = Library::Create(options);
+      tuning::DeviceIdentity h200;
+      h200.set_name("NVIDIA H200");
+      h200.set_cc_major(9);
+      for (int round = 0; round < 3; ++round) {
+        for (const std::string& spec : specs) {
+          if (!library.ok() || !(*library)->Explain(**BuiltinTileOps().ParseSpec(spec), h200).ok()) _exit(1);
+        }
+      }
+      // An exact record is no miss.
+      auto db = tuning::ParseTuningDatabase(ShippedDatabases()[0].text, tuning::DatabaseFormat::kText,
+                                            "shipped", tuning::ReadOptions{});
+      if (!ExplainRecord(**library, db->records(0)).ok()) _exit(1);
+      _exit(0);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  std::ifstream in(misses);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), specs.size()) << absl::StrJoin(lines, "\n");
+  for (const std::string& spec : specs) {
+    EXPECT_EQ(std::count_if(lines.begin(), lines.end(),
+                            [&](const std::string& line) { return absl::StartsWith(line, spec + " "); }),
+              1)
+        << spec;
+  }
+  EXPECT_THAT(lines[0], HasSubstr("# nearest on NVIDIA H200: "));
+  // An unwritable file costs a warning, never the call.
+  LibraryOptions options = Isolated();
+  options.record_misses = TempPath("no/such/folder/misses.txt");
+  auto library = Library::Create(options);
+  tuning::DeviceIdentity h200;
+  h200.set_name("NVIDIA H200");
+  h200.set_cc_major(9);
+  EXPECT_TRUE((*library)->Explain(**BuiltinTileOps().ParseSpec(specs[0]), h200).ok());
+}
+
+// A database made by another tiletune is used, and says so once.
+TEST(LibraryTest, RecordsOfAnotherVersionAreUsedAndNoted) {
+  tuning::TuningRecord old = Retuned(96);
+  old.mutable_provenance()->set_tool_version("tiletune 0.1");
+  LibraryOptions options = Isolated();
+  options.databases = {WriteRecords("old.txtpb", {old})};
+  ::testing::internal::CaptureStderr();
+  auto library = Library::Create(options);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(err, HasSubstr("old.txtpb: records made by another tiletune (1 by tiletune 0.1"));
+  EXPECT_THAT(err, HasSubstr("they are still used"));
+  EXPECT_THAT(ExplainRecord(**library, old)->database, HasSubstr("old.txtpb"));
 }
 
 TEST(LibraryTest, LaunchWithoutADriverIsUnavailable) {

@@ -33,11 +33,17 @@ absl::StatusOr<Target> TargetOf(const tuning::DeviceIdentity& device) {
 }
 
 TunedResolver::TunedResolver(Options options) : registry_(options.registry), ops_(options.ops) {
-  for (auto& database : options.databases) {
-    for (auto& record : *database.mutable_records()) records_.push_back(std::move(record));
-  }
-  for (size_t i = 0; i < records_.size(); ++i) {
-    by_key_.emplace(tuning::RecordKey(records_[i]), i);
+  for (size_t d = 0; d < options.databases.size(); ++d) {
+    const std::string origin = d < options.origins.size() ? options.origins[d] : "";
+    for (auto& record : *options.databases[d].mutable_records()) {
+      // An earlier database's record of the same key shadows this one.
+      if (!by_key_.emplace(tuning::RecordKey(record), records_.size()).second) {
+        ++shadowed_;
+        continue;
+      }
+      records_.push_back(std::move(record));
+      origins_.push_back(origin);
+    }
   }
 }
 
@@ -253,6 +259,15 @@ Resolution TunedResolver::Repathed(const tuning::TuningRecord& record, const Tri
 }
 
 absl::StatusOr<Resolution> TunedResolver::Attempt(
+    const tuning::TuningRecord& record, ResolutionLevel level,
+    const std::shared_ptr<const DeviceCodegen>& codegen, const TileOp& op,
+    const tuning::Problem& problem, const Target& target) const {
+  absl::StatusOr<Resolution> resolution = Fit(record, level, codegen, op, problem, target);
+  if (resolution.ok()) resolution->origin = origins_[&record - records_.data()];
+  return resolution;
+}
+
+absl::StatusOr<Resolution> TunedResolver::Fit(
     const tuning::TuningRecord& record, ResolutionLevel level,
     const std::shared_ptr<const DeviceCodegen>& codegen, const TileOp& op,
     const tuning::Problem& problem, const Target& target) const {

@@ -60,6 +60,9 @@ struct Resolution {
   BuiltKernel built;
   // Which record answered (exact, nearest), or why none did.
   std::string detail;
+  // The database the answering record came from (Options::origins); empty for the
+  // heuristic.
+  std::string origin;
 };
 
 // The target a device of `device`'s compute capability compiles for ("sm_90a" for 9.0).
@@ -72,8 +75,13 @@ class TunedResolver {
     DeviceCodegenRegistry* registry = nullptr;
     // The tile operators. Required; must outlive the resolver.
     const TileOpRegistry* ops = nullptr;
-    // Tuning databases to consult; records of all of them are used.
+    // Tuning databases to consult, highest precedence first: where two hold a record of
+    // the same key, the earlier one's is used and the later one's ignored (nearest records
+    // too). Records of all of them are used otherwise.
     std::vector<tuning::TuningDatabase> databases;
+    // What each database is called (a file, "... (built in)"), for Resolution::origin; may
+    // be shorter than `databases`.
+    std::vector<std::string> origins;
   };
 
   static absl::StatusOr<std::unique_ptr<TunedResolver>> Create(Options options);
@@ -89,17 +97,25 @@ class TunedResolver {
   absl::StatusOr<std::vector<Resolution>> Alternatives(const tuning::DeviceIdentity& device,
                                                        const TileOp& op, size_t max_count) const;
 
+  // Records in use, and records ignored because an earlier database holds their key.
   size_t record_count() const { return records_.size(); }
+  size_t shadowed_count() const { return shadowed_; }
 
  private:
   explicit TunedResolver(Options options);
 
   // The request `record`'s winner makes of `op` (its hints over the tuned ones), if a
   // codegen lowers it. `problem` is `op` as a database problem (made once by the caller).
+  // `record` is one of records_; the answer names its origin.
   absl::StatusOr<Resolution> Attempt(const tuning::TuningRecord& record, ResolutionLevel level,
                                      const std::shared_ptr<const DeviceCodegen>& codegen,
                                      const TileOp& op, const tuning::Problem& problem,
                                      const Target& target) const;
+  // Attempt without the origin.
+  absl::StatusOr<Resolution> Fit(const tuning::TuningRecord& record, ResolutionLevel level,
+                                 const std::shared_ptr<const DeviceCodegen>& codegen,
+                                 const TileOp& op, const tuning::Problem& problem,
+                                 const Target& target) const;
   // `record`'s variant (`tuned`, as `resolved` holds its hints) fitted to another problem
   // `op`: the operator's AdaptLaunch, halved while it does not lower, leaves too few tiles
   // or spreads them unevenly over the SMs; its detail is what to append to the record's.
@@ -145,8 +161,11 @@ class TunedResolver {
   DeviceCodegenRegistry* registry_;
   const TileOpRegistry* ops_;
   std::vector<tuning::TuningRecord> records_;
+  // The origin of each of records_.
+  std::vector<std::string> origins_;
   // RecordKey -> index into records_.
   absl::flat_hash_map<std::string, size_t> by_key_;
+  size_t shadowed_ = 0;
 };
 
 }  // namespace tiletune

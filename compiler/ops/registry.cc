@@ -82,6 +82,12 @@ absl::StatusOr<std::unique_ptr<TileOp>> TileOpRegistry::ParseSpec(absl::string_v
   return op;
 }
 
+absl::StatusOr<std::string> TileOpRegistry::FormatSpec(const TileOp& op) const {
+  TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, For(op));
+  TT_ASSIGN_OR_RETURN(std::string spec, definition->FormatSpec(op));
+  return absl::StrCat(definition->name(), ":", spec);
+}
+
 absl::StatusOr<std::unique_ptr<TileOp>> TileOpRegistry::FromProblem(
     const tuning::Problem& problem) const {
   TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, For(problem));

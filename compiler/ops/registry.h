@@ -52,6 +52,9 @@ class TileOpRegistry {
   absl::StatusOr<std::unique_ptr<TileOp>> ParseSpec(absl::string_view spec) const;
   // "copy:DTYPE:D0,D1,... | im2col:DTYPE:N,H,W,C[:k=..]...".
   std::string SpecSyntax() const;
+  // The spec "<op>:..." that ParseSpec reads back as `op` (hints left out); Unimplemented
+  // where the operator's grammar cannot express it.
+  absl::StatusOr<std::string> FormatSpec(const TileOp& op) const;
 
   // The op a database problem describes.
   absl::StatusOr<std::unique_ptr<TileOp>> FromProblem(const tuning::Problem& problem) const;

@@ -122,6 +122,10 @@ class TileOpDefinition {
   virtual std::string SpecSyntax() const = 0;
   // Parses a spec (the text after "<name>:"); InvalidArgument naming the fault.
   virtual absl::StatusOr<std::unique_ptr<TileOp>> ParseSpec(absl::string_view spec) const = 0;
+  // The spec (after "<name>:") that ParseSpec reads back as `op` with its hints left out:
+  // the same ProblemKey. Unimplemented, saying why, where the grammar cannot express `op`
+  // (a buffer that is not dense row-major).
+  virtual absl::StatusOr<std::string> FormatSpec(const TileOp& op) const = 0;
   // Its own flags of `//compiler` (besides the common ones: --op, --dtype, --tile,
   // --threads, --stages, --ctas_per_sm, --target, --emit and the hint flags).
   virtual std::vector<OpFlag> flags() const = 0;

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
+#include "compiler/base/version.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "compiler/tuning_db/tuning_db.pb.h"
@@ -17,8 +18,8 @@
 namespace tiletune {
 namespace tuning {
 
-// The version string records carry.
-inline constexpr char kToolVersion[] = "tiletune 0.2";
+// The version string records carry (compiler/base/version.h).
+inline constexpr const char* kToolVersion = kVersionTag;
 
 // The summary of one candidate's samples. Percentiles interpolate linearly between the
 // closest ranks, so p10/p90 ignore a single outlier only from about 11 samples on.

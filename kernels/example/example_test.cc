@@ -100,7 +100,7 @@ TEST(ExampleTest, TheRuleBakedTheProblemsItWasGiven) {
 // serves them: still no NVRTC.
 TEST(ExampleTest, ANewerGpuRunsTheBakedPtx) {
   LibraryOptions options;
-  options.database_path = "";
+  options.user_directory = "";
   options.jit = false;
   auto library = Library::Create(options);
   ASSERT_TRUE(library.ok()) << library.status();
@@ -127,7 +127,7 @@ TEST(ExampleTest, ANewerGpuRunsTheBakedPtx) {
 TEST(ExampleTest, BakedProblemsResolveExactWithoutNvrtc) {
   ASSERT_FALSE(NvrtcIsMapped());
   LibraryOptions options;
-  options.database_path = "";
+  options.user_directory = "";
   options.jit = false;
   auto library = Library::Create(options);
   ASSERT_TRUE(library.ok()) << library.status();

@@ -120,6 +120,11 @@ absl::StatusOr<std::unique_ptr<TileOp>> Col2imDefinition::ParseSpec(
   return DenseOp(dtype, g, Hints{});
 }
 
+absl::StatusOr<std::string> Col2imDefinition::FormatSpec(const TileOp& op) const {
+  TT_ASSIGN_OR_RETURN(const Col2imOp* conv, OpAs<Col2imOp>(op));
+  return FormatConvSpec(conv->geometry, conv->img);
+}
+
 std::vector<OpFlag> Col2imDefinition::flags() const {
   std::vector<OpFlag> flags = ConvFlags();
   flags.push_back({"through_shared",

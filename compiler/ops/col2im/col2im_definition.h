@@ -33,6 +33,7 @@ class Col2imDefinition final : public TileOpDefinition {
   // of the geometry (the same syntax as im2col's), summed from its column matrix.
   std::string SpecSyntax() const override;
   absl::StatusOr<std::unique_ptr<TileOp>> ParseSpec(absl::string_view spec) const override;
+  absl::StatusOr<std::string> FormatSpec(const TileOp& op) const override;
   // --shape=N,H,W,C (the dense image written), --kernel, --stride, --dilation, --pad, and
   // --through_shared (the form).
   std::vector<OpFlag> flags() const override;

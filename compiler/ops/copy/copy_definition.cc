@@ -373,6 +373,33 @@ absl::StatusOr<std::unique_ptr<TileOp>> CopyDefinition::ParseSpec(absl::string_v
   return op;
 }
 
+absl::StatusOr<std::string> CopyDefinition::FormatSpec(const TileOp& op) const {
+  TT_ASSIGN_OR_RETURN(const CopyOp* copy, OpAs<CopyOp>(op));
+  for (const Region* region : {&copy->src, &copy->dst}) {
+    if (!region->buffer.IsRowMajor()) {
+      return absl::UnimplementedError(absl::StrCat(
+          "buffer ", region->buffer.name, " has strides [",
+          absl::StrJoin(region->buffer.strides, ", "),
+          "]: a problem spec names row-major buffers only"));
+    }
+  }
+  const std::string dtype = DataTypeName(copy->src.buffer.dtype);
+  auto whole = [](const Region& region) { return region.extents == region.buffer.shape; };
+  if (whole(copy->src) && whole(copy->dst) && copy->src.buffer.shape == copy->dst.buffer.shape) {
+    return absl::StrCat(dtype, ":", absl::StrJoin(copy->src.extents, ","));
+  }
+  auto side = [&](const Region& region) {
+    std::string text = absl::StrJoin(region.buffer.shape, "x");
+    if (whole(region)) return text;
+    std::vector<std::string> slices;
+    for (int d = 0; d < region.rank(); ++d) {
+      slices.push_back(absl::StrCat(region.offsets[d], ":", region.offsets[d] + region.extents[d]));
+    }
+    return absl::StrCat(text, "[", absl::StrJoin(slices, ","), "]");
+  };
+  return absl::StrCat(dtype, ":src=", side(copy->src), ":dst=", side(copy->dst));
+}
+
 std::vector<OpFlag> CopyDefinition::flags() const {
   return {{"shape", "D0,D1,...: extents of the copied region (required)"},
           {"src_shape", "D0,D1,...: the source buffer, when larger than --shape"},

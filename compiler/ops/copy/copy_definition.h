@@ -35,6 +35,7 @@ class CopyDefinition final : public TileOpDefinition {
   // buffer of the other's extents.
   std::string SpecSyntax() const override;
   absl::StatusOr<std::unique_ptr<TileOp>> ParseSpec(absl::string_view spec) const override;
+  absl::StatusOr<std::string> FormatSpec(const TileOp& op) const override;
   // --shape, and --src_shape, --src_offset, --dst_shape, --dst_offset (the copy of --shape
   // lies at those offsets of larger row-major buffers), --through_shared.
   std::vector<OpFlag> flags() const override;

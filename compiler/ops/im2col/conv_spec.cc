@@ -81,6 +81,25 @@ absl::StatusOr<Im2colGeometry> ParseConvSpec(absl::string_view op,
   return g;
 }
 
+absl::StatusOr<std::string> FormatConvSpec(const Im2colGeometry& g, const Buffer& img) {
+  if (!img.IsRowMajor()) {
+    return absl::UnimplementedError(absl::StrCat(
+        "the image has strides [", absl::StrJoin(img.strides, ", "),
+        "]: a problem spec names dense images only"));
+  }
+  std::string spec = absl::StrCat(DataTypeName(img.dtype), ":", g.n, ",", g.h, ",", g.w, ",", g.c);
+  auto pair = [&](absl::string_view key, int64_t a, int64_t b, int64_t fallback) {
+    if (a == fallback && b == fallback) return;
+    absl::StrAppend(&spec, ":", key, "=", a);
+    if (b != a) absl::StrAppend(&spec, "x", b);
+  };
+  pair("k", g.kh, g.kw, 1);
+  pair("s", g.sh, g.sw, 1);
+  pair("d", g.dh, g.dw, 1);
+  pair("p", g.ph, g.pw, 0);
+  return spec;
+}
+
 std::vector<OpFlag> ConvFlags() {
   return {{"shape", "N,H,W,C: the dense NHWC image (required)"},
           {"kernel", "KH[,KW]: the filter size (required)"},

@@ -30,6 +30,11 @@ std::string ConvSpecSyntax();
 absl::StatusOr<Im2colGeometry> ParseConvSpec(absl::string_view op,
                                              absl::Span<const absl::string_view> parts);
 
+// The spec ParseConvSpec reads back as `g` over a dense image of `dtype`:
+// "f16:32,224,224,3:k=7:s=2:p=3" (an option at its default is left out; a pair of unequal
+// values is written HxW). Unimplemented for an image that is not dense (`img`'s strides).
+absl::StatusOr<std::string> FormatConvSpec(const Im2colGeometry& g, const Buffer& img);
+
 // --shape, --kernel, --stride, --dilation, --pad.
 std::vector<OpFlag> ConvFlags();
 // The geometry the flags describe (--shape and --kernel required), validated for `op`.

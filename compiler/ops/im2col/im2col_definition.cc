@@ -154,6 +154,11 @@ absl::StatusOr<std::unique_ptr<TileOp>> Im2colDefinition::ParseSpec(
   return DenseOp(dtype, g, Hints{});
 }
 
+absl::StatusOr<std::string> Im2colDefinition::FormatSpec(const TileOp& op) const {
+  TT_ASSIGN_OR_RETURN(const Im2colOp* conv, OpAs<Im2colOp>(op));
+  return FormatConvSpec(conv->geometry, conv->img);
+}
+
 std::vector<OpFlag> Im2colDefinition::flags() const { return ConvFlags(); }
 
 absl::StatusOr<std::unique_ptr<TileOp>> Im2colDefinition::FromFlags(const FlagValues& flags,

@@ -32,6 +32,7 @@ class Im2colDefinition final : public TileOpDefinition {
   // matrix of a dense NHWC image (stride and dilation 1, pad 0 by default).
   std::string SpecSyntax() const override;
   absl::StatusOr<std::unique_ptr<TileOp>> ParseSpec(absl::string_view spec) const override;
+  absl::StatusOr<std::string> FormatSpec(const TileOp& op) const override;
   // --shape=N,H,W,C (a dense NHWC image), --kernel, --stride, --dilation, --pad (each one
   // value for both axes or two, h then w).
   std::vector<OpFlag> flags() const override;
