@@ -48,6 +48,7 @@
 #include "absl/time/time.h"
 #include "autotune/command_line.h"
 #include "autotune/cuda_tuning_device.h"
+#include "autotune/database_tools.h"
 #include "autotune/evaluate.h"
 #include "autotune/merge_command.h"
 #include "autotune/report.h"
@@ -860,10 +861,11 @@ int Main(int argc, char** argv, bool evaluate) {
 }  // namespace tiletune
 
 int main(int argc, char** argv) {
-  if (argc >= 2 && std::string(argv[1]) == "merge") {
-    const std::vector<std::string> args(argv + 2, argv + argc);
-    return tiletune::autotune::RunMergeCommand(args, stdout, stderr);
-  }
+  const std::string command = argc >= 2 ? argv[1] : "";
+  const std::vector<std::string> rest(argv + std::min(argc, 2), argv + argc);
+  if (command == "merge") return tiletune::autotune::RunMergeCommand(rest, stdout, stderr);
+  if (command == "diff") return tiletune::autotune::RunDiffCommand(rest, stdout, stderr);
+  if (command == "export") return tiletune::autotune::RunExportCommand(rest, stdout, stderr);
   const bool evaluate = argc >= 2 && std::string(argv[1]) == "evaluate";
   return tiletune::autotune::Main(argc, argv, evaluate);
 }

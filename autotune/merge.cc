@@ -12,6 +12,7 @@
 #include "absl/types/span.h"
 #include "compiler/tuning_db/tuning_db.h"
 #include "compiler/tuning_db/tuning_db.pb.h"
+#include "compiler/base/abbreviate.h"
 #include "compiler/base/status_macros.h"
 
 namespace tiletune {
@@ -95,12 +96,16 @@ absl::StatusOr<tuning::TuningDatabase> MergeDatabases(const std::vector<tuning::
 
 std::string FormatMergeConflict(const MergeConflict& conflict,
                                 absl::Span<const std::string> input_names) {
-  return absl::StrCat(conflict.key, ": kept ",
-                      Side(conflict.kept_winner, conflict.kept_median_us, conflict.kept_input,
-                           input_names, conflict.kept_host),
-                      " over ",
-                      Side(conflict.dropped_winner, conflict.dropped_median_us,
-                           conflict.dropped_input, input_names, conflict.dropped_host));
+  // Database strings reach a terminal: escape sequences are shown, not sent, and a
+  // megabyte host name costs one line.
+  return Printable(
+      absl::StrCat(conflict.key, ": kept ",
+                   Side(conflict.kept_winner, conflict.kept_median_us, conflict.kept_input,
+                        input_names, Printable(conflict.kept_host, 80)),
+                   " over ",
+                   Side(conflict.dropped_winner, conflict.dropped_median_us,
+                        conflict.dropped_input, input_names, Printable(conflict.dropped_host, 80))),
+      600);
 }
 
 }  // namespace autotune

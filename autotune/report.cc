@@ -80,9 +80,32 @@ std::string OfSizeMatched(const tuning::TuningRecord& r) {
                          r.size_matched_ceiling_gbps());
 }
 
-// Markdown table cell text: no line breaks, pipes escaped.
+// Database text in a Markdown table cell: cut to 300 characters, control characters
+// dropped, HTML (<script>, <img onerror>) and the Markdown that could act (emphasis, code,
+// pipes, a link's "](") escaped, so a database string shows as the text it is.
 std::string Cell(absl::string_view text) {
-  return absl::StrReplaceAll(text, {{"|", "\\|"}, {"\r", " "}, {"\n", " "}});
+  std::string out;
+  const absl::string_view kept = text.substr(0, 300);
+  for (size_t i = 0; i < kept.size(); ++i) {
+    const char c = kept[i];
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      out.push_back(' ');
+    } else if (c == '<') {
+      out += "&lt;";
+    } else if (c == '>') {
+      out += "&gt;";
+    } else if (c == '&') {
+      out += "&amp;";
+    } else if (std::string("\\`*|").find(c) != std::string::npos ||
+               (c == '(' && i > 0 && kept[i - 1] == ']')) {
+      out.push_back('\\');
+      out.push_back(c);
+    } else {
+      out.push_back(c);
+    }
+  }
+  return text.size() > 300 ? absl::StrCat(out, "...") : out;
 }
 
 // "12.100–15.300 µs (1.26×)" over the measured, OK candidates and the winner.
@@ -166,32 +189,62 @@ ReportPaths ReportPathsFor(absl::string_view database_path) {
   if (dot != absl::string_view::npos && (slash == absl::string_view::npos || dot > slash + 1)) {
     stem = stem.substr(0, dot);
   }
-  return ReportPaths{absl::StrCat(stem, ".report.md"), absl::StrCat(stem, ".report.svg")};
+  return ReportPaths{absl::StrCat(stem, ".report.md"), absl::StrCat(stem, ".report.svg"),
+                     absl::StrCat(stem, ".candidates.csv")};
 }
 
 std::string RenderMarkdownReport(const tuning::TuningDatabase& database, absl::string_view svg_link,
                                  const TileOpRegistry& ops, absl::string_view database_sha256) {
   int candidates = 0;
+  std::map<std::string, std::vector<double>> speedups;  // baseline -> winner's speedups
+  std::vector<double> of_memcpy;
   for (const tuning::TuningRecord& record : database.records()) {
     candidates += 1 + record.candidates_size();
+    if (const tuning::Baseline* b = MainBaseline(record); b != nullptr && b->speedup() > 0) {
+      speedups[b->name()].push_back(b->speedup());
+    }
+    if (record.size_matched_ceiling_gbps() > 0) {
+      of_memcpy.push_back(record.fraction_of_size_matched_ceiling());
+    }
   }
   std::string md = "# Tuning report\n\n";
   if (!database_sha256.empty()) {
     absl::StrAppend(&md, kDescribesPrefix, database_sha256, "`.\n\n");
   }
   absl::StrAppend(&md, database.records_size(), " problems, ", candidates,
-                  " candidates (schema version ", database.schema_version(), ").\n\n");
+                  " candidates measured or tried (schema version ", database.schema_version(),
+                  "); each candidate's figures are in the .candidates.csv beside this file.\n\n");
+  auto geomean = [](const std::vector<double>& values) {
+    double log_sum = 0;
+    for (double v : values) log_sum += std::log(v);
+    return std::exp(log_sum / static_cast<double>(values.size()));
+  };
+  if (!of_memcpy.empty()) {
+    absl::StrAppend(&md, absl::StrFormat(
+                             "- Of cudaMemcpy of the same bytes: geomean %.3f, lowest %.3f, "
+                             "highest %.3f (%d problems)\n",
+                             geomean(of_memcpy), *std::min_element(of_memcpy.begin(), of_memcpy.end()),
+                             *std::max_element(of_memcpy.begin(), of_memcpy.end()),
+                             static_cast<int>(of_memcpy.size())));
+  }
+  for (const auto& [name, values] : speedups) {
+    absl::StrAppend(&md, absl::StrFormat("- Against %s: geomean %.2f×, lowest %.2f× (%d problems)\n",
+                                         Cell(name), geomean(values),
+                                         *std::min_element(values.begin(), values.end()),
+                                         static_cast<int>(values.size())));
+  }
   if (!svg_link.empty()) {
-    absl::StrAppend(&md, "![Winner per problem against cudaMemcpy of the same bytes](", svg_link,
-                    ")\n\n");
+    absl::StrAppend(&md, "\n![Winner per problem against cudaMemcpy of the same bytes](", svg_link,
+                    ")\n");
   }
   absl::StrAppend(&md,
-                  "Baselines were measured in the same run, on the same rotated buffers, in "
+                  "\nBaselines were measured in the same run, on the same rotated buffers, in "
                   "rounds interleaved with the winner: \"vs baseline\" is the library call the "
                   "problem replaces (cudnnIm2Col for im2col; cudaMemcpy of the same bytes "
                   "otherwise), its time over the winner's (above 1 the winner is faster); "
-                  "\"of memcpy\" is the winner's fraction of cudaMemcpy of the same bytes, "
-                  "the size-matched ceiling; \"of DRAM\" its fraction of one large copy.\n\n");
+                  "\"of memcpy\" is the winner's fraction of cudaMemcpy of the same bytes in "
+                  "those rounds (the chart shows the same figure); \"of DRAM\" its fraction of "
+                  "one large copy.\n\n");
   absl::StrAppend(&md,
                   "| # | device | problem | winner | median µs | GB/s | vs baseline | of memcpy | "
                   "of DRAM | candidates' medians | statuses |\n"
@@ -206,50 +259,50 @@ std::string RenderMarkdownReport(const tuning::TuningDatabase& database, absl::s
                     OfSizeMatched(r), " | ", Fraction(r.winner_statistics()), " | ",
                     MedianSpread(entries), " | ", StatusCounts(entries), " |\n");
   }
+  return md;
+}
+
+std::string RenderCandidatesCsv(const tuning::TuningDatabase& database, const TileOpRegistry& ops) {
+  auto cell = [](absl::string_view text) {
+    std::string value(text);
+    // A leading = + - @ could start a spreadsheet formula.
+    if (!value.empty() && std::string("=+-@").find(value[0]) != std::string::npos) value = "'" + value;
+    return absl::StrCat(
+        "\"", absl::StrReplaceAll(value, {{"\"", "\"\""}, {"\n", " "}, {"\r", " "}}), "\"");
+  };
+  std::string csv =
+      "record,device,problem,status,variant,median_us,min_us,spread,samples,gbps,of_memcpy,"
+      "of_dram,baseline,baseline_median_us,measured_by,host,unix_time_s,detail\n";
   for (int i = 0; i < database.records_size(); ++i) {
     const tuning::TuningRecord& r = database.records(i);
-    absl::StrAppend(&md, "\n## ", i, ". ", ops.DescribeProblem(r.problem()), " on ",
-                    ShortDevice(r.device()), "\n\n- Key: `", tuning::RecordKey(r), "`\n");
-    if (r.winner_statistics().ceiling_gbps() > 0) {
-      absl::StrAppend(&md, absl::StrFormat("- DRAM ceiling: %.1f GB/s\n",
-                                           r.winner_statistics().ceiling_gbps()));
-    }
-    absl::StrAppend(&md, MeasuredLine(r.provenance()));
-    for (const tuning::Baseline& b : r.baselines()) {
-      if (b.has_statistics()) {
-        absl::StrAppend(&md, absl::StrFormat("- Baseline %s: %.3f µs median, %s GB/s; the winner "
-                                             "is %.2f× as fast in the same rounds\n",
-                                             b.name(), b.statistics().median_us(),
-                                             Gbps(b.statistics().gbps()), b.speedup()));
-      } else {
-        absl::StrAppend(&md, "- Baseline ", b.name(), ": not measured, ", Cell(b.unavailable()),
-                        "\n");
-      }
-    }
-    absl::StrAppend(&md,
-                    "\n| status | variant | median µs | min µs | spread | samples | GB/s | "
-                    "of memcpy | of DRAM | detail |\n"
-                    "|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    const tuning::Baseline* baseline = MainBaseline(r);
     const double memcpy_gbps = r.size_matched_ceiling_gbps();
     for (const Entry& e : Entries(r)) {
-      const std::string status = e.winner ? "**winner**" : tuning::CandidateStatusName(e.status);
-      if (e.statistics != nullptr) {
-        const tuning::Statistics& s = *e.statistics;
-        absl::StrAppend(
-            &md, absl::StrFormat("| %s | %s | %.3f | %.3f | %.1f%% | %d | %s | %s | %s | %s |\n",
-                                 status, Cell(tuning::DescribeVariant(*e.variant)), s.median_us(),
-                                 s.min_us(), 100 * s.spread(), s.sample_count(), Gbps(s.gbps()),
-                                 memcpy_gbps > 0 && s.gbps() > 0
-                                     ? absl::StrFormat("%.1f%%", 100 * s.gbps() / memcpy_gbps)
-                                     : "—",
-                                 Fraction(s), Cell(*e.detail)));
-      } else {
-        absl::StrAppend(&md, "| ", status, " | ", Cell(tuning::DescribeVariant(*e.variant)),
-                        " | — | — | — | — | — | — | — | ", Cell(*e.detail), " |\n");
+      const tuning::Statistics* s = e.statistics;
+      std::string figures = ",,,,,,";
+      if (s != nullptr) {
+        figures = absl::StrFormat(
+            "%.4f,%.4f,%.4f,%d,%.2f,%s,%s", s->median_us(), s->min_us(), s->spread(),
+            s->sample_count(), s->gbps(),
+            // The winner's is the interleaved figure of the report; a candidate's, its GB/s
+            // over memcpy's.
+            e.winner && memcpy_gbps > 0 ? absl::StrFormat("%.4f", r.fraction_of_size_matched_ceiling())
+            : memcpy_gbps > 0 && s->gbps() > 0 ? absl::StrFormat("%.4f", s->gbps() / memcpy_gbps)
+                                                : "",
+            s->ceiling_gbps() > 0 ? absl::StrFormat("%.4f", s->fraction_of_ceiling()) : "");
       }
+      absl::StrAppend(&csv, i, ",", cell(ShortDevice(r.device())), ",",
+                      cell(ops.DescribeProblem(r.problem())), ",",
+                      cell(e.winner ? "WINNER" : tuning::CandidateStatusName(e.status)), ",",
+                      cell(tuning::DescribeVariant(*e.variant)), ",", figures, ",",
+                      cell(baseline != nullptr ? baseline->name() : ""), ",",
+                      baseline != nullptr ? absl::StrFormat("%.4f", baseline->statistics().median_us())
+                                          : "",
+                      ",", cell(r.provenance().tool_version()), ",", cell(r.provenance().host()), ",",
+                      r.provenance().unix_time_s(), ",", cell(*e.detail), "\n");
     }
   }
-  return md;
+  return csv;
 }
 
 std::string RenderSvgChart(const tuning::TuningDatabase& database, const TileOpRegistry& ops) {
@@ -292,11 +345,16 @@ std::string RenderSvgChart(const tuning::TuningDatabase& database, const TileOpR
     row.winner_family = Family(r.winner());
     family_index(row.winner_family);
     if (reference > 0) {
-      row.winner = w.gbps() / reference;
+      // The table's figure: the winner's fraction of memcpy in the interleaved rounds; the
+      // candidates scaled alike, by their GB/s over the winner's.
+      row.winner = size_matched && r.fraction_of_size_matched_ceiling() > 0
+                       ? r.fraction_of_size_matched_ceiling()
+                       : w.gbps() / reference;
+      const double per_gbps = w.gbps() > 0 ? row.winner / w.gbps() : 1 / reference;
       for (const Entry& e : Entries(r)) {
         if (e.statistics == nullptr || e.statistics->gbps() <= 0) continue;
         if (!e.winner && e.status != tuning::CandidateResult::OK) continue;
-        const double f = e.statistics->gbps() / reference;
+        const double f = e.statistics->gbps() * per_gbps;
         const std::string family = Family(*e.variant);
         family_index(family);
         auto [it, fresh] = row.spans.emplace(family, std::make_pair(f, f));
@@ -311,8 +369,9 @@ std::string RenderSvgChart(const tuning::TuningDatabase& database, const TileOpR
     std::string vs;
     if (main != nullptr && main->name() != "cudaMemcpy") {
       vs = absl::StrFormat(", %.2fx %s", main->speedup(), main->name());
-      if (reference > 0 && main->statistics().gbps() > 0) {
-        row.baseline = main->statistics().gbps() / reference;
+      if (reference > 0 && main->speedup() > 0) {
+        // Its speedup is measured in the same rounds as the winner's figure.
+        row.baseline = row.winner / main->speedup();
         scale = std::max(scale, std::min(row.baseline, 2.0) + 0.05);
       }
     }
@@ -443,6 +502,7 @@ std::vector<tuning::FileWrite> ReportFiles(const tuning::TuningDatabase& databas
   const size_t slash = paths.svg.rfind('/');
   const std::string svg_link = slash == std::string::npos ? paths.svg : paths.svg.substr(slash + 1);
   return {{paths.svg, RenderSvgChart(database, ops)},
+          {paths.candidates, RenderCandidatesCsv(database, ops)},
           {paths.markdown,
            RenderMarkdownReport(database, svg_link, ops, Sha256Hex(database_bytes))}};
 }

@@ -1,11 +1,14 @@
-// A human-readable report of a tuning database: Markdown plus an SVG summary chart.
-// Problems are described by their operators' definitions (`ops`).
+// A human-readable report of a tuning database: Markdown, an SVG summary chart and a CSV
+// of every candidate. Problems are described by their operators' definitions (`ops`).
 //
-// For every record (one problem on one device) the Markdown gives the winner, its GB/s,
-// its speedup over the baseline the problem replaces (cudnnIm2Col for im2col, cudaMemcpy
-// otherwise), its fraction of the size-matched ceiling (cudaMemcpy of the same bytes) and
-// of the DRAM ceiling, the spread of the measured candidates' medians and how many
-// candidates ended in each status, then the baselines and a table of all candidates.
+// The Markdown is short: the database's checksum, a summary (geomean fraction of memcpy
+// and speedup over each baseline), the chart, and one table line per record (one problem
+// on one device): the winner, its GB/s, its speedup over the baseline the problem replaces
+// (cudnnIm2Col for im2col, cudaMemcpy otherwise), its fraction of the size-matched ceiling
+// (cudaMemcpy of the same bytes, in the interleaved rounds: the chart's figure too) and of
+// the DRAM ceiling, the spread of the measured candidates' medians and how many
+// candidates ended in each status. Every database string is escaped (HTML and Markdown).
+// Per-candidate figures are in the CSV.
 // The SVG is read at a glance: one row per problem, a bar to the winner's fraction of the
 // size-matched ceiling (dashed line at 1; the DRAM ceiling for records measured without
 // baselines) coloured by its path family, a black tick at the library baseline's
@@ -34,8 +37,9 @@ namespace tiletune {
 namespace autotune {
 
 struct ReportPaths {
-  std::string markdown;  // <database path without extension>.report.md
-  std::string svg;       // <database path without extension>.report.svg
+  std::string markdown;    // <database path without extension>.report.md
+  std::string svg;         // <database path without extension>.report.svg
+  std::string candidates;  // <database path without extension>.candidates.csv
 };
 
 // The report files that belong next to the database at `database_path`.
@@ -50,6 +54,11 @@ std::string RenderMarkdownReport(const tuning::TuningDatabase& database, absl::s
 
 // The SVG chart: a row per record, in database order.
 std::string RenderSvgChart(const tuning::TuningDatabase& database, const TileOpRegistry& ops);
+
+// Every candidate of every record, the winner first: status, variant, statistics, the
+// record's main baseline and provenance (RFC 4180 CSV; a cell that could start a
+// spreadsheet formula is prefixed with a quote mark).
+std::string RenderCandidatesCsv(const tuning::TuningDatabase& database, const TileOpRegistry& ops);
 
 // The two files of the report (ReportPathsFor(database_path)) with their contents, for
 // WriteFilesAtomically beside the database they describe, after it and in this order (the
