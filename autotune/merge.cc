@@ -105,7 +105,7 @@ std::string FormatMergeConflict(const MergeConflict& conflict,
                    " over ",
                    Side(conflict.dropped_winner, conflict.dropped_median_us,
                         conflict.dropped_input, input_names, Printable(conflict.dropped_host, 80))),
-      600);
+      4000);
 }
 
 }  // namespace autotune
