@@ -4,9 +4,14 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
+
+#include <unistd.h>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "compiler/cuda/caching_compilation_provider.h"
 #include "compiler/cuda/nvrtc_api.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -105,6 +110,32 @@ TEST_F(NvrtcCompilationProviderTest, RejectsMalformedAndUnsupportedArchitectures
   auto ptx = provider_->CompileToPtx({"vector_copy", kCopyKernel}, volta);
   ASSERT_FALSE(ptx.ok());
   EXPECT_THAT(ptx.status().message(), HasSubstr("not supported by nvrtc-13"));
+}
+
+// What NVRTC makes passes the disk cache's check of what an entry holds (a CUBIN of the
+// requested SM, PTX of its target), for every architecture: a second provider reads each
+// back from disk instead of compiling again.
+TEST_F(NvrtcCompilationProviderTest, ItsOutputIsWhatTheDiskCacheTrusts) {
+  const std::string folder = absl::StrCat(::testing::TempDir(), "/nvrtc_cache_", getpid());
+  const std::vector<std::string> archs = {"sm_75", "sm_80", "sm_86", "sm_89", "sm_90a", "sm_100a", "sm_120"};
+  for (int round = 0; round < 2; ++round) {
+    CachingCompilationProvider::Options options;
+    auto nvrtc = NvrtcCompilationProvider::Create();
+    ASSERT_TRUE(nvrtc.ok()) << nvrtc.status();
+    options.inner = *std::move(nvrtc);
+    options.disk_directory = folder;
+    auto cache = CachingCompilationProvider::Create(std::move(options));
+    ASSERT_TRUE(cache.ok()) << cache.status();
+    for (const std::string& arch : archs) {
+      CompileOptions compile;
+      compile.arch = arch;
+      ASSERT_TRUE((*cache)->CompileToCubin({"vector_copy", kCopyKernel}, compile).ok()) << arch;
+      ASSERT_TRUE((*cache)->CompileToPtx({"vector_copy", kCopyKernel}, compile).ok()) << arch;
+    }
+    const CachingCompilationProvider::Stats stats = (*cache)->stats();
+    EXPECT_EQ(stats.corrupt_entries, 0);
+    EXPECT_EQ(round == 0 ? stats.misses : stats.disk_hits, static_cast<int64_t>(2 * archs.size()));
+  }
 }
 
 }  // namespace
