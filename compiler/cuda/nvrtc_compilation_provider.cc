@@ -1,6 +1,7 @@
 #include "compiler/cuda/nvrtc_compilation_provider.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <utility>
@@ -44,11 +45,14 @@ std::string ReadLog(const NvrtcApi* api, nvrtcProgram program) {
 
 absl::StatusOr<std::unique_ptr<NvrtcCompilationProvider>> NvrtcCompilationProvider::Create() {
   TT_ASSIGN_OR_RETURN(const NvrtcApi* api, LoadNvrtc());
-  return std::unique_ptr<NvrtcCompilationProvider>(new NvrtcCompilationProvider(api));
+  const char* line_info = std::getenv("TILETUNE_LINE_INFO");
+  return std::unique_ptr<NvrtcCompilationProvider>(new NvrtcCompilationProvider(
+      api, line_info != nullptr && std::string(line_info) == "1"));
 }
 
 std::string NvrtcCompilationProvider::Name() const {
-  return absl::StrCat("nvrtc-", api_->version_major, ".", api_->version_minor);
+  return absl::StrCat("nvrtc-", api_->version_major, ".", api_->version_minor,
+                      line_info_ ? "+lineinfo" : "");
 }
 
 absl::StatusOr<std::pair<std::string, std::string>> NvrtcCompilationProvider::Compile(
@@ -65,7 +69,7 @@ absl::StatusOr<std::pair<std::string, std::string>> NvrtcCompilationProvider::Co
                                        output == Output::kPtx ? "compute_" : "sm_", arch.number,
                                        arch.suffix);
   std::vector<std::string> flags = {arch_flag, "--std=c++17", "--device-int128"};
-  if (options.line_info) flags.push_back("--generate-line-info");
+  if (options.line_info || line_info_) flags.push_back("--generate-line-info");
   flags.insert(flags.end(), options.extra_flags.begin(), options.extra_flags.end());
   std::vector<const char*> flag_pointers;
   for (const std::string& flag : flags) flag_pointers.push_back(flag.c_str());

@@ -26,7 +26,8 @@ class NvrtcCompilationProvider : public CompilationProvider {
                                        const CompileOptions& options) override;
 
  private:
-  explicit NvrtcCompilationProvider(const NvrtcApi* api) : api_(api) {}
+  NvrtcCompilationProvider(const NvrtcApi* api, bool line_info)
+      : api_(api), line_info_(line_info) {}
 
   enum class Output { kPtx, kCubin };
   // Compiles and returns {output, log}.
@@ -35,6 +36,9 @@ class NvrtcCompilationProvider : public CompilationProvider {
                                                               Output output);
 
   const NvrtcApi* api_;
+  // $TILETUNE_LINE_INFO=1: every kernel with line info, for compute-sanitizer reports that
+  // name source lines (Name() says so, so cached kernels without it are not reused).
+  bool line_info_ = false;
 };
 
 }  // namespace tiletune
