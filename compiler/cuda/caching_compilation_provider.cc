@@ -221,10 +221,12 @@ CachingCompilationProvider::Stats CachingCompilationProvider::stats() const {
 std::string CachingCompilationProvider::Key(absl::string_view kind, const CudaSource& source,
                                              const CompileOptions& options) const {
   // Length-prefixed fields, so no two different inputs serialise alike.
+  // The provider's name is held here: a view of the temporary would dangle inside the loop.
+  const std::string provider = inner_->Name();
   std::string material;
   for (absl::string_view field :
        {kind, absl::string_view(options.arch), absl::string_view(options.line_info ? "1" : "0"),
-        absl::string_view(inner_->Name()), absl::string_view(source.text)}) {
+        absl::string_view(provider), absl::string_view(source.text)}) {
     absl::StrAppend(&material, field.size(), ":", field, ";");
   }
   for (const std::string& flag : options.extra_flags) {

@@ -40,8 +40,9 @@ std::string FakeCubin(int sm, const std::string& text) {
 // Compiles by decorating the source, and counts its calls.
 class CountingProvider : public CompilationProvider {
  public:
-  explicit CountingProvider(std::atomic<int>* calls) : calls_(calls) {}
-  std::string Name() const override { return "counting-1.0"; }
+  explicit CountingProvider(std::atomic<int>* calls, std::string name = "counting-1.0")
+      : calls_(calls), name_(std::move(name)) {}
+  std::string Name() const override { return name_; }
   absl::StatusOr<Ptx> CompileToPtx(const CudaSource& source,
                                    const CompileOptions& options) override {
     ++*calls_;
@@ -56,6 +57,7 @@ class CountingProvider : public CompilationProvider {
 
  private:
   std::atomic<int>* calls_;
+  std::string name_;
 };
 
 class CachingCompilationProviderTest : public ::testing::Test {
@@ -78,6 +80,22 @@ class CachingCompilationProviderTest : public ::testing::Test {
                                   ::testing::UnitTest::GetInstance()->current_test_info()->name(),
                                   "/nested");
 };
+
+// Issue 34: the key viewed the compiler's name through a temporary, so a name longer than
+// the short-string buffer ("nvrtc-13.0+lineinfo") was read after it was freed, and under
+// compute-sanitizer the allocator handed that memory to the key itself.
+TEST_F(CachingCompilationProviderTest, TheKeyHashesEveryFieldLengthPrefixed) {
+  const std::string name = "a-compiler-name-well-past-the-short-string-buffer+lineinfo";
+  CachingCompilationProvider::Options options;
+  options.inner = std::make_unique<CountingProvider>(&calls_, name);
+  auto cache = *CachingCompilationProvider::Create(std::move(options));
+  CompileOptions compile;
+  compile.arch = "sm_90";
+  compile.extra_flags = {"-DX=1"};
+  const std::string expected =
+      Sha256Hex(absl::StrCat("3:ptx;5:sm_90;1:0;", name.size(), ":", name, ";3:src;5:-DX=1;"));
+  EXPECT_EQ(cache->Key("ptx", {"k", "src"}, compile), expected);
+}
 
 // Issue 17: a cache folder that is a file turned caching off with no word. Now it costs
 // the disk cache, with a reason, never the compile.
