@@ -10,11 +10,13 @@ out="${OUT:-device-logs}/sanitize"
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$PWD/.device/bin:${LD_LIBRARY_PATH:-}"
 export TILETUNE_REQUIRE_GPU=1 TILETUNE_LINE_INFO=1
-# A few cases of each form: every path and form of the operator, several dtypes.
+# A few cases of each form: every path and form of the operator, several dtypes. gtest
+# filters know only * and ?, so "first three cases" is spelled out by first3.
+first3() { local p; for p in "$@"; do printf '*/%s_000_*:*/%s_001_*:*/%s_002_*:' "$p" "$p" "$p"; done; }
 declare -A samples=(
   [copy]='Paths/CopyGpuTest.*/tma_f16:Paths/CopyGpuTest.*/tma_1stage_*:Paths/CopyGpuTest.*/cp_async*:Paths/CopyGpuTest.*/simt_*:Paths/CopyGpuTest.*/bulk_*:Paths/CopyGpuTest.*/slice_*:Regions/CopyRegionGpuTest.*/r?_*'
-  [im2col]='*/simt_00[0-2]_*:*/tma_00[0-2]_*:*/staged_00[0-2]_*:*/flat_00[0-2]_*:*/staged_phase_00[0-2]_*:*/staged_bulk_00[0-2]_*:*/resnet_3x3_s2_tma'
-  [col2im]='*/staged_cp_async_00[0-2]_*:*/direct_cp_async_00[0-2]_*:*/swept_tma_00*:*/swept_cp_async_00[0-2]_*:*/stem_7x7_s2_p3_swept_bands_persistent'
+  [im2col]="$(first3 simt tma staged flat staged_phase staged_bulk)*/resnet_3x3_s2_tma"
+  [col2im]="$(first3 staged_cp_async direct_cp_async swept_cp_async)*/swept_tma_00*:*/stem_7x7_s2_p3_swept_bands_persistent"
 )
 rows=()
 for op in copy im2col col2im; do
@@ -22,12 +24,18 @@ for op in copy im2col col2im; do
   [ -x "$bin" ] || continue
   for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
     log="$out/${op}_${tool}.txt"
-    extra=()
-    [ "$tool" = racecheck ] && extra=(--racecheck-report all)
+    # Module::GetKernel counts a kernel's parameters by asking cuFuncGetParamInfo for
+    # indices until the driver answers CUDA_ERROR_INVALID_VALUE (the driver has no count
+    # call); that handled answer is not an error, so API errors are not reported: every
+    # other failing call fails its test, which the table shows.
+    extra=(--report-api-errors no)
+    [ "$tool" = racecheck ] && extra+=(--racecheck-report all)
     timeout "${SANITIZE_SECONDS:-150}" compute-sanitizer --tool "$tool" "${extra[@]}" \
       --print-limit 20 "$bin" --gtest_brief=1 --gtest_filter="${samples[$op]}" > "$log" 2>&1
     rc=$?
     tests=$(grep -oE '^\[  PASSED  \] [0-9]+' "$log" | grep -oE '[0-9]+$' || echo "?")
+    ran=$(grep -oE '^\[==========\] [0-9]+ tests? from' "$log" | grep -oE '[0-9]+' | head -n 1)
+    [ "${ran:-0}" = 0 ] && tests="NONE (filter matched no test)"
     summary=$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -n 1 | sed 's/^========= //')
     rows+=("$(printf '%-7s %-10s rc=%-3s tests passed %-4s %s' "$op" "$tool" "$rc" "$tests" "${summary:-no summary (timed out?)}")")
   done

@@ -443,7 +443,10 @@ class Col2imEmitter {
   }
 
   // The window rows of one tile: with TMA, each waited for on its buffer's full barrier and
-  // released by an arrival per warp on its empty barrier; with cp.async, filled
+  // released by an arrival per thread on its empty barrier (each thread's own arrival
+  // releases its own reads; one per warp after __syncwarp is also correct, but
+  // compute-sanitizer's racecheck does not follow the warp barrier and reports every read
+  // of the other lanes as a hazard against the next bulk copy); with cp.async, filled
   // kBuffers - 1 ahead and closed by a CTA barrier.
   void SweptLoop() {
     if (Tma()) {
@@ -458,8 +461,7 @@ class Col2imEmitter {
           "      const u32 oh = t.oh_hi - s;\n"
           "      const u8* buf = stage + b * kBufBytes + u32(t.row0 + oh * kWindowRowBytes) % kBufAlign;\n",
           SumBuffer(),
-          "      __syncwarp();\n"
-          "      if (threadIdx.x % 32 == 0) tt_mbarrier_arrive(&tt_empty[b]);  // buffer b summed\n"
+          "      tt_mbarrier_arrive(&tt_empty[b]);  // this thread is done with buffer b\n"
           "    }\n");
     } else {
       absl::StrAppend(
@@ -564,19 +566,19 @@ class Col2imEmitter {
 
   // The TMA sweep's producer, thread 0: the block's window rows in sweep order over its
   // tiles (tile, tile + gridDim.x, ...), each copied whole into buffer g % kBuffers by one
-  // bulk copy once every warp has arrived on that buffer's empty barrier for its previous
+  // bulk copy once every thread has arrived on that buffer's empty barrier for its previous
   // window row; the bytes past the matrix's last whole 16-byte chunk are copied by hand
   // before the arrival that publishes them.
   void TmaProducer() {
     absl::StrAppend(
         &out_,
         "  __shared__ __align__(8) u64 tt_full[kBuffers];   // the bulk copy's bytes landed\n"
-        "  __shared__ __align__(8) u64 tt_empty[kBuffers];  // an arrival per warp that summed it\n"
+        "  __shared__ __align__(8) u64 tt_empty[kBuffers];  // an arrival per thread that summed it\n"
         "  if (threadIdx.x == 0) {\n"
         "#pragma unroll\n"
         "    for (u32 b = 0; b < kBuffers; ++b) {\n"
         "      tt_mbarrier_init(&tt_full[b], 1);\n"
-        "      tt_mbarrier_init(&tt_empty[b], kThreads / 32);\n"
+        "      tt_mbarrier_init(&tt_empty[b], kThreads);\n"
         "    }\n"
         "    tt_fence_barrier_init();\n"
         "  }\n"
