@@ -160,8 +160,12 @@ int DryRun(const TileOpRegistry& ops, const std::vector<SuiteProblem>& problems)
   absl::StatusOr<std::unique_ptr<CompilationProvider>> made = MakeCompiler();
   if (!made.ok()) return Fail(1, made.status());
   std::unique_ptr<CompilationProvider> compiler = *std::move(made);
+  if (absl::Status arch = compiler->CheckArch(target->ArchName()); !arch.ok()) {
+    return Fail(2, absl::InvalidArgumentError(absl::StrCat("--target: ", arch.message())));
+  }
   const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   size_t done = 0;
+  int failed_problems = 0;
   for (const SuiteProblem& problem : problems) {
     auto start = Clock::now();
     std::fprintf(stderr, "autotune: dry run %zu of %zu: %s\n", ++done, problems.size(),
@@ -197,6 +201,12 @@ int DryRun(const TileOpRegistry& ops, const std::vector<SuiteProblem>& problems)
                 absl::StrJoin(per_path, ", ", absl::PairFormatter(" ")).c_str(), errors.load(),
                 Seconds(start));
     std::fflush(stdout);
+    if (errors.load() > 0) ++failed_problems;
+  }
+  if (failed_problems > 0) {
+    std::fprintf(stderr, "autotune: dry run: %d problem(s) had variants that do not compile\n",
+                 failed_problems);
+    return 1;
   }
   return 0;
 }
@@ -485,9 +495,14 @@ absl::StatusOr<std::vector<int>> ParseDevices() {
   std::vector<int> devices;
   for (absl::string_view d : absl::StrSplit(absl::GetFlag(FLAGS_devices), ',')) {
     int ordinal = 0;
-    if (!absl::SimpleAtoi(d, &ordinal) || ordinal < 0) {
+    if (!absl::SimpleAtoi(d, &ordinal) || ordinal < 0 || ordinal > 1023) {
       return absl::InvalidArgumentError(
-          absl::StrCat("--devices: '", d, "' is not a device ordinal; e.g. --devices=0,1"));
+          absl::StrCat("--devices: '", Printable(d, 40),
+                       "' is not a device ordinal (0 to 1023); e.g. --devices=0,1"));
+    }
+    if (std::find(devices.begin(), devices.end(), ordinal) != devices.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--devices: device ", ordinal, " is listed twice; name each device once"));
     }
     devices.push_back(ordinal);
   }
@@ -832,7 +847,21 @@ int Main(int argc, char** argv, bool evaluate) {
   }
   absl::StatusOr<std::vector<SuiteProblem>> parsed = LoadProblems(ops);
   if (!parsed.ok()) return Fail(absl::IsInternal(parsed.status()) ? 1 : 2, parsed.status());
-  std::vector<SuiteProblem> problems = *std::move(parsed);
+  std::vector<std::string> repeats;
+  std::vector<SuiteProblem> problems = UniqueProblems(ops, *std::move(parsed), &repeats);
+  // Workers re-read the suite and drop the same repeats, so indices agree; only the
+  // supervisor says so.
+  if (!repeats.empty() && absl::GetFlag(FLAGS_worker_problem) < 0) {
+    const size_t shown = std::min<size_t>(repeats.size(), 5);
+    std::fprintf(stderr, "autotune: %zu problem(s) given more than once run once: %s%s\n",
+                 repeats.size(),
+                 Printable(absl::StrJoin(repeats.begin(), repeats.begin() + shown, ", "), 400)
+                     .c_str(),
+                 repeats.size() > shown
+                     ? absl::StrCat(" and ", repeats.size() - shown, " more").c_str()
+                     : "");
+  }
+  if (absl::Status devices = ParseDevices().status(); !devices.ok()) return Fail(2, devices);
   if (!absl::GetFlag(FLAGS_simulate).empty()) {
     if (absl::Status valid = ParseSimulation(absl::GetFlag(FLAGS_simulate)).status(); !valid.ok()) {
       return Fail(2, valid);

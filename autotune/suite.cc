@@ -4,7 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -46,6 +48,8 @@ absl::StatusOr<std::vector<SuiteProblem>> ParseSuiteFile(const TileOpRegistry& o
                                                          absl::string_view origin) {
   std::vector<SuiteProblem> problems;
   int number = 0;
+  // Editors on some systems start a UTF-8 file with a byte-order mark; it is not a problem's.
+  absl::ConsumePrefix(&text, "\xef\xbb\xbf");
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     ++number;
     const size_t comment = line.find('#');
@@ -64,6 +68,30 @@ absl::StatusOr<std::vector<SuiteProblem>> ParseSuiteFile(const TileOpRegistry& o
         origin, ": no problems; expected one spec per line ('#' comments), ", ops.SpecSyntax()));
   }
   return problems;
+}
+
+std::vector<SuiteProblem> UniqueProblems(const TileOpRegistry& ops,
+                                         std::vector<SuiteProblem> problems,
+                                         std::vector<std::string>* repeats) {
+  std::vector<SuiteProblem> unique;
+  std::vector<std::string> order;  // first-seen order of the repeated keys
+  absl::flat_hash_map<std::string, int> seen;
+  for (SuiteProblem& problem : problems) {
+    absl::StatusOr<std::string> spec = ops.FormatSpec(*problem);
+    const std::string key = spec.ok() ? *spec : DescribeProblem(ops, *problem);
+    int& count = seen[key];
+    if (++count == 1) {
+      unique.push_back(std::move(problem));
+    } else if (count == 2) {
+      order.push_back(key);
+    }
+  }
+  if (repeats != nullptr) {
+    for (const std::string& key : order) {
+      repeats->push_back(absl::StrCat(key, " (", seen[key], " times)"));
+    }
+  }
+  return unique;
 }
 
 absl::StatusOr<std::vector<SuiteProblem>> DefaultSuite(const TileOpRegistry& ops) {

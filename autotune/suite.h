@@ -43,6 +43,13 @@ absl::StatusOr<std::vector<SuiteProblem>> ParseSuiteFile(const TileOpRegistry& o
                                                          absl::string_view text,
                                                          absl::string_view origin);
 
+// `problems` in order with each problem once: one given again (the same problem, however its
+// spec was written) is left out. `repeats` gets one entry per problem given more than
+// once, its spec and how often it was given ("copy:u8:64 (3 times)").
+std::vector<SuiteProblem> UniqueProblems(const TileOpRegistry& ops,
+                                         std::vector<SuiteProblem> problems,
+                                         std::vector<std::string>* repeats);
+
 // The default suite, parsed: Internal when `ops` lacks an operator it uses.
 absl::StatusOr<std::vector<SuiteProblem>> DefaultSuite(const TileOpRegistry& ops);
 

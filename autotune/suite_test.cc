@@ -100,6 +100,39 @@ TEST(SuiteTest, ReadsSuiteFilesWithCommentsAndNamesBadLines) {
 
 // The checked-in suites parse, lower for sm_90a, and the held-out one shares no problem
 // with the one the shipped database is tuned on (or the evaluation would not be held out).
+// Issue 34: a UTF-8 byte-order mark gave "unknown tile operator 'copy'" (the mark looks
+// like nothing), and a NUL byte cut the message short.
+TEST(SuiteTest, AByteOrderMarkStartsAFileAndOddBytesAreNamed) {
+  const TileOpRegistry& ops = BuiltinTileOps();
+  auto parsed = ParseSuiteFile(ops, "\xef\xbb\xbf" "copy:u8:64\n", "bom.txt");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->size(), 1u);
+  const std::string nul("copy:u8:6\0" "4\n", 12);
+  EXPECT_THAT(std::string(ParseSuiteFile(ops, nul, "nul.txt").status().message()),
+              HasSubstr("nul.txt:1: problem 'copy:u8:6\\x004': it holds a NUL byte at character 10"));
+  EXPECT_THAT(std::string(ParseSuiteFile(ops, "copy:u8:64\n\xef\xbb\xbf" "copy:u8:8\n", "mid.txt")
+                              .status()
+                              .message()),
+              HasSubstr("mid.txt:2: problem '\xef\xbb\xbf" "copy:u8:8': it holds a UTF-8 byte-order mark"));
+  EXPECT_THAT(std::string(ParseProblems(ops, "copy:u8:\x1b[31m8").status().message()),
+              HasSubstr("control character \\x1b at character 9"));
+}
+
+// Issue 34: 200,000 identical lines ran 100,000 identical dry runs.
+TEST(SuiteTest, AProblemGivenTwiceRunsOnceAndIsReported) {
+  const TileOpRegistry& ops = BuiltinTileOps();
+  auto parsed = ParseSuiteFile(
+      ops, "copy:u8:64\ncopy:f16:128\ncopy:u8:64\ncopy:u8:src=64\ncopy:u8:64\n", "dup.txt");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  std::vector<std::string> repeats;
+  std::vector<SuiteProblem> unique = UniqueProblems(ops, *parsed, &repeats);
+  ASSERT_EQ(unique.size(), 2u);
+  EXPECT_EQ(DescribeProblem(ops, *unique[0]), DescribeProblem(ops, *(*parsed)[0]));
+  EXPECT_EQ(DescribeProblem(ops, *unique[1]), DescribeProblem(ops, *(*parsed)[1]));
+  ASSERT_EQ(repeats.size(), 1u);
+  EXPECT_THAT(repeats[0], HasSubstr("(4 times)"));
+}
+
 TEST(SuiteTest, CheckedInSuitesParseAndTheHeldOutOneIsDisjoint) {
   const TileOpRegistry& ops = BuiltinTileOps();
   Target target = *Target::Parse("sm_90a");

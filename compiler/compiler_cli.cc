@@ -241,6 +241,18 @@ int RunCompilerCli(const std::vector<std::string>& args, std::ostream& out, std:
   }
   absl::StatusOr<Target> target = Target::Parse(Get(*flags, "target", "sm_90a"));
   if (!target.ok()) return fail(target.status());
+  // PTX needs NVRTC, and NVRTC only some architectures: a target it cannot build is the
+  // user's to change, said before anything is lowered.
+  std::unique_ptr<CompilationProvider> nvrtc;
+  if (emit == "ptx") {
+    absl::StatusOr<std::unique_ptr<NvrtcCompilationProvider>> made =
+        NvrtcCompilationProvider::Create();
+    if (!made.ok()) return fail(made.status());
+    nvrtc = *std::move(made);
+    if (absl::Status arch = nvrtc->CheckArch(target->ArchName()); !arch.ok()) {
+      return fail(absl::InvalidArgumentError(absl::StrCat("--target: ", arch.message())));
+    }
+  }
   if (absl::Status foreign = RejectForeignFlags(*flags, **definition, ops); !foreign.ok()) {
     return fail(foreign);
   }
@@ -270,11 +282,9 @@ int RunCompilerCli(const std::vector<std::string>& args, std::ostream& out, std:
     out << source.text;
     return 0;
   }
-  auto nvrtc = NvrtcCompilationProvider::Create();
-  if (!nvrtc.ok()) return fail(nvrtc.status());
   CompileOptions options;
   options.arch = target->ArchName();
-  absl::StatusOr<Ptx> ptx = (*nvrtc)->CompileToPtx(source, options);
+  absl::StatusOr<Ptx> ptx = nvrtc->CompileToPtx(source, options);
   if (!ptx.ok()) {
     err << "compiler: internal error: generated code failed to compile: " << ptx.status().message()
         << "\n";

@@ -6,6 +6,7 @@
 #define COMPILER_BASE_ABBREVIATE_H_
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -36,6 +37,25 @@ inline std::string Printable(absl::string_view text, size_t max_chars = 200) {
   }
   if (text.size() > max_chars) absl::StrAppend(&out, "... (", text.size(), " characters)");
   return out;
+}
+
+// What in `text` cannot be part of a spec, name or path typed by a person, named so that a
+// message says what it is rather than cutting at it or showing a look-alike: "a NUL byte
+// at character 7", "a UTF-8 byte-order mark at character 1", "control character \x1b at
+// character 3"; nullopt when there is none.
+inline std::optional<std::string> OddCharacter(absl::string_view text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char u = static_cast<unsigned char>(text[i]);
+    if (u == 0) return absl::StrCat("a NUL byte at character ", i + 1);
+    if (text.substr(i, 3) == "\xef\xbb\xbf") {
+      return absl::StrCat("a UTF-8 byte-order mark (EF BB BF) at character ", i + 1);
+    }
+    if (u < 0x20 || u == 0x7f) {
+      return absl::StrCat("control character ", Printable(text.substr(i, 1)), " at character ",
+                          i + 1);
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace tiletune

@@ -66,6 +66,7 @@ class CachingCompilationProvider : public CompilationProvider {
 
   std::string Name() const override;
   std::string CompilerName() const override;
+  absl::Status CheckArch(absl::string_view arch) const override { return inner_->CheckArch(arch); }
   absl::StatusOr<Ptx> CompileToPtx(const CudaSource& source,
                                    const CompileOptions& options) override;
   absl::StatusOr<Cubin> CompileToCubin(const CudaSource& source,

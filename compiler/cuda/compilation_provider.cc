@@ -12,6 +12,10 @@
 
 namespace tiletune {
 
+absl::Status CompilationProvider::CheckArch(absl::string_view arch) const {
+  return ParseArchName(arch).status();
+}
+
 absl::StatusOr<ArchName> ParseArchName(absl::string_view arch) {
   auto invalid = [&] {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -37,6 +37,11 @@ class CompilationProvider {
   // for wrappers (a cache), which return the wrapped compiler's. Recorded in databases.
   virtual std::string CompilerName() const { return Name(); }
 
+  // OK when this provider compiles for `arch` ("sm_90a"); otherwise InvalidArgument naming
+  // the architectures it does compile for. Callers check a user's target with it before
+  // any work, so a target the compiler cannot build is a usage error, not a compile error.
+  virtual absl::Status CheckArch(absl::string_view arch) const;
+
   // Compile errors are InvalidArgument and carry the compiler's full log.
   virtual absl::StatusOr<Ptx> CompileToPtx(const CudaSource& source,
                                            const CompileOptions& options) = 0;

@@ -55,15 +55,21 @@ std::string NvrtcCompilationProvider::Name() const {
                       line_info_ ? "+lineinfo" : "");
 }
 
-absl::StatusOr<std::pair<std::string, std::string>> NvrtcCompilationProvider::Compile(
-    const CudaSource& source, const CompileOptions& options, Output output) {
-  TT_ASSIGN_OR_RETURN(ArchName arch, ParseArchName(options.arch));
+absl::Status NvrtcCompilationProvider::CheckArch(absl::string_view arch_name) const {
+  TT_ASSIGN_OR_RETURN(ArchName arch, ParseArchName(arch_name));
   const std::vector<int>& supported = api_->supported_archs;
   if (std::find(supported.begin(), supported.end(), arch.number) == supported.end()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "architecture ", options.arch, " is not supported by ", Name(), "; it compiles for sm_",
+        "architecture ", arch_name, " is not supported by ", Name(), "; it compiles for sm_",
         absl::StrJoin(supported, ", sm_")));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::pair<std::string, std::string>> NvrtcCompilationProvider::Compile(
+    const CudaSource& source, const CompileOptions& options, Output output) {
+  TT_RETURN_IF_ERROR(CheckArch(options.arch));
+  TT_ASSIGN_OR_RETURN(ArchName arch, ParseArchName(options.arch));
   // PTX is virtual-architecture code; a CUBIN is for the real architecture.
   std::string arch_flag = absl::StrCat("--gpu-architecture=",
                                        output == Output::kPtx ? "compute_" : "sm_", arch.number,

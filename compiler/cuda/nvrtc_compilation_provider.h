@@ -20,6 +20,7 @@ class NvrtcCompilationProvider : public CompilationProvider {
   static absl::StatusOr<std::unique_ptr<NvrtcCompilationProvider>> Create();
 
   std::string Name() const override;
+  absl::Status CheckArch(absl::string_view arch) const override;
   absl::StatusOr<Ptx> CompileToPtx(const CudaSource& source,
                                    const CompileOptions& options) override;
   absl::StatusOr<Cubin> CompileToCubin(const CudaSource& source,

@@ -1,6 +1,7 @@
 #include "compiler/ops/registry.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,6 +11,8 @@
 #include "absl/strings/str_join.h"
 #include "compiler/base/abbreviate.h"
 #include "compiler/base/status_macros.h"
+#include "compiler/ops/candidates.h"
+#include "compiler/target/target.h"
 #include "compiler/tuning_db/tuning_db.h"
 #include "google/protobuf/util/message_differencer.h"
 
@@ -71,9 +74,10 @@ absl::StatusOr<std::unique_ptr<TileOp>> TileOpRegistry::ParseSpec(absl::string_v
   const absl::string_view name = spec.substr(0, colon);
   auto bad = [&](absl::string_view why) {
     return absl::InvalidArgumentError(
-        absl::StrCat("problem '", Abbreviate(spec), "': ", Abbreviate(why, 200), "; expected ",
+        absl::StrCat("problem '", Printable(spec, 80), "': ", Printable(why, 200), "; expected ",
                      SpecSyntax()));
   };
+  if (std::optional<std::string> odd = OddCharacter(spec)) return bad(absl::StrCat("it holds ", *odd));
   if (colon == absl::string_view::npos) return bad("no ':' after the operator");
   absl::StatusOr<const TileOpDefinition*> definition = Find(name);
   if (!definition.ok()) return bad(definition.status().message());
@@ -102,6 +106,39 @@ std::string TileOpRegistry::DescribeProblem(const tuning::Problem& problem) cons
   return (*definition)->Describe(**op);
 }
 
+namespace {
+
+// A winner's hints and launch must lower for its problem on its architecture, through the
+// same lowering the library and the tuner use: a record that would not (threads 99999999,
+// 1000 stages, an unknown annotation: edited or corrupted) is refused when it is read,
+// naming the field, instead of being skipped when it is used. Records of schema 1 stored
+// no launch and are not checked.
+absl::Status CheckWinnerLowers(const TileOpDefinition& definition, const TileOp& op,
+                               const tuning::TuningRecord& record) {
+  const tuning::Lowering& stored = record.winner().lowering();
+  if (stored.tile().empty() || stored.threads() == 0) return absl::OkStatus();
+  absl::StatusOr<Trial> trial = TrialOf(record.winner());
+  if (!trial.ok()) return absl::InvalidArgumentError(absl::StrCat("winner: ", trial.status().message()));
+  const tuning::DeviceIdentity& device = record.device();
+  absl::StatusOr<Target> target =
+      Target::Parse(Target::ArchNameForDevice(device.cc_major(), device.cc_minor()));
+  if (!target.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("device: ", target.status().message()));
+  }
+  std::unique_ptr<TileOp> tuned = op.Clone();
+  tuned->hints = trial->hints;
+  absl::StatusOr<std::shared_ptr<const LoweredTileKernel>> lowered =
+      definition.Lower(*tuned, *target, trial->launch);
+  if (!lowered.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("winner does not lower for its problem on ", target->ArchName(), ": ",
+                     Abbreviate(lowered.status().message(), 300)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 tuning::RecordValidator TileOpRegistry::RecordValidator() const {
   std::shared_ptr<const TileOpRegistry> ops(new TileOpRegistry(*this));
   return [ops](const tuning::TuningRecord& record) -> absl::Status {
@@ -121,6 +158,7 @@ tuning::RecordValidator TileOpRegistry::RecordValidator() const {
         !status.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("winner.", status.message()));
     }
+    TT_RETURN_IF_ERROR(CheckWinnerLowers(*definition, **op, record));
     for (int i = 0; i < record.candidates_size(); ++i) {
       const tuning::Lowering& lowering = record.candidates(i).variant().lowering();
       if (lowering.path().empty()) continue;  // failed before lowering

@@ -3,6 +3,7 @@
 #include "compiler/ops/registry.h"
 
 #include <cstdint>
+#include <functional>
 
 #include <memory>
 #include <random>
@@ -151,6 +152,57 @@ TEST(TileOpRegistryTest, RecordValidatorChecksWhatTheSchemaCannot) {
                               .status()
                               .message()),
               AllOf(HasSubstr("edited.pb"), HasSubstr("record 1"), HasSubstr("canonical")));
+}
+
+// Issue 34: merge, bake and the library accepted records no lowering produces and
+// statistics no GPU measures; each is refused now, naming the field.
+TEST(TileOpRegistryTest, RecordsThatWouldNotLowerOrBreakPhysicsAreRefused) {
+  const TileOpRegistry& ops = BuiltinTileOps();
+  tuning::RecordValidator semantic = ops.RecordValidator();
+  auto check = [&](const tuning::TuningRecord& record) {
+    tuning::TuningDatabase database;
+    database.set_schema_version(tuning::kCurrentSchemaVersion);
+    *database.add_records() = record;
+    absl::Status schema = tuning::ValidateTuningDatabase(database, "db");
+    return schema.ok() ? semantic(record) : schema;
+  };
+  const tuning::TuningRecord good = tuning::TestDatabase(1).records(0);
+  ASSERT_TRUE(check(good).ok()) << check(good);
+  struct Case {
+    std::string what;
+    std::function<void(tuning::TuningRecord&)> edit;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"threads", [](auto& r) { r.mutable_winner()->mutable_lowering()->set_threads(99999999); },
+       "threads=99999999"},
+      {"tile", [](auto& r) { r.mutable_winner()->mutable_lowering()->set_tile(0, INT64_MAX); },
+       "tile extent 9223372036854775807"},
+      {"stages", [](auto& r) { r.mutable_winner()->mutable_lowering()->set_stages(1000); },
+       "stages=1000"},
+      {"vector", [](auto& r) { r.mutable_winner()->mutable_lowering()->set_vector_bytes(3); },
+       "vector_bytes is 3"},
+      {"annotation",
+       [](auto& r) { (*r.mutable_winner()->mutable_hints()->mutable_annotations())["zzz"] = "1"; },
+       "annotation 'zzz'"},
+      {"cc_major", [](auto& r) { r.mutable_device()->set_cc_major(1000); },
+       "device.cc_major is 1000"},
+      {"architecture", [](auto& r) { r.mutable_device()->set_cc_major(3); }, "sm_30"},
+      {"median", [](auto& r) { r.mutable_winner_statistics()->set_median_us(1e308); },
+       "winner_statistics.median_us is 1e+308"},
+      {"ceiling",
+       [](auto& r) { r.mutable_winner_statistics()->set_fraction_of_ceiling(1e6); },
+       "winner_statistics.fraction_of_ceiling is 1e+06"},
+      {"gbps", [](auto& r) { r.mutable_winner_statistics()->set_gbps(1e9); },
+       "winner_statistics.gbps is 1e+09"},
+      {"sm_count", [](auto& r) { r.mutable_device()->set_sm_count(1 << 20); },
+       "device.sm_count is 1048576"},
+  };
+  for (const Case& c : cases) {
+    tuning::TuningRecord record = good;
+    c.edit(record);
+    EXPECT_THAT(Msg(check(record)), HasSubstr(c.expected)) << c.what;
+  }
 }
 
 // Issue 17: a database holding a shape of [INT64_MAX, INT64_MAX], or of rank 2,000,000,

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -117,6 +118,18 @@ class Validator {
   int count_ = 0;
 };
 
+// Physical bounds: values no GPU and no measurement of one can produce, so a record holding
+// one was edited or corrupted. They are loose on purpose (a GPU of 2040 stays inside).
+constexpr int kMaxCcMajor = 30;
+constexpr int kMaxCcMinor = 9;
+constexpr int kMaxSmCount = 4096;
+constexpr int64_t kMaxL2Bytes = int64_t{1} << 34;       // 16 GiB
+constexpr int64_t kMaxMemoryBytes = int64_t{1} << 46;   // 64 TiB
+constexpr double kMaxMicroseconds = 1e9;                 // 1000 s for one launch
+constexpr double kMaxGbps = 1e6;                         // 1 PB/s
+constexpr double kMaxFractionOfCeiling = 100;            // 100x memcpy of the same bytes
+constexpr double kMaxSpeedup = 1e5;
+
 bool PositiveFinite(double value) { return std::isfinite(value) && value > 0; }
 bool NonNegativeFinite(double value) { return std::isfinite(value) && value >= 0; }
 
@@ -126,11 +139,25 @@ void ValidateDevice(const DeviceIdentity& device, Validator* v) {
     v->Add(absl::StrCat("device.cc_major is ", device.cc_major(),
                         "; a compute capability major version (>= 1) is required"));
   }
-  if (device.cc_minor() < 0) v->Add(absl::StrCat("device.cc_minor is ", device.cc_minor()));
-  if (device.sm_count() < 0) v->Add(absl::StrCat("device.sm_count is ", device.sm_count()));
-  if (device.l2_bytes() < 0) v->Add(absl::StrCat("device.l2_bytes is ", device.l2_bytes()));
-  if (device.memory_bytes() < 0) {
-    v->Add(absl::StrCat("device.memory_bytes is ", device.memory_bytes()));
+  if (device.cc_major() > kMaxCcMajor) {
+    v->Add(absl::StrCat("device.cc_major is ", device.cc_major(), "; no GPU has it (at most ",
+                        kMaxCcMajor, " is accepted)"));
+  }
+  if (device.cc_minor() < 0 || device.cc_minor() > kMaxCcMinor) {
+    v->Add(absl::StrCat("device.cc_minor is ", device.cc_minor(), "; accepted are 0 to ",
+                        kMaxCcMinor));
+  }
+  if (device.sm_count() < 0 || device.sm_count() > kMaxSmCount) {
+    v->Add(absl::StrCat("device.sm_count is ", device.sm_count(), "; accepted are 0 (unknown) to ",
+                        kMaxSmCount));
+  }
+  if (device.l2_bytes() < 0 || device.l2_bytes() > kMaxL2Bytes) {
+    v->Add(absl::StrCat("device.l2_bytes is ", device.l2_bytes(), "; accepted are 0 (unknown) to ",
+                        kMaxL2Bytes));
+  }
+  if (device.memory_bytes() < 0 || device.memory_bytes() > kMaxMemoryBytes) {
+    v->Add(absl::StrCat("device.memory_bytes is ", device.memory_bytes(),
+                        "; accepted are 0 (unknown) to ", kMaxMemoryBytes));
   }
 }
 
@@ -214,6 +241,11 @@ void ValidateVariant(absl::string_view name, const Variant& variant, bool requir
   for (const auto& [field, value] : non_negative) {
     if (value < 0) v->Add(absl::StrCat(name, ".lowering.", field, " is ", value));
   }
+  const int32_t vector = lowering.vector_bytes();
+  if (vector > 16 || (vector & (vector - 1)) != 0) {
+    v->Add(absl::StrCat(name, ".lowering.vector_bytes is ", vector,
+                        "; accepted are 0 (none recorded), 1, 2, 4, 8 and 16"));
+  }
 }
 
 void ValidateStatistics(absl::string_view name, const Statistics& s, Validator* v) {
@@ -238,6 +270,17 @@ void ValidateStatistics(absl::string_view name, const Statistics& s, Validator* 
   if (s.min_us() > s.median_us()) {
     v->Add(
         absl::StrCat(name, ".min_us (", s.min_us(), ") exceeds median_us (", s.median_us(), ")"));
+  }
+  const std::tuple<absl::string_view, double, double> bounded[] = {
+      {"median_us", s.median_us(), kMaxMicroseconds},
+      {"gbps", s.gbps(), kMaxGbps},
+      {"ceiling_gbps", s.ceiling_gbps(), kMaxGbps},
+      {"fraction_of_ceiling", s.fraction_of_ceiling(), kMaxFractionOfCeiling}};
+  for (const auto& [field, value, most] : bounded) {
+    if (std::isfinite(value) && value > most) {
+      v->Add(absl::StrCat(name, ".", field, " is ", value, "; no measurement gives more than ",
+                          most));
+    }
   }
 }
 
@@ -287,9 +330,9 @@ void ValidateRecord(const TuningRecord& record, Validator* v) {
     if (baseline.has_statistics()) {
       ValidateStatistics(absl::StrCat(name, ".statistics"), baseline.statistics(), v);
     }
-    if (!NonNegativeFinite(baseline.speedup())) {
+    if (!NonNegativeFinite(baseline.speedup()) || baseline.speedup() > kMaxSpeedup) {
       v->Add(absl::StrCat(name, ".speedup is ", baseline.speedup(),
-                          "; it must be finite and >= 0"));
+                          "; it must be finite, >= 0 and at most ", kMaxSpeedup));
     }
   }
   const std::pair<absl::string_view, double> non_negative[] = {
@@ -299,6 +342,16 @@ void ValidateRecord(const TuningRecord& record, Validator* v) {
   for (const auto& [field, value] : non_negative) {
     if (!NonNegativeFinite(value)) {
       v->Add(absl::StrCat(field, " is ", value, "; it must be finite and >= 0"));
+    }
+  }
+  const std::tuple<absl::string_view, double, double> bounded[] = {
+      {"vs_baseline", record.vs_baseline(), kMaxSpeedup},
+      {"size_matched_ceiling_gbps", record.size_matched_ceiling_gbps(), kMaxGbps},
+      {"fraction_of_size_matched_ceiling", record.fraction_of_size_matched_ceiling(),
+       kMaxFractionOfCeiling}};
+  for (const auto& [field, value, most] : bounded) {
+    if (std::isfinite(value) && value > most) {
+      v->Add(absl::StrCat(field, " is ", value, "; no measurement gives more than ", most));
     }
   }
 }

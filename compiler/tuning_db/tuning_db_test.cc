@@ -543,7 +543,9 @@ TEST(CompareVariantsTest, AnnotationInsertionOrderDoesNotMatter) {
 }
 
 TEST(DescribeVariantTest, NamesTheDefiningChoices) {
-  EXPECT_EQ(DescribeVariant(TestVariant("tma", 128, 2)),
+  Variant annotated = TestVariant("tma", 128, 2);
+  (*annotated.mutable_hints()->mutable_annotations())["swizzle"] = "128B";
+  EXPECT_EQ(DescribeVariant(annotated),
             "tma tile=[64,128] threads=128 stages=2 vec=16B smem evict_first swizzle=128B "
             "src=tttttttttttt");
   EXPECT_EQ(DescribeVariant(Variant()), "(no lowering)");

@@ -20,7 +20,6 @@ Variant TestVariant(const std::string& path, int threads, int stages) {
   variant.mutable_lowering()->set_vector_bytes(16);
   variant.mutable_lowering()->set_through_shared(path != "sync_simt");
   variant.mutable_hints()->set_eviction_policy("evict_first");
-  (*variant.mutable_hints()->mutable_annotations())["swizzle"] = "128B";
   variant.set_source_sha256(std::string(64, path.empty() ? '0' : path[0]));
   return variant;
 }

@@ -24,6 +24,15 @@ absl::StatusOr<DriverApi> Load() {
                                                " (", dlerror(),
                                                "); this machine has no usable NVIDIA GPU"));
   }
+  // A library without the driver's oldest entry point is not a CUDA driver at all (a
+  // mistyped TILETUNE_CUDA_DRIVER_LIBRARY), not an old one.
+  if (dlsym(handle, "cuInit") == nullptr) {
+    return absl::UnavailableError(absl::StrCat(
+        api.library_path, " is not a CUDA driver (it exports no cuInit)",
+        override_path != nullptr ? "; TILETUNE_CUDA_DRIVER_LIBRARY names the NVIDIA driver "
+                                   "library, libcuda.so.1, or is left unset"
+                                 : ""));
+  }
   // Each entry point is looked up by the name its declaration in cuda.h resolves to after
   // macro expansion (cuMemAlloc -> cuMemAlloc_v2), so the pointer has exactly the ABI of
   // that declaration. (cuGetProcAddress would return the newest ABI for the CUDA version,
