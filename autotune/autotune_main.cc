@@ -106,7 +106,7 @@ constexpr int kFaultExit = 42;
 constexpr int kSkippedExit = 43;
 
 int Fail(int code, const absl::Status& status) {
-  std::fprintf(stderr, "autotune: %s\n", std::string(status.message()).c_str());
+  std::fprintf(stderr, "autotune: %s\n", BoundedMessage(status.message()).c_str());
   return code;
 }
 
@@ -385,7 +385,7 @@ int RunWorker(const TileOpRegistry& ops, const std::vector<SuiteProblem>& mine) 
     for (const auto& [sha, why] : faulted) {
       faults << sha << "\t" << absl::StrReplaceAll(why, {{"\n", " "}, {"\t", " "}}) << "\n";
     }
-    std::fprintf(stderr, "autotune: %s\n", std::string(record.status().message()).c_str());
+    std::fprintf(stderr, "autotune: %s\n", BoundedMessage(record.status().message()).c_str());
     return kFaultExit;
   }
   if (!record.ok()) return Fail(1, record.status());
@@ -462,7 +462,7 @@ void SuperviseProblem(const TileOpRegistry& ops, const std::vector<SuiteProblem>
   // it never reaches the database the earlier problems were written to.
   if (absl::Status valid = ops.RecordValidator()(record); !valid.ok()) {
     std::fprintf(stderr, "autotune: %s: the worker's record is invalid (kept in %s): %s\n",
-                 label.c_str(), result_path.c_str(), std::string(valid.message()).c_str());
+                 label.c_str(), result_path.c_str(), BoundedMessage(valid.message()).c_str());
     ++s.failures;
     return;
   }
@@ -472,7 +472,7 @@ void SuperviseProblem(const TileOpRegistry& ops, const std::vector<SuiteProblem>
     absl::StatusOr<int> written = tuning::AppendTuningRecords(path, {record}, ops.RecordValidator());
     if (!written.ok()) {
       std::fprintf(stderr, "autotune: %s: not written (kept in %s): %s\n", label.c_str(),
-                   result_path.c_str(), std::string(written.status().message()).c_str());
+                   result_path.c_str(), BoundedMessage(written.status().message()).c_str());
       ++s.failures;
       return;
     }
@@ -563,7 +563,7 @@ absl::Status Resume(const TileOpRegistry& ops, const std::string& path,
   if (absl::StatusOr<std::string> bytes = tuning::ReadFileToString(path, tuning::kMaxDatabaseBytes);
       bytes.ok()) {
     if (absl::Status fresh = CheckReport(path, *bytes); !fresh.ok()) {
-      std::fprintf(stderr, "autotune: note: %s\n", std::string(fresh.message()).c_str());
+      std::fprintf(stderr, "autotune: note: %s\n", BoundedMessage(fresh.message()).c_str());
     }
   }
   std::fprintf(stderr, "autotune: resuming %s (%d records)\n", path.c_str(),
@@ -645,14 +645,14 @@ int Supervise(const TileOpRegistry& ops, const std::vector<SuiteProblem>& mine,
   if (s.stream_output) {
     absl::Status written = tuning::WriteTuningDatabase(s.database, path, ops.RecordValidator());
     if (!written.ok()) {
-      std::fprintf(stderr, "autotune: %s\n", std::string(written.message()).c_str());
+      std::fprintf(stderr, "autotune: %s\n", BoundedMessage(written.message()).c_str());
       ++s.failures;
     }
   } else if (report && s.database.records_size() > 0) {
     absl::Status reported = WriteReportOfFile(ops, path);
     if (!reported.ok()) {
       std::fprintf(stderr, "autotune: the report was not written: %s\n",
-                   std::string(reported.message()).c_str());
+                   BoundedMessage(reported.message()).c_str());
       ++s.failures;
     }
   }
@@ -881,6 +881,10 @@ int Main(int argc, char** argv, bool evaluate) {
                                                             : "evaluation"));
   }
   if (absl::GetFlag(FLAGS_dry_run)) return DryRun(ops, mine);
+  if (command_line->Has("target")) {
+    return Fail(2, absl::InvalidArgumentError(
+                       "--target applies to --dry_run; a tuning run compiles for its GPU"));
+  }
   if (absl::GetFlag(FLAGS_worker_problem) >= 0) return RunWorker(ops, mine);
   return Supervise(ops, mine, *shard, OutputPath(), absl::GetFlag(FLAGS_report));
 }

@@ -178,7 +178,7 @@ int RunDiffCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
     line = absl::InvalidArgumentError("give two databases: autotune diff BEFORE AFTER");
   }
   if (!line.ok()) {
-    std::fprintf(err, "autotune diff: %s\n", std::string(line.status().message()).c_str());
+    std::fprintf(err, "autotune diff: %s\n", BoundedMessage(line.status().message()).c_str());
     return 2;
   }
   const TileOpRegistry& ops = BuiltinTileOps();
@@ -186,7 +186,7 @@ int RunDiffCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
   for (const std::string& path : line->positional()) {
     absl::StatusOr<tuning::TuningDatabase> database = Read(path, ops);
     if (!database.ok()) {
-      std::fprintf(err, "autotune diff: %s\n", std::string(database.status().message()).c_str());
+      std::fprintf(err, "autotune diff: %s\n", BoundedMessage(database.status().message()).c_str());
       return 3;
     }
     databases.push_back(*std::move(database));
@@ -233,13 +233,13 @@ int RunExportCommand(const std::vector<std::string>& args, std::FILE* out, std::
         absl::StrCat("--format=", Printable(format), ": accepted are csv and json"));
   }
   if (!line.ok()) {
-    std::fprintf(err, "autotune export: %s\n", std::string(line.status().message()).c_str());
+    std::fprintf(err, "autotune export: %s\n", BoundedMessage(line.status().message()).c_str());
     return 2;
   }
   const TileOpRegistry& ops = BuiltinTileOps();
   absl::StatusOr<tuning::TuningDatabase> database = Read(line->positional()[0], ops);
   if (!database.ok()) {
-    std::fprintf(err, "autotune export: %s\n", std::string(database.status().message()).c_str());
+    std::fprintf(err, "autotune export: %s\n", BoundedMessage(database.status().message()).c_str());
     return 3;
   }
   absl::StatusOr<std::string> text =
@@ -252,7 +252,7 @@ int RunExportCommand(const std::vector<std::string>& args, std::FILE* out, std::
     written = absl::DataLossError("writing to stdout failed");
   }
   if (!written.ok()) {
-    std::fprintf(err, "autotune export: %s\n", std::string(written.message()).c_str());
+    std::fprintf(err, "autotune export: %s\n", BoundedMessage(written.message()).c_str());
     return 1;
   }
   return 0;

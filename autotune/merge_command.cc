@@ -15,6 +15,7 @@
 #include "absl/types/span.h"
 #include "autotune/merge.h"
 #include "compiler/base/command_line.h"
+#include "compiler/base/abbreviate.h"
 #include "compiler/base/status_macros.h"
 #include "autotune/report.h"
 #include "compiler/ops/builtin_ops.h"
@@ -77,7 +78,7 @@ absl::StatusOr<MergeArguments> ParseMergeArguments(absl::Span<const std::string>
 int RunMergeCommand(absl::Span<const std::string> args, std::FILE* out, std::FILE* err) {
   absl::StatusOr<MergeArguments> parsed = ParseMergeArguments(args);
   if (!parsed.ok()) {
-    std::fprintf(err, "autotune merge: %s; %s\n", std::string(parsed.status().message()).c_str(),
+    std::fprintf(err, "autotune merge: %s; %s\n", BoundedMessage(parsed.status().message()).c_str(),
                  kUsage);
     return kMergeBadArguments;
   }
@@ -101,7 +102,7 @@ int RunMergeCommand(absl::Span<const std::string> args, std::FILE* out, std::FIL
   // is refused; a device or a pipe (/dev/null) is written through and gets no report.
   absl::StatusOr<tuning::OutputKind> kind = tuning::ClassifyOutput(output);
   if (!kind.ok()) {
-    std::fprintf(err, "autotune merge: %s\n", std::string(kind.status().message()).c_str());
+    std::fprintf(err, "autotune merge: %s\n", BoundedMessage(kind.status().message()).c_str());
     return kMergeFailed;
   }
   // Serialized with other writers of the output (tuning runs, appends): the output may be
@@ -111,7 +112,7 @@ int RunMergeCommand(absl::Span<const std::string> args, std::FILE* out, std::FIL
     absl::StatusOr<std::unique_ptr<tuning::FileLock>> locked =
         tuning::FileLock::Acquire(tuning::WriteLockPath(output));
     if (!locked.ok()) {
-      std::fprintf(err, "autotune merge: %s\n", std::string(locked.status().message()).c_str());
+      std::fprintf(err, "autotune merge: %s\n", BoundedMessage(locked.status().message()).c_str());
       return kMergeFailed;
     }
     lock = *std::move(locked);
@@ -129,14 +130,14 @@ int RunMergeCommand(absl::Span<const std::string> args, std::FILE* out, std::FIL
     }
     notes.clear();
     if (!database.ok()) {
-      std::fprintf(err, "autotune merge: %s\n", std::string(database.status().message()).c_str());
+      std::fprintf(err, "autotune merge: %s\n", BoundedMessage(database.status().message()).c_str());
       return kMergeFailed;
     }
     if (absl::StatusOr<std::string> bytes = tuning::ReadFileToString(Resolve(input),
                                                                      tuning::kMaxDatabaseBytes);
         bytes.ok()) {
       if (absl::Status fresh = CheckReport(Resolve(input), *bytes); !fresh.ok()) {
-        std::fprintf(err, "autotune merge: note: %s\n", std::string(fresh.message()).c_str());
+        std::fprintf(err, "autotune merge: note: %s\n", BoundedMessage(fresh.message()).c_str());
       }
     }
     // Progress as each input is read (a large merge reads for a while).
@@ -177,7 +178,7 @@ int RunMergeCommand(absl::Span<const std::string> args, std::FILE* out, std::FIL
     }
   }
   if (!written.ok()) {
-    std::fprintf(err, "autotune merge: %s\n", std::string(written.message()).c_str());
+    std::fprintf(err, "autotune merge: %s\n", BoundedMessage(written.message()).c_str());
     return kMergeFailed;
   }
   for (const MergeConflict& conflict : report.conflicts) {

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "compiler/base/abbreviate.h"
 #include "compiler/base/command_line.h"
 #include "compiler/base/status_macros.h"
 #include "compiler/cuda/nvrtc_compilation_provider.h"
@@ -197,7 +198,7 @@ absl::StatusOr<LaunchParams> LaunchFromFlags(const std::map<std::string, std::st
 int RunCompilerCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   const TileOpRegistry& ops = BuiltinTileOps();
   auto fail = [&](const absl::Status& status) {
-    err << "compiler: " << status.message() << "\n";
+    err << "compiler: " << BoundedMessage(status.message()) << "\n";
     return absl::IsInvalidArgument(status) || absl::IsOutOfRange(status) ? 2 : 1;
   };
   absl::StatusOr<std::map<std::string, std::string>> flags = ParseFlags(args, ops);
@@ -286,7 +287,7 @@ int RunCompilerCli(const std::vector<std::string>& args, std::ostream& out, std:
   options.arch = target->ArchName();
   absl::StatusOr<Ptx> ptx = nvrtc->CompileToPtx(source, options);
   if (!ptx.ok()) {
-    err << "compiler: internal error: generated code failed to compile: " << ptx.status().message()
+    err << "compiler: internal error: generated code failed to compile: " << BoundedMessage(ptx.status().message())
         << "\n";
     return 1;
   }

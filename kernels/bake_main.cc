@@ -270,12 +270,12 @@ int main(int argc, char** argv) {
   absl::StatusOr<tiletune::BakeArguments> args =
       line.ok() ? tiletune::ParseArguments(*line) : line.status();
   if (!args.ok()) {
-    std::fprintf(stderr, "bake: %s\n", std::string(args.status().message()).c_str());
+    std::fprintf(stderr, "bake: %s\n", tiletune::BoundedMessage(args.status().message()).c_str());
     return 2;
   }
   absl::Status baked = tiletune::Bake(*args);
   if (!baked.ok()) {
-    std::fprintf(stderr, "bake: %s\n", std::string(baked.message()).c_str());
+    std::fprintf(stderr, "bake: %s\n", tiletune::BoundedMessage(baked.message()).c_str());
     return 1;
   }
   return 0;

@@ -39,6 +39,40 @@ inline std::string Printable(absl::string_view text, size_t max_chars = 200) {
   return out;
 }
 
+// A message for a terminal or a log, however much of the user's or a database's text it
+// echoes: control characters other than newline and tab shown as \xNN, every run of more
+// than `max_run` characters without a space or a newline cut as Printable does, and every
+// line cut at `max_line` characters. A 4 MB flag value or a 2 MB device name costs a line.
+inline std::string BoundedMessage(absl::string_view message, size_t max_run = 1024,
+                                  size_t max_line = 1500) {
+  std::string out;
+  size_t line_start = 0;
+  size_t i = 0;
+  while (i < message.size()) {
+    const char c = message[i];
+    if (c == '\n' || c == ' ' || c == '\t') {
+      out.push_back(c);
+      if (c == '\n') line_start = out.size();
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < message.size() && message[end] != '\n' && message[end] != ' ' &&
+           message[end] != '\t') {
+      ++end;
+    }
+    const absl::string_view run = message.substr(i, end - i);
+    out += run.size() > max_run ? Printable(run, 80) : Printable(run, run.size());
+    if (out.size() - line_start > max_line) {
+      out.resize(line_start + max_line);
+      out += "... (line cut)";
+      while (end < message.size() && message[end] != '\n') ++end;
+    }
+    i = end;
+  }
+  return out;
+}
+
 // What in `text` cannot be part of a spec, name or path typed by a person, named so that a
 // message says what it is rather than cutting at it or showing a look-alike: "a NUL byte
 // at character 7", "a UTF-8 byte-order mark at character 1", "control character \x1b at

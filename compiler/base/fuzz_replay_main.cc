@@ -35,6 +35,19 @@ std::vector<std::string> Inputs(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h" || arg == "-help=1") {
+      std::printf(
+          "usage: %s FILE_OR_FOLDER...\n\nRuns the fuzz target once over each file named, or "
+          "over each file of each folder\nnamed (a corpus or a crash file), as a libFuzzer "
+          "binary replays them. Built with\nclang (.ci/fuzz.sh) it is a libFuzzer binary "
+          "instead, with its own flags (-help=1).\n\nexit codes: 0 every input ran; 2 an "
+          "input could not be read\n",
+          argv[0]);
+      return 0;
+    }
+  }
   int ran = 0;
   for (int i = 1; i < argc; ++i) {
     for (const std::string& file : Inputs(argv[i])) {

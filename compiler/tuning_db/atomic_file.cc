@@ -75,7 +75,14 @@ std::pair<std::string, std::string> SplitFolder(absl::string_view path) {
 
 absl::StatusOr<std::string> ReadFileToString(absl::string_view path, int64_t max_bytes) {
   const std::string p(path);
-  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  // Opened without blocking, so a FIFO no one writes to cannot hang the open; reads then
+  // block again (a pipe with a writer, as from <(...), is read to its end), and a FIFO
+  // with no writer reads as nothing at once.
+  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd >= 0) {
+    const int flags = ::fcntl(fd, F_GETFL);
+    if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  }
   if (fd < 0) {
     int error = errno;
     if (error == ENOENT) return absl::NotFoundError(absl::StrCat(path, ": no such file"));
@@ -104,7 +111,13 @@ absl::StatusOr<std::string> ReadFileToString(absl::string_view path, int64_t max
       if (errno == EINTR) continue;
       return ErrnoStatus(errno, "read failed", path);
     }
-    if (n == 0) break;
+    if (n == 0) {
+      if (contents.empty() && S_ISFIFO(info.st_mode)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ": a FIFO with no writer; nothing to read"));
+      }
+      break;
+    }
     contents.append(buffer, static_cast<size_t>(n));
     if (max_bytes >= 0 && static_cast<int64_t>(contents.size()) > max_bytes) {
       return too_large(max_bytes, true);
