@@ -13,6 +13,7 @@
 #include "compiler/ir/hints.h"
 #include "compiler/ops/col2im/col2im_op.h"
 #include "compiler/ops/copy/copy_op.h"
+#include "compiler/ops/builtin_ops.h"
 #include "compiler/ops/im2col/im2col_op.h"
 #include "kernels/library.h"
 #include "kernels/runtime/driver_api.h"
@@ -161,6 +162,9 @@ Im2colGeometry ToGeometry(const ConvDesc& desc) {
 
 absl::StatusOr<Plan::Impl*> MakeImpl(const TileOp& op, const PlanOptions& options) {
   const auto start = std::chrono::steady_clock::now();
+  // A bad descriptor is the caller's to fix whether or not there is a GPU: said first.
+  TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, BuiltinTileOps().For(op));
+  TT_RETURN_IF_ERROR(definition->Validate(op));
   TT_ASSIGN_OR_RETURN(const DriverApi* cu, LoadDriver());
   auto impl = std::make_unique<Plan::Impl>();
   impl->cu = cu;

@@ -218,6 +218,8 @@ std::string EnvironmentHelp() {
                                  "$CUDA_PATH/lib64, /usr/local/cuda/lib64, the loader path)"},
       {"TILETUNE_CUDA_DRIVER_LIBRARY", "the CUDA driver library to load (default libcuda.so.1)"},
       {"TILETUNE_CUDNN", "cuDNN for autotune's cudnnIm2Col baseline (default libcudnn.so.9)"},
+      {"TILETUNE_LINE_INFO", "1: compile every kernel with line information, for "
+                             "compute-sanitizer and profilers"},
       {"SLURM_ARRAY_TASK_ID, _COUNT", "autotune's shard in a Slurm job array, when --shard is "
                                       "not given"},
       {"JOB_COMPLETION_INDEX, TILETUNE_SHARD_COUNT",
