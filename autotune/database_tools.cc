@@ -165,9 +165,9 @@ int RunDiffCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
                  "databases, one line per record key: added, removed,\nthe winner (with the "
                  "speed ratio before/after time: above 1 the new one is faster),\nits time "
                  "alone, or its provenance (tiletune version, host, driver, CUDA, NVRTC).\n\n"
-                 "flags:\n%s\nexit codes: 0 the same records; 1 they differ; 2 usage error; "
-                 "3 a database does not read\n",
-                 FlagHelp({}).c_str());
+                 "flags:\n%s\nenvironment:\n%s\nexit codes: 0 the same records; 1 they "
+                 "differ; 2 usage error; 3 a database does not read\n",
+                 FlagHelp({}).c_str(), EnvironmentHelp().c_str());
     return 0;
   }
   if (line.ok() && line->version()) {
@@ -216,9 +216,9 @@ int RunExportCommand(const std::vector<std::string>& args, std::FILE* out, std::
   if (line.ok() && line->help()) {
     std::fprintf(out,
                  "usage: autotune export DATABASE [--format=csv|json] [-o OUTPUT]\n\nflags:\n%s\n"
-                 "exit codes: 0 written; 1 the output could not be written; 2 usage error; 3 the "
-                 "database does not read\n",
-                 FlagHelp(flags).c_str());
+                 "environment:\n%s\nexit codes: 0 written; 1 the output could not be written; 2 "
+                 "usage error; 3 the database does not read\n",
+                 FlagHelp(flags).c_str(), EnvironmentHelp().c_str());
     return 0;
   }
   if (line.ok() && line->version()) {

@@ -87,9 +87,9 @@ int RunMergeCommand(absl::Span<const std::string> args, std::FILE* out, std::FIL
                  "%s\n"
                  "Merges tuning databases (*.textproto / *.txtpb are text, others binary).\n"
                  "Where inputs share a key, the faster winner is kept and the conflict "
-                 "printed.\n\nflags:\n%s\nexit codes: 0 merged; 1 an input could not be read "
-                 "or the output written; 2 usage error\n",
-                 kUsage, FlagHelp(MergeFlags()).c_str());
+                 "printed.\n\nflags:\n%s\nenvironment:\n%s\nexit codes: 0 merged; 1 an input "
+                 "could not be read or the output written; 2 usage error\n",
+                 kUsage, FlagHelp(MergeFlags()).c_str(), EnvironmentHelp().c_str());
     return kMergeOk;
   }
   if (parsed->version) {

@@ -258,9 +258,10 @@ int main(int argc, char** argv) {
   if (line.ok() && line->help()) {
     std::printf("%s\n\nCompiles a tuning database's tuned kernels with NVRTC (no GPU needed) "
                 "into a C++ source\nthat registers them with the library when linked "
-                "(kernels/tiletune_kernels.bzl).\n\nflags:\n%s\nexit codes: 0 written; 1 an "
-                "error; 2 usage error\n",
-                tiletune::kUsage, tiletune::FlagHelp(tiletune::BakeFlags()).c_str());
+                "(kernels/tiletune_kernels.bzl).\n\nflags:\n%s\nenvironment:\n%s\nexit codes: 0 "
+                "written; 1 an error; 2 usage error\n",
+                tiletune::kUsage, tiletune::FlagHelp(tiletune::BakeFlags()).c_str(),
+                tiletune::EnvironmentHelp().c_str());
     return 0;
   }
   if (line.ok() && line->version()) {
