@@ -62,6 +62,7 @@ def tiletune_dependencies():
         build_file = Label("//third_party/absl:absl.BUILD"),
         include_dirs = ["absl"],
         merged_archive = "libabsl_all.a",
+        shared = True,
         package = "libabsl-dev",
         libs = ABSL_LIBS,
         aliases = ABSL_TARGETS,
@@ -73,6 +74,7 @@ def tiletune_dependencies():
         build_file = Label("//third_party/protobuf:protobuf.BUILD"),
         include_dirs = ["google/protobuf"],
         libs = ["libprotobuf.a"],
+        shared = True,
         package = "libprotobuf-dev protobuf-compiler",
         tools = ["protoc"],
     )

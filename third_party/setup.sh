@@ -21,6 +21,7 @@ packages=(
   strace               # kills a process between two renames in autotune_output_test
   clang                # .ci/fuzz.sh: libFuzzer with AddressSanitizer and UBSan
   libclang-rt-14-dev   # their run-time libraries
+  python3-venv         # kernels/python/test_wheel.sh: the wheel installed in a fresh venv
 )
 
 fail() { echo "setup: $*" >&2; exit 1; }

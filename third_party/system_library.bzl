@@ -63,6 +63,17 @@ def _system_library_impl(ctx):
                 ctx.symlink(src, "lib/" + lib)
         if ctx.attr.merged_archive:
             _merge_archives(ctx, lib_dir)
+        # The shared libraries beside the archives (libfoo.a -> libfoo.so), for a shared
+        # object tiletune links (--define=tiletune_link=shared): Debian's archives are
+        # position-dependent and cannot go into one.
+        if ctx.attr.shared:
+            for lib in ctx.attr.libs:
+                if lib.endswith(".a"):
+                    so = lib[:-2] + ".so"
+                    src = ctx.path(lib_dir + "/" + so)
+                    if not src.exists:
+                        fail("tiletune: %s/%s not found: %s" % (lib_dir, so, hint))
+                    ctx.symlink(src, "shared/" + so)
     for tool in ctx.attr.tools:
         src = ctx.path(prefix + "/bin/" + tool)
         if not src.exists:
@@ -100,6 +111,7 @@ system_library = repository_rule(
         "include_files": attr.string_list(doc = "Single headers under <prefix>/include."),
         "libs": attr.string_list(doc = "Library files in the multiarch lib folder."),
         "merged_archive": attr.string(doc = "If set, merge all libs into lib/<this name>."),
+        "shared": attr.bool(doc = "Also expose each archive's shared library under shared/."),
         "package": attr.string(mandatory = True, doc = "Debian package(s) that provide it."),
         "tools": attr.string_list(doc = "Executables under <prefix>/bin."),
     },

@@ -1,0 +1,88 @@
+"""The tiletune package's API and argument checking on a machine with or without a GPU:
+every bad array, shape, dtype, stride and argument is an exception carrying tiletune's
+message, and with no CUDA driver a valid call is NoGpuError. Arrays are a small fake
+exposing __cuda_array_interface__ (no PyTorch, CuPy or GPU needed)."""
+import os
+
+# No driver, on every machine: the valid calls below must reach the no-GPU error.
+os.environ["TILETUNE_CUDA_DRIVER_LIBRARY"] = "libtiletune-test-no-such-driver.so"
+
+import pytest  # noqa: E402
+
+import tiletune  # noqa: E402
+
+
+class FakeArray:
+    """A CUDA array as __cuda_array_interface__ describes one; never dereferenced."""
+
+    def __init__(self, shape, typestr="<f2", strides=None, ptr=0x7F0000000000):
+        self.__cuda_array_interface__ = {
+            "shape": tuple(shape), "typestr": typestr, "data": (ptr, False),
+            "strides": strides, "version": 3,
+        }
+
+
+def test_version():
+    assert tiletune.version().startswith("tiletune ")
+
+
+def test_copy_checks_shapes_dtypes_and_strides():
+    with pytest.raises(tiletune.InvalidArgumentError, match=r"dst has shape \(4, 8\) and src \(4, 9\)"):
+        tiletune.copy_(FakeArray((4, 8)), FakeArray((4, 9)))
+    with pytest.raises(ValueError, match="dst is f32 and src f16"):
+        tiletune.copy_(FakeArray((4, 8), "<f4"), FakeArray((4, 8)))
+    with pytest.raises(tiletune.InvalidArgumentError, match=r"typestr '<c8'"):
+        tiletune.copy_(FakeArray((4, 8), "<c8"), FakeArray((4, 8), "<c8"))
+    # Every other element of a row: not a region of a row-major buffer.
+    with pytest.raises(tiletune.InvalidArgumentError, match="last dimension must be contiguous"):
+        tiletune.copy_(FakeArray((4, 8)), FakeArray((4, 8), strides=(32, 4)))
+    with pytest.raises(tiletune.InvalidArgumentError, match="not multiples of its 2-byte elements"):
+        tiletune.copy_(FakeArray((4, 8)), FakeArray((4, 8), strides=(17, 2)))
+    with pytest.raises(tiletune.InvalidArgumentError, match="not a region of a row-major buffer"):
+        tiletune.copy_(FakeArray((4, 8)), FakeArray((4, 8), strides=(8, 2)))
+    with pytest.raises(tiletune.InvalidArgumentError, match="at most 5"):
+        shape = (2, 2, 2, 2, 2, 2)
+        tiletune.copy_(FakeArray(shape), FakeArray(shape))
+    with pytest.raises(tiletune.InvalidArgumentError, match="not a multiple of 16 bytes"):
+        tiletune.copy_(FakeArray((4, 8)), FakeArray((4, 8), ptr=0x7F0000000002))
+    with pytest.raises(tiletune.InvalidArgumentError, match="tiletune takes a CUDA array"):
+        tiletune.copy_(FakeArray((4, 8)), [[1, 2]])
+
+
+def test_im2col_and_col2im_check_their_arguments():
+    with pytest.raises(tiletune.InvalidArgumentError, match=r"im2col takes an NHWC image"):
+        tiletune.im2col(FakeArray((8, 8, 3)), 3)
+    with pytest.raises(tiletune.InvalidArgumentError, match="needs it contiguous"):
+        tiletune.im2col(FakeArray((1, 8, 8, 4), strides=(1024, 128, 16, 2)), 3)
+    with pytest.raises(tiletune.InvalidArgumentError, match=r"kernel_size=\(1, 2, 3\)"):
+        tiletune.im2col(FakeArray((1, 8, 8, 4)), (1, 2, 3), out=FakeArray((36, 36)))
+    with pytest.raises(tiletune.InvalidArgumentError, match="pass out="):
+        tiletune.im2col(FakeArray((1, 8, 8, 4)), 3)
+    with pytest.raises(tiletune.InvalidArgumentError, match=r"im2col of x needs f16 \(36, 36\)"):
+        tiletune.im2col(FakeArray((1, 8, 8, 4)), 3, out=FakeArray((36, 35)))
+    with pytest.raises(tiletune.InvalidArgumentError, match=r"col2im takes \[N\*OH\*OW, KH\*KW\*C\]"):
+        tiletune.col2im(FakeArray((36,)), (8, 8), 3)
+    with pytest.raises(tiletune.InvalidArgumentError, match=r"not \[N\*OH\*OW, KH\*KW\*C\] for a 8x8"):
+        tiletune.col2im(FakeArray((35, 36)), (8, 8), 3)
+    with pytest.raises(tiletune.InvalidArgumentError, match=r"accepted are 'copy', 'im2col'"):
+        tiletune.explain("transpose", FakeArray((1,)))
+
+
+def test_bad_geometry_is_named():
+    with pytest.raises(tiletune.InvalidArgumentError, match=r"stride=0: each must be >= 1"):
+        tiletune.im2col(FakeArray((1, 8, 8, 4)), 3, stride=0, out=FakeArray((1, 36)))
+    with pytest.raises(tiletune.InvalidArgumentError, match=r"padding=\(-1, 0\): each must be >= 0"):
+        tiletune.col2im(FakeArray((36, 36)), (8, 8), 3, padding=(-1, 0))
+    # A window larger than the padded image: checked by the C library, before any GPU.
+    with pytest.raises(tiletune.InvalidArgumentError, match="kernel|window|larger"):
+        tiletune.im2col(FakeArray((1, 2, 2, 4)), 5, out=FakeArray((0, 100)))
+
+
+def test_valid_calls_without_a_gpu_raise_no_gpu_error():
+    with pytest.raises(tiletune.NoGpuError, match="no CUDA driver") as error:
+        tiletune.im2col(FakeArray((1, 8, 8, 4)), 3, padding=1, out=FakeArray((64, 36)))
+    assert error.value.code == 2
+    with pytest.raises(tiletune.NoGpuError):
+        tiletune.copy_(FakeArray((16, 64)), FakeArray((16, 64), strides=(256, 2)))
+    with pytest.raises(tiletune.NoGpuError):
+        tiletune.col2im(FakeArray((64, 36)), (8, 8), 3, padding=1, out=FakeArray((1, 8, 8, 4)))

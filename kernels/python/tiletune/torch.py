@@ -1,0 +1,108 @@
+"""tiletune's operators as PyTorch operators: torch.ops.tiletune.im2col, col2im and copy_,
+registered with torch.library.custom_op. Each has a fake (meta) implementation, so it
+traces under torch.compile and in FakeTensor mode; im2col and col2im are each other's
+gradient (they are adjoints), so autograd works through them.
+
+    import tiletune.torch  # registers the operators
+    cols = torch.ops.tiletune.im2col(x_nhwc, [3, 3], [1, 1], [1, 1], [1, 1])
+
+Layouts are tiletune's: an NHWC image [N, H, W, C] and its column matrix
+[N*OH*OW, KH*KW*C] (taps kh, kw, then channels).
+"""
+from typing import List, Sequence
+
+import torch
+
+import tiletune as _tt
+
+__all__ = ["im2col", "col2im", "copy_"]
+
+
+def _out_size(size, k, s, d, p):
+    return (size + 2 * p - d * (k - 1) - 1) // s + 1
+
+
+@torch.library.custom_op("tiletune::im2col", mutates_args=())
+def _im2col(x: torch.Tensor, kernel_size: List[int], stride: List[int], dilation: List[int],
+            padding: List[int]) -> torch.Tensor:
+    return _tt.im2col(x.contiguous(), tuple(kernel_size), tuple(stride), tuple(dilation),
+                      tuple(padding))
+
+
+@_im2col.register_fake
+def _(x, kernel_size, stride, dilation, padding):
+    n, h, w, c = x.shape
+    oh = _out_size(h, kernel_size[0], stride[0], dilation[0], padding[0])
+    ow = _out_size(w, kernel_size[1], stride[1], dilation[1], padding[1])
+    return x.new_empty((n * oh * ow, kernel_size[0] * kernel_size[1] * c))
+
+
+@torch.library.custom_op("tiletune::col2im", mutates_args=())
+def _col2im(cols: torch.Tensor, output_size: List[int], kernel_size: List[int],
+            stride: List[int], dilation: List[int], padding: List[int]) -> torch.Tensor:
+    return _tt.col2im(cols.contiguous(), tuple(output_size), tuple(kernel_size), tuple(stride),
+                      tuple(dilation), tuple(padding))
+
+
+@_col2im.register_fake
+def _(cols, output_size, kernel_size, stride, dilation, padding):
+    h, w = output_size
+    oh = _out_size(h, kernel_size[0], stride[0], dilation[0], padding[0])
+    ow = _out_size(w, kernel_size[1], stride[1], dilation[1], padding[1])
+    c = cols.shape[1] // (kernel_size[0] * kernel_size[1])
+    return cols.new_empty((cols.shape[0] // (oh * ow), h, w, c))
+
+
+def _im2col_setup(ctx, inputs, output):
+    x, kernel_size, stride, dilation, padding = inputs
+    ctx.geometry = ([x.shape[1], x.shape[2]], kernel_size, stride, dilation, padding)
+
+
+def _im2col_backward(ctx, grad):
+    return _col2im(grad.contiguous(), *ctx.geometry), None, None, None, None
+
+
+def _col2im_setup(ctx, inputs, output):
+    _, _, kernel_size, stride, dilation, padding = inputs
+    ctx.geometry = (kernel_size, stride, dilation, padding)
+
+
+def _col2im_backward(ctx, grad):
+    return _im2col(grad.contiguous(), *ctx.geometry), None, None, None, None, None
+
+
+_im2col.register_autograd(_im2col_backward, setup_context=_im2col_setup)
+_col2im.register_autograd(_col2im_backward, setup_context=_col2im_setup)
+
+
+@torch.library.custom_op("tiletune::copy_", mutates_args=("dst",))
+def _copy_(dst: torch.Tensor, src: torch.Tensor) -> None:
+    _tt.copy_(dst, src)
+
+
+@_copy_.register_fake
+def _(dst, src):
+    return None
+
+
+def _list(value):
+    return [value, value] if isinstance(value, int) else [int(v) for v in value]
+
+
+def im2col(x: torch.Tensor, kernel_size, stride=1, dilation=1, padding=0) -> torch.Tensor:
+    """torch.ops.tiletune.im2col with int-or-pair arguments."""
+    return torch.ops.tiletune.im2col(x, _list(kernel_size), _list(stride), _list(dilation),
+                                     _list(padding))
+
+
+def col2im(cols: torch.Tensor, output_size: Sequence[int], kernel_size, stride=1, dilation=1,
+           padding=0) -> torch.Tensor:
+    """torch.ops.tiletune.col2im with int-or-pair arguments."""
+    return torch.ops.tiletune.col2im(cols, _list(output_size), _list(kernel_size),
+                                     _list(stride), _list(dilation), _list(padding))
+
+
+def copy_(dst: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
+    """torch.ops.tiletune.copy_: dst[...] = src; returns dst."""
+    torch.ops.tiletune.copy_(dst, src)
+    return dst
