@@ -443,11 +443,16 @@ class Col2imEmitter {
   }
 
   // The window rows of one tile: with TMA, each waited for on its buffer's full barrier and
-  // released by an arrival per thread on its empty barrier (each thread's own arrival
-  // releases its own reads; one per warp after __syncwarp is also correct, but
-  // compute-sanitizer's racecheck does not follow the warp barrier and reports every read
-  // of the other lanes as a hazard against the next bulk copy); with cp.async, filled
+  // released by an arrival per warp on its empty barrier; with cp.async, filled
   // kBuffers - 1 ahead and closed by a CTA barrier.
+  //
+  // The per-warp release is __syncwarp (which orders the lanes' shared-memory reads before
+  // lane 0's next operations) and then lane 0's mbarrier.arrive (a release at CTA scope),
+  // the producer's try_wait being the matching acquire: the pattern of Hopper's TMA
+  // pipelines. compute-sanitizer's racecheck does not follow the warp barrier: it reports
+  // each other lane's read as a WAR hazard against the next bulk copy into the buffer.
+  // Arriving from every thread is racecheck-clean and gives the same bits, but is slower
+  // on every swept variant of bench/col2im_benchmark, so the per-warp release stays.
   void SweptLoop() {
     if (Tma()) {
       absl::StrAppend(
@@ -461,7 +466,8 @@ class Col2imEmitter {
           "      const u32 oh = t.oh_hi - s;\n"
           "      const u8* buf = stage + b * kBufBytes + u32(t.row0 + oh * kWindowRowBytes) % kBufAlign;\n",
           SumBuffer(),
-          "      tt_mbarrier_arrive(&tt_empty[b]);  // this thread is done with buffer b\n"
+          "      __syncwarp();\n"
+          "      if (threadIdx.x % 32 == 0) tt_mbarrier_arrive(&tt_empty[b]);  // buffer b summed\n"
           "    }\n");
     } else {
       absl::StrAppend(
@@ -566,19 +572,19 @@ class Col2imEmitter {
 
   // The TMA sweep's producer, thread 0: the block's window rows in sweep order over its
   // tiles (tile, tile + gridDim.x, ...), each copied whole into buffer g % kBuffers by one
-  // bulk copy once every thread has arrived on that buffer's empty barrier for its previous
+  // bulk copy once every warp has arrived on that buffer's empty barrier for its previous
   // window row; the bytes past the matrix's last whole 16-byte chunk are copied by hand
   // before the arrival that publishes them.
   void TmaProducer() {
     absl::StrAppend(
         &out_,
         "  __shared__ __align__(8) u64 tt_full[kBuffers];   // the bulk copy's bytes landed\n"
-        "  __shared__ __align__(8) u64 tt_empty[kBuffers];  // an arrival per thread that summed it\n"
+        "  __shared__ __align__(8) u64 tt_empty[kBuffers];  // an arrival per warp that summed it\n"
         "  if (threadIdx.x == 0) {\n"
         "#pragma unroll\n"
         "    for (u32 b = 0; b < kBuffers; ++b) {\n"
         "      tt_mbarrier_init(&tt_full[b], 1);\n"
-        "      tt_mbarrier_init(&tt_empty[b], kThreads);\n"
+        "      tt_mbarrier_init(&tt_empty[b], kThreads / 32);\n"
         "    }\n"
         "    tt_fence_barrier_init();\n"
         "  }\n"

@@ -227,12 +227,12 @@ __device__ __forceinline__ void tt_mbarrier_arrive(u64* bar) {
 extern "C" __global__ void __launch_bounds__(kThreads) tt_col2im_swept(const u8* __restrict__ col, u8* __restrict__ img) {
   extern __shared__ __align__(128) u8 stage[];
   __shared__ __align__(8) u64 tt_full[kBuffers];   // the bulk copy's bytes landed
-  __shared__ __align__(8) u64 tt_empty[kBuffers];  // an arrival per thread that summed it
+  __shared__ __align__(8) u64 tt_empty[kBuffers];  // an arrival per warp that summed it
   if (threadIdx.x == 0) {
 #pragma unroll
     for (u32 b = 0; b < kBuffers; ++b) {
       tt_mbarrier_init(&tt_full[b], 1);
-      tt_mbarrier_init(&tt_empty[b], kThreads);
+      tt_mbarrier_init(&tt_empty[b], kThreads / 32);
     }
     tt_fence_barrier_init();
   }
@@ -337,7 +337,8 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_col2im_swept(const u8*
           }
         }
       }
-      tt_mbarrier_arrive(&tt_empty[b]);  // this thread is done with buffer b
+      __syncwarp();
+      if (threadIdx.x % 32 == 0) tt_mbarrier_arrive(&tt_empty[b]);  // buffer b summed
     }
 
 #pragma unroll

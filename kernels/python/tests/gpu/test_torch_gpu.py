@@ -67,7 +67,7 @@ def test_im2col_is_bit_exact(case, dtype):
     assert torch.equal(bits(got), bits(expected))
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
 @pytest.mark.parametrize("case", CASES)
 def test_col2im_matches_fold(case, dtype):
     n, h, w, c, k, s, d, p = case
@@ -78,7 +78,7 @@ def test_col2im_matches_fold(case, dtype):
     got = tiletune.col2im(cols, (h, w), k, stride=s, dilation=d, padding=p)
     torch.cuda.synchronize()
     # Taps summed in f32 and rounded once: within one rounding of the exact (f64) sum.
-    tol = {torch.float16: 1e-3, torch.bfloat16: 8e-3, torch.float32: 1e-6, torch.float64: 1e-6}[dtype]
+    tol = {torch.float16: 1e-3, torch.bfloat16: 8e-3, torch.float32: 1e-6}[dtype]
     torch.testing.assert_close(got.double(), expected.double(), rtol=tol, atol=tol * 4)
 
 
@@ -129,17 +129,33 @@ def test_explain_names_what_runs():
     assert info["kernel"]
 
 
+def test_col2im_refuses_integers_and_f64_naming_them():
+    with pytest.raises(tiletune.InvalidArgumentError, match="col2im sums column entries"):
+        tiletune.col2im(torch.zeros(30, 27, device="cuda", dtype=torch.float64), (6, 5), 3, padding=1)
+
+
 def test_torch_ops_autograd_and_compile():
-    x = torch.randn(1, 6, 5, 3, device="cuda", dtype=torch.float64, requires_grad=True)
-    assert torch.autograd.gradcheck(lambda t: ttt.im2col(t, 3, padding=1), (x,))
-    cols = torch.randn(30, 27, device="cuda", dtype=torch.float64, requires_grad=True)
-    assert torch.autograd.gradcheck(lambda t: ttt.col2im(t, (6, 5), 3, padding=1), (cols,))
+    # im2col's gradient is col2im of the incoming gradient, and col2im's is im2col.
+    x = torch.randn(1, 6, 5, 3, device="cuda", requires_grad=True)
+    cols = ttt.im2col(x, 3, padding=1)
+    g = torch.randn_like(cols)
+    cols.backward(g)
+    torch.testing.assert_close(x.grad, ttt.col2im(g, (6, 5), 3, padding=1))
+    c = torch.randn(30, 27, device="cuda", requires_grad=True)
+    img = ttt.col2im(c, (6, 5), 3, padding=1)
+    h = torch.randn_like(img)
+    img.backward(h)
+    torch.testing.assert_close(c.grad, ttt.im2col(h, 3, padding=1))
+    # They are adjoints: <im2col(x), g> = <x, col2im(g)>.
+    lhs = (ttt.im2col(x.detach(), 3, padding=1).double() * g.double()).sum()
+    rhs = (x.detach().double() * ttt.col2im(g, (6, 5), 3, padding=1).double()).sum()
+    torch.testing.assert_close(lhs, rhs, rtol=1e-5, atol=1e-4)
 
     def f(t):
         return ttt.col2im(ttt.im2col(t, 3, padding=1) * 2, (6, 5), 3, padding=1)
 
     compiled = torch.compile(f, backend="aot_eager", fullgraph=True)
-    y = x.detach().float()
+    y = x.detach()
     torch.testing.assert_close(compiled(y), f(y))
     d = torch.empty(4, 8, device="cuda")
     s = torch.randn(4, 8, device="cuda")
