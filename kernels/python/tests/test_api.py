@@ -86,3 +86,61 @@ def test_valid_calls_without_a_gpu_raise_no_gpu_error():
         tiletune.copy_(FakeArray((16, 64)), FakeArray((16, 64), strides=(256, 2)))
     with pytest.raises(tiletune.NoGpuError):
         tiletune.col2im(FakeArray((64, 36)), (8, 8), 3, padding=1, out=FakeArray((1, 8, 8, 4)))
+
+
+class FakeDLPack:
+    """A producer of DLPack capsules (a DLManagedTensor with no deleter), never read."""
+
+    def __init__(self, shape, device_type=2, code=2, bits=16, strides=None, ptr=0x7F0000000000):
+        import ctypes
+
+        class DLTensor(ctypes.Structure):
+            _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int),
+                        ("device_id", ctypes.c_int), ("ndim", ctypes.c_int),
+                        ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+                        ("lanes", ctypes.c_uint16), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                        ("strides", ctypes.POINTER(ctypes.c_int64)),
+                        ("byte_offset", ctypes.c_uint64), ("manager_ctx", ctypes.c_void_p),
+                        ("deleter", ctypes.c_void_p)]
+
+        self._shape = (ctypes.c_int64 * len(shape))(*shape)
+        self._strides = (ctypes.c_int64 * len(shape))(*strides) if strides else None
+        self._tensor = DLTensor(ptr, device_type, 0, len(shape), code, bits, 1,
+                                ctypes.cast(self._shape, ctypes.POINTER(ctypes.c_int64)),
+                                ctypes.cast(self._strides, ctypes.POINTER(ctypes.c_int64))
+                                if self._strides else None, 0, None, None)
+        new = ctypes.pythonapi.PyCapsule_New
+        new.restype = ctypes.py_object
+        new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+        self._new, self._address = new, ctypes.addressof(self._tensor)
+
+    def __dlpack__(self, stream=None):
+        return self._new(self._address, b"dltensor", None)
+
+
+def test_dlpack_arrays_are_read_and_checked():
+    with pytest.raises(tiletune.InvalidArgumentError, match=r"DLPack device type 1 memory \(1 is the CPU\)"):
+        tiletune.copy_(FakeDLPack((4, 8)), FakeDLPack((4, 8), device_type=1))
+    with pytest.raises(tiletune.InvalidArgumentError, match="DLPack dtype code 5, 64 bits"):
+        tiletune.copy_(FakeDLPack((4, 8)), FakeDLPack((4, 8), code=5, bits=64))
+    with pytest.raises(tiletune.InvalidArgumentError, match=r"dst has shape \(4, 8\) and src \(4, 9\)"):
+        tiletune.copy_(FakeDLPack((4, 8)), FakeDLPack((4, 9)))
+    # A valid bf16 slice (rows of 8 at a pitch of 16): reaches the GPU check.
+    with pytest.raises(tiletune.NoGpuError):
+        tiletune.copy_(FakeDLPack((4, 8), code=4), FakeDLPack((4, 8), code=4, strides=(16, 1)))
+
+
+def test_read_only_outputs_are_refused():
+    out = FakeArray((64, 36))
+    out.__cuda_array_interface__["data"] = (0x7F0000000000, True)
+    with pytest.raises(tiletune.InvalidArgumentError, match="out is read-only"):
+        tiletune.im2col(FakeArray((1, 8, 8, 4)), 3, padding=1, out=out)
+
+
+def test_explain_takes_the_operators_arguments():
+    with pytest.raises(tiletune.NoGpuError):
+        tiletune.explain("im2col", FakeArray((1, 8, 8, 4)), 3, 1, 1, 1)
+    with pytest.raises(tiletune.NoGpuError):
+        tiletune.explain("col2im", FakeArray((64, 36)), (8, 8), 3, padding=1)
+    with pytest.raises(tiletune.NoGpuError):
+        tiletune.explain("copy", FakeArray((16, 64)), FakeArray((16, 64)))

@@ -6,8 +6,8 @@
     img = tiletune.col2im(cols, (H, W), 3, padding=1)  # the adjoint: NHWC image
     tiletune.explain("im2col", x, 3, padding=1)        # what would run, and why
 
-Arrays are PyTorch tensors, or any object with __cuda_array_interface__ (CuPy, Numba,
-JAX through DLPack-to-CuPy); tiletune depends on none of them. Work goes on the
+Arrays are PyTorch tensors, or any object with __cuda_array_interface__ (CuPy, Numba) or
+__dlpack__ (JAX, ...); tiletune depends on none of them. Work goes on the
 producer's current stream (torch.cuda.current_stream() for tensors), or `stream=` (an
 int CUstream handle, or an object with .cuda_stream or .ptr). Plans are cached by shape,
 dtype, strides, alignment and device, so a repeated call costs one launch. The library
@@ -136,7 +136,8 @@ _TYPESTRS = {"<f8": "f64", "<f4": "f32", "<f2": "f16", "<i4": "i32", "|i1": "i8"
 
 
 class _Array:
-    __slots__ = ("ptr", "shape", "strides", "dtype", "device", "torch", "stream", "storage")
+    __slots__ = ("ptr", "shape", "strides", "dtype", "device", "torch", "stream", "storage",
+                 "readonly", "keep")
 
     def __repr__(self):
         return f"array({self.dtype}, shape={self.shape}, strides={self.strides})"
@@ -146,33 +147,57 @@ def _is_torch(obj):
     return type(obj).__module__.startswith("torch") and hasattr(obj, "data_ptr")
 
 
-def _array(obj, name):
-    a = _Array()
-    a.stream = None
-    a.storage = None
-    if _is_torch(obj):
-        if obj.device.type != "cuda":
-            raise InvalidArgumentError(1, f"{name} is on {obj.device}; tiletune needs a CUDA tensor")
-        dtype = _TORCH_DTYPES.get(str(obj.dtype))
-        if dtype is None:
-            raise InvalidArgumentError(1, f"{name} has dtype {obj.dtype}; accepted are "
-                                       + ", ".join(sorted(_TORCH_DTYPES)))
-        a.ptr = obj.data_ptr()
-        a.shape = tuple(int(d) for d in obj.shape)
-        a.strides = tuple(int(s) for s in obj.stride())
-        a.dtype = dtype
-        a.device = obj.device.index if obj.device.index is not None else 0
-        a.torch = True
-        # The view's place in its storage: (storage address, element offset).
-        itemsize = _DTYPES[dtype][1]
-        storage = obj.untyped_storage().data_ptr()
-        a.storage = (storage, (a.ptr - storage) // itemsize) if (a.ptr - storage) % itemsize == 0 else None
-        return a
-    cai = getattr(obj, "__cuda_array_interface__", None)
-    if cai is None:
-        raise InvalidArgumentError(1, f"{name} is a {type(obj).__name__}: tiletune takes a CUDA "
-                                   "array (a PyTorch tensor or an object with "
-                                   "__cuda_array_interface__)")
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int), ("device_id", ctypes.c_int)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int),
+                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+_DL_CUDA, _DL_CUDA_MANAGED = 2, 13
+_DL_DTYPES = {(2, 64): "f64", (2, 32): "f32", (2, 16): "f16", (4, 16): "bf16",
+              (0, 32): "i32", (0, 8): "i8", (1, 8): "u8"}
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def _dense_strides(shape):
+    strides, step = [], 1
+    for d in reversed(shape):
+        strides.append(step)
+        step *= d
+    return tuple(reversed(strides))
+
+
+def _from_torch(a, obj, name):
+    if obj.device.type != "cuda":
+        raise InvalidArgumentError(1, f"{name} is on {obj.device}; tiletune needs a CUDA tensor")
+    dtype = _TORCH_DTYPES.get(str(obj.dtype))
+    if dtype is None:
+        raise InvalidArgumentError(1, f"{name} has dtype {obj.dtype}; accepted are "
+                                   + ", ".join(sorted(_TORCH_DTYPES)))
+    a.ptr = obj.data_ptr()
+    a.shape = tuple(int(d) for d in obj.shape)
+    a.strides = tuple(int(s) for s in obj.stride())
+    a.dtype = dtype
+    a.device = obj.device.index if obj.device.index is not None else 0
+    a.torch = True
+    # The view's place in its storage: (storage address, element offset).
+    itemsize = _DTYPES[dtype][1]
+    storage = obj.untyped_storage().data_ptr()
+    if (a.ptr - storage) % itemsize == 0:
+        a.storage = (storage, (a.ptr - storage) // itemsize)
+
+
+def _from_cai(a, cai, name):
     typestr = cai.get("typestr", "")
     dtype = _TYPESTRS.get(typestr)
     if dtype is None:
@@ -180,26 +205,63 @@ def _array(obj, name):
                                    + ", ".join(sorted(_TYPESTRS)))
     itemsize = _DTYPES[dtype][1]
     a.ptr = int(cai["data"][0])
-    if cai["data"][1]:
-        a.stream = None  # read-only: fine for an input; outputs are checked by the caller
+    a.readonly = bool(cai["data"][1])
     a.shape = tuple(int(d) for d in cai["shape"])
     byte_strides = cai.get("strides")
     if byte_strides is None:
-        strides, step = [], 1
-        for d in reversed(a.shape):
-            strides.append(step)
-            step *= d
-        a.strides = tuple(reversed(strides))
+        a.strides = _dense_strides(a.shape)
     else:
         if any(s % itemsize for s in byte_strides):
             raise InvalidArgumentError(1, f"{name} has byte strides {tuple(byte_strides)}, not "
                                        f"multiples of its {itemsize}-byte elements")
         a.strides = tuple(int(s) // itemsize for s in byte_strides)
     a.dtype = dtype
-    a.device = 0
-    a.torch = False
-    a.storage = None
     a.stream = cai.get("stream")
+
+
+def _from_dlpack(a, obj, name):
+    try:
+        capsule = obj.__dlpack__()
+    except Exception as e:  # noqa: BLE001 (the producer's own refusal, passed on)
+        raise InvalidArgumentError(1, f"{name}.__dlpack__() failed: {e}") from e
+    pointer = _capsule_pointer(capsule, b"dltensor")
+    # A DLManagedTensor starts with its DLTensor. The capsule is not consumed: the producer
+    # keeps the memory, and the capsule's destructor releases it.
+    t = _DLTensor.from_address(pointer)
+    if t.device.device_type not in (_DL_CUDA, _DL_CUDA_MANAGED):
+        raise InvalidArgumentError(1, f"{name} is in DLPack device type {t.device.device_type} "
+                                   f"memory (1 is the CPU); tiletune needs CUDA memory (2)")
+    dtype = _DL_DTYPES.get((t.dtype.code, t.dtype.bits))
+    if dtype is None or t.dtype.lanes != 1:
+        raise InvalidArgumentError(1, f"{name} has DLPack dtype code {t.dtype.code}, "
+                                   f"{t.dtype.bits} bits, {t.dtype.lanes} lanes; accepted are "
+                                   + ", ".join(sorted(set(_DL_DTYPES.values()))))
+    a.shape = tuple(int(t.shape[d]) for d in range(t.ndim))
+    a.strides = (tuple(int(t.strides[d]) for d in range(t.ndim)) if t.strides
+                 else _dense_strides(a.shape))
+    a.ptr = (t.data or 0) + t.byte_offset
+    a.dtype = dtype
+    a.device = t.device.device_id
+    a.keep = capsule
+
+
+def _array(obj, name, output=False):
+    """What tiletune needs of a CUDA array: from a PyTorch tensor (read directly), an
+    object with __cuda_array_interface__, or one with __dlpack__ (JAX, ...)."""
+    a = _Array()
+    a.stream, a.storage, a.torch, a.device, a.readonly, a.keep = None, None, False, 0, False, None
+    if _is_torch(obj):
+        _from_torch(a, obj, name)
+    elif getattr(obj, "__cuda_array_interface__", None) is not None:
+        _from_cai(a, obj.__cuda_array_interface__, name)
+    elif hasattr(obj, "__dlpack__"):
+        _from_dlpack(a, obj, name)
+    else:
+        raise InvalidArgumentError(1, f"{name} is a {type(obj).__name__}: tiletune takes a CUDA "
+                                   "array (a PyTorch tensor, or an object with "
+                                   "__cuda_array_interface__ or __dlpack__)")
+    if output and a.readonly:
+        raise InvalidArgumentError(1, f"{name} is read-only; tiletune writes it")
     return a
 
 
@@ -388,13 +450,16 @@ def _empty_like_input(x, shape, dtype_of):
 
 
 # ---------------------------------------------------------------------------------------
-# The operators.
+# The operators: each call is prepared (arrays read, checked, its plan's descriptor and
+# cache key made) the same way for running it and for explaining it.
 
 
-def copy_(dst, src, stream=None):
-    """dst[...] = src for CUDA arrays of one shape and dtype: slices, strided views and
-    offsets of row-major buffers (last dimension contiguous). Returns dst."""
-    d, s = _array(dst, "dst"), _array(src, "src")
+class _Call:
+    __slots__ = ("kind", "desc", "key", "device_of", "input", "output")
+
+
+def _prepare_copy(dst, src):
+    d, s = _array(dst, "dst", output=True), _array(src, "src")
     if d.shape != s.shape:
         raise InvalidArgumentError(1, f"dst has shape {d.shape} and src {s.shape}; they must match")
     if d.dtype != s.dtype:
@@ -409,47 +474,37 @@ def copy_(dst, src, stream=None):
         if base % 16:
             raise InvalidArgumentError(1, f"{name}'s buffer starts at {base:#x}, not a multiple "
                                        "of 16 bytes")
-    desc = _CopyDesc()
-    desc.dtype = _DTYPES[s.dtype][0]
-    _fill_region(desc.src, s_shape, s_off, extents)
-    _fill_region(desc.dst, d_shape, d_off, extents)
-    key = ("copy", s.dtype, s.device, s_shape, s_off, extents, d_shape, d_off)
-    with _set_device(d):
-        plan = _plan("copy", desc, key)
-        _check(_lib.tt_plan_execute(plan.handle, s_base, d_base, _stream_of(stream, (d, s))))
-    return dst
+    call = _Call()
+    call.kind = "copy"
+    call.desc = _CopyDesc()
+    call.desc.dtype = _DTYPES[s.dtype][0]
+    _fill_region(call.desc.src, s_shape, s_off, extents)
+    _fill_region(call.desc.dst, d_shape, d_off, extents)
+    call.key = ("copy", s.dtype, s.device, s_shape, s_off, extents, d_shape, d_off)
+    call.device_of = d
+    call.input, call.output = (s, s_base), (d, d_base)
+    return call
 
 
-def im2col(x, kernel_size, stride=1, dilation=1, padding=0, out=None, stream=None):
-    """The column matrix [N*OH*OW, KH*KW*C] of a contiguous NHWC image `x` [N, H, W, C]:
-    row (n, oh, ow) holds the window's taps kh, kw, then channels, zero where the window
-    leaves the image. Into `out` when given."""
+def _prepare_im2col(x, kernel_size, stride, dilation, padding):
     a = _array(x, "x")
     if len(a.shape) != 4:
         raise InvalidArgumentError(1, f"x has shape {a.shape}; im2col takes an NHWC image [N, H, W, C]")
     _dense(a, "x")
     n, h, w, c = a.shape
-    desc, key = _conv_desc(a.dtype, n, h, w, c, kernel_size, stride, dilation, padding)
+    call = _Call()
+    call.kind = "im2col"
+    call.desc, key = _conv_desc(a.dtype, n, h, w, c, kernel_size, stride, dilation, padding)
     kh, kw, sh, sw, dh, dw, ph, pw = key[5:]
     oh, ow = _out_size(h, kh, sh, dh, ph), _out_size(w, kw, sw, dw, pw)
-    shape = (n * max(oh, 0) * max(ow, 0), kh * kw * c)
-    if out is None:
-        out = _empty_like_input(x, shape, a.dtype)
-    o = _array(out, "out")
-    if o.shape != shape or o.dtype != a.dtype:
-        raise InvalidArgumentError(1, f"out is {o.dtype} {o.shape}; im2col of x needs {a.dtype} {shape}")
-    _dense(o, "out")
-    with _set_device(a):
-        plan = _plan("im2col", desc, ("im2col", a.device) + key)
-        _check(_lib.tt_plan_execute(plan.handle, a.ptr, o.ptr, _stream_of(stream, (a, o))))
-    return out
+    call.key = ("im2col", a.device) + key
+    call.device_of = a
+    call.input = (a, a.ptr)
+    call.output = (n * max(oh, 0) * max(ow, 0), kh * kw * c)  # the shape, until bound
+    return call
 
 
-def col2im(cols, output_size, kernel_size, stride=1, dilation=1, padding=0, out=None,
-           stream=None):
-    """The NHWC image [N, H, W, C] summed back from a column matrix [N*OH*OW, KH*KW*C]
-    (im2col's adjoint: each tap adds into the pixel it was read from; taps summed in f32,
-    rounded once). `output_size` is (H, W). Into `out` when given."""
+def _prepare_col2im(cols, output_size, kernel_size, stride, dilation, padding):
     m = _array(cols, "cols")
     if len(m.shape) != 2:
         raise InvalidArgumentError(1, f"cols has shape {m.shape}; col2im takes [N*OH*OW, KH*KW*C]")
@@ -465,64 +520,81 @@ def col2im(cols, output_size, kernel_size, stride=1, dilation=1, padding=0, out=
         raise InvalidArgumentError(1, f"cols has shape {m.shape}, not [N*OH*OW, KH*KW*C] for a "
                                    f"{h}x{w} image and a {kh}x{kw} window (OH={oh}, OW={ow})")
     n, c = rows // (oh * ow), width // (kh * kw)
-    desc, key = _conv_desc(m.dtype, n, h, w, c, (kh, kw), (sh, sw), (dh, dw), (ph, pw))
-    shape = (n, h, w, c)
+    call = _Call()
+    call.kind = "col2im"
+    call.desc, key = _conv_desc(m.dtype, n, h, w, c, (kh, kw), (sh, sw), (dh, dw), (ph, pw))
+    call.key = ("col2im", m.device) + key
+    call.device_of = m
+    call.input = (m, m.ptr)
+    call.output = (n, h, w, c)
+    return call
+
+
+def _bind_output(call, source, out, what):
+    """The call's output array: `out`, checked against the shape the call produces, or a new
+    one like `source`."""
+    shape, dtype = call.output, call.input[0].dtype
     if out is None:
-        out = _empty_like_input(cols, shape, m.dtype)
-    o = _array(out, "out")
-    if o.shape != shape or o.dtype != m.dtype:
-        raise InvalidArgumentError(1, f"out is {o.dtype} {o.shape}; col2im needs {m.dtype} {shape}")
+        out = _empty_like_input(source, shape, dtype)
+    o = _array(out, "out", output=True)
+    if o.shape != shape or o.dtype != dtype:
+        raise InvalidArgumentError(1, f"out is {o.dtype} {o.shape}; {what} needs {dtype} {shape}")
     _dense(o, "out")
-    with _set_device(m):
-        plan = _plan("col2im", desc, ("col2im", m.device) + key)
-        _check(_lib.tt_plan_execute(plan.handle, m.ptr, o.ptr, _stream_of(stream, (m, o))))
+    call.output = (o, o.ptr)
+    return out
+
+
+def _run(call, stream):
+    with _set_device(call.device_of):
+        plan = _plan(call.kind, call.desc, call.key)
+        arrays = (call.output[0], call.input[0])
+        _check(_lib.tt_plan_execute(plan.handle, call.input[1], call.output[1],
+                                    _stream_of(stream, arrays)))
+
+
+def copy_(dst, src, stream=None):
+    """dst[...] = src for CUDA arrays of one shape and dtype: slices, strided views and
+    offsets of row-major buffers (last dimension contiguous). Returns dst."""
+    _run(_prepare_copy(dst, src), stream)
+    return dst
+
+
+def im2col(x, kernel_size, stride=1, dilation=1, padding=0, out=None, stream=None):
+    """The column matrix [N*OH*OW, KH*KW*C] of a contiguous NHWC image `x` [N, H, W, C]:
+    row (n, oh, ow) holds the window's taps kh, kw, then channels, zero where the window
+    leaves the image. Into `out` when given."""
+    call = _prepare_im2col(x, kernel_size, stride, dilation, padding)
+    out = _bind_output(call, x, out, "im2col of x")
+    _run(call, stream)
+    return out
+
+
+def col2im(cols, output_size, kernel_size, stride=1, dilation=1, padding=0, out=None,
+           stream=None):
+    """The NHWC image [N, H, W, C] summed back from a column matrix [N*OH*OW, KH*KW*C]
+    (im2col's adjoint: each tap adds into the pixel it was read from; taps summed in f32,
+    rounded once). `output_size` is (H, W). Into `out` when given."""
+    call = _prepare_col2im(cols, output_size, kernel_size, stride, dilation, padding)
+    out = _bind_output(call, cols, out, "col2im")
+    _run(call, stream)
     return out
 
 
 def explain(op, *args, **kwargs):
-    """What would run for op ('copy', 'im2col' or 'col2im') with these arguments, and why:
-    a dict of level (exact, nearest, heuristic), detail, kernel and prebuilt. Nothing is
-    launched. explain('copy', dst, src) takes copy_'s arguments."""
-    if op == "copy":
-        dst, src = args[0], args[1]
-        d, s = _array(dst, "dst"), _array(src, "src")
-        if d.shape != s.shape or d.dtype != s.dtype:
-            raise InvalidArgumentError(1, f"dst is {d.dtype} {d.shape} and src {s.dtype} {s.shape}; "
-                                       "they must match")
-        extents, s_strides, d_strides = _squeezed(s.shape, s.strides, d.strides)
-        _, s_shape, s_off = _region(s, extents, s_strides, "src")
-        _, d_shape, d_off = _region(d, extents, d_strides, "dst")
-        desc = _CopyDesc()
-        desc.dtype = _DTYPES[s.dtype][0]
-        _fill_region(desc.src, s_shape, s_off, extents)
-        _fill_region(desc.dst, d_shape, d_off, extents)
-        with _set_device(d):
-            return _plan("copy", desc, ("copy", s.dtype, s.device, s_shape, s_off, extents,
-                                        d_shape, d_off)).info()
-    if op == "im2col":
-        a = _array(args[0], "x")
-        if len(a.shape) != 4:
-            raise InvalidArgumentError(1, f"x has shape {a.shape}; im2col takes [N, H, W, C]")
-        names = ("kernel_size", "stride", "dilation", "padding")
-        given = dict(zip(names, args[1:]), **kwargs)
-        desc, key = _conv_desc(a.dtype, *a.shape, given.get("kernel_size"), given.get("stride", 1),
-                               given.get("dilation", 1), given.get("padding", 0))
-        with _set_device(a):
-            return _plan("im2col", desc, ("im2col", a.device) + key).info()
-    if op == "col2im":
-        m = _array(args[0], "cols")
-        names = ("output_size", "kernel_size", "stride", "dilation", "padding")
-        given = dict(zip(names, args[1:]), **kwargs)
-        h, w = _pair(given["output_size"], "output_size")
-        kh, kw = _pair(given["kernel_size"], "kernel_size")
-        sh, sw = _pair(given.get("stride", 1), "stride")
-        dh, dw = _pair(given.get("dilation", 1), "dilation")
-        ph, pw = _pair(given.get("padding", 0), "padding")
-        oh, ow = _out_size(h, kh, sh, dh, ph), _out_size(w, kw, sw, dw, pw)
-        if len(m.shape) != 2 or oh < 1 or ow < 1 or m.shape[0] % (oh * ow) or m.shape[1] % (kh * kw):
-            raise InvalidArgumentError(1, f"cols has shape {m.shape}, not [N*OH*OW, KH*KW*C]")
-        desc, key = _conv_desc(m.dtype, m.shape[0] // (oh * ow), h, w, m.shape[1] // (kh * kw),
-                               (kh, kw), (sh, sw), (dh, dw), (ph, pw))
-        with _set_device(m):
-            return _plan("col2im", desc, ("col2im", m.device) + key).info()
-    raise InvalidArgumentError(1, f"op={op!r}: accepted are 'copy', 'im2col', 'col2im'")
+    """What would run for op ('copy', 'im2col' or 'col2im') given that operator's arguments
+    (copy: dst, src), and why: a dict of level (exact, nearest, heuristic), detail, kernel
+    and prebuilt. Nothing is launched."""
+    prepare = {"copy": _prepare_copy, "im2col": _prepare_im2col, "col2im": _prepare_col2im}
+    if op not in prepare:
+        raise InvalidArgumentError(1, f"op={op!r}: accepted are 'copy', 'im2col', 'col2im'")
+    names = {"copy": ("dst", "src"),
+             "im2col": ("x", "kernel_size", "stride", "dilation", "padding"),
+             "col2im": ("cols", "output_size", "kernel_size", "stride", "dilation", "padding")}[op]
+    given = dict(zip(names, args))
+    given.update((k, v) for k, v in kwargs.items() if k not in ("out", "stream"))
+    for name, default in (("stride", 1), ("dilation", 1), ("padding", 0)):
+        if name in names:
+            given.setdefault(name, default)
+    call = prepare[op](**given)
+    with _set_device(call.device_of):
+        return _plan(call.kind, call.desc, call.key).info()
