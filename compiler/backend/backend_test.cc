@@ -89,7 +89,7 @@ TEST(RegistryTest, LazyLoaderRunsOnceUnderConcurrency) {
   for (int i = 0; i < 16; ++i) {
     threads.emplace_back([&] {
       auto codegen = registry.Resolve(T("sm_90a"));
-      if (codegen.ok() && (*codegen)->name() == "cuda.hopper") ++resolved;
+      if (codegen.ok() && (*codegen)->name() == "cuda.tma") ++resolved;
     });
   }
   for (auto& thread : threads) thread.join();
@@ -139,15 +139,21 @@ TEST(CudaCodegensTest, PredicatesCoverTheFamilies) {
     const char* arch;
     const char* codegen;
   };
-  for (const Case& c : {Case{"sm_70", "cuda.simt"}, Case{"sm_75", "cuda.simt"},
-                        Case{"sm_80", "cuda.ampere"}, Case{"sm_86", "cuda.ampere"},
-                        Case{"sm_89", "cuda.ampere"}, Case{"sm_90", "cuda.hopper"},
-                        Case{"sm_90a", "cuda.hopper"}, Case{"sm_100a", "cuda.hopper"}}) {
+  for (const Case& c :
+       {Case{"sm_70", "cuda.simt"}, Case{"sm_75", "cuda.simt"}, Case{"sm_80", "cuda.cp_async"},
+        Case{"sm_86", "cuda.cp_async"}, Case{"sm_87", "cuda.cp_async"},
+        Case{"sm_88", "cuda.cp_async"}, Case{"sm_89", "cuda.cp_async"},
+        Case{"sm_90", "cuda.tma"}, Case{"sm_90a", "cuda.tma"}, Case{"sm_100a", "cuda.tma"},
+        Case{"sm_103a", "cuda.tma"}, Case{"sm_110", "cuda.tma"}, Case{"sm_120", "cuda.tma"},
+        Case{"sm_121", "cuda.tma"}}) {
     auto codegen = registry.Resolve(T(c.arch));
     ASSERT_TRUE(codegen.ok()) << c.arch;
     EXPECT_EQ((*codegen)->name(), c.codegen) << c.arch;
   }
-  EXPECT_FALSE(registry.Resolve(T("sm_120")).ok());
+  // Every architecture tiletune knows resolves (issue 38: sm_120 did not).
+  for (const std::string& arch : Target::KnownArchs()) {
+    EXPECT_TRUE(registry.Resolve(T(arch.c_str())).ok()) << arch;
+  }
 }
 
 TEST(CudaCodegensTest, BuildWithoutCompileEmitsTheLoweredKernelOfAnyOperator) {
@@ -242,7 +248,7 @@ TEST_F(TunedResolverTest, ExactRecordWins) {
   auto r = resolver->Resolve(H200(), Op({4096, 4096}));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->level, ResolutionLevel::kExact);
-  EXPECT_EQ(r->codegen->name(), "cuda.hopper");
+  EXPECT_EQ(r->codegen->name(), "cuda.tma");
   EXPECT_THAT(r->request.launch.tile, ElementsAre(64, 128));
   EXPECT_EQ(*r->request.op->hints.prefer_instruction, Instruction::kTma);
   EXPECT_THAT(r->detail, HasSubstr("exact: record"));
@@ -496,7 +502,7 @@ TEST_F(TunedResolverTest, HeuristicWhenNothingApplies) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->level, ResolutionLevel::kHeuristic);
   EXPECT_THAT(r->detail, HasSubstr("no record for this architecture"));
-  EXPECT_EQ(r->codegen->name(), "cuda.hopper");
+  EXPECT_EQ(r->codegen->name(), "cuda.tma");
   EXPECT_TRUE(r->codegen->BuildWithoutCompile(r->request).ok());
 }
 

@@ -45,7 +45,7 @@ class DeviceCodegen {
  public:
   virtual ~DeviceCodegen() = default;
 
-  // Unique within a registry, e.g. "cuda.hopper".
+  // Unique within a registry, e.g. "cuda.tma".
   virtual std::string name() const = 0;
   // Whether this codegen produces kernels for `target`.
   virtual bool SupportsTarget(const Target& target) const = 0;

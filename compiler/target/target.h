@@ -36,13 +36,15 @@ class Target {
   // "cuda -arch=sm_90a".
   std::string ToString() const;
 
+  // The architecture's features, from one table (target.cc) that the codegen families and
+  // the lowering's limits share.
   // cp.async (sm_80+).
-  bool HasCpAsync() const { return arch_ >= 80; }
+  bool HasCpAsync() const;
   // L2 cache-policy hints: createpolicy and .L2::cache_hint (sm_80+).
-  bool HasL2CacheHints() const { return arch_ >= 80; }
+  bool HasL2CacheHints() const;
   // Tensor Memory Accelerator: tensor maps, cp.async.bulk(.tensor), mbarrier tx counts
-  // (sm_90+).
-  bool HasTma() const { return arch_ >= 90; }
+  // (sm_90+: Hopper and Blackwell).
+  bool HasTma() const;
   // Largest dynamic shared memory one block may opt into, in bytes.
   int MaxSharedBytesPerBlock() const;
   // Shared memory of one multiprocessor, in bytes.

@@ -15,18 +15,20 @@ namespace {
 
 class CudaFamilyCodegen : public DeviceCodegen {
  public:
-  CudaFamilyCodegen(std::string name, int min_arch, int max_arch,
+  // A family serves the targets whose features (Target, from compiler/target's table of
+  // architectures) are exactly these: TMA, and cp.async.
+  CudaFamilyCodegen(std::string name, bool tma, bool cp_async,
                     std::set<Instruction> instructions, const TileOpRegistry& ops)
       : name_(std::move(name)),
-        min_arch_(min_arch),
-        max_arch_(max_arch),
+        tma_(tma),
+        cp_async_(cp_async),
         instructions_(std::move(instructions)),
         ops_(ops) {}
 
   std::string name() const override { return name_; }
 
   bool SupportsTarget(const Target& target) const override {
-    return target.kind() == "cuda" && target.arch() >= min_arch_ && target.arch() <= max_arch_;
+    return target.kind() == "cuda" && target.HasTma() == tma_ && target.HasCpAsync() == cp_async_;
   }
 
   absl::StatusOr<BuiltKernel> BuildWithoutCompile(const CodegenRequest& request) const override {
@@ -61,8 +63,8 @@ class CudaFamilyCodegen : public DeviceCodegen {
 
  private:
   std::string name_;
-  int min_arch_;
-  int max_arch_;
+  bool tma_;
+  bool cp_async_;
   std::set<Instruction> instructions_;
   const TileOpRegistry& ops_;
 };
@@ -72,11 +74,11 @@ class CudaFamilyCodegen : public DeviceCodegen {
 std::vector<std::shared_ptr<const DeviceCodegen>> BuiltinCudaCodegens(const TileOpRegistry& ops) {
   using I = Instruction;
   return {
-      std::make_shared<CudaFamilyCodegen>("cuda.hopper", 90, 100,
+      std::make_shared<CudaFamilyCodegen>("cuda.tma", true, true,
                                           std::set<I>{I::kTma, I::kCpAsync, I::kSync}, ops),
-      std::make_shared<CudaFamilyCodegen>("cuda.ampere", 80, 89,
+      std::make_shared<CudaFamilyCodegen>("cuda.cp_async", false, true,
                                           std::set<I>{I::kCpAsync, I::kSync}, ops),
-      std::make_shared<CudaFamilyCodegen>("cuda.simt", 70, 75, std::set<I>{I::kSync}, ops),
+      std::make_shared<CudaFamilyCodegen>("cuda.simt", false, false, std::set<I>{I::kSync}, ops),
   };
 }
 

@@ -1,8 +1,9 @@
-// tiletune's built-in codegens for the "cuda" target kind, one per hardware family:
+// tiletune's built-in codegens for the "cuda" target kind, one per instruction set, each
+// serving the architectures whose features (compiler/target's table) match it:
 //
-//   cuda.hopper   sm_90 .. sm_100a   TMA (tensor and bulk), cp.async, SIMT
-//   cuda.ampere   sm_80 .. sm_89     cp.async, SIMT
-//   cuda.simt     sm_70 .. sm_75     SIMT
+//   cuda.tma       sm_90 .. sm_121 (Hopper, Blackwell)   TMA (tensor and bulk), cp.async, SIMT
+//   cuda.cp_async  sm_80 .. sm_89 (Ampere, Ada)           cp.async, SIMT
+//   cuda.simt      sm_70, sm_75 (Volta, Turing)           SIMT
 //
 // Each lowers any registered tile operator with the request's hints, restricted to its
 // family's instructions, and emits the CUDA kernel; Build also compiles it. Registration

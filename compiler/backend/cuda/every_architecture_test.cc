@@ -1,0 +1,96 @@
+// Every architecture tiletune knows, and NVRTC 13 compiles for, resolves to a codegen
+// that emits its instruction set; and a sample of each operator's search space (one
+// kernel per path and form, plus the operator's heuristic) lowers for it within its
+// limits and compiles with NVRTC. Issue 38: an RTX 50-series GPU (sm_120) or DGX Spark
+// (sm_121) resolved to no codegen at all.
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/backend/cuda/cuda_codegens.h"
+#include "compiler/backend/registry.h"
+#include "compiler/cuda/nvrtc_compilation_provider.h"
+#include "compiler/ops/builtin_ops.h"
+#include "compiler/ops/candidates.h"
+#include "compiler/target/target.h"
+#include "gtest/gtest.h"
+
+namespace tiletune {
+namespace {
+
+const std::vector<std::string>& Problems() {
+  static const std::vector<std::string>* const problems = new std::vector<std::string>{
+      "copy:f16:512,1024",
+      "copy:u8:src=300x4097[0:300,3:4000]",
+      "im2col:f16:2,16,16,64:k=3:p=1",
+      "im2col:f32:2,20,20,3:k=7:s=2:p=3",
+      "col2im:bf16:2,16,16,64:k=3:p=1",
+  };
+  return *problems;
+}
+
+TEST(EveryArchitectureTest, ResolvesAndCompilesEachOperatorsSearchSpaceSample) {
+  auto nvrtc = NvrtcCompilationProvider::Create();
+  ASSERT_TRUE(nvrtc.ok()) << nvrtc.status();
+  DeviceCodegenRegistry registry;
+  ASSERT_TRUE(RegisterBuiltinCudaCodegens(registry, BuiltinTileOps()).ok());
+  const TileOpRegistry& ops = BuiltinTileOps();
+  int compiled_archs = 0;
+  for (const std::string& arch : Target::KnownArchs()) {
+    SCOPED_TRACE(arch);
+    absl::StatusOr<Target> target = Target::Parse(arch);
+    ASSERT_TRUE(target.ok()) << target.status();
+    absl::StatusOr<std::shared_ptr<const DeviceCodegen>> codegen = registry.Resolve(*target);
+    ASSERT_TRUE(codegen.ok()) << codegen.status();
+    if (!(*nvrtc)->CheckArch(arch).ok()) {
+      // NVRTC 13 dropped Volta; its records still read, and it still resolves.
+      EXPECT_EQ(target->arch(), 70) << (*nvrtc)->CheckArch(arch);
+      continue;
+    }
+    ++compiled_archs;
+    std::set<std::string> paths_seen;
+    for (const std::string& spec : Problems()) {
+      SCOPED_TRACE(spec);
+      absl::StatusOr<std::unique_ptr<TileOp>> op = ops.ParseSpec(spec);
+      ASSERT_TRUE(op.ok()) << op.status();
+      const TileOpDefinition* definition = *ops.For(**op);
+      const SearchSpace space = definition->Search(**op, *target);
+      std::vector<Trial> trials = space.first;
+      trials.push_back(definition->Heuristic(**op, *target));
+      // The first phase's representative launch of a path may not fit a smaller part
+      // (99 KB of shared memory on sm_120): its hint sets also go at every launch.
+      for (const Trial& t : space.first) {
+        if (t.hints.prefer_instruction != Instruction::kTma) continue;
+        for (const LaunchParams& launch : space.launches) trials.push_back({t.hints, launch});
+        break;
+      }
+      absl::StatusOr<CandidateSet> set = BuildCandidates(*definition, **op, *target, trials);
+      ASSERT_TRUE(set.ok()) << set.status();
+      // One kernel per path and form: the sample compiled.
+      std::map<std::string, const Candidate*> sample;
+      for (const Candidate& c : set->candidates) {
+        sample.emplace(absl::StrCat(c.lowered->path_name, "/", c.lowered->form_name), &c);
+      }
+      for (const auto& [path, candidate] : sample) {
+        SCOPED_TRACE(path);
+        paths_seen.insert(candidate->lowered->path_name);
+        EXPECT_LE(candidate->lowered->shared_bytes, target->MaxSharedBytesPerBlock());
+        // The architecture's codegen emits the path (its family has the instruction).
+        std::shared_ptr<TileOp> tuned(candidate->lowered == nullptr ? nullptr : (*op)->Clone());
+        tuned->hints = candidate->hints;
+        CodegenRequest request{tuned, candidate->lowered->launch, *target};
+        absl::StatusOr<BuiltKernel> built = (*codegen)->Build(request, **nvrtc);
+        EXPECT_TRUE(built.ok()) << built.status();
+      }
+    }
+    // Hopper and Blackwell lower copies through TMA; earlier architectures never do.
+    EXPECT_EQ(paths_seen.count("tma") > 0, target->HasTma());
+  }
+  EXPECT_GE(compiled_archs, 12);  // sm_75 .. sm_121, the "a" variants included
+}
+
+}  // namespace
+}  // namespace tiletune
