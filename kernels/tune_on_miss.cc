@@ -155,8 +155,8 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
       // Compiles get one and a half times the budget, or twice as long as the first took
       // if that is longer: parallel compiles of similar kernels finish close together (the
       // first may be a cache hit), and an outlier (a deeply unrolled variant) takes
-      // seconds. Measured on the held-out suite, the candidates still compiling after 1.5x
-      // a 100 ms budget seldom win, and waiting for them set the first call's time.
+      // seconds. The candidates still compiling after that seldom win, and waiting for them
+      // would set the first call's time.
       compiles->done.wait(lock, [&] { return compiles->first.has_value(); });
       constexpr double kCompileBudgets = 1.5;
       const auto budget =

@@ -66,8 +66,8 @@ std::vector<Hints> AllCol2imHints() {
 SearchSpace Col2imSearchSpace(const Col2imOp& op, const Target& target) {
   const int64_t w = op.geometry.w;
   // The staged form only for short pixels: from a 128-byte pixel on, the direct form
-  // already reads whole 128-byte runs and the stage only costs occupancy (measured on the
-  // H200: staged 0.27-0.64 of the ceiling where direct reached 0.87-0.99).
+  // already reads whole 128-byte runs and the stage only costs occupancy
+  // (bench/col2im_benchmark compares the forms).
   const bool try_staged = op.geometry.c * DataTypeBytes(op.img.dtype) < kStagedMaxPixelBytes;
   SearchSpace space;
   // The swept form where cp.async exists, for the same short pixels: it reads each column
@@ -116,8 +116,8 @@ SearchSpace Col2imSearchSpace(const Col2imOp& op, const Target& target) {
   }
   if (try_swept && target.HasTma()) {
     // TMA's producer runs ahead across a persistent CTA's tiles, deep buffers keep several
-    // window rows in flight, and bands of rows give a window row more warps (measured on
-    // the H200 stem: 8 x W, 4 bands, 5 buffers, 0.83 of the ceiling; 1 band 0.60).
+    // window rows in flight, and bands of rows give a window row more warps (the swept
+    // variants of bench/col2im_benchmark).
     for (int64_t tile_h : {4, 8, 16}) {
       for (int threads : BandThreads(op.geometry)) {
         for (int stages : {3, 5}) {
@@ -137,9 +137,9 @@ Trial Col2imHeuristic(const Col2imOp& op, const Target& target) {
   bool swept_tma = false;
   if (op.geometry.c * DataTypeBytes(op.img.dtype) <= 16) {
     // Short pixels: the swept form where its buffers and sums fit, with TMA in bands of
-    // rows on a persistent grid (measured on the H200 stem, N32 C3 224x224 7x7 s2: 3.1 TB/s,
-    // 0.83 of the ceiling, against 2.0 for one band of 256 threads and 1.3 for the staged
-    // form), else the staged form where its stage fits (a very wide kernel's runs may not).
+    // rows on a persistent grid (faster than one band or the staged form on short-pixel
+    // layers such as a 7x7 s2 stem, in bench/col2im_benchmark), else the staged form where
+    // its stage fits (a very wide kernel's runs may not).
     const int64_t w = op.geometry.w;
     // Up to 4 whole bands of a row's pixels in warps, within 1024 threads.
     const int64_t row = RowThreads(op.geometry);

@@ -41,7 +41,7 @@ std::vector<LaunchParams> RepresentativeCopyLaunches(const std::vector<int64_t>&
 SearchSpace CopySearchSpace(const CopyOp& op, const Target& target);
 
 // The built-in launch: a direct SIMT copy of about 16 KiB tiles, 256 threads, one CTA per
-// tile (the best family measured on the H200; see bench/copy_benchmark.cc), with
+// tile (the best family in bench/copy_benchmark), with
 // prefer_instruction=sync unless the op asks for another.
 Trial CopyHeuristic(const CopyOp& op, const Target& target);
 

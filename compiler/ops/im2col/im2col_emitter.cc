@@ -407,9 +407,8 @@ class Im2colEmitter {
           "  }\n"
           "  u32 phase = 0;\n");
       if (box.prefetch_all) {
-        // On the H200 the N32 C3 stem (9.6 MB of image) went from 34.3-34.5 to 33.0 us with
-        // the whole image prefetched at the start instead of each tile's rows 3 waves ahead
-        // (a hand-edited kernel, bench/RESULTS.md session 18).
+        // The whole image prefetched at the start, rather than each tile's rows a few waves
+        // ahead, where the lowering chose it (kPrefetchAllL2Fraction says when).
         absl::StrAppend(
             &out_,
             "  // The whole image into L2 at the start: CTA b of the first wave (%nsmid x\n"
@@ -469,10 +468,8 @@ class Im2colEmitter {
     const int64_t copy_bytes = StagedRowCopyBytes(l_);
     if (bulk) {
       // The first tile's copies start before the table is built, which hides the table
-      // behind their latency (the N32 C3 stem at 512 threads on the H200, built by nvcc in a
-      // standalone harness: 35.8 to 34.9 us; bench/RESULTS.md session 14). The producer is the
-      // last thread, whose warp is not also the one with the extra vectors and table entries:
-      // the NVRTC-built stem went from 34.7-35.0 to 34.4-34.5 us (session 15).
+      // behind their latency. The producer is the last thread, whose warp is not also the
+      // one with the extra vectors and table entries, so no warp does both.
       absl::StrAppend(&out_, ImgPolicy(),
                       ");\n"
                       "      }\n"
@@ -499,10 +496,8 @@ class Im2colEmitter {
         "        (kh * kBoxPitch + kBoxLead + (d * u32(kSW) + kw * u32(kDW)) * u32(kC) + c) *\n"
         "            u32(kElementBytes) + i % kUnitsPerElem * 4;\n"
         "  }\n",
-        // One CTA per tile runs the body once, without the loop: on the H200 the looped form
-        // of the same kernel took 42 us instead of 36 for the N32 C3 stem at 512 threads
-        // (same occupancy; a third more instructions issued). With both changes the repo's
-        // 512-thread stem went from 2856-2949 to 3419-3455 GB/s.
+        // One CTA per tile runs the body once, without the loop: the looped form issues a
+        // third more instructions at the same occupancy.
         one_tile ? "  {\n"
                    "    const u64 tile = blockIdx.x;\n"
                  : "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n",

@@ -203,19 +203,17 @@ int64_t InputBoxBytes(const LoweredIm2col& l, const LoweredIm2col::InputBox& box
 }
 
 // How far ahead the bulk fill prefetches image rows into L2, in waves of resident CTAs, so
-// a CTA's rows were fetched from DRAM while the CTAs before it stored. In a standalone
-// harness on the H200 (the N32 C3 stem, 512 threads), two to four waves measured alike and
-// about 0.8 us faster than none (bench/RESULTS.md, session 13).
+// a CTA's rows were fetched from DRAM while the CTAs before it stored (two to four waves
+// measure alike; none is slower).
 constexpr int kPrefetchWaves = 3;
 // Resident CTAs an SM holds at most (sm_80 and sm_90).
 constexpr int64_t kMaxCtasPerSm = 32;
 // 32-bit registers per SM (sm_70 to sm_120), allocated to a thread in units of 8.
 constexpr int64_t kRegistersPerSm = 65536;
 constexpr int64_t kRegisterUnit = 8;
-// The fewest registers per thread the bulk-filled kernel is held to. On the H200 the N32 C3
-// stem at 512 threads (4 CTAs per SM whatever the registers) ran 36.9 us with 32 registers,
-// 36.4 with 28, 35.6 with 26 and 35.1 with 24, none spilling (bench/RESULTS.md session 14):
-// registers that would hold a fifth CTA let the next CTA start sooner, it seems.
+// The fewest registers per thread the bulk-filled kernel is held to: fewer registers ran
+// faster down to this cap, with no spills, even where the occupancy did not change
+// (registers that would hold one more CTA let the next CTA start sooner, it seems).
 constexpr int64_t kMinRegisterCap = 24;
 
 // The staged form's fill engine: bulk copies where the target has TMA, the hints allow it
@@ -299,10 +297,8 @@ std::string PlanPhaseGather(const Target& target, const LaunchParams& launch, Lo
 }
 
 // The staged form's gather: the phase form where the annotation asks for it and it applies,
-// the table otherwise. On the H200 (bench/RESULTS.md session 18) the phase form tied with the
-// table on the N32 C3 stem with the whole image prefetched (33.1-33.4 us against 33.3-33.4)
-// and lost on an N64 C3 3x3 stride-2 layer (24.5 us against 19.2), so it is the tuner's
-// choice, not the default.
+// the table otherwise. The phase form ties with the table on some layers and loses on
+// others (bench/im2col_benchmark has both), so it is the tuner's choice, not the default.
 void ChooseGather(const Target& target, const LaunchParams& launch, LoweredIm2col& l) {
   LoweredIm2col::InputBox& box = l.box;
   const std::string blocker = PlanPhaseGather(target, launch, l);

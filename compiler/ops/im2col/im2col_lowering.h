@@ -185,10 +185,10 @@ std::string DescribeIm2colPlan(const LoweredIm2col& lowered);
 
 // Without the img_prefetch annotation the bulk fill prefetches the whole image into L2 at
 // the start when the image takes at most this fraction (1/n) of the target's L2 and the
-// column matrix at least all of it. On the H200 (bench/RESULTS.md session 18): the N32 C3
-// 7x7 stem (9.6 MB of image, 118 MB of columns) 33.3 us against 34.4 with each tile's rows
-// prefetched 3 waves ahead; an N64 C3 3x3 stride-2 layer (19 MB of image) 20.1 against
-// 19.2, and an N16 C4 3x3 layer (1.2 MB of image, 11 MB of columns) 6.30 against 5.94.
+// column matrix at least all of it: then every tile finds its rows in L2, where prefetching
+// each tile's rows a few waves ahead leaves some to HBM; an image that is a larger share of
+// L2, or columns not much larger than the image, do better with the per-tile prefetch
+// (both are variants of bench/im2col_benchmark).
 inline constexpr int64_t kPrefetchAllL2Fraction = 4;
 
 // TMA im2col limits (PTX ISA and cuTensorMapEncodeIm2col, rank-4 maps).

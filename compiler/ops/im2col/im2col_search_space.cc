@@ -28,19 +28,15 @@ LaunchParams MakeLaunch(int64_t m, int64_t k, int threads, int stages, int ctas)
 }
 
 // Threads of the search's extra whole-output-row launches, and of the heuristic's for a
-// bulk-filled output row of at least kWideStagedMinVectors 16-byte vectors per thread: on
-// the N32 C3 stem (2058 vectors), built by NVRTC with 24 registers, 512 threads took
-// 35.1 us against 256 threads' 36.4-36.7 (H200, bench/RESULTS.md session 14); 640 and
-// 1024 threads were slower again (session 13).
+// bulk-filled output row of at least kWideStagedMinVectors 16-byte vectors per thread:
+// more threads than 256 keep more of a long row's loads in flight, and more than 512 were
+// slower again.
 constexpr int kWideStagedThreads = 512;
 constexpr int64_t kWideStagedMinVectors = 4;
 
 // The heuristic's threads for such a row: the fewest, in steps of 64 down from
 // kWideStagedThreads, that give no thread more vectors than kWideStagedThreads would. The
-// CTA's longest thread is then no longer, and fewer thread slots idle behind it: on the
-// N32 C3 stem (2058 vectors, 5 at most per thread either way) 448 threads took 32.9-33.1 us
-// against 512 threads' 33.3-33.4 with the whole image prefetched (H200, bench/RESULTS.md
-// session 18; 34.35 against 34.42 without, session 16).
+// CTA's longest thread is then no longer, and fewer thread slots idle behind it.
 int WideStagedThreads(int64_t vectors) {
   const int64_t most = CeilDiv(vectors, kWideStagedThreads);
   int threads = kWideStagedThreads;
@@ -48,10 +44,9 @@ int WideStagedThreads(int64_t vectors) {
   return threads;
 }
 
-// Box rows shorter than this fill faster by the threads' loads than by bulk copies: the
-// heuristic then sets disable_tma (H200, N8 C1 128x128 5x5: 256-byte rows, 1299 GB/s by
-// loads against 1104 by bulk copies; 768-byte rows of N16 C4 96x96 and 1344-byte rows of
-// the C=3 layers were faster by bulk copies; bench/RESULTS.md session 13).
+// Box rows shorter than this fill faster by the threads' loads than by bulk copies (a
+// bulk copy's fixed cost is not repaid by a short row): the heuristic then sets
+// disable_tma.
 constexpr int64_t kBulkFillMinRowBytes = 512;
 
 // The heuristic's default tile: 128 rows of up to kDefaultBlockK columns.

@@ -29,9 +29,9 @@ SearchSpace Im2colSearchSpace(const Im2colOp& op, const Target& target);
 // the op sets no policy, and prefer_instruction=sync unless the op asks for another.
 // Where C allows only vectors narrower than 16 B and rows are longer than 64 but at most
 // 1024 elements, tiles of whole output rows (OW x K, the staged form) or else 64 whole rows
-// (the flat form), when they lower to that form: on the H200 the N32 C3 224x224 7x7 s2 stem
-// moves 3.4 TB/s where the 128 x 64 row form moved 0.32, AlexNet's 11x11 s4 layer 2.2
-// where it moved 0.70. Shorter rows keep 128 x K, which spans whole rows already.
+// (the flat form), when they lower to that form: a 128 x 64 row tile of such a layer reads
+// each narrow pixel many times over, where whole output rows read each once. Shorter rows
+// keep 128 x K, which spans whole rows already.
 Trial Im2colHeuristic(const Im2colOp& op, const Target& target);
 
 }  // namespace tiletune
