@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/lower/lowering_rules.h"
 #include "compiler/ops/copy/copy_lowering.h"
 
 namespace tiletune {
@@ -116,7 +117,11 @@ std::vector<LaunchParams> RepresentativeCopyLaunches(const std::vector<int64_t>&
   add(Tile(extents, element, 512, 16384), 256, 1, 0, true);
   add(Tile(extents, element, 512, 16384), 256, 3, 0, true);
   if (target.HasTma()) {
-    add(Tile(extents, element, std::min<int64_t>(512, 256 * element), 16384), 32, 4, 3, true);
+    // Four 16 KiB stages a CTA, and as many CTAs an SM (up to 3) as its shared memory
+    // holds: one on a part with 100 KB (sm_120), so the first phase still tries TMA there.
+    const int ctas = static_cast<int>(std::clamp<int64_t>(
+        target.MaxSharedBytesPerSm() / (4 * 16384 + kReservedShared), 1, 3));
+    add(Tile(extents, element, std::min<int64_t>(512, 256 * element), 16384), 32, 4, ctas, true);
     add({16384 / element}, 32, 4, 1, true);
   }
   return out;
