@@ -12,7 +12,7 @@ if [ ${#targets[@]} -eq 0 ]; then
   mapfile -t targets < <(bazel query 'attr(tags, "gpu", tests(//...)) + kind("cc_binary", //...) except attr(tags, "fuzz", //...)' 2>/dev/null)
 fi
 bazel build "${targets[@]}"
-rm -rf .device && mkdir -p .device/bin
+rm -rf .device/bin && mkdir -p .device/bin  # .device/wheel (the Python wheel) stays
 for t in "${targets[@]}"; do
   label="${t#//}"
   [[ "$label" == *:* ]] || label="$label:${label##*/}"  # //autotune -> autotune:autotune
