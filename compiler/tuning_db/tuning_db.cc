@@ -825,6 +825,12 @@ absl::StatusOr<TuningDatabase> ParseTuningDatabase(absl::string_view bytes, Data
                                                    " bytes; databases are read up to ",
                                                    kMaxDatabaseBytes, " bytes"));
   }
+  if (format == DatabaseFormat::kText && !LooksLikeText(bytes)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        origin, ": not a text-format TuningDatabase: it holds binary data (control bytes in "
+        "its first 256); a binary database is named anything but *.textproto or *.txtpb, "
+        "e.g. *.pb"));
+  }
   absl::StatusOr<int64_t> version = format == DatabaseFormat::kText
                                         ? TextSchemaVersion(bytes)
                                         : BinarySchemaVersion(bytes, origin);

@@ -214,6 +214,16 @@ TEST(TuningDbTest, TextFileWithBinaryNameGetsAHint) {
   EXPECT_THAT(Msg(status), HasSubstr("*.textproto or *.txtpb"));
 }
 
+// Issue 34: a binary database named .txtpb got "schema_version is 0" and no hint.
+TEST(TuningDbTest, BinaryFileWithTextNameGetsAHint) {
+  std::string bytes;
+  ASSERT_TRUE(TestDatabase(2).SerializeToString(&bytes));
+  absl::Status status = ParseTuningDatabase(bytes, DatabaseFormat::kText, "db.txtpb").status();
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("db.txtpb: not a text-format TuningDatabase: it holds binary data"));
+  EXPECT_THAT(std::string(status.message()), HasSubstr("e.g. *.pb"));
+}
+
 TEST(TuningDbTest, TextParseErrorNamesLineAndColumn) {
   const std::string text =
       "schema_version: 2\n"
