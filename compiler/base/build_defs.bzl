@@ -23,6 +23,13 @@ GPU_TEST_TAGS = [
     "exclusive",
 ]
 
+# tiletune's own labels, resolved in tiletune's repository wherever these macros are used.
+# select() keys are strings in Bazel 4: the label printed in this repository's terms.
+_CLANG = str(Label("//compiler/base:clang"))
+_FUZZ_REPLAY_MAIN = Label("//compiler/base:fuzz_replay_main.cc")
+_GTEST_MAIN = Label("@com_google_googletest//:gtest_main")
+_ROOT_PACKAGE = Label("//:__pkg__")
+
 def tt_cc_library(name, copts = [], **kwargs):
     native.cc_library(name = name, copts = TT_COPTS + copts, **kwargs)
 
@@ -45,15 +52,15 @@ def tt_fuzz_binary(name, srcs, deps = [], **kwargs):
     native.cc_binary(
         name = name,
         srcs = srcs + select({
-            "//compiler/base:clang": [],
-            "//conditions:default": ["//compiler/base:fuzz_replay_main.cc"],
+            _CLANG: [],
+            "//conditions:default": [_FUZZ_REPLAY_MAIN],
         }),
         copts = TT_COPTS + select({
-            "//compiler/base:clang": sanitizers,
+            _CLANG: sanitizers,
             "//conditions:default": [],
         }),
         linkopts = select({
-            "//compiler/base:clang": sanitizers,
+            _CLANG: sanitizers,
             "//conditions:default": [],
         }),
         deps = deps,
@@ -67,7 +74,7 @@ def tt_cc_test(name, copts = [], deps = [], size = "small", **kwargs):
         size = size,
         name = name,
         copts = TT_COPTS + copts,
-        deps = deps + ["@com_google_googletest//:gtest_main"],
+        deps = deps + [_GTEST_MAIN],
         **kwargs
     )
 
@@ -77,7 +84,7 @@ def tt_gpu_test(name, copts = [], deps = [], tags = [], size = "medium", **kwarg
         size = size,
         name = name,
         copts = TT_COPTS + copts,
-        deps = deps + ["@com_google_googletest//:gtest_main"],
+        deps = deps + [_GTEST_MAIN],
         tags = tags + GPU_TEST_TAGS,
         **kwargs
     )
@@ -102,7 +109,7 @@ def tt_all_targets(name = "all_targets"):
         name = name,
         testonly = True,
         srcs = [":" + r for r in kept],
-        visibility = ["//:__pkg__"],
+        visibility = [_ROOT_PACKAGE],
     )
     native.filegroup(
         name = name + "_libraries",
@@ -113,5 +120,5 @@ def tt_all_targets(name = "all_targets"):
             if not rules[r]["kind"].endswith("_test") and not rules[r].get("testonly", False) and
                rules[r]["kind"] not in ("genquery", "filegroup")
         ],
-        visibility = ["//:__pkg__"],
+        visibility = [_ROOT_PACKAGE],
     )
