@@ -131,6 +131,21 @@ tt_status Guarded(F&& body) {
   }
 }
 
+// tt_plan_create_im2col and _col2im: the same descriptor, another operator.
+template <typename Desc>
+tt_status CreateConv(const char* function, const tt_conv_desc* desc, tt_plan** plan) {
+  return Guarded([&] {
+    if (desc == nullptr || plan == nullptr) {
+      return Fail(TT_INVALID_ARGUMENT,
+                  absl::StrCat(function, ": desc and plan must not be NULL"));
+    }
+    *plan = nullptr;
+    absl::StatusOr<Desc> conv = ToConv<Desc>(*desc);
+    if (!conv.ok()) return FromStatus(conv.status());
+    return Emit(tiletune::Plan::Create(*conv), plan);
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -162,27 +177,11 @@ tt_status tt_plan_create_copy(const tt_copy_desc* desc, tt_plan** plan) {
 }
 
 tt_status tt_plan_create_im2col(const tt_conv_desc* desc, tt_plan** plan) {
-  return Guarded([&] {
-    if (desc == nullptr || plan == nullptr) {
-      return Fail(TT_INVALID_ARGUMENT, "tt_plan_create_im2col: desc and plan must not be NULL");
-    }
-    *plan = nullptr;
-    absl::StatusOr<tiletune::Im2colDesc> conv = ToConv<tiletune::Im2colDesc>(*desc);
-    if (!conv.ok()) return FromStatus(conv.status());
-    return Emit(tiletune::Plan::Create(*conv), plan);
-  });
+  return CreateConv<tiletune::Im2colDesc>("tt_plan_create_im2col", desc, plan);
 }
 
 tt_status tt_plan_create_col2im(const tt_conv_desc* desc, tt_plan** plan) {
-  return Guarded([&] {
-    if (desc == nullptr || plan == nullptr) {
-      return Fail(TT_INVALID_ARGUMENT, "tt_plan_create_col2im: desc and plan must not be NULL");
-    }
-    *plan = nullptr;
-    absl::StatusOr<tiletune::Col2imDesc> conv = ToConv<tiletune::Col2imDesc>(*desc);
-    if (!conv.ok()) return FromStatus(conv.status());
-    return Emit(tiletune::Plan::Create(*conv), plan);
-  });
+  return CreateConv<tiletune::Col2imDesc>("tt_plan_create_col2im", desc, plan);
 }
 
 tt_status tt_plan_execute(const tt_plan* plan, uint64_t input, uint64_t output, void* stream) {

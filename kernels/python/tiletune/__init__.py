@@ -15,6 +15,7 @@ is libtiletune.so (the C API, kernels/tiletune_c.h), carried in this package.
 """
 
 import ctypes
+import inspect
 import os
 import sys
 import threading
@@ -584,17 +585,15 @@ def explain(op, *args, **kwargs):
     """What would run for op ('copy', 'im2col' or 'col2im') given that operator's arguments
     (copy: dst, src), and why: a dict of level (exact, nearest, heuristic), detail, kernel
     and prebuilt. Nothing is launched."""
-    prepare = {"copy": _prepare_copy, "im2col": _prepare_im2col, "col2im": _prepare_col2im}
-    if op not in prepare:
+    operators = {"copy": (copy_, _prepare_copy), "im2col": (im2col, _prepare_im2col),
+                 "col2im": (col2im, _prepare_col2im)}
+    if op not in operators:
         raise InvalidArgumentError(1, f"op={op!r}: accepted are 'copy', 'im2col', 'col2im'")
-    names = {"copy": ("dst", "src"),
-             "im2col": ("x", "kernel_size", "stride", "dilation", "padding"),
-             "col2im": ("cols", "output_size", "kernel_size", "stride", "dilation", "padding")}[op]
-    given = dict(zip(names, args))
-    given.update((k, v) for k, v in kwargs.items() if k not in ("out", "stream"))
-    for name, default in (("stride", 1), ("dilation", 1), ("padding", 0)):
-        if name in names:
-            given.setdefault(name, default)
-    call = prepare[op](**given)
+    public, prepare = operators[op]
+    # The operator's own signature reads the arguments, defaults included.
+    bound = inspect.signature(public).bind(*args, **kwargs)
+    bound.apply_defaults()
+    given = {k: v for k, v in bound.arguments.items() if k not in ("out", "stream")}
+    call = prepare(**given)
     with _set_device(call.device_of):
         return _plan(call.kind, call.desc, call.key).info()

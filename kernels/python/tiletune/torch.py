@@ -18,9 +18,7 @@ import tiletune as _tt
 __all__ = ["im2col", "col2im", "copy_"]
 
 
-def _out_size(size, k, s, d, p):
-    return (size + 2 * p - d * (k - 1) - 1) // s + 1
-
+_out_size = _tt._out_size  # the output extent of a window sweep, as the package computes it
 
 @torch.library.custom_op("tiletune::im2col", mutates_args=())
 def _im2col(x: torch.Tensor, kernel_size: List[int], stride: List[int], dilation: List[int],
