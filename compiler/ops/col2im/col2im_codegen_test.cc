@@ -51,11 +51,20 @@ TEST(Col2imCodegenTest, MatchesGoldens) {
   f32.hints.eviction_policy = EvictionPolicy::kEvictLast;
   Col2imOp f32_cp_async = f32;
   f32_cp_async.hints.disable_tma = true;
+  // F.fold's layout: channel_rows columns into an NCHW image.
+  Col2imOp fold = Col2imOp::Dense(DataType::kF16, G(64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1));
+  fold.img.strides = {64 * 56 * 56, 56, 1, 56 * 56};
+  fold.order = ColumnOrder::kChannelRows;
+  fold.hints.annotations["col_eviction_policy"] = "evict_first";
+  Col2imOp fold_f32 = Col2imOp::Dense(DataType::kF32, G(2, 11, 10, 6, 3, 2, 2, 1, 1, 2, 1, 1));
+  fold_f32.order = ColumnOrder::kChannelRows;
   struct Case {
     std::string name;
     Col2imOp op;
     LaunchParams launch;
   } cases[] = {
+      {"col2im_planes_fold_f16", fold, Launch(8, 56, false)},
+      {"col2im_planes_nhwc_f32", fold_f32, Launch(2, 8, false, 64)},
       {"col2im_direct_resnet_f16", resnet, Launch(1, 32, false)},
       {"col2im_staged_stem_f16", stem, Launch(2, 224, true)},
       {"col2im_direct_asymmetric_bf16", asymmetric, Launch(2, 8, false, 128)},

@@ -29,9 +29,11 @@ const LoweredCol2im& AsCol2im(const LoweredTileKernel& lowered) {
   return LoweredRef<LoweredCol2im>(lowered, Col2imOp::Name());
 }
 
-absl::StatusOr<std::unique_ptr<TileOp>> DenseOp(DataType dtype, const Im2colGeometry& g,
+absl::StatusOr<std::unique_ptr<TileOp>> DenseOp(DataType dtype, const ConvSpec& spec,
                                                 Hints hints) {
-  auto op = std::make_unique<Col2imOp>(Col2imOp::Dense(dtype, g));
+  auto op = std::make_unique<Col2imOp>(Col2imOp::Dense(dtype, spec.geometry));
+  op->img = ConvImage("img", dtype, spec.geometry, spec.layout);
+  op->order = ConvColumnOrder(spec.layout);
   op->hints = std::move(hints);
   TT_RETURN_IF_ERROR(ValidateCol2imOp(*op));
   return op;
@@ -52,12 +54,12 @@ absl::Status Col2imDefinition::Validate(const TileOp& op) const {
 
 std::string Col2imDefinition::Describe(const TileOp& op) const {
   const Col2imOp& col2im = OpRef<Col2imOp>(op);
-  return DescribeConvOp(name(), col2im.geometry, col2im.img);
+  return DescribeConvOp(name(), col2im.geometry, col2im.img, col2im.order);
 }
 
 void Col2imDefinition::AppendKey(const TileOp& op, std::string& key) const {
   const Col2imOp& col2im = OpRef<Col2imOp>(op);
-  AppendConvKey(name(), col2im.geometry, col2im.img, col2im.hints, key);
+  AppendConvKey(name(), col2im.geometry, col2im.img, col2im.order, col2im.hints, key);
 }
 
 absl::StatusOr<tuning::Problem> Col2imDefinition::ToProblem(const TileOp& op) const {
@@ -67,6 +69,7 @@ absl::StatusOr<tuning::Problem> Col2imDefinition::ToProblem(const TileOp& op) co
   tuning::Col2imProblem* p = problem.mutable_col2im();
   ConvGeometryToProblem(col2im->geometry, p);
   for (int64_t s : col2im->img.strides) p->add_img_strides(s);
+  p->set_col_order(static_cast<tuning::ColumnOrder>(ColumnOrderToProblem(col2im->order)));
   return problem;
 }
 
@@ -82,6 +85,7 @@ absl::StatusOr<std::unique_ptr<TileOp>> Col2imDefinition::FromProblem(
   TT_RETURN_IF_ERROR(ValidateConvGeometry(g, name()));
   auto op = std::make_unique<Col2imOp>(Col2imOp::Dense(dtype, g));
   TT_RETURN_IF_ERROR(ApplyImgStrides(p.img_strides(), op->img));
+  TT_ASSIGN_OR_RETURN(op->order, ColumnOrderFromProblem(p.col_order()));
   TT_RETURN_IF_ERROR(ValidateCol2imOp(*op));
   return op;
 }
@@ -90,7 +94,8 @@ absl::Status Col2imDefinition::CheckLowering(const tuning::Lowering& lowering) c
   return CheckPathNames(lowering, name(),
                         {{Col2imPathName(Col2imPath::kSimtDirect),
                           {Col2imFormName(Col2imPath::kSimtDirect),
-                           Col2imFormName(Col2imPath::kSimtStaged)}},
+                           Col2imFormName(Col2imPath::kSimtStaged),
+                           Col2imFormName(Col2imPath::kSimtPlanes)}},
                          {Col2imPathName(Col2imPath::kCpAsyncSwept),
                           {Col2imFormName(Col2imPath::kCpAsyncSwept)}},
                          {Col2imPathName(Col2imPath::kTmaSwept),
@@ -99,13 +104,20 @@ absl::Status Col2imDefinition::CheckLowering(const tuning::Lowering& lowering) c
 
 int Col2imDefinition::WidestVectorBytes(const TileOp& op) const {
   const auto& conv = OpRef<Col2imOp>(op);
+  if (conv.order == ColumnOrder::kChannelRows) {
+    // Along W: what the image width allows.
+    int align = 16;
+    while (align > 1 && conv.geometry.w * DataTypeBytes(conv.img.dtype) % align != 0) align /= 2;
+    return align;
+  }
   return ConvPixelAlignment(conv.geometry, DataTypeBytes(conv.img.dtype));
 }
 
 std::vector<double> Col2imDefinition::TransferFeatures(const tuning::Problem& problem) const {
   absl::StatusOr<DataType> dtype = ParseDataType(problem.dtype());
   return ConvTransferFeatures(ConvGeometryFromProblem(problem.col2im()),
-                              dtype.ok() ? DataTypeBytes(*dtype) : 2);
+                              dtype.ok() ? DataTypeBytes(*dtype) : 2,
+                              problem.col2im().col_order() == tuning::COLUMN_ORDER_CHANNEL_ROWS);
 }
 
 std::string Col2imDefinition::SpecSyntax() const { return "DTYPE:" + ConvSpecSyntax(); }
@@ -115,14 +127,13 @@ absl::StatusOr<std::unique_ptr<TileOp>> Col2imDefinition::ParseSpec(
   std::vector<absl::string_view> parts = absl::StrSplit(spec, ':');
   if (parts.size() < 2) return absl::InvalidArgumentError("give a dtype and the image N,H,W,C");
   TT_ASSIGN_OR_RETURN(DataType dtype, ParseDataType(parts[0]));
-  TT_ASSIGN_OR_RETURN(Im2colGeometry g,
-                      ParseConvSpec(name(), absl::MakeConstSpan(parts).subspan(1)));
-  return DenseOp(dtype, g, Hints{});
+  TT_ASSIGN_OR_RETURN(ConvSpec conv, ParseConvSpec(name(), absl::MakeConstSpan(parts).subspan(1)));
+  return DenseOp(dtype, conv, Hints{});
 }
 
 absl::StatusOr<std::string> Col2imDefinition::FormatSpec(const TileOp& op) const {
   TT_ASSIGN_OR_RETURN(const Col2imOp* conv, OpAs<Col2imOp>(op));
-  return FormatConvSpec(conv->geometry, conv->img);
+  return FormatConvSpec(conv->geometry, conv->img, conv->order);
 }
 
 std::vector<OpFlag> Col2imDefinition::flags() const {
@@ -137,8 +148,8 @@ std::vector<OpFlag> Col2imDefinition::flags() const {
 absl::StatusOr<std::unique_ptr<TileOp>> Col2imDefinition::FromFlags(const FlagValues& flags,
                                                                    DataType dtype,
                                                                    Hints hints) const {
-  TT_ASSIGN_OR_RETURN(Im2colGeometry g, ConvGeometryFromFlags(name(), flags));
-  return DenseOp(dtype, g, std::move(hints));
+  TT_ASSIGN_OR_RETURN(ConvSpec conv, ConvSpecFromFlags(name(), flags));
+  return DenseOp(dtype, conv, std::move(hints));
 }
 
 absl::StatusOr<std::shared_ptr<const LoweredTileKernel>> Col2imDefinition::Lower(

@@ -195,3 +195,50 @@ TEST(Col2imDefinitionTest, HeuristicSweepsShortPixelsAndStreamsTheColumnsElsewhe
 
 }  // namespace
 }  // namespace tiletune
+
+namespace tiletune {
+namespace {
+
+// F.fold's layout through the definition: spec, problem, key, search space and heuristic.
+TEST(Col2imDefinitionTest, NchwLayoutRoundTripsAndLowersToPlanes) {
+  const Col2imDefinition col2im;
+  auto op = col2im.ParseSpec("bf16:4,64,64,32:k=4:s=2:p=1:layout=nchw");
+  ASSERT_TRUE(op.ok()) << op.status();
+  const Col2imOp& fold = static_cast<const Col2imOp&>(**op);
+  EXPECT_EQ(fold.order, ColumnOrder::kChannelRows);
+  EXPECT_EQ(*col2im.FormatSpec(fold), "bf16:4,64,64,32:k=4:s=2:p=1:layout=nchw");
+  auto problem = col2im.ToProblem(fold);
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  EXPECT_EQ(problem->col2im().col_order(), tuning::COLUMN_ORDER_CHANNEL_ROWS);
+  auto back = col2im.FromProblem(*problem);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(static_cast<const Col2imOp&>(**back).order, ColumnOrder::kChannelRows);
+  EXPECT_EQ(static_cast<const Col2imOp&>(**back).img.strides, fold.img.strides);
+  const Target target = *Target::Parse("sm_90a");
+  const SearchSpace space = col2im.Search(fold, target);
+  ASSERT_FALSE(space.first.empty());
+  for (const Trial& trial : space.first) {
+    Col2imOp with = fold;
+    with.hints = trial.hints;
+    auto lowered = LowerCol2im(with, target, trial.launch);
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    EXPECT_EQ(lowered->path, Col2imPath::kSimtPlanes);
+  }
+  const Trial heuristic = col2im.Heuristic(fold, target);
+  Col2imOp with = fold;
+  with.hints = heuristic.hints;
+  auto lowered = LowerCol2im(with, target, heuristic.launch);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  EXPECT_EQ(lowered->form_name, "planes");
+  EXPECT_EQ(lowered->vector_bytes, 16);
+  EXPECT_THAT(DescribeCol2imPlan(*lowered), HasSubstr("kh descending"));
+  // No copy engine serves this layout: asking for one says why.
+  Col2imOp tma = fold;
+  tma.hints.prefer_instruction = Instruction::kTma;
+  LaunchParams swept = heuristic.launch;
+  EXPECT_THAT(std::string(LowerCol2im(tma, target, swept).status().message()),
+              HasSubstr("only the SIMT planes form"));
+}
+
+}  // namespace
+}  // namespace tiletune

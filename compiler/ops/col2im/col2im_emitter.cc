@@ -23,6 +23,14 @@ class Col2imEmitter {
     if (l_.col_policy) absl::StrAppend(&out_, NamedPolicySnippet("col", *l_.col_policy));
     if (l_.img_policy) absl::StrAppend(&out_, NamedPolicySnippet("img", *l_.img_policy));
     const int vector_bytes = l_.vector_elems * l_.element_bytes;
+    if (Planes()) {
+      absl::StrAppend(&out_, VectorAccessSnippet(vector_bytes, /*load_hint=*/false,
+                                                 l_.img_policy.has_value(), "tt"));
+      Elements();
+      Constants();
+      PlanesKernel();
+      return out_;
+    }
     // Image stores (and the direct form's column loads) take one vector along C.
     absl::StrAppend(&out_, VectorAccessSnippet(vector_bytes, !Staged() && l_.col_policy,
                                                l_.img_policy.has_value(), "tt"));
@@ -49,6 +57,7 @@ class Col2imEmitter {
 
  private:
   bool Staged() const { return l_.path == Col2imPath::kSimtStaged; }
+  bool Planes() const { return l_.path == Col2imPath::kSimtPlanes; }
   bool Swept() const { return Col2imSwept(l_.path); }
   bool Tma() const { return l_.path == Col2imPath::kTmaSwept; }
   std::string ColPolicy() const { return l_.col_policy ? ", col_policy" : ""; }
@@ -76,7 +85,10 @@ class Col2imEmitter {
                     l_.col_policy ? EvictionPolicyName(*l_.col_policy) : std::string("none"),
                     ", image ",
                     l_.img_policy ? EvictionPolicyName(*l_.img_policy) : std::string("none"),
-                    "\n//   taps summed in f32, kh ascending then kw; one rounding; NaN canonical\n");
+                    Planes() ? "\n//   channel_rows columns; taps summed in f32, kh descending then kw "
+                               "(F.fold's order); one rounding; NaN canonical\n"
+                             : "\n//   taps summed in f32, kh ascending then kw; one rounding; NaN "
+                               "canonical\n");
   }
 
   // The element type, its widening to f32 and the rounding back.
@@ -125,6 +137,10 @@ class Col2imEmitter {
   void Constants() {
     absl::StrAppend(&out_,
                     "\n// Problem constants; enumerators fold into the code and take no storage.\n");
+    if (Planes()) {
+      PlanesConstants();
+      return;
+    }
     const int64_t per_thread = ChannelsPerThread();
     Constant("u32", "kThreads", l_.launch.threads);
     Constant("u64", "kNumTiles", l_.num_tiles);
@@ -206,6 +222,102 @@ class Col2imEmitter {
       Constant("u32", "kTapElems", g_.kw * g_.c);
       Constant("u64", "kColBytes", l_.m * l_.k * l_.element_bytes);
     }
+  }
+
+  void PlanesConstants() {
+    Constant("u32", "kThreads", l_.launch.threads);
+    Constant("u64", "kNumTiles", l_.num_tiles);
+    Constant("u32", "kTilesPerPlane", l_.tiles_h * l_.tiles_w);
+    Constant("u32", "kTilesW", l_.tiles_w);
+    Constant("u32", "kTileH", l_.tile_h);
+    Constant("u32", "kTileW", l_.tile_w);
+    Constant("u64", "kElementBytes", l_.element_bytes);
+    Constant("u32", "kH", g_.h);
+    Constant("u32", "kW", g_.w);
+    Constant("u64", "kC", g_.c);
+    Constant("u32", "kKH", g_.kh);
+    Constant("u32", "kKW", g_.kw);
+    Constant("u32", "kSH", g_.sh);
+    Constant("u32", "kSW", g_.sw);
+    Constant("u32", "kDH", g_.dh);
+    Constant("u32", "kDW", g_.dw);
+    Constant("u32", "kPH", g_.ph);
+    Constant("u32", "kPW", g_.pw);
+    Constant("u32", "kOH", l_.oh);
+    Constant("u32", "kOW", l_.ow);
+    Constant("u64", "kL", l_.k);
+    Constant("u64", "kTaps", g_.kh * g_.kw);
+    const char* names[] = {"N", "H", "W", "C"};
+    for (int d = 0; d < 4; ++d) {
+      Constant("u64", absl::StrCat("kImgStride", names[d]), l_.img_strides[d]);
+    }
+    Constant("u32", "kVector", l_.vector_elems);
+    Constant("u32", "kRowVectors", l_.tile_w / l_.vector_elems);
+    Constant("u32", "kItems", l_.tile_h * (l_.tile_w / l_.vector_elems));
+  }
+
+  // The planes form: tile t is tile t % kTilesPerPlane of plane t / kTilesPerPlane = n * C +
+  // c, whose matrix rows are plane * KH*KW + (kh, kw), each OH*OW long. A thread sums
+  // kVector neighbouring pixels (h, w..w+kVector-1), tap by tap kh descending then kw
+  // descending (F.fold's order); window position (oh, ow) of tap (kh, kw) reaches pixel
+  // (h, w) when h + PH - kh*DH = oh*SH and w + PW - kw*DW = ow*SW.
+  void PlanesKernel() {
+    const bool hint = l_.col_policy.has_value();
+    absl::StrAppend(
+        &out_,
+        "\n// One column-matrix element by a non-coherent load.\n"
+        "__device__ __forceinline__ tt_elem tt_ld_col(const u8* p", hint ? ", u64 policy" : "",
+        ") {\n  tt_elem v;\n  asm(\"ld.global.nc", hint ? ".L2::cache_hint" : "",
+        l_.element_bytes == 4 ? ".u32 %0, [%1]" : ".u16 %0, [%1]", hint ? ", %2" : "",
+        ";\" : \"=", l_.element_bytes == 4 ? "r" : "h", "\"(v) : \"l\"(p)",
+        hint ? ", \"l\"(policy)" : "", ");\n  return v;\n}\n");
+    absl::StrAppend(&out_, "\nextern \"C\" __global__ void __launch_bounds__(kThreads) ",
+                    l_.kernel_name, "(const u8* __restrict__ col, u8* __restrict__ img) {\n");
+    if (l_.col_policy) absl::StrAppend(&out_, "  const u64 col_policy = tt_make_col_policy();\n");
+    if (l_.img_policy) absl::StrAppend(&out_, "  const u64 img_policy = tt_make_img_policy();\n");
+    absl::StrAppend(
+        &out_,
+        "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n"
+        "    const u64 plane = tile / kTilesPerPlane;\n"
+        "    const u32 t = u32(tile % kTilesPerPlane);\n"
+        "    const u32 h0 = t / kTilesW * kTileH, w0 = t % kTilesW * kTileW;\n"
+        "    const u64 n = plane / kC, c = plane % kC;\n"
+        "    const u8* const from = col + plane * kTaps * kL * kElementBytes;\n"
+        "    u8* const to = img + (n * kImgStrideN + c * kImgStrideC) * kElementBytes;\n"
+        "    for (u32 i = threadIdx.x; i < kItems; i += kThreads) {\n"
+        "      const u32 h = h0 + i / kRowVectors, w = w0 + i % kRowVectors * kVector;\n"
+        "      if (h >= kH || w >= kW) continue;\n"
+        "      float acc[kVector];\n"
+        "#pragma unroll\n"
+        "      for (u32 e = 0; e < kVector; ++e) acc[e] = 0.0f;\n"
+        "      for (int kh = int(kKH) - 1; kh >= 0; --kh) {\n"
+        "        const int th = int(h + kPH) - kh * int(kDH);\n"
+        "        if (th < 0 || th % int(kSH) != 0 || th / int(kSH) >= int(kOH)) continue;\n"
+        "        const u32 oh = u32(th) / kSH;\n"
+        "        for (int kw = int(kKW) - 1; kw >= 0; --kw) {\n"
+        "          const u8* const row =\n"
+        "              from + ((u64(kh) * kKW + u32(kw)) * kL + u64(oh) * kOW) * kElementBytes;\n"
+        "#pragma unroll\n"
+        "          for (u32 e = 0; e < kVector; ++e) {\n"
+        "            const int tw = int(w + e + kPW) - kw * int(kDW);\n"
+        "            if (tw >= 0 && tw % int(kSW) == 0 && tw / int(kSW) < int(kOW)) {\n"
+        "              acc[e] += tt_widen(tt_ld_col(row + u64(u32(tw) / kSW) * kElementBytes",
+        hint ? ", col_policy" : "",
+        "));\n"
+        "            }\n"
+        "          }\n"
+        "        }\n"
+        "      }\n"
+        "      tt_lanes out;\n"
+        "#pragma unroll\n"
+        "      for (u32 e = 0; e < kVector; ++e) out.e[e] = tt_round(acc[e]);\n"
+        "      tt_st_global(to + (u64(h) * kImgStrideH + u64(w) * kImgStrideW) * kElementBytes, "
+        "out.v",
+        ImgPolicy(),
+        ");\n"
+        "    }\n"
+        "  }\n"
+        "}\n");
   }
 
   // tt_first_tap: the first tap index t in [0, step) with t*d = x (mod s), or `step` when

@@ -12,6 +12,7 @@
 #include <ostream>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -53,6 +54,7 @@ const T& Pick(std::mt19937_64& rng, const std::vector<T>& values) {
 Col2imCase RandomCase(Col2imPath path, int index) {
   const bool staged = path == Col2imPath::kSimtStaged;
   const bool swept = Col2imSwept(path);
+  const bool planes = path == Col2imPath::kSimtPlanes;
   std::mt19937_64 rng(0xc021 + 7919 * index + static_cast<int>(path));
   const Target target = *Target::Parse("sm_90a");
   for (;;) {
@@ -74,7 +76,18 @@ Col2imCase RandomCase(Col2imPath path, int index) {
     g.pw = Uniform(rng, 0, g.EffectiveKw() - 1);
     if (!ValidateConvGeometry(g, "col2im").ok()) continue;
     Col2imOp op = Col2imOp::Dense(dtype, g);
-    if (Uniform(rng, 0, 4) == 0) {  // padded pixels, rows and images
+    if (planes) {
+      // F.fold's columns; mostly into an NCHW image, sometimes an NHWC one or an NCHW one
+      // with padded rows.
+      op.order = ColumnOrder::kChannelRows;
+      const int roll = static_cast<int>(Uniform(rng, 0, 5));
+      if (roll == 0) {
+        const int64_t row = g.w + Uniform(rng, 1, 3);
+        op.img.strides = {g.c * g.h * row, row, 1, g.h * row};
+      } else if (roll != 1) {
+        op.img.strides = {g.c * g.h * g.w, g.w, 1, g.h * g.w};
+      }
+    } else if (Uniform(rng, 0, 4) == 0) {  // padded pixels, rows and images
       const int64_t pixel = g.c + Uniform(rng, 0, 3);
       const int64_t row = pixel * (g.w + Uniform(rng, 0, 2));
       op.img.strides = {row * (g.h + Uniform(rng, 0, 1)), row, pixel, 1};
@@ -101,10 +114,14 @@ Col2imCase RandomCase(Col2imPath path, int index) {
     launch.through_shared = staged || swept;
     launch.stages = swept ? static_cast<int>(Uniform(rng, 2, 5)) : 1;
     launch.ctas_per_sm = static_cast<int>(Uniform(rng, 0, 2));
+    if (planes) launch.tile[1] = Pick(rng, std::vector<int64_t>{1, 3, 8, 16, g.w, g.w + 3});
     auto lowered = LowerCol2im(op, target, launch);
     if (!lowered.ok() || lowered->path != path) continue;
     return {absl::StrFormat("%s_%s_%03d_%s", Col2imFormName(path),
-                            path == Col2imPath::kTmaSwept ? "tma" : "cp_async", index,
+                            path == Col2imPath::kTmaSwept  ? "tma"
+                            : path == Col2imPath::kSimtPlanes ? "simt"
+                                                              : "cp_async",
+                            index,
                             DataTypeName(dtype)),
             op, launch, path};
   }
@@ -127,6 +144,20 @@ std::vector<Col2imCase> Cases() {
   for (int i = 0; i < 130; ++i) cases.push_back(RandomCase(Col2imPath::kSimtStaged, i));
   for (int i = 0; i < 60; ++i) cases.push_back(RandomCase(Col2imPath::kTmaSwept, i));
   for (int i = 0; i < 60; ++i) cases.push_back(RandomCase(Col2imPath::kCpAsyncSwept, i));
+  for (int i = 0; i < 80; ++i) cases.push_back(RandomCase(Col2imPath::kSimtPlanes, i));
+  // F.fold's layout at network sizes, with the heuristic's launch.
+  for (const auto& [name, dtype, g] :
+       std::vector<std::tuple<std::string, DataType, Im2colGeometry>>{
+           {"fold_resnet_3x3", DataType::kF16, G(2, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1)},
+           {"fold_vit_patchify", DataType::kF32, G(2, 224, 224, 3, 16, 16, 16, 16, 1, 1, 0, 0)},
+           {"fold_unet_k4_s2_p1", DataType::kBF16, G(2, 64, 64, 32, 4, 4, 2, 2, 1, 1, 1, 1)}}) {
+    Col2imOp op = Col2imOp::Dense(dtype, g);
+    op.img.strides = {g.c * g.h * g.w, g.w, 1, g.h * g.w};
+    op.order = ColumnOrder::kChannelRows;
+    const Trial trial = Col2imHeuristic(op, *Target::Parse("sm_90a"));
+    op.hints = trial.hints;
+    cases.push_back({name, op, trial.launch, Col2imPath::kSimtPlanes});
+  }
   struct Fixed {
     std::string name;
     DataType dtype;
@@ -224,7 +255,7 @@ TEST(Col2imCasesTest, CoverTheGeometriesTheIssueAsksFor) {
   const std::vector<Col2imCase> cases = Cases();
   int gaps = 0, dilated = 0, asymmetric = 0, big_pad = 0, one_by_one = 0, strided_img = 0;
   int small_c[8] = {0};
-  int forms[4] = {0, 0, 0, 0};  // by Col2imPath
+  int forms[5] = {0, 0, 0, 0, 0};  // by Col2imPath
   int dtypes[3] = {0, 0, 0};
   for (const Col2imCase& c : cases) {
     const Im2colGeometry& g = c.op.geometry;
@@ -243,6 +274,7 @@ TEST(Col2imCasesTest, CoverTheGeometriesTheIssueAsksFor) {
   EXPECT_GE(forms[1], 100);
   EXPECT_GE(forms[static_cast<int>(Col2imPath::kCpAsyncSwept)], 50);
   EXPECT_GE(forms[static_cast<int>(Col2imPath::kTmaSwept)], 50);
+  EXPECT_GE(forms[static_cast<int>(Col2imPath::kSimtPlanes)], 60);
   EXPECT_GE(gaps, 40);
   EXPECT_GE(dilated, 100);
   EXPECT_GE(asymmetric, 150);

@@ -55,8 +55,11 @@ absl::Status PlaceTiles(const Col2imOp& op, const LaunchParams& launch, LoweredC
       g.w % l.tile_w ? ", column tail guarded" : "",
       launch.tile[0] > g.h || launch.tile[1] > g.w ? " (tile clipped to the image)" : ""));
   l.decision_log.push_back(
-      "taps summed in f32 in the order kh ascending, then kw ascending; one rounding to the "
-      "image type; NaN written canonical; no atomics");
+      op.order == ColumnOrder::kChannelRows
+          ? "taps summed in f32 in the order kh descending, then kw descending (F.fold's); one "
+            "rounding to the image type; NaN written canonical; no atomics"
+          : "taps summed in f32 in the order kh ascending, then kw ascending; one rounding to "
+            "the image type; NaN written canonical; no atomics");
   return absl::OkStatus();
 }
 
@@ -175,6 +178,72 @@ std::vector<std::string> CheckSimt(const Target& target, const LaunchParams& lau
   return why;
 }
 
+// The planes form (channel-row columns): tiles over every (n, c) plane, the vector along
+// W, and the path (the swept paths refused by the chain with the reason).
+absl::Status LowerPlanes(const Target& target, const LaunchParams& launch, LoweredCol2im& l) {
+  const Im2colGeometry& g = l.geometry;
+  l.m = g.n * g.c * g.kh * g.kw;
+  l.k = l.oh * l.ow;
+  if (g.n * g.c > kTwoTo31 / l.tiles_h / l.tiles_w) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        g.n * g.c, " planes x ", l.tiles_h, " x ", l.tiles_w,
+        " tiles exceed the 2^31-1 CTA grid; use a larger tile"));
+  }
+  l.num_tiles = g.n * g.c * l.tiles_h * l.tiles_w;
+  l.tile_bytes = l.tile_h * l.tile_w * l.element_bytes;
+  if (l.k >= kTwoTo31) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "channel_rows columns of OH*OW=", l.k, " per row: the planes form needs below 2^31"));
+  }
+  const std::vector<VectorConstraint> constraints = {{"W=", g.w},
+                                                     {"tile_w=", l.tile_w},
+                                                     {"image N stride", l.img_strides[0]},
+                                                     {"image H stride", l.img_strides[1]},
+                                                     {"image C stride", l.img_strides[3]}};
+  std::string limit;
+  const int legal = WidestVector(l.element_bytes, l.img_strides[2] == 1,
+                                 absl::StrCat("image W stride ", l.img_strides[2]), constraints,
+                                 &limit);
+  TT_ASSIGN_OR_RETURN(l.vector_elems, ChooseVectorWidth(l.hints, legal, l.element_bytes, limit,
+                                                        " along W", l.decision_log));
+  l.items_per_thread = CeilDiv(l.tile_h * (l.tile_w / l.vector_elems), launch.threads);
+  const std::string no_copy =
+      "channel_rows columns (F.fold's layout) have only the SIMT planes form";
+  auto swept = [&](bool tma) {
+    std::vector<std::string> why = {no_copy};
+    if (tma && !target.HasTma()) why.push_back(absl::StrCat(target.ArchName(), " has no TMA (sm_90+)"));
+    return why;
+  };
+  auto simt = [&] {
+    std::vector<std::string> why;
+    if (launch.stages != 1) {
+      why.push_back(absl::StrCat("stages=", launch.stages,
+                                 ": simt_col2im is not pipelined; use stages=1"));
+    }
+    if (launch.through_shared) {
+      why.push_back("through_shared=true: the planes form sums straight from the column "
+                    "matrix; leave through_shared unset");
+    }
+    for (std::string& reason : CheckPositions(g)) why.push_back(std::move(reason));
+    return why;
+  };
+  const PathOption chain[] = {
+      {Instruction::kTma, Col2imPathName(Col2imPath::kTmaSwept), [&] { return swept(true); }},
+      {Instruction::kCpAsync, Col2imPathName(Col2imPath::kCpAsyncSwept),
+       [&] { return swept(false); }},
+      {Instruction::kSync, Col2imPathName(Col2imPath::kSimtPlanes), simt},
+  };
+  TT_ASSIGN_OR_RETURN(size_t chosen, ChoosePath(chain, l.hints, "col2im", target, l.decision_log));
+  l.path = Col2imPath::kSimtPlanes;
+  l.instruction = chain[chosen].instruction;
+  l.decision_log.push_back(absl::StrCat(
+      "planes form: ", g.n * g.c, " planes x ", l.tiles_h, " x ", l.tiles_w, " = ", l.num_tiles,
+      " tiles; each thread sums ", l.vector_elems,
+      " neighbouring pixel(s) of a row straight from the column matrix and stores them, at "
+      "most ", l.items_per_thread, " per thread per tile"));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string Col2imPathName(Col2imPath path) {
@@ -188,6 +257,7 @@ std::string Col2imPathName(Col2imPath path) {
 std::string Col2imFormName(Col2imPath path) {
   switch (path) {
     case Col2imPath::kSimtStaged: return "staged";
+    case Col2imPath::kSimtPlanes: return "planes";
     case Col2imPath::kCpAsyncSwept:
     case Col2imPath::kTmaSwept: return "swept";
     default: return "direct";
@@ -220,6 +290,19 @@ absl::StatusOr<LoweredCol2im> LowerCol2im(const Col2imOp& op, const Target& targ
   l.decision_log.push_back(absl::StrCat("target ", target.ArchName(), "; hints: ",
                                         hint_text.empty() ? "none" : hint_text));
   TT_RETURN_IF_ERROR(PlaceTiles(op, launch, l));
+  if (op.order == ColumnOrder::kChannelRows) {
+    l.order = op.order;
+    TT_RETURN_IF_ERROR(LowerPlanes(target, launch, l));
+    l.path_name = Col2imPathName(l.path);
+    l.form_name = Col2imFormName(l.path);
+    l.vector_bytes = l.vector_elems * l.element_bytes;
+    l.col_policy = ChooseL2Policy(l.hints.EvictionFor("col"), target, "column loads",
+                                  l.decision_log);
+    l.img_policy = ChooseL2Policy(l.hints.EvictionFor("img"), target, "image stores",
+                                  l.decision_log);
+    l.kernel_name = absl::StrCat("tt_col2im_", l.form_name);
+    return l;
+  }
 
   std::string vector_limit;
   const int legal = LegalVectorElems(l, &vector_limit);
@@ -310,20 +393,34 @@ absl::StatusOr<LoweredCol2im> LowerCol2im(const Col2imOp& op, const Target& targ
 std::string DescribeCol2imPlan(const LoweredCol2im& l) {
   const Im2colGeometry& g = l.geometry;
   std::string out = PlanHeader(l);
-  absl::StrAppend(&out, "columns     [", l.m, ", ", l.k, "] (M = N*OH*OW, K = KH*KW*C), read\n");
+  if (l.order == ColumnOrder::kChannelRows) {
+    absl::StrAppend(&out, "columns     [", g.n, ", ", g.c * g.kh * g.kw, ", ", l.k,
+                    "] (channel_rows: [N, C*KH*KW, OH*OW], F.fold's layout), read\n");
+  } else {
+    absl::StrAppend(&out, "columns     [", l.m, ", ", l.k, "] (M = N*OH*OW, K = KH*KW*C), read\n");
+  }
   absl::StrAppend(&out, "image       NHWC [", g.n, ", ", g.h, ", ", g.w, ", ", g.c, "], strides [",
                   absl::StrJoin(l.img_strides, ", "), "], written\n");
   absl::StrAppend(&out, "window      kernel ", g.kh, "x", g.kw, ", stride ", g.sh, "x", g.sw,
                   ", dilation ", g.dh, "x", g.dw, ", pad ", g.ph, "x", g.pw, " -> output ", l.oh,
                   "x", l.ow, "\n");
-  absl::StrAppend(&out, "tile        ", l.tile_h, "x", l.tile_w, " pixels x ", g.c, " channels (",
-                  l.tile_bytes, " B), ", g.n, " x ", l.tiles_h, " x ", l.tiles_w, " = ",
-                  l.num_tiles, " tiles\n");
+  if (l.order == ColumnOrder::kChannelRows) {
+    absl::StrAppend(&out, "tile        ", l.tile_h, "x", l.tile_w, " pixels of one plane (",
+                    l.tile_bytes, " B), ", g.n * g.c, " x ", l.tiles_h, " x ", l.tiles_w, " = ",
+                    l.num_tiles, " tiles\n");
+  } else {
+    absl::StrAppend(&out, "tile        ", l.tile_h, "x", l.tile_w, " pixels x ", g.c,
+                    " channels (", l.tile_bytes, " B), ", g.n, " x ", l.tiles_h, " x ",
+                    l.tiles_w, " = ", l.num_tiles, " tiles\n");
+  }
   absl::StrAppend(&out, "threads     ", l.launch.threads, "\n");
+  const bool planes = l.order == ColumnOrder::kChannelRows;
   absl::StrAppend(&out, "vector      ", l.vector_elems, " elements (",
-                  l.vector_elems * l.element_bytes, " B) along C, at most ", l.items_per_thread,
-                  " per thread per tile\n");
-  absl::StrAppend(&out, "order       kh ascending, then kw; f32 sums, one rounding\n");
+                  l.vector_elems * l.element_bytes, " B) along ", planes ? "W" : "C",
+                  ", at most ", l.items_per_thread, " per thread per tile\n");
+  absl::StrAppend(&out, planes ? "order       kh descending, then kw (F.fold's); f32 sums, one "
+                                 "rounding\n"
+                               : "order       kh ascending, then kw; f32 sums, one rounding\n");
   if (Col2imSwept(l.path)) {
     absl::StrAppend(&out, "sweep       ", l.sweep.buffers, " buffers of ", l.sweep.chunks,
                     " 16-byte chunks (one window row, up to ", l.sweep.cols,

@@ -39,6 +39,11 @@
 //           tile, with cp.async, and a CTA barrier closes each window row.
 //           Either way each column entry crosses from L2 in whole chunks, which suits short
 //           pixels (small C) where the other forms read a few scattered bytes per tap.
+// Channel-row columns (ColumnOrder::kChannelRows, F.fold's [N, C*KH*KW, OH*OW]) have one
+// form, simt_col2im's planes form: a tile is tile_h x tile_w pixels of one (n, c) plane;
+// each thread sums `vector_elems` neighbouring pixels of a row (along W) straight from the
+// column matrix, its taps kh descending then kw descending (F.fold's order), and stores
+// them as one vector where the image's W stride is 1.
 // All visit an element's taps in the same order, so they give identical bits. The
 // fallback policy of compiler/lower/lowering_rules.h holds: tma and cp_async name the
 // swept form's two copy engines; disable_tma leaves cp.async.
@@ -62,15 +67,19 @@ enum class Col2imPath {
   kSimtStaged,  // "simt_col2im", staged form
   kCpAsyncSwept,  // "cp_async_col2im", swept form
   kTmaSwept,      // "tma_col2im", swept form
+  kSimtPlanes,    // "simt_col2im", planes form (channel-row columns)
 };
 
 // "simt_col2im", "cp_async_col2im" or "tma_col2im".
 std::string Col2imPathName(Col2imPath path);
-// "direct", "staged" or "swept".
+// "direct", "staged", "swept" or "planes".
 std::string Col2imFormName(Col2imPath path);
 
 struct LoweredCol2im : LoweredTileKernel {
   Col2imPath path = Col2imPath::kSimtDirect;
+  // The column matrix's order; for kChannelRows, m and k are its rows and columns
+  // (N*C*KH*KW, OH*OW) and the tiles run over N x C planes.
+  ColumnOrder order = ColumnOrder::kPixelRows;
 
   Im2colGeometry geometry;
   // Element strides of the image's N, H, W, C dimensions.

@@ -18,6 +18,12 @@
 // type (f32 0x7fffffff, f16 and bf16 0x7fff). The result is bit-reproducible run to run and
 // equal to the CPU reference (col2im_reference.h), which sums in the same order.
 //
+// Column order. With `order` = ColumnOrder::kChannelRows the column matrix is
+// [N, C*KH*KW, OH*OW], PyTorch's F.fold input (im2col_op.h), and each element's taps are
+// visited kh descending and, within a kh, kw descending: F.fold's order (its CUDA kernel
+// walks window positions oh, ow ascending), so with its f32 accumulation the bits are
+// F.fold's too.
+//
 //   Im2colGeometry g{.n = 64, .h = 56, .w = 56, .c = 64, .kh = 3, .kw = 3, .ph = 1, .pw = 1};
 //   Col2imOp op = Col2imOp::Dense(DataType::kF16, g);
 //   op.hints.annotations["col_eviction_policy"] = "evict_first";
@@ -60,9 +66,11 @@ struct Col2imOp final : TileOp {
   std::unique_ptr<TileOp> Clone() const override { return std::make_unique<Col2imOp>(*this); }
 
   // The image written: global scope, rank 4, shape {n, h, w, c} (NHWC), strides that do
-  // not make two elements share an address.
+  // not make two elements share an address (an NCHW tensor: strides {C*H*W, W, 1, H*W}).
   Buffer img;
   Im2colGeometry geometry;
+  // The column matrix's order (and so the taps' order, above).
+  ColumnOrder order = ColumnOrder::kPixelRows;
 };
 
 // The geometry is valid (ValidateConvGeometry), the dtype is f32, f16 or bf16, the image

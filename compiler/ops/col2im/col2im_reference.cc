@@ -122,6 +122,23 @@ absl::Status Col2imReference(const Col2imOp& op, const uint8_t* col, size_t col_
       for (int64_t w = 0; w < g.w; ++w) {
         for (int64_t c = 0; c < g.c; ++c) {
           float sum = 0.0f;
+          if (op.order == ColumnOrder::kChannelRows) {
+            // F.fold's layout and order: kh descending, then kw descending.
+            const int64_t l = oh_count * ow_count;
+            for (int64_t kh = g.kh - 1; kh >= 0; --kh) {
+              const int64_t th = h + g.ph - kh * g.dh;
+              if (th < 0 || th % g.sh != 0 || th / g.sh >= oh_count) continue;
+              const int64_t oh = th / g.sh;
+              for (int64_t kw = g.kw - 1; kw >= 0; --kw) {
+                const int64_t tw = w + g.pw - kw * g.dw;
+                if (tw < 0 || tw % g.sw != 0 || tw / g.sw >= ow_count) continue;
+                const int64_t row = (n * g.c + c) * g.kh * g.kw + kh * g.kw + kw;
+                sum += Load(dtype, col + (row * l + oh * ow_count + tw / g.sw) * e);
+              }
+            }
+            Store(dtype, sum, img + (n * s[0] + h * s[1] + w * s[2] + c * s[3]) * e);
+            continue;
+          }
           for (int64_t kh = 0; kh < g.kh; ++kh) {
             const int64_t th = h + g.ph - kh * g.dh;
             if (th < 0 || th % g.sh != 0 || th / g.sh >= oh_count) continue;

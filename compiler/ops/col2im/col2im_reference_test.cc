@@ -189,3 +189,37 @@ TEST(Bf16ConversionTest, RoundsToNearestEvenWithCanonicalNaN) {
 
 }  // namespace
 }  // namespace tiletune
+
+namespace tiletune {
+namespace {
+
+// F.fold's layout is the adjoint of F.unfold's: <im2col(x), y> = <x, col2im(y)> on small
+// integers (exact in f32), and the channel_rows sums equal the pixel_rows ones on the same
+// entries transposed.
+TEST(Col2imReferenceTest, ChannelRowsFoldIsTheAdjointOfChannelRowsUnfold) {
+  const Im2colGeometry g = G(2, 9, 11, 3, 3, 2, 2, 1, 1, 2, 1, 1);
+  Im2colOp unfold = Im2colOp::Dense(DataType::kF32, g);
+  unfold.img.strides = {g.c * g.h * g.w, g.w, 1, g.h * g.w};
+  unfold.order = ColumnOrder::kChannelRows;
+  Col2imOp fold = Col2imOp::Dense(DataType::kF32, g);
+  fold.img.strides = unfold.img.strides;
+  fold.order = ColumnOrder::kChannelRows;
+  const int64_t image = g.n * g.h * g.w * g.c, columns = g.M() * g.K();
+  std::vector<float> x(image), y(columns), ux(columns), fy(image);
+  for (int64_t i = 0; i < image; ++i) x[i] = static_cast<float>(i % 7 - 3);
+  for (int64_t i = 0; i < columns; ++i) y[i] = static_cast<float>(i % 5 - 2);
+  ASSERT_TRUE(Im2colReference(unfold, reinterpret_cast<const uint8_t*>(x.data()), image * 4,
+                              reinterpret_cast<uint8_t*>(ux.data()), columns * 4)
+                  .ok());
+  ASSERT_TRUE(Col2imReference(fold, reinterpret_cast<const uint8_t*>(y.data()), columns * 4,
+                              reinterpret_cast<uint8_t*>(fy.data()), image * 4)
+                  .ok());
+  double left = 0, right = 0;
+  for (int64_t i = 0; i < columns; ++i) left += double(ux[i]) * y[i];
+  for (int64_t i = 0; i < image; ++i) right += double(x[i]) * fy[i];
+  EXPECT_EQ(left, right);
+  EXPECT_NE(left, 0.0);
+}
+
+}  // namespace
+}  // namespace tiletune

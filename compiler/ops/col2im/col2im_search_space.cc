@@ -42,6 +42,52 @@ std::vector<int> BandThreads(const Im2colGeometry& g) {
   return threads;
 }
 
+// Channel-row columns (the planes form): tiles of a few rows of whole image rows (or of
+// 256 columns of wider ones), the vector along W unset or narrowed, the L2 policies unset
+// or the column matrix streamed.
+// The planes form's default tile: 256 columns at most, rows for about two 16-byte vectors
+// per thread of 256, fewer while the grid would hold under 1024 tiles.
+LaunchParams PlanesLaunch(const Col2imOp& op) {
+  const Im2colGeometry& g = op.geometry;
+  const int64_t cols = std::min<int64_t>(g.w, 256);
+  const int64_t pixels = 2 * 256 * (16 / DataTypeBytes(op.img.dtype));
+  int64_t rows = std::clamp<int64_t>(CeilDiv(pixels, cols), 1, g.h);
+  while (rows > 1 && g.n * g.c * CeilDiv(g.h, rows) * CeilDiv(g.w, cols) < 1024) {
+    rows = CeilDiv(rows, 2);
+  }
+  return MakeLaunch(rows, cols, 256, false, 0);
+}
+
+SearchSpace PlanesSearchSpace(const Col2imOp& op) {
+  const Im2colGeometry& g = op.geometry;
+  SearchSpace space;
+  const LaunchParams base = PlanesLaunch(op);
+  const int64_t cols = base.tile[1];
+  const int64_t rows = base.tile[0];
+  for (std::optional<int> width : std::vector<std::optional<int>>{std::nullopt, 1, 2, 4}) {
+    for (bool stream : {false, true}) {
+      Hints hints;
+      hints.coalesced_width = width;
+      hints.prefer_instruction = Instruction::kSync;
+      if (stream) hints.annotations["col_eviction_policy"] = "evict_first";
+      space.first.push_back({hints, MakeLaunch(rows, cols, 256, false, 0)});
+    }
+  }
+  std::vector<std::pair<int64_t, int64_t>> tiles = {{rows, cols}};
+  for (int64_t elems : {256, 1024, 4096}) {
+    tiles.push_back({std::clamp<int64_t>(CeilDiv(elems, cols), 1, g.h), cols});
+  }
+  if (g.w > 64) tiles.push_back({8, 64});
+  std::sort(tiles.begin(), tiles.end());
+  tiles.erase(std::unique(tiles.begin(), tiles.end()), tiles.end());
+  for (auto [tile_h, tile_w] : tiles) {
+    for (int threads : {128, 256, 512}) {
+      space.launches.push_back(MakeLaunch(tile_h, tile_w, threads, false, 0));
+    }
+  }
+  return space;
+}
+
 }  // namespace
 
 std::vector<Hints> AllCol2imHints() {
@@ -64,6 +110,7 @@ std::vector<Hints> AllCol2imHints() {
 }
 
 SearchSpace Col2imSearchSpace(const Col2imOp& op, const Target& target) {
+  if (op.order == ColumnOrder::kChannelRows) return PlanesSearchSpace(op);
   const int64_t w = op.geometry.w;
   // The staged form only for short pixels: from a 128-byte pixel on, the direct form
   // already reads whole 128-byte runs and the stage only costs occupancy
@@ -134,6 +181,17 @@ Trial Col2imHeuristic(const Col2imOp& op, const Target& target) {
   trial.launch = MakeLaunch(1, 32, 256, false, 0);
   trial.hints = op.hints;
   const Hints& mine = op.hints;
+  if (op.order == ColumnOrder::kChannelRows) {
+    // The planes form: about 512 pixels of whole rows (256 columns of wider ones).
+    trial.launch = PlanesLaunch(op);
+    if (!mine.prefer_instruction.has_value() && !mine.annotations.count("prefer_instruction")) {
+      trial.hints.prefer_instruction = Instruction::kSync;
+    }
+    if (!mine.eviction_policy.has_value() && !mine.annotations.count("col_eviction_policy")) {
+      trial.hints.annotations["col_eviction_policy"] = "evict_first";
+    }
+    return trial;
+  }
   bool swept_tma = false;
   if (op.geometry.c * DataTypeBytes(op.img.dtype) <= 16) {
     // Short pixels: the swept form where its buffers and sums fit, with TMA in bands of

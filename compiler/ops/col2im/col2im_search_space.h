@@ -27,13 +27,17 @@ std::vector<Hints> AllCol2imHints();
 // only (the staged and swept forms for shorter ones).
 inline constexpr int64_t kStagedMaxPixelBytes = 128;
 
+// Channel-row columns search the planes form only: a few tile sizes, 128 to 512 threads,
+// the vector along W unset or narrowed, the column matrix streamed or not.
 SearchSpace Col2imSearchSpace(const Col2imOp& op, const Target& target);
 
 // The built-in launch: when a pixel's channels fit in 16 bytes (short matrix runs read best
 // through shared memory), the swept form over 8-row tiles (the whole width, else 64
 // columns) where it lowers, else the staged form over 2 x 64 tiles; otherwise the direct
 // form over 1 x 32 tiles; 256 threads; the column matrix streamed
-// (col_eviction_policy=evict_first) where the op sets no policy.
+// (col_eviction_policy=evict_first) where the op sets no policy. Channel-row columns: the
+// planes form over up to 256 columns and rows for two 16-byte vectors per thread, fewer
+// rows while the grid would hold under 1024 tiles.
 Trial Col2imHeuristic(const Col2imOp& op, const Target& target);
 
 }  // namespace tiletune

@@ -14,6 +14,7 @@
 #include "compiler/base/status_macros.h"
 #include "compiler/ir/buffer.h"
 #include "compiler/ops/op_util.h"
+#include "compiler/tuning_db/tuning_db.pb.h"
 
 namespace tiletune {
 namespace {
@@ -42,24 +43,83 @@ Im2colGeometry ImageGeometry(const std::vector<int64_t>& shape) {
   return g;
 }
 
+absl::StatusOr<ConvLayout> ParseLayout(absl::string_view where, absl::string_view text) {
+  if (text == "nhwc") return ConvLayout::kNhwc;
+  if (text == "nchw") return ConvLayout::kNchw;
+  return absl::InvalidArgumentError(absl::StrCat(
+      where, "='", text,
+      "': accepted are nhwc (an NHWC image, columns [N*OH*OW, KH*KW*C]) and nchw (an NCHW "
+      "image, columns [N, C*KH*KW, OH*OW] as PyTorch's unfold and fold)"));
+}
+
 }  // namespace
 
-std::string ConvSpecSyntax() { return "N,H,W,C[:k=KH[xKW]][:s=SH[xSW]][:d=DH[xDW]][:p=PH[xPW]]"; }
+Buffer ConvImage(const std::string& name, DataType dtype, const Im2colGeometry& g,
+                 ConvLayout layout) {
+  Buffer img = Buffer::RowMajor(name, dtype, Scope::kGlobal, {g.n, g.h, g.w, g.c});
+  if (layout == ConvLayout::kNchw) img.strides = {g.c * g.h * g.w, g.w, 1, g.h * g.w};
+  return img;
+}
 
-absl::StatusOr<Im2colGeometry> ParseConvSpec(absl::string_view op,
-                                             absl::Span<const absl::string_view> parts) {
+ColumnOrder ConvColumnOrder(ConvLayout layout) {
+  return layout == ConvLayout::kNchw ? ColumnOrder::kChannelRows : ColumnOrder::kPixelRows;
+}
+
+std::optional<ConvLayout> ConvLayoutOf(const Buffer& img, ColumnOrder order) {
+  if (img.shape.size() != 4) return std::nullopt;
+  const Im2colGeometry g = ImageGeometry(img.shape);
+  for (ConvLayout layout : {ConvLayout::kNhwc, ConvLayout::kNchw}) {
+    if (order == ConvColumnOrder(layout) &&
+        img.strides == ConvImage(img.name, img.dtype, g, layout).strides) {
+      return layout;
+    }
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<ColumnOrder> ColumnOrderFromProblem(int value) {
+  switch (value) {
+    case tuning::COLUMN_ORDER_PIXEL_ROWS: return ColumnOrder::kPixelRows;
+    case tuning::COLUMN_ORDER_CHANNEL_ROWS: return ColumnOrder::kChannelRows;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "col_order ", value, " is not a column order this reader knows; accepted are 0 "
+          "(COLUMN_ORDER_PIXEL_ROWS) and 1 (COLUMN_ORDER_CHANNEL_ROWS)"));
+  }
+}
+
+int ColumnOrderToProblem(ColumnOrder order) {
+  return order == ColumnOrder::kChannelRows ? tuning::COLUMN_ORDER_CHANNEL_ROWS
+                                            : tuning::COLUMN_ORDER_PIXEL_ROWS;
+}
+
+std::string ConvSpecSyntax() {
+  return "N,H,W,C[:k=KH[xKW]][:s=SH[xSW]][:d=DH[xDW]][:p=PH[xPW]][:layout=nhwc|nchw]";
+}
+
+absl::StatusOr<ConvSpec> ParseConvSpec(absl::string_view op,
+                                       absl::Span<const absl::string_view> parts) {
   if (parts.empty()) return absl::InvalidArgumentError("give the image N,H,W,C");
   TT_ASSIGN_OR_RETURN(std::vector<int64_t> shape,
                       ParseIntList("image", parts[0], 1, kMaxIm2colElements, 4));
   if (shape.size() != 4) {
     return absl::InvalidArgumentError(absl::StrCat("an ", op, " image is N,H,W,C (four extents)"));
   }
-  Im2colGeometry g = ImageGeometry(shape);
+  ConvSpec spec;
+  Im2colGeometry& g = spec.geometry;
+  g = ImageGeometry(shape);
   std::set<std::string> seen;
   for (size_t i = 1; i < parts.size(); ++i) {
     std::vector<absl::string_view> kv = absl::StrSplit(parts[i], absl::MaxSplits('=', 1));
     if (kv.size() != 2) {
       return absl::InvalidArgumentError(absl::StrCat("option '", parts[i], "' is not key=value"));
+    }
+    if (kv[0] == "layout") {
+      if (!seen.insert("layout").second) {
+        return absl::InvalidArgumentError("option 'layout' is given twice");
+      }
+      TT_ASSIGN_OR_RETURN(spec.layout, ParseLayout("layout", kv[1]));
+      continue;
     }
     const WindowOption* option = nullptr;
     for (const WindowOption& o : kWindowOptions) {
@@ -67,7 +127,7 @@ absl::StatusOr<Im2colGeometry> ParseConvSpec(absl::string_view op,
     }
     if (option == nullptr) {
       return absl::InvalidArgumentError(
-          absl::StrCat("unknown option '", kv[0], "'; accepted are k, s, d, p"));
+          absl::StrCat("unknown option '", kv[0], "'; accepted are k, s, d, p, layout"));
     }
     if (!seen.insert(std::string(kv[0])).second) {
       return absl::InvalidArgumentError(absl::StrCat("option '", kv[0], "' is given twice"));
@@ -78,14 +138,18 @@ absl::StatusOr<Im2colGeometry> ParseConvSpec(absl::string_view op,
     g.*(option->w) = values.second;
   }
   TT_RETURN_IF_ERROR(ValidateConvGeometry(g, op));
-  return g;
+  return spec;
 }
 
-absl::StatusOr<std::string> FormatConvSpec(const Im2colGeometry& g, const Buffer& img) {
-  if (!img.IsRowMajor()) {
+absl::StatusOr<std::string> FormatConvSpec(const Im2colGeometry& g, const Buffer& img,
+                                           ColumnOrder order) {
+  const std::optional<ConvLayout> layout = ConvLayoutOf(img, order);
+  if (!layout.has_value()) {
     return absl::UnimplementedError(absl::StrCat(
-        "the image has strides [", absl::StrJoin(img.strides, ", "),
-        "]: a problem spec names dense images only"));
+        "the image has strides [", absl::StrJoin(img.strides, ", "), "] and the columns ",
+        ColumnOrderName(order),
+        ": a problem spec names dense NHWC images with pixel_rows columns and dense NCHW "
+        "images with channel_rows columns only"));
   }
   std::string spec = absl::StrCat(DataTypeName(img.dtype), ":", g.n, ",", g.h, ",", g.w, ",", g.c);
   auto pair = [&](absl::string_view key, int64_t a, int64_t b, int64_t fallback) {
@@ -97,19 +161,22 @@ absl::StatusOr<std::string> FormatConvSpec(const Im2colGeometry& g, const Buffer
   pair("s", g.sh, g.sw, 1);
   pair("d", g.dh, g.dw, 1);
   pair("p", g.ph, g.pw, 0);
+  if (*layout == ConvLayout::kNchw) absl::StrAppend(&spec, ":layout=nchw");
   return spec;
 }
 
 std::vector<OpFlag> ConvFlags() {
-  return {{"shape", "N,H,W,C: the dense NHWC image (required)"},
+  return {{"shape", "N,H,W,C: the image's extents (required)"},
           {"kernel", "KH[,KW]: the filter size (required)"},
           {"stride", "SH[,SW]: the window's stride (default 1)"},
           {"dilation", "DH[,DW]: the distance between taps (default 1)"},
-          {"pad", "PH[,PW]: zero padding on both sides (default 0)"}};
+          {"pad", "PH[,PW]: zero padding on both sides (default 0)"},
+          {"layout", "nhwc (default: a dense NHWC image, columns [N*OH*OW, KH*KW*C]) or nchw "
+                     "(a dense NCHW image, columns [N, C*KH*KW, OH*OW] as PyTorch's "
+                     "unfold/fold)"}};
 }
 
-absl::StatusOr<Im2colGeometry> ConvGeometryFromFlags(absl::string_view op,
-                                                     const FlagValues& flags) {
+absl::StatusOr<ConvSpec> ConvSpecFromFlags(absl::string_view op, const FlagValues& flags) {
   auto get = [&](const std::string& name, const std::string& fallback) {
     auto it = flags.find(name);
     return it == flags.end() ? fallback : it->second;
@@ -123,13 +190,18 @@ absl::StatusOr<Im2colGeometry> ConvGeometryFromFlags(absl::string_view op,
   if (shape.size() != 4) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--shape=", get("shape", ""), ": ", op,
-        " takes the NHWC image as four values N,H,W,C, e.g. --shape=64,56,56,64"));
+        " takes the image's extents as four values N,H,W,C, e.g. --shape=64,56,56,64"));
   }
   if (!flags.count("kernel")) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--kernel is required for --op=", op, ": KH[,KW], e.g. --kernel=3 or --kernel=3,5"));
   }
-  Im2colGeometry g = ImageGeometry(shape);
+  ConvSpec spec;
+  Im2colGeometry& g = spec.geometry;
+  g = ImageGeometry(shape);
+  if (flags.count("layout")) {
+    TT_ASSIGN_OR_RETURN(spec.layout, ParseLayout("--layout", get("layout", "")));
+  }
   for (const WindowOption& option : kWindowOptions) {
     const std::string text = get(option.flag, option.min_value == 0 ? "0" : "1");
     TT_ASSIGN_OR_RETURN(auto values, ParseAxisPair(absl::StrCat("--", option.flag), text,
@@ -138,7 +210,7 @@ absl::StatusOr<Im2colGeometry> ConvGeometryFromFlags(absl::string_view op,
     g.*(option.w) = values.second;
   }
   TT_RETURN_IF_ERROR(ValidateConvGeometry(g, op));
-  return g;
+  return spec;
 }
 
 int ConvPixelAlignment(const Im2colGeometry& g, int element_bytes) {
@@ -148,7 +220,8 @@ int ConvPixelAlignment(const Im2colGeometry& g, int element_bytes) {
   return align;
 }
 
-std::vector<double> ConvTransferFeatures(const Im2colGeometry& g, int element_bytes) {
+std::vector<double> ConvTransferFeatures(const Im2colGeometry& g, int element_bytes,
+                                         bool channel_rows) {
   auto lg = [](int64_t v) { return std::log2(static_cast<double>(std::max<int64_t>(v, 1))); };
   const int64_t align = ConvPixelAlignment(g, element_bytes);
   // A geometry read from a file may be invalid (the caller checks); keep the logs finite.
@@ -161,24 +234,32 @@ std::vector<double> ConvTransferFeatures(const Im2colGeometry& g, int element_by
           // The widest vector along C (pixel bytes' alignment) and the matrix's shape.
           2.0 * lg(align), 0.5 * lg(m), 0.5 * lg(k),
           // Launch-bound: a column matrix under 8 MiB.
-          m * k * element_bytes < (int64_t{8} << 20) ? 2.0 : 0.0};
+          m * k * element_bytes < (int64_t{8} << 20) ? 2.0 : 0.0,
+          // Another kernel family altogether.
+          channel_rows ? 64.0 : 0.0};
 }
 
-std::string DescribeConvOp(const std::string& op, const Im2colGeometry& g, const Buffer& img) {
+std::string DescribeConvOp(const std::string& op, const Im2colGeometry& g, const Buffer& img,
+                           ColumnOrder order) {
   std::string text =
       absl::StrCat(op, " ", DataTypeName(img.dtype), " N", g.n, " C", g.c, " ", g.h, "x", g.w,
                    " k", g.kh, "x", g.kw, " s", g.sh, "x", g.sw, " d", g.dh, "x", g.dw, " p",
                    g.ph, "x", g.pw);
-  if (!img.IsRowMajor()) {
+  if (img.shape.size() == 4 &&
+      img.strides == ConvImage(img.name, img.dtype, g, ConvLayout::kNchw).strides) {
+    absl::StrAppend(&text, " NCHW");
+  } else if (!img.IsRowMajor()) {
     absl::StrAppend(&text, " img strides [", absl::StrJoin(img.strides, ", "), "]");
   }
+  if (order != ColumnOrder::kPixelRows) absl::StrAppend(&text, " ", ColumnOrderName(order));
   return text;
 }
 
 void AppendConvKey(const std::string& op, const Im2colGeometry& g, const Buffer& img,
-                   const Hints& hints, std::string& key) {
+                   ColumnOrder order, const Hints& hints, std::string& key) {
   key.append(op);
   key.push_back(static_cast<char>(img.dtype));
+  key.push_back(order == ColumnOrder::kChannelRows ? 'c' : 'p');
   AppendKeyInts(key, img.shape);
   AppendKeyInts(key, img.strides);
   AppendKeyInts(key, {g.n, g.h, g.w, g.c, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.ph, g.pw});

@@ -2,11 +2,12 @@
 // operators over it (im2col, col2im): the spec options, the command-line flags and the
 // geometry fields of their Problem messages.
 //
-//   TT_ASSIGN_OR_RETURN(Im2colGeometry g, ParseConvSpec("col2im", {"64,56,56,64", "k=3", "p=1"}));
+//   TT_ASSIGN_OR_RETURN(ConvSpec spec, ParseConvSpec("col2im", {"64,56,56,64", "k=3", "p=1"}));
 #ifndef COMPILER_OPS_IM2COL_CONV_SPEC_H_
 #define COMPILER_OPS_IM2COL_CONV_SPEC_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,25 +22,43 @@
 
 namespace tiletune {
 
-// "N,H,W,C[:k=KH[xKW]][:s=SH[xSW]][:d=DH[xDW]][:p=PH[xPW]]".
+// The two layouts a spec names: NHWC (a dense NHWC image, ColumnOrder::kPixelRows) and
+// NCHW (a dense NCHW image, ColumnOrder::kChannelRows: PyTorch's unfold and fold).
+enum class ConvLayout { kNhwc, kNchw };
+
+// The image buffer of `layout`: extents {n, h, w, c}, dense NHWC strides or dense NCHW
+// ones {C*H*W, W, 1, H*W}.
+Buffer ConvImage(const std::string& name, DataType dtype, const Im2colGeometry& g,
+                 ConvLayout layout);
+ColumnOrder ConvColumnOrder(ConvLayout layout);
+// The layout that `img` and `order` are, if they are one.
+std::optional<ConvLayout> ConvLayoutOf(const Buffer& img, ColumnOrder order);
+
+// "N,H,W,C[:k=KH[xKW]][:s=SH[xSW]][:d=DH[xDW]][:p=PH[xPW]][:layout=nhwc|nchw]".
 std::string ConvSpecSyntax();
 
-// The image extents and window options of a spec, split at ':' (`parts[0]` is "N,H,W,C").
-// Stride and dilation default to 1, pad to 0; each option once. InvalidArgument naming
-// the bad part; the geometry is validated for `op`.
-absl::StatusOr<Im2colGeometry> ParseConvSpec(absl::string_view op,
-                                             absl::Span<const absl::string_view> parts);
+// The image extents and window options of a spec, split at ':' (`parts[0]` is "N,H,W,C",
+// whatever the layout). Stride and dilation default to 1, pad to 0, layout to nhwc; each
+// option once. InvalidArgument naming the bad part; the geometry is validated for `op`.
+struct ConvSpec {
+  Im2colGeometry geometry;
+  ConvLayout layout = ConvLayout::kNhwc;
+};
+absl::StatusOr<ConvSpec> ParseConvSpec(absl::string_view op,
+                                       absl::Span<const absl::string_view> parts);
 
-// The spec ParseConvSpec reads back as `g` over a dense image of `dtype`:
+// The spec ParseConvSpec reads back as `g` over `img` with columns in `order`:
 // "f16:32,224,224,3:k=7:s=2:p=3" (an option at its default is left out; a pair of unequal
-// values is written HxW). Unimplemented for an image that is not dense (`img`'s strides).
-absl::StatusOr<std::string> FormatConvSpec(const Im2colGeometry& g, const Buffer& img);
+// values is written HxW). Unimplemented for an image and order that are not one of the
+// layouts.
+absl::StatusOr<std::string> FormatConvSpec(const Im2colGeometry& g, const Buffer& img,
+                                           ColumnOrder order);
 
-// --shape, --kernel, --stride, --dilation, --pad.
+// --shape, --kernel, --stride, --dilation, --pad, --layout.
 std::vector<OpFlag> ConvFlags();
-// The geometry the flags describe (--shape and --kernel required), validated for `op`.
-absl::StatusOr<Im2colGeometry> ConvGeometryFromFlags(absl::string_view op,
-                                                     const FlagValues& flags);
+// The geometry and layout the flags describe (--shape and --kernel required), validated
+// for `op`.
+absl::StatusOr<ConvSpec> ConvSpecFromFlags(absl::string_view op, const FlagValues& flags);
 
 // The twelve geometry fields of an Im2colProblem or a Col2imProblem (same names).
 template <typename ProblemMessage>
@@ -57,6 +76,11 @@ void ConvGeometryToProblem(const Im2colGeometry& g, ProblemMessage* p) {
   p->set_ph(g.ph);
   p->set_pw(g.pw);
 }
+
+// A Problem message's col_order as a ColumnOrder; InvalidArgument for a value this
+// reader does not know.
+absl::StatusOr<ColumnOrder> ColumnOrderFromProblem(int value);
+int ColumnOrderToProblem(ColumnOrder order);
 
 template <typename ProblemMessage>
 Im2colGeometry ConvGeometryFromProblem(const ProblemMessage& p) {
@@ -80,17 +104,21 @@ Im2colGeometry ConvGeometryFromProblem(const ProblemMessage& p) {
 // the kernel area, stride and dilation classes, the alignment of a pixel's C elements, the
 // column matrix's M and K, and whether it is launch-bound; scaled by how much each decides
 // the fastest variant.
-std::vector<double> ConvTransferFeatures(const Im2colGeometry& g, int element_bytes);
+// Columns in channel_rows order are a feature far from every pixel_rows problem.
+std::vector<double> ConvTransferFeatures(const Im2colGeometry& g, int element_bytes,
+                                         bool channel_rows);
 // The widest vector along C (bytes, up to 16): the alignment of a pixel's C elements.
 int ConvPixelAlignment(const Im2colGeometry& g, int element_bytes);
 
-// "<op> f16 N64 C64 56x56 k3x3 s1x1 d1x1 p1x1", plus " img strides [...]" for a padded
-// image.
-std::string DescribeConvOp(const std::string& op, const Im2colGeometry& g, const Buffer& img);
+// "<op> f16 N64 C64 56x56 k3x3 s1x1 d1x1 p1x1", then " NCHW" for the NCHW layout, or
+// " img strides [...]" for another image that is not dense, and " channel_rows" for
+// columns in that order.
+std::string DescribeConvOp(const std::string& op, const Im2colGeometry& g, const Buffer& img,
+                           ColumnOrder order);
 
 // The key of an operator over `img` and `g` with `hints` (TileOpDefinition::AppendKey).
 void AppendConvKey(const std::string& op, const Im2colGeometry& g, const Buffer& img,
-                   const Hints& hints, std::string& key);
+                   ColumnOrder order, const Hints& hints, std::string& key);
 
 // A problem's img_strides onto `img`: four values (N, H, W, C) replace its strides, none
 // keeps the dense ones; InvalidArgument for any other count.

@@ -81,7 +81,19 @@ std::vector<GoldenCase> GoldenCases() {
   phase.hints.annotations["img_prefetch"] = "all";
   Im2colOp table_all = stem;
   table_all.hints.annotations["img_prefetch"] = "all";
+  // F.unfold's layout: an NCHW image into channel_rows columns.
+  Im2colOp unfold = Im2colOp::Dense(DataType::kF16, G(64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1));
+  unfold.img.strides = {64 * 56 * 56, 56, 1, 56 * 56};
+  unfold.order = ColumnOrder::kChannelRows;
+  unfold.hints.annotations = {{"img_eviction_policy", "evict_last"},
+                              {"col_eviction_policy", "evict_first"}};
+  Im2colOp unfold_odd = Im2colOp::Dense(DataType::kU8, G(3, 7, 9, 3, 2, 3, 1, 2, 2, 1, 0, 2));
+  unfold_odd.order = ColumnOrder::kChannelRows;
   return {
+      {"im2col_simt_f16_unfold_planes", unfold, T("sm_90a"), Launch(19, 56, 256, 1),
+       Im2colPath::kSimtPlanes},
+      {"im2col_simt_u8_unfold_planes_part_rows", unfold_odd, T("sm_75"), Launch(2, 4, 64, 1),
+       Im2colPath::kSimtPlanes},
       // 63 whole rows of 147 elements: the run allows no store wider than C does, so this
       // tile keeps the row form (the name is older than the forms' names).
       {"im2col_simt_f16_stem_flat", stem, T("sm_90a"), Launch(63, 147, 256, 1),

@@ -30,9 +30,11 @@ const LoweredIm2col& AsIm2col(const LoweredTileKernel& lowered) {
   return LoweredRef<LoweredIm2col>(lowered, Im2colOp::Name());
 }
 
-absl::StatusOr<std::unique_ptr<TileOp>> DenseOp(DataType dtype, const Im2colGeometry& g,
+absl::StatusOr<std::unique_ptr<TileOp>> DenseOp(DataType dtype, const ConvSpec& spec,
                                                 Hints hints) {
-  auto op = std::make_unique<Im2colOp>(Im2colOp::Dense(dtype, g));
+  auto op = std::make_unique<Im2colOp>(Im2colOp::Dense(dtype, spec.geometry));
+  op->img = ConvImage("img", dtype, spec.geometry, spec.layout);
+  op->order = ConvColumnOrder(spec.layout);
   op->hints = std::move(hints);
   TT_RETURN_IF_ERROR(ValidateIm2colOp(*op));
   return op;
@@ -53,12 +55,12 @@ absl::Status Im2colDefinition::Validate(const TileOp& op) const {
 
 std::string Im2colDefinition::Describe(const TileOp& op) const {
   const Im2colOp& im2col = OpRef<Im2colOp>(op);
-  return DescribeConvOp(name(), im2col.geometry, im2col.img);
+  return DescribeConvOp(name(), im2col.geometry, im2col.img, im2col.order);
 }
 
 void Im2colDefinition::AppendKey(const TileOp& op, std::string& key) const {
   const Im2colOp& im2col = OpRef<Im2colOp>(op);
-  AppendConvKey(name(), im2col.geometry, im2col.img, im2col.hints, key);
+  AppendConvKey(name(), im2col.geometry, im2col.img, im2col.order, im2col.hints, key);
 }
 
 absl::StatusOr<tuning::Problem> Im2colDefinition::ToProblem(const TileOp& op) const {
@@ -69,6 +71,7 @@ absl::StatusOr<tuning::Problem> Im2colDefinition::ToProblem(const TileOp& op) co
   tuning::Im2colProblem* p = problem.mutable_im2col();
   ConvGeometryToProblem(g, p);
   for (int64_t s : im2col->img.strides) p->add_img_strides(s);
+  p->set_col_order(static_cast<tuning::ColumnOrder>(ColumnOrderToProblem(im2col->order)));
   return problem;
 }
 
@@ -85,6 +88,7 @@ absl::StatusOr<std::unique_ptr<TileOp>> Im2colDefinition::FromProblem(
   TT_RETURN_IF_ERROR(ValidateIm2colGeometry(g));
   auto op = std::make_unique<Im2colOp>(Im2colOp::Dense(dtype, g));
   TT_RETURN_IF_ERROR(ApplyImgStrides(p.img_strides(), op->img));
+  TT_ASSIGN_OR_RETURN(op->order, ColumnOrderFromProblem(p.col_order()));
   TT_RETURN_IF_ERROR(ValidateIm2colOp(*op));
   return op;
 }
@@ -95,23 +99,29 @@ absl::Status Im2colDefinition::CheckLowering(const tuning::Lowering& lowering) c
       {{Im2colPathName(Im2colPath::kTma), {}},
        {Im2colPathName(Im2colPath::kSimtRow),
         {Im2colFormName(Im2colPath::kSimtRow), Im2colFormName(Im2colPath::kSimtFlat),
-         Im2colFormName(Im2colPath::kSimtStaged)}}});
+         Im2colFormName(Im2colPath::kSimtStaged), Im2colFormName(Im2colPath::kSimtPlanes)}}});
 }
 
 int Im2colDefinition::WidestVectorBytes(const TileOp& op) const {
   const auto& conv = OpRef<Im2colOp>(op);
+  if (conv.order == ColumnOrder::kChannelRows) {
+    return Im2colPlanesAlignment(conv.geometry, DataTypeBytes(conv.img.dtype));
+  }
   return ConvPixelAlignment(conv.geometry, DataTypeBytes(conv.img.dtype));
 }
 
 std::vector<double> Im2colDefinition::TransferFeatures(const tuning::Problem& problem) const {
   absl::StatusOr<DataType> dtype = ParseDataType(problem.dtype());
   return ConvTransferFeatures(ConvGeometryFromProblem(problem.im2col()),
-                              dtype.ok() ? DataTypeBytes(*dtype) : 2);
+                              dtype.ok() ? DataTypeBytes(*dtype) : 2,
+                              problem.im2col().col_order() == tuning::COLUMN_ORDER_CHANNEL_ROWS);
 }
 
 LaunchParams Im2colDefinition::AdaptLaunch(const TileOp& op, const tuning::Problem& from,
                                            const LaunchParams& tuned) const {
   if (tuned.tile.size() != 2 || !from.has_im2col() || op.op_name() != name()) return tuned;
+  // The planes form's tile is a band of output rows and columns: the lowering clips it.
+  if (static_cast<const Im2colOp&>(op).order == ColumnOrder::kChannelRows) return tuned;
   const Im2colGeometry theirs = ConvGeometryFromProblem(from.im2col());
   const Im2colGeometry& ours = static_cast<const Im2colOp&>(op).geometry;
   if (theirs.K() <= 0 || tuned.tile[1] != theirs.K()) return tuned;
@@ -149,14 +159,13 @@ absl::StatusOr<std::unique_ptr<TileOp>> Im2colDefinition::ParseSpec(
   std::vector<absl::string_view> parts = absl::StrSplit(spec, ':');
   if (parts.size() < 2) return absl::InvalidArgumentError("give a dtype and the image N,H,W,C");
   TT_ASSIGN_OR_RETURN(DataType dtype, ParseDataType(parts[0]));
-  TT_ASSIGN_OR_RETURN(Im2colGeometry g,
-                      ParseConvSpec(name(), absl::MakeConstSpan(parts).subspan(1)));
-  return DenseOp(dtype, g, Hints{});
+  TT_ASSIGN_OR_RETURN(ConvSpec conv, ParseConvSpec(name(), absl::MakeConstSpan(parts).subspan(1)));
+  return DenseOp(dtype, conv, Hints{});
 }
 
 absl::StatusOr<std::string> Im2colDefinition::FormatSpec(const TileOp& op) const {
   TT_ASSIGN_OR_RETURN(const Im2colOp* conv, OpAs<Im2colOp>(op));
-  return FormatConvSpec(conv->geometry, conv->img);
+  return FormatConvSpec(conv->geometry, conv->img, conv->order);
 }
 
 std::vector<OpFlag> Im2colDefinition::flags() const { return ConvFlags(); }
@@ -164,8 +173,8 @@ std::vector<OpFlag> Im2colDefinition::flags() const { return ConvFlags(); }
 absl::StatusOr<std::unique_ptr<TileOp>> Im2colDefinition::FromFlags(const FlagValues& flags,
                                                                    DataType dtype,
                                                                    Hints hints) const {
-  TT_ASSIGN_OR_RETURN(Im2colGeometry g, ConvGeometryFromFlags(name(), flags));
-  return DenseOp(dtype, g, std::move(hints));
+  TT_ASSIGN_OR_RETURN(ConvSpec conv, ConvSpecFromFlags(name(), flags));
+  return DenseOp(dtype, conv, std::move(hints));
 }
 
 absl::StatusOr<std::shared_ptr<const LoweredTileKernel>> Im2colDefinition::Lower(
@@ -205,7 +214,14 @@ absl::Status Im2colDefinition::Reference(const TileOp& op, absl::Span<const uint
 }
 
 std::string Im2colDefinition::DescribeOutputElement(const TileOp& op, int64_t element) const {
-  const int64_t k = OpRef<Im2colOp>(op).geometry.K();
+  const Im2colOp& im2col = OpRef<Im2colOp>(op);
+  const Im2colGeometry& g = im2col.geometry;
+  if (im2col.order == ColumnOrder::kChannelRows) {
+    const int64_t l = g.OH() * g.OW(), rows = g.K();
+    return absl::StrCat("image n=", element / (rows * l), ", row ", element / l % rows,
+                        " (c=", element / l % rows / (g.kh * g.kw), "), column ", element % l);
+  }
+  const int64_t k = g.K();
   return absl::StrCat("row m=", element / k, ", column k=", element % k);
 }
 

@@ -46,6 +46,58 @@ TEST(Im2colDefinitionTest, ProblemsRoundTripInCanonicalForm) {
   EXPECT_THAT(im2col.FromProblem(bad).status().message(), HasSubstr("img_strides has 5 values"));
 }
 
+// F.unfold's layout: the spec's layout=nchw is an NCHW image and channel_rows columns, the
+// problem keeps both, the key and the description tell it from NHWC, and a reader refuses a
+// column order it does not know.
+TEST(Im2colDefinitionTest, NchwLayoutRoundTrips) {
+  const Im2colDefinition im2col;
+  auto op = im2col.ParseSpec("f16:8,56,56,64:k=3:p=1:layout=nchw");
+  ASSERT_TRUE(op.ok()) << op.status();
+  const Im2colOp& unfold = static_cast<const Im2colOp&>(**op);
+  EXPECT_EQ(unfold.order, ColumnOrder::kChannelRows);
+  EXPECT_EQ(unfold.img.strides, (std::vector<int64_t>{64 * 56 * 56, 56, 1, 56 * 56}));
+  EXPECT_EQ(im2col.Describe(unfold), "im2col f16 N8 C64 56x56 k3x3 s1x1 d1x1 p1x1 NCHW channel_rows");
+  EXPECT_EQ(*im2col.FormatSpec(unfold), "f16:8,56,56,64:k=3:p=1:layout=nchw");
+  auto problem = im2col.ToProblem(unfold);
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  EXPECT_EQ(problem->im2col().col_order(), tuning::COLUMN_ORDER_CHANNEL_ROWS);
+  auto back = im2col.FromProblem(*problem);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(static_cast<const Im2colOp&>(**back).order, ColumnOrder::kChannelRows);
+  std::string nchw_key, nhwc_key;
+  im2col.AppendKey(unfold, nchw_key);
+  auto nhwc = im2col.ParseSpec("f16:8,56,56,64:k=3:p=1");
+  im2col.AppendKey(**nhwc, nhwc_key);
+  EXPECT_NE(nchw_key, nhwc_key);
+  tuning::Problem unknown = *problem;
+  unknown.mutable_im2col()->set_col_order(static_cast<tuning::ColumnOrder>(7));
+  EXPECT_THAT(im2col.FromProblem(unknown).status().message(), HasSubstr("col_order 7"));
+  EXPECT_THAT(im2col.ParseSpec("f16:8,56,56,64:k=3:layout=nchwc").status().message(),
+              HasSubstr("accepted are nhwc"));
+  auto flags = im2col.FromFlags({{"shape", "2,9,11,5"}, {"kernel", "3"}, {"layout", "nchw"}},
+                                DataType::kF32, Hints{});
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(static_cast<const Im2colOp&>(**flags).order, ColumnOrder::kChannelRows);
+  // The search space and the heuristic lower to the planes form only.
+  const Target target = T("sm_90a");
+  const SearchSpace space = im2col.Search(unfold, target);
+  ASSERT_FALSE(space.first.empty());
+  for (const Trial& trial : space.first) {
+    Im2colOp with = unfold;
+    with.hints = trial.hints;
+    auto lowered = LowerIm2col(with, target, trial.launch);
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    EXPECT_EQ(lowered->path, Im2colPath::kSimtPlanes);
+  }
+  const Trial heuristic = im2col.Heuristic(unfold, target);
+  Im2colOp with = unfold;
+  with.hints = heuristic.hints;
+  auto lowered = LowerIm2col(with, target, heuristic.launch);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  EXPECT_EQ(lowered->form_name, "planes");
+  EXPECT_EQ(lowered->vector_bytes, 16);
+}
+
 TEST(Im2colDefinitionTest, SpecsAndFlags) {
   const Im2colDefinition im2col;
   auto op = im2col.ParseSpec("f16:32,224,224,3:k=7:s=2:p=3");

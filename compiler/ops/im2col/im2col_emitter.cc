@@ -23,7 +23,13 @@ class Im2colEmitter {
     absl::StrAppend(&out_, PreludeSnippet());
     if (l_.img_policy) absl::StrAppend(&out_, NamedPolicySnippet("img", *l_.img_policy));
     if (l_.col_policy) absl::StrAppend(&out_, NamedPolicySnippet("col", *l_.col_policy));
-    if (Tma()) {
+    if (Planes()) {
+      absl::StrAppend(&out_, VectorAccessSnippet(l_.vector_elems * l_.element_bytes,
+                                                 /*load_hint=*/false, l_.col_policy.has_value()));
+      ElementLoad();
+      Constants();
+      PlanesKernel();
+    } else if (Tma()) {
       absl::StrAppend(&out_, MbarrierSnippet());
       absl::StrAppend(&out_, TmaIm2colLoadSnippet(l_.img_policy.has_value()));
       absl::StrAppend(&out_, TmaStoreSnippet(2, l_.col_policy.has_value()));
@@ -60,6 +66,7 @@ class Im2colEmitter {
 
  private:
   bool Tma() const { return l_.path == Im2colPath::kTma; }
+  bool Planes() const { return l_.path == Im2colPath::kSimtPlanes; }
   bool Flat() const { return l_.path == Im2colPath::kSimtFlat || Staged(); }
   bool Staged() const { return l_.path == Im2colPath::kSimtStaged; }
   // Table entries (and shared loads) per vector of the staged form.
@@ -74,7 +81,10 @@ class Im2colEmitter {
                     Im2colGeometryToString(g_), ", image strides [",
                     absl::StrJoin(l_.img_strides, ", "), "]\n//   tile [", l_.block_m, ", ",
                     l_.block_k, "], ", l_.launch.threads, " threads, ");
-    if (Tma()) {
+    if (Planes()) {
+      absl::StrAppend(&out_, "channel_rows columns, bands of ", l_.block_m, " x ", l_.block_k,
+                      ", vector ", l_.vector_elems, " x ", l_.element_bytes, " B, ");
+    } else if (Tma()) {
       absl::StrAppend(&out_, l_.chunks_per_tile, " load(s) of ", l_.channels_per_pixel,
                       " channels per tile, ");
     } else if (Flat()) {
@@ -126,6 +136,21 @@ class Im2colEmitter {
     Constant("u64", "kPW", g_.pw);
     Constant("u64", "kOW", l_.ow);
     Constant("u64", "kOHW", l_.oh * l_.ow);
+    if (Planes()) {
+      const char* names[] = {"N", "H", "W", "C"};
+      for (int d = 0; d < 4; ++d) {
+        Constant("u64", absl::StrCat("kImgStride", names[d]), l_.img_strides[d]);
+      }
+      Constant("u64", "kOH", l_.oh);
+      Constant("u32", "kTaps", g_.kh * g_.kw);
+      Constant("u32", "kTilesPerPlane", l_.tiles_m * l_.tiles_k);
+      Constant("u32", "kVector", l_.vector_elems);
+      Constant("u32", "kSegments", l_.segments);
+      Constant("u32", "kSegVectors", l_.segment_elems / l_.vector_elems);
+      Constant("u32", "kTapVectors", l_.segments * (l_.segment_elems / l_.vector_elems));
+      Constant("u32", "kItems", g_.kh * g_.kw * l_.segments * (l_.segment_elems / l_.vector_elems));
+      return;
+    }
     if (Tma()) {
       int64_t chunk_bytes = l_.block_m * l_.channels_per_pixel * l_.element_bytes;
       int64_t chunk_stride = RoundUp(chunk_bytes, 128);
@@ -301,6 +326,86 @@ class Im2colEmitter {
         "      if (ok[i]) tt_st_global(col + col_byte[i], v[i]",
         ColPolicy(),
         ");\n"
+        "    }\n"
+        "  }\n"
+        "}\n");
+  }
+
+  // The planes form (channel_rows columns): tile t is band t % kTilesPerPlane of plane
+  // t / kTilesPerPlane = n * C + c, whose matrix rows are plane * KH*KW + (kh, kw). Item i
+  // of a tile is vector i % kTapVectors of tap i / kTapVectors's run, so consecutive threads
+  // store consecutive vectors; each thread gathers 4 items' elements before storing them.
+  void PlanesKernel() {
+    const bool whole = l_.block_k == l_.ow;
+    std::vector<std::string> inside;
+    // With no padding on an axis every window lies inside the image along it.
+    if (g_.ph > 0) inside.push_back("ih < kH");
+    if (g_.pw > 0) inside.push_back("iw < kW");
+    KernelSignature();
+    absl::StrAppend(
+        &out_,
+        "  constexpr u32 kBatch = 4;\n"
+        "  union Pack {\n"
+        "    tt_vec v;\n"
+        "    tt_elem e[kVector];\n"
+        "  };\n"
+        "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n"
+        "    const u64 plane = tile / kTilesPerPlane;\n"
+        "    const u32 band = u32(tile % kTilesPerPlane);\n"
+        "    const u32 oh0 = band / u32(kTilesK) * u32(kBlockM);\n"
+        "    const u32 ow0 = band % u32(kTilesK) * u32(kBlockK);\n"
+        "    const u64 n = plane / kC, c = plane % kC;\n"
+        "    const u8* const from = img + (n * kImgStrideN + c * kImgStrideC) * kElementBytes;\n"
+        "    u8* const to = col + plane * kTaps * kK * kElementBytes;\n"
+        "    for (u32 i0 = threadIdx.x; i0 < kItems; i0 += kThreads * kBatch) {\n"
+        "      Pack pack[kBatch];\n"
+        "      u64 at[kBatch];\n"
+        "      bool ok[kBatch];\n"
+        "#pragma unroll\n"
+        "      for (u32 b = 0; b < kBatch; ++b) {\n"
+        "        const u32 i = i0 + b * kThreads;\n"
+        "        const u32 tap = i / kTapVectors, r = i % kTapVectors;\n"
+        "        const u32 kh = tap / u32(kKW), kw = tap % u32(kKW);\n",
+        whole ? "        // Whole output rows: one run from output row oh0.\n"
+                "        const u32 first = oh0 * u32(kOW) + r * kVector;\n"
+                "        ok[b] = i < kItems && first < u32(kK);\n"
+              : "        const u32 oh = oh0 + r / kSegVectors;\n"
+                "        const u32 ow = ow0 + r % kSegVectors * kVector;\n"
+                "        ok[b] = i < kItems && oh < u32(kOH) && ow < u32(kOW);\n"
+                "        const u32 first = oh * u32(kOW) + ow;\n",
+        "        at[b] = (u64(tap) * kK + first) * kElementBytes;\n",
+        whole ? "        // The vector may cross output rows: step (oh, ow) along it.\n"
+                "        u32 oh = first / u32(kOW), ow = first % u32(kOW);\n"
+              : "",
+        "#pragma unroll\n"
+        "        for (u32 e = 0; e < kVector; ++e) {\n",
+        whole ? "" : "          const u32 ow_e = ow + e;\n",
+        "          // Above or left of the image the subtraction wraps: one compare per axis.\n"
+        "          const u32 ih = oh * u32(kSH) + kh * u32(kDH) - u32(kPH);\n"
+        "          const u32 iw = ", whole ? "ow" : "ow_e",
+        " * u32(kSW) + kw * u32(kDW) - u32(kPW);\n"
+        "          const bool inside = ok[b]",
+        inside.empty() ? "" : absl::StrCat(" && ", absl::StrJoin(inside, " && ")),
+        ";\n"
+        "          const tt_elem v = tt_ld_elem(\n"
+        "              inside ? from + (u64(ih) * kImgStrideH + u64(iw) * kImgStrideW) * kElementBytes\n"
+        "                     : from",
+        ImgPolicy(),
+        ");\n"
+        "          pack[b].e[e] = inside ? v : tt_elem(0);\n",
+        whole ? "          if (++ow == u32(kOW)) {\n"
+                "            ow = 0;\n"
+                "            ++oh;\n"
+                "          }\n"
+              : "",
+        "        }\n"
+        "      }\n"
+        "#pragma unroll\n"
+        "      for (u32 b = 0; b < kBatch; ++b) {\n"
+        "        if (ok[b]) tt_st_global(to + at[b], pack[b].v",
+        ColPolicy(),
+        ");\n"
+        "      }\n"
         "    }\n"
         "  }\n"
         "}\n");

@@ -74,8 +74,9 @@ Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false, bool phase 
   const bool tma = path == Im2colPath::kTma;
   const bool staged = path == Im2colPath::kSimtStaged;
   const bool flat = staged || path == Im2colPath::kSimtFlat;
+  const bool planes = path == Im2colPath::kSimtPlanes;
   std::mt19937_64 rng(0x1a2c0 + 7919 * index + (tma ? 1 : 0) + (flat ? 2 : 0) +
-                      (staged ? 4 : 0) + (bulk ? 8 : 0) + (phase ? 16 : 0));
+                      (staged ? 4 : 0) + (bulk ? 8 : 0) + (phase ? 16 : 0) + (planes ? 32 : 0));
   Target target = *Target::Parse("sm_90a");
   for (int attempt = 0;; ++attempt) {
     DataType dtype = phase ? Pick(rng, std::vector<DataType>{DataType::kF16, DataType::kBF16})
@@ -97,8 +98,20 @@ Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false, bool phase 
     g.c = channel_unit * Uniform(rng, 1, tma ? 6 : 37);
     if (!ValidateIm2colGeometry(g).ok()) continue;
     Im2colOp op = Im2colOp::Dense(dtype, g);
+    if (planes) {
+      // F.unfold's columns; mostly of an NCHW image, sometimes of an NHWC one or of an
+      // NCHW one with padded rows.
+      op.order = ColumnOrder::kChannelRows;
+      const int roll = static_cast<int>(Uniform(rng, 0, 5));
+      if (roll == 0) {
+        const int64_t row = g.w + Uniform(rng, 1, 3);
+        op.img.strides = {g.c * g.h * row, row, 1, g.h * row};
+      } else if (roll != 1) {
+        op.img.strides = {g.c * g.h * g.w, g.w, 1, g.h * g.w};
+      }
+    }
     // Sometimes a strided image: rows padded by a few pixels (whole 16-byte units on TMA).
-    if (!phase && Uniform(rng, 0, 4) == 0) {
+    if (!phase && !planes && Uniform(rng, 0, 4) == 0) {
       int64_t pixel = tma || staged ? g.c : g.c + Uniform(rng, 0, 3);
       int64_t row = pixel * (g.w + Uniform(rng, 0, 2));
       op.img.strides = {row * (g.h + Uniform(rng, 0, 1)), row, pixel, 1};
@@ -120,7 +133,12 @@ Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false, bool phase 
     if (bulk) op.hints.annotations[kImgPrefetchKey] = Uniform(rng, 0, 1) == 0 ? "ahead" : "all";
     if (staged) op.hints.annotations[kStagedGatherKey] = phase ? "phase" : "table";
     LaunchParams launch;
-    if (tma) {
+    if (planes) {
+      // Bands of whole output rows (block_K >= OW) and of part rows.
+      const int64_t cols = Uniform(rng, 0, 2) == 0 ? Uniform(rng, 1, g.OW()) : g.OW() + Uniform(rng, 0, 4);
+      launch = Launch(Pick(rng, std::vector<int64_t>{1, 2, 3, 8, 64}), cols,
+                      Pick(rng, std::vector<int>{32, 64, 128, 256, 512}), 1, 0);
+    } else if (tma) {
       launch = Launch(Pick(rng, std::vector<int64_t>{8, 16, 32, 64, 128, 256}),
                       channel_unit * Uniform(rng, 1, 8), 32, static_cast<int>(Uniform(rng, 1, 4)),
                       static_cast<int>(Uniform(rng, 0, 2)));
@@ -146,7 +164,8 @@ Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false, bool phase 
     if (staged && lowered->box.bulk_fill != bulk) continue;
     if (staged && lowered->box.phase_gather != phase) continue;
     return {absl::StrFormat("%s_%03d_%s",
-                            tma      ? "tma"
+                            planes   ? "planes"
+                            : tma    ? "tma"
                             : phase  ? "staged_phase"
                             : staged ? (bulk ? "staged_bulk" : "staged")
                             : flat   ? "flat"
@@ -161,6 +180,7 @@ std::vector<Im2colCase> Cases() {
   for (int i = 0; i < 130; ++i) cases.push_back(RandomCase(Im2colPath::kSimtRow, i));
   for (int i = 0; i < 110; ++i) cases.push_back(RandomCase(Im2colPath::kTma, i));
   for (int i = 0; i < 60; ++i) cases.push_back(RandomCase(Im2colPath::kSimtFlat, i));
+  for (int i = 0; i < 80; ++i) cases.push_back(RandomCase(Im2colPath::kSimtPlanes, i));
   for (int i = 0; i < 60; ++i) cases.push_back(RandomCase(Im2colPath::kSimtStaged, i));
   for (int i = 0; i < 40; ++i) {
     cases.push_back(RandomCase(Im2colPath::kSimtStaged, i, /*bulk=*/true));
@@ -237,6 +257,31 @@ std::vector<Im2colCase> Cases() {
       {"large_simt", DataType::kF16, G(8, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1),
        Launch(64, 64, 256, 1, 4), false},
   };
+  // F.unfold's layout at network sizes: NCHW images, channel_rows columns, the heuristic's
+  // bands and narrower ones.
+  struct Unfold {
+    std::string name;
+    DataType dtype;
+    Im2colGeometry geometry;
+    LaunchParams launch;
+  };
+  const std::vector<Unfold> unfold = {
+      {"unfold_resnet_3x3", DataType::kF16, G(2, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1),
+       Launch(19, 56, 256, 1)},
+      {"unfold_resnet_3x3_s2_part_rows", DataType::kBF16, G(2, 56, 56, 32, 3, 3, 2, 2, 1, 1, 1, 1),
+       Launch(4, 16, 128, 1)},
+      {"unfold_vit_patchify", DataType::kF32, G(2, 224, 224, 3, 16, 16, 16, 16, 1, 1, 0, 0),
+       Launch(14, 14, 256, 1)},
+      {"unfold_alexnet_11x11_s4", DataType::kF16, G(2, 227, 227, 3, 11, 11, 4, 4, 1, 1, 0, 0),
+       Launch(19, 55, 512, 1)},
+  };
+  for (const Unfold& u : unfold) {
+    Im2colOp op = Im2colOp::Dense(u.dtype, u.geometry);
+    const Im2colGeometry& g = u.geometry;
+    op.img.strides = {g.c * g.h * g.w, g.w, 1, g.h * g.w};
+    op.order = ColumnOrder::kChannelRows;
+    cases.push_back({u.name, op, u.launch, Im2colPath::kSimtPlanes});
+  }
   for (const Fixed& f : fixed) {
     Im2colOp op = Im2colOp::Dense(f.dtype, f.geometry);
     op.hints.prefer_instruction = f.tma ? Instruction::kTma : Instruction::kSync;
@@ -294,7 +339,7 @@ TEST(Im2colCasesTest, CoverTheGeometriesTheBriefAsksFor) {
   EXPECT_GE(corner_mismatch, 100);
   EXPECT_GE(odd_mc, 10);
   EXPECT_GE(asymmetric, 150);
-  int forms[4] = {0, 0, 0, 0};
+  int forms[5] = {0, 0, 0, 0, 0};
   for (const Im2colCase& c : cases) ++forms[static_cast<int>(c.path)];
   for (int form : forms) EXPECT_GE(form, 60);
   // Both ways of bringing the image into L2 ahead of the bulk copies.

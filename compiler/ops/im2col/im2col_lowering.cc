@@ -355,6 +355,96 @@ absl::Status PlaceTiles(const Im2colOp& op, const LaunchParams& launch, LoweredI
   return absl::OkStatus();
 }
 
+// The planes form (channel-row columns): the band, the vector, the items per thread and
+// the path (TMA refused by the chain, so prefer_instruction=tma is an error naming why).
+absl::Status LowerPlanes(const Target& target, const LaunchParams& launch, LoweredIm2col& l) {
+  const Im2colGeometry& g = l.geometry;
+  if (l.hints.loop_layout) {
+    return absl::InvalidArgumentError(
+        "loop_layout does not apply to channel_rows columns: the planes form's threads walk "
+        "each matrix row's run; leave it unset");
+  }
+  // The kernel's positions within a plane are 32-bit.
+  if (g.h >= kTwoTo31 || g.w >= kTwoTo31 || l.oh * l.ow >= kTwoTo31 ||
+      (l.oh - 1) * g.sh + (g.kh - 1) * g.dh >= kTwoTo31 ||
+      (l.ow - 1) * g.sw + (g.kw - 1) * g.dw >= kTwoTo31) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "channel_rows columns need H, W, OH*OW and the window's reach below 2^31; got H=", g.h,
+        ", W=", g.w, ", OH*OW=", l.oh * l.ow));
+  }
+  const int64_t taps = g.kh * g.kw;
+  const int64_t plane_rows = g.n * g.c;
+  l.m = plane_rows * taps;
+  l.k = l.oh * l.ow;
+  l.block_m = std::min(launch.tile[0], l.oh);
+  l.block_k = std::min(launch.tile[1], l.ow);
+  l.tiles_m = CeilDiv(l.oh, l.block_m);
+  l.tiles_k = CeilDiv(l.ow, l.block_k);
+  if (plane_rows > kTwoTo31 / l.tiles_m / l.tiles_k) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        plane_rows, " planes x ", l.tiles_m, " x ", l.tiles_k,
+        " bands exceed the 2^31-1 CTA grid; use a larger tile"));
+  }
+  l.num_tiles = plane_rows * l.tiles_m * l.tiles_k;
+  l.tile_bytes = taps * l.block_m * l.block_k * l.element_bytes;
+  const bool whole = l.block_k == l.ow;
+  l.segments = whole ? 1 : l.block_m;
+  l.segment_elems = whole ? l.block_m * l.ow : l.block_k;
+  l.decision_log.push_back(absl::StrCat(
+      "im2col ", DataTypeName(l.dtype), " ", Im2colGeometryToString(g), " in channel_rows order [",
+      g.n, ", ", g.c * taps, ", ", l.k, "]: bands of ", l.block_m, " output row(s) x ", l.block_k,
+      " column(s), ", plane_rows, " planes x ", l.tiles_m, " x ", l.tiles_k, " = ", l.num_tiles,
+      " tiles", whole ? ", each band one run of whole output rows per matrix row" : "",
+      l.oh % l.block_m ? ", row tail guarded" : "", l.ow % l.block_k ? ", column tail guarded" : "",
+      launch.tile[0] > l.oh || launch.tile[1] > l.ow ? " (tile clipped to the output)" : ""));
+  std::vector<VectorConstraint> constraints = {{"OH*OW=", l.k}};
+  if (whole) {
+    constraints.push_back({"block_M x OW=", l.segment_elems});
+  } else {
+    constraints.push_back({"OW=", l.ow});
+    constraints.push_back({"block_K=", l.block_k});
+  }
+  std::string limit;
+  const int legal = WidestVector(l.element_bytes, true, "", constraints, &limit);
+  TT_ASSIGN_OR_RETURN(l.vector_elems, ChooseVectorWidth(l.hints, legal, l.element_bytes, limit,
+                                                        " along the output row", l.decision_log));
+  const int64_t items = taps * l.segments * (l.segment_elems / l.vector_elems);
+  if (items >= kTwoTo31) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a band of ", items, " vectors (", taps, " taps x ", l.segments, " x ",
+        l.segment_elems / l.vector_elems, ") exceeds 2^31; use a smaller tile"));
+  }
+  l.items_per_thread = static_cast<int>(CeilDiv(items, launch.threads));
+
+  auto tma = [&] {
+    std::vector<std::string> why = {
+        "channel_rows columns (F.unfold's layout) have no TMA lowering; the planes form is SIMT"};
+    if (!target.HasTma()) why.push_back(absl::StrCat(target.ArchName(), " has no TMA (sm_90+)"));
+    return why;
+  };
+  auto simt = [&] {
+    std::vector<std::string> why;
+    if (launch.stages != 1) {
+      why.push_back(absl::StrCat("stages=", launch.stages,
+                                 ": simt_im2col is not pipelined; use stages=1"));
+    }
+    return why;
+  };
+  const PathOption chain[] = {
+      {Instruction::kTma, Im2colPathName(Im2colPath::kTma), tma},
+      {Instruction::kSync, Im2colPathName(Im2colPath::kSimtPlanes), simt},
+  };
+  TT_ASSIGN_OR_RETURN(size_t chosen, ChoosePath(chain, l.hints, "im2col", target, l.decision_log));
+  l.path = Im2colPath::kSimtPlanes;
+  l.instruction = chain[chosen].instruction;
+  l.decision_log.push_back(absl::StrCat(
+      "planes form: ", l.launch.threads, " threads store ", l.vector_elems * l.element_bytes,
+      "-byte vectors of each matrix row's run (", l.segments, " x ", l.segment_elems,
+      " elements per tap), ", l.items_per_thread,
+      " per thread per tile at most, gathering their elements from the image"));
+  return absl::OkStatus();
+}
+
 // The SIMT path's form. Flat: only without the hints that shape the row form, when the
 // tile holds whole rows and the run of block_M * K elements allows a wider store than C
 // does; staged when its input box plans too. Either must fit in shared memory.
@@ -571,11 +661,19 @@ std::string Im2colFormName(Im2colPath path) {
     case Im2colPath::kSimtRow: return "row";
     case Im2colPath::kSimtFlat: return "flat";
     case Im2colPath::kSimtStaged: return "staged";
+    case Im2colPath::kSimtPlanes: return "planes";
   }
   return "";
 }
 
 bool IsSimt(Im2colPath path) { return path != Im2colPath::kTma; }
+
+int Im2colPlanesAlignment(const Im2colGeometry& g, int element_bytes) {
+  const int64_t row = g.OH() * g.OW() * element_bytes;
+  int align = 16;
+  while (align > 1 && row % align != 0) align /= 2;
+  return align;
+}
 
 std::string DescribeImagePrefetch(const LoweredIm2col::InputBox& box) {
   return box.prefetch_all ? "L2 prefetch of the whole image at the start"
@@ -599,6 +697,23 @@ absl::StatusOr<LoweredIm2col> LowerIm2col(const Im2colOp& op, const Target& targ
   const std::string hint_text = HintsToString(l.hints);
   l.decision_log.push_back(absl::StrCat("target ", target.ArchName(), "; hints: ",
                                         hint_text.empty() ? "none" : hint_text));
+  if (op.order == ColumnOrder::kChannelRows) {
+    l.order = op.order;
+    l.geometry = op.geometry;
+    l.img_strides = op.img.strides;
+    l.oh = op.geometry.OH();
+    l.ow = op.geometry.OW();
+    TT_RETURN_IF_ERROR(LowerPlanes(target, launch, l));
+    l.path_name = Im2colPathName(l.path);
+    l.form_name = Im2colFormName(l.path);
+    l.vector_bytes = l.vector_elems * l.element_bytes;
+    l.img_policy = ChooseL2Policy(l.hints.EvictionFor("img"), target, "image loads",
+                                  l.decision_log);
+    l.col_policy = ChooseL2Policy(l.hints.EvictionFor("col"), target, "column stores",
+                                  l.decision_log);
+    l.kernel_name = absl::StrCat("tt_im2col_", l.path_name);
+    return l;
+  }
   TT_RETURN_IF_ERROR(PlaceTiles(op, launch, l));
 
   std::string vector_limit;
@@ -647,6 +762,23 @@ std::string DescribeIm2colPlan(const LoweredIm2col& l) {
   absl::StrAppend(&out, "window      kernel ", g.kh, "x", g.kw, ", stride ", g.sh, "x", g.sw,
                   ", dilation ", g.dh, "x", g.dw, ", pad ", g.ph, "x", g.pw, " -> output ", l.oh,
                   "x", l.ow, "\n");
+  if (l.path == Im2colPath::kSimtPlanes) {
+    absl::StrAppend(&out, "columns     [", g.n, ", ", g.c * g.kh * g.kw, ", ", l.k,
+                    "] (channel_rows: [N, C*KH*KW, OH*OW], F.unfold's layout)\n");
+    absl::StrAppend(&out, "tile        band of ", l.block_m, " output row(s) x ", l.block_k,
+                    " column(s) of one plane, ", l.num_tiles, " tiles\n");
+    absl::StrAppend(&out, "threads     ", l.launch.threads, "\n");
+    absl::StrAppend(&out, "vector      ", l.vector_elems, " elements (",
+                    l.vector_elems * l.element_bytes, " B) along the output row, ",
+                    l.items_per_thread, " per thread per tile at most\n");
+    absl::StrAppend(&out, PlanFooter(l, absl::StrCat("image ",
+                                                     l.img_policy ? EvictionPolicyName(*l.img_policy)
+                                                                  : std::string("none"),
+                                                     ", columns ",
+                                                     l.col_policy ? EvictionPolicyName(*l.col_policy)
+                                                                  : std::string("none"))));
+    return out;
+  }
   absl::StrAppend(&out, "columns     [", l.m, ", ", l.k, "] (M = N*OH*OW, K = KH*KW*C)\n");
   absl::StrAppend(&out, "tile        [", l.block_m, ", ", l.block_k, "] (", l.tile_bytes, " B), ",
                   l.tiles_m, " x ", l.tiles_k, " = ", l.num_tiles, " tiles\n");

@@ -25,6 +25,15 @@
 // The staged form fills its boxes with cp.async.bulk on sm_90+ (InputBox::bulk_fill) unless
 // disable_tma is set; with it, or without TMA, the threads fill them with vector loads.
 //
+// Channel-row columns (ColumnOrder::kChannelRows, F.unfold's [N, C*KH*KW, OH*OW]) have one
+// form, simt_im2col's planes form: the tile is a band of block_M output rows oh by block_K
+// output columns ow of one (image n, channel c) plane, and the CTA writes that band of each
+// of the plane's KH*KW matrix rows (kh, kw). A band of whole output rows (block_K >= OW) is
+// one contiguous run of each matrix row, stored in vectors that may cross output rows;
+// otherwise each output row's block_K columns are. Each thread gathers a vector's elements
+// from the image (consecutive threads read consecutive image columns when SW = 1 and the
+// image's W stride is 1, as in NCHW) and stores it whole. TMA does not apply.
+//
 // Path choice. With no prefer_instruction the chain is tma_im2col -> simt_im2col (TMA
 // skipped under disable_tma); the log says why each rejected path failed. prefer_instruction
 // =tma that cannot be honoured, prefer_instruction=cp_async (im2col has no cp.async path)
@@ -62,11 +71,12 @@ enum class Im2colPath {
   kSimtRow,     // "simt_im2col", row form
   kSimtFlat,    // "simt_im2col", flat form
   kSimtStaged,  // "simt_im2col", staged form
+  kSimtPlanes,  // "simt_im2col", planes form (channel-row columns)
 };
 
 // "tma_im2col" or "simt_im2col".
 std::string Im2colPathName(Im2colPath path);
-// "" for TMA; "row", "flat", "staged" for the SIMT forms.
+// "" for TMA; "row", "flat", "staged", "planes" for the SIMT forms.
 std::string Im2colFormName(Im2colPath path);
 bool IsSimt(Im2colPath path);
 
@@ -154,6 +164,17 @@ struct LoweredIm2col : LoweredTileKernel {
   // Set for the staged form.
   InputBox box;
 
+  // The column matrix's order; for kChannelRows, m and k are its rows and columns
+  // (N*C*KH*KW, OH*OW), block_M and block_K the band's output rows and columns (clipped to
+  // OH and OW), tiles_m and tiles_k the bands per plane along oh and ow.
+  ColumnOrder order = ColumnOrder::kPixelRows;
+  // Planes form: a band's run per matrix row is `segments` runs of `segment_elems`
+  // (one of block_M x OW elements when the band is whole output rows, else block_M of
+  // block_K), stored in vector_elems-element vectors; `items_per_thread` of them per thread
+  // per tile at most.
+  int64_t segments = 0;
+  int64_t segment_elems = 0;
+
   // tma_im2col: channels per TMA load (a divisor of C and block_K), loads per tile (one per
   // channel box), rows per TMA store (block_M, or 256 when block_M is larger).
   int channels_per_pixel = 0;
@@ -179,6 +200,10 @@ std::string DescribeImagePrefetch(const LoweredIm2col::InputBox& box);
 
 absl::StatusOr<LoweredIm2col> LowerIm2col(const Im2colOp& op, const Target& target,
                                           const LaunchParams& launch);
+
+// The widest vector (bytes, up to 16) the planes form can store for `g`: what divides the
+// output rows' length OH*OW, the widest any band of it allows.
+int Im2colPlanesAlignment(const Im2colGeometry& g, int element_bytes);
 
 // A multi-line human-readable plan, then the decision log.
 std::string DescribeIm2colPlan(const LoweredIm2col& lowered);

@@ -110,6 +110,10 @@ std::string Im2colGeometryToString(const Im2colGeometry& g) {
                       "x", g.pw, " -> [", g.M(), ", ", g.K(), "]");
 }
 
+std::string ColumnOrderName(ColumnOrder order) {
+  return order == ColumnOrder::kChannelRows ? "channel_rows" : "pixel_rows";
+}
+
 const std::string& Im2colOp::Name() {
   static const std::string* const name = new std::string("im2col");
   return *name;

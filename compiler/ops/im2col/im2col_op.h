@@ -68,6 +68,18 @@ struct Im2colGeometry {
   }
 };
 
+// The order of the column matrix's elements.
+enum class ColumnOrder {
+  // [N*OH*OW, KH*KW*C]: row (n, oh, ow), column (kh, kw, c) with c fastest. The default.
+  kPixelRows,
+  // [N, C*KH*KW, OH*OW], PyTorch's F.unfold layout: for image n, row (c, kh, kw) with kw
+  // fastest, column (oh, ow) with ow fastest. Element (n, r, l) is the same image element
+  // as element (n*OH*OW + l, (kh*KW + kw)*C + c) of kPixelRows.
+  kChannelRows,
+};
+// "pixel_rows", "channel_rows".
+std::string ColumnOrderName(ColumnOrder order);
+
 // Largest kernel size, stride, dilation or pad accepted.
 inline constexpr int64_t kMaxIm2colWindowParam = 65535;
 // Largest image or column matrix, in elements.
@@ -101,9 +113,13 @@ struct Im2colOp final : TileOp {
   DataType dtype() const override { return img.dtype; }
   std::unique_ptr<TileOp> Clone() const override { return std::make_unique<Im2colOp>(*this); }
 
-  // The image: global scope, rank 4, shape {n, h, w, c} (NHWC); any strides.
+  // The image: global scope, rank 4, shape {n, h, w, c} (NHWC); any strides (an NCHW
+  // tensor is this shape with strides {C*H*W, W, 1, H*W}).
   Buffer img;
   Im2colGeometry geometry;
+  // The column matrix's order: kChannelRows writes F.unfold's layout (the planes form of
+  // the SIMT path, im2col_lowering.h).
+  ColumnOrder order = ColumnOrder::kPixelRows;
 };
 
 // The geometry is valid, the image buffer is a valid global rank-4 buffer of shape

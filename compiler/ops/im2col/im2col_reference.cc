@@ -29,6 +29,31 @@ absl::Status Im2colReference(const Im2colOp& op, const uint8_t* img, size_t img_
   const int e = DataTypeBytes(op.img.dtype);
   const std::vector<int64_t>& s = op.img.strides;
   const int64_t oh_count = g.OH(), ow_count = g.OW(), k_count = g.K();
+  if (op.order == ColumnOrder::kChannelRows) {
+    // Matrix rows (n, c, kh, kw) of OH*OW elements each, in parallel.
+    const int64_t l = oh_count * ow_count;
+    ParallelFor(g.n * k_count, (int64_t{1} << 20) / std::max<int64_t>(l * e, 1),
+                [&](int64_t begin, int64_t end) {
+                  for (int64_t r = begin; r < end; ++r) {
+                    const int64_t n = r / k_count, c = r % k_count / (g.kh * g.kw);
+                    const int64_t kh = r % (g.kh * g.kw) / g.kw, kw = r % g.kw;
+                    uint8_t* row = col + r * l * e;
+                    for (int64_t oh = 0; oh < oh_count; ++oh) {
+                      for (int64_t ow = 0; ow < ow_count; ++ow) {
+                        const int64_t ih = oh * g.sh - g.ph + kh * g.dh;
+                        const int64_t iw = ow * g.sw - g.pw + kw * g.dw;
+                        uint8_t* to = row + (oh * ow_count + ow) * e;
+                        if (ih >= 0 && ih < g.h && iw >= 0 && iw < g.w) {
+                          std::memcpy(to, img + (n * s[0] + ih * s[1] + iw * s[2] + c * s[3]) * e, e);
+                        } else {
+                          std::memset(to, 0, e);
+                        }
+                      }
+                    }
+                  }
+                });
+    return absl::OkStatus();
+  }
   // Matrix rows in parallel, about 1 MiB of them per piece at least.
   const int64_t row_bytes = std::max<int64_t>(k_count * e, 1);
   ParallelFor(g.M(), (int64_t{1} << 20) / row_bytes, [&](int64_t begin, int64_t end) {

@@ -122,3 +122,35 @@ TEST(Im2colReferenceTest, RejectsShortBuffersAndBadOps) {
 
 }  // namespace
 }  // namespace tiletune
+
+namespace tiletune {
+namespace {
+
+// F.unfold's layout holds the same elements as the pixel-row matrix, transposed per image:
+// element (n, (c*KH + kh)*KW + kw, oh*OW + ow) of one is ((n*OH + oh)*OW + ow, (kh*KW + kw)*C
+// + c) of the other, for an NCHW image as for an NHWC one.
+TEST(Im2colReferenceTest, ChannelRowsAreThePixelRowsTransposed) {
+  const Im2colGeometry g = G(2, 9, 11, 3, 3, 2, 2, 1, 1, 2, 1, 1);
+  Im2colOp pixel = Im2colOp::Dense(DataType::kI32, g);
+  Im2colOp channel = pixel;
+  channel.order = ColumnOrder::kChannelRows;
+  std::vector<int32_t> img(g.n * g.h * g.w * g.c);
+  std::iota(img.begin(), img.end(), 1);
+  const std::vector<int32_t> rows = RunReference(pixel, img);
+  const std::vector<int32_t> planes = RunReference(channel, img);
+  const int64_t l = g.OH() * g.OW(), taps = g.kh * g.kw;
+  for (int64_t n = 0; n < g.n; ++n) {
+    for (int64_t c = 0; c < g.c; ++c) {
+      for (int64_t tap = 0; tap < taps; ++tap) {
+        for (int64_t p = 0; p < l; ++p) {
+          ASSERT_EQ(planes[((n * g.c + c) * taps + tap) * l + p],
+                    rows[(n * l + p) * g.K() + tap * g.c + c])
+              << "n " << n << " c " << c << " tap " << tap << " p " << p;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tiletune

@@ -104,6 +104,71 @@ std::optional<LaunchParams> WholeRowLaunch(const Im2colOp& op, const Hints& hint
   return std::nullopt;
 }
 
+// Channel-row columns (the planes form): a band of whole output rows of about this many
+// elements per matrix row, or of this many columns when an output row is longer.
+constexpr int64_t kPlanesBandElems = 1024;
+
+int64_t PlanesBandRows(const Im2colGeometry& g, int64_t elems) {
+  return std::clamp<int64_t>(CeilDiv(elems, g.OW()), 1, g.OH());
+}
+
+// The planes form's hints: the vector unset or narrowed, the L2 policies unset or the
+// image kept (it is read KH*KW times) while the columns stream out.
+std::vector<Hints> PlanesHints() {
+  std::vector<Hints> all;
+  for (std::optional<int> width : std::vector<std::optional<int>>{std::nullopt, 1, 2, 4}) {
+    for (bool split : {false, true}) {
+      Hints hints;
+      hints.coalesced_width = width;
+      hints.prefer_instruction = Instruction::kSync;
+      if (split) {
+        hints.annotations["img_eviction_policy"] = "evict_last";
+        hints.annotations["col_eviction_policy"] = "evict_first";
+      }
+      all.push_back(hints);
+    }
+  }
+  return all;
+}
+
+// The planes form's default band: whole output rows (4096 columns of longer ones) of about
+// kPlanesBandElems elements, fewer rows while the grid would hold under 1024 tiles.
+LaunchParams PlanesLaunch(const Im2colOp& op) {
+  const Im2colGeometry& g = op.geometry;
+  const int64_t cols = std::min<int64_t>(g.OW(), 4096);
+  int64_t rows = PlanesBandRows(g, kPlanesBandElems);
+  while (rows > 1 && g.n * g.c * CeilDiv(g.OH(), rows) * CeilDiv(g.OW(), cols) < 1024) {
+    rows = CeilDiv(rows, 2);
+  }
+  return MakeLaunch(rows, cols, 256, 1, 0);
+}
+
+SearchSpace PlanesSearchSpace(const Im2colOp& op) {
+  const Im2colGeometry& g = op.geometry;
+  const int64_t ow = g.OW();
+  SearchSpace space;
+  const LaunchParams base = PlanesLaunch(op);
+  for (const Hints& hints : PlanesHints()) space.first.push_back({hints, base});
+  std::vector<std::pair<int64_t, int64_t>> bands = {{base.tile[0], base.tile[1]}};
+  for (int64_t elems : {256, 512, 1024, 2048, 4096}) {
+    bands.push_back({PlanesBandRows(g, elems), ow});
+  }
+  for (int64_t cols : {64, 256}) {
+    if (cols < ow) {
+      bands.push_back({4, cols});
+      bands.push_back({16, cols});
+    }
+  }
+  std::sort(bands.begin(), bands.end());
+  bands.erase(std::unique(bands.begin(), bands.end()), bands.end());
+  for (auto [rows, cols] : bands) {
+    for (int threads : {128, 256, 512}) {
+      space.launches.push_back(MakeLaunch(rows, cols, threads, 1, 0));
+    }
+  }
+  return space;
+}
+
 }  // namespace
 
 std::vector<Hints> AllIm2colHints() {
@@ -150,6 +215,7 @@ std::vector<Hints> AllIm2colHints() {
 }
 
 SearchSpace Im2colSearchSpace(const Im2colOp& op, const Target& target) {
+  if (op.order == ColumnOrder::kChannelRows) return PlanesSearchSpace(op);
   std::vector<LaunchParams> representative = {MakeLaunch(128, 64, 256, 1, 0),
                                               MakeLaunch(128, 64, 128, 2, 0)};
   std::vector<std::pair<int64_t, int64_t>> tiles = {{64, 64},  {128, 64}, {256, 64},
@@ -210,6 +276,11 @@ Trial Im2colHeuristic(const Im2colOp& op, const Target& target) {
       !mine.annotations.count("col_eviction_policy")) {
     trial.hints.annotations["img_eviction_policy"] = "evict_last";
     trial.hints.annotations["col_eviction_policy"] = "evict_first";
+  }
+  if (op.order == ColumnOrder::kChannelRows) {
+    // Bands of whole output rows, about kPlanesBandElems per matrix row (PlanesLaunch).
+    trial.launch = PlanesLaunch(op);
+    return trial;
   }
   if (std::optional<LaunchParams> rows = WholeRowLaunch(op, trial.hints, target)) {
     trial.launch = *rows;

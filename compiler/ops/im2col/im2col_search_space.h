@@ -22,6 +22,9 @@ namespace tiletune {
 // also with each pair of img_prefetch=ahead|all and staged_gather=table|phase.
 std::vector<Hints> AllIm2colHints();
 
+// Channel-row columns have their own smaller space: the vector unset or narrowed, the L2
+// policies unset or split, at bands of whole output rows of 256 to 4096 elements (and
+// 64- and 256-column bands of wide rows) with 128 to 512 threads.
 SearchSpace Im2colSearchSpace(const Im2colOp& op, const Target& target);
 
 // The built-in launch: SIMT, 128 x 64 tiles (K narrower when it is), 256 threads, the
@@ -32,6 +35,9 @@ SearchSpace Im2colSearchSpace(const Im2colOp& op, const Target& target);
 // (the flat form), when they lower to that form: a 128 x 64 row tile of such a layer reads
 // each narrow pixel many times over, where whole output rows read each once. Shorter rows
 // keep 128 x K, which spans whole rows already.
+// Channel-row columns (the planes form): bands of whole output rows of about 1024
+// elements per matrix row (4096 columns when an output row is longer), fewer rows while
+// the grid would hold under 1024 tiles, 256 threads.
 Trial Im2colHeuristic(const Im2colOp& op, const Target& target);
 
 }  // namespace tiletune

@@ -1,0 +1,124 @@
+// tiletune col2im kernel (generated; do not edit).
+//   simt_col2im (planes form), f32, n2 h11 w10 c6 kernel 3x2 stride 2x1 dilation 1x2 pad 1x1 -> [120, 36], image strides [660, 60, 6, 1]
+//   output tile 2x8, 64 threads, vector 1 x 4 B, 1 channel(s) per thread, L2 policy columns none, image none
+//   channel_rows columns; taps summed in f32, kh descending then kw (F.fold's order); one rounding; NaN canonical
+typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+// A CUtensorMap, passed by value as a __grid_constant__ kernel parameter.
+struct __align__(64) tt_tensor_map {
+  u64 opaque[16];
+};
+
+__device__ __forceinline__ u32 tt_smem_addr(const void* p) {
+  return static_cast<u32>(__cvta_generic_to_shared(p));
+}
+
+// 4-byte vector accesses.
+struct __align__(4) tt_vec {
+  u32 x;
+};
+__device__ __forceinline__ tt_vec tt_ld_global(const u8* p) {
+  tt_vec v;
+  asm volatile("ld.global.nc.u32 %0, [%1];"
+               : "=r"(v.x)
+               : "l"(p));
+  return v;
+}
+__device__ __forceinline__ void tt_st_global(u8* p, const tt_vec& v) {
+  asm volatile("st.global.u32 [%0], %1;"
+               :
+               : "l"(p), "r"(v.x)
+               : "memory");
+}
+__device__ __forceinline__ tt_vec tt_ld_shared(const u8* p) { return *reinterpret_cast<const tt_vec*>(p); }
+__device__ __forceinline__ void tt_st_shared(u8* p, const tt_vec& v) { *reinterpret_cast<tt_vec*>(p) = v; }
+
+// f32 elements.
+typedef u32 tt_elem;
+__device__ __forceinline__ float tt_widen(tt_elem b) { return __uint_as_float(b); }
+__device__ __forceinline__ tt_elem tt_round(float f) {
+  return f != f ? 0x7fffffffu : __float_as_uint(f);
+}
+union tt_lanes {
+  tt_vec v;
+  tt_elem e[sizeof(tt_vec) / sizeof(tt_elem)];
+};
+
+// Problem constants; enumerators fold into the code and take no storage.
+enum : u32 { kThreads = 64u };
+enum : u64 { kNumTiles = 144ull };
+enum : u32 { kTilesPerPlane = 12u };
+enum : u32 { kTilesW = 2u };
+enum : u32 { kTileH = 2u };
+enum : u32 { kTileW = 8u };
+enum : u64 { kElementBytes = 4ull };
+enum : u32 { kH = 11u };
+enum : u32 { kW = 10u };
+enum : u64 { kC = 6ull };
+enum : u32 { kKH = 3u };
+enum : u32 { kKW = 2u };
+enum : u32 { kSH = 2u };
+enum : u32 { kSW = 1u };
+enum : u32 { kDH = 1u };
+enum : u32 { kDW = 2u };
+enum : u32 { kPH = 1u };
+enum : u32 { kPW = 1u };
+enum : u32 { kOH = 6u };
+enum : u32 { kOW = 10u };
+enum : u64 { kL = 60ull };
+enum : u64 { kTaps = 6ull };
+enum : u64 { kImgStrideN = 660ull };
+enum : u64 { kImgStrideH = 60ull };
+enum : u64 { kImgStrideW = 6ull };
+enum : u64 { kImgStrideC = 1ull };
+enum : u32 { kVector = 1u };
+enum : u32 { kRowVectors = 8u };
+enum : u32 { kItems = 16u };
+
+// One column-matrix element by a non-coherent load.
+__device__ __forceinline__ tt_elem tt_ld_col(const u8* p) {
+  tt_elem v;
+  asm("ld.global.nc.u32 %0, [%1];" : "=r"(v) : "l"(p));
+  return v;
+}
+
+extern "C" __global__ void __launch_bounds__(kThreads) tt_col2im_planes(const u8* __restrict__ col, u8* __restrict__ img) {
+  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {
+    const u64 plane = tile / kTilesPerPlane;
+    const u32 t = u32(tile % kTilesPerPlane);
+    const u32 h0 = t / kTilesW * kTileH, w0 = t % kTilesW * kTileW;
+    const u64 n = plane / kC, c = plane % kC;
+    const u8* const from = col + plane * kTaps * kL * kElementBytes;
+    u8* const to = img + (n * kImgStrideN + c * kImgStrideC) * kElementBytes;
+    for (u32 i = threadIdx.x; i < kItems; i += kThreads) {
+      const u32 h = h0 + i / kRowVectors, w = w0 + i % kRowVectors * kVector;
+      if (h >= kH || w >= kW) continue;
+      float acc[kVector];
+#pragma unroll
+      for (u32 e = 0; e < kVector; ++e) acc[e] = 0.0f;
+      for (int kh = int(kKH) - 1; kh >= 0; --kh) {
+        const int th = int(h + kPH) - kh * int(kDH);
+        if (th < 0 || th % int(kSH) != 0 || th / int(kSH) >= int(kOH)) continue;
+        const u32 oh = u32(th) / kSH;
+        for (int kw = int(kKW) - 1; kw >= 0; --kw) {
+          const u8* const row =
+              from + ((u64(kh) * kKW + u32(kw)) * kL + u64(oh) * kOW) * kElementBytes;
+#pragma unroll
+          for (u32 e = 0; e < kVector; ++e) {
+            const int tw = int(w + e + kPW) - kw * int(kDW);
+            if (tw >= 0 && tw % int(kSW) == 0 && tw / int(kSW) < int(kOW)) {
+              acc[e] += tt_widen(tt_ld_col(row + u64(u32(tw) / kSW) * kElementBytes));
+            }
+          }
+        }
+      }
+      tt_lanes out;
+#pragma unroll
+      for (u32 e = 0; e < kVector; ++e) out.e[e] = tt_round(acc[e]);
+      tt_st_global(to + (u64(h) * kImgStrideH + u64(w) * kImgStrideW) * kElementBytes, out.v);
+    }
+  }
+}

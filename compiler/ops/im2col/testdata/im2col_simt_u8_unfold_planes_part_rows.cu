@@ -1,0 +1,130 @@
+// tiletune im2col kernel (generated; do not edit).
+//   path simt_im2col, u8, n3 h7 w9 c3 kernel 2x3 stride 1x2 dilation 2x1 pad 0x2 -> [90, 18], image strides [189, 27, 3, 1]
+//   tile [2, 4], 64 threads, channel_rows columns, bands of 2 x 4, vector 2 x 1 B, 1 stage(s), L2 policy image none, columns none
+
+typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+// A CUtensorMap, passed by value as a __grid_constant__ kernel parameter.
+struct __align__(64) tt_tensor_map {
+  u64 opaque[16];
+};
+
+__device__ __forceinline__ u32 tt_smem_addr(const void* p) {
+  return static_cast<u32>(__cvta_generic_to_shared(p));
+}
+
+// 2-byte vector accesses.
+struct __align__(2) tt_vec {
+  u16 x;
+};
+__device__ __forceinline__ tt_vec tt_ld_global(const u8* p) {
+  tt_vec v;
+  asm volatile("ld.global.nc.u16 %0, [%1];"
+               : "=h"(v.x)
+               : "l"(p));
+  return v;
+}
+__device__ __forceinline__ void tt_st_global(u8* p, const tt_vec& v) {
+  asm volatile("st.global.u16 [%0], %1;"
+               :
+               : "l"(p), "h"(v.x)
+               : "memory");
+}
+__device__ __forceinline__ tt_vec tt_ld_shared(const u8* p) { tt_vec v; v.x = *reinterpret_cast<const u16*>(p); return v; }
+__device__ __forceinline__ void tt_st_shared(u8* p, const tt_vec& v) { *reinterpret_cast<u16*>(p) = static_cast<u16>(v.x); }
+
+// One image element.
+typedef u8 tt_elem;
+__device__ __forceinline__ tt_elem tt_ld_elem(const u8* p) {
+  u16 v;
+  // Not volatile, so the loads of an unrolled loop may issue together; the
+  // compiler may also hoist it above a branch: callers pass valid addresses only.
+  asm("ld.global.nc.u8 %0, [%1];" : "=h"(v) : "l"(p));
+  return tt_elem(v);
+}
+
+// Problem constants; enumerators fold into the code and take no storage.
+enum : u32 { kThreads = 64u };
+enum : u64 { kNumTiles = 54ull };
+enum : u64 { kTilesK = 2ull };
+enum : u64 { kBlockM = 2ull };
+enum : u64 { kBlockK = 4ull };
+enum : u64 { kM = 54ull };
+enum : u64 { kK = 30ull };
+enum : u64 { kElementBytes = 1ull };
+enum : u64 { kH = 7ull };
+enum : u64 { kW = 9ull };
+enum : u64 { kC = 3ull };
+enum : u64 { kKW = 3ull };
+enum : u64 { kSH = 1ull };
+enum : u64 { kSW = 2ull };
+enum : u64 { kDH = 2ull };
+enum : u64 { kDW = 1ull };
+enum : u64 { kPH = 0ull };
+enum : u64 { kPW = 2ull };
+enum : u64 { kOW = 6ull };
+enum : u64 { kOHW = 30ull };
+enum : u64 { kImgStrideN = 189ull };
+enum : u64 { kImgStrideH = 27ull };
+enum : u64 { kImgStrideW = 3ull };
+enum : u64 { kImgStrideC = 1ull };
+enum : u64 { kOH = 5ull };
+enum : u32 { kTaps = 6u };
+enum : u32 { kTilesPerPlane = 6u };
+enum : u32 { kVector = 2u };
+enum : u32 { kSegments = 2u };
+enum : u32 { kSegVectors = 2u };
+enum : u32 { kTapVectors = 4u };
+enum : u32 { kItems = 24u };
+
+extern "C" __global__ void __launch_bounds__(kThreads) tt_im2col_simt_im2col(const u8* __restrict__ img, u8* __restrict__ col) {
+  constexpr u32 kBatch = 4;
+  union Pack {
+    tt_vec v;
+    tt_elem e[kVector];
+  };
+  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {
+    const u64 plane = tile / kTilesPerPlane;
+    const u32 band = u32(tile % kTilesPerPlane);
+    const u32 oh0 = band / u32(kTilesK) * u32(kBlockM);
+    const u32 ow0 = band % u32(kTilesK) * u32(kBlockK);
+    const u64 n = plane / kC, c = plane % kC;
+    const u8* const from = img + (n * kImgStrideN + c * kImgStrideC) * kElementBytes;
+    u8* const to = col + plane * kTaps * kK * kElementBytes;
+    for (u32 i0 = threadIdx.x; i0 < kItems; i0 += kThreads * kBatch) {
+      Pack pack[kBatch];
+      u64 at[kBatch];
+      bool ok[kBatch];
+#pragma unroll
+      for (u32 b = 0; b < kBatch; ++b) {
+        const u32 i = i0 + b * kThreads;
+        const u32 tap = i / kTapVectors, r = i % kTapVectors;
+        const u32 kh = tap / u32(kKW), kw = tap % u32(kKW);
+        const u32 oh = oh0 + r / kSegVectors;
+        const u32 ow = ow0 + r % kSegVectors * kVector;
+        ok[b] = i < kItems && oh < u32(kOH) && ow < u32(kOW);
+        const u32 first = oh * u32(kOW) + ow;
+        at[b] = (u64(tap) * kK + first) * kElementBytes;
+#pragma unroll
+        for (u32 e = 0; e < kVector; ++e) {
+          const u32 ow_e = ow + e;
+          // Above or left of the image the subtraction wraps: one compare per axis.
+          const u32 ih = oh * u32(kSH) + kh * u32(kDH) - u32(kPH);
+          const u32 iw = ow_e * u32(kSW) + kw * u32(kDW) - u32(kPW);
+          const bool inside = ok[b] && iw < kW;
+          const tt_elem v = tt_ld_elem(
+              inside ? from + (u64(ih) * kImgStrideH + u64(iw) * kImgStrideW) * kElementBytes
+                     : from);
+          pack[b].e[e] = inside ? v : tt_elem(0);
+        }
+      }
+#pragma unroll
+      for (u32 b = 0; b < kBatch; ++b) {
+        if (ok[b]) tt_st_global(to + at[b], pack[b].v);
+      }
+    }
+  }
+}
