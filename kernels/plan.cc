@@ -14,6 +14,7 @@
 #include "compiler/ops/col2im/col2im_op.h"
 #include "compiler/ops/copy/copy_op.h"
 #include "compiler/ops/builtin_ops.h"
+#include "compiler/ops/im2col/conv_spec.h"
 #include "compiler/ops/im2col/im2col_op.h"
 #include "kernels/library.h"
 #include "kernels/runtime/driver_api.h"
@@ -160,6 +161,25 @@ Im2colGeometry ToGeometry(const ConvDesc& desc) {
   return g;
 }
 
+// The operator over `desc`: its image buffer and column order follow the layout.
+template <typename Op>
+absl::StatusOr<Op> ConvOp(const ConvDesc& desc) {
+  const Im2colGeometry g = ToGeometry(desc);
+  Op op = Op::Dense(ToDataType(desc.dtype), g);
+  if (desc.layout != Layout::kNhwc && desc.layout != Layout::kNchw) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "layout ", static_cast<int>(desc.layout), ": accepted are kNhwc (0) and kNchw (1)"));
+  }
+  const ConvLayout layout = desc.layout == Layout::kNchw ? ConvLayout::kNchw : ConvLayout::kNhwc;
+  // Extents are checked by the operator's validation; strides of invalid ones are not used.
+  if (ValidateConvGeometry(g, Op::Name()).ok()) {
+    op.img = ConvImage("img", op.img.dtype, g, layout);
+  }
+  op.order = ConvColumnOrder(layout);
+  TT_ASSIGN_OR_RETURN(op.hints, ToHints(desc.hints));
+  return op;
+}
+
 absl::StatusOr<Plan::Impl*> MakeImpl(const TileOp& op, const PlanOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   // A bad descriptor is the caller's to fix whether or not there is a GPU: said first.
@@ -228,15 +248,13 @@ absl::StatusOr<Plan> Plan::Create(const CopyDesc& desc, const PlanOptions& optio
 }
 
 absl::StatusOr<Plan> Plan::Create(const Im2colDesc& desc, const PlanOptions& options) {
-  Im2colOp op = Im2colOp::Dense(ToDataType(desc.dtype), ToGeometry(desc));
-  TT_ASSIGN_OR_RETURN(op.hints, ToHints(desc.hints));
+  TT_ASSIGN_OR_RETURN(Im2colOp op, ConvOp<Im2colOp>(desc));
   TT_ASSIGN_OR_RETURN(Impl * impl, MakeImpl(op, options));
   return Plan(std::shared_ptr<const Impl>(impl));
 }
 
 absl::StatusOr<Plan> Plan::Create(const Col2imDesc& desc, const PlanOptions& options) {
-  Col2imOp op = Col2imOp::Dense(ToDataType(desc.dtype), ToGeometry(desc));
-  TT_ASSIGN_OR_RETURN(op.hints, ToHints(desc.hints));
+  TT_ASSIGN_OR_RETURN(Col2imOp op, ConvOp<Col2imOp>(desc));
   TT_ASSIGN_OR_RETURN(Impl * impl, MakeImpl(op, options));
   return Plan(std::shared_ptr<const Impl>(impl));
 }

@@ -65,8 +65,14 @@ struct CopyDesc {
   HintsDesc hints;
 };
 
-// im2col of a dense NHWC image into its [N*OH*OW, KH*KW*C] column matrix, or (Col2imDesc)
-// the image summed back from such a matrix.
+// The image's and the column matrix's layout. kNhwc: a dense NHWC image and columns
+// [N*OH*OW, KH*KW*C], (kh, kw, c) with c fastest. kNchw: a dense NCHW image and columns
+// [N, C*KH*KW, OH*OW], (c, kh, kw) with kw fastest: exactly PyTorch's F.unfold output and
+// F.fold input (col2im then sums each pixel's taps in F.fold's order).
+enum class Layout { kNhwc, kNchw };
+
+// im2col of a dense image into its column matrix, or (Col2imDesc) the image summed back
+// from such a matrix; n, h, w, c are the image's extents whatever the layout.
 struct ConvDesc {
   DType dtype = DType::kF16;
   int64_t n = 1, h = 1, w = 1, c = 1;
@@ -74,6 +80,7 @@ struct ConvDesc {
   int64_t stride_h = 1, stride_w = 1;
   int64_t dilation_h = 1, dilation_w = 1;
   int64_t pad_h = 0, pad_w = 0;
+  Layout layout = Layout::kNhwc;
   HintsDesc hints;
 };
 struct Im2colDesc : ConvDesc {};

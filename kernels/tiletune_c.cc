@@ -104,6 +104,14 @@ absl::StatusOr<Desc> ToConv(const tt_conv_desc& c) {
   desc.dilation_w = c.dilation_w;
   desc.pad_h = c.pad_h;
   desc.pad_w = c.pad_w;
+  switch (c.layout) {
+    case TT_LAYOUT_NHWC: desc.layout = tiletune::Layout::kNhwc; break;
+    case TT_LAYOUT_NCHW: desc.layout = tiletune::Layout::kNchw; break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "layout ", static_cast<int>(c.layout),
+          ": accepted are TT_LAYOUT_NHWC (0) and TT_LAYOUT_NCHW (1)"));
+  }
   return desc;
 }
 

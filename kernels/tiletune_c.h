@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 /* Bumped when a struct below or a function's meaning changes. */
-#define TT_ABI_VERSION 1
+#define TT_ABI_VERSION 2
 
 typedef enum {
   TT_OK = 0,
@@ -68,8 +68,13 @@ typedef struct {
   tt_region dst;
 } tt_copy_desc;
 
-/* im2col of a dense NHWC image into its [N*OH*OW, KH*KW*C] column matrix, and col2im, its
- * adjoint (the image summed back from such a matrix). */
+/* The image's and the column matrix's layout: NHWC, columns [N*OH*OW, KH*KW*C]; NCHW,
+ * columns [N, C*KH*KW, OH*OW], PyTorch's F.unfold output and F.fold input (col2im then sums
+ * each pixel's taps in F.fold's order). */
+typedef enum { TT_LAYOUT_NHWC = 0, TT_LAYOUT_NCHW = 1 } tt_layout;
+
+/* im2col of a dense image into its column matrix, and col2im, its adjoint (the image
+ * summed back from such a matrix); n, h, w, c are the image's extents in either layout. */
 typedef struct {
   tt_dtype dtype;
   int64_t n, h, w, c;
@@ -77,6 +82,7 @@ typedef struct {
   int64_t stride_h, stride_w;
   int64_t dilation_h, dilation_w;
   int64_t pad_h, pad_w;
+  tt_layout layout;
 } tt_conv_desc;
 
 typedef struct tt_plan tt_plan;

@@ -59,6 +59,11 @@ int main(void) {
   conv.dilation_h = conv.dilation_w = 1;
   EXPECT(tt_plan_create_im2col(&conv, &plan) == TT_INVALID_ARGUMENT, "stride 0");
   EXPECT(contains(tt_last_error(), "stride"), "%s", tt_last_error());
+  conv.stride_h = conv.stride_w = 1;
+  conv.layout = (tt_layout)5;
+  EXPECT(tt_plan_create_col2im(&conv, &plan) == TT_INVALID_ARGUMENT, "layout 5");
+  EXPECT(contains(tt_last_error(), "layout 5"), "%s", tt_last_error());
+  conv.layout = TT_LAYOUT_NCHW;
 
   EXPECT(tt_plan_execute(NULL, 1, 1, NULL) == TT_INVALID_ARGUMENT, "null plan");
   EXPECT(tt_plan_info(NULL, "level") == NULL, "info of null");

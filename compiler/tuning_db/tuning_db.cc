@@ -993,14 +993,22 @@ std::string ProblemKey(const Problem& problem) {
   // which fields a writer left at their default; every non-empty list. (Canonical form
   // writes a list out in full or, for an optional one such as a copy's dst_shape, not at
   // all; leaving empty lists out keeps the keys of problems from before a list was added.)
+  // An enum field (a choice such as im2col's col_order) appears by its value's number when
+  // it is not 0: its value 0 is the behaviour from before the field existed, so those
+  // problems keep their keys too.
   const pb::Descriptor* descriptor = op->GetDescriptor();
   const pb::Reflection* reflection = op->GetReflection();
   for (int i = 0; i < descriptor->field_count(); ++i) {
     const pb::FieldDescriptor* field = descriptor->field(i);
     if (field->is_repeated() && reflection->FieldSize(*op, field) == 0) continue;
+    if (field->cpp_type() == pb::FieldDescriptor::CPPTYPE_ENUM && !field->is_repeated()) {
+      const int value = reflection->GetEnumValue(*op, field);
+      if (value != 0) absl::StrAppend(&key, " ", field->name(), "=", value);
+      continue;
+    }
     absl::StrAppend(&key, " ", field->name(), "=");
     if (field->cpp_type() != pb::FieldDescriptor::CPPTYPE_INT64) {
-      absl::StrAppend(&key, "?");  // Operators' problems hold integers only.
+      absl::StrAppend(&key, "?");  // Operators' problems hold integers and enums only.
     } else if (field->is_repeated()) {
       const auto values = reflection->GetRepeatedFieldRef<int64_t>(*op, field);
       absl::StrAppend(&key, FormatInts(std::vector<int64_t>(values.begin(), values.end())));

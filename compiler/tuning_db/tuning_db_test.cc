@@ -449,6 +449,10 @@ TEST(RecordKeyTest, IsTheDocumentedString) {
   EXPECT_EQ(RecordKey(TestIm2colRecord(1)),
             "\"NVIDIA H200\" sm_9.0 | \"im2col\" \"bf16\" n=8 h=56 w=56 c=64 kh=3 kw=3 sh=1 "
             "sw=1 dh=1 dw=1 ph=1 pw=1 img_strides=[200704,3584,64,1]");
+  // An enum choice appears when it is not its default (the behaviour before it existed).
+  TuningRecord unfold = TestIm2colRecord(1);
+  unfold.mutable_problem()->mutable_im2col()->set_col_order(tuning::COLUMN_ORDER_CHANNEL_ROWS);
+  EXPECT_THAT(RecordKey(unfold), testing::EndsWith("img_strides=[200704,3584,64,1] col_order=1"));
   // Fields left at their default are written too: keys do not depend on what a writer
   // chose to leave out.
   TuningRecord zero_pad = TestIm2colRecord(1);

@@ -68,6 +68,26 @@ def test_im2col_and_col2im_check_their_arguments():
         tiletune.explain("transpose", FakeArray((1,)))
 
 
+def test_nchw_layout_checks_its_shapes():
+    with pytest.raises(tiletune.InvalidArgumentError, match=r"layout='NCHW': accepted are 'nhwc'"):
+        tiletune.im2col(FakeArray((1, 4, 8, 8)), 3, layout="NCHW")
+    with pytest.raises(tiletune.InvalidArgumentError, match=r"im2col takes an NCHW image"):
+        tiletune.im2col(FakeArray((4, 8, 8)), 3, layout="nchw")
+    # [N, C, H, W] = [1, 4, 8, 8]: F.unfold's [1, 36, 36].
+    with pytest.raises(tiletune.InvalidArgumentError, match=r"im2col of x needs f16 \(1, 36, 36\)"):
+        tiletune.im2col(FakeArray((1, 4, 8, 8)), 3, layout="nchw", out=FakeArray((36, 36)))
+    with pytest.raises(tiletune.InvalidArgumentError, match=r"col2im \(nchw\) takes \[N, C\*KH\*KW, OH\*OW\]"):
+        tiletune.col2im(FakeArray((36, 36)), (8, 8), 3, layout="nchw")
+    with pytest.raises(tiletune.InvalidArgumentError, match=r"not \[N, C\*KH\*KW, OH\*OW\] for a 8x8"):
+        tiletune.col2im(FakeArray((1, 36, 35)), (8, 8), 3, layout="nchw")
+    with pytest.raises(tiletune.NoGpuError):
+        tiletune.im2col(FakeArray((1, 4, 8, 8)), 3, padding=1, layout="nchw",
+                        out=FakeArray((1, 36, 64)))
+    with pytest.raises(tiletune.NoGpuError):
+        tiletune.col2im(FakeArray((1, 36, 64)), (8, 8), 3, padding=1, layout="nchw",
+                        out=FakeArray((1, 4, 8, 8)))
+
+
 def test_bad_geometry_is_named():
     with pytest.raises(tiletune.InvalidArgumentError, match=r"stride=0: each must be >= 1"):
         tiletune.im2col(FakeArray((1, 8, 8, 4)), 3, stride=0, out=FakeArray((1, 36)))

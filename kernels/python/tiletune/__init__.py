@@ -74,10 +74,11 @@ class _ConvDesc(ctypes.Structure):
         (name, ctypes.c_int64)
         for name in ("n", "h", "w", "c", "kh", "kw", "stride_h", "stride_w", "dilation_h",
                      "dilation_w", "pad_h", "pad_w")
-    ]
+    ] + [("layout", ctypes.c_int)]
 
 
-_ABI_VERSION = 1
+_ABI_VERSION = 2
+_LAYOUTS = {"nhwc": 0, "nchw": 1}
 
 
 def _load():
@@ -411,13 +412,22 @@ def _pair(value, name):
     return pair
 
 
-def _conv_desc(dtype, n, h, w, c, kernel_size, stride, dilation, padding):
+def _layout(layout):
+    if layout not in _LAYOUTS:
+        raise InvalidArgumentError(1, f"layout={layout!r}: accepted are 'nhwc' (image [N, H, W, C], "
+                                   "columns [N*OH*OW, KH*KW*C]) and 'nchw' (image [N, C, H, W], "
+                                   "columns [N, C*KH*KW, OH*OW] as F.unfold/F.fold)")
+    return layout
+
+
+def _conv_desc(dtype, n, h, w, c, kernel_size, stride, dilation, padding, layout):
     kh, kw = _pair(kernel_size, "kernel_size")
     sh, sw = _pair(stride, "stride")
     dh, dw = _pair(dilation, "dilation")
     ph, pw = _pair(padding, "padding")
-    desc = _ConvDesc(_DTYPES[dtype][0], n, h, w, c, kh, kw, sh, sw, dh, dw, ph, pw)
-    key = (dtype, n, h, w, c, kh, kw, sh, sw, dh, dw, ph, pw)
+    desc = _ConvDesc(_DTYPES[dtype][0], n, h, w, c, kh, kw, sh, sw, dh, dw, ph, pw,
+                     _LAYOUTS[layout])
+    key = (dtype, n, h, w, c, kh, kw, sh, sw, dh, dw, ph, pw, layout)
     return desc, key
 
 
@@ -487,28 +497,34 @@ def _prepare_copy(dst, src):
     return call
 
 
-def _prepare_im2col(x, kernel_size, stride, dilation, padding):
+def _prepare_im2col(x, kernel_size, stride, dilation, padding, layout):
     a = _array(x, "x")
+    nchw = _layout(layout) == "nchw"
     if len(a.shape) != 4:
-        raise InvalidArgumentError(1, f"x has shape {a.shape}; im2col takes an NHWC image [N, H, W, C]")
+        raise InvalidArgumentError(1, f"x has shape {a.shape}; im2col takes an "
+                                   f"{'NCHW image [N, C, H, W]' if nchw else 'NHWC image [N, H, W, C]'}")
     _dense(a, "x")
-    n, h, w, c = a.shape
+    n, c, h, w = a.shape if nchw else (a.shape[0], a.shape[3], a.shape[1], a.shape[2])
     call = _Call()
     call.kind = "im2col"
-    call.desc, key = _conv_desc(a.dtype, n, h, w, c, kernel_size, stride, dilation, padding)
-    kh, kw, sh, sw, dh, dw, ph, pw = key[5:]
-    oh, ow = _out_size(h, kh, sh, dh, ph), _out_size(w, kw, sw, dw, pw)
+    call.desc, key = _conv_desc(a.dtype, n, h, w, c, kernel_size, stride, dilation, padding,
+                                layout)
+    kh, kw, sh, sw, dh, dw, ph, pw = key[5:13]
+    oh, ow = max(_out_size(h, kh, sh, dh, ph), 0), max(_out_size(w, kw, sw, dw, pw), 0)
     call.key = ("im2col", a.device) + key
     call.device_of = a
     call.input = (a, a.ptr)
-    call.output = (n * max(oh, 0) * max(ow, 0), kh * kw * c)  # the shape, until bound
+    # The shape, until bound.
+    call.output = (n, c * kh * kw, oh * ow) if nchw else (n * oh * ow, kh * kw * c)
     return call
 
 
-def _prepare_col2im(cols, output_size, kernel_size, stride, dilation, padding):
+def _prepare_col2im(cols, output_size, kernel_size, stride, dilation, padding, layout):
     m = _array(cols, "cols")
-    if len(m.shape) != 2:
-        raise InvalidArgumentError(1, f"cols has shape {m.shape}; col2im takes [N*OH*OW, KH*KW*C]")
+    nchw = _layout(layout) == "nchw"
+    matrix = "[N, C*KH*KW, OH*OW]" if nchw else "[N*OH*OW, KH*KW*C]"
+    if len(m.shape) != (3 if nchw else 2):
+        raise InvalidArgumentError(1, f"cols has shape {m.shape}; col2im ({layout}) takes {matrix}")
     _dense(m, "cols")
     h, w = _pair(output_size, "output_size")
     kh, kw = _pair(kernel_size, "kernel_size")
@@ -516,18 +532,25 @@ def _prepare_col2im(cols, output_size, kernel_size, stride, dilation, padding):
     dh, dw = _pair(dilation, "dilation")
     ph, pw = _pair(padding, "padding")
     oh, ow = _out_size(h, kh, sh, dh, ph), _out_size(w, kw, sw, dw, pw)
-    rows, width = m.shape
-    if oh < 1 or ow < 1 or rows % (oh * ow) or width % (kh * kw):
-        raise InvalidArgumentError(1, f"cols has shape {m.shape}, not [N*OH*OW, KH*KW*C] for a "
+    if nchw:
+        n, rows, length = m.shape
+        bad = oh < 1 or ow < 1 or length != oh * ow or rows % (kh * kw)
+        c = rows // (kh * kw)
+    else:
+        rows, width = m.shape
+        bad = oh < 1 or ow < 1 or rows % (oh * ow) or width % (kh * kw)
+        n, c = (rows // (oh * ow), width // (kh * kw)) if not bad else (0, 0)
+    if bad:
+        raise InvalidArgumentError(1, f"cols has shape {m.shape}, not {matrix} for a "
                                    f"{h}x{w} image and a {kh}x{kw} window (OH={oh}, OW={ow})")
-    n, c = rows // (oh * ow), width // (kh * kw)
     call = _Call()
     call.kind = "col2im"
-    call.desc, key = _conv_desc(m.dtype, n, h, w, c, (kh, kw), (sh, sw), (dh, dw), (ph, pw))
+    call.desc, key = _conv_desc(m.dtype, n, h, w, c, (kh, kw), (sh, sw), (dh, dw), (ph, pw),
+                                layout)
     call.key = ("col2im", m.device) + key
     call.device_of = m
     call.input = (m, m.ptr)
-    call.output = (n, h, w, c)
+    call.output = (n, c, h, w) if nchw else (n, h, w, c)
     return call
 
 
@@ -560,22 +583,26 @@ def copy_(dst, src, stream=None):
     return dst
 
 
-def im2col(x, kernel_size, stride=1, dilation=1, padding=0, out=None, stream=None):
+def im2col(x, kernel_size, stride=1, dilation=1, padding=0, layout="nhwc", out=None,
+           stream=None):
     """The column matrix [N*OH*OW, KH*KW*C] of a contiguous NHWC image `x` [N, H, W, C]:
     row (n, oh, ow) holds the window's taps kh, kw, then channels, zero where the window
-    leaves the image. Into `out` when given."""
-    call = _prepare_im2col(x, kernel_size, stride, dilation, padding)
+    leaves the image. With layout='nchw', `x` is [N, C, H, W] and the result
+    [N, C*KH*KW, OH*OW], F.unfold's. Into `out` when given."""
+    call = _prepare_im2col(x, kernel_size, stride, dilation, padding, layout)
     out = _bind_output(call, x, out, "im2col of x")
     _run(call, stream)
     return out
 
 
-def col2im(cols, output_size, kernel_size, stride=1, dilation=1, padding=0, out=None,
-           stream=None):
+def col2im(cols, output_size, kernel_size, stride=1, dilation=1, padding=0, layout="nhwc",
+           out=None, stream=None):
     """The NHWC image [N, H, W, C] summed back from a column matrix [N*OH*OW, KH*KW*C]
     (im2col's adjoint: each tap adds into the pixel it was read from; taps summed in f32,
-    rounded once). `output_size` is (H, W). Into `out` when given."""
-    call = _prepare_col2im(cols, output_size, kernel_size, stride, dilation, padding)
+    rounded once). With layout='nchw', `cols` is [N, C*KH*KW, OH*OW] and the result
+    [N, C, H, W], F.fold's (its taps summed in F.fold's order). `output_size` is (H, W).
+    Into `out` when given."""
+    call = _prepare_col2im(cols, output_size, kernel_size, stride, dilation, padding, layout)
     out = _bind_output(call, cols, out, "col2im")
     _run(call, stream)
     return out

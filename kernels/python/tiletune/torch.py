@@ -6,8 +6,13 @@ gradient (they are adjoints), so autograd works through them.
     import tiletune.torch  # registers the operators
     cols = torch.ops.tiletune.im2col(x_nhwc, [3, 3], [1, 1], [1, 1], [1, 1])
 
-Layouts are tiletune's: an NHWC image [N, H, W, C] and its column matrix
-[N*OH*OW, KH*KW*C] (taps kh, kw, then channels).
+Layouts of im2col and col2im are tiletune's: an NHWC image [N, H, W, C] and its column
+matrix [N*OH*OW, KH*KW*C] (taps kh, kw, then channels). unfold and fold (ops
+tiletune::unfold, tiletune::fold) take F.unfold's and F.fold's signatures and layouts, NCHW
+and [N, C*KH*KW, OH*OW], and return their results: unfold bit for bit, fold summing each
+pixel's taps in F.fold's order in f32 (so its bits too, for finite data).
+
+    cols = tiletune.torch.unfold(x, kernel_size=3, padding=1)   # == F.unfold(x, 3, padding=1)
 """
 from typing import List, Sequence
 
@@ -15,7 +20,7 @@ import torch
 
 import tiletune as _tt
 
-__all__ = ["im2col", "col2im", "copy_"]
+__all__ = ["im2col", "col2im", "copy_", "unfold", "fold"]
 
 
 _out_size = _tt._out_size  # the output extent of a window sweep, as the package computes it
@@ -83,6 +88,57 @@ def _(dst, src):
     return None
 
 
+@torch.library.custom_op("tiletune::unfold", mutates_args=())
+def _unfold(x: torch.Tensor, kernel_size: List[int], dilation: List[int], padding: List[int],
+            stride: List[int]) -> torch.Tensor:
+    return _tt.im2col(x.contiguous(), tuple(kernel_size), tuple(stride), tuple(dilation),
+                      tuple(padding), layout="nchw")
+
+
+@_unfold.register_fake
+def _(x, kernel_size, dilation, padding, stride):
+    n, c, h, w = x.shape
+    oh = _out_size(h, kernel_size[0], stride[0], dilation[0], padding[0])
+    ow = _out_size(w, kernel_size[1], stride[1], dilation[1], padding[1])
+    return x.new_empty((n, c * kernel_size[0] * kernel_size[1], oh * ow))
+
+
+@torch.library.custom_op("tiletune::fold", mutates_args=())
+def _fold(cols: torch.Tensor, output_size: List[int], kernel_size: List[int],
+          dilation: List[int], padding: List[int], stride: List[int]) -> torch.Tensor:
+    return _tt.col2im(cols.contiguous(), tuple(output_size), tuple(kernel_size), tuple(stride),
+                      tuple(dilation), tuple(padding), layout="nchw")
+
+
+@_fold.register_fake
+def _(cols, output_size, kernel_size, dilation, padding, stride):
+    n, rows, _ = cols.shape
+    return cols.new_empty((n, rows // (kernel_size[0] * kernel_size[1]), output_size[0],
+                           output_size[1]))
+
+
+def _unfold_setup(ctx, inputs, output):
+    x, kernel_size, dilation, padding, stride = inputs
+    ctx.geometry = ([x.shape[2], x.shape[3]], kernel_size, dilation, padding, stride)
+
+
+def _unfold_backward(ctx, grad):
+    return _fold(grad.contiguous(), *ctx.geometry), None, None, None, None
+
+
+def _fold_setup(ctx, inputs, output):
+    _, _, kernel_size, dilation, padding, stride = inputs
+    ctx.geometry = (kernel_size, dilation, padding, stride)
+
+
+def _fold_backward(ctx, grad):
+    return _unfold(grad.contiguous(), *ctx.geometry), None, None, None, None, None
+
+
+_unfold.register_autograd(_unfold_backward, setup_context=_unfold_setup)
+_fold.register_autograd(_fold_backward, setup_context=_fold_setup)
+
+
 def _list(value):
     return [value, value] if isinstance(value, int) else [int(v) for v in value]
 
@@ -104,3 +160,29 @@ def copy_(dst: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
     """torch.ops.tiletune.copy_: dst[...] = src; returns dst."""
     torch.ops.tiletune.copy_(dst, src)
     return dst
+
+
+def unfold(input: torch.Tensor, kernel_size, dilation=1, padding=0, stride=1) -> torch.Tensor:
+    """F.unfold, through tiletune: input [N, C, H, W] (or unbatched [C, H, W]) to
+    [N, C*KH*KW, OH*OW] (or [C*KH*KW, OH*OW]), bit for bit F.unfold's result."""
+    if input.dim() not in (3, 4):
+        raise ValueError(f"unfold: input of shape {tuple(input.shape)}; F.unfold takes "
+                         "[N, C, H, W] or unbatched [C, H, W]")
+    batched = input if input.dim() == 4 else input.unsqueeze(0)
+    out = torch.ops.tiletune.unfold(batched, _list(kernel_size), _list(dilation), _list(padding),
+                                    _list(stride))
+    return out if input.dim() == 4 else out.squeeze(0)
+
+
+def fold(input: torch.Tensor, output_size, kernel_size, dilation=1, padding=0,
+         stride=1) -> torch.Tensor:
+    """F.fold, through tiletune: input [N, C*KH*KW, L] (or unbatched [C*KH*KW, L]) summed
+    into [N, C, H, W] (or [C, H, W]), each pixel's taps in F.fold's order with f32 sums;
+    f32, f16 and bf16."""
+    if input.dim() not in (2, 3):
+        raise ValueError(f"fold: input of shape {tuple(input.shape)}; F.fold takes "
+                         "[N, C*KH*KW, L] or unbatched [C*KH*KW, L]")
+    batched = input if input.dim() == 3 else input.unsqueeze(0)
+    out = torch.ops.tiletune.fold(batched, _list(output_size), _list(kernel_size),
+                                  _list(dilation), _list(padding), _list(stride))
+    return out if input.dim() == 3 else out.squeeze(0)

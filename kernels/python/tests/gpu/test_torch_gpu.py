@@ -161,3 +161,152 @@ def test_torch_ops_autograd_and_compile():
     s = torch.randn(4, 8, device="cuda")
     ttt.copy_(d, s)
     assert torch.equal(d, s)
+
+
+# ---------------------------------------------------------------------------------------
+# Drop-in F.unfold / F.fold (NCHW, [N, C*KH*KW, L]).
+
+def random_geometries(count, seed):
+    """`count` random valid (N, C, H, W, kernel, dilation, padding, stride), asymmetric
+    ones included; the same list every run (stable test ids), fresh data every run."""
+    import random
+    rng = random.Random(seed)
+    out = []
+    while len(out) < count:
+        n, c = rng.randint(1, 3), rng.choice([1, 3, 4, 7, 16, 33])
+        h, w = rng.randint(1, 40), rng.randint(1, 40)
+        k = (rng.randint(1, 6), rng.randint(1, 6))
+        d = (rng.randint(1, 3), rng.randint(1, 3))
+        s = (rng.randint(1, 4), rng.randint(1, 4))
+        p = (rng.randint(0, (k[0] - 1) * d[0]), rng.randint(0, (k[1] - 1) * d[1]))
+        oh = (h + 2 * p[0] - d[0] * (k[0] - 1) - 1) // s[0] + 1
+        ow = (w + 2 * p[1] - d[1] * (k[1] - 1) - 1) // s[1] + 1
+        if oh >= 1 and ow >= 1:
+            out.append((n, c, h, w, k, d, p, s))
+    return out
+
+
+UNFOLD_DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
+FOLD_DTYPES = [torch.float16, torch.bfloat16, torch.float32]
+UNFOLD_CASES = [(g, UNFOLD_DTYPES[i % 4]) for i, g in enumerate(random_geometries(120, 36))]
+FOLD_CASES = [(g, FOLD_DTYPES[i % 3]) for i, g in enumerate(random_geometries(120, 37))]
+
+
+@pytest.mark.parametrize("geometry,dtype", UNFOLD_CASES)
+def test_unfold_is_bit_exact_against_F_unfold(geometry, dtype):
+    n, c, h, w, k, d, p, s = geometry
+    x = torch.randn(n, c, h, w, device="cuda").to(dtype)
+    expected = F.unfold(x, k, dilation=d, padding=p, stride=s)
+    got = ttt.unfold(x, k, dilation=d, padding=p, stride=s)
+    torch.cuda.synchronize()
+    assert got.shape == expected.shape
+    assert torch.equal(bits(got), bits(expected))
+
+
+@pytest.mark.parametrize("geometry,dtype", FOLD_CASES)
+def test_fold_is_bit_exact_against_F_fold(geometry, dtype):
+    n, c, h, w, k, d, p, s = geometry
+    shape = F.unfold(torch.zeros(n, c, h, w, device="cuda"), k, dilation=d, padding=p,
+                     stride=s).shape
+    cols = torch.randn(shape, device="cuda").to(dtype)
+    expected = F.fold(cols, (h, w), k, dilation=d, padding=p, stride=s)
+    out = poisoned(expected.shape, dtype)
+    got = tiletune.col2im(cols, (h, w), k, stride=s, dilation=d, padding=p, layout="nchw",
+                          out=out)
+    torch.cuda.synchronize()
+    # The taps in F.fold's order, summed in f32 and rounded once: F.fold's bits.
+    assert torch.equal(bits(got), bits(expected))
+    torch.testing.assert_close(ttt.fold(cols, (h, w), k, dilation=d, padding=p, stride=s),
+                               expected, rtol=0, atol=0)
+
+
+def test_unfold_and_fold_unbatched_and_adjoint():
+    x = torch.randn(3, 12, 10, device="cuda", dtype=torch.float64)
+    torch.testing.assert_close(ttt.unfold(x, (3, 2), padding=1, stride=(2, 1)),
+                               F.unfold(x, (3, 2), padding=1, stride=(2, 1)))
+    xs = torch.randn(2, 5, 17, 13, device="cuda")
+    y = torch.randn(F.unfold(xs, 3, dilation=2, padding=2).shape, device="cuda")
+    lhs = (ttt.unfold(xs, 3, dilation=2, padding=2).double() * y.double()).sum()
+    rhs = (xs.double() * ttt.fold(y, (17, 13), 3, dilation=2, padding=2).double()).sum()
+    torch.testing.assert_close(lhs, rhs, rtol=1e-5, atol=1e-4)
+    cols = torch.randn(5 * 9, 13 * 11, device="cuda")
+    torch.testing.assert_close(ttt.fold(cols, (15, 13), 3), F.fold(cols, (15, 13), 3),
+                               rtol=0, atol=0)
+
+
+def test_unfold_fold_gradients_through_a_small_model():
+    torch.manual_seed(0)
+    x = torch.randn(2, 4, 9, 9, device="cuda", requires_grad=True)
+    weight = torch.randn(6, 4 * 9, device="cuda", requires_grad=True)
+
+    def model(unfold, fold, t, wt):
+        cols = unfold(t, 3, padding=1)                      # [2, 36, 81]
+        mixed = torch.einsum("ok,nkl->nol", wt, cols)      # [2, 6, 81]
+        back = fold(mixed.repeat(1, 6, 1), (9, 9), 3, padding=1)  # [2, 4, 9, 9]
+        return (back * back).sum()
+
+    ours = model(ttt.unfold, ttt.fold, x, weight)
+    gx, gw = torch.autograd.grad(ours, (x, weight))
+    theirs = model(F.unfold, F.fold, x, weight)
+    tx, tw = torch.autograd.grad(theirs, (x, weight))
+    torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-3)
+    torch.testing.assert_close(gx, tx, rtol=1e-4, atol=1e-3)
+    torch.testing.assert_close(gw, tw, rtol=1e-4, atol=1e-3)
+    xd = torch.randn(1, 2, 5, 4, device="cuda", dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda t: ttt.unfold(t, 2, stride=(1, 2)), (xd,))
+    cd = torch.randn(1, 2 * 4, 4 * 2, device="cuda", dtype=torch.float32, requires_grad=True)
+    fold_out = ttt.fold(cd, (5, 4), 2, stride=(1, 2))
+    fold_out.backward(torch.ones_like(fold_out))
+    torch.testing.assert_close(cd.grad, F.unfold(torch.ones(1, 2, 5, 4, device="cuda"), 2,
+                                                 stride=(1, 2)))
+
+
+def test_compile_vit_patch_embedding_and_conv_as_unfold_matmul():
+    torch.manual_seed(1)
+    images = torch.randn(4, 3, 64, 64, device="cuda")
+    proj = torch.randn(96, 3 * 16 * 16, device="cuda") * 0.02
+    kernel = torch.randn(8, 3, 3, 3, device="cuda")
+
+    def vit_embed(t):
+        patches = ttt.unfold(t, 16, stride=16)             # [4, 768, 16]
+        return (proj @ patches).transpose(1, 2)             # [4, 16, 96]
+
+    def conv(t):
+        cols = ttt.unfold(t, 3, padding=1)                  # [4, 27, 4096]
+        return (kernel.view(8, -1) @ cols).view(4, 8, 64, 64)
+
+    for f in (vit_embed, conv):
+        compiled = torch.compile(f, fullgraph=True)
+        torch.testing.assert_close(compiled(images), f(images), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(conv(images), F.conv2d(images, kernel, padding=1),
+                               rtol=1e-3, atol=1e-3)
+
+
+def test_unfold_in_graph_capture():
+    x = torch.randn(2, 8, 20, 20, device="cuda", dtype=torch.float16)
+    ttt.unfold(x, 3, padding=1)  # the plan exists before capture
+    out = torch.empty(2, 72, 400, device="cuda", dtype=torch.float16)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        tiletune.im2col(x, 3, padding=1, layout="nchw", out=out)
+    x.copy_(torch.randn_like(x))
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(out, F.unfold(x, 3, padding=1))
+
+
+def test_bad_inputs_are_named_and_nothing_runs():
+    with pytest.raises(tiletune.InvalidArgumentError):
+        ttt.unfold(torch.randn(1, 2, 5, 5), 3)  # a CPU tensor
+    with pytest.raises(tiletune.InvalidArgumentError, match="col2im sums column entries"):
+        ttt.fold(torch.zeros(1, 9, 9, device="cuda", dtype=torch.float64), (5, 5), 3)
+    with pytest.raises(tiletune.InvalidArgumentError, match="layout='nhcw'"):
+        tiletune.im2col(torch.zeros(1, 2, 5, 5, device="cuda"), 3, layout="nhcw")
+    small = torch.empty(1, 18, 8, device="cuda")
+    with pytest.raises(tiletune.InvalidArgumentError, match="out is"):
+        tiletune.im2col(torch.zeros(1, 2, 5, 5, device="cuda"), 3, layout="nchw", out=small)
+    with pytest.raises(tiletune.InvalidArgumentError, match="not \\[N, C\\*KH\\*KW, OH\\*OW\\]"):
+        ttt.fold(torch.zeros(1, 9, 10, device="cuda"), (5, 5), 3)
+    with pytest.raises(tiletune.InvalidArgumentError, match="contiguous"):
+        tiletune.im2col(torch.zeros(1, 5, 5, 2, device="cuda").permute(0, 3, 1, 2), 3,
+                        layout="nchw")
