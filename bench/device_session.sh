@@ -10,7 +10,8 @@
 # region benchmark's problems tuned, then benchmarked with that database and, with
 # REGION_HEURISTIC=1, without), python (the wheel staged in .device/wheel by
 # `bash kernels/python/build_wheel.sh .device/wheel`, installed without network and its
-# PyTorch GPU tests run); BENCH names the benchmarks. One device call is capped
+# PyTorch GPU tests run), torchbench (bench/torch_benchmark.py from that wheel,
+# TORCHBENCH_ARGS=--quick for f16 only); BENCH names the benchmarks. One device call is capped
 # at 10 minutes, so e.g. PARTS=tests first, then PARTS="bench autotune".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -66,15 +67,23 @@ if want region && [ -x .device/bin/region_benchmark ]; then
   [ -n "${REGION_HEURISTIC:-}" ] && timeout "${BENCH_SECONDS:-240}" stdbuf -oL .device/bin/region_benchmark \
     --benchmark_counters_tabular=true ${BENCH_ARGS:-} > "$out/region_heuristic.txt" 2>&1
 fi
-python_rc=skipped
-if want python; then
+python_rc=skipped torchbench_rc=skipped
+if want python || want torchbench; then
   rm -rf /tmp/tt-site
   python3 -m pip install --quiet --no-deps --no-index --target /tmp/tt-site .device/wheel/tiletune-*.whl \
     > "$out/python_install.txt" 2>&1
   here=$PWD
+fi
+if want python; then
   (cd /tmp && PYTHONPATH=/tmp/tt-site timeout "${PYTHON_SECONDS:-240}" python3 -m pytest -q \
     -p no:cacheprovider "$here/kernels/python/tests/gpu" > "$out/python_gpu.txt" 2>&1)
   python_rc=$?
+fi
+if want torchbench; then
+  (cd /tmp && PYTHONPATH=/tmp/tt-site timeout "${TORCHBENCH_SECONDS:-300}" python3 \
+    "$here/bench/torch_benchmark.py" ${TORCHBENCH_ARGS:-} --json "$out/torch_benchmark.json" \
+    > "$out/torch_benchmark.txt" 2>&1)
+  torchbench_rc=$?
 fi
 cold_rc=skipped warm_rc=skipped cold=- warm=-
 if want autotune; then
@@ -89,6 +98,7 @@ if want autotune; then
 fi
 echo "== GPU tests (rc $tests_rc)"; [ -f "$out/gpu_tests.txt" ] && grep -E "PASS|FAIL" "$out/gpu_tests.txt" | tail -n 6
 want python && { echo "== Python GPU tests (rc $python_rc)"; tail -n 8 "$out/python_gpu.txt"; }
+want torchbench && { echo "== torch_benchmark (rc $torchbench_rc)"; cat "$out/torch_benchmark.txt"; }
 for f in sanitize sanitize_im2col sanitize_col2im; do
   [ -f "$out/$f.txt" ] && { echo "== $f"; grep -E "ERROR SUMMARY|Illegal|PASSED|FAILED|at 0x" "$out/$f.txt" | head -12; }
 done

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -229,22 +230,21 @@ class Col2imEmitter {
     Constant("u64", "kNumTiles", l_.num_tiles);
     Constant("u32", "kTilesPerPlane", l_.tiles_h * l_.tiles_w);
     Constant("u32", "kTilesW", l_.tiles_w);
-    Constant("u32", "kTileH", l_.tile_h);
+    Constant("u64", "kTileH", l_.tile_h);
     Constant("u32", "kTileW", l_.tile_w);
     Constant("u64", "kElementBytes", l_.element_bytes);
     Constant("u32", "kH", g_.h);
     Constant("u32", "kW", g_.w);
     Constant("u64", "kC", g_.c);
-    Constant("u32", "kKH", g_.kh);
+    Constant("u64", "kRows", g_.n * g_.c * g_.h);
     Constant("u32", "kKW", g_.kw);
-    Constant("u32", "kSH", g_.sh);
-    Constant("u32", "kSW", g_.sw);
-    Constant("u32", "kDH", g_.dh);
-    Constant("u32", "kDW", g_.dw);
-    Constant("u32", "kPH", g_.ph);
-    Constant("u32", "kPW", g_.pw);
-    Constant("u32", "kOH", l_.oh);
-    Constant("u32", "kOW", l_.ow);
+    // Window arithmetic is signed (positions left of and above the image are negative).
+    for (auto [name, value] : std::vector<std::pair<const char*, int64_t>>{
+             {"kSH", g_.sh}, {"kSW", g_.sw}, {"kDH", g_.dh}, {"kDW", g_.dw}, {"kPH", g_.ph},
+             {"kPW", g_.pw}, {"kEKH", g_.EffectiveKh()}, {"kEKW", g_.EffectiveKw()},
+             {"kOH", l_.oh}, {"kOW", l_.ow}}) {
+      absl::StrAppend(&out_, "constexpr int ", name, " = ", value, ";\n");
+    }
     Constant("u64", "kL", l_.k);
     Constant("u64", "kTaps", g_.kh * g_.kw);
     const char* names[] = {"N", "H", "W", "C"};
@@ -252,15 +252,17 @@ class Col2imEmitter {
       Constant("u64", absl::StrCat("kImgStride", names[d]), l_.img_strides[d]);
     }
     Constant("u32", "kVector", l_.vector_elems);
-    Constant("u32", "kRowVectors", l_.tile_w / l_.vector_elems);
-    Constant("u32", "kItems", l_.tile_h * (l_.tile_w / l_.vector_elems));
+    Constant("u32", "kRowVectors", CeilDiv(l_.tile_w, l_.vector_elems));
+    Constant("u32", "kItems", l_.tile_h * CeilDiv(l_.tile_w, l_.vector_elems));
   }
 
-  // The planes form: tile t is tile t % kTilesPerPlane of plane t / kTilesPerPlane = n * C +
-  // c, whose matrix rows are plane * KH*KW + (kh, kw), each OH*OW long. A thread sums
-  // kVector neighbouring pixels (h, w..w+kVector-1), tap by tap kh descending then kw
-  // descending (F.fold's order); window position (oh, ow) of tap (kh, kw) reaches pixel
-  // (h, w) when h + PH - kh*DH = oh*SH and w + PW - kw*DW = ow*SW.
+  // The planes form. tt_sum: pixel (h, w) of the plane whose column-matrix rows start at
+  // `from`, summed over the window positions reaching it, oh ascending then ow ascending
+  // (taps kh descending, then kw descending: F.fold's order), in f32. With a dense NCHW
+  // image and whole rows, tile t is rows [t*kTileH, (t+1)*kTileH) of the image as the
+  // matrix [N*C*H, W], one run that thread j stores vectors j, j + kThreads, ... of,
+  // stepping (plane, h, w) along each; otherwise tile t is tile t % kTilesPerPlane of plane
+  // t / kTilesPerPlane = n * C + c, vectors along a row.
   void PlanesKernel() {
     const bool hint = l_.col_policy.has_value();
     absl::StrAppend(
@@ -270,47 +272,89 @@ class Col2imEmitter {
         ") {\n  tt_elem v;\n  asm(\"ld.global.nc", hint ? ".L2::cache_hint" : "",
         l_.element_bytes == 4 ? ".u32 %0, [%1]" : ".u16 %0, [%1]", hint ? ", %2" : "",
         ";\" : \"=", l_.element_bytes == 4 ? "r" : "h", "\"(v) : \"l\"(p)",
-        hint ? ", \"l\"(policy)" : "", ");\n  return v;\n}\n");
+        hint ? ", \"l\"(policy)" : "", ");\n  return v;\n}\n",
+        "\n__device__ __forceinline__ float tt_sum(const u8* from, int h, int w",
+        hint ? ", u64 col_policy" : "",
+        ") {\n"
+        "  const int h_im = h + kPH, w_im = w + kPW;\n"
+        "  const int oh0 = h_im < kEKH ? 0 : (h_im - kEKH) / kSH + 1;\n"
+        "  const int oh1 = min(h_im / kSH + 1, kOH);\n"
+        "  const int ow0 = w_im < kEKW ? 0 : (w_im - kEKW) / kSW + 1;\n"
+        "  const int ow1 = min(w_im / kSW + 1, kOW);\n"
+        "  float acc = 0.0f;\n"
+        "  for (int oh = oh0; oh < oh1; ++oh) {\n"
+        "    const int hk = h_im - oh * kSH;\n"
+        "    if (hk % kDH != 0) continue;\n"
+        "    const u8* const row = from + (u64(hk / kDH) * kKW * kL + u64(oh) * kOW) * kElementBytes;\n"
+        "    for (int ow = ow0; ow < ow1; ++ow) {\n"
+        "      const int wk = w_im - ow * kSW;\n"
+        "      if (wk % kDW != 0) continue;\n"
+        "      acc += tt_widen(tt_ld_col(row + (u64(wk / kDW) * kL + u64(ow)) * kElementBytes",
+        hint ? ", col_policy" : "",
+        "));\n"
+        "    }\n"
+        "  }\n"
+        "  return acc;\n"
+        "}\n");
     absl::StrAppend(&out_, "\nextern \"C\" __global__ void __launch_bounds__(kThreads) ",
                     l_.kernel_name, "(const u8* __restrict__ col, u8* __restrict__ img) {\n");
     if (l_.col_policy) absl::StrAppend(&out_, "  const u64 col_policy = tt_make_col_policy();\n");
     if (l_.img_policy) absl::StrAppend(&out_, "  const u64 img_policy = tt_make_img_policy();\n");
+    const std::string policy = hint ? ", col_policy" : "";
+    if (l_.flat_rows) {
+      absl::StrAppend(
+          &out_,
+          "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n"
+          "    const u64 r0 = tile * kTileH;\n"
+          "    const u32 run = u32((r0 + kTileH <= kRows ? kTileH : kRows - r0) * kW);\n"
+          "    for (u32 j = threadIdx.x; j * kVector < run; j += kThreads) {\n"
+          "      const u32 f = j * kVector;\n"
+          "      const u32 valid = min(kVector, run - f);\n"
+          "      const u64 r = r0 + f / kW;\n"
+          "      u32 w = f % kW, h = u32(r % kH);\n"
+          "      u64 plane = r / kH;\n"
+          "      const u8* from = col + plane * kTaps * kL * kElementBytes;\n"
+          "      tt_lanes out;\n"
+          "#pragma unroll\n"
+          "      for (u32 e = 0; e < kVector; ++e) {\n"
+          "        out.e[e] = e < valid ? tt_round(tt_sum(from, int(h), int(w)", policy, ")) : 0;\n"
+          "        if (++w == kW) {\n"
+          "          w = 0;\n"
+          "          if (++h == kH) {\n"
+          "            h = 0;\n"
+          "            ++plane;\n"
+          "            from = col + plane * kTaps * kL * kElementBytes;\n"
+          "          }\n"
+          "        }\n"
+          "      }\n"
+          "      u8* const to = img + (r0 * kW + f) * kElementBytes;\n"
+          "      if (valid == kVector) {\n"
+          "        tt_st_global(to, out.v", ImgPolicy(), ");\n"
+          "      } else {\n"
+          "        for (u32 e = 0; e < valid; ++e) reinterpret_cast<tt_elem*>(to)[e] = out.e[e];\n"
+          "      }\n"
+          "    }\n"
+          "  }\n"
+          "}\n");
+      return;
+    }
     absl::StrAppend(
         &out_,
         "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n"
         "    const u64 plane = tile / kTilesPerPlane;\n"
         "    const u32 t = u32(tile % kTilesPerPlane);\n"
-        "    const u32 h0 = t / kTilesW * kTileH, w0 = t % kTilesW * kTileW;\n"
+        "    const u32 h0 = u32(t / kTilesW * kTileH), w0 = t % kTilesW * kTileW;\n"
         "    const u64 n = plane / kC, c = plane % kC;\n"
         "    const u8* const from = col + plane * kTaps * kL * kElementBytes;\n"
         "    u8* const to = img + (n * kImgStrideN + c * kImgStrideC) * kElementBytes;\n"
         "    for (u32 i = threadIdx.x; i < kItems; i += kThreads) {\n"
         "      const u32 h = h0 + i / kRowVectors, w = w0 + i % kRowVectors * kVector;\n"
         "      if (h >= kH || w >= kW) continue;\n"
-        "      float acc[kVector];\n"
-        "#pragma unroll\n"
-        "      for (u32 e = 0; e < kVector; ++e) acc[e] = 0.0f;\n"
-        "      for (int kh = int(kKH) - 1; kh >= 0; --kh) {\n"
-        "        const int th = int(h + kPH) - kh * int(kDH);\n"
-        "        if (th < 0 || th % int(kSH) != 0 || th / int(kSH) >= int(kOH)) continue;\n"
-        "        const u32 oh = u32(th) / kSH;\n"
-        "        for (int kw = int(kKW) - 1; kw >= 0; --kw) {\n"
-        "          const u8* const row =\n"
-        "              from + ((u64(kh) * kKW + u32(kw)) * kL + u64(oh) * kOW) * kElementBytes;\n"
-        "#pragma unroll\n"
-        "          for (u32 e = 0; e < kVector; ++e) {\n"
-        "            const int tw = int(w + e + kPW) - kw * int(kDW);\n"
-        "            if (tw >= 0 && tw % int(kSW) == 0 && tw / int(kSW) < int(kOW)) {\n"
-        "              acc[e] += tt_widen(tt_ld_col(row + u64(u32(tw) / kSW) * kElementBytes",
-        hint ? ", col_policy" : "",
-        "));\n"
-        "            }\n"
-        "          }\n"
-        "        }\n"
-        "      }\n"
         "      tt_lanes out;\n"
         "#pragma unroll\n"
-        "      for (u32 e = 0; e < kVector; ++e) out.e[e] = tt_round(acc[e]);\n"
+        "      for (u32 e = 0; e < kVector; ++e) {\n"
+        "        out.e[e] = tt_round(tt_sum(from, int(h), int(w + e)", policy, "));\n"
+        "      }\n"
         "      tt_st_global(to + (u64(h) * kImgStrideH + u64(w) * kImgStrideW) * kElementBytes, "
         "out.v",
         ImgPolicy(),

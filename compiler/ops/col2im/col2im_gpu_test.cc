@@ -114,7 +114,11 @@ Col2imCase RandomCase(Col2imPath path, int index) {
     launch.through_shared = staged || swept;
     launch.stages = swept ? static_cast<int>(Uniform(rng, 2, 5)) : 1;
     launch.ctas_per_sm = static_cast<int>(Uniform(rng, 0, 2));
-    if (planes) launch.tile[1] = Pick(rng, std::vector<int64_t>{1, 3, 8, 16, g.w, g.w + 3});
+    if (planes) {
+      // Tiles within a plane, and (dense NCHW images) runs of whole rows crossing planes.
+      launch.tile = {Pick(rng, std::vector<int64_t>{1, 2, 5, 8, 40}),
+                     Pick(rng, std::vector<int64_t>{1, 3, 8, 16, g.w, g.w + 3})};
+    }
     auto lowered = LowerCol2im(op, target, launch);
     if (!lowered.ok() || lowered->path != path) continue;
     return {absl::StrFormat("%s_%s_%03d_%s", Col2imFormName(path),

@@ -184,29 +184,49 @@ absl::Status LowerPlanes(const Target& target, const LaunchParams& launch, Lower
   const Im2colGeometry& g = l.geometry;
   l.m = g.n * g.c * g.kh * g.kw;
   l.k = l.oh * l.ow;
-  if (g.n * g.c > kTwoTo31 / l.tiles_h / l.tiles_w) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        g.n * g.c, " planes x ", l.tiles_h, " x ", l.tiles_w,
-        " tiles exceed the 2^31-1 CTA grid; use a larger tile"));
-  }
-  l.num_tiles = g.n * g.c * l.tiles_h * l.tiles_w;
-  l.tile_bytes = l.tile_h * l.tile_w * l.element_bytes;
   if (l.k >= kTwoTo31) {
     return absl::InvalidArgumentError(absl::StrCat(
         "channel_rows columns of OH*OW=", l.k, " per row: the planes form needs below 2^31"));
   }
-  const std::vector<VectorConstraint> constraints = {{"W=", g.w},
-                                                     {"tile_w=", l.tile_w},
-                                                     {"image N stride", l.img_strides[0]},
-                                                     {"image H stride", l.img_strides[1]},
-                                                     {"image C stride", l.img_strides[3]}};
+  const std::vector<int64_t> nchw = {g.c * g.h * g.w, g.w, 1, g.h * g.w};
+  const int64_t image_rows = g.n * g.c * g.h;
+  // A dense NCHW image is the matrix [N*C*H, W]: tiles of whole rows of it are runs.
+  l.flat_rows = l.img_strides == nchw && launch.tile[1] >= g.w;
+  std::vector<VectorConstraint> constraints;
   std::string limit;
-  const int legal = WidestVector(l.element_bytes, l.img_strides[2] == 1,
-                                 absl::StrCat("image W stride ", l.img_strides[2]), constraints,
-                                 &limit);
+  int legal = 1;
+  if (l.flat_rows) {
+    l.tile_h = std::min(launch.tile[0], image_rows);
+    l.tile_w = g.w;
+    l.tiles_h = CeilDiv(image_rows, l.tile_h);
+    l.tiles_w = 1;
+    l.num_tiles = l.tiles_h;
+    constraints = {{"tile_h x W=", l.tile_h * g.w}};
+    legal = WidestVector(l.element_bytes, true, "", constraints, &limit);
+    if (l.tile_h * g.w >= kTwoTo31) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "a tile of ", l.tile_h, " rows of ", g.w,
+          " pixels: the planes form needs its runs below 2^31 elements; use a smaller tile"));
+    }
+  } else {
+    if (g.n * g.c > kTwoTo31 / l.tiles_h / l.tiles_w) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          g.n * g.c, " planes x ", l.tiles_h, " x ", l.tiles_w,
+          " tiles exceed the 2^31-1 CTA grid; use a larger tile"));
+    }
+    l.num_tiles = g.n * g.c * l.tiles_h * l.tiles_w;
+    constraints = {{"W=", g.w},
+                   {"tile_w=", l.tile_w},
+                   {"image N stride", l.img_strides[0]},
+                   {"image H stride", l.img_strides[1]},
+                   {"image C stride", l.img_strides[3]}};
+    legal = WidestVector(l.element_bytes, l.img_strides[2] == 1,
+                         absl::StrCat("image W stride ", l.img_strides[2]), constraints, &limit);
+  }
+  l.tile_bytes = l.tile_h * l.tile_w * l.element_bytes;
   TT_ASSIGN_OR_RETURN(l.vector_elems, ChooseVectorWidth(l.hints, legal, l.element_bytes, limit,
                                                         " along W", l.decision_log));
-  l.items_per_thread = CeilDiv(l.tile_h * (l.tile_w / l.vector_elems), launch.threads);
+  l.items_per_thread = CeilDiv(l.tile_h * CeilDiv(l.tile_w, l.vector_elems), launch.threads);
   const std::string no_copy =
       "channel_rows columns (F.fold's layout) have only the SIMT planes form";
   auto swept = [&](bool tma) {
@@ -237,10 +257,16 @@ absl::Status LowerPlanes(const Target& target, const LaunchParams& launch, Lower
   l.path = Col2imPath::kSimtPlanes;
   l.instruction = chain[chosen].instruction;
   l.decision_log.push_back(absl::StrCat(
-      "planes form: ", g.n * g.c, " planes x ", l.tiles_h, " x ", l.tiles_w, " = ", l.num_tiles,
-      " tiles; each thread sums ", l.vector_elems,
-      " neighbouring pixel(s) of a row straight from the column matrix and stores them, at "
-      "most ", l.items_per_thread, " per thread per tile"));
+      "planes form: ",
+      l.flat_rows ? absl::StrCat("the dense NCHW image as [N*C*H, W] = [", image_rows, ", ", g.w,
+                                 "] in runs of ", l.tile_h, " whole rows, ", l.num_tiles,
+                                 " tiles")
+                  : absl::StrCat(g.n * g.c, " planes x ", l.tiles_h, " x ", l.tiles_w, " = ",
+                                 l.num_tiles, " tiles of ", l.tile_h, "x", l.tile_w, " pixels"),
+      "; each thread sums ", l.vector_elems,
+      " neighbouring pixel(s) straight from the column matrix (for each, the window positions "
+      "reaching it, oh then ow ascending) and stores them, at most ", l.items_per_thread,
+      " per thread per tile"));
   return absl::OkStatus();
 }
 
@@ -404,7 +430,10 @@ std::string DescribeCol2imPlan(const LoweredCol2im& l) {
   absl::StrAppend(&out, "window      kernel ", g.kh, "x", g.kw, ", stride ", g.sh, "x", g.sw,
                   ", dilation ", g.dh, "x", g.dw, ", pad ", g.ph, "x", g.pw, " -> output ", l.oh,
                   "x", l.ow, "\n");
-  if (l.order == ColumnOrder::kChannelRows) {
+  if (l.order == ColumnOrder::kChannelRows && l.flat_rows) {
+    absl::StrAppend(&out, "tile        ", l.tile_h, " rows of the image as [N*C*H, W] (",
+                    l.tile_bytes, " B), ", l.num_tiles, " tiles\n");
+  } else if (l.order == ColumnOrder::kChannelRows) {
     absl::StrAppend(&out, "tile        ", l.tile_h, "x", l.tile_w, " pixels of one plane (",
                     l.tile_bytes, " B), ", g.n * g.c, " x ", l.tiles_h, " x ", l.tiles_w, " = ",
                     l.num_tiles, " tiles\n");

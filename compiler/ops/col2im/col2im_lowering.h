@@ -40,10 +40,12 @@
 //           Either way each column entry crosses from L2 in whole chunks, which suits short
 //           pixels (small C) where the other forms read a few scattered bytes per tap.
 // Channel-row columns (ColumnOrder::kChannelRows, F.fold's [N, C*KH*KW, OH*OW]) have one
-// form, simt_col2im's planes form: a tile is tile_h x tile_w pixels of one (n, c) plane;
-// each thread sums `vector_elems` neighbouring pixels of a row (along W) straight from the
-// column matrix, its taps kh descending then kw descending (F.fold's order), and stores
-// them as one vector where the image's W stride is 1.
+// form, simt_col2im's planes form: a tile is tile_h x tile_w pixels of one (n, c) plane, or,
+// for a dense NCHW image and tile_w >= W, tile_h whole rows of the image as the matrix
+// [N*C*H, W] (one run, which may cross planes); each thread sums `vector_elems` neighbouring
+// pixels straight from the column matrix, each over the window positions reaching it, oh
+// then ow ascending (its taps kh descending then kw descending: F.fold's order), and stores
+// them as one vector.
 // All visit an element's taps in the same order, so they give identical bits. The
 // fallback policy of compiler/lower/lowering_rules.h holds: tma and cp_async name the
 // swept form's two copy engines; disable_tma leaves cp.async.
@@ -80,6 +82,9 @@ struct LoweredCol2im : LoweredTileKernel {
   // The column matrix's order; for kChannelRows, m and k are its rows and columns
   // (N*C*KH*KW, OH*OW) and the tiles run over N x C planes.
   ColumnOrder order = ColumnOrder::kPixelRows;
+  // Planes form: the image is dense NCHW and the tile spans its width, so tiles are
+  // tile_h rows of the matrix [N*C*H, W] (crossing planes), each a contiguous run.
+  bool flat_rows = false;
 
   Im2colGeometry geometry;
   // Element strides of the image's N, H, W, C dimensions.

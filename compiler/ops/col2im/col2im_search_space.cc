@@ -1,6 +1,7 @@
 #include "compiler/ops/col2im/col2im_search_space.h"
 
 #include <algorithm>
+#include <numeric>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -45,44 +46,51 @@ std::vector<int> BandThreads(const Im2colGeometry& g) {
 // Channel-row columns (the planes form): tiles of a few rows of whole image rows (or of
 // 256 columns of wider ones), the vector along W unset or narrowed, the L2 policies unset
 // or the column matrix streamed.
-// The planes form's default tile: 256 columns at most, rows for about two 16-byte vectors
-// per thread of 256, fewer while the grid would hold under 1024 tiles.
-LaunchParams PlanesLaunch(const Col2imOp& op) {
+// The planes form's default tile, for about `pixels` pixels: with a dense NCHW image,
+// rows of the image as [N*C*H, W] (crossing planes), a multiple of what makes the run a
+// multiple of 16 bytes; otherwise up to 256 columns of one plane. Fewer rows while the
+// grid would hold under 1024 tiles.
+LaunchParams PlanesLaunch(const Col2imOp& op, int64_t pixels, int threads) {
   const Im2colGeometry& g = op.geometry;
+  const std::vector<int64_t> nchw = {g.c * g.h * g.w, g.w, 1, g.h * g.w};
+  if (op.img.strides == nchw) {
+    const int64_t rows = g.n * g.c * g.h;
+    const int64_t vector = 16 / DataTypeBytes(op.img.dtype);
+    const int64_t unit = vector / std::gcd(vector, g.w);
+    int64_t tile_h = std::max<int64_t>(unit, RoundUp(std::max<int64_t>(1, pixels / g.w), unit));
+    while (tile_h > unit && CeilDiv(rows, tile_h) < 1024) {
+      tile_h = std::max<int64_t>(unit, RoundUp(tile_h / 2, unit));
+    }
+    return MakeLaunch(std::min(tile_h, RoundUp(rows, unit)), g.w, threads, false, 0);
+  }
   const int64_t cols = std::min<int64_t>(g.w, 256);
-  const int64_t pixels = 2 * 256 * (16 / DataTypeBytes(op.img.dtype));
   int64_t rows = std::clamp<int64_t>(CeilDiv(pixels, cols), 1, g.h);
   while (rows > 1 && g.n * g.c * CeilDiv(g.h, rows) * CeilDiv(g.w, cols) < 1024) {
     rows = CeilDiv(rows, 2);
   }
-  return MakeLaunch(rows, cols, 256, false, 0);
+  return MakeLaunch(rows, cols, threads, false, 0);
 }
 
 SearchSpace PlanesSearchSpace(const Col2imOp& op) {
-  const Im2colGeometry& g = op.geometry;
   SearchSpace space;
-  const LaunchParams base = PlanesLaunch(op);
-  const int64_t cols = base.tile[1];
-  const int64_t rows = base.tile[0];
+  const LaunchParams base = PlanesLaunch(op, kPlanesTilePixels, 256);
   for (std::optional<int> width : std::vector<std::optional<int>>{std::nullopt, 1, 2, 4}) {
     for (bool stream : {false, true}) {
       Hints hints;
       hints.coalesced_width = width;
       hints.prefer_instruction = Instruction::kSync;
       if (stream) hints.annotations["col_eviction_policy"] = "evict_first";
-      space.first.push_back({hints, MakeLaunch(rows, cols, 256, false, 0)});
+      space.first.push_back({hints, base});
     }
   }
-  std::vector<std::pair<int64_t, int64_t>> tiles = {{rows, cols}};
-  for (int64_t elems : {256, 1024, 4096}) {
-    tiles.push_back({std::clamp<int64_t>(CeilDiv(elems, cols), 1, g.h), cols});
-  }
-  if (g.w > 64) tiles.push_back({8, 64});
-  std::sort(tiles.begin(), tiles.end());
-  tiles.erase(std::unique(tiles.begin(), tiles.end()), tiles.end());
-  for (auto [tile_h, tile_w] : tiles) {
+  for (int64_t pixels : {1024, 2048, 4096, 8192, 16384}) {
     for (int threads : {128, 256, 512}) {
-      space.launches.push_back(MakeLaunch(tile_h, tile_w, threads, false, 0));
+      const LaunchParams launch = PlanesLaunch(op, pixels, threads);
+      bool seen = false;
+      for (const LaunchParams& have : space.launches) {
+        seen = seen || (have.tile == launch.tile && have.threads == launch.threads);
+      }
+      if (!seen) space.launches.push_back(launch);
     }
   }
   return space;
@@ -183,7 +191,7 @@ Trial Col2imHeuristic(const Col2imOp& op, const Target& target) {
   const Hints& mine = op.hints;
   if (op.order == ColumnOrder::kChannelRows) {
     // The planes form: about 512 pixels of whole rows (256 columns of wider ones).
-    trial.launch = PlanesLaunch(op);
+    trial.launch = PlanesLaunch(op, kPlanesTilePixels, 256);
     if (!mine.prefer_instruction.has_value() && !mine.annotations.count("prefer_instruction")) {
       trial.hints.prefer_instruction = Instruction::kSync;
     }

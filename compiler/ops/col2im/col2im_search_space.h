@@ -31,13 +31,17 @@ inline constexpr int64_t kStagedMaxPixelBytes = 128;
 // the vector along W unset or narrowed, the column matrix streamed or not.
 SearchSpace Col2imSearchSpace(const Col2imOp& op, const Target& target);
 
+// Pixels per tile of the planes form's default launch.
+inline constexpr int64_t kPlanesTilePixels = 4096;
+
 // The built-in launch: when a pixel's channels fit in 16 bytes (short matrix runs read best
 // through shared memory), the swept form over 8-row tiles (the whole width, else 64
 // columns) where it lowers, else the staged form over 2 x 64 tiles; otherwise the direct
 // form over 1 x 32 tiles; 256 threads; the column matrix streamed
 // (col_eviction_policy=evict_first) where the op sets no policy. Channel-row columns: the
-// planes form over up to 256 columns and rows for two 16-byte vectors per thread, fewer
-// rows while the grid would hold under 1024 tiles.
+// planes form over about kPlanesTilePixels pixels, whole rows of a dense NCHW image (sized
+// for 16-byte vectors) or up to 256 columns of a plane, fewer rows while the grid would
+// hold under 1024 tiles.
 Trial Col2imHeuristic(const Col2imOp& op, const Target& target);
 
 }  // namespace tiletune

@@ -90,7 +90,7 @@ std::vector<GoldenCase> GoldenCases() {
   Im2colOp unfold_odd = Im2colOp::Dense(DataType::kU8, G(3, 7, 9, 3, 2, 3, 1, 2, 2, 1, 0, 2));
   unfold_odd.order = ColumnOrder::kChannelRows;
   return {
-      {"im2col_simt_f16_unfold_planes", unfold, T("sm_90a"), Launch(19, 56, 256, 1),
+      {"im2col_simt_f16_unfold_planes", unfold, T("sm_90a"), Launch(3, 3136, 256, 1),
        Im2colPath::kSimtPlanes},
       {"im2col_simt_u8_unfold_planes_part_rows", unfold_odd, T("sm_75"), Launch(2, 4, 64, 1),
        Im2colPath::kSimtPlanes},

@@ -104,9 +104,8 @@ absl::Status Im2colDefinition::CheckLowering(const tuning::Lowering& lowering) c
 
 int Im2colDefinition::WidestVectorBytes(const TileOp& op) const {
   const auto& conv = OpRef<Im2colOp>(op);
-  if (conv.order == ColumnOrder::kChannelRows) {
-    return Im2colPlanesAlignment(conv.geometry, DataTypeBytes(conv.img.dtype));
-  }
+  // The planes form's tiles of whole rows can be sized for 16-byte vectors whatever OH*OW.
+  if (conv.order == ColumnOrder::kChannelRows) return 16;
   return ConvPixelAlignment(conv.geometry, DataTypeBytes(conv.img.dtype));
 }
 

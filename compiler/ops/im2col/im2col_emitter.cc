@@ -82,8 +82,8 @@ class Im2colEmitter {
                     absl::StrJoin(l_.img_strides, ", "), "]\n//   tile [", l_.block_m, ", ",
                     l_.block_k, "], ", l_.launch.threads, " threads, ");
     if (Planes()) {
-      absl::StrAppend(&out_, "channel_rows columns, bands of ", l_.block_m, " x ", l_.block_k,
-                      ", vector ", l_.vector_elems, " x ", l_.element_bytes, " B, ");
+      absl::StrAppend(&out_, "channel_rows columns, vector ", l_.vector_elems, " x ",
+                      l_.element_bytes, " B, ");
     } else if (Tma()) {
       absl::StrAppend(&out_, l_.chunks_per_tile, " load(s) of ", l_.channels_per_pixel,
                       " channels per tile, ");
@@ -142,13 +142,10 @@ class Im2colEmitter {
         Constant("u64", absl::StrCat("kImgStride", names[d]), l_.img_strides[d]);
       }
       Constant("u64", "kOH", l_.oh);
-      Constant("u32", "kTaps", g_.kh * g_.kw);
-      Constant("u32", "kTilesPerPlane", l_.tiles_m * l_.tiles_k);
+      Constant("u64", "kTaps", g_.kh * g_.kw);
       Constant("u32", "kVector", l_.vector_elems);
-      Constant("u32", "kSegments", l_.segments);
       Constant("u32", "kSegVectors", l_.segment_elems / l_.vector_elems);
-      Constant("u32", "kTapVectors", l_.segments * (l_.segment_elems / l_.vector_elems));
-      Constant("u32", "kItems", g_.kh * g_.kw * l_.segments * (l_.segment_elems / l_.vector_elems));
+      Constant("u32", "kTileItems", l_.segments * (l_.segment_elems / l_.vector_elems));
       return;
     }
     if (Tma()) {
@@ -331,16 +328,18 @@ class Im2colEmitter {
         "}\n");
   }
 
-  // The planes form (channel_rows columns): tile t is band t % kTilesPerPlane of plane
-  // t / kTilesPerPlane = n * C + c, whose matrix rows are plane * KH*KW + (kh, kw). Item i
-  // of a tile is vector i % kTapVectors of tap i / kTapVectors's run, so consecutive threads
-  // store consecutive vectors; each thread gathers 4 items' elements before storing them.
+  // The planes form (channel_rows columns): the matrix [N*C*KH*KW, OH*OW], tile t at
+  // (t / kTilesK, t % kTilesK) of [kBlockM, kBlockK] tiles. Row r is plane r / kTaps (= n*C
+  // + c) and tap r % kTaps (= kh*KW + kw); column p is (p / OW, p % OW). Thread j of a tile
+  // stores vectors j, j + kThreads, ... of its runs, 4 at a time (their loads first), each
+  // element gathered from the image while (row, oh, ow) steps along the vector.
   void PlanesKernel() {
-    const bool whole = l_.block_k == l_.ow;
+    const bool whole = l_.block_k == l_.k;
     std::vector<std::string> inside;
     // With no padding on an axis every window lies inside the image along it.
     if (g_.ph > 0) inside.push_back("ih < kH");
     if (g_.pw > 0) inside.push_back("iw < kW");
+    const std::string guard = inside.empty() ? "" : absl::StrCat(" && ", absl::StrJoin(inside, " && "));
     KernelSignature();
     absl::StrAppend(
         &out_,
@@ -350,61 +349,71 @@ class Im2colEmitter {
         "    tt_elem e[kVector];\n"
         "  };\n"
         "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n"
-        "    const u64 plane = tile / kTilesPerPlane;\n"
-        "    const u32 band = u32(tile % kTilesPerPlane);\n"
-        "    const u32 oh0 = band / u32(kTilesK) * u32(kBlockM);\n"
-        "    const u32 ow0 = band % u32(kTilesK) * u32(kBlockK);\n"
-        "    const u64 n = plane / kC, c = plane % kC;\n"
-        "    const u8* const from = img + (n * kImgStrideN + c * kImgStrideC) * kElementBytes;\n"
-        "    u8* const to = col + plane * kTaps * kK * kElementBytes;\n"
-        "    for (u32 i0 = threadIdx.x; i0 < kItems; i0 += kThreads * kBatch) {\n"
+        "    const u64 m0 = tile / kTilesK * kBlockM;\n"
+        "    const u32 k0 = u32(tile % kTilesK * kBlockK);\n",
+        whole ? "    // Whole rows: one run of the tile's rows (fewer in the last tile).\n"
+                "    const u32 run = u32(m0 + kBlockM <= kM ? kBlockM * kK : (kM - m0) * kK);\n"
+                "    const u32 vectors = (run + kVector - 1) / kVector;\n"
+              : "    const u32 vectors = kTileItems;\n",
+        "    for (u32 j0 = threadIdx.x; j0 < vectors; j0 += kThreads * kBatch) {\n"
         "      Pack pack[kBatch];\n"
         "      u64 at[kBatch];\n"
-        "      bool ok[kBatch];\n"
+        "      u32 valid[kBatch];\n"
         "#pragma unroll\n"
         "      for (u32 b = 0; b < kBatch; ++b) {\n"
-        "        const u32 i = i0 + b * kThreads;\n"
-        "        const u32 tap = i / kTapVectors, r = i % kTapVectors;\n"
-        "        const u32 kh = tap / u32(kKW), kw = tap % u32(kKW);\n",
-        whole ? "        // Whole output rows: one run from output row oh0.\n"
-                "        const u32 first = oh0 * u32(kOW) + r * kVector;\n"
-                "        ok[b] = i < kItems && first < u32(kK);\n"
-              : "        const u32 oh = oh0 + r / kSegVectors;\n"
-                "        const u32 ow = ow0 + r % kSegVectors * kVector;\n"
-                "        ok[b] = i < kItems && oh < u32(kOH) && ow < u32(kOW);\n"
-                "        const u32 first = oh * u32(kOW) + ow;\n",
-        "        at[b] = (u64(tap) * kK + first) * kElementBytes;\n",
-        whole ? "        // The vector may cross output rows: step (oh, ow) along it.\n"
-                "        u32 oh = first / u32(kOW), ow = first % u32(kOW);\n"
-              : "",
+        "        const u32 j = j0 + b * kThreads;\n",
+        whole ? "        const u32 f = j * kVector;  // element of the run\n"
+                "        valid[b] = j < vectors ? min(kVector, run - f) : 0;\n"
+                "        u64 r = m0 + f / u32(kK);\n"
+                "        u32 p = f % u32(kK);\n"
+                "        at[b] = (m0 * kK + f) * kElementBytes;\n"
+              : "        const u32 row = j / kSegVectors, column = k0 + j % kSegVectors * kVector;\n"
+                "        u64 r = m0 + row;\n"
+                "        u32 p = column;\n"
+                "        valid[b] = j < vectors && r < kM && p < u32(kK) ? kVector : 0;\n"
+                "        at[b] = (r * kK + p) * kElementBytes;\n",
+        "        u32 oh = p / u32(kOW), ow = p % u32(kOW);\n"
+        "        u32 tap = u32(r % kTaps);\n"
+        "        u64 plane = r / kTaps;\n"
+        "        const u8* from = img + (plane / kC * kImgStrideN + plane % kC * kImgStrideC) * kElementBytes;\n"
         "#pragma unroll\n"
-        "        for (u32 e = 0; e < kVector; ++e) {\n",
-        whole ? "" : "          const u32 ow_e = ow + e;\n",
+        "        for (u32 e = 0; e < kVector; ++e) {\n"
+        "          const u32 kh = tap / u32(kKW), kw = tap % u32(kKW);\n"
         "          // Above or left of the image the subtraction wraps: one compare per axis.\n"
         "          const u32 ih = oh * u32(kSH) + kh * u32(kDH) - u32(kPH);\n"
-        "          const u32 iw = ", whole ? "ow" : "ow_e",
-        " * u32(kSW) + kw * u32(kDW) - u32(kPW);\n"
-        "          const bool inside = ok[b]",
-        inside.empty() ? "" : absl::StrCat(" && ", absl::StrJoin(inside, " && ")),
-        ";\n"
+        "          const u32 iw = ow * u32(kSW) + kw * u32(kDW) - u32(kPW);\n"
+        "          const bool inside = e < valid[b]", guard, ";\n"
         "          const tt_elem v = tt_ld_elem(\n"
         "              inside ? from + (u64(ih) * kImgStrideH + u64(iw) * kImgStrideW) * kElementBytes\n"
-        "                     : from",
+        "                     : img",
         ImgPolicy(),
         ");\n"
-        "          pack[b].e[e] = inside ? v : tt_elem(0);\n",
-        whole ? "          if (++ow == u32(kOW)) {\n"
-                "            ow = 0;\n"
-                "            ++oh;\n"
-                "          }\n"
-              : "",
+        "          pack[b].e[e] = inside ? v : tt_elem(0);\n"
+        "          // The next element: the next column, wrapping to the next row.\n"
+        "          if (++ow == u32(kOW)) {\n"
+        "            ow = 0;\n"
+        "            if (++oh == u32(kOH)) {\n"
+        "              oh = 0;\n"
+        "              if (++tap == u32(kTaps)) {\n"
+        "                tap = 0;\n"
+        "                ++plane;\n"
+        "                from = img + (plane / kC * kImgStrideN + plane % kC * kImgStrideC) * kElementBytes;\n"
+        "              }\n"
+        "            }\n"
+        "          }\n"
         "        }\n"
         "      }\n"
         "#pragma unroll\n"
         "      for (u32 b = 0; b < kBatch; ++b) {\n"
-        "        if (ok[b]) tt_st_global(to + at[b], pack[b].v",
+        "        if (valid[b] == kVector) {\n"
+        "          tt_st_global(col + at[b], pack[b].v",
         ColPolicy(),
         ");\n"
+        "        } else {\n"
+        "          for (u32 e = 0; e < valid[b]; ++e) {\n"
+        "            reinterpret_cast<tt_elem*>(col + at[b])[e] = pack[b].e[e];\n"
+        "          }\n"
+        "        }\n"
         "      }\n"
         "    }\n"
         "  }\n"

@@ -13,6 +13,7 @@
 #include <ostream>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -21,6 +22,7 @@
 #include "compiler/ops/im2col/im2col_definition.h"
 #include "compiler/ops/im2col/im2col_lowering.h"
 #include "compiler/ops/im2col/im2col_op.h"
+#include "compiler/ops/im2col/im2col_search_space.h"
 #include "compiler/ops/im2col/im2col_test_util.h"
 #include "gtest/gtest.h"
 #include "kernels/runtime/gpu_test_util.h"
@@ -134,8 +136,9 @@ Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false, bool phase 
     if (staged) op.hints.annotations[kStagedGatherKey] = phase ? "phase" : "table";
     LaunchParams launch;
     if (planes) {
-      // Bands of whole output rows (block_K >= OW) and of part rows.
-      const int64_t cols = Uniform(rng, 0, 2) == 0 ? Uniform(rng, 1, g.OW()) : g.OW() + Uniform(rng, 0, 4);
+      // Tiles of whole rows of [N*C*KH*KW, OH*OW] (block_K >= OH*OW) and of part rows.
+      const int64_t l = g.OH() * g.OW();
+      const int64_t cols = Uniform(rng, 0, 2) == 0 ? Uniform(rng, 1, l) : l + Uniform(rng, 0, 4);
       launch = Launch(Pick(rng, std::vector<int64_t>{1, 2, 3, 8, 64}), cols,
                       Pick(rng, std::vector<int>{32, 64, 128, 256, 512}), 1, 0);
     } else if (tma) {
@@ -267,14 +270,29 @@ std::vector<Im2colCase> Cases() {
   };
   const std::vector<Unfold> unfold = {
       {"unfold_resnet_3x3", DataType::kF16, G(2, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1),
-       Launch(19, 56, 256, 1)},
+       Launch(3, 3136, 256, 1)},
       {"unfold_resnet_3x3_s2_part_rows", DataType::kBF16, G(2, 56, 56, 32, 3, 3, 2, 2, 1, 1, 1, 1),
        Launch(4, 16, 128, 1)},
       {"unfold_vit_patchify", DataType::kF32, G(2, 224, 224, 3, 16, 16, 16, 16, 1, 1, 0, 0),
-       Launch(14, 14, 256, 1)},
+       Launch(40, 196, 256, 1)},
       {"unfold_alexnet_11x11_s4", DataType::kF16, G(2, 227, 227, 3, 11, 11, 4, 4, 1, 1, 0, 0),
-       Launch(19, 55, 512, 1)},
+       Launch(8, 3025, 512, 1)},
+      {"unfold_resnet_7x7_c512_odd_rows", DataType::kF16, G(2, 7, 7, 512, 3, 3, 1, 1, 1, 1, 1, 1),
+       Launch(168, 49, 256, 1)},
   };
+  // The heuristic's launch on network layers (what Library runs untuned).
+  for (const auto& [name, dtype, g] :
+       std::vector<std::tuple<std::string, DataType, Im2colGeometry>>{
+           {"unfold_heuristic_resnet_conv5", DataType::kF16, G(3, 7, 7, 64, 3, 3, 1, 1, 1, 1, 1, 1)},
+           {"unfold_heuristic_vit_h14", DataType::kBF16, G(2, 224, 224, 3, 14, 14, 14, 14, 1, 1, 0, 0)},
+           {"unfold_heuristic_unet_up", DataType::kF32, G(2, 64, 64, 16, 4, 4, 2, 2, 1, 1, 1, 1)}}) {
+    Im2colOp op = Im2colOp::Dense(dtype, g);
+    op.img.strides = {g.c * g.h * g.w, g.w, 1, g.h * g.w};
+    op.order = ColumnOrder::kChannelRows;
+    const Trial trial = Im2colHeuristic(op, *Target::Parse("sm_90a"));
+    op.hints = trial.hints;
+    cases.push_back({name, op, trial.launch, Im2colPath::kSimtPlanes});
+  }
   for (const Unfold& u : unfold) {
     Im2colOp op = Im2colOp::Dense(u.dtype, u.geometry);
     const Im2colGeometry& g = u.geometry;

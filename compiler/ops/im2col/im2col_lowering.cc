@@ -373,46 +373,44 @@ absl::Status LowerPlanes(const Target& target, const LaunchParams& launch, Lower
         ", W=", g.w, ", OH*OW=", l.oh * l.ow));
   }
   const int64_t taps = g.kh * g.kw;
-  const int64_t plane_rows = g.n * g.c;
-  l.m = plane_rows * taps;
+  l.m = g.n * g.c * taps;
   l.k = l.oh * l.ow;
-  l.block_m = std::min(launch.tile[0], l.oh);
-  l.block_k = std::min(launch.tile[1], l.ow);
-  l.tiles_m = CeilDiv(l.oh, l.block_m);
-  l.tiles_k = CeilDiv(l.ow, l.block_k);
-  if (plane_rows > kTwoTo31 / l.tiles_m / l.tiles_k) {
+  l.block_m = std::min(launch.tile[0], l.m);
+  l.block_k = std::min(launch.tile[1], l.k);
+  l.tiles_m = CeilDiv(l.m, l.block_m);
+  l.tiles_k = CeilDiv(l.k, l.block_k);
+  if (l.tiles_m > kTwoTo31 / l.tiles_k) {
     return absl::InvalidArgumentError(absl::StrCat(
-        plane_rows, " planes x ", l.tiles_m, " x ", l.tiles_k,
-        " bands exceed the 2^31-1 CTA grid; use a larger tile"));
+        l.tiles_m, " x ", l.tiles_k, " tiles exceed the 2^31-1 CTA grid; use a larger tile"));
   }
-  l.num_tiles = plane_rows * l.tiles_m * l.tiles_k;
-  l.tile_bytes = taps * l.block_m * l.block_k * l.element_bytes;
-  const bool whole = l.block_k == l.ow;
+  l.num_tiles = l.tiles_m * l.tiles_k;
+  l.tile_bytes = l.block_m * l.block_k * l.element_bytes;
+  const bool whole = l.block_k == l.k;
   l.segments = whole ? 1 : l.block_m;
-  l.segment_elems = whole ? l.block_m * l.ow : l.block_k;
+  l.segment_elems = whole ? l.block_m * l.k : l.block_k;
   l.decision_log.push_back(absl::StrCat(
-      "im2col ", DataTypeName(l.dtype), " ", Im2colGeometryToString(g), " in channel_rows order [",
-      g.n, ", ", g.c * taps, ", ", l.k, "]: bands of ", l.block_m, " output row(s) x ", l.block_k,
-      " column(s), ", plane_rows, " planes x ", l.tiles_m, " x ", l.tiles_k, " = ", l.num_tiles,
-      " tiles", whole ? ", each band one run of whole output rows per matrix row" : "",
-      l.oh % l.block_m ? ", row tail guarded" : "", l.ow % l.block_k ? ", column tail guarded" : "",
-      launch.tile[0] > l.oh || launch.tile[1] > l.ow ? " (tile clipped to the output)" : ""));
-  std::vector<VectorConstraint> constraints = {{"OH*OW=", l.k}};
+      "im2col ", DataTypeName(l.dtype), " ", Im2colGeometryToString(g),
+      " in channel_rows order: matrix [N*C*KH*KW, OH*OW] = [", l.m, ", ", l.k, "], tile [",
+      l.block_m, ", ", l.block_k, "]: ", l.tiles_m, " x ", l.tiles_k, " tiles",
+      whole ? ", each one contiguous run of whole rows" : "",
+      l.m % l.block_m ? ", row tail guarded" : "", l.k % l.block_k ? ", column tail guarded" : "",
+      launch.tile[0] > l.m || launch.tile[1] > l.k ? " (tile clipped to the matrix)" : ""));
+  std::vector<VectorConstraint> constraints;
   if (whole) {
-    constraints.push_back({"block_M x OW=", l.segment_elems});
+    constraints.push_back({"block_M x OH*OW=", l.segment_elems});
   } else {
-    constraints.push_back({"OW=", l.ow});
+    constraints.push_back({"OH*OW=", l.k});
     constraints.push_back({"block_K=", l.block_k});
   }
   std::string limit;
   const int legal = WidestVector(l.element_bytes, true, "", constraints, &limit);
   TT_ASSIGN_OR_RETURN(l.vector_elems, ChooseVectorWidth(l.hints, legal, l.element_bytes, limit,
-                                                        " along the output row", l.decision_log));
-  const int64_t items = taps * l.segments * (l.segment_elems / l.vector_elems);
-  if (items >= kTwoTo31) {
+                                                        " along the matrix rows", l.decision_log));
+  const int64_t items = l.segments * CeilDiv(l.segment_elems, l.vector_elems);
+  if (l.segment_elems >= kTwoTo31 || items >= kTwoTo31) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "a band of ", items, " vectors (", taps, " taps x ", l.segments, " x ",
-        l.segment_elems / l.vector_elems, ") exceeds 2^31; use a smaller tile"));
+        "a tile of ", l.segments, " x ", l.segment_elems,
+        " elements: the planes form needs its runs below 2^31 elements; use a smaller tile"));
   }
   l.items_per_thread = static_cast<int>(CeilDiv(items, launch.threads));
 
@@ -439,9 +437,9 @@ absl::Status LowerPlanes(const Target& target, const LaunchParams& launch, Lower
   l.instruction = chain[chosen].instruction;
   l.decision_log.push_back(absl::StrCat(
       "planes form: ", l.launch.threads, " threads store ", l.vector_elems * l.element_bytes,
-      "-byte vectors of each matrix row's run (", l.segments, " x ", l.segment_elems,
-      " elements per tap), ", l.items_per_thread,
-      " per thread per tile at most, gathering their elements from the image"));
+      "-byte vectors of the tile's ", l.segments, " run(s) of ", l.segment_elems, " elements, ",
+      l.items_per_thread, " per thread per tile at most, gathering their elements from the "
+      "image"));
   return absl::OkStatus();
 }
 
@@ -668,13 +666,6 @@ std::string Im2colFormName(Im2colPath path) {
 
 bool IsSimt(Im2colPath path) { return path != Im2colPath::kTma; }
 
-int Im2colPlanesAlignment(const Im2colGeometry& g, int element_bytes) {
-  const int64_t row = g.OH() * g.OW() * element_bytes;
-  int align = 16;
-  while (align > 1 && row % align != 0) align /= 2;
-  return align;
-}
-
 std::string DescribeImagePrefetch(const LoweredIm2col::InputBox& box) {
   return box.prefetch_all ? "L2 prefetch of the whole image at the start"
                           : absl::StrCat("L2 prefetch ", box.prefetch_waves, " waves ahead");
@@ -765,11 +756,11 @@ std::string DescribeIm2colPlan(const LoweredIm2col& l) {
   if (l.path == Im2colPath::kSimtPlanes) {
     absl::StrAppend(&out, "columns     [", g.n, ", ", g.c * g.kh * g.kw, ", ", l.k,
                     "] (channel_rows: [N, C*KH*KW, OH*OW], F.unfold's layout)\n");
-    absl::StrAppend(&out, "tile        band of ", l.block_m, " output row(s) x ", l.block_k,
-                    " column(s) of one plane, ", l.num_tiles, " tiles\n");
+    absl::StrAppend(&out, "tile        [", l.block_m, ", ", l.block_k, "] of [", l.m, ", ", l.k,
+                    "], ", l.tiles_m, " x ", l.tiles_k, " = ", l.num_tiles, " tiles\n");
     absl::StrAppend(&out, "threads     ", l.launch.threads, "\n");
     absl::StrAppend(&out, "vector      ", l.vector_elems, " elements (",
-                    l.vector_elems * l.element_bytes, " B) along the output row, ",
+                    l.vector_elems * l.element_bytes, " B) along the matrix rows, ",
                     l.items_per_thread, " per thread per tile at most\n");
     absl::StrAppend(&out, PlanFooter(l, absl::StrCat("image ",
                                                      l.img_policy ? EvictionPolicyName(*l.img_policy)

@@ -26,13 +26,13 @@
 // disable_tma is set; with it, or without TMA, the threads fill them with vector loads.
 //
 // Channel-row columns (ColumnOrder::kChannelRows, F.unfold's [N, C*KH*KW, OH*OW]) have one
-// form, simt_im2col's planes form: the tile is a band of block_M output rows oh by block_K
-// output columns ow of one (image n, channel c) plane, and the CTA writes that band of each
-// of the plane's KH*KW matrix rows (kh, kw). A band of whole output rows (block_K >= OW) is
-// one contiguous run of each matrix row, stored in vectors that may cross output rows;
-// otherwise each output row's block_K columns are. Each thread gathers a vector's elements
-// from the image (consecutive threads read consecutive image columns when SW = 1 and the
-// image's W stride is 1, as in NCHW) and stores it whole. TMA does not apply.
+// form, simt_im2col's planes form, over the matrix [N*C*KH*KW, OH*OW] tiled like the pixel
+// rows' [block_M, block_K]. A tile of whole rows (block_K >= OH*OW) is one contiguous run,
+// stored in vectors that may cross rows (so OH*OW need not be a multiple of the vector);
+// otherwise each row's block_K columns are. Each thread gathers a vector's elements from the
+// image (consecutive threads read consecutive image columns when SW = 1 and the image's W
+// stride is 1, as in NCHW), stepping (row, oh, ow) along it, and stores it whole. TMA does
+// not apply.
 //
 // Path choice. With no prefer_instruction the chain is tma_im2col -> simt_im2col (TMA
 // skipped under disable_tma); the log says why each rejected path failed. prefer_instruction
@@ -165,13 +165,11 @@ struct LoweredIm2col : LoweredTileKernel {
   InputBox box;
 
   // The column matrix's order; for kChannelRows, m and k are its rows and columns
-  // (N*C*KH*KW, OH*OW), block_M and block_K the band's output rows and columns (clipped to
-  // OH and OW), tiles_m and tiles_k the bands per plane along oh and ow.
+  // (N*C*KH*KW, OH*OW).
   ColumnOrder order = ColumnOrder::kPixelRows;
-  // Planes form: a band's run per matrix row is `segments` runs of `segment_elems`
-  // (one of block_M x OW elements when the band is whole output rows, else block_M of
-  // block_K), stored in vector_elems-element vectors; `items_per_thread` of them per thread
-  // per tile at most.
+  // Planes form: a tile is `segments` runs of `segment_elems` elements (one of block_M x
+  // OH*OW for whole rows, else block_M of block_K), stored in vector_elems-element vectors;
+  // `items_per_thread` of them per thread per tile at most.
   int64_t segments = 0;
   int64_t segment_elems = 0;
 
@@ -201,9 +199,6 @@ std::string DescribeImagePrefetch(const LoweredIm2col::InputBox& box);
 absl::StatusOr<LoweredIm2col> LowerIm2col(const Im2colOp& op, const Target& target,
                                           const LaunchParams& launch);
 
-// The widest vector (bytes, up to 16) the planes form can store for `g`: what divides the
-// output rows' length OH*OW, the widest any band of it allows.
-int Im2colPlanesAlignment(const Im2colGeometry& g, int element_bytes);
 
 // A multi-line human-readable plan, then the decision log.
 std::string DescribeIm2colPlan(const LoweredIm2col& lowered);

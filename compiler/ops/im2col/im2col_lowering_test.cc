@@ -591,38 +591,42 @@ Im2colOp Unfold(DataType dtype, const Im2colGeometry& g) {
   return op;
 }
 
-// Channel-row columns lower to the planes form: the band is clipped to the output, whole
-// output rows store vectors that the rows' length allows, part rows what their columns
-// allow; TMA is refused with the reason, and so is a pipeline.
-TEST(Im2colPlanesTest, BandsVectorsAndRefusals) {
+// Channel-row columns lower to the planes form over [N*C*KH*KW, OH*OW]: the tile is
+// clipped to the matrix, tiles of whole rows store the vectors their run allows, part rows
+// what their columns allow; TMA is refused with the reason, and so is a pipeline.
+TEST(Im2colPlanesTest, TilesVectorsAndRefusals) {
   const Im2colOp op = Unfold(DataType::kF16, Resnet());
-  auto whole = LowerIm2col(op, T("sm_90a"), Launch(19, 100, 256));
+  auto whole = LowerIm2col(op, T("sm_90a"), Launch(3, 4000, 256));
   ASSERT_TRUE(whole.ok()) << whole.status();
   EXPECT_EQ(whole->path, Im2colPath::kSimtPlanes);
-  EXPECT_EQ(whole->block_k, 56);
+  EXPECT_EQ(whole->m, 64 * 64 * 9);
+  EXPECT_EQ(whole->block_k, 3136);
   EXPECT_EQ(whole->segments, 1);
-  EXPECT_EQ(whole->segment_elems, 19 * 56);
+  EXPECT_EQ(whole->segment_elems, 3 * 3136);
   EXPECT_EQ(whole->vector_elems, 8);
   EXPECT_EQ(whole->num_tiles, 64 * 64 * 3);
   auto part = LowerIm2col(op, T("sm_90a"), Launch(4, 12, 256));
   ASSERT_TRUE(part.ok()) << part.status();
   EXPECT_EQ(part->segments, 4);
   EXPECT_EQ(part->vector_elems, 4);  // block_K = 12
-  // 3 x 55 output: rows of 165 elements allow no vector.
-  auto odd = LowerIm2col(Unfold(DataType::kF16, G(1, 5, 57, 3, 3, 3, 1, 1, 1, 1, 0, 0)),
-                         T("sm_90a"), Launch(2, 55, 128));
+  // A 3 x 55 output: rows of 165 elements; two of them allow 4-byte vectors, three none.
+  const Im2colOp odd_op = Unfold(DataType::kF16, G(1, 5, 57, 3, 3, 3, 1, 1, 1, 1, 0, 0));
+  auto two = LowerIm2col(odd_op, T("sm_90a"), Launch(2, 165, 128));
+  ASSERT_TRUE(two.ok()) << two.status();
+  EXPECT_EQ(two->vector_elems, 2);
+  auto odd = LowerIm2col(odd_op, T("sm_90a"), Launch(3, 165, 128));
   ASSERT_TRUE(odd.ok()) << odd.status();
   EXPECT_EQ(odd->vector_elems, 1);
-  EXPECT_THAT(absl::StrJoin(odd->decision_log, "\n"), HasSubstr("OH*OW="));
+  EXPECT_THAT(absl::StrJoin(odd->decision_log, "\n"), HasSubstr("block_M x OH*OW="));
   Im2colOp tma = op;
   tma.hints.prefer_instruction = Instruction::kTma;
-  EXPECT_THAT(std::string(LowerIm2col(tma, T("sm_90a"), Launch(19, 56)).status().message()),
+  EXPECT_THAT(std::string(LowerIm2col(tma, T("sm_90a"), Launch(8, 3136)).status().message()),
               HasSubstr("channel_rows columns (F.unfold's layout) have no TMA lowering"));
-  EXPECT_THAT(std::string(LowerIm2col(op, T("sm_90a"), Launch(19, 56, 128, 2)).status().message()),
+  EXPECT_THAT(std::string(LowerIm2col(op, T("sm_90a"), Launch(8, 3136, 128, 2)).status().message()),
               HasSubstr("stages=2"));
   Im2colOp layout = op;
   layout.hints.loop_layout = LoopLayout{4, 32};
-  EXPECT_THAT(std::string(LowerIm2col(layout, T("sm_90a"), Launch(19, 56)).status().message()),
+  EXPECT_THAT(std::string(LowerIm2col(layout, T("sm_90a"), Launch(8, 3136)).status().message()),
               HasSubstr("loop_layout does not apply"));
 }
 

@@ -1,6 +1,7 @@
 #include "compiler/ops/im2col/im2col_search_space.h"
 
 #include <algorithm>
+#include <numeric>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -104,12 +105,27 @@ std::optional<LaunchParams> WholeRowLaunch(const Im2colOp& op, const Hints& hint
   return std::nullopt;
 }
 
-// Channel-row columns (the planes form): a band of whole output rows of about this many
-// elements per matrix row, or of this many columns when an output row is longer.
-constexpr int64_t kPlanesBandElems = 1024;
+// Channel-row columns (the planes form), over the matrix [N*C*KH*KW, OH*OW]: tiles of
+// whole rows up to this long, of kPlanesPartCols columns of longer ones.
+constexpr int64_t kPlanesWholeMaxL = 16384;
+constexpr int64_t kPlanesPartCols = 4096;
 
-int64_t PlanesBandRows(const Im2colGeometry& g, int64_t elems) {
-  return std::clamp<int64_t>(CeilDiv(elems, g.OW()), 1, g.OH());
+// A tile of whole rows of about `elems` elements: block_M a multiple of what makes
+// block_M x OH*OW a multiple of 16 bytes (so the tile stores 16-byte vectors), fewer rows
+// while the grid would hold under 1024 tiles (not below that multiple).
+LaunchParams PlanesLaunch(const Im2colOp& op, int64_t elems, int threads) {
+  const Im2colGeometry& g = op.geometry;
+  const int64_t rows = g.n * g.c * g.kh * g.kw, l = g.OH() * g.OW();
+  if (l > kPlanesWholeMaxL) {
+    return MakeLaunch(std::max<int64_t>(1, elems / kPlanesPartCols), kPlanesPartCols, threads, 1, 0);
+  }
+  const int64_t vector = std::max<int64_t>(1, 16 / DataTypeBytes(op.img.dtype));
+  const int64_t unit = vector / std::gcd(vector, l);
+  int64_t block_m = std::max<int64_t>(unit, RoundUp(std::max<int64_t>(1, elems / l), unit));
+  while (block_m > unit && CeilDiv(rows, block_m) < 1024) {
+    block_m = std::max<int64_t>(unit, RoundUp(block_m / 2, unit));
+  }
+  return MakeLaunch(std::min(block_m, RoundUp(rows, unit)), l, threads, 1, 0);
 }
 
 // The planes form's hints: the vector unset or narrowed, the L2 policies unset or the
@@ -131,40 +147,20 @@ std::vector<Hints> PlanesHints() {
   return all;
 }
 
-// The planes form's default band: whole output rows (4096 columns of longer ones) of about
-// kPlanesBandElems elements, fewer rows while the grid would hold under 1024 tiles.
-LaunchParams PlanesLaunch(const Im2colOp& op) {
-  const Im2colGeometry& g = op.geometry;
-  const int64_t cols = std::min<int64_t>(g.OW(), 4096);
-  int64_t rows = PlanesBandRows(g, kPlanesBandElems);
-  while (rows > 1 && g.n * g.c * CeilDiv(g.OH(), rows) * CeilDiv(g.OW(), cols) < 1024) {
-    rows = CeilDiv(rows, 2);
-  }
-  return MakeLaunch(rows, cols, 256, 1, 0);
-}
-
 SearchSpace PlanesSearchSpace(const Im2colOp& op) {
-  const Im2colGeometry& g = op.geometry;
-  const int64_t ow = g.OW();
   SearchSpace space;
-  const LaunchParams base = PlanesLaunch(op);
+  const LaunchParams base = PlanesLaunch(op, kPlanesTileElems, 256);
   for (const Hints& hints : PlanesHints()) space.first.push_back({hints, base});
-  std::vector<std::pair<int64_t, int64_t>> bands = {{base.tile[0], base.tile[1]}};
-  for (int64_t elems : {256, 512, 1024, 2048, 4096}) {
-    bands.push_back({PlanesBandRows(g, elems), ow});
+  std::vector<LaunchParams> launches;
+  for (int64_t elems : {2048, 4096, 8192, 16384, 32768}) {
+    for (int threads : {128, 256, 512}) launches.push_back(PlanesLaunch(op, elems, threads));
   }
-  for (int64_t cols : {64, 256}) {
-    if (cols < ow) {
-      bands.push_back({4, cols});
-      bands.push_back({16, cols});
+  for (const LaunchParams& launch : launches) {
+    bool seen = false;
+    for (const LaunchParams& have : space.launches) {
+      seen = seen || (have.tile == launch.tile && have.threads == launch.threads);
     }
-  }
-  std::sort(bands.begin(), bands.end());
-  bands.erase(std::unique(bands.begin(), bands.end()), bands.end());
-  for (auto [rows, cols] : bands) {
-    for (int threads : {128, 256, 512}) {
-      space.launches.push_back(MakeLaunch(rows, cols, threads, 1, 0));
-    }
+    if (!seen) space.launches.push_back(launch);
   }
   return space;
 }
@@ -278,8 +274,7 @@ Trial Im2colHeuristic(const Im2colOp& op, const Target& target) {
     trial.hints.annotations["col_eviction_policy"] = "evict_first";
   }
   if (op.order == ColumnOrder::kChannelRows) {
-    // Bands of whole output rows, about kPlanesBandElems per matrix row (PlanesLaunch).
-    trial.launch = PlanesLaunch(op);
+    trial.launch = PlanesLaunch(op, kPlanesTileElems, 256);
     return trial;
   }
   if (std::optional<LaunchParams> rows = WholeRowLaunch(op, trial.hints, target)) {

@@ -23,9 +23,12 @@ namespace tiletune {
 std::vector<Hints> AllIm2colHints();
 
 // Channel-row columns have their own smaller space: the vector unset or narrowed, the L2
-// policies unset or split, at bands of whole output rows of 256 to 4096 elements (and
-// 64- and 256-column bands of wide rows) with 128 to 512 threads.
+// policies unset or split, at the heuristic's tile, then tiles of 2048 to 32768 elements
+// with 128 to 512 threads.
 SearchSpace Im2colSearchSpace(const Im2colOp& op, const Target& target);
+
+// Elements per tile of the planes form's default launch.
+inline constexpr int64_t kPlanesTileElems = 8192;
 
 // The built-in launch: SIMT, 128 x 64 tiles (K narrower when it is), 256 threads, the
 // image kept in L2 (evict_last) while the column matrix streams out (evict_first) where
@@ -35,9 +38,10 @@ SearchSpace Im2colSearchSpace(const Im2colOp& op, const Target& target);
 // (the flat form), when they lower to that form: a 128 x 64 row tile of such a layer reads
 // each narrow pixel many times over, where whole output rows read each once. Shorter rows
 // keep 128 x K, which spans whole rows already.
-// Channel-row columns (the planes form): bands of whole output rows of about 1024
-// elements per matrix row (4096 columns when an output row is longer), fewer rows while
-// the grid would hold under 1024 tiles, 256 threads.
+// Channel-row columns (the planes form): tiles of whole rows of the matrix
+// [N*C*KH*KW, OH*OW] of about kPlanesTileElems elements, sized for 16-byte vectors, fewer
+// rows while the grid would hold under 1024 tiles (4096 columns of rows longer than
+// 16384), 256 threads.
 Trial Im2colHeuristic(const Im2colOp& op, const Target& target);
 
 }  // namespace tiletune

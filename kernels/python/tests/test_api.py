@@ -76,7 +76,7 @@ def test_nchw_layout_checks_its_shapes():
     # [N, C, H, W] = [1, 4, 8, 8]: F.unfold's [1, 36, 36].
     with pytest.raises(tiletune.InvalidArgumentError, match=r"im2col of x needs f16 \(1, 36, 36\)"):
         tiletune.im2col(FakeArray((1, 4, 8, 8)), 3, layout="nchw", out=FakeArray((36, 36)))
-    with pytest.raises(tiletune.InvalidArgumentError, match=r"col2im \(nchw\) takes \[N, C\*KH\*KW, OH\*OW\]"):
+    with pytest.raises(tiletune.InvalidArgumentError, match=r"col2im takes \[N, C\*KH\*KW, OH\*OW\] \(layout nchw\)"):
         tiletune.col2im(FakeArray((36, 36)), (8, 8), 3, layout="nchw")
     with pytest.raises(tiletune.InvalidArgumentError, match=r"not \[N, C\*KH\*KW, OH\*OW\] for a 8x8"):
         tiletune.col2im(FakeArray((1, 36, 35)), (8, 8), 3, layout="nchw")

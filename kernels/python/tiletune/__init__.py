@@ -377,6 +377,7 @@ def clear_plan_cache():
     """Drops every cached plan (each unloads its kernel once no other holds it)."""
     with _plans_lock:
         _plans.clear()
+    _fast.clear()
 
 
 def _set_device(a):
@@ -524,7 +525,8 @@ def _prepare_col2im(cols, output_size, kernel_size, stride, dilation, padding, l
     nchw = _layout(layout) == "nchw"
     matrix = "[N, C*KH*KW, OH*OW]" if nchw else "[N*OH*OW, KH*KW*C]"
     if len(m.shape) != (3 if nchw else 2):
-        raise InvalidArgumentError(1, f"cols has shape {m.shape}; col2im ({layout}) takes {matrix}")
+        raise InvalidArgumentError(1, f"cols has shape {m.shape}; col2im takes {matrix}"
+                                   f"{' (layout nchw)' if nchw else ''}")
     _dense(m, "cols")
     h, w = _pair(output_size, "output_size")
     kh, kw = _pair(kernel_size, "kernel_size")
@@ -569,17 +571,76 @@ def _bind_output(call, source, out, what):
 
 
 def _run(call, stream):
-    with _set_device(call.device_of):
-        plan = _plan(call.kind, call.desc, call.key)
-        arrays = (call.output[0], call.input[0])
-        _check(_lib.tt_plan_execute(plan.handle, call.input[1], call.output[1],
-                                    _stream_of(stream, arrays)))
+    with _plans_lock:
+        plan = _plans.get(call.key)
+    if plan is None:  # made with the array's device current, so it binds to its context
+        with _set_device(call.device_of):
+            plan = _plan(call.kind, call.desc, call.key)
+    arrays = (call.output[0], call.input[0])
+    _check(_lib.tt_plan_execute(plan.handle, call.input[1], call.output[1],
+                                _stream_of(stream, arrays)))
+    return plan
+
+
+# A warm call on PyTorch tensors skips reading and checking the arrays: what a call made of
+# them (its plan, and where its buffers start relative to the tensors' data pointers) is
+# kept under the tensors' metadata, and only the addresses are read again.
+_fast = {}
+_FAST_MAX = 4096
+
+
+def _torch_key(t):
+    return (t.shape, t.stride(), t.storage_offset(), t.dtype, t.device)
+
+
+def _args_key(*values):
+    """The call's other arguments as a key, or None when one is not a plain int, str or
+    sequence of ints (the full path then reads and checks it)."""
+    key = []
+    for v in values:
+        if isinstance(v, (int, str)):
+            key.append(v)
+        elif isinstance(v, (tuple, list)) and all(isinstance(e, int) for e in v):
+            key.append(tuple(v))
+        else:
+            return None
+    return tuple(key)
+
+
+def _fast_run(key, inp, out, stream):
+    """Launches the call kept under `key` on tensors `inp`, `out`; False when there is none
+    (or its buffers would not be 16-byte aligned: the full path then says so)."""
+    entry = _fast.get(key)
+    if entry is None or stream is not None:
+        return False
+    plan, in_delta, out_delta = entry
+    i, o = inp.data_ptr() + in_delta, out.data_ptr() + out_delta
+    if i % 16 or o % 16:
+        return False
+    torch = sys.modules["torch"]
+    _check(_lib.tt_plan_execute(plan.handle, i, o, torch.cuda.current_stream(inp.device).cuda_stream))
+    return True
+
+
+def _keep_fast(key, plan, call, inp, out):
+    if key is None:
+        return
+    if len(_fast) >= _FAST_MAX:
+        _fast.clear()
+    _fast[key] = (plan, call.input[1] - inp.data_ptr(), call.output[1] - out.data_ptr())
 
 
 def copy_(dst, src, stream=None):
     """dst[...] = src for CUDA arrays of one shape and dtype: slices, strided views and
     offsets of row-major buffers (last dimension contiguous). Returns dst."""
-    _run(_prepare_copy(dst, src), stream)
+    key = None
+    if stream is None and _is_torch(dst) and _is_torch(src):
+        key = ("copy", _torch_key(dst), _torch_key(src))
+        if _fast_run(key, src, dst, None):
+            return dst
+    call = _prepare_copy(dst, src)
+    plan = _run(call, stream)
+    _keep_fast(key, plan, call, src, dst)
     return dst
 
 
@@ -589,9 +650,22 @@ def im2col(x, kernel_size, stride=1, dilation=1, padding=0, layout="nhwc", out=N
     row (n, oh, ow) holds the window's taps kh, kw, then channels, zero where the window
     leaves the image. With layout='nchw', `x` is [N, C, H, W] and the result
     [N, C*KH*KW, OH*OW], F.unfold's. Into `out` when given."""
+    key = None
+    args = _args_key(kernel_size, stride, dilation, padding, layout)
+    if stream is None and args is not None and _is_torch(x) and (out is None or _is_torch(out)):
+        key = ("im2col", _torch_key(x)) + args
+        if out is None:
+            shape = _fast.get((key, "shape"))
+            if shape is not None:
+                out = x.new_empty(shape)
+        if out is not None and _fast_run(key + (_torch_key(out),), x, out, None):
+            return out
     call = _prepare_im2col(x, kernel_size, stride, dilation, padding, layout)
     out = _bind_output(call, x, out, "im2col of x")
-    _run(call, stream)
+    plan = _run(call, stream)
+    if key is not None and _is_torch(out):
+        _keep_fast(key + (_torch_key(out),), plan, call, x, out)
+        _fast[(key, "shape")] = tuple(out.shape)
     return out
 
 
@@ -602,9 +676,22 @@ def col2im(cols, output_size, kernel_size, stride=1, dilation=1, padding=0, layo
     rounded once). With layout='nchw', `cols` is [N, C*KH*KW, OH*OW] and the result
     [N, C, H, W], F.fold's (its taps summed in F.fold's order). `output_size` is (H, W).
     Into `out` when given."""
+    key = None
+    args = _args_key(output_size, kernel_size, stride, dilation, padding, layout)
+    if stream is None and args is not None and _is_torch(cols) and (out is None or _is_torch(out)):
+        key = ("col2im", _torch_key(cols)) + args
+        if out is None:
+            shape = _fast.get((key, "shape"))
+            if shape is not None:
+                out = cols.new_empty(shape)
+        if out is not None and _fast_run(key + (_torch_key(out),), cols, out, None):
+            return out
     call = _prepare_col2im(cols, output_size, kernel_size, stride, dilation, padding, layout)
     out = _bind_output(call, cols, out, "col2im")
-    _run(call, stream)
+    plan = _run(call, stream)
+    if key is not None and _is_torch(out):
+        _keep_fast(key + (_torch_key(out),), plan, call, cols, out)
+        _fast[(key, "shape")] = tuple(out.shape)
     return out
 
 

@@ -64,24 +64,26 @@ union tt_lanes {
 // Problem constants; enumerators fold into the code and take no storage.
 enum : u32 { kThreads = 256u };
 enum : u64 { kNumTiles = 28672ull };
-enum : u32 { kTilesPerPlane = 7u };
+enum : u32 { kTilesPerPlane = 28672u };
 enum : u32 { kTilesW = 1u };
-enum : u32 { kTileH = 8u };
+enum : u64 { kTileH = 8ull };
 enum : u32 { kTileW = 56u };
 enum : u64 { kElementBytes = 2ull };
 enum : u32 { kH = 56u };
 enum : u32 { kW = 56u };
 enum : u64 { kC = 64ull };
-enum : u32 { kKH = 3u };
+enum : u64 { kRows = 229376ull };
 enum : u32 { kKW = 3u };
-enum : u32 { kSH = 1u };
-enum : u32 { kSW = 1u };
-enum : u32 { kDH = 1u };
-enum : u32 { kDW = 1u };
-enum : u32 { kPH = 1u };
-enum : u32 { kPW = 1u };
-enum : u32 { kOH = 56u };
-enum : u32 { kOW = 56u };
+constexpr int kSH = 1;
+constexpr int kSW = 1;
+constexpr int kDH = 1;
+constexpr int kDW = 1;
+constexpr int kPH = 1;
+constexpr int kPW = 1;
+constexpr int kEKH = 3;
+constexpr int kEKW = 3;
+constexpr int kOH = 56;
+constexpr int kOW = 56;
 enum : u64 { kL = 3136ull };
 enum : u64 { kTaps = 9ull };
 enum : u64 { kImgStrideN = 200704ull };
@@ -99,41 +101,57 @@ __device__ __forceinline__ tt_elem tt_ld_col(const u8* p, u64 policy) {
   return v;
 }
 
+__device__ __forceinline__ float tt_sum(const u8* from, int h, int w, u64 col_policy) {
+  const int h_im = h + kPH, w_im = w + kPW;
+  const int oh0 = h_im < kEKH ? 0 : (h_im - kEKH) / kSH + 1;
+  const int oh1 = min(h_im / kSH + 1, kOH);
+  const int ow0 = w_im < kEKW ? 0 : (w_im - kEKW) / kSW + 1;
+  const int ow1 = min(w_im / kSW + 1, kOW);
+  float acc = 0.0f;
+  for (int oh = oh0; oh < oh1; ++oh) {
+    const int hk = h_im - oh * kSH;
+    if (hk % kDH != 0) continue;
+    const u8* const row = from + (u64(hk / kDH) * kKW * kL + u64(oh) * kOW) * kElementBytes;
+    for (int ow = ow0; ow < ow1; ++ow) {
+      const int wk = w_im - ow * kSW;
+      if (wk % kDW != 0) continue;
+      acc += tt_widen(tt_ld_col(row + (u64(wk / kDW) * kL + u64(ow)) * kElementBytes, col_policy));
+    }
+  }
+  return acc;
+}
+
 extern "C" __global__ void __launch_bounds__(kThreads) tt_col2im_planes(const u8* __restrict__ col, u8* __restrict__ img) {
   const u64 col_policy = tt_make_col_policy();
   for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {
-    const u64 plane = tile / kTilesPerPlane;
-    const u32 t = u32(tile % kTilesPerPlane);
-    const u32 h0 = t / kTilesW * kTileH, w0 = t % kTilesW * kTileW;
-    const u64 n = plane / kC, c = plane % kC;
-    const u8* const from = col + plane * kTaps * kL * kElementBytes;
-    u8* const to = img + (n * kImgStrideN + c * kImgStrideC) * kElementBytes;
-    for (u32 i = threadIdx.x; i < kItems; i += kThreads) {
-      const u32 h = h0 + i / kRowVectors, w = w0 + i % kRowVectors * kVector;
-      if (h >= kH || w >= kW) continue;
-      float acc[kVector];
+    const u64 r0 = tile * kTileH;
+    const u32 run = u32((r0 + kTileH <= kRows ? kTileH : kRows - r0) * kW);
+    for (u32 j = threadIdx.x; j * kVector < run; j += kThreads) {
+      const u32 f = j * kVector;
+      const u32 valid = min(kVector, run - f);
+      const u64 r = r0 + f / kW;
+      u32 w = f % kW, h = u32(r % kH);
+      u64 plane = r / kH;
+      const u8* from = col + plane * kTaps * kL * kElementBytes;
+      tt_lanes out;
 #pragma unroll
-      for (u32 e = 0; e < kVector; ++e) acc[e] = 0.0f;
-      for (int kh = int(kKH) - 1; kh >= 0; --kh) {
-        const int th = int(h + kPH) - kh * int(kDH);
-        if (th < 0 || th % int(kSH) != 0 || th / int(kSH) >= int(kOH)) continue;
-        const u32 oh = u32(th) / kSH;
-        for (int kw = int(kKW) - 1; kw >= 0; --kw) {
-          const u8* const row =
-              from + ((u64(kh) * kKW + u32(kw)) * kL + u64(oh) * kOW) * kElementBytes;
-#pragma unroll
-          for (u32 e = 0; e < kVector; ++e) {
-            const int tw = int(w + e + kPW) - kw * int(kDW);
-            if (tw >= 0 && tw % int(kSW) == 0 && tw / int(kSW) < int(kOW)) {
-              acc[e] += tt_widen(tt_ld_col(row + u64(u32(tw) / kSW) * kElementBytes, col_policy));
-            }
+      for (u32 e = 0; e < kVector; ++e) {
+        out.e[e] = e < valid ? tt_round(tt_sum(from, int(h), int(w), col_policy)) : 0;
+        if (++w == kW) {
+          w = 0;
+          if (++h == kH) {
+            h = 0;
+            ++plane;
+            from = col + plane * kTaps * kL * kElementBytes;
           }
         }
       }
-      tt_lanes out;
-#pragma unroll
-      for (u32 e = 0; e < kVector; ++e) out.e[e] = tt_round(acc[e]);
-      tt_st_global(to + (u64(h) * kImgStrideH + u64(w) * kImgStrideW) * kElementBytes, out.v);
+      u8* const to = img + (r0 * kW + f) * kElementBytes;
+      if (valid == kVector) {
+        tt_st_global(to, out.v);
+      } else {
+        for (u32 e = 0; e < valid; ++e) reinterpret_cast<tt_elem*>(to)[e] = out.e[e];
+      }
     }
   }
 }

@@ -1,6 +1,6 @@
 // tiletune im2col kernel (generated; do not edit).
 //   path simt_im2col, f16, n64 h56 w56 c64 kernel 3x3 stride 1x1 dilation 1x1 pad 1x1 -> [200704, 576], image strides [200704, 56, 1, 3136]
-//   tile [19, 56], 256 threads, channel_rows columns, bands of 19 x 56, vector 8 x 2 B, 1 stage(s), L2 policy image evict_last, columns evict_first
+//   tile [3, 3136], 256 threads, channel_rows columns, vector 8 x 2 B, 1 stage(s), L2 policy image evict_last, columns evict_first
 
 typedef unsigned char u8;
 typedef unsigned short u16;
@@ -64,8 +64,8 @@ __device__ __forceinline__ tt_elem tt_ld_elem(const u8* p, u64 policy) {
 enum : u32 { kThreads = 256u };
 enum : u64 { kNumTiles = 12288ull };
 enum : u64 { kTilesK = 1ull };
-enum : u64 { kBlockM = 19ull };
-enum : u64 { kBlockK = 56ull };
+enum : u64 { kBlockM = 3ull };
+enum : u64 { kBlockK = 3136ull };
 enum : u64 { kM = 36864ull };
 enum : u64 { kK = 3136ull };
 enum : u64 { kElementBytes = 2ull };
@@ -86,13 +86,10 @@ enum : u64 { kImgStrideH = 56ull };
 enum : u64 { kImgStrideW = 1ull };
 enum : u64 { kImgStrideC = 3136ull };
 enum : u64 { kOH = 56ull };
-enum : u32 { kTaps = 9u };
-enum : u32 { kTilesPerPlane = 3u };
+enum : u64 { kTaps = 9ull };
 enum : u32 { kVector = 8u };
-enum : u32 { kSegments = 1u };
-enum : u32 { kSegVectors = 133u };
-enum : u32 { kTapVectors = 133u };
-enum : u32 { kItems = 1197u };
+enum : u32 { kSegVectors = 1176u };
+enum : u32 { kTileItems = 1176u };
 
 extern "C" __global__ void __launch_bounds__(kThreads) tt_im2col_simt_im2col(const u8* __restrict__ img, u8* __restrict__ col) {
   const u64 img_policy = tt_make_img_policy();
@@ -103,47 +100,61 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_im2col_simt_im2col(con
     tt_elem e[kVector];
   };
   for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {
-    const u64 plane = tile / kTilesPerPlane;
-    const u32 band = u32(tile % kTilesPerPlane);
-    const u32 oh0 = band / u32(kTilesK) * u32(kBlockM);
-    const u32 ow0 = band % u32(kTilesK) * u32(kBlockK);
-    const u64 n = plane / kC, c = plane % kC;
-    const u8* const from = img + (n * kImgStrideN + c * kImgStrideC) * kElementBytes;
-    u8* const to = col + plane * kTaps * kK * kElementBytes;
-    for (u32 i0 = threadIdx.x; i0 < kItems; i0 += kThreads * kBatch) {
+    const u64 m0 = tile / kTilesK * kBlockM;
+    const u32 k0 = u32(tile % kTilesK * kBlockK);
+    // Whole rows: one run of the tile's rows (fewer in the last tile).
+    const u32 run = u32(m0 + kBlockM <= kM ? kBlockM * kK : (kM - m0) * kK);
+    const u32 vectors = (run + kVector - 1) / kVector;
+    for (u32 j0 = threadIdx.x; j0 < vectors; j0 += kThreads * kBatch) {
       Pack pack[kBatch];
       u64 at[kBatch];
-      bool ok[kBatch];
+      u32 valid[kBatch];
 #pragma unroll
       for (u32 b = 0; b < kBatch; ++b) {
-        const u32 i = i0 + b * kThreads;
-        const u32 tap = i / kTapVectors, r = i % kTapVectors;
-        const u32 kh = tap / u32(kKW), kw = tap % u32(kKW);
-        // Whole output rows: one run from output row oh0.
-        const u32 first = oh0 * u32(kOW) + r * kVector;
-        ok[b] = i < kItems && first < u32(kK);
-        at[b] = (u64(tap) * kK + first) * kElementBytes;
-        // The vector may cross output rows: step (oh, ow) along it.
-        u32 oh = first / u32(kOW), ow = first % u32(kOW);
+        const u32 j = j0 + b * kThreads;
+        const u32 f = j * kVector;  // element of the run
+        valid[b] = j < vectors ? min(kVector, run - f) : 0;
+        u64 r = m0 + f / u32(kK);
+        u32 p = f % u32(kK);
+        at[b] = (m0 * kK + f) * kElementBytes;
+        u32 oh = p / u32(kOW), ow = p % u32(kOW);
+        u32 tap = u32(r % kTaps);
+        u64 plane = r / kTaps;
+        const u8* from = img + (plane / kC * kImgStrideN + plane % kC * kImgStrideC) * kElementBytes;
 #pragma unroll
         for (u32 e = 0; e < kVector; ++e) {
+          const u32 kh = tap / u32(kKW), kw = tap % u32(kKW);
           // Above or left of the image the subtraction wraps: one compare per axis.
           const u32 ih = oh * u32(kSH) + kh * u32(kDH) - u32(kPH);
           const u32 iw = ow * u32(kSW) + kw * u32(kDW) - u32(kPW);
-          const bool inside = ok[b] && ih < kH && iw < kW;
+          const bool inside = e < valid[b] && ih < kH && iw < kW;
           const tt_elem v = tt_ld_elem(
               inside ? from + (u64(ih) * kImgStrideH + u64(iw) * kImgStrideW) * kElementBytes
-                     : from, img_policy);
+                     : img, img_policy);
           pack[b].e[e] = inside ? v : tt_elem(0);
+          // The next element: the next column, wrapping to the next row.
           if (++ow == u32(kOW)) {
             ow = 0;
-            ++oh;
+            if (++oh == u32(kOH)) {
+              oh = 0;
+              if (++tap == u32(kTaps)) {
+                tap = 0;
+                ++plane;
+                from = img + (plane / kC * kImgStrideN + plane % kC * kImgStrideC) * kElementBytes;
+              }
+            }
           }
         }
       }
 #pragma unroll
       for (u32 b = 0; b < kBatch; ++b) {
-        if (ok[b]) tt_st_global(to + at[b], pack[b].v, col_policy);
+        if (valid[b] == kVector) {
+          tt_st_global(col + at[b], pack[b].v, col_policy);
+        } else {
+          for (u32 e = 0; e < valid[b]; ++e) {
+            reinterpret_cast<tt_elem*>(col + at[b])[e] = pack[b].e[e];
+          }
+        }
       }
     }
   }

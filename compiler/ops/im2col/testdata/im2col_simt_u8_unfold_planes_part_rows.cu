@@ -1,6 +1,6 @@
 // tiletune im2col kernel (generated; do not edit).
 //   path simt_im2col, u8, n3 h7 w9 c3 kernel 2x3 stride 1x2 dilation 2x1 pad 0x2 -> [90, 18], image strides [189, 27, 3, 1]
-//   tile [2, 4], 64 threads, channel_rows columns, bands of 2 x 4, vector 2 x 1 B, 1 stage(s), L2 policy image none, columns none
+//   tile [2, 4], 64 threads, channel_rows columns, vector 2 x 1 B, 1 stage(s), L2 policy image none, columns none
 
 typedef unsigned char u8;
 typedef unsigned short u16;
@@ -48,8 +48,8 @@ __device__ __forceinline__ tt_elem tt_ld_elem(const u8* p) {
 
 // Problem constants; enumerators fold into the code and take no storage.
 enum : u32 { kThreads = 64u };
-enum : u64 { kNumTiles = 54ull };
-enum : u64 { kTilesK = 2ull };
+enum : u64 { kNumTiles = 216ull };
+enum : u64 { kTilesK = 8ull };
 enum : u64 { kBlockM = 2ull };
 enum : u64 { kBlockK = 4ull };
 enum : u64 { kM = 54ull };
@@ -72,13 +72,10 @@ enum : u64 { kImgStrideH = 27ull };
 enum : u64 { kImgStrideW = 3ull };
 enum : u64 { kImgStrideC = 1ull };
 enum : u64 { kOH = 5ull };
-enum : u32 { kTaps = 6u };
-enum : u32 { kTilesPerPlane = 6u };
+enum : u64 { kTaps = 6ull };
 enum : u32 { kVector = 2u };
-enum : u32 { kSegments = 2u };
 enum : u32 { kSegVectors = 2u };
-enum : u32 { kTapVectors = 4u };
-enum : u32 { kItems = 24u };
+enum : u32 { kTileItems = 4u };
 
 extern "C" __global__ void __launch_bounds__(kThreads) tt_im2col_simt_im2col(const u8* __restrict__ img, u8* __restrict__ col) {
   constexpr u32 kBatch = 4;
@@ -87,43 +84,59 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_im2col_simt_im2col(con
     tt_elem e[kVector];
   };
   for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {
-    const u64 plane = tile / kTilesPerPlane;
-    const u32 band = u32(tile % kTilesPerPlane);
-    const u32 oh0 = band / u32(kTilesK) * u32(kBlockM);
-    const u32 ow0 = band % u32(kTilesK) * u32(kBlockK);
-    const u64 n = plane / kC, c = plane % kC;
-    const u8* const from = img + (n * kImgStrideN + c * kImgStrideC) * kElementBytes;
-    u8* const to = col + plane * kTaps * kK * kElementBytes;
-    for (u32 i0 = threadIdx.x; i0 < kItems; i0 += kThreads * kBatch) {
+    const u64 m0 = tile / kTilesK * kBlockM;
+    const u32 k0 = u32(tile % kTilesK * kBlockK);
+    const u32 vectors = kTileItems;
+    for (u32 j0 = threadIdx.x; j0 < vectors; j0 += kThreads * kBatch) {
       Pack pack[kBatch];
       u64 at[kBatch];
-      bool ok[kBatch];
+      u32 valid[kBatch];
 #pragma unroll
       for (u32 b = 0; b < kBatch; ++b) {
-        const u32 i = i0 + b * kThreads;
-        const u32 tap = i / kTapVectors, r = i % kTapVectors;
-        const u32 kh = tap / u32(kKW), kw = tap % u32(kKW);
-        const u32 oh = oh0 + r / kSegVectors;
-        const u32 ow = ow0 + r % kSegVectors * kVector;
-        ok[b] = i < kItems && oh < u32(kOH) && ow < u32(kOW);
-        const u32 first = oh * u32(kOW) + ow;
-        at[b] = (u64(tap) * kK + first) * kElementBytes;
+        const u32 j = j0 + b * kThreads;
+        const u32 row = j / kSegVectors, column = k0 + j % kSegVectors * kVector;
+        u64 r = m0 + row;
+        u32 p = column;
+        valid[b] = j < vectors && r < kM && p < u32(kK) ? kVector : 0;
+        at[b] = (r * kK + p) * kElementBytes;
+        u32 oh = p / u32(kOW), ow = p % u32(kOW);
+        u32 tap = u32(r % kTaps);
+        u64 plane = r / kTaps;
+        const u8* from = img + (plane / kC * kImgStrideN + plane % kC * kImgStrideC) * kElementBytes;
 #pragma unroll
         for (u32 e = 0; e < kVector; ++e) {
-          const u32 ow_e = ow + e;
+          const u32 kh = tap / u32(kKW), kw = tap % u32(kKW);
           // Above or left of the image the subtraction wraps: one compare per axis.
           const u32 ih = oh * u32(kSH) + kh * u32(kDH) - u32(kPH);
-          const u32 iw = ow_e * u32(kSW) + kw * u32(kDW) - u32(kPW);
-          const bool inside = ok[b] && iw < kW;
+          const u32 iw = ow * u32(kSW) + kw * u32(kDW) - u32(kPW);
+          const bool inside = e < valid[b] && iw < kW;
           const tt_elem v = tt_ld_elem(
               inside ? from + (u64(ih) * kImgStrideH + u64(iw) * kImgStrideW) * kElementBytes
-                     : from);
+                     : img);
           pack[b].e[e] = inside ? v : tt_elem(0);
+          // The next element: the next column, wrapping to the next row.
+          if (++ow == u32(kOW)) {
+            ow = 0;
+            if (++oh == u32(kOH)) {
+              oh = 0;
+              if (++tap == u32(kTaps)) {
+                tap = 0;
+                ++plane;
+                from = img + (plane / kC * kImgStrideN + plane % kC * kImgStrideC) * kElementBytes;
+              }
+            }
+          }
         }
       }
 #pragma unroll
       for (u32 b = 0; b < kBatch; ++b) {
-        if (ok[b]) tt_st_global(to + at[b], pack[b].v);
+        if (valid[b] == kVector) {
+          tt_st_global(col + at[b], pack[b].v);
+        } else {
+          for (u32 e = 0; e < valid[b]; ++e) {
+            reinterpret_cast<tt_elem*>(col + at[b])[e] = pack[b].e[e];
+          }
+        }
       }
     }
   }
