@@ -336,3 +336,34 @@ def test_warm_calls_take_the_fast_path_and_stay_right():
     base = torch.zeros(1025, device="cuda").half()
     with pytest.raises(tiletune.InvalidArgumentError, match="16 bytes"):
         tiletune.im2col(base[1:].view(1, 1, 32, 32), 3, layout="nchw")
+
+
+class OnlyCAI:
+    """A CUDA array known only by __cuda_array_interface__ (as CuPy and Numba arrays are)."""
+
+    def __init__(self, t):
+        self.__cuda_array_interface__ = t.__cuda_array_interface__
+
+
+class OnlyDLPack:
+    """A CUDA array known only by __dlpack__ (as JAX arrays are)."""
+
+    def __init__(self, t):
+        self._t = t
+
+    def __dlpack__(self, stream=None):
+        return self._t.__dlpack__()
+
+
+@pytest.mark.parametrize("wrap", [OnlyCAI, OnlyDLPack])
+def test_arrays_from_other_frameworks_on_the_gpu(wrap):
+    src = torch.randn(32, 48, device="cuda").half()
+    dst = poisoned((32, 16), torch.float16)
+    tiletune.copy_(wrap(dst), wrap(src[:, 8:24].contiguous()))
+    torch.cuda.synchronize()
+    assert torch.equal(dst, src[:, 8:24])
+    x = torch.randn(1, 3, 10, 10, device="cuda")
+    out = poisoned((1, 27, 100), torch.float32)
+    tiletune.im2col(wrap(x), 3, padding=1, layout="nchw", out=wrap(out))
+    torch.cuda.synchronize()
+    assert torch.equal(out, F.unfold(x, 3, padding=1))
