@@ -143,6 +143,7 @@ class Im2colEmitter {
       }
       Constant("u64", "kOH", l_.oh);
       Constant("u64", "kTaps", g_.kh * g_.kw);
+      Constant("u32", "kKH", g_.kh);
       Constant("u32", "kVector", l_.vector_elems);
       Constant("u32", "kSegVectors", l_.segment_elems / l_.vector_elems);
       Constant("u32", "kTileItems", l_.segments * (l_.segment_elems / l_.vector_elems));
@@ -372,38 +373,48 @@ class Im2colEmitter {
                 "        u32 p = column;\n"
                 "        valid[b] = j < vectors && r < kM && p < u32(kK) ? kVector : 0;\n"
                 "        at[b] = (r * kK + p) * kElementBytes;\n",
+        "        // Where the vector starts: (plane, kh, kw) of its row, (oh, ow) of its column,\n"
+        "        // and the image position (ih, iw) they read; each then steps along the vector.\n"
         "        u32 oh = p / u32(kOW), ow = p % u32(kOW);\n"
-        "        u32 tap = u32(r % kTaps);\n"
+        "        const u32 tap = u32(r % kTaps);\n"
+        "        u32 kh = tap / u32(kKW), kw = tap % u32(kKW);\n"
         "        u64 plane = r / kTaps;\n"
         "        const u8* from = img + (plane / kC * kImgStrideN + plane % kC * kImgStrideC) * kElementBytes;\n"
+        "        // Above or left of the image the subtraction wraps: one compare per axis.\n"
+        "        u32 ih = oh * u32(kSH) + kh * u32(kDH) - u32(kPH);\n"
+        "        u32 iw = ow * u32(kSW) + kw * u32(kDW) - u32(kPW);\n"
+        "        const u8* line = from + u64(ih) * (kImgStrideH * kElementBytes);\n"
         "#pragma unroll\n"
         "        for (u32 e = 0; e < kVector; ++e) {\n"
-        "          const u32 kh = tap / u32(kKW), kw = tap % u32(kKW);\n"
-        "          // Above or left of the image the subtraction wraps: one compare per axis.\n"
-        "          const u32 ih = oh * u32(kSH) + kh * u32(kDH) - u32(kPH);\n"
-        "          const u32 iw = ow * u32(kSW) + kw * u32(kDW) - u32(kPW);\n"
         "          const bool inside = e < valid[b]", guard, ";\n"
         "          const tt_elem v = tt_ld_elem(\n"
-        "              inside ? from + (u64(ih) * kImgStrideH + u64(iw) * kImgStrideW) * kElementBytes\n"
-        "                     : img",
+        "              inside ? line + u64(iw) * (kImgStrideW * kElementBytes) : img",
         ImgPolicy(),
         ");\n"
         "          pack[b].e[e] = inside ? v : tt_elem(0);\n"
         "          // The next element: the next column, wrapping to the next row.\n"
+        "          iw += u32(kSW);\n"
         "          if (++ow == u32(kOW)) {\n"
         "            ow = 0;\n"
+        "            ih += u32(kSH);\n"
         "            if (++oh == u32(kOH)) {\n"
         "              oh = 0;\n"
-        "              if (++tap == u32(kTaps)) {\n"
-        "                tap = 0;\n"
-        "                ++plane;\n"
-        "                from = img + (plane / kC * kImgStrideN + plane % kC * kImgStrideC) * kElementBytes;\n"
+        "              if (++kw == u32(kKW)) {\n"
+        "                kw = 0;\n"
+        "                if (++kh == u32(kKH)) {\n"
+        "                  kh = 0;\n"
+        "                  ++plane;\n"
+        "                  from = img + (plane / kC * kImgStrideN + plane % kC * kImgStrideC) * kElementBytes;\n"
+        "                }\n"
         "              }\n"
+        "              ih = kh * u32(kDH) - u32(kPH);\n"
         "            }\n"
+        "            iw = kw * u32(kDW) - u32(kPW);\n"
+        "            line = from + u64(ih) * (kImgStrideH * kElementBytes);\n"
         "          }\n"
         "        }\n"
         "      }\n"
-        "#pragma unroll\n"
+      "#pragma unroll\n"
         "      for (u32 b = 0; b < kBatch; ++b) {\n"
         "        if (valid[b] == kVector) {\n"
         "          tt_st_global(col + at[b], pack[b].v",

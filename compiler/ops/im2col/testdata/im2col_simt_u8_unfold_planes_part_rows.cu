@@ -73,6 +73,7 @@ enum : u64 { kImgStrideW = 3ull };
 enum : u64 { kImgStrideC = 1ull };
 enum : u64 { kOH = 5ull };
 enum : u64 { kTaps = 6ull };
+enum : u32 { kKH = 2u };
 enum : u32 { kVector = 2u };
 enum : u32 { kSegVectors = 2u };
 enum : u32 { kTileItems = 4u };
@@ -99,32 +100,42 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_im2col_simt_im2col(con
         u32 p = column;
         valid[b] = j < vectors && r < kM && p < u32(kK) ? kVector : 0;
         at[b] = (r * kK + p) * kElementBytes;
+        // Where the vector starts: (plane, kh, kw) of its row, (oh, ow) of its column,
+        // and the image position (ih, iw) they read; each then steps along the vector.
         u32 oh = p / u32(kOW), ow = p % u32(kOW);
-        u32 tap = u32(r % kTaps);
+        const u32 tap = u32(r % kTaps);
+        u32 kh = tap / u32(kKW), kw = tap % u32(kKW);
         u64 plane = r / kTaps;
         const u8* from = img + (plane / kC * kImgStrideN + plane % kC * kImgStrideC) * kElementBytes;
+        // Above or left of the image the subtraction wraps: one compare per axis.
+        u32 ih = oh * u32(kSH) + kh * u32(kDH) - u32(kPH);
+        u32 iw = ow * u32(kSW) + kw * u32(kDW) - u32(kPW);
+        const u8* line = from + u64(ih) * (kImgStrideH * kElementBytes);
 #pragma unroll
         for (u32 e = 0; e < kVector; ++e) {
-          const u32 kh = tap / u32(kKW), kw = tap % u32(kKW);
-          // Above or left of the image the subtraction wraps: one compare per axis.
-          const u32 ih = oh * u32(kSH) + kh * u32(kDH) - u32(kPH);
-          const u32 iw = ow * u32(kSW) + kw * u32(kDW) - u32(kPW);
           const bool inside = e < valid[b] && iw < kW;
           const tt_elem v = tt_ld_elem(
-              inside ? from + (u64(ih) * kImgStrideH + u64(iw) * kImgStrideW) * kElementBytes
-                     : img);
+              inside ? line + u64(iw) * (kImgStrideW * kElementBytes) : img);
           pack[b].e[e] = inside ? v : tt_elem(0);
           // The next element: the next column, wrapping to the next row.
+          iw += u32(kSW);
           if (++ow == u32(kOW)) {
             ow = 0;
+            ih += u32(kSH);
             if (++oh == u32(kOH)) {
               oh = 0;
-              if (++tap == u32(kTaps)) {
-                tap = 0;
-                ++plane;
-                from = img + (plane / kC * kImgStrideN + plane % kC * kImgStrideC) * kElementBytes;
+              if (++kw == u32(kKW)) {
+                kw = 0;
+                if (++kh == u32(kKH)) {
+                  kh = 0;
+                  ++plane;
+                  from = img + (plane / kC * kImgStrideN + plane % kC * kImgStrideC) * kElementBytes;
+                }
               }
+              ih = kh * u32(kDH) - u32(kPH);
             }
+            iw = kw * u32(kDW) - u32(kPW);
+            line = from + u64(ih) * (kImgStrideH * kElementBytes);
           }
         }
       }
