@@ -178,7 +178,10 @@ absl::Status DeviceBuffer::CopyFrom(const DeviceBuffer& other) {
 absl::Status DeviceBuffer::Fill(uint8_t value) {
   if (size_ == 0) return absl::OkStatus();
   TT_RETURN_IF_ERROR(context_->Activate());
-  return ToStatus(context_->api().cuMemsetD8(ptr_, value, size_), "cuMemsetD8");
+  TT_RETURN_IF_ERROR(ToStatus(context_->api().cuMemsetD8(ptr_, value, size_), "cuMemsetD8"));
+  // A memset of device memory may return before it is done, on the legacy stream, which
+  // work on non-blocking streams does not wait for: finish it, as CopyFrom does.
+  return context_->Synchronize();
 }
 
 absl::StatusOr<std::unique_ptr<Stream>> Stream::Create(const Context& context) {

@@ -96,7 +96,7 @@ class DeviceBuffer {
   // A device-to-device copy of all of `other` (no larger than this buffer, on the same
   // context) to the start of this one, complete when it returns.
   absl::Status CopyFrom(const DeviceBuffer& other);
-  // Sets every byte to `value`.
+  // Sets every byte to `value`, complete when it returns.
   absl::Status Fill(uint8_t value);
 
  private:
