@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "compiler/base/sha256.h"
+#include "compiler/cuda/kernel_digest.h"
 #include "compiler/base/status_macros.h"
 #include "compiler/target/target.h"
 
@@ -197,7 +198,7 @@ absl::StatusOr<Ptx> SimulatedCompilationProvider::CompileToPtx(const CudaSource&
 
 absl::StatusOr<Cubin> SimulatedCompilationProvider::CompileToCubin(const CudaSource& source,
                                                                     const CompileOptions& options) {
-  return Cubin{absl::StrCat("simulated:", Sha256Hex(source.text)), options.arch, ""};
+  return Cubin{absl::StrCat("simulated:", KernelDigest(source.text)), options.arch, ""};
 }
 
 }  // namespace autotune

@@ -18,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "compiler/base/sha256.h"
+#include "compiler/cuda/kernel_digest.h"
 #include "compiler/base/status_macros.h"
 #include "compiler/ops/candidates.h"
 #include "compiler/tuning_db/measurement.h"
@@ -369,14 +369,14 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
   tuning::TuningRecord& record = out.record;
   TT_ASSIGN_OR_RETURN(*record.mutable_problem(), definition.ToProblem(op));
   *record.mutable_winner() =
-      VariantOf(winner.resolution.request.op->hints, *winner.lowered, Sha256Hex(winner.source));
+      VariantOf(winner.resolution.request.op->hints, *winner.lowered, KernelDigest(winner.source));
   TT_ASSIGN_OR_RETURN(*record.mutable_winner_statistics(),
                       tuning::StatisticsOf(winner.samples_us, sizes.bytes_moved));
   for (const Measured& m : all) {
     if (&m == &winner) continue;
     tuning::CandidateResult* c = record.add_candidates();
     *c->mutable_variant() =
-        VariantOf(m.resolution.request.op->hints, *m.lowered, Sha256Hex(m.source));
+        VariantOf(m.resolution.request.op->hints, *m.lowered, KernelDigest(m.source));
     c->set_status(m.status);
     if (!m.samples_us.empty()) {
       TT_ASSIGN_OR_RETURN(*c->mutable_statistics(),

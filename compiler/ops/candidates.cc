@@ -9,7 +9,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "compiler/base/sha256.h"
+#include "compiler/cuda/kernel_digest.h"
 #include "compiler/base/status_macros.h"
 
 namespace tiletune {
@@ -36,7 +36,8 @@ absl::StatusOr<CandidateSet> BuildCandidates(const TileOpDefinition& definition,
       continue;
     }
     CudaSource source = definition.Emit(**lowered);
-    std::string sha = Sha256Hex(source.text);
+    // Candidates whose code is the same are one kernel (KernelDigest ignores comments).
+    std::string sha = KernelDigest(source.text);
     auto [it, inserted] = by_source.emplace(sha, set.candidates.size());
     if (!inserted) {
       ++set.duplicates;
