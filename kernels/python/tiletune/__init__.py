@@ -563,6 +563,10 @@ def _bind_output(call, source, out, what):
     if out is None:
         out = _empty_like_input(source, shape, dtype)
     o = _array(out, "out", output=True)
+    source_array = call.input[0]
+    if o.torch and source_array.torch and o.device != source_array.device:
+        raise InvalidArgumentError(1, f"out is on cuda:{o.device} and the input on "
+                                   f"cuda:{source_array.device}; they must be on one device")
     if o.shape != shape or o.dtype != dtype:
         raise InvalidArgumentError(1, f"out is {o.dtype} {o.shape}; {what} needs {dtype} {shape}")
     _dense(o, "out")
