@@ -134,6 +134,17 @@ absl::Status CheckWinnerLowers(const TileOpDefinition& definition, const TileOp&
         absl::StrCat("winner does not lower for its problem on ", target->ArchName(), ": ",
                      Abbreviate(lowered.status().message(), 300)));
   }
+  // The kernel the record timed is the one its lowering names: a winner that now lowers to
+  // another path or form (a pixel-row launch on channel-row columns, say) would run a
+  // kernel nobody timed.
+  if (!stored.path().empty() &&
+      (stored.path() != (*lowered)->path_name || stored.form() != (*lowered)->form_name)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "winner's lowering is ", stored.path(), stored.form().empty() ? "" : "/", stored.form(),
+        " but its hints and launch lower to ", (*lowered)->path_name,
+        (*lowered)->form_name.empty() ? "" : "/", (*lowered)->form_name, " for its problem on ",
+        target->ArchName()));
+  }
   return absl::OkStatus();
 }
 

@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "compiler/ops/builtin_ops.h"
 #include "compiler/ops/candidates.h"
+#include "compiler/target/target.h"
 #include "compiler/tuning_db/tuning_db.h"
 #include "compiler/tuning_db/tuning_db_test_util.h"
 #include "gmock/gmock.h"
@@ -203,6 +204,39 @@ TEST(TileOpRegistryTest, RecordsThatWouldNotLowerOrBreakPhysicsAreRefused) {
     c.edit(record);
     EXPECT_THAT(Msg(check(record)), HasSubstr(c.expected)) << c.what;
   }
+}
+
+// A record's winner must still lower to the path and form it names: a pixel-row im2col
+// launch on a problem of channel-row columns lowers to the planes form, a kernel the record
+// never timed. And a column order this reader does not know is refused, naming it.
+TEST(TileOpRegistryTest, WinnersThatNowLowerToAnotherFormAreRefused) {
+  const TileOpRegistry& ops = BuiltinTileOps();
+  tuning::RecordValidator check = ops.RecordValidator();
+  auto definition = ops.Find("im2col");
+  ASSERT_TRUE(definition.ok()) << definition.status();
+  auto op = (*definition)->ParseSpec("f16:8,56,56,64:k=3:p=1");
+  ASSERT_TRUE(op.ok()) << op.status();
+  const Target target = *Target::Parse("sm_90a");
+  const Trial trial = (*definition)->Heuristic(**op, target);
+  (*op)->hints = trial.hints;
+  auto lowered = (*definition)->Lower(**op, target, trial.launch);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  tuning::TuningRecord record = tuning::TestIm2colRecord(1);
+  record.mutable_problem()->set_dtype("f16");
+  *record.mutable_winner() = VariantOf(trial.hints, **lowered, std::string(64, 'a'));
+  record.clear_candidates();
+  auto problem = (*definition)->ToProblem(**op);
+  ASSERT_TRUE(problem.ok());
+  *record.mutable_problem() = *problem;
+  ASSERT_TRUE(check(record).ok()) << check(record);
+  tuning::TuningRecord planes = record;
+  tuning::Im2colProblem* p = planes.mutable_problem()->mutable_im2col();
+  p->set_col_order(tuning::COLUMN_ORDER_CHANNEL_ROWS);
+  p->clear_img_strides();
+  for (int64_t s : {64 * 56 * 56, 56, 1, 56 * 56}) p->add_img_strides(s);
+  EXPECT_THAT(Msg(check(planes)), HasSubstr("lower to simt_im2col/planes"));
+  p->set_col_order(static_cast<tuning::ColumnOrder>(7));
+  EXPECT_THAT(Msg(check(planes)), HasSubstr("col_order 7"));
 }
 
 // Issue 17: a database holding a shape of [INT64_MAX, INT64_MAX], or of rank 2,000,000,
