@@ -48,12 +48,15 @@ absl::Status PlaceTiles(const Col2imOp& op, const LaunchParams& launch, LoweredC
   }
   l.num_tiles = g.n * l.tiles_h * l.tiles_w;
   l.tile_bytes = l.tile_h * l.tile_w * g.c * l.element_bytes;
-  l.decision_log.push_back(absl::StrCat(
-      "col2im ", DataTypeName(l.dtype), " ", Im2colGeometryToString(g), " with output tile ",
-      l.tile_h, "x", l.tile_w, "x", g.c, ": ", g.n, " x ", l.tiles_h, " x ", l.tiles_w, " = ",
-      l.num_tiles, " tiles", g.h % l.tile_h ? ", row tail guarded" : "",
-      g.w % l.tile_w ? ", column tail guarded" : "",
-      launch.tile[0] > g.h || launch.tile[1] > g.w ? " (tile clipped to the image)" : ""));
+  // The planes form places its own tiles (over planes, or whole rows across them).
+  if (op.order != ColumnOrder::kChannelRows) {
+    l.decision_log.push_back(absl::StrCat(
+        "col2im ", DataTypeName(l.dtype), " ", Im2colGeometryToString(g), " with output tile ",
+        l.tile_h, "x", l.tile_w, "x", g.c, ": ", g.n, " x ", l.tiles_h, " x ", l.tiles_w, " = ",
+        l.num_tiles, " tiles", g.h % l.tile_h ? ", row tail guarded" : "",
+        g.w % l.tile_w ? ", column tail guarded" : "",
+        launch.tile[0] > g.h || launch.tile[1] > g.w ? " (tile clipped to the image)" : ""));
+  }
   l.decision_log.push_back(
       op.order == ColumnOrder::kChannelRows
           ? "taps summed in f32 in the order kh descending, then kw descending (F.fold's); one "
@@ -257,7 +260,8 @@ absl::Status LowerPlanes(const Target& target, const LaunchParams& launch, Lower
   l.path = Col2imPath::kSimtPlanes;
   l.instruction = chain[chosen].instruction;
   l.decision_log.push_back(absl::StrCat(
-      "planes form: ",
+      "col2im ", DataTypeName(l.dtype), " ", Im2colGeometryToString(g),
+      " from channel_rows columns [N, C*KH*KW, OH*OW]; planes form: ",
       l.flat_rows ? absl::StrCat("the dense NCHW image as [N*C*H, W] = [", image_rows, ", ", g.w,
                                  "] in runs of ", l.tile_h, " whole rows, ", l.num_tiles,
                                  " tiles")
