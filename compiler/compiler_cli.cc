@@ -39,7 +39,7 @@ const std::vector<OpFlag>& CommonFlags() {
       {"threads", "threads per CTA, a multiple of 32 up to 1024 (default 128)"},
       {"stages", "pipeline stages, 1 to 8 (default 1)"},
       {"ctas_per_sm", "0: one CTA per tile; n: a persistent grid of n CTAs per SM"},
-      {"target", "sm_70 .. sm_120, as `cuda -arch=sm_90a` or sm_90a (default sm_90a)"},
+      {"target", "sm_70 .. sm_121 (sm_75 and up compile with NVRTC 13), as `cuda -arch=sm_90a` or sm_90a (default sm_90a)"},
       {"emit", "plan, cuda or ptx (default plan)"},
       {"coalesced_width", "elements per vector access: 1, 2, 4, 8, 16"},
       {"disable_tma", "never lower through TMA", /*boolean=*/true},

@@ -208,7 +208,7 @@ int64_t InputBoxBytes(const LoweredIm2col& l, const LoweredIm2col::InputBox& box
 constexpr int kPrefetchWaves = 3;
 // Resident CTAs an SM holds at most (sm_80 and sm_90).
 constexpr int64_t kMaxCtasPerSm = 32;
-// 32-bit registers per SM (sm_70 to sm_120), allocated to a thread in units of 8.
+// 32-bit registers per SM (sm_70 to sm_121), allocated to a thread in units of 8.
 constexpr int64_t kRegistersPerSm = 65536;
 constexpr int64_t kRegisterUnit = 8;
 // The fewest registers per thread the bulk-filled kernel is held to: fewer registers ran
