@@ -16,8 +16,9 @@ Run on the GPU machine (PyTorch is installed there; tiletune never depends on it
 import argparse
 import json
 import re
-import statistics
 import sys
+
+from cuda_timing import time_ms
 
 LAYERS = [  # name, n, h, w, c, kernel, stride, pad: the same as bench/col2im_benchmark.cc
     ("n64_c64_56x56_k3_s1_p1", 64, 56, 56, 64, 3, 1, 1),
@@ -44,20 +45,7 @@ def fold_gbps():
         cols = [torch.randn(n, c * k * k, oh * ow, device="cuda", dtype=torch.float16)
                 for _ in range(sets)]
         fold = lambda x: F.fold(x, output_size=(h, w), kernel_size=k, stride=s, padding=p)
-        for x in cols:
-            fold(x)
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(9):
-            start = torch.cuda.Event(enable_timing=True)
-            stop = torch.cuda.Event(enable_timing=True)
-            start.record()
-            for i in range(8):
-                fold(cols[i % sets])
-            stop.record()
-            stop.synchronize()
-            times.append(start.elapsed_time(stop) / 8)
-        ms = statistics.median(times)
+        ms = time_ms(fold, [(x,) for x in cols])
         results[name] = (col_bytes + img_bytes) / ms / 1e6
         del cols
         torch.cuda.empty_cache()

@@ -36,6 +36,7 @@ import torch.nn.functional as F
 
 import tiletune
 import tiletune.torch as ttt
+from cuda_timing import time_ms
 
 L2_BYTES = 60 << 20  # H200; only sets the rotation depth
 
@@ -62,24 +63,6 @@ def out_size(size, k, s, p):
 
 def sets_for(nbytes):
     return max(2, min(16, -(-2 * L2_BYTES // max(nbytes, 1)) + 1))
-
-
-def time_ms(fn, args_list):
-    """Median ms per call of fn(*args) rotating over args_list."""
-    for args in args_list:
-        fn(*args)
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(9):
-        start = torch.cuda.Event(enable_timing=True)
-        stop = torch.cuda.Event(enable_timing=True)
-        start.record()
-        for i in range(8):
-            fn(*args_list[i % len(args_list)])
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop) / 8)
-    return statistics.median(times)
 
 
 def same(a, b):

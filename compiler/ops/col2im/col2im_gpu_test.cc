@@ -22,6 +22,7 @@
 #include "compiler/ops/col2im/col2im_op.h"
 #include "compiler/ops/col2im/col2im_search_space.h"
 #include "compiler/ops/im2col/im2col_test_util.h"
+#include "compiler/ops/im2col/conv_spec.h"
 #include "gtest/gtest.h"
 #include "kernels/runtime/gpu_test_util.h"
 #include "kernels/tile_kernel.h"
@@ -85,7 +86,7 @@ Col2imCase RandomCase(Col2imPath path, int index) {
         const int64_t row = g.w + Uniform(rng, 1, 3);
         op.img.strides = {g.c * g.h * row, row, 1, g.h * row};
       } else if (roll != 1) {
-        op.img.strides = {g.c * g.h * g.w, g.w, 1, g.h * g.w};
+        op.img.strides = NchwStrides(g);
       }
     } else if (Uniform(rng, 0, 4) == 0) {  // padded pixels, rows and images
       const int64_t pixel = g.c + Uniform(rng, 0, 3);
@@ -156,7 +157,7 @@ std::vector<Col2imCase> Cases() {
            {"fold_vit_patchify", DataType::kF32, G(2, 224, 224, 3, 16, 16, 16, 16, 1, 1, 0, 0)},
            {"fold_unet_k4_s2_p1", DataType::kBF16, G(2, 64, 64, 32, 4, 4, 2, 2, 1, 1, 1, 1)}}) {
     Col2imOp op = Col2imOp::Dense(dtype, g);
-    op.img.strides = {g.c * g.h * g.w, g.w, 1, g.h * g.w};
+    op.img.strides = NchwStrides(g);
     op.order = ColumnOrder::kChannelRows;
     const Trial trial = Col2imHeuristic(op, *Target::Parse("sm_90a"));
     op.hints = trial.hints;

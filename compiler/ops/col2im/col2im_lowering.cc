@@ -12,6 +12,7 @@
 #include "compiler/base/status_macros.h"
 #include "compiler/ir/buffer.h"
 #include "compiler/lower/lowering_rules.h"
+#include "compiler/ops/im2col/conv_spec.h"
 
 namespace tiletune {
 namespace {
@@ -181,6 +182,19 @@ std::vector<std::string> CheckSimt(const Target& target, const LaunchParams& lau
   return why;
 }
 
+// What every form ends with: the widest access (the shared-memory forms copy 16-byte
+// chunks), the L2 policies and the kernel's name.
+void FinishLowering(const Target& target, LoweredCol2im& l) {
+  l.vector_bytes = l.path == Col2imPath::kSimtDirect || l.path == Col2imPath::kSimtPlanes
+                       ? l.vector_elems * l.element_bytes
+                       : 16;
+  l.col_policy = ChooseL2Policy(l.hints.EvictionFor("col"), target, "column loads",
+                                l.decision_log);
+  l.img_policy = ChooseL2Policy(l.hints.EvictionFor("img"), target, "image stores",
+                                l.decision_log);
+  l.kernel_name = absl::StrCat("tt_col2im_", l.form_name);
+}
+
 // The planes form (channel-row columns): tiles over every (n, c) plane, the vector along
 // W, and the path (the swept paths refused by the chain with the reason).
 absl::Status LowerPlanes(const Target& target, const LaunchParams& launch, LoweredCol2im& l) {
@@ -191,10 +205,9 @@ absl::Status LowerPlanes(const Target& target, const LaunchParams& launch, Lower
     return absl::InvalidArgumentError(absl::StrCat(
         "channel_rows columns of OH*OW=", l.k, " per row: the planes form needs below 2^31"));
   }
-  const std::vector<int64_t> nchw = {g.c * g.h * g.w, g.w, 1, g.h * g.w};
   const int64_t image_rows = g.n * g.c * g.h;
   // A dense NCHW image is the matrix [N*C*H, W]: tiles of whole rows of it are runs.
-  l.flat_rows = l.img_strides == nchw && launch.tile[1] >= g.w;
+  l.flat_rows = l.img_strides == NchwStrides(g) && launch.tile[1] >= g.w;
   std::vector<VectorConstraint> constraints;
   std::string limit;
   int legal = 1;
@@ -325,12 +338,7 @@ absl::StatusOr<LoweredCol2im> LowerCol2im(const Col2imOp& op, const Target& targ
     TT_RETURN_IF_ERROR(LowerPlanes(target, launch, l));
     l.path_name = Col2imPathName(l.path);
     l.form_name = Col2imFormName(l.path);
-    l.vector_bytes = l.vector_elems * l.element_bytes;
-    l.col_policy = ChooseL2Policy(l.hints.EvictionFor("col"), target, "column loads",
-                                  l.decision_log);
-    l.img_policy = ChooseL2Policy(l.hints.EvictionFor("img"), target, "image stores",
-                                  l.decision_log);
-    l.kernel_name = absl::StrCat("tt_col2im_", l.form_name);
+    FinishLowering(target, l);
     return l;
   }
 
@@ -410,13 +418,7 @@ absl::StatusOr<LoweredCol2im> LowerCol2im(const Col2imOp& op, const Target& targ
   if (l.hints.loop_layout.has_value()) {
     l.decision_log.push_back("loop_layout does not apply: col2im's threads walk channels fastest");
   }
-  l.vector_bytes =
-      l.path == Col2imPath::kSimtDirect ? l.vector_elems * l.element_bytes : 16;
-  l.col_policy = ChooseL2Policy(l.hints.EvictionFor("col"), target, "column loads",
-                                l.decision_log);
-  l.img_policy = ChooseL2Policy(l.hints.EvictionFor("img"), target, "image stores",
-                                l.decision_log);
-  l.kernel_name = absl::StrCat("tt_col2im_", l.form_name);
+  FinishLowering(target, l);
   return l;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "compiler/ir/buffer.h"
+#include "compiler/ops/im2col/conv_spec.h"
 #include "compiler/ops/im2col/im2col_op.h"
 #include "compiler/ops/im2col/im2col_reference.h"
 #include "compiler/ops/im2col/im2col_test_util.h"
@@ -199,7 +200,7 @@ namespace {
 TEST(Col2imReferenceTest, ChannelRowsFoldIsTheAdjointOfChannelRowsUnfold) {
   const Im2colGeometry g = G(2, 9, 11, 3, 3, 2, 2, 1, 1, 2, 1, 1);
   Im2colOp unfold = Im2colOp::Dense(DataType::kF32, g);
-  unfold.img.strides = {g.c * g.h * g.w, g.w, 1, g.h * g.w};
+  unfold.img.strides = NchwStrides(g);
   unfold.order = ColumnOrder::kChannelRows;
   Col2imOp fold = Col2imOp::Dense(DataType::kF32, g);
   fold.img.strides = unfold.img.strides;

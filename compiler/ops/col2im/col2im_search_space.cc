@@ -8,6 +8,7 @@
 
 #include "compiler/lower/lowering_rules.h"
 #include "compiler/ops/col2im/col2im_lowering.h"
+#include "compiler/ops/im2col/conv_spec.h"
 
 namespace tiletune {
 namespace {
@@ -52,8 +53,7 @@ std::vector<int> BandThreads(const Im2colGeometry& g) {
 // grid would hold under 1024 tiles.
 LaunchParams PlanesLaunch(const Col2imOp& op, int64_t pixels, int threads) {
   const Im2colGeometry& g = op.geometry;
-  const std::vector<int64_t> nchw = {g.c * g.h * g.w, g.w, 1, g.h * g.w};
-  if (op.img.strides == nchw) {
+  if (op.img.strides == NchwStrides(g)) {
     const int64_t rows = g.n * g.c * g.h;
     const int64_t vector = 16 / DataTypeBytes(op.img.dtype);
     const int64_t unit = vector / std::gcd(vector, g.w);

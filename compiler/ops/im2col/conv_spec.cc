@@ -54,10 +54,14 @@ absl::StatusOr<ConvLayout> ParseLayout(absl::string_view where, absl::string_vie
 
 }  // namespace
 
+std::vector<int64_t> NchwStrides(const Im2colGeometry& g) {
+  return {g.c * g.h * g.w, g.w, 1, g.h * g.w};
+}
+
 Buffer ConvImage(const std::string& name, DataType dtype, const Im2colGeometry& g,
                  ConvLayout layout) {
   Buffer img = Buffer::RowMajor(name, dtype, Scope::kGlobal, {g.n, g.h, g.w, g.c});
-  if (layout == ConvLayout::kNchw) img.strides = {g.c * g.h * g.w, g.w, 1, g.h * g.w};
+  if (layout == ConvLayout::kNchw) img.strides = NchwStrides(g);
   return img;
 }
 
@@ -245,8 +249,7 @@ std::string DescribeConvOp(const std::string& op, const Im2colGeometry& g, const
       absl::StrCat(op, " ", DataTypeName(img.dtype), " N", g.n, " C", g.c, " ", g.h, "x", g.w,
                    " k", g.kh, "x", g.kw, " s", g.sh, "x", g.sw, " d", g.dh, "x", g.dw, " p",
                    g.ph, "x", g.pw);
-  if (img.shape.size() == 4 &&
-      img.strides == ConvImage(img.name, img.dtype, g, ConvLayout::kNchw).strides) {
+  if (img.shape.size() == 4 && img.strides == NchwStrides(g)) {
     absl::StrAppend(&text, " NCHW");
   } else if (!img.IsRowMajor()) {
     absl::StrAppend(&text, " img strides [", absl::StrJoin(img.strides, ", "), "]");

@@ -26,6 +26,10 @@ namespace tiletune {
 // NCHW (a dense NCHW image, ColumnOrder::kChannelRows: PyTorch's unfold and fold).
 enum class ConvLayout { kNhwc, kNchw };
 
+// The element strides of a dense NCHW image of `g`'s extents, in NHWC order:
+// {C*H*W, W, 1, H*W}.
+std::vector<int64_t> NchwStrides(const Im2colGeometry& g);
+
 // The image buffer of `layout`: extents {n, h, w, c}, dense NHWC strides or dense NCHW
 // ones {C*H*W, W, 1, H*W}.
 Buffer ConvImage(const std::string& name, DataType dtype, const Im2colGeometry& g,

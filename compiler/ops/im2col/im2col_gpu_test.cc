@@ -21,6 +21,7 @@
 #include "compiler/codegen/codegen_test_util.h"
 #include "compiler/ops/im2col/im2col_definition.h"
 #include "compiler/ops/im2col/im2col_lowering.h"
+#include "compiler/ops/im2col/conv_spec.h"
 #include "compiler/ops/im2col/im2col_op.h"
 #include "compiler/ops/im2col/im2col_search_space.h"
 #include "compiler/ops/im2col/im2col_test_util.h"
@@ -109,7 +110,7 @@ Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false, bool phase 
         const int64_t row = g.w + Uniform(rng, 1, 3);
         op.img.strides = {g.c * g.h * row, row, 1, g.h * row};
       } else if (roll != 1) {
-        op.img.strides = {g.c * g.h * g.w, g.w, 1, g.h * g.w};
+        op.img.strides = NchwStrides(g);
       }
     }
     // Sometimes a strided image: rows padded by a few pixels (whole 16-byte units on TMA).
@@ -287,7 +288,7 @@ std::vector<Im2colCase> Cases() {
            {"unfold_heuristic_vit_h14", DataType::kBF16, G(2, 224, 224, 3, 14, 14, 14, 14, 1, 1, 0, 0)},
            {"unfold_heuristic_unet_up", DataType::kF32, G(2, 64, 64, 16, 4, 4, 2, 2, 1, 1, 1, 1)}}) {
     Im2colOp op = Im2colOp::Dense(dtype, g);
-    op.img.strides = {g.c * g.h * g.w, g.w, 1, g.h * g.w};
+    op.img.strides = NchwStrides(g);
     op.order = ColumnOrder::kChannelRows;
     const Trial trial = Im2colHeuristic(op, *Target::Parse("sm_90a"));
     op.hints = trial.hints;
@@ -296,7 +297,7 @@ std::vector<Im2colCase> Cases() {
   for (const Unfold& u : unfold) {
     Im2colOp op = Im2colOp::Dense(u.dtype, u.geometry);
     const Im2colGeometry& g = u.geometry;
-    op.img.strides = {g.c * g.h * g.w, g.w, 1, g.h * g.w};
+    op.img.strides = NchwStrides(g);
     op.order = ColumnOrder::kChannelRows;
     cases.push_back({u.name, op, u.launch, Im2colPath::kSimtPlanes});
   }

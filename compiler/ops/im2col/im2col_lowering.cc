@@ -355,8 +355,22 @@ absl::Status PlaceTiles(const Im2colOp& op, const LaunchParams& launch, LoweredI
   return absl::OkStatus();
 }
 
-// The planes form (channel-row columns): the band, the vector, the items per thread and
-// the path (TMA refused by the chain, so prefer_instruction=tma is an error naming why).
+// What every form ends with: the widest access, the L2 policies and the kernel's name.
+void FinishLowering(const Target& target, LoweredIm2col& l) {
+  l.vector_bytes = (l.path == Im2colPath::kSimtFlat || l.path == Im2colPath::kSimtStaged
+                        ? l.flat_vector_elems
+                        : l.vector_elems) *
+                   l.element_bytes;
+  l.img_policy = ChooseL2Policy(l.hints.EvictionFor("img"), target, "image loads",
+                                l.decision_log);
+  l.col_policy = ChooseL2Policy(l.hints.EvictionFor("col"), target, "column stores",
+                                l.decision_log);
+  l.kernel_name = absl::StrCat("tt_im2col_", l.path_name);
+}
+
+// The planes form (channel-row columns): the tile over [N*C*KH*KW, OH*OW], the vector, the
+// items per thread and the path (TMA refused by the chain, so prefer_instruction=tma is an
+// error naming why).
 absl::Status LowerPlanes(const Target& target, const LaunchParams& launch, LoweredIm2col& l) {
   const Im2colGeometry& g = l.geometry;
   if (l.hints.loop_layout) {
@@ -697,12 +711,7 @@ absl::StatusOr<LoweredIm2col> LowerIm2col(const Im2colOp& op, const Target& targ
     TT_RETURN_IF_ERROR(LowerPlanes(target, launch, l));
     l.path_name = Im2colPathName(l.path);
     l.form_name = Im2colFormName(l.path);
-    l.vector_bytes = l.vector_elems * l.element_bytes;
-    l.img_policy = ChooseL2Policy(l.hints.EvictionFor("img"), target, "image loads",
-                                  l.decision_log);
-    l.col_policy = ChooseL2Policy(l.hints.EvictionFor("col"), target, "column stores",
-                                  l.decision_log);
-    l.kernel_name = absl::StrCat("tt_im2col_", l.path_name);
+    FinishLowering(target, l);
     return l;
   }
   TT_RETURN_IF_ERROR(PlaceTiles(op, launch, l));
@@ -733,15 +742,7 @@ absl::StatusOr<LoweredIm2col> LowerIm2col(const Im2colOp& op, const Target& targ
     l.box = LoweredIm2col::InputBox{};
     PlaceTma(l);
   }
-  l.vector_bytes = (l.path == Im2colPath::kSimtFlat || l.path == Im2colPath::kSimtStaged
-                        ? l.flat_vector_elems
-                        : l.vector_elems) *
-                   l.element_bytes;
-  l.img_policy = ChooseL2Policy(l.hints.EvictionFor("img"), target, "image loads",
-                                l.decision_log);
-  l.col_policy = ChooseL2Policy(l.hints.EvictionFor("col"), target, "column stores",
-                                l.decision_log);
-  l.kernel_name = absl::StrCat("tt_im2col_", l.path_name);
+  FinishLowering(target, l);
   return l;
 }
 
@@ -762,18 +763,12 @@ std::string DescribeIm2colPlan(const LoweredIm2col& l) {
     absl::StrAppend(&out, "vector      ", l.vector_elems, " elements (",
                     l.vector_elems * l.element_bytes, " B) along the matrix rows, ",
                     l.items_per_thread, " per thread per tile at most\n");
-    absl::StrAppend(&out, PlanFooter(l, absl::StrCat("image ",
-                                                     l.img_policy ? EvictionPolicyName(*l.img_policy)
-                                                                  : std::string("none"),
-                                                     ", columns ",
-                                                     l.col_policy ? EvictionPolicyName(*l.col_policy)
-                                                                  : std::string("none"))));
-    return out;
+  } else {
+    absl::StrAppend(&out, "columns     [", l.m, ", ", l.k, "] (M = N*OH*OW, K = KH*KW*C)\n");
+    absl::StrAppend(&out, "tile        [", l.block_m, ", ", l.block_k, "] (", l.tile_bytes,
+                    " B), ", l.tiles_m, " x ", l.tiles_k, " = ", l.num_tiles, " tiles\n");
+    absl::StrAppend(&out, "threads     ", l.launch.threads, "\n");
   }
-  absl::StrAppend(&out, "columns     [", l.m, ", ", l.k, "] (M = N*OH*OW, K = KH*KW*C)\n");
-  absl::StrAppend(&out, "tile        [", l.block_m, ", ", l.block_k, "] (", l.tile_bytes, " B), ",
-                  l.tiles_m, " x ", l.tiles_k, " = ", l.num_tiles, " tiles\n");
-  absl::StrAppend(&out, "threads     ", l.launch.threads, "\n");
   switch (l.path) {
     case Im2colPath::kSimtFlat:
     case Im2colPath::kSimtStaged:
@@ -818,6 +813,8 @@ std::string DescribeIm2colPlan(const LoweredIm2col& l) {
       absl::StrAppend(&out, "tma stores  ", l.store_rows, "-row boxes\n");
       break;
     }
+    case Im2colPath::kSimtPlanes:
+      break;  // described above
   }
   absl::StrAppend(&out, PlanFooter(l, absl::StrCat("image ",
                                                    l.img_policy ? EvictionPolicyName(*l.img_policy)

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "compiler/ops/im2col/conv_spec.h"
 #include "compiler/ops/im2col/im2col_op.h"
 #include "compiler/ops/im2col/im2col_test_util.h"
 #include "compiler/target/target.h"
@@ -586,7 +587,7 @@ namespace {
 
 Im2colOp Unfold(DataType dtype, const Im2colGeometry& g) {
   Im2colOp op = Im2colOp::Dense(dtype, g);
-  op.img.strides = {g.c * g.h * g.w, g.w, 1, g.h * g.w};
+  op.img.strides = NchwStrides(g);
   op.order = ColumnOrder::kChannelRows;
   return op;
 }

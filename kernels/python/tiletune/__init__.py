@@ -626,6 +626,27 @@ def _fast_run(key, inp, out, stream):
     return True
 
 
+def _fast_conv(kind, inp, out, stream, args):
+    """im2col's and col2im's warm path: (key, out, True) when the call ran from what an
+    earlier one kept (allocating `out` when it is None), else (key or None, out, False)."""
+    args = _args_key(*args)
+    if stream is not None or args is None or not _is_torch(inp) or not (out is None or _is_torch(out)):
+        return None, out, False
+    key = (kind, _torch_key(inp)) + args
+    if out is None:
+        shape = _fast.get((key, "shape"))
+        if shape is None:
+            return key, out, False
+        out = inp.new_empty(shape)
+    return key, out, _fast_run(key + (_torch_key(out),), inp, out, None)
+
+
+def _keep_fast_conv(key, plan, call, inp, out):
+    if key is not None and _is_torch(out):
+        _keep_fast(key + (_torch_key(out),), plan, call, inp, out)
+        _fast[(key, "shape")] = tuple(out.shape)
+
+
 def _keep_fast(key, plan, call, inp, out):
     if key is None:
         return
@@ -654,22 +675,13 @@ def im2col(x, kernel_size, stride=1, dilation=1, padding=0, layout="nhwc", out=N
     row (n, oh, ow) holds the window's taps kh, kw, then channels, zero where the window
     leaves the image. With layout='nchw', `x` is [N, C, H, W] and the result
     [N, C*KH*KW, OH*OW], F.unfold's. Into `out` when given."""
-    key = None
-    args = _args_key(kernel_size, stride, dilation, padding, layout)
-    if stream is None and args is not None and _is_torch(x) and (out is None or _is_torch(out)):
-        key = ("im2col", _torch_key(x)) + args
-        if out is None:
-            shape = _fast.get((key, "shape"))
-            if shape is not None:
-                out = x.new_empty(shape)
-        if out is not None and _fast_run(key + (_torch_key(out),), x, out, None):
-            return out
+    key, out, done = _fast_conv("im2col", x, out, stream,
+                                (kernel_size, stride, dilation, padding, layout))
+    if done:
+        return out
     call = _prepare_im2col(x, kernel_size, stride, dilation, padding, layout)
     out = _bind_output(call, x, out, "im2col of x")
-    plan = _run(call, stream)
-    if key is not None and _is_torch(out):
-        _keep_fast(key + (_torch_key(out),), plan, call, x, out)
-        _fast[(key, "shape")] = tuple(out.shape)
+    _keep_fast_conv(key, _run(call, stream), call, x, out)
     return out
 
 
@@ -680,22 +692,13 @@ def col2im(cols, output_size, kernel_size, stride=1, dilation=1, padding=0, layo
     rounded once). With layout='nchw', `cols` is [N, C*KH*KW, OH*OW] and the result
     [N, C, H, W], F.fold's (its taps summed in F.fold's order). `output_size` is (H, W).
     Into `out` when given."""
-    key = None
-    args = _args_key(output_size, kernel_size, stride, dilation, padding, layout)
-    if stream is None and args is not None and _is_torch(cols) and (out is None or _is_torch(out)):
-        key = ("col2im", _torch_key(cols)) + args
-        if out is None:
-            shape = _fast.get((key, "shape"))
-            if shape is not None:
-                out = cols.new_empty(shape)
-        if out is not None and _fast_run(key + (_torch_key(out),), cols, out, None):
-            return out
+    key, out, done = _fast_conv("col2im", cols, out, stream,
+                                (output_size, kernel_size, stride, dilation, padding, layout))
+    if done:
+        return out
     call = _prepare_col2im(cols, output_size, kernel_size, stride, dilation, padding, layout)
     out = _bind_output(call, cols, out, "col2im")
-    plan = _run(call, stream)
-    if key is not None and _is_torch(out):
-        _keep_fast(key + (_torch_key(out),), plan, call, cols, out)
-        _fast[(key, "shape")] = tuple(out.shape)
+    _keep_fast_conv(key, _run(call, stream), call, cols, out)
     return out
 
 
