@@ -4,6 +4,7 @@
 # info (TILETUNE_LINE_INFO=1) so reports name source lines. Prints a table of error and
 # hazard counts per operator and tool last; full logs go to $OUT/sanitize/.
 #   SANITIZE_TOOLS="memcheck racecheck" SANITIZE_SECONDS=120 bash bench/sanitize_on_device.sh
+# SANITIZE_OPS="copy col2im" picks operators ("" runs only the racecheck reproducer).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-device-logs}/sanitize"
@@ -19,7 +20,7 @@ declare -A samples=(
   [col2im]="$(first3 staged_cp_async direct_cp_async swept_cp_async)*/swept_tma_00*:*/stem_7x7_s2_p3_swept_bands_persistent"
 )
 rows=()
-for op in copy im2col col2im; do
+for op in ${SANITIZE_OPS-copy im2col col2im}; do
   bin=".device/bin/${op}_gpu_test"
   [ -x "$bin" ] || continue
   for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
@@ -40,5 +41,23 @@ for op in copy im2col col2im; do
     rows+=("$(printf '%-7s %-10s rc=%-3s tests passed %-4s %s' "$op" "$tool" "$rc" "$tests" "${summary:-no summary (timed out?)}")")
   done
 done
+# The minimal reproducer of col2im's TMA-sweep report (bench/racecheck_release.cc): the
+# sweep's per-warp release, every thread releasing, and a real race (no __syncwarp), with a
+# bulk-copy fill and a plain-store fill.
+if [ -x .device/bin/racecheck_release ]; then
+  for release in warp thread nosync; do
+    for fill in bulk stores; do
+      log="$out/racecheck_release_${release}_${fill}.txt"
+      timeout 120 compute-sanitizer --tool racecheck --racecheck-report all --print-limit 5 \
+        .device/bin/racecheck_release --release=$release --fill=$fill --blocks=2 --rows=8 \
+        > "$log" 2>&1
+      rc=$?
+      exact=$(grep -oE '[0-9]+ of [0-9]+ sums differ' "$log" || echo "no result")
+      summary=$(grep -E 'RACECHECK SUMMARY' "$log" | tail -n 1 | sed 's/^========= //')
+      rows+=("$(printf 'repro   release=%-6s fill=%-6s rc=%-3s %-26s %s' "$release" "$fill" "$rc" \
+        "$exact" "${summary:-no summary (timed out?)}")")
+    done
+  done
+fi
 echo "== compute-sanitizer"
 printf '%s\n' "${rows[@]}"
