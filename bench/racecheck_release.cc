@@ -19,10 +19,11 @@
 // next fill of that buffer. That is the same chain `thread` builds with one release per
 // thread, with the warp barrier standing in for 31 of them.
 //
-// What racecheck shows (bench/sanitize_on_device.sh runs every combination): `warp` is
-// reported like `nosync`, with the same hazards, and `thread` is clean. racecheck does not
-// carry the warp barrier's ordering into the mbarrier release, so it cannot tell the
-// correct release from the broken one. The program checks the sums bit-exact in every mode.
+// What racecheck shows (bench/sanitize_on_device.sh runs every combination): `warp` gets
+// the same shared-memory errors as `nosync` (which adds warnings of its own about warp-level
+// programming), and `thread` is clean. racecheck sees the __syncwarp but does not carry its
+// ordering into the mbarrier release, so as far as the errors go it cannot tell the correct
+// release from the broken one. The program checks the sums bit-exact in every mode.
 //
 //   racecheck_release --release=warp --fill=bulk [--blocks=132 --rows=256]
 #include <cstdint>

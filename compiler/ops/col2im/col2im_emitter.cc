@@ -607,8 +607,8 @@ class Col2imEmitter {
   // the producer's try_wait being the matching acquire: the pattern of Hopper's TMA
   // pipelines. compute-sanitizer's racecheck does not follow the warp barrier: it reports
   // each other lane's read as a WAR hazard against the next bulk copy into the buffer.
-  // bench/racecheck_release.cc reproduces that in a few lines: racecheck reports this
-  // release exactly as it reports one with no __syncwarp (a real race), and nothing when
+  // bench/racecheck_release.cc reproduces that in a few lines: racecheck reports the same
+  // errors for this release as for one with no __syncwarp (a real race), and nothing when
   // every thread arrives. Arriving from every thread gives the same bits but is slower on
   // every swept variant of bench/col2im_benchmark, so the per-warp release stays.
   void SweptLoop() {
