@@ -52,7 +52,8 @@ struct Problem {
 };
 
 // Dense tensors across sizes, dtypes and pitches (the odd ones the issue measured among
-// them), then slices with rows of 2000 to 32000 bytes at larger pitches.
+// them), then slices with rows of 2000 to 32000 bytes at larger pitches, then rows of 1 to
+// 14 bytes at pitches up to twice the row.
 const std::vector<Problem>& Problems() {
   static const std::vector<Problem>* const problems = new std::vector<Problem>{
       {"f32_4KiB", "copy:f32:1024"},
@@ -71,6 +72,14 @@ const std::vector<Problem>& Problems() {
       {"u8_rows12345B_pitch16384B", "copy:u8:src=16384x16384[0:16384,7:12352]", true},
       {"f16_rows32000B_pitch32768B", "copy:f16:src=16384x16384[0:16384,0:16000]", true},
       {"bf16_rows30000B_pitch32768B_at6B", "copy:bf16:src=8192x16384[0:8192,3:15003]", true},
+      // Rows narrower than a 16-B vector (the span form): RGBA to RGB, channels un-padded,
+      // one of two interleaved planes, an odd pitch.
+      {"u8_rows3B_pitch4B_rgba_to_rgb", "copy:u8:src=16777216x4[0:16777216,0:3]", true},
+      {"u8_rows1B_pitch2B_at1B", "copy:u8:src=33554432x2[0:33554432,1:2]", true},
+      {"u8_rows5B_pitch9B_at2B", "copy:u8:src=8388608x9[0:8388608,2:7]", true},
+      {"f16_rows6B_pitch8B", "copy:f16:src=8388608x4[0:8388608,0:3]", true},
+      {"f16_rows14B_pitch16B_at2B", "copy:f16:src=4194304x8[0:4194304,1:8]", true},
+      {"f32_rows12B_pitch16B_at4B", "copy:f32:src=4194304x4[0:4194304,1:4]", true},
   };
   return *problems;
 }

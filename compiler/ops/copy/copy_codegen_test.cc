@@ -88,7 +88,20 @@ std::vector<GoldenCase> GoldenCases() {
   shifted.src = Region::Box(Buffer::RowMajor("src", DataType::kU8, Scope::kGlobal, {300, 4097}),
                             {0, 3}, {300, 3997});
   shifted.hints.eviction_policy = EvictionPolicy::kEvictFirst;
+  // Rows of 3 B at a pitch of 4 B (RGBA to RGB): the span form, into contiguous rows and
+  // into rows 5 B apart.
+  CopyOp span = Op(DataType::kU8, {100000, 3});
+  span.src = Region::Box(Buffer::RowMajor("src", DataType::kU8, Scope::kGlobal, {100000, 4}),
+                         {0, 0}, {100000, 3});
+  CopyOp span_apart = Op(DataType::kF16, {100000, 3});
+  span_apart.src = Region::Box(Buffer::RowMajor("src", DataType::kF16, Scope::kGlobal, {100000, 4}),
+                               {0, 1}, {100000, 3});
+  span_apart.dst = Region::Box(Buffer::RowMajor("dst", DataType::kF16, Scope::kGlobal, {100000, 5}),
+                               {0, 0}, {100000, 3});
+  span_apart.hints.eviction_policy = EvictionPolicy::kEvictFirst;
   return {
+      {"copy_sync_simt_span_u8", span, T("sm_90a"), Launch({4096, 3}, 256, 1, 0, false)},
+      {"copy_sync_simt_span_f16_dst_apart", span_apart, T("sm_80"), Launch({2048, 3}, 128, 1, 0, false)},
       {"copy_sync_simt_head_tail_slice", head_tail, T("sm_90a"), Launch({4, 1024}, 256, 1, 0, false)},
       {"copy_sync_simt_head_tail_1d_f8", odd, T("sm_90a"), Launch({16384}, 256, 1, 0, false)},
       {"copy_sync_simt_shifted_u8", shifted, T("sm_90a"), Launch({4, 4096}, 256, 1, 0, false)},
@@ -163,6 +176,54 @@ TEST(CopyCodegenTest, EachPathsPtxHoldsItsInstructions) {
     EXPECT_THAT(ptx, HasSubstr("st.global.v4.u32"));
     EXPECT_EQ(ptx.find("st.shared.v4.u32") != std::string::npos, through_shared);
   }
+}
+
+// Rows narrower than 16 B take the span form when nothing asks otherwise, on every
+// architecture, and its kernels compile; the log says when it does not apply and why.
+TEST(CopyCodegenTest, NarrowRowsTakeTheSpanForm) {
+  struct Narrow {
+    DataType dtype;
+    int64_t row, pitch, col;
+  };
+  for (const Narrow& n : std::vector<Narrow>{{DataType::kU8, 3, 4, 1},
+                                             {DataType::kU8, 1, 2, 0},
+                                             {DataType::kF16, 7, 8, 1},
+                                             {DataType::kF32, 3, 5, 2},
+                                             {DataType::kF64, 1, 2, 1}}) {
+    CopyOp op = Op(n.dtype, {1000, n.row});
+    op.src = Region::Box(Buffer::RowMajor("src", n.dtype, Scope::kGlobal, {1000, n.pitch}),
+                         {0, n.col}, {1000, n.row});
+    for (const char* arch : {"sm_75", "sm_80", "sm_90a", "sm_120"}) {
+      auto lowered = LowerCopy(op, T(arch), Launch({256, n.row}, 128, 1, 0, false));
+      ASSERT_TRUE(lowered.ok()) << lowered.status();
+      EXPECT_EQ(lowered->form_name, "span") << DescribeCopyPlan(*lowered);
+      EXPECT_EQ(lowered->shared_bytes, SpanStageBytes(256, n.pitch * DataTypeBytes(n.dtype)));
+      EXPECT_THAT(Ptx(*lowered), HasSubstr("ld.global.nc.v4.u32")) << arch;
+    }
+  }
+  CopyOp op = Op(DataType::kU8, {1000, 3});
+  op.src = Region::Box(Buffer::RowMajor("src", DataType::kU8, Scope::kGlobal, {1000, 7}),
+                       {0, 1}, {1000, 3});
+  auto sparse = LowerCopy(op, T("sm_90a"), Launch({256, 3}, 128, 1, 0, false));
+  ASSERT_TRUE(sparse.ok());
+  EXPECT_EQ(sparse->form_name, "");
+  EXPECT_THAT(DescribeCopyPlan(*sparse),
+              HasSubstr("span form not used for rows of 3 B: the src pitch, 7 B, is not within "
+                        "twice the row (6 B)"));
+  op.src = Region::Box(Buffer::RowMajor("src", DataType::kU8, Scope::kGlobal, {1000, 4}),
+                       {0, 1}, {1000, 3});
+  op.hints.coalesced_width = 1;
+  auto hinted = LowerCopy(op, T("sm_90a"), Launch({256, 3}, 128, 1, 0, false));
+  ASSERT_TRUE(hinted.ok());
+  EXPECT_EQ(hinted->form_name, "");
+  EXPECT_THAT(DescribeCopyPlan(*hinted), HasSubstr("coalesced_width=1 asks for vectors of 1 B"));
+  op.hints.coalesced_width.reset();
+  auto shared = LowerCopy(op, T("sm_90a"), Launch({256, 3}, 128, 1, 0, true));
+  ASSERT_TRUE(shared.ok());
+  EXPECT_THAT(DescribeCopyPlan(*shared), HasSubstr("through_shared=true asks for the tiled kernel"));
+  // A tile whose src span does not fit in shared memory is refused, naming it.
+  auto huge = LowerCopy(op, T("sm_90a"), Launch({1 << 20, 3}, 128, 1, 0, false));
+  EXPECT_FALSE(huge.ok());
 }
 
 TEST(CopyCodegenTest, EvictionPoliciesReachEveryPath) {

@@ -258,7 +258,7 @@ absl::Status CopyDefinition::CheckLowering(const tuning::Lowering& lowering) con
                         {{CopyPathName(CopyPath::kTma), {}},
                          {CopyPathName(CopyPath::kBulk1d), {}},
                          {CopyPathName(CopyPath::kCpAsync), {}},
-                         {CopyPathName(CopyPath::kSyncSimt), {"head_tail", "shifted"}}});
+                         {CopyPathName(CopyPath::kSyncSimt), {"head_tail", "shifted", "span"}}});
 }
 
 namespace {
@@ -296,9 +296,10 @@ std::vector<double> CopyDefinition::TransferFeatures(const tuning::Problem& prob
   // What decides which variant is fast, each scaled by how much it matters: the bytes
   // moved (log2), whether the copy is launch-bound (under 8 MiB), the contiguous run
   // (log2 bytes), the widest vector fixed alignment allows, how src and dst starts agree
-  // (the head_tail and shifted forms), and the rank left after merging.
+  // (the head_tail and shifted forms), the rank left after merging, and whether its rows
+  // suit the span form (a kernel of its own: rows that do transfer among themselves).
   absl::StatusOr<std::unique_ptr<TileOp>> op = FromProblem(problem);
-  if (!op.ok()) return std::vector<double>(6, 0.0);
+  if (!op.ok()) return std::vector<double>(7, 0.0);
   const CopyOp& copy = static_cast<const CopyOp&>(**op);
   const MergedCopyGeometry g = MergeCopyGeometry(copy);
   const int64_t e = DataTypeBytes(copy.src.buffer.dtype);
@@ -312,12 +313,16 @@ std::vector<double> CopyDefinition::TransferFeatures(const tuning::Problem& prob
           0.5 * std::log2(static_cast<double>(std::max<int64_t>(run, 1))),
           std::log2(static_cast<double>(a.fixed)),
           0.5 * std::log2(static_cast<double>(a.agree)),
-          static_cast<double>(r)};
+          static_cast<double>(r),
+          SpanGeometry(g, static_cast<int>(e)) ? 8.0 : 0.0};
 }
 
 int CopyDefinition::WidestVectorBytes(const TileOp& op) const {
   const CopyOp& copy = OpRef<CopyOp>(op);
-  return AlignmentOfCopy(copy, MergeCopyGeometry(copy)).fixed;
+  const MergedCopyGeometry g = MergeCopyGeometry(copy);
+  // The span form moves rows of any alignment in 16-B vectors.
+  if (SpanGeometry(g, DataTypeBytes(copy.src.buffer.dtype))) return 16;
+  return AlignmentOfCopy(copy, g).fixed;
 }
 
 std::string CopyDefinition::SpecSyntax() const {
@@ -549,6 +554,28 @@ std::optional<std::vector<int64_t>> MeasuredWorkTile(const std::vector<int64_t>&
   return fitted;
 }
 
+// A record of span-form rows, on rows that suit the span form too: the tile's whole rows
+// keep the record's src span a tile (a tile's span is what its CTA stages and moves).
+// None where either copy's rows do not suit it, or the record's launch is not the span
+// form's (its tuning chose another kernel).
+std::optional<LaunchParams> SpanLaunch(const CopyOp& ours, const CopyOp& theirs,
+                                       const LaunchParams& tuned) {
+  const int e = DataTypeBytes(ours.src.buffer.dtype);
+  const int their_e = DataTypeBytes(theirs.src.buffer.dtype);
+  const MergedCopyGeometry g = MergeCopyGeometry(ours);
+  const MergedCopyGeometry h = MergeCopyGeometry(theirs);
+  if (!SpanGeometry(g, e) || !SpanGeometry(h, their_e) || tuned.through_shared ||
+      tuned.stages != 1 || tuned.tile.empty()) {
+    return std::nullopt;
+  }
+  const int64_t their_span = tuned.tile[0] * h.src_strides[0] * their_e;
+  const int64_t pitch = g.src_strides[0] * e;
+  LaunchParams adapted = tuned;
+  adapted.tile = {std::min(g.extents[0], std::max<int64_t>(16, their_span / pitch / 16 * 16))};
+  if (g.extents.size() == 2) adapted.tile.push_back(g.extents[1]);
+  return adapted;
+}
+
 }  // namespace
 
 LaunchParams CopyDefinition::AdaptLaunch(const TileOp& op, const tuning::Problem& from,
@@ -557,6 +584,7 @@ LaunchParams CopyDefinition::AdaptLaunch(const TileOp& op, const tuning::Problem
   if (!source.ok()) return tuned;
   const CopyOp& theirs = OpRef<CopyOp>(**source);
   const CopyOp& ours = OpRef<CopyOp>(op);
+  if (std::optional<LaunchParams> span = SpanLaunch(ours, theirs, tuned)) return *span;
   std::vector<int64_t> target, their_extents;
   if (tuned.tile.size() == MergedCopyExtents(theirs).size()) {
     target = MergedCopyExtents(ours);

@@ -26,7 +26,9 @@ class CopyEmitter {
       case CopyPath::kSyncSimt:
         absl::StrAppend(&out_, VectorAccessSnippet(vector_bytes, hint, hint));
         Constants();
-        if (l_.head_tail) {
+        if (l_.span) {
+          SpanKernel();
+        } else if (l_.head_tail) {
           HeadTailLocate();
           HeadTailKernel();
         } else {
@@ -78,7 +80,8 @@ class CopyEmitter {
       absl::StrAppend(&out_, "vector ", l_.vector_elems, " x ", l_.element_bytes, " B, layout ",
                       LoopLayoutName(l_.layout), ", ");
       if (l_.path == CopyPath::kSyncSimt) {
-        absl::StrAppend(&out_, l_.head_tail                ? absl::StrCat("direct, ", l_.form_name, " form, ")
+        absl::StrAppend(&out_, l_.span ? std::string("span form, ")
+                               : l_.head_tail ? absl::StrCat("direct, ", l_.form_name, " form, ")
                                : l_.launch.through_shared ? std::string("through shared, ")
                                                           : std::string("direct, "));
       }
@@ -112,7 +115,12 @@ class CopyEmitter {
       Constant("u64", "kRowSlots", l_.row_slots);
       Constant("u64", "kTileSlots", RowVectors());
     }
-    if (Simt()) {
+    if (l_.span) {
+      Constant("u64", "kRowBytes", l_.extents[1] * l_.element_bytes);
+      Constant("u64", "kSrcPitch", l_.src_strides[0] * l_.element_bytes);
+      Constant("u64", "kDstPitch", l_.dst_strides[0] * l_.element_bytes);
+      Constant("u64", "kTileRows", l_.tile[0]);
+    } else if (Simt()) {
       Constant("u64", "kVector", l_.vector_elems);
       Constant("u32", "kRows", l_.layout.rows);
       Constant("u32", "kCols", l_.layout.cols);
@@ -325,6 +333,105 @@ class CopyEmitter {
                     "    for (u32 i = 0; i < kItems; ++i) {\n"
                     "      if (full[i]) tt_st_global(reinterpret_cast<u8*>(at[i]), v[i]",
                     Policy(), ");\n    }\n  }\n}\n");
+  }
+
+  // span: per tile of kTileRows rows, its src span into shared memory in aligned 16-B
+  // blocks, then dst from there.
+  void SpanKernel() {
+    const bool dense_dst = l_.dst_strides[0] == l_.extents[1];
+    const int e = l_.element_bytes;
+    const std::string elem = e == 8 ? "u64" : e == 4 ? "u32" : e == 2 ? "unsigned short" : "u8";
+    KernelSignature(false);
+    absl::StrAppend(
+        &out_,
+        "  extern __shared__ __align__(128) u8 tt_smem[];\n"
+        "  // The copy's whole src span: no load leaves it.\n"
+        "  const u64 span_first = reinterpret_cast<u64>(src);\n"
+        "  const u64 span_end = span_first + (kExtent0 - 1) * kSrcPitch + kRowBytes;\n"
+        "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n"
+        "    const u64 row0 = tile * kTileRows;\n"
+        "    const u64 rows = kExtent0 - row0 < kTileRows ? kExtent0 - row0 : kTileRows;\n"
+        "    const u64 first = span_first + row0 * kSrcPitch;\n"
+        "    const u64 lo = first & ~u64(15);\n"
+        "    const u64 end = first + (rows - 1) * kSrcPitch + kRowBytes;\n"
+        "    const u32 blocks = u32(((end + 15) & ~u64(15)) - lo) / 16;\n"
+        "    __syncthreads();  // the previous tile's reads of shared memory are done\n"
+        "    for (u32 b = threadIdx.x; b < blocks; b += kThreads) {\n"
+        "      const u64 a = lo + u64(b) * 16;\n"
+        "      if (a >= span_first && a + 16 <= span_end) {\n"
+        "        tt_st_shared(tt_smem + b * 16, tt_ld_global(reinterpret_cast<const u8*>(a)",
+        Policy(),
+        "));\n"
+        "      } else {  // an end block of the span: only its bytes inside it\n"
+        "#pragma unroll\n"
+        "        for (u32 k = 0; k < 16; ++k) {\n"
+        "          if (a + k >= span_first && a + k < span_end) {\n"
+        "            tt_smem[b * 16 + k] = *reinterpret_cast<const u8*>(a + k);\n"
+        "          }\n"
+        "        }\n"
+        "      }\n"
+        "    }\n"
+        "    __syncthreads();\n"
+        "    const u8* stage = tt_smem + u32(first - lo);  // the tile's first src byte\n");
+    if (dense_dst) {
+      absl::StrAppend(
+          &out_,
+          "    // dst rows are contiguous: the tile's dst bytes [dfirst, dend) in aligned 16-B\n"
+          "    // blocks, each gathered from the rows in shared memory; an end block that other\n"
+          "    // tiles (or other data) share is written bytewise, only its own bytes.\n"
+          "    const u64 dfirst = reinterpret_cast<u64>(dst) + row0 * kRowBytes;\n"
+          "    const u64 dend = dfirst + rows * kRowBytes;\n"
+          "    const u64 dlo = dfirst & ~u64(15);\n"
+          "    const u32 dblocks = u32(((dend + 15) & ~u64(15)) - dlo) / 16;\n"
+          "    for (u32 b = threadIdx.x; b < dblocks; b += kThreads) {\n"
+          "      const u64 a = dlo + u64(b) * 16;\n"
+          "      if (a >= dfirst && a + 16 <= dend) {\n"
+          "        const u32 j = u32(a - dfirst);  // the block's first byte in the tile's dst\n"
+          "        u32 col = j % u32(kRowBytes);\n"
+          "        u32 at = j / u32(kRowBytes) * u32(kSrcPitch) + col;\n"
+          "        u32 w[4] = {0, 0, 0, 0};\n"
+          "#pragma unroll\n"
+          "        for (u32 k = 0; k < 16; ++k) {\n"
+          "          w[k / 4] |= u32(stage[at]) << (8 * (k % 4));\n"
+          "          ++at;\n"
+          "          if (++col == u32(kRowBytes)) {\n"
+          "            col = 0;\n"
+          "            at += u32(kSrcPitch - kRowBytes);\n"
+          "          }\n"
+          "        }\n"
+          "        tt_vec v;\n"
+          "        v.x = w[0];\n"
+          "        v.y = w[1];\n"
+          "        v.z = w[2];\n"
+          "        v.w = w[3];\n"
+          "        tt_st_global(reinterpret_cast<u8*>(a), v",
+          Policy(),
+          ");\n"
+          "      } else {\n"
+          "#pragma unroll\n"
+          "        for (u32 k = 0; k < 16; ++k) {\n"
+          "          if (a + k < dfirst || a + k >= dend) continue;\n"
+          "          const u32 j = u32(a + k - dfirst);\n"
+          "          *reinterpret_cast<u8*>(a + k) =\n"
+          "              stage[j / u32(kRowBytes) * u32(kSrcPitch) + j % u32(kRowBytes)];\n"
+          "        }\n"
+          "      }\n"
+          "    }\n");
+    } else {
+      absl::StrAppend(
+          &out_,
+          "    // dst rows are apart: element by element, each row's elements to consecutive\n"
+          "    // threads.\n"
+          "    typedef ", elem, " tt_elem;\n"
+          "    const u32 elements = u32(rows) * u32(kExtent1);\n"
+          "    for (u32 i = threadIdx.x; i < elements; i += kThreads) {\n"
+          "      const u32 row = i / u32(kExtent1);\n"
+          "      const u32 col = (i % u32(kExtent1)) * u32(kElementBytes);\n"
+          "      *reinterpret_cast<tt_elem*>(dst + (row0 + row) * kDstPitch + col) =\n"
+          "          *reinterpret_cast<const tt_elem*>(stage + row * u32(kSrcPitch) + col);\n"
+          "    }\n");
+    }
+    absl::StrAppend(&out_, "  }\n}\n");
   }
 
   void KernelSignature(bool maps) {

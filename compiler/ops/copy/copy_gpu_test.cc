@@ -139,6 +139,45 @@ std::vector<CopyCase> Cases() {
         EvictionPolicy::kEvictLast);
   probe("cp_async_s2_evict_first_32x64", {2048, 2048}, {32, 64}, 128, 2,
         EvictionPolicy::kEvictFirst);
+  // The span form: rows narrower than 16 B read as their src span. Pitches of 1.125x to
+  // 2x the row, unaligned starts on either side, dst contiguous or apart, tails of every
+  // kind (rows not a multiple of the tile, spans not a multiple of 16 B), tiles of 16 rows
+  // (many end blocks) to 2048.
+  struct Span {
+    std::string name;
+    DataType dtype;
+    int64_t rows, row, pitch, src_col, dst_pitch, dst_col, dst_row0, tile, threads;
+  };
+  for (const Span& sp : std::vector<Span>{
+           {"u8_3of4", DataType::kU8, 5000, 3, 4, 0, 3, 0, 0, 1024, 256},
+           {"u8_3of4_at1", DataType::kU8, 5001, 3, 4, 1, 3, 0, 1, 512, 128},
+           {"u8_1of2", DataType::kU8, 7777, 1, 2, 1, 1, 0, 0, 2048, 512},
+           {"u8_5of9", DataType::kU8, 3000, 5, 9, 3, 5, 0, 3, 256, 128},
+           {"u8_15of16_at9", DataType::kU8, 999, 15, 16, 1, 15, 0, 7, 64, 64},
+           {"f16_3of4", DataType::kF16, 3001, 3, 4, 1, 3, 0, 0, 1024, 256},
+           {"f16_7of8", DataType::kF16, 2049, 7, 8, 0, 7, 0, 5, 128, 128},
+           {"bf16_6of8", DataType::kBF16, 1500, 6, 8, 2, 6, 0, 1, 16, 32},
+           {"f32_3of4", DataType::kF32, 4096, 3, 4, 1, 3, 0, 0, 512, 256},
+           {"f32_2of3", DataType::kF32, 1234, 2, 3, 1, 2, 0, 3, 96, 64},
+           {"f64_1of2", DataType::kF64, 2000, 1, 2, 1, 1, 0, 0, 256, 128},
+           {"u8_3of4_dst_apart", DataType::kU8, 4000, 3, 4, 1, 5, 2, 0, 512, 256},
+           {"f16_3of4_dst_apart", DataType::kF16, 1001, 3, 4, 0, 4, 1, 2, 128, 128},
+       }) {
+    CopyCase c{"span_" + sp.name, sp.dtype, {sp.rows, sp.row}, {sp.tile, sp.row},
+               CopyPath::kSyncSimt, static_cast<int>(sp.threads), 1, 0, false};
+    c.src_shape = {sp.rows, sp.pitch};
+    c.src_offset = {0, sp.src_col};
+    c.dst_shape = {sp.rows + sp.dst_row0, sp.dst_pitch};
+    c.dst_offset = {sp.dst_row0, sp.dst_col};
+    cases.push_back(c);
+  }
+  {
+    CopyCase c{"span_u8_3of4_evict_first", DataType::kU8, {10000, 3}, {4096, 3},
+               CopyPath::kSyncSimt, 256, 1, 0, false, EvictionPolicy::kEvictFirst};
+    c.src_shape = {10000, 4};
+    c.src_offset = {0, 1};
+    cases.push_back(c);
+  }
   // Large enough to span many waves, persistent and not.
   cases.push_back({"large_tma", DataType::kF16, {4096, 2048}, {64, 128}, CopyPath::kTma, 32, 4, 3});
   cases.push_back({"large_simt", DataType::kF32, {4096, 1023}, {16, 128}, CopyPath::kSyncSimt,
@@ -171,6 +210,7 @@ TEST_P(CopyGpuTest, BitExactAgainstReference) {
   auto lowered = LowerCopy(op, *target, launch);
   ASSERT_TRUE(lowered.ok()) << lowered.status();
   ASSERT_EQ(lowered->path, c.path) << DescribeCopyPlan(*lowered);
+  ASSERT_EQ(lowered->span, c.name.rfind("span_", 0) == 0) << DescribeCopyPlan(*lowered);
   auto shared = std::make_shared<const LoweredCopy>(*lowered);
   auto kernel = TileKernel::Create(*context_, copy, shared, TestCompiler());
   ASSERT_TRUE(kernel.ok()) << kernel.status();
@@ -371,6 +411,48 @@ TEST_F(CopyRegionGpuTest, OneKernelServesOtherOffsets) {
     }
   }
   EXPECT_EQ(verified_ops, 16);
+}
+
+// The span form reads nothing outside the copy's own src span, even where the span's
+// ends are not 16-B aligned: here the src allocation is exactly the buffer, whose last
+// byte is the span's last, and the span starts 1 B into it, so a load of a whole end
+// block would leave the allocation (compute-sanitizer's memcheck, which
+// bench/sanitize_on_device.sh runs over the span tests, reports any such load).
+TEST_F(CopyRegionGpuTest, SpanFormReadsOnlyItsSpan) {
+  auto target = Target::Parse(context_->info().ArchName());
+  ASSERT_TRUE(target.ok());
+  const CopyDefinition copy;
+  constexpr int64_t kRows = 4099;
+  CopyOp op;
+  op.src = Region::Box(Buffer::RowMajor("src", DataType::kU8, Scope::kGlobal, {kRows, 4}),
+                       {0, 1}, {kRows, 3});
+  op.dst = Region::Whole(Buffer::RowMajor("dst", DataType::kU8, Scope::kGlobal, {kRows, 3}));
+  Trial trial = copy.Heuristic(op, *target);
+  CopyOp hinted = op;
+  hinted.hints = trial.hints;
+  auto lowered = copy.Lower(hinted, *target, trial.launch);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  ASSERT_EQ((*lowered)->form_name, "span") << copy.DescribePlan(**lowered);
+  auto kernel = TileKernel::Create(*context_, copy, *lowered, TestCompiler());
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  // Allocations of exactly the buffers' bytes (4 * kRows is a multiple of 4, not of 16).
+  auto src = DeviceBuffer::Allocate(*context_, kRows * 4);
+  auto dst = DeviceBuffer::Allocate(*context_, kRows * 3);
+  ASSERT_TRUE(src.ok() && dst.ok());
+  std::vector<uint8_t> host(kRows * 4);
+  std::mt19937_64 rng(std::random_device{}());
+  for (uint8_t& b : host) b = static_cast<uint8_t>(rng());
+  ASSERT_TRUE(src->CopyFromHost(host.data(), host.size()).ok());
+  ASSERT_TRUE(dst->Fill(0xa5).ok());
+  ASSERT_TRUE((*kernel)->Launch(src->ptr(), dst->ptr(), RegionOffsets{1, 0}, nullptr).ok());
+  ASSERT_TRUE(context_->Synchronize().ok());
+  std::vector<uint8_t> got(kRows * 3);
+  ASSERT_TRUE(dst->CopyToHost(got.data(), got.size()).ok());
+  for (int64_t r = 0; r < kRows; ++r) {
+    for (int64_t c = 0; c < 3; ++c) {
+      ASSERT_EQ(got[r * 3 + c], host[r * 4 + 1 + c]) << "row " << r << ", byte " << c;
+    }
+  }
 }
 
 // Bad launches are refused before anything runs: misaligned starts, overlapping operands.

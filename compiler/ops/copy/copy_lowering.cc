@@ -149,7 +149,11 @@ class PathChecks {
     if (launch_.through_shared) {
       CheckSharedFit(l_.tile_bytes, launch_.ctas_per_sm, target_, why);
     }
-    if (l_.items_per_thread > kMaxSimtItemsPerThread) {
+    if (l_.span) {
+      // The span form loops over its blocks at run time: only its shared memory is bounded.
+      CheckSharedFit(SpanStageBytes(l_.tile[0], l_.src_strides[0] * l_.element_bytes),
+                     launch_.ctas_per_sm, target_, why);
+    } else if (l_.items_per_thread > kMaxSimtItemsPerThread) {
       why.push_back(absl::StrCat(l_.items_per_thread, " vector accesses per thread exceeds ",
                                  kMaxSimtItemsPerThread, "; use more threads or a smaller tile"));
     }
@@ -266,6 +270,57 @@ absl::Status CountTiles(LoweredCopy& l) {
 }
 
 
+// Why a 2-D copy of rows narrower than 16 B does not take the span form; empty when it
+// does. The span is read whole, gaps included, so the src pitch may be at most twice the
+// row; a coalesced_width other than 16 B asks for the row-by-row kernel instead.
+std::string SpanRefusal(const LaunchParams& launch, const LoweredCopy& l) {
+  const int e = l.element_bytes;
+  const int64_t row_bytes = l.extents[1] * e;
+  const int64_t pitch = l.src_strides[0] * e;
+  std::vector<std::string> why;
+  if (launch.through_shared) why.push_back("through_shared=true asks for the tiled kernel");
+  if (launch.stages != 1) why.push_back(absl::StrCat("stages=", launch.stages, " (it is not pipelined)"));
+  if (l.hints.coalesced_width.has_value() && *l.hints.coalesced_width * e != 16) {
+    why.push_back(absl::StrCat("coalesced_width=", *l.hints.coalesced_width,
+                               " asks for vectors of ", *l.hints.coalesced_width * e,
+                               " B along the rows"));
+  }
+  if (pitch <= 0 || pitch > 2 * row_bytes) {
+    why.push_back(absl::StrCat("the src pitch, ", pitch, " B, is not within twice the row (",
+                               2 * row_bytes, " B): reading the span would read more than twice "
+                               "the bytes copied"));
+  }
+  if (l.tile[1] < l.extents[1]) {
+    why.push_back(absl::StrCat("the tile's inner extent ", l.tile[1],
+                               " does not hold a whole row of ", l.extents[1]));
+  }
+  return absl::StrJoin(why, "; ");
+}
+
+void ChooseSpan(LoweredCopy& l) {
+  const int e = l.element_bytes;
+  const int64_t row_bytes = l.extents[1] * e;
+  const int64_t src_pitch = l.src_strides[0] * e;
+  const int64_t dst_pitch = l.dst_strides[0] * e;
+  l.span = true;
+  l.form_name = "span";
+  l.tile[1] = l.extents[1];
+  l.tiles_per_dim[1] = 1;
+  l.tile_bytes = l.tile[0] * row_bytes;
+  l.vector_elems = 16 / e;
+  l.input_align = l.output_align = e;
+  l.relative_align = 1;
+  const bool dense_dst = dst_pitch == row_bytes;
+  l.decision_log.push_back(absl::StrCat(
+      "span form: rows of ", row_bytes, " B at a src pitch of ", src_pitch, " B (",
+      row_bytes * 100 / src_pitch, "% of the span copied); each tile's ", l.tile[0],
+      " rows read as their src span in aligned 16-B vectors into shared memory (bytewise where "
+      "an end block sticks out of the copy's span), then ",
+      dense_dst ? "written as aligned 16-B vectors of the contiguous dst rows"
+                : absl::StrCat("written element by element (dst pitch ", dst_pitch,
+                               " B is not the row)")));
+}
+
 // Vector width: the widest that every row start, extent, tile and region alignment
 // allows, or the coalesced_width hint. A direct SIMT copy whose rows are contiguous on
 // both sides but whose starts or lengths stop wide vectors takes the head_tail form
@@ -290,6 +345,29 @@ absl::Status ChooseVector(const LaunchParams& launch, LoweredCopy& l) {
   std::string limit;
   const bool contiguous = l.src_strides[r - 1] == 1 && l.dst_strides[r - 1] == 1;
   const int legal = WidestVector(e, contiguous, "strided innermost dimension", constraints, &limit);
+
+  // Rows narrower than a vector, or single elements at a src stride (rows of one element,
+  // which squeezing left 1-D): the span form, unless something rules it out.
+  const bool narrow_rows = r == 2 && contiguous && l.extents[1] * e < 16;
+  const bool strided_elements = r == 1 && l.src_strides[0] != 1 && e < 16;
+  if (narrow_rows || strided_elements) {
+    LoweredCopy rows = l;
+    if (strided_elements) {
+      rows.extents = {l.extents[0], 1};
+      rows.src_strides = {l.src_strides[0], 1};
+      rows.dst_strides = {l.dst_strides[0], 1};
+      rows.tile = {l.tile[0], 1};
+      rows.tiles_per_dim = {l.tiles_per_dim[0], 1};
+    }
+    const std::string why_not = SpanRefusal(launch, rows);
+    if (why_not.empty()) {
+      ChooseSpan(rows);
+      l = std::move(rows);
+      return absl::OkStatus();
+    }
+    l.decision_log.push_back(absl::StrCat("span form not used for rows of ",
+                                          rows.extents[1] * e, " B: ", why_not));
+  }
 
   // The head_tail slot: the alignment src and dst rows share, for every row.
   int slot = AlignmentOf((l.src_offset - l.dst_offset) * e);
@@ -375,6 +453,12 @@ void PlaceResources(const LaunchParams& launch, LoweredCopy& l) {
       l.shared_bytes = l.tile_bytes * l.stages;
       break;
     case CopyPath::kSyncSimt:
+      if (l.span) {
+        l.shared_bytes = SpanStageBytes(l.tile[0], l.src_strides[0] * l.element_bytes);
+        l.decision_log.push_back(absl::StrCat("global -> shared (", l.shared_bytes,
+                                              " B of src span a tile) -> global"));
+        break;
+      }
       l.shared_bytes = launch.through_shared ? l.tile_bytes : 0;
       l.decision_log.push_back(launch.through_shared ? "global -> shared -> global"
                                                      : "direct global -> global");
@@ -406,6 +490,22 @@ MergedCopyGeometry MergeCopyGeometry(const CopyOp& op) {
 }
 
 std::vector<int64_t> MergedCopyExtents(const CopyOp& op) { return MergeCopyGeometry(op).extents; }
+
+bool SpanGeometry(const MergedCopyGeometry& g, int element_bytes) {
+  const int64_t e = element_bytes;
+  const bool narrow_rows = g.extents.size() == 2 && g.src_strides[1] == 1 &&
+                           g.dst_strides[1] == 1 && g.extents[1] * e < 16;
+  const bool strided_elements = g.extents.size() == 1 && g.src_strides[0] != 1 && e < 16;
+  if (!narrow_rows && !strided_elements) return false;
+  const int64_t row = narrow_rows ? g.extents[1] * e : e;
+  return g.src_strides[0] > 0 && g.src_strides[0] * e <= 2 * row;
+}
+
+int64_t SpanStageBytes(int64_t rows, int64_t pitch_bytes) {
+  // (rows - 1) pitches and a row of at most a pitch, plus up to 15 B before the first
+  // aligned block and after the last.
+  return RoundUp(rows * pitch_bytes + 32, 16);
+}
 
 int AlignmentOf(int64_t bytes) {
   int a = 16;
@@ -449,7 +549,16 @@ absl::StatusOr<LoweredCopy> LowerCopy(const CopyOp& op, const Target& target,
   TT_RETURN_IF_ERROR(ChooseVector(launch, l));
   TT_RETURN_IF_ERROR(CountTiles(l));
   // The layout comes before the SIMT checks, which count accesses per thread.
-  TT_RETURN_IF_ERROR(ChooseLayout(launch, l));
+  if (l.span) {
+    // Every thread walks the tile's span blocks, then its dst blocks or elements.
+    l.layout = LoopLayout{launch.threads, 1};
+    l.items_per_thread = static_cast<int>(std::min<int64_t>(
+        CeilDiv(SpanStageBytes(l.tile[0], l.src_strides[0] * l.element_bytes) / 16,
+                launch.threads),
+        1 << 30));
+  } else {
+    TT_RETURN_IF_ERROR(ChooseLayout(launch, l));
+  }
 
   PathChecks checks(target, launch, l);
   const bool one_d = l.extents.size() == 1;
@@ -500,6 +609,10 @@ std::string DescribeCopyPlan(const LoweredCopy& l) {
                   " B), ", l.num_tiles, " tiles\n");
   absl::StrAppend(&out, "threads     ", l.launch.threads, "\n");
   if (l.path == CopyPath::kSyncSimt || l.path == CopyPath::kCpAsync) {
+    if (l.span) {
+      absl::StrAppend(&out, "span        ", l.tile[0], " rows a tile, ", l.shared_bytes,
+                      " B of shared memory, 16-B vectors\n");
+    }
     absl::StrAppend(&out, l.head_tail ? "slot        " : "vector      ", l.vector_elems,
                     " elements (", l.vector_elems * l.element_bytes, " B)",
                     l.head_tail ? absl::StrCat(", ", l.row_slots, " per row at most") : "", "\n");

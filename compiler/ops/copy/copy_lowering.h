@@ -59,6 +59,13 @@ struct LoweredCopy : LoweredTileKernel {
   bool shifted = false;
   // head_tail: slots a row spans at most, whatever its start's alignment.
   int64_t row_slots = 0;
+  // The span form (form_name "span") of a 2-D copy whose rows are narrower than a 16-B
+  // vector: each tile of tile[0] whole rows reads its src span (from the first row's start
+  // to the last row's end, row gaps included) in aligned 16-B vectors into shared memory,
+  // then writes dst from there: whole aligned 16-B vectors where dst rows are contiguous
+  // (dst pitch = the row), element by element otherwise. Loads stay inside the copy's own
+  // src span: its first and last aligned blocks, where they stick out, are read bytewise.
+  bool span = false;
 
   std::vector<int64_t> extents;
   std::vector<int64_t> src_strides;  // elements
@@ -97,6 +104,11 @@ struct MergedCopyGeometry {
 };
 MergedCopyGeometry MergeCopyGeometry(const CopyOp& op);
 
+// Whether the copy's rows suit the span form: after merging, rows narrower than 16 B
+// contiguous on both sides (or single elements at a src stride, which squeezing leaves
+// 1-D), at a src pitch of at most twice the row. Launch and hints may still rule it out.
+bool SpanGeometry(const MergedCopyGeometry& g, int element_bytes);
+
 // Largest power of two up to 16 dividing `bytes` (16 for 0): the alignment a byte offset
 // or stride keeps, which is all the lowering reads of offsets (and all the cache key holds).
 int AlignmentOf(int64_t bytes);
@@ -107,6 +119,10 @@ absl::StatusOr<LoweredCopy> LowerCopy(const CopyOp& op, const Target& target,
 // A multi-line human-readable plan: path, vector width, layout, shared memory, barriers,
 // L2 policy, grid shape, then the decision log.
 std::string DescribeCopyPlan(const LoweredCopy& lowered);
+
+// The span form's shared memory for tiles of `rows` rows at a src pitch of `pitch_bytes`:
+// the tile's src span, rounded out to aligned 16-B blocks.
+int64_t SpanStageBytes(int64_t rows, int64_t pitch_bytes);
 
 // Per-thread cp.async transfers per stage above which lowering refuses a tile (code size).
 inline constexpr int kMaxCpAsyncItemsPerThread = 128;

@@ -34,6 +34,24 @@ LaunchParams MakeLaunch(std::vector<int64_t> tile, int threads, int stages, int 
   return launch;
 }
 
+// Rows that suit the span form (SpanGeometry): tiles of whole rows whose src span is
+// about each of `span_bytes`, a multiple of 16 rows. None for other copies.
+std::vector<std::vector<int64_t>> SpanTiles(const CopyOp& op, std::vector<int64_t> span_bytes) {
+  const MergedCopyGeometry g = MergeCopyGeometry(op);
+  const int element = DataTypeBytes(op.src.buffer.dtype);
+  std::vector<std::vector<int64_t>> tiles;
+  if (!SpanGeometry(g, element)) return tiles;
+  const int64_t pitch = g.src_strides[0] * element;
+  for (int64_t bytes : span_bytes) {
+    const int64_t rows = std::max<int64_t>(16, bytes / pitch / 16 * 16);
+    std::vector<int64_t> tile = {std::min(rows, g.extents[0])};
+    // Rows of one element are left 1-D by squeezing.
+    if (g.extents.size() == 2) tile.push_back(g.extents[1]);
+    if (std::find(tiles.begin(), tiles.end(), tile) == tiles.end()) tiles.push_back(tile);
+  }
+  return tiles;
+}
+
 }  // namespace
 
 std::vector<CopyHintChoice> AllCopyHints() {
@@ -144,6 +162,12 @@ SearchSpace CopySearchSpace(const CopyOp& op, const Target& target) {
     add_tensor_tma(RepresentativeCopyLaunches(unmerged, element, target), representative);
     add_tensor_tma(CopyLaunchCandidates(unmerged, element, target), launches);
   }
+  for (const std::vector<int64_t>& tile : SpanTiles(op, {16384})) {
+    representative.push_back(MakeLaunch(tile, 256, 1, 0, false));
+  }
+  for (const std::vector<int64_t>& tile : SpanTiles(op, {4096, 8192, 16384, 32768})) {
+    for (int threads : {128, 256, 512}) launches.push_back(MakeLaunch(tile, threads, 1, 0, false));
+  }
   SearchSpace space;
   for (const CopyHintChoice& choice : AllCopyHints()) {
     for (const LaunchParams& launch : representative) {
@@ -172,6 +196,9 @@ Trial CopyHeuristic(const CopyOp& op, const Target& target) {
     const int64_t rows = std::max<int64_t>(1, (16384 / element) / tile[r - 1]);
     tile[r - 2] = std::min<int64_t>(extents[r - 2], rows);
   }
+  // Rows narrower than a vector: whole rows, 16 KiB of src span a tile (the span form).
+  const std::vector<std::vector<int64_t>> span = SpanTiles(op, {16384});
+  if (!span.empty() && !op.hints.coalesced_width.has_value()) tile = span[0];
   Trial trial;
   trial.hints = op.hints;
   // The launch is a SIMT one.
