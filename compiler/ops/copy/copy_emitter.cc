@@ -341,6 +341,9 @@ class CopyEmitter {
     const bool dense_dst = l_.dst_strides[0] == l_.extents[1];
     const int e = l_.element_bytes;
     const std::string elem = e == 8 ? "u64" : e == 4 ? "u32" : e == 2 ? "unsigned short" : "u8";
+    // Rows, pitches and the src start are whole elements: gathered an element at a time,
+    // or 4 B of one.
+    const std::string unit_type = e >= 4 ? "u32" : elem;
     KernelSignature(false);
     absl::StrAppend(
         &out_,
@@ -377,8 +380,10 @@ class CopyEmitter {
       absl::StrAppend(
           &out_,
           "    // dst rows are contiguous: the tile's dst bytes [dfirst, dend) in aligned 16-B\n"
-          "    // blocks, each gathered from the rows in shared memory; an end block that other\n"
-          "    // tiles (or other data) share is written bytewise, only its own bytes.\n"
+          "    // blocks, each gathered from the rows in shared memory in units of an element\n"
+          "    // (up to 4 B); an end block that other tiles (or other data) share is written\n"
+          "    // bytewise, only its own bytes.\n"
+          "    typedef ", unit_type, " tt_unit;\n"
           "    const u64 dfirst = reinterpret_cast<u64>(dst) + row0 * kRowBytes;\n"
           "    const u64 dend = dfirst + rows * kRowBytes;\n"
           "    const u64 dlo = dfirst & ~u64(15);\n"
@@ -391,10 +396,11 @@ class CopyEmitter {
           "        u32 at = j / u32(kRowBytes) * u32(kSrcPitch) + col;\n"
           "        u32 w[4] = {0, 0, 0, 0};\n"
           "#pragma unroll\n"
-          "        for (u32 k = 0; k < 16; ++k) {\n"
-          "          w[k / 4] |= u32(stage[at]) << (8 * (k % 4));\n"
-          "          ++at;\n"
-          "          if (++col == u32(kRowBytes)) {\n"
+          "        for (u32 k = 0; k < 16; k += sizeof(tt_unit)) {\n"
+          "          w[k / 4] |= u32(*reinterpret_cast<const tt_unit*>(stage + at)) << (8 * (k % 4));\n"
+          "          at += sizeof(tt_unit);\n"
+          "          col += sizeof(tt_unit);\n"
+          "          if (col == u32(kRowBytes)) {\n"
           "            col = 0;\n"
           "            at += u32(kSrcPitch - kRowBytes);\n"
           "          }\n"

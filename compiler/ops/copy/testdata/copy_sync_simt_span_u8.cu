@@ -86,8 +86,10 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_copy_sync_simt(const u
     __syncthreads();
     const u8* stage = tt_smem + u32(first - lo);  // the tile's first src byte
     // dst rows are contiguous: the tile's dst bytes [dfirst, dend) in aligned 16-B
-    // blocks, each gathered from the rows in shared memory; an end block that other
-    // tiles (or other data) share is written bytewise, only its own bytes.
+    // blocks, each gathered from the rows in shared memory in units of an element
+    // (up to 4 B); an end block that other tiles (or other data) share is written
+    // bytewise, only its own bytes.
+    typedef u8 tt_unit;
     const u64 dfirst = reinterpret_cast<u64>(dst) + row0 * kRowBytes;
     const u64 dend = dfirst + rows * kRowBytes;
     const u64 dlo = dfirst & ~u64(15);
@@ -100,10 +102,11 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_copy_sync_simt(const u
         u32 at = j / u32(kRowBytes) * u32(kSrcPitch) + col;
         u32 w[4] = {0, 0, 0, 0};
 #pragma unroll
-        for (u32 k = 0; k < 16; ++k) {
-          w[k / 4] |= u32(stage[at]) << (8 * (k % 4));
-          ++at;
-          if (++col == u32(kRowBytes)) {
+        for (u32 k = 0; k < 16; k += sizeof(tt_unit)) {
+          w[k / 4] |= u32(*reinterpret_cast<const tt_unit*>(stage + at)) << (8 * (k % 4));
+          at += sizeof(tt_unit);
+          col += sizeof(tt_unit);
+          if (col == u32(kRowBytes)) {
             col = 0;
             at += u32(kSrcPitch - kRowBytes);
           }
