@@ -93,6 +93,10 @@ std::vector<GoldenCase> GoldenCases() {
   CopyOp span = Op(DataType::kU8, {100000, 3});
   span.src = Region::Box(Buffer::RowMajor("src", DataType::kU8, Scope::kGlobal, {100000, 4}),
                          {0, 0}, {100000, 3});
+  // The same from a src start 1 B in: the gather by bytes.
+  CopyOp span_bytes = span;
+  span_bytes.src = Region::Box(Buffer::RowMajor("src", DataType::kU8, Scope::kGlobal, {100000, 4}),
+                               {0, 1}, {100000, 3});
   CopyOp span_apart = Op(DataType::kF16, {100000, 3});
   span_apart.src = Region::Box(Buffer::RowMajor("src", DataType::kF16, Scope::kGlobal, {100000, 4}),
                                {0, 1}, {100000, 3});
@@ -101,6 +105,7 @@ std::vector<GoldenCase> GoldenCases() {
   span_apart.hints.eviction_policy = EvictionPolicy::kEvictFirst;
   return {
       {"copy_sync_simt_span_u8", span, T("sm_90a"), Launch({4096, 3}, 256, 1, 0, false)},
+      {"copy_sync_simt_span_u8_bytes", span_bytes, T("sm_90a"), Launch({4000, 3}, 256, 1, 0, false)},
       {"copy_sync_simt_span_f16_dst_apart", span_apart, T("sm_80"), Launch({2048, 3}, 128, 1, 0, false)},
       {"copy_sync_simt_head_tail_slice", head_tail, T("sm_90a"), Launch({4, 1024}, 256, 1, 0, false)},
       {"copy_sync_simt_head_tail_1d_f8", odd, T("sm_90a"), Launch({16384}, 256, 1, 0, false)},
@@ -186,10 +191,9 @@ TEST(CopyCodegenTest, NarrowRowsTakeTheSpanForm) {
     int64_t row, pitch, col;
   };
   for (const Narrow& n : std::vector<Narrow>{{DataType::kU8, 3, 4, 1},
-                                             {DataType::kU8, 1, 2, 0},
+                                             {DataType::kU8, 2, 3, 0},
                                              {DataType::kF16, 7, 8, 1},
-                                             {DataType::kF32, 3, 5, 2},
-                                             {DataType::kF64, 1, 2, 1}}) {
+                                             {DataType::kF32, 3, 5, 2}}) {
     CopyOp op = Op(n.dtype, {1000, n.row});
     op.src = Region::Box(Buffer::RowMajor("src", n.dtype, Scope::kGlobal, {1000, n.pitch}),
                          {0, n.col}, {1000, n.row});
@@ -200,6 +204,16 @@ TEST(CopyCodegenTest, NarrowRowsTakeTheSpanForm) {
       EXPECT_EQ(lowered->shared_bytes, SpanStageBytes(256, n.pitch * DataTypeBytes(n.dtype)));
       EXPECT_THAT(Ptx(*lowered), HasSubstr("ld.global.nc.v4.u32")) << arch;
     }
+  }
+  // Single elements at a stride (rows of one element) keep the kernel that loads them
+  // one by one.
+  for (DataType dtype : {DataType::kU8, DataType::kF16, DataType::kF64}) {
+    CopyOp one = Op(dtype, {1000, 1});
+    one.src = Region::Box(Buffer::RowMajor("src", dtype, Scope::kGlobal, {1000, 2}), {0, 1},
+                          {1000, 1});
+    auto lowered = LowerCopy(one, T("sm_90a"), Launch({256, 1}, 128, 1, 0, false));
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    EXPECT_FALSE(lowered->span) << DescribeCopyPlan(*lowered);
   }
   CopyOp op = Op(DataType::kU8, {1000, 3});
   op.src = Region::Box(Buffer::RowMajor("src", DataType::kU8, Scope::kGlobal, {1000, 7}),

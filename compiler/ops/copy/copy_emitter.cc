@@ -1,7 +1,9 @@
 #include "compiler/ops/copy/copy_emitter.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -387,8 +389,10 @@ class CopyEmitter {
           "    const u64 dfirst = reinterpret_cast<u64>(dst) + row0 * kRowBytes;\n"
           "    const u64 dend = dfirst + rows * kRowBytes;\n"
           "    const u64 dlo = dfirst & ~u64(15);\n"
-          "    const u32 dblocks = u32(((dend + 15) & ~u64(15)) - dlo) / 16;\n"
-          "    for (u32 b = threadIdx.x; b < dblocks; b += kThreads) {\n"
+          "    const u32 dblocks = u32(((dend + 15) & ~u64(15)) - dlo) / 16;\n",
+          SpanGroups(),
+          "    for (u32 b = ", l_.span_group_rows > 0 ? "grouped + " : "",
+          "threadIdx.x; b < dblocks; b += kThreads) {\n"
           "      const u64 a = dlo + u64(b) * 16;\n"
           "      if (a >= dfirst && a + 16 <= dend) {\n"
           "        const u32 j = u32(a - dfirst);  // the block's first byte in the tile's dst\n"
@@ -438,6 +442,94 @@ class CopyEmitter {
           "    }\n");
     }
     absl::StrAppend(&out_, "  }\n}\n");
+  }
+
+  // span groups: the tile's whole groups of kGroupRows rows, each gathered word by word
+  // with byte permutes of its src words (fixed, as both starts and the tile are aligned);
+  // `grouped` is the dst blocks they wrote, and the general gather takes the rest.
+  std::string SpanGroups() const {
+    const int64_t group = l_.span_group_rows;
+    if (group == 0) return "";
+    const int64_t row = l_.extents[1] * l_.element_bytes;
+    const int64_t pitch = l_.src_strides[0] * l_.element_bytes;
+    const int64_t src_words = group * pitch / 4;
+    const int64_t dst_words = group * row / 4;
+    std::string out = absl::StrCat(
+        "    // Groups of ", group, " rows: ", group * row, " B of dst (whole vectors) from ",
+        group * pitch, " B of src.\n"
+        "    const u32 groups = u32(rows) / ", group, "u;\n"
+        "    for (u32 g = threadIdx.x; g < groups; g += kThreads) {\n"
+        "      const uint4* from = reinterpret_cast<const uint4*>(tt_smem + g * ", group * pitch,
+        "u);\n"
+        "      u32 s[", src_words, "];\n"
+        "#pragma unroll\n"
+        "      for (u32 i = 0; i < ", src_words / 4, "u; ++i) {\n"
+        "        const uint4 q = from[i];\n"
+        "        s[4 * i] = q.x;\n"
+        "        s[4 * i + 1] = q.y;\n"
+        "        s[4 * i + 2] = q.z;\n"
+        "        s[4 * i + 3] = q.w;\n"
+        "      }\n"
+        "      u8* to = reinterpret_cast<u8*>(dfirst) + g * ", group * row, "u;\n");
+    static const char* const kFields[] = {"x", "y", "z", "w"};
+    for (int64_t v = 0; v < dst_words / 4; ++v) {
+      absl::StrAppend(&out, "      {\n        tt_vec v;\n");
+      for (int f = 0; f < 4; ++f) {
+        absl::StrAppend(&out, "        v.", kFields[f], " = ", DstWord(4 * v + f, row, pitch),
+                        ";\n");
+      }
+      absl::StrAppend(&out, "        tt_st_global(to + ", 16 * v, ", v", Policy(), ");\n      }\n");
+    }
+    absl::StrAppend(&out, "    }\n    const u32 grouped = groups * ", group * row / 16, "u;\n");
+    return out;
+  }
+
+  // Word `w` of a group's dst bytes as an expression of its src words s[]: byte b of dst is
+  // byte (b / row) * pitch + b % row of src.
+  static std::string DstWord(int64_t w, int64_t row, int64_t pitch) {
+    std::vector<int64_t> words;  // distinct src words, in order of first use
+    std::vector<std::pair<int, int>> bytes;  // per dst byte: (index in words, byte in word)
+    for (int64_t i = 0; i < 4; ++i) {
+      const int64_t b = 4 * w + i;
+      const int64_t at = (b / row) * pitch + b % row;
+      auto it = std::find(words.begin(), words.end(), at / 4);
+      if (it == words.end()) it = words.insert(words.end(), at / 4);
+      bytes.emplace_back(static_cast<int>(it - words.begin()), static_cast<int>(at % 4));
+    }
+    auto word = [&](int k) { return absl::StrCat("s[", words[k], "]"); };
+    // __byte_perm(x, y, selector): result byte i is byte (selector >> 4i) & 7 of y:x.
+    auto selector = [&](auto pick) {
+      uint32_t sel = 0;
+      for (int i = 0; i < 4; ++i) sel |= static_cast<uint32_t>(pick(i)) << (4 * i);
+      return absl::StrCat("0x", absl::Hex(sel, absl::kZeroPad4), "u");
+    };
+    if (words.size() == 1) {
+      bool identity = true;
+      for (int i = 0; i < 4; ++i) identity = identity && bytes[i].second == i;
+      if (identity) return word(0);
+      return absl::StrCat("__byte_perm(", word(0), ", 0u, ",
+                          selector([&](int i) { return bytes[i].second; }), ")");
+    }
+    if (words.size() == 2) {
+      return absl::StrCat("__byte_perm(", word(0), ", ", word(1), ", ",
+                          selector([&](int i) { return 4 * bytes[i].first + bytes[i].second; }),
+                          ")");
+    }
+    // Three or four words: the bytes of words 0-1 and of words 2-3 first, then both.
+    const std::string low = absl::StrCat(
+        "__byte_perm(", word(0), ", ", word(1), ", ",
+        selector([&](int i) {
+          return bytes[i].first < 2 ? 4 * bytes[i].first + bytes[i].second : 0;
+        }),
+        ")");
+    const std::string high = absl::StrCat(
+        "__byte_perm(", word(2), ", ", words.size() > 3 ? word(3) : std::string("0u"), ", ",
+        selector([&](int i) {
+          return bytes[i].first >= 2 ? 4 * (bytes[i].first - 2) + bytes[i].second : 0;
+        }),
+        ")");
+    return absl::StrCat("__byte_perm(", low, ", ", high, ", ",
+                        selector([&](int i) { return bytes[i].first < 2 ? i : 4 + i; }), ")");
   }
 
   void KernelSignature(bool maps) {

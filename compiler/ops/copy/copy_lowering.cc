@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
@@ -319,6 +320,32 @@ void ChooseSpan(LoweredCopy& l) {
       dense_dst ? "written as aligned 16-B vectors of the contiguous dst rows"
                 : absl::StrCat("written element by element (dst pitch ", dst_pitch,
                                " B is not the row)")));
+  if (!dense_dst) return;
+  // Groups of rows whose dst bytes are whole vectors; their src bytes at fixed words when
+  // both starts and every tile's first row are 16-B aligned.
+  const int64_t group_rows = 16 / std::gcd<int64_t>(row_bytes, 16);
+  std::vector<std::string> why;
+  const int src_align = AlignmentOf(l.src_offset * e), dst_align = AlignmentOf(l.dst_offset * e);
+  if (src_align < 16) why.push_back(absl::StrCat("the src start is ", src_align, "-B aligned"));
+  if (dst_align < 16) why.push_back(absl::StrCat("the dst start is ", dst_align, "-B aligned"));
+  if (l.tile[0] % group_rows != 0) {
+    why.push_back(absl::StrCat("the tile's ", l.tile[0], " rows are not whole groups of ",
+                               group_rows));
+  }
+  if (group_rows * src_pitch % 16 != 0 || group_rows * src_pitch > 256) {
+    why.push_back(absl::StrCat("a group's src span of ", group_rows * src_pitch,
+                               " B is not a multiple of 16 B up to 256 B"));
+  }
+  if (!why.empty()) {
+    l.decision_log.push_back(absl::StrCat("span gather by bytes, not by groups of ", group_rows,
+                                          " rows: ", absl::StrJoin(why, "; ")));
+    return;
+  }
+  l.span_group_rows = static_cast<int>(group_rows);
+  l.input_align = l.output_align = 16;
+  l.decision_log.push_back(absl::StrCat(
+      "span groups of ", group_rows, " rows (", group_rows * row_bytes, " B of dst, ",
+      group_rows * src_pitch, " B of src at fixed words): each dst word by byte permutes"));
 }
 
 // Vector width: the widest that every row start, extent, tile and region alignment
@@ -346,27 +373,16 @@ absl::Status ChooseVector(const LaunchParams& launch, LoweredCopy& l) {
   const bool contiguous = l.src_strides[r - 1] == 1 && l.dst_strides[r - 1] == 1;
   const int legal = WidestVector(e, contiguous, "strided innermost dimension", constraints, &limit);
 
-  // Rows narrower than a vector, or single elements at a src stride (rows of one element,
-  // which squeezing left 1-D): the span form, unless something rules it out.
-  const bool narrow_rows = r == 2 && contiguous && l.extents[1] * e < 16;
-  const bool strided_elements = r == 1 && l.src_strides[0] != 1 && e < 16;
-  if (narrow_rows || strided_elements) {
-    LoweredCopy rows = l;
-    if (strided_elements) {
-      rows.extents = {l.extents[0], 1};
-      rows.src_strides = {l.src_strides[0], 1};
-      rows.dst_strides = {l.dst_strides[0], 1};
-      rows.tile = {l.tile[0], 1};
-      rows.tiles_per_dim = {l.tiles_per_dim[0], 1};
-    }
-    const std::string why_not = SpanRefusal(launch, rows);
+  // Rows narrower than a vector: the span form, unless something rules it out. (Single
+  // elements at a stride, which squeezing leaves 1-D, load as fast one by one.)
+  if (r == 2 && contiguous && l.extents[1] * e < 16) {
+    const std::string why_not = SpanRefusal(launch, l);
     if (why_not.empty()) {
-      ChooseSpan(rows);
-      l = std::move(rows);
+      ChooseSpan(l);
       return absl::OkStatus();
     }
-    l.decision_log.push_back(absl::StrCat("span form not used for rows of ",
-                                          rows.extents[1] * e, " B: ", why_not));
+    l.decision_log.push_back(absl::StrCat("span form not used for rows of ", l.extents[1] * e,
+                                          " B: ", why_not));
   }
 
   // The head_tail slot: the alignment src and dst rows share, for every row.
@@ -493,12 +509,8 @@ std::vector<int64_t> MergedCopyExtents(const CopyOp& op) { return MergeCopyGeome
 
 bool SpanGeometry(const MergedCopyGeometry& g, int element_bytes) {
   const int64_t e = element_bytes;
-  const bool narrow_rows = g.extents.size() == 2 && g.src_strides[1] == 1 &&
-                           g.dst_strides[1] == 1 && g.extents[1] * e < 16;
-  const bool strided_elements = g.extents.size() == 1 && g.src_strides[0] != 1 && e < 16;
-  if (!narrow_rows && !strided_elements) return false;
-  const int64_t row = narrow_rows ? g.extents[1] * e : e;
-  return g.src_strides[0] > 0 && g.src_strides[0] * e <= 2 * row;
+  return g.extents.size() == 2 && g.src_strides[1] == 1 && g.dst_strides[1] == 1 &&
+         g.extents[1] * e < 16 && g.src_strides[0] > 0 && g.src_strides[0] <= 2 * g.extents[1];
 }
 
 int64_t SpanStageBytes(int64_t rows, int64_t pitch_bytes) {

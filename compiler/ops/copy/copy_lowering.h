@@ -66,6 +66,12 @@ struct LoweredCopy : LoweredTileKernel {
   // (dst pitch = the row), element by element otherwise. Loads stay inside the copy's own
   // src span: its first and last aligned blocks, where they stick out, are read bytewise.
   bool span = false;
+  // span, when both starts are 16-B aligned, dst rows contiguous and the tile a whole
+  // number of groups: rows taken span_group_rows at a time, the fewest whose dst bytes are
+  // whole 16-B vectors (16 / gcd(row bytes, 16)). A group's src bytes then sit at fixed
+  // aligned words of shared memory, so the kernel gathers each dst word with byte
+  // permutes known at compile time. 0: the general gather.
+  int span_group_rows = 0;
 
   std::vector<int64_t> extents;
   std::vector<int64_t> src_strides;  // elements
@@ -105,8 +111,8 @@ struct MergedCopyGeometry {
 MergedCopyGeometry MergeCopyGeometry(const CopyOp& op);
 
 // Whether the copy's rows suit the span form: after merging, rows narrower than 16 B
-// contiguous on both sides (or single elements at a src stride, which squeezing leaves
-// 1-D), at a src pitch of at most twice the row. Launch and hints may still rule it out.
+// contiguous on both sides, at a src pitch of at most twice the row. Launch and hints may
+// still rule it out.
 bool SpanGeometry(const MergedCopyGeometry& g, int element_bytes);
 
 // Largest power of two up to 16 dividing `bytes` (16 for 0): the alignment a byte offset

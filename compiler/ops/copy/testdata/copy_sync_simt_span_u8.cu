@@ -94,7 +94,47 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_copy_sync_simt(const u
     const u64 dend = dfirst + rows * kRowBytes;
     const u64 dlo = dfirst & ~u64(15);
     const u32 dblocks = u32(((dend + 15) & ~u64(15)) - dlo) / 16;
-    for (u32 b = threadIdx.x; b < dblocks; b += kThreads) {
+    // Groups of 16 rows: 48 B of dst (whole vectors) from 64 B of src.
+    const u32 groups = u32(rows) / 16u;
+    for (u32 g = threadIdx.x; g < groups; g += kThreads) {
+      const uint4* from = reinterpret_cast<const uint4*>(tt_smem + g * 64u);
+      u32 s[16];
+#pragma unroll
+      for (u32 i = 0; i < 4u; ++i) {
+        const uint4 q = from[i];
+        s[4 * i] = q.x;
+        s[4 * i + 1] = q.y;
+        s[4 * i + 2] = q.z;
+        s[4 * i + 3] = q.w;
+      }
+      u8* to = reinterpret_cast<u8*>(dfirst) + g * 48u;
+      {
+        tt_vec v;
+        v.x = __byte_perm(s[0], s[1], 0x4210u);
+        v.y = __byte_perm(s[1], s[2], 0x5421u);
+        v.z = __byte_perm(s[2], s[3], 0x6542u);
+        v.w = __byte_perm(s[4], s[5], 0x4210u);
+        tt_st_global(to + 0, v);
+      }
+      {
+        tt_vec v;
+        v.x = __byte_perm(s[5], s[6], 0x5421u);
+        v.y = __byte_perm(s[6], s[7], 0x6542u);
+        v.z = __byte_perm(s[8], s[9], 0x4210u);
+        v.w = __byte_perm(s[9], s[10], 0x5421u);
+        tt_st_global(to + 16, v);
+      }
+      {
+        tt_vec v;
+        v.x = __byte_perm(s[10], s[11], 0x6542u);
+        v.y = __byte_perm(s[12], s[13], 0x4210u);
+        v.z = __byte_perm(s[13], s[14], 0x5421u);
+        v.w = __byte_perm(s[14], s[15], 0x6542u);
+        tt_st_global(to + 32, v);
+      }
+    }
+    const u32 grouped = groups * 3u;
+    for (u32 b = grouped + threadIdx.x; b < dblocks; b += kThreads) {
       const u64 a = dlo + u64(b) * 16;
       if (a >= dfirst && a + 16 <= dend) {
         const u32 j = u32(a - dfirst);  // the block's first byte in the tile's dst
