@@ -50,6 +50,7 @@
 #include "autotune/cuda_tuning_device.h"
 #include "autotune/database_tools.h"
 #include "autotune/evaluate.h"
+#include "autotune/fit_command.h"
 #include "autotune/merge_command.h"
 #include "autotune/report.h"
 #include "autotune/shard.h"
@@ -802,6 +803,8 @@ std::string Usage(const TileOpRegistry& ops) {
       "       autotune diff A B                                     what changed between two "
       "databases\n"
       "       autotune export DB [--format=csv|json]                a database as CSV or JSON\n"
+      "       autotune fit CORPUS... [-o MODEL]                     fit the cost model to "
+      "tunings' measurements\n"
       "(each subcommand takes --help)\n"
       "\nflags:\n",
       FlagHelp(Flags()),
@@ -899,6 +902,7 @@ int main(int argc, char** argv) {
   if (command == "merge") return tiletune::autotune::RunMergeCommand(rest, stdout, stderr);
   if (command == "diff") return tiletune::autotune::RunDiffCommand(rest, stdout, stderr);
   if (command == "export") return tiletune::autotune::RunExportCommand(rest, stdout, stderr);
+  if (command == "fit") return tiletune::autotune::RunFitCommand(rest, stdout, stderr);
   const bool evaluate = argc >= 2 && std::string(argv[1]) == "evaluate";
   return tiletune::autotune::Main(argc, argv, evaluate);
 }

@@ -13,7 +13,6 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/string_view.h"
-#include "absl/time/time.h"
 #include "compiler/tuning_db/atomic_file.h"
 #include "compiler/tuning_db/tuning_db.h"
 #include "compiler/tuning_db/tuning_db.pb.h"
@@ -132,19 +131,6 @@ std::string StatusCounts(const std::vector<Entry>& entries) {
                                  " ", count));
   }
   return absl::StrJoin(parts, ", ");
-}
-
-// "- Measured by tiletune 0.1 on gpu-a, 2026-11-30 00:00:00 UTC\n", with what is known.
-std::string MeasuredLine(const tuning::Provenance& p) {
-  std::string line;
-  if (!p.tool_version().empty()) absl::StrAppend(&line, " by ", p.tool_version());
-  if (!p.host().empty()) absl::StrAppend(&line, " on ", p.host());
-  if (p.unix_time_s() > 0) {
-    absl::StrAppend(&line, line.empty() ? " " : ", ",
-                    absl::FormatTime("%Y-%m-%d %H:%M:%S UTC",
-                                     absl::FromUnixSeconds(p.unix_time_s()), absl::UTCTimeZone()));
-  }
-  return line.empty() ? "" : absl::StrCat("- Measured", line, "\n");
 }
 
 std::string XmlEscape(absl::string_view text) {

@@ -184,7 +184,9 @@ TEST(MarkdownReportTest, DatabaseStringsAreEscaped) {
                             "[x]\\(javascript:y) \\`code\\`"));
   std::vector<std::string> lines = absl::StrSplit(md, '\n');
   for (const std::string& line : lines) {
-    if (absl::StartsWith(line, "| 0 |")) EXPECT_EQ(Count(line, "|") - Count(line, "\\|"), 12) << line;
+    if (absl::StartsWith(line, "| 0 |")) {
+      EXPECT_EQ(Count(line, "|") - Count(line, "\\|"), 12) << line;
+    }
   }
 }
 

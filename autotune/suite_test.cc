@@ -146,7 +146,9 @@ TEST(SuiteTest, CheckedInSuitesParseAndTheHeldOutOneIsDisjoint) {
     auto problems = ParseSuiteFile(ops, *text, name);
     ASSERT_TRUE(problems.ok()) << problems.status();
     const bool held_out = std::string(name).find("heldout") != std::string::npos;
-    if (held_out) EXPECT_GE(problems->size(), 10u) << name;
+    if (held_out) {
+      EXPECT_GE(problems->size(), 10u) << name;
+    }
     std::set<std::string> seen;
     for (const SuiteProblem& problem : *problems) {
       auto task = MakeTask(ops, *problem, target);

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# `autotune fit` end to end on the simulated device (no GPU): a tuning's own output (every
+# measured candidate kept) is the corpus; the model is written and reads back, and its
+# leave-one-problem-out error is reported per operator. Bad corpora and arguments are
+# refused with their exit codes.
+set -euo pipefail
+
+bin="autotune/autotune"
+tmp="$TEST_TMPDIR"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+problems="copy:f16:512,512;copy:u8:src=300x4097[0:300,3:4000];copy:f32:64,3,224,224"
+problems+=";copy:bf16:1023,1025;im2col:f16:2,16,16,8:k=3:p=1;im2col:f32:4,28,28,16:k=3"
+
+"$bin" --simulate=seed=3 --problems="$problems" --output="$tmp/corpus.txtpb" --report=false \
+  >"$tmp/tune.out" 2>"$tmp/tune.err" || { cat "$tmp/tune.err"; fail "the simulated tuning exited $?"; }
+"$bin" fit "$tmp/corpus.txtpb" -o "$tmp/model.txtpb" >"$tmp/fit.out" 2>"$tmp/fit.err" \
+  || { cat "$tmp/fit.err"; fail "fit exited $?"; }
+cat "$tmp/fit.out"
+grep -qE '^autotune fit: [0-9]+ kernels of 6 problems on Simulated GPU \(sm_9\.0\)' "$tmp/fit.out" \
+  || fail "no summary line"
+for op in copy im2col all; do
+  grep -qE "^  $op +[0-9]+ +[0-9]+ +[0-9.]+ " "$tmp/fit.out" || fail "no leave-one-out row for $op"
+done
+[[ "$(grep -c '^terms: ' "$tmp/model.txtpb")" == 14 ]] || fail "the model does not name 14 terms"
+[[ "$(grep -c '^coefficients: ' "$tmp/model.txtpb")" == 14 ]] || fail "the model has not 14 coefficients"
+grep -q 'name: "Simulated GPU"' "$tmp/model.txtpb" || fail "the model names no device"
+# The simulator's times are a launch floor plus bytes over a bandwidth that grows with the
+# vector: the model's form holds them, so its estimates of unseen problems are close.
+err=$(awk '$1 == "all" {print $4}' "$tmp/fit.out")
+awk -v e="$err" 'BEGIN {exit !(e < 0.15)}' || fail "median |ln error| $err on the simulator's times"
+
+# Usage errors exit 2; a corpus that does not read, or holds too little, exits 3.
+set +e
+"$bin" fit >/dev/null 2>"$tmp/e1"; rc1=$?
+"$bin" fit "$tmp/no_such.txtpb" >/dev/null 2>"$tmp/e2"; rc2=$?
+"$bin" --simulate=seed=3 --problems="copy:f16:512,512" --output="$tmp/one.txtpb" --report=false \
+  >/dev/null 2>&1
+"$bin" fit "$tmp/one.txtpb" >/dev/null 2>"$tmp/e3"; rc3=$?
+"$bin" fit "$tmp/corpus.txtpb" --bogus >/dev/null 2>"$tmp/e4"; rc4=$?
+set -e
+[[ $rc1 == 2 ]] && grep -q 'give at least one corpus' "$tmp/e1" || fail "no corpus: exit $rc1"
+[[ $rc2 == 3 ]] || fail "missing corpus: exit $rc2"
+[[ $rc3 == 3 ]] && grep -q 'at least 2 problems' "$tmp/e3" || fail "one problem: exit $rc3 $(cat "$tmp/e3")"
+[[ $rc4 == 2 ]] || fail "unknown flag: exit $rc4"
+echo PASS

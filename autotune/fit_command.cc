@@ -1,0 +1,189 @@
+#include "autotune/fit_command.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "compiler/base/abbreviate.h"
+#include "compiler/base/command_line.h"
+#include "compiler/ops/builtin_ops.h"
+#include "compiler/ops/candidates.h"
+#include "compiler/target/target.h"
+#include "compiler/tuning_db/atomic_file.h"
+#include "compiler/tuning_db/tuning_db.h"
+#include "google/protobuf/text_format.h"
+
+namespace tiletune {
+namespace autotune {
+namespace {
+
+constexpr char kUsage[] = "usage: autotune fit CORPUS... [-o MODEL.txtpb]";
+
+// `path` as the user meant it: relative to where `bazel run` was started.
+std::string UserPath(const std::string& path) {
+  const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
+  if (path.empty() || path[0] == '/' || cwd == nullptr || cwd[0] == '\0') return path;
+  return absl::StrCat(cwd, "/", path);
+}
+
+std::string GpuName(const tuning::DeviceIdentity& device) {
+  return absl::StrCat(Printable(device.name(), 80), " (sm_", device.cc_major(), ".",
+                      device.cc_minor(), ")");
+}
+
+}  // namespace
+
+absl::StatusOr<FitCorpus> CorpusSamples(const std::vector<tuning::TuningDatabase>& databases,
+                                        const TileOpRegistry& ops) {
+  FitCorpus corpus;
+  std::set<std::string> gpus;
+  for (const tuning::TuningDatabase& database : databases) {
+    for (const tuning::TuningRecord& record : database.records()) {
+      gpus.insert(GpuName(record.device()));
+      if (gpus.size() > 1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "the corpus holds records of ", absl::StrJoin(gpus, " and "),
+            "; a model is fitted to one GPU model at a time"));
+      }
+      corpus.device = record.device();
+      absl::StatusOr<const TileOpDefinition*> definition = ops.For(record.problem());
+      if (!definition.ok()) return definition.status();
+      absl::StatusOr<std::unique_ptr<TileOp>> op = (*definition)->FromProblem(record.problem());
+      if (!op.ok()) return op.status();
+      absl::StatusOr<Target> target = Target::Parse(
+          Target::ArchNameForDevice(record.device().cc_major(), record.device().cc_minor()));
+      if (!target.ok()) return target.status();
+      const DeviceConstants gpu =
+          DeviceConstantsFor(*target, record.device().sm_count() > 0 ? record.device().sm_count()
+                                                                      : 132);
+      const std::string problem = ProblemKey(record.problem());
+      auto add = [&](const tuning::Variant& variant, const tuning::Statistics& statistics) {
+        absl::StatusOr<Trial> trial = TrialOf(variant);
+        if (!trial.ok() || !(statistics.median_us() > 0)) {
+          ++corpus.left_out;
+          return;
+        }
+        std::unique_ptr<TileOp> hinted = (*op)->Clone();
+        hinted->hints = MergeHints(trial->hints, hinted->hints);
+        absl::StatusOr<std::shared_ptr<const LoweredTileKernel>> lowered =
+            (*definition)->Lower(*hinted, *target, trial->launch);
+        if (!lowered.ok() || (*lowered)->path_name != variant.lowering().path() ||
+            (*lowered)->form_name != variant.lowering().form()) {
+          ++corpus.left_out;
+          return;
+        }
+        CostSample sample;
+        sample.problem = problem;
+        sample.op = (*definition)->name();
+        sample.terms = TermsOf(**lowered, gpu);
+        sample.median_us = statistics.median_us();
+        corpus.samples.push_back(sample);
+      };
+      add(record.winner(), record.winner_statistics());
+      for (const tuning::CandidateResult& candidate : record.candidates()) {
+        if (candidate.status() == tuning::CandidateResult::OK) {
+          add(candidate.variant(), candidate.statistics());
+        }
+      }
+    }
+  }
+  return corpus;
+}
+
+int RunFitCommand(const std::vector<std::string>& args, std::FILE* out, std::FILE* err) {
+  const std::vector<FlagSpec> flags = {
+      {"output", FlagType::kString, "PATH: write the fitted model there (text format)", 'o'},
+  };
+  absl::StatusOr<CommandLine> line = ParseCommandLine(args, flags, 1 << 20);
+  if (line.ok() && line->help()) {
+    std::fprintf(out,
+                 "%s\n  Fits the cost model to the kernels the corpus (tunings' own output, "
+                 "every measured\n  candidate kept) measured, and reports its "
+                 "leave-one-problem-out error per operator.\n\nflags:\n%s\nexit codes: 0 "
+                 "fitted; 1 the model could not be written; 2 usage error; 3 a corpus does "
+                 "not read, or holds too little to fit\n",
+                 kUsage, FlagHelp(flags).c_str());
+    return 0;
+  }
+  if (line.ok() && line->version()) {
+    std::fprintf(out, "%s\n", VersionLine("autotune fit").c_str());
+    return 0;
+  }
+  if (line.ok() && line->positional().empty()) {
+    line = absl::InvalidArgumentError(absl::StrCat("give at least one corpus; ", kUsage));
+  }
+  if (!line.ok()) {
+    std::fprintf(err, "autotune fit: %s\n", BoundedMessage(line.status().message()).c_str());
+    return 2;
+  }
+  const TileOpRegistry& ops = BuiltinTileOps();
+  std::vector<tuning::TuningDatabase> databases;
+  for (const std::string& path : line->positional()) {
+    tuning::ReadOptions read;
+    read.semantics = ops.RecordValidator();
+    absl::StatusOr<tuning::TuningDatabase> database =
+        tuning::ReadTuningDatabase(UserPath(path), read);
+    if (!database.ok()) {
+      std::fprintf(err, "autotune fit: %s\n", BoundedMessage(database.status().message()).c_str());
+      return 3;
+    }
+    databases.push_back(*std::move(database));
+  }
+  absl::StatusOr<FitCorpus> corpus = CorpusSamples(databases, ops);
+  absl::StatusOr<CostModel> model =
+      corpus.ok() ? CostModel::Fit(corpus->samples) : absl::StatusOr<CostModel>(corpus.status());
+  absl::StatusOr<std::vector<LeaveOneOutError>> errors =
+      model.ok() ? LeaveOneProblemOut(corpus->samples)
+                 : absl::StatusOr<std::vector<LeaveOneOutError>>(model.status());
+  if (!errors.ok()) {
+    std::fprintf(err, "autotune fit: %s\n", BoundedMessage(errors.status().message()).c_str());
+    return 3;
+  }
+  std::set<std::string> problems;
+  for (const CostSample& s : corpus->samples) problems.insert(s.problem);
+  std::fprintf(out, "autotune fit: %zu kernels of %zu problems on %s", corpus->samples.size(),
+               problems.size(), GpuName(corpus->device).c_str());
+  if (corpus->left_out > 0) {
+    std::fprintf(out, "; %d left out (their lowering changed since they were timed)",
+                 corpus->left_out);
+  }
+  std::fprintf(out, "\nmodel: floor %g us, bytes in flight per SM stop limiting at %g B\n",
+               model->floor_us(), model->knot_bytes());
+  for (size_t i = 0; i < CostTermNames().size(); ++i) {
+    std::fprintf(out, "  %-14s %+.4f\n", CostTermNames()[i].c_str(), model->coefficients()[i]);
+  }
+  std::fprintf(out,
+               "leave one problem out (fitted without it, then its kernels estimated):\n"
+               "  %-9s %8s %8s %16s %22s %15s\n",
+               "operator", "problems", "kernels", "median |ln err|", "first choice: regret",
+               "best of five");
+  for (const LeaveOneOutError& e : *errors) {
+    std::fprintf(out, "  %-9s %8d %8d %16.3f %10s %11s %15s\n", e.op.c_str(), e.problems,
+                 e.samples, e.median_abs_log_error,
+                 absl::StrFormat("%.1f%%", 100 * e.mean_top1_regret).c_str(),
+                 absl::StrFormat("(worst %.0f%%)", 100 * e.worst_top1_regret).c_str(),
+                 absl::StrFormat("%.1f%%", 100 * e.mean_top5_regret).c_str());
+  }
+  if (line->Has("output")) {
+    std::string text;
+    google::protobuf::TextFormat::PrintToString(model->ToProto(corpus->device), &text);
+    const std::string path = UserPath(line->String("output"));
+    if (absl::Status written = tuning::WriteFileAtomically(path, text); !written.ok()) {
+      std::fprintf(err, "autotune fit: %s\n", BoundedMessage(written.message()).c_str());
+      return 1;
+    }
+    std::fprintf(out, "autotune fit: wrote %s\n", Printable(path).c_str());
+  }
+  return 0;
+}
+
+}  // namespace autotune
+}  // namespace tiletune

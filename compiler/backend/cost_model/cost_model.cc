@@ -1,0 +1,320 @@
+#include "compiler/backend/cost_model/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace tiletune {
+namespace {
+
+constexpr int kTerms = 14;
+
+// The grids floor_us and the knot are chosen from.
+constexpr double kFloorsUs[] = {0, 0.5, 1, 1.5, 2, 3, 4, 6, 8};
+constexpr double kKnotsBytes[] = {4096, 8192, 16384, 32768, 65536, 131072, 262144};
+
+std::vector<double> TermVector(const KernelTerms& t, double knot) {
+  const double vector = std::clamp(t.vector_bytes, 1.0, 16.0);
+  const double waves = std::max(t.waves, 1e-9);
+  return {1.0,
+          std::log(std::max(t.bytes, 1.0)),
+          std::log2(16.0 / vector),
+          t.tma ? 1.0 : 0.0,
+          t.cp_async ? 1.0 : 0.0,
+          waves >= 1 ? std::log(std::ceil(waves) / waves) : 0.0,
+          waves < 1 ? std::log(1 / waves) : 0.0,
+          std::log1p(knot / std::max(t.inflight_per_sm, 1.0)),
+          std::log1p(std::max(t.tiles_per_sm, 0.0)),
+          std::log((t.read_bytes + 1) / (t.written_bytes + 1)),
+          std::log2(std::max(t.threads, 32.0) / 128),
+          std::log(std::max(t.accesses_per_thread, 1.0)),
+          std::log1p(std::max(t.shared_per_cta, 0.0) / 4096),
+          std::max(t.stages - 1, 0.0)};
+}
+
+double Estimate(double floor_us, double knot, const std::vector<double>& coefficients,
+                const KernelTerms& terms) {
+  const std::vector<double> x = TermVector(terms, knot);
+  double z = 0;
+  for (int i = 0; i < kTerms; ++i) z += coefficients[i] * x[i];
+  return floor_us + std::exp(std::min(z, 50.0));
+}
+
+// Solves a x = b (n x n, row-major) by elimination with partial pivoting; false when
+// singular.
+bool Solve(std::vector<double> a, std::vector<double> b, int n, std::vector<double>& x) {
+  for (int col = 0; col < n; ++col) {
+    int pivot = col;
+    for (int r = col + 1; r < n; ++r) {
+      if (std::abs(a[r * n + col]) > std::abs(a[pivot * n + col])) pivot = r;
+    }
+    if (std::abs(a[pivot * n + col]) < 1e-300) return false;
+    if (pivot != col) {
+      for (int c = 0; c < n; ++c) std::swap(a[col * n + c], a[pivot * n + c]);
+      std::swap(b[col], b[pivot]);
+    }
+    for (int r = col + 1; r < n; ++r) {
+      const double f = a[r * n + col] / a[col * n + col];
+      if (f == 0) continue;
+      for (int c = col; c < n; ++c) a[r * n + c] -= f * a[col * n + c];
+      b[r] -= f * b[col];
+    }
+  }
+  x.assign(n, 0);
+  for (int r = n - 1; r >= 0; --r) {
+    double s = b[r];
+    for (int c = r + 1; c < n; ++c) s -= a[r * n + c] * x[c];
+    x[r] = s / a[r * n + r];
+  }
+  return true;
+}
+
+struct Fitted {
+  double floor_us = 0, knot = 0, error = std::numeric_limits<double>::infinity();
+  std::vector<double> coefficients;
+};
+
+// Least squares of ln(t - floor) on the terms, each sample weighted by `weights`, with a
+// small ridge so terms that never vary in the corpus stay at 0; the weighted squared error
+// of ln(estimate / t).
+Fitted FitFixed(const std::vector<CostSample>& samples, const std::vector<double>& weights,
+                double floor_us, double knot) {
+  std::vector<double> ata(kTerms * kTerms, 0), atb(kTerms, 0);
+  for (size_t s = 0; s < samples.size(); ++s) {
+    const double t = samples[s].median_us;
+    const double y = std::log(std::max(t - floor_us, 0.1 * t));
+    const std::vector<double> x = TermVector(samples[s].terms, knot);
+    for (int i = 0; i < kTerms; ++i) {
+      atb[i] += weights[s] * x[i] * y;
+      for (int j = 0; j < kTerms; ++j) ata[i * kTerms + j] += weights[s] * x[i] * x[j];
+    }
+  }
+  double trace = 0;
+  for (int i = 0; i < kTerms; ++i) trace += ata[i * kTerms + i];
+  for (int i = 1; i < kTerms; ++i) ata[i * kTerms + i] += 1e-6 * trace / kTerms;
+  Fitted fitted;
+  fitted.floor_us = floor_us;
+  fitted.knot = knot;
+  if (!Solve(ata, atb, kTerms, fitted.coefficients)) return fitted;
+  double error = 0;
+  for (size_t s = 0; s < samples.size(); ++s) {
+    const double e =
+        std::log(Estimate(floor_us, knot, fitted.coefficients, samples[s].terms) /
+                 samples[s].median_us);
+    error += weights[s] * e * e;
+  }
+  fitted.error = error;
+  return fitted;
+}
+
+absl::Status CheckSamples(const std::vector<CostSample>& samples) {
+  std::set<std::string> problems;
+  for (const CostSample& s : samples) {
+    if (!(s.median_us > 0) || !std::isfinite(s.median_us)) {
+      return absl::InvalidArgumentError(absl::StrCat("a sample of ", s.problem, " has time ",
+                                                     s.median_us, " us; times must be > 0"));
+    }
+    problems.insert(s.problem);
+  }
+  if (problems.size() < 2 || samples.size() < static_cast<size_t>(kTerms)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a fit needs measurements of at least 2 problems and ", kTerms, " kernels; got ",
+        problems.size(), " problem(s) and ", samples.size(), " kernel(s)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+DeviceConstants DeviceConstantsFor(const Target& target, int sm_count) {
+  DeviceConstants device;
+  device.sm_count = sm_count;
+  device.max_threads_per_sm = target.MaxThreadsPerSm();
+  device.max_shared_per_sm = target.MaxSharedBytesPerSm();
+  return device;
+}
+
+KernelTerms TermsOf(const LoweredTileKernel& lowered, const DeviceConstants& device) {
+  KernelTerms terms;
+  const int sm_count = std::max(device.sm_count, 1);
+  terms.bytes = static_cast<double>(lowered.input_span_bytes + lowered.output_span_bytes);
+  terms.vector_bytes = lowered.vector_bytes > 0 ? lowered.vector_bytes : 16;
+  terms.tma = lowered.instruction == Instruction::kTma;
+  terms.cp_async = lowered.instruction == Instruction::kCpAsync;
+  // CTAs an SM holds at once: threads, shared memory (with the 1 KiB the system reserves
+  // per block) and the block limit.
+  int64_t per_sm = std::min<int64_t>(device.max_ctas_per_sm,
+                                     device.max_threads_per_sm / std::max(lowered.launch.threads, 1));
+  if (lowered.shared_bytes > 0) {
+    per_sm = std::min<int64_t>(per_sm, device.max_shared_per_sm / (lowered.shared_bytes + 1024));
+  }
+  per_sm = std::max<int64_t>(per_sm, 1);
+  const double tiles = static_cast<double>(std::max<int64_t>(lowered.num_tiles, 1));
+  const double grid = static_cast<double>(std::max<int64_t>(lowered.GridSize(sm_count), 1));
+  const double at_once = std::min(grid, static_cast<double>(per_sm * sm_count));
+  terms.waves = tiles / at_once;
+  terms.inflight_per_sm = at_once / sm_count * static_cast<double>(lowered.tile_bytes) *
+                          std::max(lowered.stages, 1);
+  terms.tiles_per_sm = tiles / sm_count;
+  terms.read_bytes = static_cast<double>(lowered.input_span_bytes);
+  terms.written_bytes = static_cast<double>(lowered.output_span_bytes);
+  terms.threads = std::max(lowered.launch.threads, 1);
+  terms.accesses_per_thread = static_cast<double>(lowered.tile_bytes) /
+                              (terms.threads * terms.vector_bytes);
+  terms.shared_per_cta = static_cast<double>(lowered.shared_bytes);
+  terms.stages = std::max(lowered.stages, 1);
+  return terms;
+}
+
+const std::vector<std::string>& CostTermNames() {
+  static const std::vector<std::string>* const names = new std::vector<std::string>{
+      "intercept",  "log_bytes",  "narrow_vector", "tma",      "cp_async",
+      "wave_tail",  "underfill",  "shallow",       "tiles_per_sm", "read_share",
+      "threads",    "accesses",   "shared",        "stages"};
+  return *names;
+}
+
+absl::StatusOr<CostModel> CostModel::Fit(const std::vector<CostSample>& samples) {
+  if (absl::Status ok = CheckSamples(samples); !ok.ok()) return ok;
+  // Each problem weighs alike, however many of its kernels were measured.
+  std::map<std::string, int> per_problem;
+  for (const CostSample& s : samples) ++per_problem[s.problem];
+  std::vector<double> weights;
+  for (const CostSample& s : samples) weights.push_back(1.0 / per_problem[s.problem]);
+  Fitted best;
+  for (double floor_us : kFloorsUs) {
+    for (double knot : kKnotsBytes) {
+      Fitted fitted = FitFixed(samples, weights, floor_us, knot);
+      if (fitted.error < best.error) best = std::move(fitted);
+    }
+  }
+  if (!std::isfinite(best.error)) {
+    return absl::InvalidArgumentError("the samples' terms admit no least-squares fit");
+  }
+  CostModel model;
+  model.floor_us_ = best.floor_us;
+  model.knot_bytes_ = best.knot;
+  model.coefficients_ = best.coefficients;
+  model.problems_ = static_cast<int>(per_problem.size());
+  model.samples_ = static_cast<int>(samples.size());
+  return model;
+}
+
+absl::StatusOr<CostModel> CostModel::FromProto(const tuning::CostModel& proto) {
+  const std::vector<std::string>& names = CostTermNames();
+  if (proto.terms_size() != static_cast<int>(names.size()) ||
+      proto.coefficients_size() != proto.terms_size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a cost model has ", proto.terms_size(), " terms and ", proto.coefficients_size(),
+        " coefficients; this tiletune's has ", names.size(), " of each"));
+  }
+  for (int i = 0; i < proto.terms_size(); ++i) {
+    if (proto.terms(i) != names[i]) {
+      return absl::InvalidArgumentError(absl::StrCat("cost model term ", i, " is '",
+                                                     proto.terms(i).substr(0, 40),
+                                                     "'; this tiletune's is '", names[i], "'"));
+    }
+    if (!std::isfinite(proto.coefficients(i))) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cost model coefficient of ", names[i], " is not finite"));
+    }
+  }
+  if (!(proto.floor_us() >= 0) || !(proto.inflight_knot_bytes() > 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cost model floor_us ", proto.floor_us(), " (accepted: >= 0) or inflight_knot_bytes ",
+        proto.inflight_knot_bytes(), " (accepted: > 0) is out of range"));
+  }
+  CostModel model;
+  model.floor_us_ = proto.floor_us();
+  model.knot_bytes_ = proto.inflight_knot_bytes();
+  model.coefficients_.assign(proto.coefficients().begin(), proto.coefficients().end());
+  model.problems_ = proto.problems();
+  model.samples_ = proto.samples();
+  return model;
+}
+
+double CostModel::EstimateUs(const KernelTerms& terms) const {
+  return Estimate(floor_us_, knot_bytes_, coefficients_, terms);
+}
+
+tuning::CostModel CostModel::ToProto(const tuning::DeviceIdentity& device) const {
+  tuning::CostModel proto;
+  *proto.mutable_device() = device;
+  proto.set_floor_us(floor_us_);
+  proto.set_inflight_knot_bytes(knot_bytes_);
+  for (const std::string& name : CostTermNames()) proto.add_terms(name);
+  for (double c : coefficients_) proto.add_coefficients(c);
+  proto.set_problems(problems_);
+  proto.set_samples(samples_);
+  return proto;
+}
+
+absl::StatusOr<std::vector<LeaveOneOutError>> LeaveOneProblemOut(
+    const std::vector<CostSample>& samples) {
+  if (absl::Status ok = CheckSamples(samples); !ok.ok()) return ok;
+  std::map<std::string, std::vector<size_t>> by_problem;
+  for (size_t i = 0; i < samples.size(); ++i) by_problem[samples[i].problem].push_back(i);
+  // Per operator (and "all"): |log errors| and per-problem regrets.
+  struct Tally {
+    std::vector<double> abs_log_errors, top1, top5;
+  };
+  std::map<std::string, Tally> tallies;
+  for (const auto& [problem, indices] : by_problem) {
+    std::vector<CostSample> rest;
+    for (const auto& [other, other_indices] : by_problem) {
+      if (other == problem) continue;
+      for (size_t i : other_indices) rest.push_back(samples[i]);
+    }
+    absl::StatusOr<CostModel> model = CostModel::Fit(rest);
+    if (!model.ok()) return model.status();
+    std::vector<std::pair<double, double>> ranked;  // (estimate, measured)
+    for (size_t i : indices) {
+      ranked.emplace_back(model->EstimateUs(samples[i].terms), samples[i].median_us);
+    }
+    std::sort(ranked.begin(), ranked.end());
+    double best = std::numeric_limits<double>::infinity(), best5 = best;
+    for (size_t k = 0; k < ranked.size(); ++k) {
+      best = std::min(best, ranked[k].second);
+      if (k < 5) best5 = std::min(best5, ranked[k].second);
+    }
+    for (const std::string& key : {samples[indices[0]].op, std::string("all")}) {
+      Tally& tally = tallies[key];
+      for (const auto& [estimate, measured] : ranked) {
+        tally.abs_log_errors.push_back(std::abs(std::log(estimate / measured)));
+      }
+      tally.top1.push_back(ranked[0].second / best - 1);
+      tally.top5.push_back(best5 / best - 1);
+    }
+  }
+  std::vector<LeaveOneOutError> out;
+  auto summarize = [&](const std::string& op, Tally& tally) {
+    LeaveOneOutError e;
+    e.op = op;
+    e.problems = static_cast<int>(tally.top1.size());
+    e.samples = static_cast<int>(tally.abs_log_errors.size());
+    std::vector<double>& errors = tally.abs_log_errors;
+    std::nth_element(errors.begin(), errors.begin() + errors.size() / 2, errors.end());
+    e.median_abs_log_error = errors[errors.size() / 2];
+    for (double r : tally.top1) {
+      e.mean_top1_regret += r / tally.top1.size();
+      e.worst_top1_regret = std::max(e.worst_top1_regret, r);
+    }
+    for (double r : tally.top5) e.mean_top5_regret += r / tally.top5.size();
+    out.push_back(e);
+  };
+  for (auto& [op, tally] : tallies) {
+    if (op != "all") summarize(op, tally);
+  }
+  summarize("all", tallies["all"]);
+  return out;
+}
+
+}  // namespace tiletune

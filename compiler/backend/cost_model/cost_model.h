@@ -1,0 +1,124 @@
+// A cost model of tile kernels: the estimated time of a lowered kernel on a GPU, from the
+// terms of a memory-bound kernel, with constants fitted to measurements (`autotune fit`).
+//
+//   DeviceConstants gpu = DeviceConstantsFor(target, /*sm_count=*/132);
+//   KernelTerms terms = TermsOf(*lowered, gpu);
+//   double us = model.EstimateUs(terms);
+//
+// The terms come from what every operator's lowering fills in (LoweredTileKernel: the
+// bytes its operands span, the widest access, the instruction family, the tiles, threads,
+// stages and shared memory), so the model serves every operator with no branch on which
+// one it is:
+//   log_bytes      ln(bytes read + written)
+//   narrow_vector  log2(16 / bytes of the widest access)
+//   tma, cp_async  the instruction family (the SIMT loads and stores being the base)
+//   wave_tail      ln(ceil(W) / W) for W >= 1 waves of tiles over the resident CTAs
+//   underfill      ln(1 / W) where W < 1: fewer tiles than CTAs the GPU holds at once
+//   shallow        ln(1 + knot / bytes in flight per SM)
+//   tiles_per_sm   ln(1 + tiles per SM): work per tile beyond its bytes
+//   read_share     ln(bytes read / bytes written)
+//   threads        log2(threads / 128)
+//   accesses       ln(widest accesses per thread per tile)
+//   shared         ln(1 + shared memory per CTA / 4 KiB)
+//   stages         pipeline stages beyond one
+// The time is floor_us + exp(sum of coefficient x term). floor_us and the knot are chosen
+// from grids and the coefficients by least squares on log time, each problem weighted
+// alike, whichever pair fits best.
+#ifndef COMPILER_BACKEND_COST_MODEL_COST_MODEL_H_
+#define COMPILER_BACKEND_COST_MODEL_COST_MODEL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "compiler/lower/lowered_kernel.h"
+#include "compiler/target/target.h"
+#include "compiler/tuning_db/tuning_db.pb.h"
+
+namespace tiletune {
+
+// What the model knows of a GPU: its architecture's limits (Target) and its own size.
+struct DeviceConstants {
+  int sm_count = 0;
+  int max_threads_per_sm = 0;
+  int64_t max_shared_per_sm = 0;
+  int max_ctas_per_sm = 32;
+};
+DeviceConstants DeviceConstantsFor(const Target& target, int sm_count);
+
+// The terms of one lowered kernel on one GPU, before the model's knot is applied.
+struct KernelTerms {
+  double bytes = 0;              // read + written
+  double vector_bytes = 16;      // the widest access
+  bool tma = false;
+  bool cp_async = false;
+  double waves = 1;              // tiles over the CTAs at work at once
+  double inflight_per_sm = 0;    // bytes one SM's resident CTAs have under way
+  double tiles_per_sm = 0;
+  double read_bytes = 0;          // the input operand's span
+  double written_bytes = 0;       // the output operand's span
+  double threads = 128;
+  double accesses_per_thread = 1; // widest accesses a thread makes per tile
+  double shared_per_cta = 0;      // bytes of shared memory
+  double stages = 1;
+};
+KernelTerms TermsOf(const LoweredTileKernel& lowered, const DeviceConstants& device);
+
+// The terms' names, in the order of the model's coefficients.
+const std::vector<std::string>& CostTermNames();
+
+// One measurement: a kernel's terms and its median time, and the problem it ran on
+// (problems weigh alike in a fit and are left out whole in leave-one-problem-out).
+struct CostSample {
+  std::string problem;
+  std::string op;  // the operator, for per-operator reports
+  KernelTerms terms;
+  double median_us = 0;
+};
+
+class CostModel {
+ public:
+  // Fits floor, knot and coefficients to `samples` (at least two problems and as many
+  // samples as terms). InvalidArgument otherwise.
+  static absl::StatusOr<CostModel> Fit(const std::vector<CostSample>& samples);
+  // The model a file holds; InvalidArgument naming what is wrong with it.
+  static absl::StatusOr<CostModel> FromProto(const tuning::CostModel& proto);
+
+  double EstimateUs(const KernelTerms& terms) const;
+  // device, floor, knot, terms and coefficients; the counts of what it was fitted on.
+  tuning::CostModel ToProto(const tuning::DeviceIdentity& device) const;
+
+  double floor_us() const { return floor_us_; }
+  double knot_bytes() const { return knot_bytes_; }
+  const std::vector<double>& coefficients() const { return coefficients_; }
+
+ private:
+  double floor_us_ = 0;
+  double knot_bytes_ = 0;
+  std::vector<double> coefficients_;
+  int problems_ = 0;
+  int samples_ = 0;
+};
+
+// How well a model fitted without each problem ranks and times that problem's kernels.
+struct LeaveOneOutError {
+  std::string op;
+  int problems = 0;
+  int samples = 0;
+  // Median over samples of |ln(estimate / measured)|.
+  double median_abs_log_error = 0;
+  // Per problem: measured time of the model's first choice (or the best of its first
+  // five) over the fastest measured, minus one; the mean and the worst over problems.
+  double mean_top1_regret = 0;
+  double worst_top1_regret = 0;
+  double mean_top5_regret = 0;
+};
+
+// One entry per operator in `samples`, in name order, then one for all ("all").
+absl::StatusOr<std::vector<LeaveOneOutError>> LeaveOneProblemOut(
+    const std::vector<CostSample>& samples);
+
+}  // namespace tiletune
+
+#endif  // COMPILER_BACKEND_COST_MODEL_COST_MODEL_H_

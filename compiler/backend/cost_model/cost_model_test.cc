@@ -1,0 +1,177 @@
+#include "compiler/backend/cost_model/cost_model.h"
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/ir/buffer.h"
+#include "compiler/ops/copy/copy_lowering.h"
+#include "compiler/ops/copy/copy_op.h"
+#include "compiler/target/target.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tiletune {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Kernels of `problems` problems, timed by a model of the form the cost model fits (a
+// floor of 3 us, a knot of 32 KiB), with `noise` relative noise.
+std::vector<CostSample> Synthetic(int problems, int per_problem, double noise) {
+  const std::vector<double> truth = {-8.0, 1.0, 0.4, -0.1, 0.05, 0.8, 0.9,
+                                     0.3,  0.02, 0.1, 0.05, 0.15, 0.1, -0.05};
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<CostSample> samples;
+  for (int p = 0; p < problems; ++p) {
+    const double bytes = std::pow(2.0, 20 + 10 * u(rng));
+    for (int k = 0; k < per_problem; ++k) {
+      CostSample s;
+      s.problem = absl::StrCat("p", p);
+      s.op = p % 2 ? "copy" : "im2col";
+      s.terms.bytes = bytes;
+      s.terms.vector_bytes = 1 << static_cast<int>(5 * u(rng));
+      s.terms.tma = u(rng) < 0.3;
+      s.terms.cp_async = !s.terms.tma && u(rng) < 0.3;
+      s.terms.waves = 0.2 + 6 * u(rng);
+      s.terms.inflight_per_sm = std::pow(2.0, 10 + 9 * u(rng));
+      s.terms.tiles_per_sm = 20 * u(rng);
+      s.terms.read_bytes = bytes * (0.2 + 0.6 * u(rng));
+      s.terms.written_bytes = bytes - s.terms.read_bytes;
+      s.terms.threads = 32 << static_cast<int>(5 * u(rng));
+      s.terms.accesses_per_thread = 1 + 30 * u(rng);
+      s.terms.shared_per_cta = u(rng) < 0.5 ? 0 : 65536 * u(rng);
+      s.terms.stages = 1 + static_cast<int>(4 * u(rng));
+      const double waves = s.terms.waves;
+      const std::vector<double> x = {1,
+                                     std::log(bytes),
+                                     std::log2(16 / s.terms.vector_bytes),
+                                     s.terms.tma ? 1.0 : 0.0,
+                                     s.terms.cp_async ? 1.0 : 0.0,
+                                     waves >= 1 ? std::log(std::ceil(waves) / waves) : 0.0,
+                                     waves < 1 ? std::log(1 / waves) : 0.0,
+                                     std::log1p(32768 / s.terms.inflight_per_sm),
+                                     std::log1p(s.terms.tiles_per_sm),
+                                     std::log((s.terms.read_bytes + 1) / (s.terms.written_bytes + 1)),
+                                     std::log2(s.terms.threads / 128),
+                                     std::log(s.terms.accesses_per_thread),
+                                     std::log1p(s.terms.shared_per_cta / 4096),
+                                     s.terms.stages - 1};
+      double z = 0;
+      for (size_t i = 0; i < x.size(); ++i) z += truth[i] * x[i];
+      s.median_us = (3 + std::exp(z)) * (1 + noise * (2 * u(rng) - 1));
+      samples.push_back(s);
+    }
+  }
+  return samples;
+}
+
+TEST(CostModelTest, FitRecoversTheConstantsOfItsOwnForm) {
+  const std::vector<CostSample> samples = Synthetic(12, 40, 0);
+  auto model = CostModel::Fit(samples);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->floor_us(), 3);
+  EXPECT_EQ(model->knot_bytes(), 32768);
+  for (const CostSample& s : samples) {
+    EXPECT_NEAR(model->EstimateUs(s.terms) / s.median_us, 1.0, 1e-3);
+  }
+}
+
+TEST(CostModelTest, LeaveOneProblemOutReportsPerOperatorAndRanksWell) {
+  auto errors = LeaveOneProblemOut(Synthetic(12, 40, 0.02));
+  ASSERT_TRUE(errors.ok()) << errors.status();
+  ASSERT_EQ(errors->size(), 3u);
+  EXPECT_EQ((*errors)[0].op, "copy");
+  EXPECT_EQ((*errors)[1].op, "im2col");
+  EXPECT_EQ((*errors)[2].op, "all");
+  EXPECT_EQ((*errors)[2].problems, 12);
+  EXPECT_EQ((*errors)[2].samples, 480);
+  // 2% noise: estimates within a few percent, and the first five always hold a kernel
+  // within the noise of the fastest.
+  EXPECT_LT((*errors)[2].median_abs_log_error, 0.03);
+  EXPECT_LT((*errors)[2].mean_top5_regret, 0.05);
+  EXPECT_LE((*errors)[2].mean_top1_regret, (*errors)[2].worst_top1_regret);
+}
+
+TEST(CostModelTest, TooLittleOrBadDataIsRefused) {
+  std::vector<CostSample> one = Synthetic(1, 40, 0);
+  EXPECT_THAT(std::string(CostModel::Fit(one).status().message()),
+              HasSubstr("at least 2 problems and 14 kernels; got 1 problem(s) and 40"));
+  std::vector<CostSample> bad = Synthetic(3, 6, 0);
+  bad[4].median_us = -1;
+  EXPECT_THAT(std::string(CostModel::Fit(bad).status().message()),
+              HasSubstr("a sample of p0 has time -1 us; times must be > 0"));
+}
+
+TEST(CostModelTest, ProtoRoundTripAndBadFilesAreRefused) {
+  auto model = CostModel::Fit(Synthetic(4, 20, 0));
+  ASSERT_TRUE(model.ok());
+  tuning::DeviceIdentity device;
+  device.set_name("NVIDIA H200");
+  const tuning::CostModel proto = model->ToProto(device);
+  EXPECT_EQ(proto.terms_size(), 14);
+  EXPECT_EQ(proto.problems(), 4);
+  EXPECT_EQ(proto.samples(), 80);
+  auto back = CostModel::FromProto(proto);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->coefficients(), model->coefficients());
+  tuning::CostModel renamed = proto;
+  renamed.set_terms(3, "tensor_cores");
+  EXPECT_THAT(std::string(CostModel::FromProto(renamed).status().message()),
+              HasSubstr("cost model term 3 is 'tensor_cores'; this tiletune's is 'tma'"));
+  tuning::CostModel short_one = proto;
+  short_one.mutable_coefficients()->RemoveLast();
+  EXPECT_FALSE(CostModel::FromProto(short_one).ok());
+  tuning::CostModel no_knot = proto;
+  no_knot.set_inflight_knot_bytes(0);
+  EXPECT_THAT(std::string(CostModel::FromProto(no_knot).status().message()),
+              HasSubstr("inflight_knot_bytes 0 (accepted: > 0)"));
+}
+
+// The terms of real lowered kernels: bytes, vector, instruction, waves and bytes in flight
+// follow the launch.
+TEST(CostModelTest, TermsFollowTheLowering) {
+  const Target sm90 = *Target::Parse("sm_90a");
+  const DeviceConstants h200 = DeviceConstantsFor(sm90, 132);
+  CopyOp op{Region::Whole(Buffer::RowMajor("src", DataType::kF16, Scope::kGlobal, {8192, 8192})),
+            Region::Whole(Buffer::RowMajor("dst", DataType::kF16, Scope::kGlobal, {8192, 8192}))};
+  op.hints.prefer_instruction = Instruction::kSync;
+  LaunchParams launch;
+  launch.tile = {8192};
+  launch.threads = 256;
+  launch.through_shared = false;
+  auto simt = LowerCopy(op, sm90, launch);
+  ASSERT_TRUE(simt.ok()) << simt.status();
+  const KernelTerms a = TermsOf(*simt, h200);
+  EXPECT_EQ(a.bytes, 2.0 * 8192 * 8192 * 2);
+  EXPECT_EQ(a.vector_bytes, 16);
+  EXPECT_FALSE(a.tma);
+  // 8 CTAs of 256 threads an SM: 8192 tiles of 16 KiB over 1056 at once.
+  EXPECT_NEAR(a.waves, 8192.0 / 1056, 1e-9);
+  EXPECT_NEAR(a.inflight_per_sm, 8 * 16384.0, 1e-6);
+  launch.tile = {4096};
+  auto halved = LowerCopy(op, sm90, launch);
+  ASSERT_TRUE(halved.ok());
+  const KernelTerms b = TermsOf(*halved, h200);
+  EXPECT_NEAR(b.waves, 2 * a.waves, 1e-9);
+  EXPECT_NEAR(b.tiles_per_sm, 2 * a.tiles_per_sm, 1e-9);
+  op.hints.prefer_instruction = Instruction::kTma;
+  launch.tile = {16384};
+  launch.threads = 32;
+  launch.stages = 4;
+  launch.through_shared = true;
+  launch.ctas_per_sm = 1;
+  auto bulk = LowerCopy(op, sm90, launch);
+  ASSERT_TRUE(bulk.ok()) << bulk.status();
+  const KernelTerms c = TermsOf(*bulk, h200);
+  EXPECT_TRUE(c.tma);
+  // A persistent grid of one CTA an SM, four 32 KiB stages each.
+  EXPECT_NEAR(c.waves, 4096.0 / 132, 1e-9);
+  EXPECT_NEAR(c.inflight_per_sm, 4 * 32768.0, 1e-6);
+}
+
+}  // namespace
+}  // namespace tiletune
