@@ -13,8 +13,8 @@ problems+=";copy:bf16:1023,1025;im2col:f16:2,16,16,8:k=3:p=1;im2col:f32:4,28,28,
 
 "$bin" --simulate=seed=3 --problems="$problems" --output="$tmp/corpus.txtpb" --report=false \
   >"$tmp/tune.out" 2>"$tmp/tune.err" || { cat "$tmp/tune.err"; fail "the simulated tuning exited $?"; }
-"$bin" fit "$tmp/corpus.txtpb" -o "$tmp/model.txtpb" >"$tmp/fit.out" 2>"$tmp/fit.err" \
-  || { cat "$tmp/fit.err"; fail "fit exited $?"; }
+"$bin" fit "$tmp/corpus.txtpb" -o "$tmp/model.txtpb" --terms="$tmp/terms.csv" >"$tmp/fit.out" \
+  2>"$tmp/fit.err" || { cat "$tmp/fit.err"; fail "fit exited $?"; }
 cat "$tmp/fit.out"
 grep -qE '^autotune fit: [0-9]+ kernels of 6 problems on Simulated GPU \(sm_9\.0\)' "$tmp/fit.out" \
   || fail "no summary line"
@@ -24,6 +24,10 @@ done
 [[ "$(grep -c '^terms: ' "$tmp/model.txtpb")" == 14 ]] || fail "the model does not name 14 terms"
 [[ "$(grep -c '^coefficients: ' "$tmp/model.txtpb")" == 14 ]] || fail "the model has not 14 coefficients"
 grep -q 'name: "Simulated GPU"' "$tmp/model.txtpb" || fail "the model names no device"
+# --terms: a header and one row per kernel the summary counts.
+kernels=$(sed -nE 's/^autotune fit: ([0-9]+) kernels.*/\1/p' "$tmp/fit.out")
+head -n 1 "$tmp/terms.csv" | grep -q '^problem,op,median_us,bytes,vector_bytes,' || fail "no CSV header"
+[[ "$(($(wc -l < "$tmp/terms.csv") - 1))" == "$kernels" ]] || fail "the CSV has not $kernels rows"
 # The simulator's times are a launch floor plus bytes over a bandwidth that grows with the
 # vector: the model's form holds them, so its estimates of unseen problems are close.
 err=$(awk '$1 == "all" {print $4}' "$tmp/fit.out")

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "compiler/base/abbreviate.h"
 #include "compiler/base/command_line.h"
 #include "compiler/ops/builtin_ops.h"
@@ -25,7 +26,7 @@ namespace tiletune {
 namespace autotune {
 namespace {
 
-constexpr char kUsage[] = "usage: autotune fit CORPUS... [-o MODEL.txtpb]";
+constexpr char kUsage[] = "usage: autotune fit CORPUS... [-o MODEL.txtpb] [--terms=TERMS.csv]";
 
 // `path` as the user meant it: relative to where `bazel run` was started.
 std::string UserPath(const std::string& path) {
@@ -101,6 +102,8 @@ absl::StatusOr<FitCorpus> CorpusSamples(const std::vector<tuning::TuningDatabase
 int RunFitCommand(const std::vector<std::string>& args, std::FILE* out, std::FILE* err) {
   const std::vector<FlagSpec> flags = {
       {"output", FlagType::kString, "PATH: write the fitted model there (text format)", 'o'},
+      {"terms", FlagType::kString,
+       "PATH: also write every kernel's problem, operator, time and terms as CSV"},
   };
   absl::StatusOr<CommandLine> line = ParseCommandLine(args, flags, 1 << 20);
   if (line.ok() && line->help()) {
@@ -171,6 +174,25 @@ int RunFitCommand(const std::vector<std::string>& args, std::FILE* out, std::FIL
                  absl::StrFormat("%.1f%%", 100 * e.mean_top1_regret).c_str(),
                  absl::StrFormat("(worst %.0f%%)", 100 * e.worst_top1_regret).c_str(),
                  absl::StrFormat("%.1f%%", 100 * e.mean_top5_regret).c_str());
+  }
+  if (line->Has("terms")) {
+    std::string csv =
+        "problem,op,median_us,bytes,vector_bytes,tma,cp_async,waves,inflight_per_sm,"
+        "tiles_per_sm,read_bytes,written_bytes,threads,accesses_per_thread,shared_per_cta,"
+        "stages\n";
+    for (const CostSample& s : corpus->samples) {
+      const KernelTerms& t = s.terms;
+      absl::StrAppend(&csv, "\"", absl::StrReplaceAll(s.problem, {{"\"", "\"\""}}), "\",", s.op,
+                      ",", s.median_us, ",", t.bytes, ",", t.vector_bytes, ",", t.tma ? 1 : 0,
+                      ",", t.cp_async ? 1 : 0, ",", t.waves, ",", t.inflight_per_sm, ",",
+                      t.tiles_per_sm, ",", t.read_bytes, ",", t.written_bytes, ",", t.threads,
+                      ",", t.accesses_per_thread, ",", t.shared_per_cta, ",", t.stages, "\n");
+    }
+    const std::string path = UserPath(line->String("terms"));
+    if (absl::Status written = tuning::WriteFileAtomically(path, csv); !written.ok()) {
+      std::fprintf(err, "autotune fit: %s\n", BoundedMessage(written.message()).c_str());
+      return 1;
+    }
   }
   if (line->Has("output")) {
     std::string text;

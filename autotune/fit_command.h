@@ -1,7 +1,7 @@
 // `autotune fit`: fits the cost model (compiler/backend/cost_model/cost_model.h) to the
 // kernels tunings measured, and says how well it predicts problems it was not fitted on.
 //
-//   autotune fit CORPUS... [-o MODEL.txtpb]
+//   autotune fit CORPUS... [-o MODEL.txtpb] [--terms=TERMS.csv]
 //
 // A corpus is a tuner's own output: each record holds every candidate it measured (a
 // database merged with --winners_only, like the one the library embeds, holds only the
@@ -11,7 +11,8 @@
 // counted. The corpus must be of one GPU model. The command prints the fitted constants
 // and the leave-one-problem-out error per operator (how far off the estimates are, and
 // what picking the model's first choice, or the best of its first five, would have cost
-// against the fastest measured), and with -o writes the model (text format).
+// against the fastest measured), and with -o writes the model (text format); --terms
+// writes every kernel's problem, time and terms as CSV, for analysis elsewhere.
 //
 // Exit codes: 0 fitted; 1 the model could not be written; 2 usage error; 3 a corpus does
 // not read, or holds too little to fit.
