@@ -115,13 +115,6 @@ double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
 }
 
-// `path` as the user meant it: relative to where `bazel run` was started.
-std::string UserPath(std::string path) {
-  const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");  // Set by `bazel run`.
-  if (!path.empty() && path[0] != '/' && cwd != nullptr) path = absl::StrCat(cwd, "/", path);
-  return path;
-}
-
 std::string OutputPath() { return UserPath(absl::GetFlag(FLAGS_output)); }
 
 // NVRTC behind the compile cache. NVRTC that cannot be loaded is an error naming the

@@ -23,13 +23,6 @@ namespace tiletune {
 namespace autotune {
 namespace {
 
-// `path` as the user meant it: relative to where `bazel run` was started.
-std::string UserPath(const std::string& path) {
-  const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
-  if (path.empty() || path[0] == '/' || cwd == nullptr || cwd[0] == '\0') return path;
-  return absl::StrCat(cwd, "/", path);
-}
-
 // "copy:f16:8192,8192 on NVIDIA H200 sm_9.0", the spec where the grammar has one.
 std::string Where(const tuning::TuningRecord& record, const TileOpRegistry& ops) {
   std::string problem = ops.DescribeProblem(record.problem());

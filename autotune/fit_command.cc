@@ -1,7 +1,6 @@
 #include "autotune/fit_command.h"
 
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <set>
 #include <string>
@@ -27,13 +26,6 @@ namespace autotune {
 namespace {
 
 constexpr char kUsage[] = "usage: autotune fit CORPUS... [-o MODEL.txtpb] [--terms=TERMS.csv]";
-
-// `path` as the user meant it: relative to where `bazel run` was started.
-std::string UserPath(const std::string& path) {
-  const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
-  if (path.empty() || path[0] == '/' || cwd == nullptr || cwd[0] == '\0') return path;
-  return absl::StrCat(cwd, "/", path);
-}
 
 std::string GpuName(const tuning::DeviceIdentity& device) {
   return absl::StrCat(Printable(device.name(), 80), " (sm_", device.cc_major(), ".",

@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,12 +28,6 @@ namespace autotune {
 namespace {
 
 constexpr char kUsage[] = "usage: autotune merge INPUT... -o OUTPUT [--report] [--winners_only]";
-
-std::string Resolve(const std::string& path) {
-  const char* base = std::getenv("BUILD_WORKING_DIRECTORY");
-  if (path.empty() || path[0] == '/' || base == nullptr || base[0] == '\0') return path;
-  return absl::StrCat(base, "/", path);
-}
 
 // Whether two paths name one existing file (links and relative spellings included).
 bool SameFile(const std::string& a, const std::string& b) {
@@ -97,7 +90,7 @@ int RunMergeCommand(absl::Span<const std::string> args, std::FILE* out, std::FIL
     return kMergeOk;
   }
   const TileOpRegistry& ops = BuiltinTileOps();
-  const std::string output = Resolve(parsed->output);
+  const std::string output = UserPath(parsed->output);
   // What is at the output is checked before any input is read: a folder or a socket there
   // is refused; a device or a pipe (/dev/null) is written through and gets no report.
   absl::StatusOr<tuning::OutputKind> kind = tuning::ClassifyOutput(output);
@@ -124,7 +117,7 @@ int RunMergeCommand(absl::Span<const std::string> args, std::FILE* out, std::FIL
   std::vector<tuning::TuningDatabase> inputs;
   for (const std::string& input : parsed->inputs) {
     absl::StatusOr<tuning::TuningDatabase> database =
-        tuning::ReadTuningDatabase(Resolve(input), read);
+        tuning::ReadTuningDatabase(UserPath(input), read);
     for (const std::string& note : notes) {
       std::fprintf(err, "autotune merge: note: %s\n", note.c_str());
     }
@@ -133,10 +126,10 @@ int RunMergeCommand(absl::Span<const std::string> args, std::FILE* out, std::FIL
       std::fprintf(err, "autotune merge: %s\n", BoundedMessage(database.status().message()).c_str());
       return kMergeFailed;
     }
-    if (absl::StatusOr<std::string> bytes = tuning::ReadFileToString(Resolve(input),
+    if (absl::StatusOr<std::string> bytes = tuning::ReadFileToString(UserPath(input),
                                                                      tuning::kMaxDatabaseBytes);
         bytes.ok()) {
-      if (absl::Status fresh = CheckReport(Resolve(input), *bytes); !fresh.ok()) {
+      if (absl::Status fresh = CheckReport(UserPath(input), *bytes); !fresh.ok()) {
         std::fprintf(err, "autotune merge: note: %s\n", BoundedMessage(fresh.message()).c_str());
       }
     }
@@ -152,7 +145,7 @@ int RunMergeCommand(absl::Span<const std::string> args, std::FILE* out, std::FIL
     for (tuning::TuningRecord& record : *merged->mutable_records()) record.clear_candidates();
   }
   for (const std::string& input : parsed->inputs) {
-    if (SameFile(Resolve(input), output)) {
+    if (SameFile(UserPath(input), output)) {
       std::fprintf(err, "autotune merge: note: the output %s is also an input; it is replaced "
                         "by the merge\n", parsed->output.c_str());
       break;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <string>
@@ -233,6 +234,14 @@ std::string EnvironmentHelp() {
                     what, "\n");
   }
   return out;
+}
+
+std::string UserPath(absl::string_view path) {
+  const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");  // set by `bazel run`
+  if (path.empty() || path[0] == '/' || cwd == nullptr || cwd[0] == '\0') {
+    return std::string(path);
+  }
+  return absl::StrCat(cwd, "/", path);
 }
 
 }  // namespace tiletune

@@ -84,6 +84,10 @@ absl::StatusOr<CommandLine> ParseCommandLine(const std::vector<std::string>& arg
                                              absl::Span<const FlagSpec> specs,
                                              int max_positional = 0);
 
+// `path` as the user meant it: a relative path is taken from $BUILD_WORKING_DIRECTORY (where
+// `bazel run` was started) when that is set, else left as it is.
+std::string UserPath(absl::string_view path);
+
 // "  --name, -o  help" lines for the flags with help text, aligned, plus --help and
 // --version.
 std::string FlagHelp(absl::Span<const FlagSpec> specs);

@@ -1,5 +1,6 @@
 #include "compiler/base/command_line.h"
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,19 @@ TEST(CommandLineTest, HelpListsPublicFlagsOnly) {
   EXPECT_THAT(help, HasSubstr("--version"));
   EXPECT_THAT(help, Not(HasSubstr("--worker")));
   EXPECT_THAT(EnvironmentHelp(), HasSubstr("TILETUNE_DB "));
+}
+
+// Relative paths are the user's: from where `bazel run` was started, when it was.
+TEST(UserPathTest, RelativePathsAreTakenFromWhereBazelRunStarted) {
+  unsetenv("BUILD_WORKING_DIRECTORY");
+  EXPECT_EQ(UserPath("db.txtpb"), "db.txtpb");
+  setenv("BUILD_WORKING_DIRECTORY", "/home/me/work", 1);
+  EXPECT_EQ(UserPath("out/db.txtpb"), "/home/me/work/out/db.txtpb");
+  EXPECT_EQ(UserPath("/tmp/db.txtpb"), "/tmp/db.txtpb");
+  EXPECT_EQ(UserPath(""), "");
+  setenv("BUILD_WORKING_DIRECTORY", "", 1);
+  EXPECT_EQ(UserPath("db.txtpb"), "db.txtpb");
+  unsetenv("BUILD_WORKING_DIRECTORY");
 }
 
 }  // namespace
