@@ -79,6 +79,7 @@ absl::StatusOr<FitCorpus> CorpusSamples(const std::vector<tuning::TuningDatabase
         sample.terms = TermsOf(**lowered, gpu);
         sample.median_us = statistics.median_us();
         corpus.samples.push_back(sample);
+        corpus.kernels.push_back(absl::StrCat((*lowered)->path_name, "/", (*lowered)->form_name));
       };
       add(record.winner(), record.winner_statistics());
       for (const tuning::CandidateResult& candidate : record.candidates()) {
@@ -169,13 +170,14 @@ int RunFitCommand(const std::vector<std::string>& args, std::FILE* out, std::FIL
   }
   if (line->Has("terms")) {
     std::string csv =
-        "problem,op,median_us,bytes,vector_bytes,tma,cp_async,waves,inflight_per_sm,"
+        "problem,op,kernel,median_us,bytes,vector_bytes,tma,cp_async,waves,inflight_per_sm,"
         "tiles_per_sm,read_bytes,written_bytes,threads,accesses_per_thread,shared_per_cta,"
         "stages\n";
-    for (const CostSample& s : corpus->samples) {
+    for (size_t i = 0; i < corpus->samples.size(); ++i) {
+      const CostSample& s = corpus->samples[i];
       const KernelTerms& t = s.terms;
       absl::StrAppend(&csv, "\"", absl::StrReplaceAll(s.problem, {{"\"", "\"\""}}), "\",", s.op,
-                      ",", s.median_us, ",", t.bytes, ",", t.vector_bytes, ",", t.tma ? 1 : 0,
+                      ",", corpus->kernels[i], ",", s.median_us, ",", t.bytes, ",", t.vector_bytes, ",", t.tma ? 1 : 0,
                       ",", t.cp_async ? 1 : 0, ",", t.waves, ",", t.inflight_per_sm, ",",
                       t.tiles_per_sm, ",", t.read_bytes, ",", t.written_bytes, ",", t.threads,
                       ",", t.accesses_per_thread, ",", t.shared_per_cta, ",", t.stages, "\n");

@@ -35,6 +35,8 @@ namespace autotune {
 struct FitCorpus {
   tuning::DeviceIdentity device;
   std::vector<CostSample> samples;
+  // Per sample: the kernel's path and form ("sync_simt/span"), for analysis.
+  std::vector<std::string> kernels;
   // Measured kernels left out: their lowering changed, or does not lower any more.
   int left_out = 0;
 };
