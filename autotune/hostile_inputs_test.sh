@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A campaign of hostile inputs (issue 34) against every command, on the simulated device:
-# each flag of autotune (tuning, dry run, evaluate), merge, diff, export, bake and compiler
+# each flag of autotune (tuning, dry run, evaluate), merge, diff, export, fit, bake and compiler
 # given each hostile value, each TILETUNE_* environment variable given each hostile value,
 # and every input file kind (empty, garbage, truncated, binary named .txtpb, a FIFO, a
 # folder, a device, a dangling link, 8 MB of text). For every case:
@@ -158,13 +158,16 @@ for file in "$f"/*_suite.txt; do
   run_case "autotune --suite files" -- "$autotune" --dry_run "${sim[@]}" "--suite=$file"
 done
 
-# --- merge, diff, export: every input kind and value, every output value.
+# --- merge, diff, export, fit: every input kind and value, every output value.
 for v in "${values[@]}" "$f/empty.txtpb" "$f/truncated.txtpb" "$f/good.txtpb" "$f/binary.pb"; do
   run_case "merge input" -- "$autotune" merge "$v" -o out.txtpb --report
   run_case "merge output" -- "$autotune" merge "$shipped" -o "$v"
   run_case "diff" -- "$autotune" diff "$shipped" "$v"
   run_case "export" -- "$autotune" export "$v" --format=csv
   run_case "export --format" -- "$autotune" export "$shipped" "--format=$v"
+  run_case "fit input" -- "$autotune" fit "$v"
+  run_case "fit output" -- "$autotune" fit "$shipped" -o "$v"
+  run_case "fit --terms" -- "$autotune" fit "$shipped" "--terms=$v"
 done
 
 # --- bake: every flag x every value.
