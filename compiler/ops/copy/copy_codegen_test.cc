@@ -235,6 +235,22 @@ TEST(CopyCodegenTest, NarrowRowsTakeTheSpanForm) {
   auto shared = LowerCopy(op, T("sm_90a"), Launch({256, 3}, 128, 1, 0, true));
   ASSERT_TRUE(shared.ok());
   EXPECT_THAT(DescribeCopyPlan(*shared), HasSubstr("through_shared=true asks for the tiled kernel"));
+  // Overlapping src rows (a pitch under the row) keep the row-by-row kernel.
+  CopyOp overlap = Op(DataType::kU8, {1000, 3});
+  overlap.src = Region::Box(Buffer{"src", DataType::kU8, Scope::kGlobal, {1001, 3}, {2, 1}},
+                            {0, 0}, {1000, 3});
+  auto overlapping = LowerCopy(overlap, T("sm_90a"), Launch({256, 3}, 128, 1, 0, false));
+  ASSERT_TRUE(overlapping.ok()) << overlapping.status();
+  EXPECT_FALSE(overlapping->span);
+  EXPECT_THAT(DescribeCopyPlan(*overlapping),
+              HasSubstr("the src rows overlap (a pitch of 2 B under the row's 3 B)"));
+  // A copy of one tile gathers by groups whatever its row count.
+  CopyOp small = Op(DataType::kU8, {1000, 3});
+  small.src = Region::Box(Buffer::RowMajor("src", DataType::kU8, Scope::kGlobal, {1000, 4}),
+                          {0, 0}, {1000, 3});
+  auto one_tile = LowerCopy(small, T("sm_90a"), Launch({1000, 3}, 128, 1, 0, false));
+  ASSERT_TRUE(one_tile.ok()) << one_tile.status();
+  EXPECT_EQ(one_tile->span_group_rows, 16) << DescribeCopyPlan(*one_tile);
   // A tile whose src span does not fit in shared memory is refused, naming it.
   auto huge = LowerCopy(op, T("sm_90a"), Launch({1 << 20, 3}, 128, 1, 0, false));
   EXPECT_FALSE(huge.ok());

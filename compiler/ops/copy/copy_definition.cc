@@ -319,10 +319,7 @@ std::vector<double> CopyDefinition::TransferFeatures(const tuning::Problem& prob
 
 int CopyDefinition::WidestVectorBytes(const TileOp& op) const {
   const CopyOp& copy = OpRef<CopyOp>(op);
-  const MergedCopyGeometry g = MergeCopyGeometry(copy);
-  // The span form moves rows of any alignment in 16-B vectors.
-  if (SpanGeometry(g, DataTypeBytes(copy.src.buffer.dtype))) return 16;
-  return AlignmentOfCopy(copy, g).fixed;
+  return AlignmentOfCopy(copy, MergeCopyGeometry(copy)).fixed;
 }
 
 std::string CopyDefinition::SpecSyntax() const {
@@ -556,16 +553,18 @@ std::optional<std::vector<int64_t>> MeasuredWorkTile(const std::vector<int64_t>&
 
 // A record of span-form rows, on rows that suit the span form too: the tile's whole rows
 // keep the record's src span a tile (a tile's span is what its CTA stages and moves).
-// None where either copy's rows do not suit it, or the record's launch is not the span
-// form's (its tuning chose another kernel).
+// None where either copy's rows do not suit it, or the record's launch is not one the span
+// form takes (its tuning chose another kernel). A record's coalesced_width, which asks for
+// the row-by-row kernel, transfers as it is.
 std::optional<LaunchParams> SpanLaunch(const CopyOp& ours, const CopyOp& theirs,
                                        const LaunchParams& tuned) {
   const int e = DataTypeBytes(ours.src.buffer.dtype);
   const int their_e = DataTypeBytes(theirs.src.buffer.dtype);
   const MergedCopyGeometry g = MergeCopyGeometry(ours);
   const MergedCopyGeometry h = MergeCopyGeometry(theirs);
+  // The launch the span form takes: whole rows of a 2-D tile, direct, one stage.
   if (!SpanGeometry(g, e) || !SpanGeometry(h, their_e) || tuned.through_shared ||
-      tuned.stages != 1 || tuned.tile.empty()) {
+      tuned.stages != 1 || tuned.tile.size() != 2 || tuned.tile[1] < h.extents[1]) {
     return std::nullopt;
   }
   const int64_t their_span = tuned.tile[0] * h.src_strides[0] * their_e;

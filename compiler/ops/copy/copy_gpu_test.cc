@@ -172,6 +172,8 @@ std::vector<CopyCase> Cases() {
            {"f16_7of8_groups", DataType::kF16, 3001, 7, 8, 0, 7, 0, 0, 512, 128},
            {"f32_3of4_groups", DataType::kF32, 4097, 3, 4, 0, 3, 0, 4, 512, 256},
            {"f32_2of4_groups", DataType::kF32, 2222, 2, 4, 0, 2, 0, 0, 64, 32},
+           // One tile of rows that are not whole groups.
+           {"u8_3of4_one_tile", DataType::kU8, 1000, 3, 4, 0, 3, 0, 0, 1000, 128},
        }) {
     CopyCase c{"span_" + sp.name, sp.dtype, {sp.rows, sp.row}, {sp.tile, sp.row},
                CopyPath::kSyncSimt, static_cast<int>(sp.threads), 1, 0, false};

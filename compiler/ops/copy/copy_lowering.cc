@@ -286,7 +286,10 @@ std::string SpanRefusal(const LaunchParams& launch, const LoweredCopy& l) {
                                " asks for vectors of ", *l.hints.coalesced_width * e,
                                " B along the rows"));
   }
-  if (pitch <= 0 || pitch > 2 * row_bytes) {
+  if (pitch < row_bytes) {
+    why.push_back(absl::StrCat("the src rows overlap (a pitch of ", pitch, " B under the row's ",
+                               row_bytes, " B)"));
+  } else if (pitch > 2 * row_bytes) {
     why.push_back(absl::StrCat("the src pitch, ", pitch, " B, is not within twice the row (",
                                2 * row_bytes, " B): reading the span would read more than twice "
                                "the bytes copied"));
@@ -328,7 +331,8 @@ void ChooseSpan(LoweredCopy& l) {
   const int src_align = AlignmentOf(l.src_offset * e), dst_align = AlignmentOf(l.dst_offset * e);
   if (src_align < 16) why.push_back(absl::StrCat("the src start is ", src_align, "-B aligned"));
   if (dst_align < 16) why.push_back(absl::StrCat("the dst start is ", dst_align, "-B aligned"));
-  if (l.tile[0] % group_rows != 0) {
+  // Every tile's first row starts a group (one tile: its first row is the copy's).
+  if (l.tiles_per_dim[0] > 1 && l.tile[0] % group_rows != 0) {
     why.push_back(absl::StrCat("the tile's ", l.tile[0], " rows are not whole groups of ",
                                group_rows));
   }
@@ -510,7 +514,8 @@ std::vector<int64_t> MergedCopyExtents(const CopyOp& op) { return MergeCopyGeome
 bool SpanGeometry(const MergedCopyGeometry& g, int element_bytes) {
   const int64_t e = element_bytes;
   return g.extents.size() == 2 && g.src_strides[1] == 1 && g.dst_strides[1] == 1 &&
-         g.extents[1] * e < 16 && g.src_strides[0] > 0 && g.src_strides[0] <= 2 * g.extents[1];
+         g.extents[1] * e < 16 && g.src_strides[0] >= g.extents[1] &&
+         g.src_strides[0] <= 2 * g.extents[1];
 }
 
 int64_t SpanStageBytes(int64_t rows, int64_t pitch_bytes) {

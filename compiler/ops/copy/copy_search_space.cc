@@ -196,7 +196,10 @@ Trial CopyHeuristic(const CopyOp& op, const Target& target) {
   }
   // Rows narrower than a vector: whole rows, 16 KiB of src span a tile (the span form).
   const std::vector<std::vector<int64_t>> span = SpanTiles(op, {16384});
-  if (!span.empty() && !op.hints.coalesced_width.has_value()) tile = span[0];
+  if (!span.empty() && (!op.hints.coalesced_width.has_value() ||
+                        *op.hints.coalesced_width * element == 16)) {
+    tile = span[0];
+  }
   Trial trial;
   trial.hints = op.hints;
   // The launch is a SIMT one.
