@@ -44,8 +44,9 @@
 // the kernel looping over the tiles itself) and shared_bytes:N (dynamic shared memory, 0 to
 // 232448). The benchmark is then registered as LAYER/VARIANT,PAIRS@FILE:
 //
-//   im2col_benchmark \
+//   im2col_benchmark
 //       --variant_source=n32_c3_224x224_k7_s2_p3/heuristic,ctas_per_sm:4,shared_bytes:24192=p.cu
+//   (one command line)
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
