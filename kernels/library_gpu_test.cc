@@ -228,7 +228,9 @@ TEST_F(LibraryGpuTest, OneKernelPerAlignmentAcrossAThousandOffsets) {
     CopyOp op{Region::Box(src_buffer, {row, col}, {kSliceRows, kSliceCols}),
               Region::Whole(dst_buffer)};
     const bool check = launched % 97 == 0;
-    if (check) ASSERT_TRUE(dst->Fill(0xEE).ok());
+    if (check) {
+      ASSERT_TRUE(dst->Fill(0xEE).ok());
+    }
     absl::Status status = (*library)->Launch(op, src->ptr(), dst->ptr(), nullptr);
     ASSERT_TRUE(status.ok()) << status << " at offset " << row << ", " << col;
     if (check) {

@@ -20,7 +20,9 @@ TEST(ParallelForTest, VisitsEveryItemOnce) {
         ASSERT_LT(begin, end);
         ASSERT_LE(end, count);
         // Every piece holds a grain, unless one piece holds everything.
-        if (end - begin < count) ASSERT_GE(end - begin, grain);
+        if (end - begin < count) {
+          ASSERT_GE(end - begin, grain);
+        }
         ++pieces;
         for (int64_t i = begin; i < end; ++i) ++seen[i];
       });
@@ -28,7 +30,9 @@ TEST(ParallelForTest, VisitsEveryItemOnce) {
         ASSERT_EQ(seen[i], 1) << count << " " << grain << " " << i;
       }
       EXPECT_LE(pieces, kMaxParallelWorkers);
-      if (count > 0 && grain >= count) EXPECT_EQ(pieces, 1);
+      if (count > 0 && grain >= count) {
+        EXPECT_EQ(pieces, 1);
+      }
     }
   }
 }
