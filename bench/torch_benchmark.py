@@ -17,6 +17,8 @@ Rows:
            channels-last network holds)
   slice    tiletune.copy_(dst, src[:, a:b]) vs dst.copy_(src[:, a:b]): rows of 64 B to 64 KiB
            at odd pitches and offsets
+  narrow   the same for rows of 3 to 12 B at pitches up to twice the row (RGBA to RGB,
+           channels un-padded)
   dense    tiletune.copy_ vs dst.copy_ of contiguous tensors
 GB/s counts the bytes each operator must move: input read plus output written (for
 unfold: the image once and the column matrix; for a copy: the region twice). The last
@@ -142,6 +144,28 @@ def copy_rows(quick):
                         "dst.copy_(src)"))
         del srcs, dsts, args
         torch.cuda.empty_cache()
+    # Rows narrower than 16 B (the span form): (dtype, pixels, channels kept of a pitch, first).
+    narrow = [(torch.uint8, 16 << 20, 3, 4, 0), (torch.float16, 8 << 20, 6, 8, 0),
+              (torch.float32, 4 << 20, 3, 4, 1), (torch.uint8, 8 << 20, 5, 9, 2)]
+    if quick:
+        narrow = narrow[:2]
+    for dtype, n, keep, pitch, first in narrow:
+        element = torch.empty(0, dtype=dtype).element_size()
+        sets = sets_for(n * (pitch + keep) * element)
+        srcs = [torch.randint(0, 255, (n, pitch), device="cuda", dtype=torch.uint8).to(dtype)
+                for _ in range(sets)]
+        dsts = [torch.empty(n, keep, device="cuda", dtype=dtype) for _ in range(sets)]
+        args = [(d, s[:, first:first + keep]) for d, s in zip(dsts, srcs)]
+        tiletune.copy_(*args[0])
+        exact = same(args[0][0], args[0][1])
+        t_ours = time_ms(lambda d, s: tiletune.copy_(d, s), args)
+        t_theirs = time_ms(lambda d, s: d.copy_(s), args)
+        name = f"rows_{keep * element}B_pitch_{pitch * element}B_off_{first * element}B"
+        dname = {torch.uint8: "u8", torch.float16: "f16", torch.float32: "f32"}[dtype]
+        rows.append(row("narrow", name, dname, 2 * n * keep * element, t_ours, t_theirs, exact,
+                        "dst.copy_(src)"))
+        del srcs, dsts, args
+        torch.cuda.empty_cache()
     for mib in ([64, 1024] if quick else [4, 64, 256, 1024]):
         n = (mib << 20) // 2
         sets = sets_for(2 * n * 2)
@@ -208,7 +232,7 @@ def main():
         print(f"{r['op']:7s} {r['layer']:34s} {r['dtype']:5s} {r['tiletune_gbps']:13.0f} "
               f"{r['torch_gbps']:10.0f} {r['speedup']:8.2f}  {'yes' if r['exact'] else 'NO ':5s}"
               f"  {r['baseline']}")
-    for op in ("unfold", "fold", "im2col", "slice", "dense"):
+    for op in ("unfold", "fold", "im2col", "slice", "narrow", "dense"):
         ratios = [r["speedup"] for r in rows if r["op"] == op]
         if ratios:
             print(f"# {op}: x torch min {min(ratios):.2f}, geomean "
