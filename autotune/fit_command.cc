@@ -158,15 +158,19 @@ int RunFitCommand(const std::vector<std::string>& args, std::FILE* out, std::FIL
   }
   std::fprintf(out,
                "leave one problem out (fitted without it, then its kernels estimated):\n"
-               "  %-9s %8s %8s %16s %22s %15s\n",
+               "  %-9s %8s %8s %16s %22s %13s %24s\n",
                "operator", "problems", "kernels", "median |ln err|", "first choice: regret",
-               "best of five");
+               "best of five", "top k for <= 1% regret");
   for (const LeaveOneOutError& e : *errors) {
-    std::fprintf(out, "  %-9s %8d %8d %16.3f %10s %11s %15s\n", e.op.c_str(), e.problems,
+    std::fprintf(out, "  %-9s %8d %8d %16.3f %10s %11s %13s %24s\n", e.op.c_str(), e.problems,
                  e.samples, e.median_abs_log_error,
                  absl::StrFormat("%.1f%%", 100 * e.mean_top1_regret).c_str(),
                  absl::StrFormat("(worst %.0f%%)", 100 * e.worst_top1_regret).c_str(),
-                 absl::StrFormat("%.1f%%", 100 * e.mean_top5_regret).c_str());
+                 absl::StrFormat("%.1f%%", 100 * e.mean_top5_regret).c_str(),
+                 e.k_for_one_percent > 0
+                     ? absl::StrFormat("%d (worst %.0f%%)", e.k_for_one_percent,
+                                       100 * e.worst_regret_at_k).c_str()
+                     : "none");
   }
   if (line->Has("terms")) {
     std::string csv =

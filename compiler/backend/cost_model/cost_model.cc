@@ -265,6 +265,8 @@ absl::StatusOr<std::vector<LeaveOneOutError>> LeaveOneProblemOut(
   // Per operator (and "all"): |log errors| and per-problem regrets.
   struct Tally {
     std::vector<double> abs_log_errors, top1, top5;
+    // Per problem: the measured times in the model's order, over the fastest.
+    std::vector<std::vector<double>> ranked;
   };
   std::map<std::string, Tally> tallies;
   for (const auto& [problem, indices] : by_problem) {
@@ -292,6 +294,9 @@ absl::StatusOr<std::vector<LeaveOneOutError>> LeaveOneProblemOut(
       }
       tally.top1.push_back(ranked[0].second / best - 1);
       tally.top5.push_back(best5 / best - 1);
+      std::vector<double> order;
+      for (const auto& [estimate, measured] : ranked) order.push_back(measured / best);
+      tally.ranked.push_back(std::move(order));
     }
   }
   std::vector<LeaveOneOutError> out;
@@ -308,6 +313,22 @@ absl::StatusOr<std::vector<LeaveOneOutError>> LeaveOneProblemOut(
       e.worst_top1_regret = std::max(e.worst_top1_regret, r);
     }
     for (double r : tally.top5) e.mean_top5_regret += r / tally.top5.size();
+    size_t most = 0;
+    for (const std::vector<double>& order : tally.ranked) most = std::max(most, order.size());
+    for (size_t k = 1; k <= most; ++k) {
+      double mean = 0, worst = 0;
+      for (const std::vector<double>& order : tally.ranked) {
+        const double regret =
+            *std::min_element(order.begin(), order.begin() + std::min(k, order.size())) - 1;
+        mean += regret / tally.ranked.size();
+        worst = std::max(worst, regret);
+      }
+      if (mean <= 0.01) {
+        e.k_for_one_percent = static_cast<int>(k);
+        e.worst_regret_at_k = worst;
+        break;
+      }
+    }
     out.push_back(e);
   };
   for (auto& [op, tally] : tallies) {

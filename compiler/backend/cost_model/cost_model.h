@@ -113,6 +113,11 @@ struct LeaveOneOutError {
   double mean_top1_regret = 0;
   double worst_top1_regret = 0;
   double mean_top5_regret = 0;
+  // The fewest of the model's first choices that, measured, leave a mean regret of at most
+  // 1% over these problems (the k a tuner measuring the model's top k would need), and the
+  // worst problem's regret at that k. 0 when no k up to the largest problem's kernels does.
+  int k_for_one_percent = 0;
+  double worst_regret_at_k = 0;
 };
 
 // One entry per operator in `samples`, in name order, then one for all ("all").
