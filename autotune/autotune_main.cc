@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -80,6 +81,8 @@ ABSL_FLAG(std::string, shard, "", "Tune slice i of n of the problems (i/n); defa
 ABSL_FLAG(bool, dry_run, false, "Build and compile the search space without a GPU.");
 ABSL_FLAG(std::string, target, "sm_90a", "Target for --dry_run.");
 ABSL_FLAG(int, samples, 5, "Samples per variant in the first measurement pass.");
+ABSL_FLAG(std::string, cost_model, "", "A cost model (autotune fit -o): measure its top k only.");
+ABSL_FLAG(int, model_top_k, 40, "With --cost_model: candidates measured per search phase.");
 ABSL_FLAG(bool, report, true, "Write a Markdown report and SVG chart next to the database.");
 ABSL_FLAG(int, hang_seconds, 60, "A variant running this long without progress is a hang.");
 ABSL_FLAG(std::string, simulate, "",
@@ -293,6 +296,18 @@ void AddProvenance(int samples, tuning::TuningRecord& record) {
                    " --samples=", samples));
 }
 
+// The cost model --cost_model names; none when the flag is empty. InvalidArgument naming
+// the flag and the file when it does not read or is not a model of this tiletune's terms.
+absl::StatusOr<std::optional<CostModel>> ReadCostModel() {
+  const std::string flag = absl::GetFlag(FLAGS_cost_model);
+  if (flag.empty()) return std::optional<CostModel>();
+  absl::StatusOr<CostModel> model = ReadCostModelFile(UserPath(flag));
+  if (!model.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--cost_model: ", model.status().message()));
+  }
+  return std::optional<CostModel>(*std::move(model));
+}
+
 std::string SummaryLine(const TuningTask& task, const tuning::TuningRecord& record,
                         const TuneStats& stats, size_t faults) {
   const tuning::Statistics& s = record.winner_statistics();
@@ -310,11 +325,14 @@ std::string SummaryLine(const TuningTask& task, const tuning::TuningRecord& reco
   return absl::StrFormat(
       "%-44s %-11s %8.1f us %7.0f GB/s %s | %d combos, %d pruned, %d dup, "
       "%d compiled (%.1f s), %d verified, %d failed, %zu faults, %d measured (%.1f s), "
-      "regret %.2f%%",
+      "regret %.2f%%%s",
       task.description, record.winner().lowering().path(), s.median_us(), s.gbps(),
       against, stats.enumerated, stats.pruned, stats.duplicates, stats.compiled,
       stats.compile_seconds, stats.verified, stats.failed_verification, faults, stats.measured,
-      stats.gpu_seconds, 100 * stats.regret);
+      stats.gpu_seconds, 100 * stats.regret,
+      stats.model_skipped > 0
+          ? absl::StrCat(", ", stats.model_skipped, " skipped by the cost model").c_str()
+          : "");
 }
 
 // Tunes problem --worker_problem on --worker_device and writes the record to
@@ -360,6 +378,13 @@ int RunWorker(const TileOpRegistry& ops, const std::vector<SuiteProblem>& mine) 
   Tuner::Options options;
   options.samples = absl::GetFlag(FLAGS_samples);
   options.ceiling_gbps = ceiling.ok() ? *ceiling : 0;
+  absl::StatusOr<std::optional<CostModel>> cost_model = ReadCostModel();
+  if (!cost_model.ok()) return Fail(2, cost_model.status());
+  if (cost_model->has_value()) {
+    options.cost_model = &**cost_model;
+    options.model_top_k = absl::GetFlag(FLAGS_model_top_k);
+    options.gpu = DeviceConstantsFor(*target, identity.sm_count() > 0 ? identity.sm_count() : 132);
+  }
   options.progress = [&](const std::string& line) {
     std::fprintf(stderr, "\r\033[K%s | %s", label.c_str(), line.c_str());
     std::fflush(stderr);
@@ -429,8 +454,13 @@ void SuperviseProblem(const TileOpRegistry& ops, const std::vector<SuiteProblem>
     if (!absl::GetFlag(FLAGS_simulate).empty()) {
       args.push_back(absl::StrCat("--simulate=", absl::GetFlag(FLAGS_simulate)));
     }
+    if (!absl::GetFlag(FLAGS_cost_model).empty()) {
+      args.push_back(absl::StrCat("--cost_model=", UserPath(absl::GetFlag(FLAGS_cost_model))));
+      args.push_back(absl::StrCat("--model_top_k=", absl::GetFlag(FLAGS_model_top_k)));
+    }
     args.insert(args.end(), {absl::StrCat("--shard=", FormatShard(shard)),
                                      absl::StrCat("--samples=", absl::GetFlag(FLAGS_samples)),
+
                                      absl::StrCat("--output=", path),
                                      absl::StrCat("--worker_problem=", k),
                                      absl::StrCat("--worker_device=", ordinal),
@@ -765,6 +795,11 @@ const std::vector<FlagSpec>& Flags() {
       {"target", T::kString, "sm_XY: the target of --dry_run (default sm_90a)"},
       {"samples", T::kInt, "N: samples per variant in the first measurement pass, 1 to 1000 "
                            "(default 5)", 0, 1, 1000},
+      {"cost_model", T::kString, "FILE: a cost model (autotune fit -o); each search phase "
+                                 "measures the model's --model_top_k best estimated candidates "
+                                 "and the operator's heuristic choice"},
+      {"model_top_k", T::kInt, "K: with --cost_model, candidates measured per search phase, 1 "
+                               "to 100000 (default 40)", 0, 1, 100000},
       {"report", T::kBool, "write a Markdown report and SVG chart next to the database "
                            "(default true)"},
       {"hang_seconds", T::kInt, "S: a variant running this long without progress is a hang, 1 "
@@ -858,6 +893,7 @@ int Main(int argc, char** argv, bool evaluate) {
                      : "");
   }
   if (absl::Status devices = ParseDevices().status(); !devices.ok()) return Fail(2, devices);
+  if (absl::Status model = ReadCostModel().status(); !model.ok()) return Fail(2, model);
   if (!absl::GetFlag(FLAGS_simulate).empty()) {
     if (absl::Status valid = ParseSimulation(absl::GetFlag(FLAGS_simulate)).status(); !valid.ok()) {
       return Fail(2, valid);

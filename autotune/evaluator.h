@@ -48,6 +48,8 @@ struct TuneStats {
   double regret = 0;
   // Why the second search phase built no candidates; empty when it did.
   std::string second_phase_error;
+  // Candidates a cost model ranked below the ones measured, and were not measured.
+  int model_skipped = 0;
 };
 
 // One evaluated candidate.

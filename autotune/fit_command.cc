@@ -19,6 +19,8 @@
 #include "compiler/target/target.h"
 #include "compiler/tuning_db/atomic_file.h"
 #include "compiler/tuning_db/tuning_db.h"
+#include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/text_format.h"
 
 namespace tiletune {
@@ -26,6 +28,20 @@ namespace autotune {
 namespace {
 
 constexpr char kUsage[] = "usage: autotune fit CORPUS... [-o MODEL.txtpb] [--terms=TERMS.csv]";
+
+// Keeps the first error of a text-format parse, and prints none.
+class FirstError : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, google::protobuf::io::ColumnNumber column,
+                const std::string& message) override {
+    if (error_.empty()) error_ = absl::StrCat("line ", line + 1, ", column ", column + 1, ": ", message);
+  }
+  void AddWarning(int, google::protobuf::io::ColumnNumber, const std::string&) override {}
+  const std::string& error() const { return error_; }
+
+ private:
+  std::string error_;
+};
 
 std::string GpuName(const tuning::DeviceIdentity& device) {
   return absl::StrCat(Printable(device.name(), 80), " (sm_", device.cc_major(), ".",
@@ -90,6 +106,26 @@ absl::StatusOr<FitCorpus> CorpusSamples(const std::vector<tuning::TuningDatabase
     }
   }
   return corpus;
+}
+
+absl::StatusOr<CostModel> ReadCostModelFile(const std::string& path) {
+  absl::StatusOr<std::string> text = tuning::ReadFileToString(path, 1 << 20);
+  if (!text.ok()) return absl::InvalidArgumentError(text.status().message());
+  FirstError errors;
+  google::protobuf::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&errors);
+  google::protobuf::io::ArrayInputStream input(text->data(), static_cast<int>(text->size()));
+  tuning::CostModel proto;
+  if (!parser.Parse(&input, &proto)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        Printable(path), ": not a cost model in text format (autotune fit -o): ",
+        Printable(errors.error().empty() ? "the parser rejected it" : errors.error())));
+  }
+  absl::StatusOr<CostModel> model = CostModel::FromProto(proto);
+  if (!model.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(Printable(path), ": ", model.status().message()));
+  }
+  return model;
 }
 
 int RunFitCommand(const std::vector<std::string>& args, std::FILE* out, std::FILE* err) {

@@ -43,6 +43,11 @@ struct FitCorpus {
 absl::StatusOr<FitCorpus> CorpusSamples(const std::vector<tuning::TuningDatabase>& databases,
                                         const TileOpRegistry& ops);
 
+// The model `autotune fit -o` wrote at `path` (text format, at most 1 MiB).
+// InvalidArgument naming the path and the first parse error, or what is wrong with the
+// model (compiler/backend/cost_model: CostModel::FromProto).
+absl::StatusOr<CostModel> ReadCostModelFile(const std::string& path);
+
 // The command, on the arguments after "fit"; returns the exit code.
 int RunFitCommand(const std::vector<std::string>& args, std::FILE* out, std::FILE* err);
 

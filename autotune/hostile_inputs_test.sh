@@ -133,7 +133,7 @@ run_case() {
 sim=(--simulate=seed=1)
 base=(--problems=copy:u8:64)
 for flag in problems suite output report devices shard target dry_run simulate samples \
-  hang_seconds tuned database tune_on_miss worker_problem; do
+  hang_seconds tuned database tune_on_miss worker_problem cost_model model_top_k; do
   for v in "${values[@]}"; do
     case "$flag" in
       problems | suite) args=("${sim[@]}" "--$flag=$v" --output=out.txtpb) ;;

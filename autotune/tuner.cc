@@ -63,12 +63,45 @@ absl::StatusOr<std::map<int, std::vector<double>>> Tuner::Interleaved(
   return samples;
 }
 
+std::vector<Candidate> Tuner::ModelTopK(const TuningTask& task, std::vector<Candidate> candidates,
+                                        TuneStats* stats) const {
+  const int k = std::max(options_.model_top_k, 1);
+  if (options_.cost_model == nullptr || static_cast<int>(candidates.size()) <= k) {
+    return candidates;
+  }
+  // The operator's own choice is measured whatever the model thinks of it, so a tuning
+  // never ends slower than the heuristic.
+  std::string heuristic_sha;
+  const Trial heuristic = task.definition->Heuristic(*task.op, task.target);
+  absl::StatusOr<CandidateSet> built =
+      BuildCandidates(*task.definition, *task.op, task.target, {heuristic});
+  if (built.ok() && !built->candidates.empty()) heuristic_sha = built->candidates[0].source_sha256;
+  std::vector<std::pair<double, size_t>> ranked;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    ranked.emplace_back(
+        options_.cost_model->EstimateUs(TermsOf(*candidates[i].lowered, options_.gpu)), i);
+  }
+  std::stable_sort(ranked.begin(), ranked.end());
+  std::vector<Candidate> kept;
+  for (size_t r = 0; r < ranked.size(); ++r) {
+    Candidate& c = candidates[ranked[r].second];
+    if (static_cast<int>(r) < k || c.source_sha256 == heuristic_sha) kept.push_back(std::move(c));
+  }
+  stats->model_skipped += static_cast<int>(candidates.size() - kept.size());
+  if (options_.progress) {
+    options_.progress(absl::StrCat("cost model: measuring ", kept.size(), " of ",
+                                   candidates.size(), " candidates"));
+  }
+  return kept;
+}
+
 absl::Status Tuner::Search(const TuningTask& task, Evaluator& evaluator, TuneStats* stats,
                            std::vector<std::string>* pruned) {
   TT_ASSIGN_OR_RETURN(CandidateSet first, BuildCandidates(*task.definition, *task.op,
                                                           task.target, task.space.first));
   Count(first, stats, pruned);
-  TT_RETURN_IF_ERROR(evaluator.Evaluate(std::move(first.candidates), "hints"));
+  TT_RETURN_IF_ERROR(
+      evaluator.Evaluate(ModelTopK(task, std::move(first.candidates), stats), "hints"));
 
   std::vector<Trial> second;
   for (const Hints& hints : LeaderHints(evaluator.runs())) {
@@ -84,7 +117,7 @@ absl::Status Tuner::Search(const TuningTask& task, Evaluator& evaluator, TuneSta
     return absl::OkStatus();
   }
   Count(*launches, stats, pruned);
-  return evaluator.Evaluate(std::move(launches->candidates), "launch");
+  return evaluator.Evaluate(ModelTopK(task, std::move(launches->candidates), stats), "launch");
 }
 
 absl::StatusOr<Selection> Tuner::Select(const TuningTask& task, Evaluator& evaluator,

@@ -11,7 +11,9 @@
 // Strategy. First phase: every hint set of the operator's search space at one
 // representative launch per path family. Second phase: every launch candidate for the
 // best hint set of each of the three best paths; when it builds nothing, stats say why and
-// the record lists the reason as a PRUNED candidate. Then the five fastest are measured
+// the record lists the reason as a PRUNED candidate. With a cost model, each phase
+// measures only the model's model_top_k best estimated candidates and the operator's
+// heuristic choice (stats->model_skipped counts the rest). Then the five fastest are measured
 // again in interleaved rounds and the winner is chosen among them only; results above the
 // ceiling are cache artefacts. Regret: a second set of interleaved rounds over the same
 // leaders, judged apart from the samples that chose the winner. Baselines: the winner and
@@ -33,6 +35,7 @@
 #include "autotune/evaluator.h"
 #include "autotune/tuning_device.h"
 #include "autotune/tuning_task.h"
+#include "compiler/backend/cost_model/cost_model.h"
 #include "compiler/cuda/compilation_provider.h"
 #include "compiler/tuning_db/tuning_db.pb.h"
 
@@ -58,6 +61,13 @@ class Tuner {
     // ("" once it has finished), as Evaluator::Options does.
     std::function<void(const std::string&)> progress;
     std::function<void(const std::string&)> before_launch;
+    // With a cost model (compiler/backend/cost_model), each phase measures only the
+    // model's model_top_k best estimated candidates, and the operator's heuristic choice
+    // whatever its estimate; `gpu` describes the device to the model. Null: every
+    // candidate is measured.
+    const CostModel* cost_model = nullptr;
+    int model_top_k = 40;
+    DeviceConstants gpu;
   };
 
   // `device` and `compiler` must outlive the tuner.
@@ -76,6 +86,10 @@ class Tuner {
   // Interleaved rounds over `top`: each one's samples, by index.
   absl::StatusOr<std::map<int, std::vector<double>>> Interleaved(Evaluator& evaluator,
                                                                  const std::vector<int>& top);
+  // The candidates a phase measures: all of them, or with a cost model its top k and the
+  // heuristic's (stats->model_skipped counts the rest).
+  std::vector<Candidate> ModelTopK(const TuningTask& task, std::vector<Candidate> candidates,
+                                   TuneStats* stats) const;
   // Both search phases: every hint set at one launch per path family, then every launch
   // for the leading hint sets. Examples of pruned variants go to `pruned`.
   absl::Status Search(const TuningTask& task, Evaluator& evaluator, TuneStats* stats,
