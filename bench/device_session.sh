@@ -11,7 +11,9 @@
 # REGION_HEURISTIC=1, without), python (the wheel staged in .device/wheel by
 # `bash kernels/python/build_wheel.sh .device/wheel`, installed without network and its
 # PyTorch GPU tests run), torchbench (bench/torch_benchmark.py from that wheel,
-# TORCHBENCH_ARGS=--quick for f16 only); BENCH names the benchmarks. One device call is capped
+# TORCHBENCH_ARGS=--quick for f16 only), model (the default suite tuned cold as the corpus,
+# `autotune fit` to it, then the suite tuned cold again with --cost_model and
+# MODEL_TOP_K, and `autotune diff` of the two); BENCH names the benchmarks. One device call is capped
 # at 10 minutes, so e.g. PARTS=tests first, then PARTS="bench autotune".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -96,6 +98,25 @@ if want autotune; then
   timeout 200 .device/bin/autotune --output=/tmp/h200_warm.txtpb --report=false > "$out/autotune_warm.txt" 2> "$out/autotune_warm.err"; warm_rc=$?
   warm=$(secs $t)
 fi
+model_rc=skipped
+if want model; then
+  # The corpus: the default suite tuned from an empty compile cache (every candidate kept).
+  export TILETUNE_CACHE_DIR=/tmp/tiletune-model-cache
+  rm -rf "$TILETUNE_CACHE_DIR"
+  t=$(now)
+  timeout 200 .device/bin/autotune --output="$out/model_corpus.txtpb" --report=false \
+    > "$out/model_full.txt" 2> "$out/model_full.err"
+  full=$(secs $t)
+  .device/bin/autotune fit "$out/model_corpus.txtpb" ${MODEL_CORPUS:-} -o "$out/h200.model.txtpb" \
+    > "$out/model_fit.txt" 2>&1
+  rm -rf "$TILETUNE_CACHE_DIR"
+  t=$(now)
+  timeout 200 .device/bin/autotune --output="$out/model_pruned.txtpb" --report=false \
+    --cost_model="$out/h200.model.txtpb" --model_top_k="${MODEL_TOP_K:-40}" \
+    > "$out/model_pruned.txt" 2> "$out/model_pruned.err"; model_rc=$?
+  pruned=$(secs $t)
+  .device/bin/autotune diff "$out/model_corpus.txtpb" "$out/model_pruned.txtpb" > "$out/model_diff.txt" 2>&1
+fi
 echo "== GPU tests (rc $tests_rc)"; [ -f "$out/gpu_tests.txt" ] && grep -E "PASS|FAIL" "$out/gpu_tests.txt" | tail -n 6
 want python && { echo "== Python GPU tests (rc $python_rc)"; tail -n 8 "$out/python_gpu.txt"; }
 want torchbench && { echo "== torch_benchmark (rc $torchbench_rc)"; cat "$out/torch_benchmark.txt"; }
@@ -116,4 +137,10 @@ fi
 if want autotune; then
   echo "== autotune cold (rc $cold_rc, $cold)"; cat "$out/autotune_cold.txt"; grep -E "faulted|failed" "$out/autotune_cold.err" | head -5
   echo "== autotune warm (rc $warm_rc, $warm)"; cat "$out/autotune_warm.txt"
+fi
+if want model; then
+  echo "== cost model: fitted to the default suite tuned cold in $full"; cat "$out/model_fit.txt"
+  echo "== the suite tuned cold again with it (rc $model_rc, $pruned)"; cat "$out/model_pruned.txt"
+  grep -oE 'regret [0-9.]+%(, [0-9]+ skipped by the cost model)?' "$out/model_pruned.err" | head -20
+  echo "== winners, full tuning -> with the model"; cat "$out/model_diff.txt"
 fi
