@@ -139,10 +139,10 @@ int RunFitCommand(const std::vector<std::string>& args, std::FILE* out, std::FIL
     std::fprintf(out,
                  "%s\n  Fits the cost model to the kernels the corpus (tunings' own output, "
                  "every measured\n  candidate kept) measured, and reports its "
-                 "leave-one-problem-out error per operator.\n\nflags:\n%s\nexit codes: 0 "
-                 "fitted; 1 the model could not be written; 2 usage error; 3 a corpus does "
-                 "not read, or holds too little to fit\n",
-                 kUsage, FlagHelp(flags).c_str());
+                 "leave-one-problem-out error per operator.\n\nflags:\n%s\nenvironment:\n%s\n"
+                 "exit codes: 0 fitted; 1 the model could not be written; 2 usage error; 3 a "
+                 "corpus does not read, or holds too little to fit\n",
+                 kUsage, FlagHelp(flags).c_str(), EnvironmentHelp().c_str());
     return 0;
   }
   if (line.ok() && line->version()) {
