@@ -54,7 +54,7 @@ set +e
 "$bin" --simulate=seed=3 --problems="$problems" --output="$tmp/x.txtpb" \
   --cost_model="$tmp/bad_model.txtpb" >/dev/null 2>"$tmp/e5"; rc5=$?
 set -e
-[[ $rc5 == 2 ]] && grep -q -- '--cost_model: .*not a cost model in text format' "$tmp/e5" \
+[[ $rc5 == 2 ]] && grep -q -- '--cost_model: .*not a text-format CostModel: line 1' "$tmp/e5" \
   || fail "a bad model: exit $rc5 $(cat "$tmp/e5")"
 [[ ! -e "$tmp/x.txtpb" ]] || fail "a bad model still tuned"
 

@@ -19,8 +19,6 @@
 #include "compiler/target/target.h"
 #include "compiler/tuning_db/atomic_file.h"
 #include "compiler/tuning_db/tuning_db.h"
-#include "google/protobuf/io/tokenizer.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/text_format.h"
 
 namespace tiletune {
@@ -28,20 +26,6 @@ namespace autotune {
 namespace {
 
 constexpr char kUsage[] = "usage: autotune fit CORPUS... [-o MODEL.txtpb] [--terms=TERMS.csv]";
-
-// Keeps the first error of a text-format parse, and prints none.
-class FirstError : public google::protobuf::io::ErrorCollector {
- public:
-  void AddError(int line, google::protobuf::io::ColumnNumber column,
-                const std::string& message) override {
-    if (error_.empty()) error_ = absl::StrCat("line ", line + 1, ", column ", column + 1, ": ", message);
-  }
-  void AddWarning(int, google::protobuf::io::ColumnNumber, const std::string&) override {}
-  const std::string& error() const { return error_; }
-
- private:
-  std::string error_;
-};
 
 std::string GpuName(const tuning::DeviceIdentity& device) {
   return absl::StrCat(Printable(device.name(), 80), " (sm_", device.cc_major(), ".",
@@ -75,17 +59,9 @@ absl::StatusOr<FitCorpus> CorpusSamples(const std::vector<tuning::TuningDatabase
                                                                       : 132);
       const std::string problem = ProblemKey(record.problem());
       auto add = [&](const tuning::Variant& variant, const tuning::Statistics& statistics) {
-        absl::StatusOr<Trial> trial = TrialOf(variant);
-        if (!trial.ok() || !(statistics.median_us() > 0)) {
-          ++corpus.left_out;
-          return;
-        }
-        std::unique_ptr<TileOp> hinted = (*op)->Clone();
-        hinted->hints = MergeHints(trial->hints, hinted->hints);
         absl::StatusOr<std::shared_ptr<const LoweredTileKernel>> lowered =
-            (*definition)->Lower(*hinted, *target, trial->launch);
-        if (!lowered.ok() || (*lowered)->path_name != variant.lowering().path() ||
-            (*lowered)->form_name != variant.lowering().form()) {
+            LowerVariant(**definition, **op, variant, *target, "candidate");
+        if (!lowered.ok() || !(statistics.median_us() > 0)) {
           ++corpus.left_out;
           return;
         }
@@ -111,15 +87,10 @@ absl::StatusOr<FitCorpus> CorpusSamples(const std::vector<tuning::TuningDatabase
 absl::StatusOr<CostModel> ReadCostModelFile(const std::string& path) {
   absl::StatusOr<std::string> text = tuning::ReadFileToString(path, 1 << 20);
   if (!text.ok()) return absl::InvalidArgumentError(text.status().message());
-  FirstError errors;
-  google::protobuf::TextFormat::Parser parser;
-  parser.RecordErrorsTo(&errors);
-  google::protobuf::io::ArrayInputStream input(text->data(), static_cast<int>(text->size()));
   tuning::CostModel proto;
-  if (!parser.Parse(&input, &proto)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        Printable(path), ": not a cost model in text format (autotune fit -o): ",
-        Printable(errors.error().empty() ? "the parser rejected it" : errors.error())));
+  if (absl::Status parsed = tuning::ParseTextMessage(*text, Printable(path), &proto); !parsed.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(BoundedMessage(parsed.message()), " (autotune fit -o writes one)"));
   }
   absl::StatusOr<CostModel> model = CostModel::FromProto(proto);
   if (!model.ok()) {

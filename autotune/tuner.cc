@@ -63,19 +63,12 @@ absl::StatusOr<std::map<int, std::vector<double>>> Tuner::Interleaved(
   return samples;
 }
 
-std::vector<Candidate> Tuner::ModelTopK(const TuningTask& task, std::vector<Candidate> candidates,
+std::vector<Candidate> Tuner::ModelTopK(std::vector<Candidate> candidates, const std::string& keep,
                                         TuneStats* stats) const {
   const int k = std::max(options_.model_top_k, 1);
   if (options_.cost_model == nullptr || static_cast<int>(candidates.size()) <= k) {
     return candidates;
   }
-  // The operator's own choice is measured whatever the model thinks of it, so a tuning
-  // never ends slower than the heuristic.
-  std::string heuristic_sha;
-  const Trial heuristic = task.definition->Heuristic(*task.op, task.target);
-  absl::StatusOr<CandidateSet> built =
-      BuildCandidates(*task.definition, *task.op, task.target, {heuristic});
-  if (built.ok() && !built->candidates.empty()) heuristic_sha = built->candidates[0].source_sha256;
   std::vector<std::pair<double, size_t>> ranked;
   for (size_t i = 0; i < candidates.size(); ++i) {
     ranked.emplace_back(
@@ -85,7 +78,7 @@ std::vector<Candidate> Tuner::ModelTopK(const TuningTask& task, std::vector<Cand
   std::vector<Candidate> kept;
   for (size_t r = 0; r < ranked.size(); ++r) {
     Candidate& c = candidates[ranked[r].second];
-    if (static_cast<int>(r) < k || c.source_sha256 == heuristic_sha) kept.push_back(std::move(c));
+    if (static_cast<int>(r) < k || c.source_sha256 == keep) kept.push_back(std::move(c));
   }
   stats->model_skipped += static_cast<int>(candidates.size() - kept.size());
   if (options_.progress) {
@@ -100,8 +93,17 @@ absl::Status Tuner::Search(const TuningTask& task, Evaluator& evaluator, TuneSta
   TT_ASSIGN_OR_RETURN(CandidateSet first, BuildCandidates(*task.definition, *task.op,
                                                           task.target, task.space.first));
   Count(first, stats, pruned);
+  // With a cost model, the operator's own choice is measured whatever the model thinks of
+  // it, so a tuning never ends slower than the heuristic.
+  std::string heuristic;
+  if (options_.cost_model != nullptr) {
+    absl::StatusOr<CandidateSet> built =
+        BuildCandidates(*task.definition, *task.op, task.target,
+                        {task.definition->Heuristic(*task.op, task.target)});
+    if (built.ok() && !built->candidates.empty()) heuristic = built->candidates[0].source_sha256;
+  }
   TT_RETURN_IF_ERROR(
-      evaluator.Evaluate(ModelTopK(task, std::move(first.candidates), stats), "hints"));
+      evaluator.Evaluate(ModelTopK(std::move(first.candidates), heuristic, stats), "hints"));
 
   std::vector<Trial> second;
   for (const Hints& hints : LeaderHints(evaluator.runs())) {
@@ -117,7 +119,8 @@ absl::Status Tuner::Search(const TuningTask& task, Evaluator& evaluator, TuneSta
     return absl::OkStatus();
   }
   Count(*launches, stats, pruned);
-  return evaluator.Evaluate(ModelTopK(task, std::move(launches->candidates), stats), "launch");
+  return evaluator.Evaluate(ModelTopK(std::move(launches->candidates), heuristic, stats),
+                            "launch");
 }
 
 absl::StatusOr<Selection> Tuner::Select(const TuningTask& task, Evaluator& evaluator,

@@ -88,7 +88,8 @@ class Tuner {
                                                                  const std::vector<int>& top);
   // The candidates a phase measures: all of them, or with a cost model its top k and the
   // heuristic's (stats->model_skipped counts the rest).
-  std::vector<Candidate> ModelTopK(const TuningTask& task, std::vector<Candidate> candidates,
+  // `keep`: the source hash of a candidate measured whatever its estimate (the heuristic's).
+  std::vector<Candidate> ModelTopK(std::vector<Candidate> candidates, const std::string& keep,
                                    TuneStats* stats) const;
   // Both search phases: every hint set at one launch per path family, then every launch
   // for the leading hint sets. Examples of pruned variants go to `pruned`.

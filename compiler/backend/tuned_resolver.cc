@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "compiler/base/status_macros.h"
 #include "compiler/ir/data_type.h"
+#include "compiler/lower/lowering_rules.h"
 #include "compiler/ops/candidates.h"
 #include "compiler/tuning_db/tuning_db.h"
 
@@ -312,23 +313,14 @@ absl::StatusOr<Resolution> TunedResolver::Fit(
 
 namespace {
 
-// Blocks an SM holds at once at most (sm_50 and later).
-constexpr int64_t kMaxResidentBlocksPerSm = 32;
-
 // Bytes of loads and stores under way per SM that keep HBM busy: an H200's 4.8 TB/s over
 // 132 SMs is 36 B/ns per SM, and a load takes most of a microsecond.
 constexpr double kBytesInFlightPerSm = 64 * 1024;
 
 // CTAs of `threads` threads and `shared` bytes of dynamic shared memory the GPU holds at
-// once (registers aside): per SM the fewest that threads, shared memory (with the 1 KiB
-// the system reserves per block) and the block limit allow.
+// once (registers aside).
 int64_t ResidentCtas(const Target& target, int sm_count, int threads, int64_t shared) {
-  int64_t per_sm =
-      std::min<int64_t>(kMaxResidentBlocksPerSm, target.MaxThreadsPerSm() / threads);
-  if (shared > 0) {
-    per_sm = std::min<int64_t>(per_sm, target.MaxSharedBytesPerSm() / (shared + 1024));
-  }
-  return std::max<int64_t>(per_sm, 1) * sm_count;
+  return ResidentCtasPerSm(target, threads, shared) * sm_count;
 }
 
 }  // namespace

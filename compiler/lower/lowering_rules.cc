@@ -172,6 +172,16 @@ absl::StatusOr<LoopLayout> ChooseLoopLayout(const ResolvedHints& hints, int thre
   return LoopLayout{threads / cols, cols};
 }
 
+int64_t ResidentCtasPerSm(const Target& target, int threads, int64_t dynamic_shared) {
+  int64_t per_sm =
+      std::min<int64_t>(kMaxResidentCtasPerSm, target.MaxThreadsPerSm() / std::max(threads, 1));
+  if (dynamic_shared > 0) {
+    per_sm = std::min<int64_t>(per_sm,
+                               target.MaxSharedBytesPerSm() / (dynamic_shared + kReservedShared));
+  }
+  return std::max<int64_t>(per_sm, 1);
+}
+
 void CheckSharedFit(int64_t bytes, int ctas_per_sm, const Target& target,
                     std::vector<std::string>& why) {
   const int64_t limit = target.MaxSharedBytesPerBlock() - kReservedShared;

@@ -30,6 +30,14 @@ inline int64_t RoundUp(int64_t a, int64_t b) { return CeilDiv(a, b) * b; }
 
 // Shared bytes kept back from the per-block limit for static barriers.
 inline constexpr int64_t kReservedShared = 1024;
+// Blocks an SM holds at once at most (sm_50 and later).
+inline constexpr int64_t kMaxResidentCtasPerSm = 32;
+
+// CTAs of `threads` threads and `dynamic_shared` bytes of dynamic shared memory one SM of
+// `target` holds at once (registers aside): the fewest that its threads, its shared memory
+// (with kReservedShared a block) and the block limit allow, at least 1.
+int64_t ResidentCtasPerSm(const Target& target, int threads, int64_t dynamic_shared);
+
 // Per-thread vector accesses above which SIMT lowering refuses a tile (registers).
 inline constexpr int kMaxSimtItemsPerThread = 64;
 

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/cuda/kernel_digest.h"
+#include "compiler/base/abbreviate.h"
 #include "compiler/base/status_macros.h"
 
 namespace tiletune {
@@ -112,6 +113,32 @@ absl::StatusOr<Trial> TrialOf(const tuning::Variant& variant) {
     return absl::InvalidArgumentError("stored variant has no tile or thread count");
   }
   return trial;
+}
+
+absl::StatusOr<std::shared_ptr<const LoweredTileKernel>> LowerVariant(
+    const TileOpDefinition& definition, const TileOp& op, const tuning::Variant& variant,
+    const Target& target, absl::string_view what) {
+  absl::StatusOr<Trial> trial = TrialOf(variant);
+  if (!trial.ok()) return absl::InvalidArgumentError(absl::StrCat(what, ": ", trial.status().message()));
+  std::unique_ptr<TileOp> tuned = op.Clone();
+  tuned->hints = trial->hints;
+  absl::StatusOr<std::shared_ptr<const LoweredTileKernel>> lowered =
+      definition.Lower(*tuned, target, trial->launch);
+  if (!lowered.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " does not lower for its problem on ", target.ArchName(), ": ",
+                     Abbreviate(lowered.status().message(), 300)));
+  }
+  const tuning::Lowering& stored = variant.lowering();
+  if (!stored.path().empty() &&
+      (stored.path() != (*lowered)->path_name || stored.form() != (*lowered)->form_name)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, "'s lowering is ", stored.path(), stored.form().empty() ? "" : "/", stored.form(),
+        " but its hints and launch lower to ", (*lowered)->path_name,
+        (*lowered)->form_name.empty() ? "" : "/", (*lowered)->form_name, " for its problem on ",
+        target.ArchName()));
+  }
+  return lowered;
 }
 
 }  // namespace tiletune

@@ -59,6 +59,14 @@ tuning::Variant VariantOf(const Hints& hints, const LoweredTileKernel& lowered,
 // The hints and launch a stored variant describes; InvalidArgument for unreadable values.
 absl::StatusOr<Trial> TrialOf(const tuning::Variant& variant);
 
+// The kernel a stored variant names, lowered again for `op` (its hints replaced by the
+// variant's) on `target`. InvalidArgument, its message starting with `what` ("winner"),
+// when the variant does not read or lower, or lowers to another path or form than it
+// records: a kernel nobody timed.
+absl::StatusOr<std::shared_ptr<const LoweredTileKernel>> LowerVariant(
+    const TileOpDefinition& definition, const TileOp& op, const tuning::Variant& variant,
+    const Target& target, absl::string_view what);
+
 }  // namespace tiletune
 
 #endif  // COMPILER_OPS_CANDIDATES_H_

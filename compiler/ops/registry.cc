@@ -117,35 +117,16 @@ absl::Status CheckWinnerLowers(const TileOpDefinition& definition, const TileOp&
                                const tuning::TuningRecord& record) {
   const tuning::Lowering& stored = record.winner().lowering();
   if (stored.tile().empty() || stored.threads() == 0) return absl::OkStatus();
-  absl::StatusOr<Trial> trial = TrialOf(record.winner());
-  if (!trial.ok()) return absl::InvalidArgumentError(absl::StrCat("winner: ", trial.status().message()));
   const tuning::DeviceIdentity& device = record.device();
   absl::StatusOr<Target> target =
       Target::Parse(Target::ArchNameForDevice(device.cc_major(), device.cc_minor()));
   if (!target.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("device: ", target.status().message()));
   }
-  std::unique_ptr<TileOp> tuned = op.Clone();
-  tuned->hints = trial->hints;
-  absl::StatusOr<std::shared_ptr<const LoweredTileKernel>> lowered =
-      definition.Lower(*tuned, *target, trial->launch);
-  if (!lowered.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("winner does not lower for its problem on ", target->ArchName(), ": ",
-                     Abbreviate(lowered.status().message(), 300)));
-  }
   // The kernel the record timed is the one its lowering names: a winner that now lowers to
   // another path or form (a pixel-row launch on channel-row columns, say) would run a
   // kernel nobody timed.
-  if (!stored.path().empty() &&
-      (stored.path() != (*lowered)->path_name || stored.form() != (*lowered)->form_name)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "winner's lowering is ", stored.path(), stored.form().empty() ? "" : "/", stored.form(),
-        " but its hints and launch lower to ", (*lowered)->path_name,
-        (*lowered)->form_name.empty() ? "" : "/", (*lowered)->form_name, " for its problem on ",
-        target->ArchName()));
-  }
-  return absl::OkStatus();
+  return LowerVariant(definition, op, record.winner(), *target, "winner").status();
 }
 
 }  // namespace

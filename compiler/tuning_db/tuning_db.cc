@@ -598,17 +598,6 @@ absl::StatusOr<int64_t> BinarySchemaVersion(absl::string_view bytes, absl::strin
   return header.schema_version();
 }
 
-absl::Status ParseText(absl::string_view bytes, absl::string_view origin, pb::Message* database) {
-  FirstErrorCollector errors;
-  pb::TextFormat::Parser parser;
-  parser.RecordErrorsTo(&errors);
-  parser.SetRecursionLimit(kMaxNesting);
-  pb::io::ArrayInputStream input(bytes.data(), static_cast<int>(bytes.size()));
-  if (parser.Parse(&input, database)) return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      absl::StrCat(origin, ": not a text-format TuningDatabase: ",
-                   errors.has_error() ? errors.error() : "the parser rejected it"));
-}
 
 absl::Status ParseBinary(absl::string_view bytes, absl::string_view origin,
                          pb::Message* database) {
@@ -632,7 +621,7 @@ absl::Status ParseChecked(absl::string_view bytes, DatabaseFormat format, absl::
   {
     // Protobuf logs invalid UTF-8 in strings to stderr; validation says it instead.
     pb::LogSilencer silence;
-    TT_RETURN_IF_ERROR(format == DatabaseFormat::kText ? ParseText(bytes, origin, database)
+    TT_RETURN_IF_ERROR(format == DatabaseFormat::kText ? ParseTextMessage(bytes, origin, database)
                                                        : ParseBinary(bytes, origin, database));
   }
   FieldProblems field_problems;
@@ -1107,6 +1096,19 @@ std::string CandidateStatusName(CandidateResult::Status status) {
     return absl::StrCat("STATUS_", static_cast<int>(status));
   }
   return CandidateResult::Status_Name(status);
+}
+
+absl::Status ParseTextMessage(absl::string_view bytes, absl::string_view origin,
+                              google::protobuf::Message* message) {
+  FirstErrorCollector errors;
+  pb::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&errors);
+  parser.SetRecursionLimit(kMaxNesting);
+  pb::io::ArrayInputStream input(bytes.data(), static_cast<int>(bytes.size()));
+  if (parser.Parse(&input, message)) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(origin, ": not a text-format ", message->GetDescriptor()->name(), ": ",
+                   errors.has_error() ? errors.error() : "the parser rejected it"));
 }
 
 }  // namespace tuning

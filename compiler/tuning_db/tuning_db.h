@@ -136,6 +136,11 @@ int CompareVariants(const Variant& a, const Variant& b);
 // stages=2 vec=16B smem evict_first"; the form follows the path ("simt_im2col staged").
 std::string DescribeVariant(const Variant& variant);
 
+// Parses text-format `bytes` into `message` (nesting bounded, nothing printed).
+// InvalidArgument "ORIGIN: not a text-format TYPE: line L, column C: ..." at the first error.
+absl::Status ParseTextMessage(absl::string_view bytes, absl::string_view origin,
+                              google::protobuf::Message* message);
+
 // The deterministic binary serialization of any message (map entries sorted): equal
 // messages give equal bytes within one build.
 std::string SerializeDeterministically(const google::protobuf::Message& message);

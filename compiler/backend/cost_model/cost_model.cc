@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "compiler/lower/lowering_rules.h"
 
 namespace tiletune {
 namespace {
@@ -135,11 +136,7 @@ absl::Status CheckSamples(const std::vector<CostSample>& samples) {
 }  // namespace
 
 DeviceConstants DeviceConstantsFor(const Target& target, int sm_count) {
-  DeviceConstants device;
-  device.sm_count = sm_count;
-  device.max_threads_per_sm = target.MaxThreadsPerSm();
-  device.max_shared_per_sm = target.MaxSharedBytesPerSm();
-  return device;
+  return DeviceConstants{target, sm_count};
 }
 
 KernelTerms TermsOf(const LoweredTileKernel& lowered, const DeviceConstants& device) {
@@ -149,14 +146,8 @@ KernelTerms TermsOf(const LoweredTileKernel& lowered, const DeviceConstants& dev
   terms.vector_bytes = lowered.vector_bytes > 0 ? lowered.vector_bytes : 16;
   terms.tma = lowered.instruction == Instruction::kTma;
   terms.cp_async = lowered.instruction == Instruction::kCpAsync;
-  // CTAs an SM holds at once: threads, shared memory (with the 1 KiB the system reserves
-  // per block) and the block limit.
-  int64_t per_sm = std::min<int64_t>(device.max_ctas_per_sm,
-                                     device.max_threads_per_sm / std::max(lowered.launch.threads, 1));
-  if (lowered.shared_bytes > 0) {
-    per_sm = std::min<int64_t>(per_sm, device.max_shared_per_sm / (lowered.shared_bytes + 1024));
-  }
-  per_sm = std::max<int64_t>(per_sm, 1);
+  const int64_t per_sm =
+      ResidentCtasPerSm(device.target, lowered.launch.threads, lowered.shared_bytes);
   const double tiles = static_cast<double>(std::max<int64_t>(lowered.num_tiles, 1));
   const double grid = static_cast<double>(std::max<int64_t>(lowered.GridSize(sm_count), 1));
   const double at_once = std::min(grid, static_cast<double>(per_sm * sm_count));

@@ -40,10 +40,8 @@ namespace tiletune {
 
 // What the model knows of a GPU: its architecture's limits (Target) and its own size.
 struct DeviceConstants {
+  Target target = *Target::Parse("sm_90a");
   int sm_count = 0;
-  int max_threads_per_sm = 0;
-  int64_t max_shared_per_sm = 0;
-  int max_ctas_per_sm = 32;
 };
 DeviceConstants DeviceConstantsFor(const Target& target, int sm_count);
 

@@ -19,10 +19,16 @@ namespace {
 using ::testing::HasSubstr;
 
 // Kernels of `problems` problems, timed by a model of the form the cost model fits (a
-// floor of 3 us, a knot of 32 KiB), with `noise` relative noise.
+// floor of 3 us, a knot of 32 KiB, known coefficients), with `noise` relative noise.
 std::vector<CostSample> Synthetic(int problems, int per_problem, double noise) {
-  const std::vector<double> truth = {-8.0, 1.0, 0.4, -0.1, 0.05, 0.8, 0.9,
-                                     0.3,  0.02, 0.1, 0.05, 0.15, 0.1, -0.05};
+  tuning::CostModel truth;
+  truth.set_floor_us(3);
+  truth.set_inflight_knot_bytes(32768);
+  for (const std::string& name : CostTermNames()) truth.add_terms(name);
+  for (double c : {-8.0, 1.0, 0.4, -0.1, 0.05, 0.8, 0.9, 0.3, 0.02, 0.1, 0.05, 0.15, 0.1, -0.05}) {
+    truth.add_coefficients(c);
+  }
+  const CostModel model = *CostModel::FromProto(truth);
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<double> u(0, 1);
   std::vector<CostSample> samples;
@@ -45,24 +51,7 @@ std::vector<CostSample> Synthetic(int problems, int per_problem, double noise) {
       s.terms.accesses_per_thread = 1 + 30 * u(rng);
       s.terms.shared_per_cta = u(rng) < 0.5 ? 0 : 65536 * u(rng);
       s.terms.stages = 1 + static_cast<int>(4 * u(rng));
-      const double waves = s.terms.waves;
-      const std::vector<double> x = {1,
-                                     std::log(bytes),
-                                     std::log2(16 / s.terms.vector_bytes),
-                                     s.terms.tma ? 1.0 : 0.0,
-                                     s.terms.cp_async ? 1.0 : 0.0,
-                                     waves >= 1 ? std::log(std::ceil(waves) / waves) : 0.0,
-                                     waves < 1 ? std::log(1 / waves) : 0.0,
-                                     std::log1p(32768 / s.terms.inflight_per_sm),
-                                     std::log1p(s.terms.tiles_per_sm),
-                                     std::log((s.terms.read_bytes + 1) / (s.terms.written_bytes + 1)),
-                                     std::log2(s.terms.threads / 128),
-                                     std::log(s.terms.accesses_per_thread),
-                                     std::log1p(s.terms.shared_per_cta / 4096),
-                                     s.terms.stages - 1};
-      double z = 0;
-      for (size_t i = 0; i < x.size(); ++i) z += truth[i] * x[i];
-      s.median_us = (3 + std::exp(z)) * (1 + noise * (2 * u(rng) - 1));
+      s.median_us = model.EstimateUs(s.terms) * (1 + noise * (2 * u(rng) - 1));
       samples.push_back(s);
     }
   }

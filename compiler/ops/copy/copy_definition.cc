@@ -570,8 +570,7 @@ std::optional<LaunchParams> SpanLaunch(const CopyOp& ours, const CopyOp& theirs,
   const int64_t their_span = tuned.tile[0] * h.src_strides[0] * their_e;
   const int64_t pitch = g.src_strides[0] * e;
   LaunchParams adapted = tuned;
-  adapted.tile = {std::min(g.extents[0], std::max<int64_t>(16, their_span / pitch / 16 * 16)),
-                  g.extents[1]};
+  adapted.tile = {std::min(g.extents[0], SpanTileRows(their_span, pitch)), g.extents[1]};
   return adapted;
 }
 

@@ -518,6 +518,10 @@ bool SpanGeometry(const MergedCopyGeometry& g, int element_bytes) {
          g.src_strides[0] <= 2 * g.extents[1];
 }
 
+int64_t SpanTileRows(int64_t span_bytes, int64_t pitch_bytes) {
+  return std::max<int64_t>(16, span_bytes / std::max<int64_t>(pitch_bytes, 1) / 16 * 16);
+}
+
 int64_t SpanStageBytes(int64_t rows, int64_t pitch_bytes) {
   // (rows - 1) pitches and a row of at most a pitch, plus up to 15 B before the first
   // aligned block and after the last.

@@ -126,6 +126,10 @@ absl::StatusOr<LoweredCopy> LowerCopy(const CopyOp& op, const Target& target,
 // L2 policy, grid shape, then the decision log.
 std::string DescribeCopyPlan(const LoweredCopy& lowered);
 
+// Rows of a span-form tile whose src span is about `span_bytes` at a src pitch of
+// `pitch_bytes`: a multiple of 16 rows, at least 16.
+int64_t SpanTileRows(int64_t span_bytes, int64_t pitch_bytes);
+
 // The span form's shared memory for tiles of `rows` rows at a src pitch of `pitch_bytes`:
 // the tile's src span, rounded out to aligned 16-B blocks.
 int64_t SpanStageBytes(int64_t rows, int64_t pitch_bytes);

@@ -43,8 +43,7 @@ std::vector<std::vector<int64_t>> SpanTiles(const CopyOp& op, std::vector<int64_
   if (!SpanGeometry(g, element)) return tiles;
   const int64_t pitch = g.src_strides[0] * element;
   for (int64_t bytes : span_bytes) {
-    const int64_t rows = std::max<int64_t>(16, bytes / pitch / 16 * 16);
-    std::vector<int64_t> tile = {std::min(rows, g.extents[0]), g.extents[1]};
+    std::vector<int64_t> tile = {std::min(SpanTileRows(bytes, pitch), g.extents[0]), g.extents[1]};
     if (std::find(tiles.begin(), tiles.end(), tile) == tiles.end()) tiles.push_back(tile);
   }
   return tiles;

@@ -206,8 +206,6 @@ int64_t InputBoxBytes(const LoweredIm2col& l, const LoweredIm2col::InputBox& box
 // a CTA's rows were fetched from DRAM while the CTAs before it stored (two to four waves
 // measure alike; none is slower).
 constexpr int kPrefetchWaves = 3;
-// Resident CTAs an SM holds at most (sm_80 and sm_90).
-constexpr int64_t kMaxCtasPerSm = 32;
 // 32-bit registers per SM (sm_70 to sm_121), allocated to a thread in units of 8.
 constexpr int64_t kRegistersPerSm = 65536;
 constexpr int64_t kRegisterUnit = 8;
@@ -223,12 +221,10 @@ void ChooseBoxFill(const Target& target, const LaunchParams& launch, LoweredIm2c
   box.bulk_fill = target.HasTma() && !l.hints.disable_tma && box.load_bytes == 16 &&
                   StagedRowCopyBytes(l) >= 16;
   if (!box.bulk_fill) return;
-  const int64_t shared = box.offset_bytes + InputBoxBytes(l, box) + kReservedShared;
-  int64_t resident = std::min<int64_t>(target.MaxThreadsPerSm() / launch.threads,
-                                       target.MaxSharedBytesPerSm() / shared);
+  int64_t resident =
+      ResidentCtasPerSm(target, launch.threads, box.offset_bytes + InputBoxBytes(l, box));
   if (launch.ctas_per_sm > 0) resident = std::min<int64_t>(resident, launch.ctas_per_sm);
-  resident = std::min<int64_t>(resident, kMaxCtasPerSm);
-  box.resident_ctas = static_cast<int>(std::max<int64_t>(1, resident));
+  box.resident_ctas = static_cast<int>(resident);
   box.prefetch_waves = kPrefetchWaves;
   const Im2colGeometry& g = l.geometry;
   box.image_span_bytes = ((g.n - 1) * l.img_strides[0] + (g.h - 1) * l.img_strides[1] +
