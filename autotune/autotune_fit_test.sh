@@ -24,6 +24,9 @@ done
 [[ "$(grep -c '^terms: ' "$tmp/model.txtpb")" == 14 ]] || fail "the model does not name 14 terms"
 [[ "$(grep -c '^coefficients: ' "$tmp/model.txtpb")" == 14 ]] || fail "the model has not 14 coefficients"
 grep -q 'name: "Simulated GPU"' "$tmp/model.txtpb" || fail "the model names no device"
+# The k a tuner measures per operator, from the leave-one-out (an operator's when some k
+# holds its regret to 1%, and all operators').
+grep -qE 'key: "(all|copy|im2col)"' "$tmp/model.txtpb" || fail "the model holds no top k"
 # --terms: a header and one row per kernel the summary counts.
 kernels=$(sed -nE 's/^autotune fit: ([0-9]+) kernels.*/\1/p' "$tmp/fit.out")
 head -n 1 "$tmp/terms.csv" | grep -q '^problem,op,kernel,median_us,bytes,vector_bytes,' || fail "no CSV header"
@@ -43,6 +46,18 @@ awk -v r="$top5" 'BEGIN {exit !(r < 5)}' || fail "best-of-five regret $top5% on 
   || { cat "$tmp/pruned.err"; fail "the tuning with the cost model exited $?"; }
 [[ "$(grep -c 'skipped by the cost model' "$tmp/pruned.err")" == 6 ]] \
   || { grep 'done' "$tmp/pruned.err"; fail "not every problem skipped candidates by the model"; }
+# What the library would launch was measured with the finalists, and the summary says how
+# it compares with the winner.
+[[ "$(grep -cE "library's choice \((exact|nearest|heuristic)\) [0-9.]+x" "$tmp/pruned.err")" == 6 ]] \
+  || { cat "$tmp/pruned.err"; fail "not every summary compares the library's choice"; }
+# Without --model_top_k the model's own k is measured; --cost_model=none measures all.
+"$bin" --simulate=seed=3 --problems="copy:f16:512,512" --output="$tmp/own_k.txtpb" --report=false \
+  --cost_model="$tmp/model.txtpb" >/dev/null 2>"$tmp/own_k.err" \
+  || { cat "$tmp/own_k.err"; fail "the tuning with the model's own k exited $?"; }
+grep -q 'skipped by the cost model' "$tmp/own_k.err" || fail "the model's own k skipped nothing"
+"$bin" --simulate=seed=3 --problems="copy:f16:512,512" --output="$tmp/none.txtpb" --report=false \
+  --cost_model=none >/dev/null 2>"$tmp/none.err" || { cat "$tmp/none.err"; fail "--cost_model=none exited $?"; }
+! grep -q 'skipped by the cost model' "$tmp/none.err" || fail "--cost_model=none skipped candidates"
 winners() { awk '/^  winner_statistics \{/ {w = 1} w && /median_us:/ {print $2; w = 0}' "$1"; }
 paste <(winners "$tmp/corpus.txtpb") <(winners "$tmp/pruned.txtpb") >"$tmp/pairs"
 [[ "$(wc -l < "$tmp/pairs")" == 6 ]] || fail "expected 6 winners in each tuning"

@@ -28,6 +28,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -61,6 +62,7 @@
 #include "autotune/tuning_task.h"
 #include "compiler/base/abbreviate.h"
 #include "compiler/base/command_line.h"
+#include "compiler/backend/tuned_resolver.h"
 #include "compiler/base/status_macros.h"
 #include "compiler/cuda/caching_compilation_provider.h"
 #include "compiler/cuda/nvrtc_compilation_provider.h"
@@ -71,7 +73,9 @@
 #include "compiler/tuning_db/file_lock.h"
 #include "compiler/tuning_db/measurement.h"
 #include "compiler/tuning_db/tuning_db.h"
+#include "kernels/library.h"
 #include "kernels/runtime/runtime.h"
+#include "kernels/shipped_databases.h"
 
 ABSL_FLAG(std::string, problems, "", "';'-separated problem list (autotune/suite.h); empty: default suite");
 ABSL_FLAG(std::string, suite, "", "A suite file: one problem spec per line, '#' comments.");
@@ -81,8 +85,9 @@ ABSL_FLAG(std::string, shard, "", "Tune slice i of n of the problems (i/n); defa
 ABSL_FLAG(bool, dry_run, false, "Build and compile the search space without a GPU.");
 ABSL_FLAG(std::string, target, "sm_90a", "Target for --dry_run.");
 ABSL_FLAG(int, samples, 5, "Samples per variant in the first measurement pass.");
-ABSL_FLAG(std::string, cost_model, "", "A cost model (autotune fit -o): measure its top k only.");
-ABSL_FLAG(int, model_top_k, 40, "With --cost_model: candidates measured per search phase.");
+ABSL_FLAG(std::string, cost_model, "",
+          "A cost model (autotune fit -o), 'none', or empty for the GPU's built-in one.");
+ABSL_FLAG(int, model_top_k, 0, "Candidates measured per search phase; 0: the model's own k.");
 ABSL_FLAG(bool, report, true, "Write a Markdown report and SVG chart next to the database.");
 ABSL_FLAG(int, hang_seconds, 60, "A variant running this long without progress is a hang.");
 ABSL_FLAG(std::string, simulate, "",
@@ -296,16 +301,60 @@ void AddProvenance(int samples, tuning::TuningRecord& record) {
                    " --samples=", samples));
 }
 
-// The cost model --cost_model names; none when the flag is empty. InvalidArgument naming
-// the flag and the file when it does not read or is not a model of this tiletune's terms.
-absl::StatusOr<std::optional<CostModel>> ReadCostModel() {
+// The cost model --cost_model names: a file; "none"; or, empty, the built-in model of
+// `device`'s GPU model (name and compute capability) where one ships, else none.
+// InvalidArgument naming the flag and the file when it does not read or is not a model of
+// this tiletune's terms.
+absl::StatusOr<std::optional<CostModel>> ReadCostModel(const tuning::DeviceIdentity* device) {
   const std::string flag = absl::GetFlag(FLAGS_cost_model);
-  if (flag.empty()) return std::optional<CostModel>();
+  if (flag == "none") return std::optional<CostModel>();
+  if (flag.empty()) {
+    if (device == nullptr) return std::optional<CostModel>();
+    for (const ShippedDatabase& shipped : ShippedCostModels()) {
+      tuning::CostModel proto;
+      TT_RETURN_IF_ERROR(tuning::ParseTextMessage(shipped.text, shipped.origin, &proto));
+      if (proto.device().name() != device->name() ||
+          proto.device().cc_major() != device->cc_major() ||
+          proto.device().cc_minor() != device->cc_minor()) {
+        continue;
+      }
+      absl::StatusOr<CostModel> model = CostModel::FromProto(proto);
+      if (!model.ok()) {
+        return absl::InternalError(absl::StrCat(shipped.origin, ": ", model.status().message()));
+      }
+      return std::optional<CostModel>(*std::move(model));
+    }
+    return std::optional<CostModel>();
+  }
   absl::StatusOr<CostModel> model = ReadCostModelFile(UserPath(flag));
   if (!model.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("--cost_model: ", model.status().message()));
   }
   return std::optional<CostModel>(*std::move(model));
+}
+
+// What the library would launch for each task's problem on `device`: the databases it
+// reads (TILETUNE_DB, the user folder, the built-in ones) and its transfer. Null when the
+// library cannot be created (the tuning goes on without).
+std::function<std::optional<LibraryChoice>(const TuningTask&)> LibraryChoices(
+    const tuning::DeviceIdentity& device) {
+  // Asking is no miss of the user's program: the tuner's problems are not recorded.
+  ::unsetenv("TILETUNE_RECORD_MISSES");
+  LibraryOptions options;
+  options.tune_on_miss_ms = 0;
+  absl::StatusOr<std::unique_ptr<Library>> made = Library::Create(std::move(options));
+  if (!made.ok()) {
+    std::fprintf(stderr, "autotune: the library's choices are not measured: %s\n",
+                 BoundedMessage(made.status().message()).c_str());
+    return nullptr;
+  }
+  std::shared_ptr<Library> library = *std::move(made);
+  return [library, device](const TuningTask& task) -> std::optional<LibraryChoice> {
+    absl::StatusOr<Explanation> explained = library->Explain(*task.op, device);
+    if (!explained.ok()) return std::nullopt;
+    return LibraryChoice{Trial{explained->hints, explained->launch},
+                         ResolutionLevelName(explained->level)};
+  };
 }
 
 std::string SummaryLine(const TuningTask& task, const tuning::TuningRecord& record,
@@ -325,13 +374,17 @@ std::string SummaryLine(const TuningTask& task, const tuning::TuningRecord& reco
   return absl::StrFormat(
       "%-44s %-11s %8.1f us %7.0f GB/s %s | %d combos, %d pruned, %d dup, "
       "%d compiled (%.1f s), %d verified, %d failed, %zu faults, %d measured (%.1f s), "
-      "regret %.2f%%%s",
+      "regret %.2f%%%s%s",
       task.description, record.winner().lowering().path(), s.median_us(), s.gbps(),
       against, stats.enumerated, stats.pruned, stats.duplicates, stats.compiled,
       stats.compile_seconds, stats.verified, stats.failed_verification, faults, stats.measured,
       stats.gpu_seconds, 100 * stats.regret,
       stats.model_skipped > 0
           ? absl::StrCat(", ", stats.model_skipped, " skipped by the cost model").c_str()
+          : "",
+      stats.library_over_winner > 0
+          ? absl::StrFormat(", library's choice (%s) %.3fx", stats.library_level,
+                            stats.library_over_winner).c_str()
           : "");
 }
 
@@ -378,13 +431,14 @@ int RunWorker(const TileOpRegistry& ops, const std::vector<SuiteProblem>& mine) 
   Tuner::Options options;
   options.samples = absl::GetFlag(FLAGS_samples);
   options.ceiling_gbps = ceiling.ok() ? *ceiling : 0;
-  absl::StatusOr<std::optional<CostModel>> cost_model = ReadCostModel();
+  absl::StatusOr<std::optional<CostModel>> cost_model = ReadCostModel(&identity);
   if (!cost_model.ok()) return Fail(2, cost_model.status());
   if (cost_model->has_value()) {
     options.cost_model = &**cost_model;
     options.model_top_k = absl::GetFlag(FLAGS_model_top_k);
     options.gpu = DeviceConstantsFor(*target, identity.sm_count() > 0 ? identity.sm_count() : 132);
   }
+  options.library_choice = LibraryChoices(identity);
   options.progress = [&](const std::string& line) {
     std::fprintf(stderr, "\r\033[K%s | %s", label.c_str(), line.c_str());
     std::fflush(stderr);
@@ -454,10 +508,12 @@ void SuperviseProblem(const TileOpRegistry& ops, const std::vector<SuiteProblem>
     if (!absl::GetFlag(FLAGS_simulate).empty()) {
       args.push_back(absl::StrCat("--simulate=", absl::GetFlag(FLAGS_simulate)));
     }
-    if (!absl::GetFlag(FLAGS_cost_model).empty()) {
-      args.push_back(absl::StrCat("--cost_model=", UserPath(absl::GetFlag(FLAGS_cost_model))));
-      args.push_back(absl::StrCat("--model_top_k=", absl::GetFlag(FLAGS_model_top_k)));
+    const std::string model = absl::GetFlag(FLAGS_cost_model);
+    if (!model.empty()) {
+      args.push_back(
+          absl::StrCat("--cost_model=", model == "none" ? model : UserPath(model)));
     }
+    args.push_back(absl::StrCat("--model_top_k=", absl::GetFlag(FLAGS_model_top_k)));
     args.insert(args.end(), {absl::StrCat("--shard=", FormatShard(shard)),
                                      absl::StrCat("--samples=", absl::GetFlag(FLAGS_samples)),
 
@@ -795,11 +851,14 @@ const std::vector<FlagSpec>& Flags() {
       {"target", T::kString, "sm_XY: the target of --dry_run (default sm_90a)"},
       {"samples", T::kInt, "N: samples per variant in the first measurement pass, 1 to 1000 "
                            "(default 5)", 0, 1, 1000},
-      {"cost_model", T::kString, "FILE: a cost model (autotune fit -o); each search phase "
-                                 "measures the model's --model_top_k best estimated candidates "
-                                 "and the operator's heuristic choice"},
-      {"model_top_k", T::kInt, "K: with --cost_model, candidates measured per search phase, 1 "
-                               "to 100000 (default 40)", 0, 1, 100000},
+      {"cost_model", T::kString, "FILE|none: a cost model (autotune fit -o); each search phase "
+                                 "measures the model's --model_top_k best estimated candidates, "
+                                 "the library's choice and the operator's heuristic choice. "
+                                 "Default: the built-in model of the GPU tuned on, where one "
+                                 "ships (kernels/tuned/); none measures every candidate"},
+      {"model_top_k", T::kInt, "K: with a cost model, candidates measured per search phase, 0 "
+                               "to 100000 (default 0: the k the model's fit found for the "
+                               "operator)", 0, 0, 100000},
       {"report", T::kBool, "write a Markdown report and SVG chart next to the database "
                            "(default true)"},
       {"hang_seconds", T::kInt, "S: a variant running this long without progress is a hang, 1 "
@@ -893,7 +952,7 @@ int Main(int argc, char** argv, bool evaluate) {
                      : "");
   }
   if (absl::Status devices = ParseDevices().status(); !devices.ok()) return Fail(2, devices);
-  if (absl::Status model = ReadCostModel().status(); !model.ok()) return Fail(2, model);
+  if (absl::Status model = ReadCostModel(nullptr).status(); !model.ok()) return Fail(2, model);
   if (!absl::GetFlag(FLAGS_simulate).empty()) {
     if (absl::Status valid = ParseSimulation(absl::GetFlag(FLAGS_simulate)).status(); !valid.ok()) {
       return Fail(2, valid);

@@ -50,6 +50,10 @@ struct TuneStats {
   std::string second_phase_error;
   // Candidates a cost model ranked below the ones measured, and were not measured.
   int model_skipped = 0;
+  // How the library resolved the problem ("" when the tuner was not told), and its
+  // choice's median over the winner's in the regret rounds (0 when it did not run).
+  std::string library_level;
+  double library_over_winner = 0;
 };
 
 // One evaluated candidate.

@@ -1,6 +1,7 @@
 #include "autotune/fit_command.h"
 
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -150,6 +151,12 @@ int RunFitCommand(const std::vector<std::string>& args, std::FILE* out, std::FIL
     std::fprintf(err, "autotune fit: %s\n", BoundedMessage(errors.status().message()).c_str());
     return 3;
   }
+  // A tuner with this model measures each operator's k for 1% regret.
+  std::map<std::string, int> top_k;
+  for (const LeaveOneOutError& e : *errors) {
+    if (e.k_for_one_percent > 0) top_k[e.op] = e.k_for_one_percent;
+  }
+  model->set_top_k(top_k);
   std::set<std::string> problems;
   for (const CostSample& s : corpus->samples) problems.insert(s.problem);
   std::fprintf(out, "autotune fit: %zu kernels of %zu problems on %s", corpus->samples.size(),

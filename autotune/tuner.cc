@@ -63,12 +63,13 @@ absl::StatusOr<std::map<int, std::vector<double>>> Tuner::Interleaved(
   return samples;
 }
 
-std::vector<Candidate> Tuner::ModelTopK(std::vector<Candidate> candidates, const std::string& keep,
-                                        TuneStats* stats) const {
-  const int k = std::max(options_.model_top_k, 1);
-  if (options_.cost_model == nullptr || static_cast<int>(candidates.size()) <= k) {
-    return candidates;
-  }
+std::vector<Candidate> Tuner::ModelTopK(const TuningTask& task, std::vector<Candidate> candidates,
+                                        const Anchors& anchors, TuneStats* stats) const {
+  if (options_.cost_model == nullptr) return candidates;
+  int k = options_.model_top_k;
+  if (k <= 0) k = options_.cost_model->TopKFor(task.definition->name());
+  k = std::max(k, 1);
+  if (static_cast<int>(candidates.size()) <= k) return candidates;
   std::vector<std::pair<double, size_t>> ranked;
   for (size_t i = 0; i < candidates.size(); ++i) {
     ranked.emplace_back(
@@ -78,7 +79,9 @@ std::vector<Candidate> Tuner::ModelTopK(std::vector<Candidate> candidates, const
   std::vector<Candidate> kept;
   for (size_t r = 0; r < ranked.size(); ++r) {
     Candidate& c = candidates[ranked[r].second];
-    if (static_cast<int>(r) < k || c.source_sha256 == keep) kept.push_back(std::move(c));
+    const bool anchor = !c.source_sha256.empty() && (c.source_sha256 == anchors.library ||
+                                                     c.source_sha256 == anchors.heuristic);
+    if (static_cast<int>(r) < k || anchor) kept.push_back(std::move(c));
   }
   stats->model_skipped += static_cast<int>(candidates.size() - kept.size());
   if (options_.progress) {
@@ -89,21 +92,34 @@ std::vector<Candidate> Tuner::ModelTopK(std::vector<Candidate> candidates, const
 }
 
 absl::Status Tuner::Search(const TuningTask& task, Evaluator& evaluator, TuneStats* stats,
-                           std::vector<std::string>* pruned) {
+                           std::vector<std::string>* pruned, Anchors* anchors) {
   TT_ASSIGN_OR_RETURN(CandidateSet first, BuildCandidates(*task.definition, *task.op,
                                                           task.target, task.space.first));
   Count(first, stats, pruned);
-  // With a cost model, the operator's own choice is measured whatever the model thinks of
-  // it, so a tuning never ends slower than the heuristic.
-  std::string heuristic;
+  // The anchors join the first phase where the search space lacks them: the library's
+  // choice always, so a tuning never ends slower than what the library would launch; with
+  // a cost model the heuristic's too, whatever the model thinks of either.
+  std::vector<std::pair<Trial, std::string*>> extra;
+  if (options_.library_choice) {
+    if (std::optional<LibraryChoice> choice = options_.library_choice(task)) {
+      stats->library_level = choice->level;
+      extra.emplace_back(choice->trial, &anchors->library);
+    }
+  }
   if (options_.cost_model != nullptr) {
+    extra.emplace_back(task.definition->Heuristic(*task.op, task.target), &anchors->heuristic);
+  }
+  for (auto& [trial, sha] : extra) {
     absl::StatusOr<CandidateSet> built =
-        BuildCandidates(*task.definition, *task.op, task.target,
-                        {task.definition->Heuristic(*task.op, task.target)});
-    if (built.ok() && !built->candidates.empty()) heuristic = built->candidates[0].source_sha256;
+        BuildCandidates(*task.definition, *task.op, task.target, {trial});
+    if (!built.ok() || built->candidates.empty()) continue;
+    *sha = built->candidates[0].source_sha256;
+    const bool present = std::any_of(first.candidates.begin(), first.candidates.end(),
+                                     [&](const Candidate& c) { return c.source_sha256 == *sha; });
+    if (!present) first.candidates.push_back(std::move(built->candidates[0]));
   }
   TT_RETURN_IF_ERROR(
-      evaluator.Evaluate(ModelTopK(std::move(first.candidates), heuristic, stats), "hints"));
+      evaluator.Evaluate(ModelTopK(task, std::move(first.candidates), *anchors, stats), "hints"));
 
   std::vector<Trial> second;
   for (const Hints& hints : LeaderHints(evaluator.runs())) {
@@ -119,19 +135,32 @@ absl::Status Tuner::Search(const TuningTask& task, Evaluator& evaluator, TuneSta
     return absl::OkStatus();
   }
   Count(*launches, stats, pruned);
-  return evaluator.Evaluate(ModelTopK(std::move(launches->candidates), heuristic, stats),
+  return evaluator.Evaluate(ModelTopK(task, std::move(launches->candidates), *anchors, stats),
                             "launch");
 }
 
 absl::StatusOr<Selection> Tuner::Select(const TuningTask& task, Evaluator& evaluator,
-                                        TuneStats* stats) {
+                                        const Anchors& anchors, TuneStats* stats) {
   std::vector<Measurement> measurements;
   for (const Run& run : evaluator.runs()) measurements.push_back(run.measurement);
   WinnerOptions winner_options;
   winner_options.bytes_moved = task.sizes.bytes_moved;
   winner_options.ceiling_gbps = options_.ceiling_gbps;
   TT_ASSIGN_OR_RETURN(Selection initial, SelectWinner(measurements, winner_options));
-  const std::vector<int> top = TopCandidates(initial.results, options_.top_k);
+  std::vector<int> top = TopCandidates(initial.results, options_.top_k);
+  // The library's choice is a finalist wherever it verified and ran: the winner is then
+  // never slower than it in the rounds that choose.
+  int library = -1;
+  for (size_t i = 0; i < evaluator.runs().size() && !anchors.library.empty(); ++i) {
+    const Run& run = evaluator.runs()[i];
+    if (run.candidate->source_sha256 == anchors.library) {
+      if (initial.results[i].status() == tuning::CandidateResult::OK) library = static_cast<int>(i);
+      break;
+    }
+  }
+  if (!top.empty() && library >= 0 && std::find(top.begin(), top.end(), library) == top.end()) {
+    top.push_back(library);
+  }
   const absl::Status none = absl::FailedPreconditionError(
       absl::StrCat("no variant of ", task.description, " verified and measured"));
   if (top.empty()) return none;
@@ -155,17 +184,19 @@ absl::StatusOr<Selection> Tuner::Select(const TuningTask& task, Evaluator& evalu
   // Regret: fresh rounds over the same leaders, judged apart from the samples above.
   TT_ASSIGN_OR_RETURN(auto regret_rounds, Interleaved(evaluator, top));
   stats->gpu_seconds += std::chrono::duration<double>(Clock::now() - gpu_start).count();
-  double best_median = 0, winner_median = 0;
+  double best_median = 0, winner_median = 0, library_median = 0;
   for (auto& [index, samples] : regret_rounds) {
     const double median = Median(samples);
     if (best_median == 0 || median < best_median) best_median = median;
     if (index == selection.winner) winner_median = median;
+    if (index == library) library_median = median;
   }
   if (best_median <= 0 || winner_median <= 0) {
     return absl::InternalError(absl::StrCat("the winner of ", task.description,
                                             " was not re-measured for its regret"));
   }
   stats->regret = winner_median / best_median - 1;
+  if (library_median > 0) stats->library_over_winner = library_median / winner_median;
   return selection;
 }
 
@@ -260,8 +291,9 @@ absl::StatusOr<tuning::TuningRecord> Tuner::Tune(const TuningTask& task,
   evaluator_options.before_launch = options_.before_launch;
   Evaluator evaluator(device_, compiler_, evaluator_options, faulted, stats);
   std::vector<std::string> pruned;
-  TT_RETURN_IF_ERROR(Search(task, evaluator, stats, &pruned));
-  TT_ASSIGN_OR_RETURN(Selection selection, Select(task, evaluator, stats));
+  Anchors anchors;
+  TT_RETURN_IF_ERROR(Search(task, evaluator, stats, &pruned, &anchors));
+  TT_ASSIGN_OR_RETURN(Selection selection, Select(task, evaluator, anchors, stats));
 
   tuning::TuningRecord record;
   *record.mutable_problem() = task.problem;

@@ -28,6 +28,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,10 +38,18 @@
 #include "autotune/tuning_task.h"
 #include "compiler/backend/cost_model/cost_model.h"
 #include "compiler/cuda/compilation_provider.h"
+#include "compiler/ops/tile_op_definition.h"
 #include "compiler/tuning_db/tuning_db.pb.h"
 
 namespace tiletune {
 namespace autotune {
+
+// What the library would launch for a problem, and how it resolved ("exact", "nearest",
+// "heuristic").
+struct LibraryChoice {
+  Trial trial;
+  std::string level;
+};
 
 class Tuner {
  public:
@@ -62,12 +71,16 @@ class Tuner {
     std::function<void(const std::string&)> progress;
     std::function<void(const std::string&)> before_launch;
     // With a cost model (compiler/backend/cost_model), each phase measures only the
-    // model's model_top_k best estimated candidates, and the operator's heuristic choice
-    // whatever its estimate; `gpu` describes the device to the model. Null: every
+    // model's model_top_k best estimated candidates (0: the k its fit found for the
+    // operator, CostModel::TopKFor), and the library's and the operator's heuristic choices
+    // whatever their estimates; `gpu` describes the device to the model. Null: every
     // candidate is measured.
     const CostModel* cost_model = nullptr;
-    int model_top_k = 40;
+    int model_top_k = 0;
     DeviceConstants gpu;
+    // What the library would launch for a task's problem; nullopt (or no function) when
+    // nothing is known. Measured whatever the model thinks of it, and a finalist.
+    std::function<std::optional<LibraryChoice>(const TuningTask&)> library_choice;
   };
 
   // `device` and `compiler` must outlive the tuner.
@@ -86,19 +99,26 @@ class Tuner {
   // Interleaved rounds over `top`: each one's samples, by index.
   absl::StatusOr<std::map<int, std::vector<double>>> Interleaved(Evaluator& evaluator,
                                                                  const std::vector<int>& top);
+  // Source hashes of the candidates measured whatever a cost model estimates: the
+  // library's choice and the heuristic's ("" where there is none).
+  struct Anchors {
+    std::string library;
+    std::string heuristic;
+  };
   // The candidates a phase measures: all of them, or with a cost model its top k and the
-  // heuristic's (stats->model_skipped counts the rest).
-  // `keep`: the source hash of a candidate measured whatever its estimate (the heuristic's).
-  std::vector<Candidate> ModelTopK(std::vector<Candidate> candidates, const std::string& keep,
-                                   TuneStats* stats) const;
-  // Both search phases: every hint set at one launch per path family, then every launch
-  // for the leading hint sets. Examples of pruned variants go to `pruned`.
+  // anchors (stats->model_skipped counts the rest).
+  std::vector<Candidate> ModelTopK(const TuningTask& task, std::vector<Candidate> candidates,
+                                   const Anchors& anchors, TuneStats* stats) const;
+  // Both search phases: every hint set at one launch per path family (and the anchors),
+  // then every launch for the leading hint sets. Examples of pruned variants go to
+  // `pruned`; the anchors' hashes to `anchors`.
   absl::Status Search(const TuningTask& task, Evaluator& evaluator, TuneStats* stats,
-                      std::vector<std::string>* pruned);
-  // The winner among the top candidates, re-measured in interleaved rounds, and its
-  // regret against them in fresh rounds (stats->regret).
+                      std::vector<std::string>* pruned, Anchors* anchors);
+  // The winner among the top candidates and the library's choice, re-measured in
+  // interleaved rounds, and its regret against them in fresh rounds (stats->regret,
+  // stats->library_over_winner).
   absl::StatusOr<Selection> Select(const TuningTask& task, Evaluator& evaluator,
-                                   TuneStats* stats);
+                                   const Anchors& anchors, TuneStats* stats);
   // The device's baselines and the winner (evaluator.runs()[winner]) in interleaved
   // rounds, stored in `record` as described at the top.
   absl::Status MeasureBaselines(const TuningTask& task, Evaluator& evaluator, int winner,

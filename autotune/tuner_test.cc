@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <memory>
 #include <string>
@@ -17,6 +18,8 @@
 #include "autotune/simulated_device.h"
 #include "autotune/suite.h"
 #include "autotune/tuning_task.h"
+#include "compiler/backend/cost_model/cost_model.h"
+#include "compiler/ops/candidates.h"
 #include "compiler/ops/builtin_ops.h"
 #include "compiler/tuning_db/tuning_db.h"
 #include "gmock/gmock.h"
@@ -215,6 +218,61 @@ TEST(TunerTest, NothingThatVerifiesIsAnError) {
   auto record = TuneToCompletion(task, options, faulted, stats, 1);
   EXPECT_TRUE(absl::IsFailedPrecondition(record.status())) << record.status();
   EXPECT_THAT(std::string(record.status().message()), HasSubstr("no variant of copy f16 [64, 64]"));
+}
+
+// What the library would launch is measured even outside the search space, and
+// re-measured with the finalists however slow its first samples were: a tuning then never
+// ends slower than the library it feeds.
+TEST(TunerTest, TheLibrarysChoiceIsAlwaysAFinalist) {
+  const TuningTask task = Task("copy:f16:1024,1024");
+  Trial library = task.definition->Heuristic(*task.op, task.target);
+  library.launch.threads = 96;  // no launch of the search space has 96 threads
+  auto built = BuildCandidates(*task.definition, *task.op, task.target, {library});
+  ASSERT_TRUE(built.ok()) << built.status();
+  const std::string library_sha = built->candidates[0].source_sha256;
+  SimulatedDeviceOptions options = Options();
+  options.time_us = [&](const Candidate& c, const TuningTask&) {
+    return c.source_sha256 == library_sha ? 30.0 : TimeOf(c.source_sha256);
+  };
+  for (bool with_model : {false, true}) {
+    SCOPED_TRACE(with_model ? "with a cost model measuring its top 1" : "measuring everything");
+    Tuner::Options tuner_options = TunerOptions();
+    tuner_options.library_choice = [&](const TuningTask&) {
+      return std::optional<LibraryChoice>(LibraryChoice{library, "nearest"});
+    };
+    tuning::CostModel proto;
+    proto.set_floor_us(1);
+    proto.set_inflight_knot_bytes(4096);
+    for (const std::string& term : CostTermNames()) {
+      proto.add_terms(term);
+      proto.add_coefficients(0);
+    }
+    absl::StatusOr<CostModel> model = CostModel::FromProto(proto);
+    ASSERT_TRUE(model.ok()) << model.status();
+    if (with_model) {
+      tuner_options.cost_model = &*model;
+      tuner_options.model_top_k = 1;
+      tuner_options.gpu = DeviceConstantsFor(task.target, 132);
+    }
+    SimulatedCompilationProvider compiler;
+    SimulatedDevice device(options);
+    Tuner tuner(device, compiler, tuner_options);
+    std::map<std::string, std::string> faulted;
+    TuneStats stats;
+    absl::StatusOr<tuning::TuningRecord> record = tuner.Tune(task, &faulted, &stats);
+    ASSERT_TRUE(record.ok()) << record.status();
+    const std::vector<std::string> measured = MeasuredShas(*record);
+    EXPECT_NE(std::find(measured.begin(), measured.end(), library_sha), measured.end());
+    EXPECT_EQ(stats.library_level, "nearest");
+    // Re-measured in the regret rounds: its time over the winner's.
+    EXPECT_NEAR(stats.library_over_winner, 30.0 / TimeOf(record->winner().source_sha256()),
+                1e-9);
+    if (with_model) {
+      EXPECT_GT(stats.model_skipped, 0);
+    } else {
+      EXPECT_EQ(stats.model_skipped, 0);
+    }
+  }
 }
 
 TEST(TunerTest, BaselinesAreMeasuredInterleavedWithTheWinnerAndRecorded) {

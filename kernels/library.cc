@@ -173,6 +173,7 @@ absl::StatusOr<Explanation> Library::Explain(const TileOp& op,
   out.prebuilt = image != nullptr;
   if (image != nullptr) out.prebuilt_arch = image->arch;
   out.kernel_name = built.lowered->kernel_name;
+  out.hints = resolution.request.op->hints;
   out.launch = built.lowered->launch;
   out.num_tiles = built.lowered->num_tiles;
   out.shared_bytes = built.lowered->shared_bytes;

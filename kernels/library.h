@@ -172,8 +172,10 @@ struct Explanation {
   bool prebuilt = false;
   std::string prebuilt_arch;
   std::string kernel_name;
-  // What it launches: the launch parameters, its tiles (the grid's CTAs, unless the
+  // What it launches: the hints it lowers with (the record's, fitted to the problem), the
+  // launch parameters, its tiles (the grid's CTAs, unless the
   // launch is persistent: ctas_per_sm) and each CTA's dynamic shared memory.
+  Hints hints;
   LaunchParams launch;
   int64_t num_tiles = 0;
   int64_t shared_bytes = 0;

@@ -22,6 +22,11 @@ struct ShippedDatabase {
 // The built-in databases, in the order they are consulted.
 const std::vector<ShippedDatabase>& ShippedDatabases();
 
+// The built-in cost models (tuning::CostModel in text format, from `autotune fit`), one per
+// GPU model, fitted to that GPU's tunings: the autotuner measures the top k of the one
+// whose device is the GPU it tunes on.
+const std::vector<ShippedDatabase>& ShippedCostModels();
+
 }  // namespace tiletune
 
 #endif  // KERNELS_SHIPPED_DATABASES_H_

@@ -229,6 +229,13 @@ absl::StatusOr<CostModel> CostModel::FromProto(const tuning::CostModel& proto) {
   model.coefficients_.assign(proto.coefficients().begin(), proto.coefficients().end());
   model.problems_ = proto.problems();
   model.samples_ = proto.samples();
+  for (const auto& [op, k] : proto.top_k()) {
+    if (k < 1) {
+      return absl::InvalidArgumentError(absl::StrCat("cost model top_k of '", op.substr(0, 40),
+                                                     "' is ", k, "; accepted: >= 1"));
+    }
+    model.top_k_[op] = k;
+  }
   return model;
 }
 
@@ -245,7 +252,14 @@ tuning::CostModel CostModel::ToProto(const tuning::DeviceIdentity& device) const
   for (double c : coefficients_) proto.add_coefficients(c);
   proto.set_problems(problems_);
   proto.set_samples(samples_);
+  for (const auto& [op, k] : top_k_) (*proto.mutable_top_k())[op] = k;
   return proto;
+}
+
+int CostModel::TopKFor(const std::string& op) const {
+  if (auto it = top_k_.find(op); it != top_k_.end()) return it->second;
+  if (auto it = top_k_.find("all"); it != top_k_.end()) return it->second;
+  return kDefaultTopK;
 }
 
 absl::StatusOr<std::vector<LeaveOneOutError>> LeaveOneProblemOut(

@@ -28,6 +28,7 @@
 #define COMPILER_BACKEND_COST_MODEL_COST_MODEL_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,13 @@ class CostModel {
   static absl::StatusOr<CostModel> FromProto(const tuning::CostModel& proto);
 
   double EstimateUs(const KernelTerms& terms) const;
+  // How many of the model's first choices a tuner measures for operator `op`: the k its
+  // leave-one-problem-out found for that operator, else for all, else kDefaultTopK.
+  static constexpr int kDefaultTopK = 40;
+  int TopKFor(const std::string& op) const;
+  // The k each operator needs ("all" for every operator), from LeaveOneProblemOut.
+  void set_top_k(std::map<std::string, int> top_k) { top_k_ = std::move(top_k); }
+  const std::map<std::string, int>& top_k() const { return top_k_; }
   // device, floor, knot, terms and coefficients; the counts of what it was fitted on.
   tuning::CostModel ToProto(const tuning::DeviceIdentity& device) const;
 
@@ -97,6 +105,7 @@ class CostModel {
   std::vector<double> coefficients_;
   int problems_ = 0;
   int samples_ = 0;
+  std::map<std::string, int> top_k_;
 };
 
 // How well a model fitted without each problem ranks and times that problem's kernels.

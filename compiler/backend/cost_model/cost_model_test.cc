@@ -123,6 +123,24 @@ TEST(CostModelTest, ProtoRoundTripAndBadFilesAreRefused) {
               HasSubstr("inflight_knot_bytes 0 (accepted: > 0)"));
 }
 
+// The k a tuner measures: the operator's, else all operators', else the default; it
+// survives the file, and a k below 1 is refused.
+TEST(CostModelTest, TopKPerOperatorFallsBackToAllThenTheDefault) {
+  auto model = CostModel::Fit(Synthetic(4, 20, 0));
+  ASSERT_TRUE(model.ok());
+  EXPECT_EQ(model->TopKFor("copy"), CostModel::kDefaultTopK);
+  model->set_top_k({{"copy", 7}, {"all", 12}});
+  const tuning::CostModel proto = model->ToProto(tuning::DeviceIdentity());
+  auto back = CostModel::FromProto(proto);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->TopKFor("copy"), 7);
+  EXPECT_EQ(back->TopKFor("im2col"), 12);
+  tuning::CostModel zero = proto;
+  (*zero.mutable_top_k())["im2col"] = 0;
+  EXPECT_THAT(std::string(CostModel::FromProto(zero).status().message()),
+              HasSubstr("top_k of 'im2col' is 0; accepted: >= 1"));
+}
+
 // The terms of real lowered kernels: bytes, vector, instruction, waves and bytes in flight
 // follow the launch.
 TEST(CostModelTest, TermsFollowTheLowering) {
