@@ -55,6 +55,7 @@ class CudaTuningDevice::Workspace {
     const HostBytes& input = images.input;
     const HostBytes& expected = images.expected;
     ws->poison_ = images.poison;
+    ws->items_ = task.definition->ExampleItems(*task.op);
     TT_ASSIGN_OR_RETURN(ws->expected_, DeviceBuffer::Allocate(context, expected.size()));
     TT_RETURN_IF_ERROR(ws->expected_.CopyFromHost(expected.data(), expected.size()));
     for (size_t s = 0; s < sets; ++s) {
@@ -72,6 +73,9 @@ class CudaTuningDevice::Workspace {
 
   // Launches once on set 0 over a poisoned output and compares every byte.
   absl::Status Verify(TileKernel& kernel, DeviceCheck& check) {
+    // Items listed at run time: the example the reference applied, for this launch and the
+    // timed ones.
+    if (kernel.lowered().item_table) TT_RETURN_IF_ERROR(kernel.AttachItems(items_));
     TT_RETURN_IF_ERROR(out_[0].Fill(poison_));
     TT_RETURN_IF_ERROR(context_.Synchronize());
     TT_RETURN_IF_ERROR(kernel.Launch(in_[0].ptr() + kGuard, out_[0].ptr() + kGuard, nullptr));
@@ -190,6 +194,7 @@ class CudaTuningDevice::Workspace {
   const Context& context_;
   size_t in_span_ = 0, out_span_ = 0;
   uint8_t poison_ = 0;
+  ItemTableImage items_;
   size_t next_ = 0;
   DeviceBuffer expected_;
   std::vector<DeviceBuffer> in_, out_;

@@ -522,8 +522,28 @@ absl::Status Library::Launch(const TileOp& op, CUdeviceptr input, CUdeviceptr ou
   // A miss validated the whole op; a hit shares its key with a valid op, so only what
   // the key leaves out, the regions' places, is checked here.
   TT_ASSIGN_OR_RETURN(RegionOffsets offsets, definition->Offsets(op));
+  if (entry->kernel->lowered().item_table) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        definition->Describe(op), " copies items listed in a device table: launch it with "
+        "Library::LaunchItems(op, input, output, table, count, stream)"));
+  }
   absl::MutexLock lock(&entry->launch_mutex);
   return entry->kernel->Launch(input, output, offsets, stream);
+}
+
+absl::Status Library::LaunchItems(const TileOp& op, CUdeviceptr input, CUdeviceptr output,
+                                  CUdeviceptr table, int64_t count, CUstream stream) {
+  TT_ASSIGN_OR_RETURN(Device * device, CurrentDevice());
+  TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, options_.ops->For(op));
+  TT_ASSIGN_OR_RETURN(std::shared_ptr<Entry> entry, Lookup(*device, *definition, op));
+  TT_ASSIGN_OR_RETURN(RegionOffsets offsets, definition->Offsets(op));
+  if (!entry->kernel->lowered().item_table) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        definition->Describe(op), " takes no item table: launch it with Library::Launch"));
+  }
+  const ItemArgs items{table, count};
+  absl::MutexLock lock(&entry->launch_mutex);
+  return entry->kernel->Launch(input, output, offsets, stream, &items);
 }
 
 absl::StatusOr<KernelImage> Library::Prepare(const TileOp& op, int ordinal, bool jit) {

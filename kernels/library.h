@@ -188,6 +188,12 @@ class Library {
 
   // Runs `op` (any registered operator) from `input` to `output` on `stream`.
   absl::Status Launch(const TileOp& op, CUdeviceptr input, CUdeviceptr output, CUstream stream);
+  // Runs an operator whose items a launch lists (batch_copy): the first `count` entries of
+  // the device item table at `table` (8-byte aligned; entries as the operator defines
+  // them), between the pools at `input` and `output`. Launch refuses such an operator, and
+  // this one the others.
+  absl::Status LaunchItems(const TileOp& op, CUdeviceptr input, CUdeviceptr output,
+                           CUdeviceptr table, int64_t count, CUstream stream);
 
   // How `op` resolves and what it launches on the current device (compiling it if it was
   // not cached yet).

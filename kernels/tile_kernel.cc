@@ -1,5 +1,6 @@
 #include "kernels/tile_kernel.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -192,12 +193,54 @@ absl::Status TileKernel::Launch(CUdeviceptr input, CUdeviceptr output, CUstream 
                 stream);
 }
 
+absl::Status TileKernel::AttachItems(const ItemTableImage& items) {
+  if (!lowered_->item_table) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(lowered_->kernel_name, " takes no item table"));
+  }
+  TT_ASSIGN_OR_RETURN(DeviceBuffer table,
+                      DeviceBuffer::Allocate(context_, std::max<size_t>(1, items.bytes.size())));
+  if (!items.bytes.empty()) {
+    TT_RETURN_IF_ERROR(table.CopyFromHost(items.bytes.data(), items.bytes.size()));
+  }
+  attached_ = ItemArgs{table.ptr(), items.count};
+  attached_table_ = std::move(table);
+  return absl::OkStatus();
+}
+
 absl::Status TileKernel::Launch(CUdeviceptr input_buffer, CUdeviceptr output_buffer,
-                                const RegionOffsets& offsets, CUstream stream) {
+                                const RegionOffsets& offsets, CUstream stream,
+                                const ItemArgs* items) {
   CUdeviceptr input = input_buffer + offsets.input_bytes;
   CUdeviceptr output = output_buffer + offsets.output_bytes;
   TT_RETURN_IF_ERROR(CheckTileOperands(*lowered_, input, output));
-  absl::InlinedVector<void*, 4> args = {&input, &output};  // no allocation per launch
+  absl::InlinedVector<void*, 6> args = {&input, &output};  // no allocation per launch
+  ItemArgs run;
+  int64_t grid = grid_;
+  if (lowered_->item_table) {
+    if (items == nullptr && !attached_table_.has_value()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          lowered_->kernel_name, " copies items listed in a device table: give the table "
+          "and its count (Library::LaunchItems)"));
+    }
+    run = items != nullptr ? *items : attached_;
+    if (run.count < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("item count ", run.count, ": accepted is 0 or more"));
+    }
+    if (run.count == 0) return absl::OkStatus();
+    if (run.table == 0 || run.table % 8 != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "item table at 0x", absl::Hex(run.table), ": it must be a device pointer, 8-byte "
+          "aligned"));
+    }
+    grid = lowered_->GridSizeForItems(context_.info().sm_count, run.count);
+    args.push_back(&run.table);
+    args.push_back(&run.count);
+  } else if (items != nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(lowered_->kernel_name, " takes no item table"));
+  }
   if (!lowered_->tensor_maps.empty()) {
     TT_ASSIGN_OR_RETURN(
         std::vector<CUtensorMap>* maps,
@@ -214,7 +257,7 @@ absl::Status TileKernel::Launch(CUdeviceptr input_buffer, CUdeviceptr output_buf
     for (CUtensorMap& map : *maps) args.push_back(&map);
   }
   LaunchConfig config;
-  config.grid = {static_cast<unsigned>(grid_), 1, 1};
+  config.grid = {static_cast<unsigned>(grid), 1, 1};
   config.block = {static_cast<unsigned>(lowered_->launch.threads), 1, 1};
   config.dynamic_shared_bytes = static_cast<unsigned>(lowered_->shared_bytes);
   config.stream = stream;

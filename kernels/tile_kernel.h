@@ -10,12 +10,16 @@
 // op's own, or others given to Launch: the kernel takes them as arguments). Launch
 // refuses, naming the address, starts without the alignment the kernel was lowered for
 // and operands that overlap. It encodes the kernel's TMA descriptors (tiled or im2col
-// mode) for a new pair of starts and reuses them for the same pair. Not thread-safe: one
-// launching thread per TileKernel.
+// mode) for a new pair of starts and reuses them for the same pair. A kernel of an
+// operator whose items are listed at run time (LoweredTileKernel::item_table: batch_copy)
+// takes a device item table and its count, given to Launch or attached once (tuning and
+// verification attach the operator's example). Not thread-safe: one launching thread per
+// TileKernel.
 #ifndef KERNELS_TILE_KERNEL_H_
 #define KERNELS_TILE_KERNEL_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -74,6 +78,12 @@ class TensorMapCache {
   std::vector<Entry> entries_;  // Most recently used last.
 };
 
+// A device item table and how many items of it a launch runs.
+struct ItemArgs {
+  CUdeviceptr table = 0;
+  int64_t count = 0;
+};
+
 class TileKernel {
  public:
   // Emits through `definition`, compiles (through `compiler`, for the lowered target) and
@@ -96,9 +106,14 @@ class TileKernel {
   // From the buffers at `input` and `output`, with the regions where the op the kernel
   // was lowered from has them.
   absl::Status Launch(CUdeviceptr input, CUdeviceptr output, CUstream stream);
-  // With the regions `offsets` bytes into the buffers (another op of the same kernel key).
+  // With the regions `offsets` bytes into the buffers (another op of the same kernel key),
+  // and for an item-table kernel `items` (none: the attached table). InvalidArgument for
+  // an item-table kernel given no items and none attached, and for items given to another.
   absl::Status Launch(CUdeviceptr input, CUdeviceptr output, const RegionOffsets& offsets,
-                      CUstream stream);
+                      CUstream stream, const ItemArgs* items = nullptr);
+  // Copies `items` to the device (kept until the next call or the kernel's end) as the
+  // table a Launch given none uses. InvalidArgument for a kernel that takes no table.
+  absl::Status AttachItems(const ItemTableImage& items);
 
   const LoweredTileKernel& lowered() const { return *lowered_; }
   const std::string& source() const { return source_; }
@@ -118,6 +133,9 @@ class TileKernel {
   Kernel kernel_;
   int64_t grid_;
   TensorMapCache maps_;
+  // AttachItems' table.
+  std::optional<DeviceBuffer> attached_table_;
+  ItemArgs attached_;
 };
 
 }  // namespace tiletune

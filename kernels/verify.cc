@@ -77,6 +77,10 @@ absl::Status VerifyTileKernelOn(const Context& context, TileKernel& kernel,
     return absl::InvalidArgumentError("verification buffers smaller than the images");
   }
   TT_RETURN_IF_ERROR(output_device.Fill(poison));
+  // Items listed at run time: the op's example, which the reference applied.
+  if (kernel.lowered().item_table) {
+    TT_RETURN_IF_ERROR(kernel.AttachItems(definition.ExampleItems(op)));
+  }
   // The op's own region offsets: `op` may be another op of the kernel's key.
   TT_ASSIGN_OR_RETURN(RegionOffsets offsets, definition.Offsets(op));
   TT_RETURN_IF_ERROR(kernel.Launch(input_device.ptr() + kGuardBytes,

@@ -44,6 +44,12 @@ int64_t LoweredTileKernel::GridSize(int sm_count) const {
   return std::min<int64_t>(num_tiles, static_cast<int64_t>(launch.ctas_per_sm) * sm_count);
 }
 
+int64_t LoweredTileKernel::GridSizeForItems(int sm_count, int64_t items) const {
+  const int64_t tiles = std::max<int64_t>(1, items * units_per_item);
+  if (launch.ctas_per_sm <= 0) return tiles;
+  return std::min<int64_t>(tiles, static_cast<int64_t>(launch.ctas_per_sm) * sm_count);
+}
+
 std::string PlanHeader(const LoweredTileKernel& l) {
   std::string out;
   absl::StrAppend(&out, "kernel      ", l.kernel_name, "\n");

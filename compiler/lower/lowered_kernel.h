@@ -78,7 +78,8 @@ struct TensorMapSpec {
 };
 
 // Every lowered kernel: its path, launch, resources and parameters. The kernel's
-// parameters are the input pointer, the output pointer, then one per tensor map.
+// parameters are the input pointer, the output pointer, with an item table its pointer and
+// the item count (long long), then one per tensor map.
 struct LoweredTileKernel {
   virtual ~LoweredTileKernel() = default;
 
@@ -123,10 +124,19 @@ struct LoweredTileKernel {
   int64_t input_span_bytes = 0;
   int64_t output_span_bytes = 0;
 
+  // Items listed at run time (batch_copy): the kernel takes a device table of them and
+  // their count, and a launch of `items` items has items * units_per_item tiles.
+  bool item_table = false;
+  int64_t units_per_item = 0;
+
   std::string kernel_name;
-  int param_count() const { return 2 + static_cast<int>(tensor_maps.size()); }
+  int param_count() const {
+    return 2 + (item_table ? 2 : 0) + static_cast<int>(tensor_maps.size());
+  }
   // CTAs for `sm_count` multiprocessors: one per tile, or the persistent grid.
   int64_t GridSize(int sm_count) const;
+  // The same for a launch of `items` items of an item-table kernel.
+  int64_t GridSizeForItems(int sm_count, int64_t items) const;
   std::vector<std::string> decision_log;
 };
 

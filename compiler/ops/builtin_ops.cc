@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "compiler/base/status_macros.h"
+#include "compiler/ops/batch_copy/batch_copy_definition.h"
 #include "compiler/ops/col2im/col2im_definition.h"
 #include "compiler/ops/copy/copy_definition.h"
 #include "compiler/ops/im2col/im2col_definition.h"
@@ -14,6 +15,7 @@ absl::Status RegisterBuiltinTileOps(TileOpRegistry& registry) {
   TT_RETURN_IF_ERROR(registry.Register(std::make_shared<CopyDefinition>()));
   TT_RETURN_IF_ERROR(registry.Register(std::make_shared<Im2colDefinition>()));
   TT_RETURN_IF_ERROR(registry.Register(std::make_shared<Col2imDefinition>()));
+  TT_RETURN_IF_ERROR(registry.Register(std::make_shared<BatchCopyDefinition>()));
   return absl::OkStatus();
 }
 

@@ -78,6 +78,13 @@ struct OpFlag {
   bool boolean = false;
 };
 
+// The item table of an operator whose items a launch lists at run time (batch_copy): the
+// table's bytes and its entries.
+struct ItemTableImage {
+  std::vector<uint8_t> bytes;
+  int64_t count = 0;
+};
+
 // Flag name -> value, as the command line gave them.
 using FlagValues = std::map<std::string, std::string>;
 
@@ -156,6 +163,13 @@ class TileOpDefinition {
   // index whole buffers keep the default, 0 and 0.
   virtual absl::StatusOr<RegionOffsets> Offsets(const TileOp& op) const {
     return RegionOffsets{};
+  }
+  // Operators whose kernels take an item table (LoweredTileKernel::item_table): the table
+  // tuning and verification launch `op` with, the same on every call, which Reference
+  // applies. Others: empty.
+  virtual ItemTableImage ExampleItems(const TileOp& op) const {
+    (void)op;
+    return {};
   }
   // Writes the expected output over `output` (which holds the caller's poison wherever
   // the op writes nothing), from host images of the input and output buffers.
