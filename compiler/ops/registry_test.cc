@@ -33,13 +33,13 @@ std::string Msg(const absl::Status& status) { return std::string(status.message(
 TEST(TileOpRegistryTest, NamesAreUniqueAndListedWhenMissing) {
   TileOpRegistry ops;
   ASSERT_TRUE(RegisterBuiltinTileOps(ops).ok());
-  EXPECT_EQ(ops.Names(), "copy, im2col, col2im");
+  EXPECT_EQ(ops.Names(), "copy, im2col, col2im, batch_copy");
   EXPECT_EQ(RegisterBuiltinTileOps(ops).code(), absl::StatusCode::kAlreadyExists);
   EXPECT_EQ((*ops.Find("col2im"))->name(), "col2im");
   auto missing = ops.Find("transpose");
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(missing.status().message(), HasSubstr("accepted are copy, im2col, col2im"));
-  EXPECT_EQ(ops.All().size(), 3u);
+  EXPECT_THAT(missing.status().message(), HasSubstr("accepted are copy, im2col, col2im, batch_copy"));
+  EXPECT_EQ(ops.All().size(), 4u);
 }
 
 TEST(TileOpRegistryTest, SpecsGoToTheirOperator) {
