@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -35,16 +36,30 @@ std::string DescribeLaunch(const LaunchInfo& info) {
                                              : "");
 }
 
+// The operator's example item table on the device, for operators whose items a launch lists
+// (batch_copy); no table for the others.
+struct Items {
+  std::optional<DeviceBuffer> table;
+  int64_t count = 0;
+};
+
+absl::Status LaunchOp(Library& library, const TileOp& op, CUdeviceptr input, CUdeviceptr output,
+                      CUstream stream, const Items& items) {
+  if (!items.table.has_value()) return library.Launch(op, input, output, stream);
+  return library.LaunchItems(op, input, output, items.table->ptr(), items.count, stream);
+}
+
 // Launches `op` once through `library` on the verification buffers (the input uploaded
 // afresh) and compares the whole output buffer, guards included, with the reference, and
 // the input with what was uploaded.
 absl::Status CheckBitExact(Library& library, const Context& context, const TileOp& op,
                            const VerificationImages& images, DeviceBuffer& input,
-                           DeviceBuffer& output, CUstream stream, const char* side) {
+                           DeviceBuffer& output, CUstream stream, const char* side,
+                           const Items& items) {
   TT_RETURN_IF_ERROR(input.CopyFromHost(images.input.data(), images.input.size()));
   TT_RETURN_IF_ERROR(output.Fill(images.poison));
-  TT_RETURN_IF_ERROR(library.Launch(op, input.ptr() + kGuardBytes, output.ptr() + kGuardBytes,
-                                    stream));
+  TT_RETURN_IF_ERROR(LaunchOp(library, op, input.ptr() + kGuardBytes,
+                              output.ptr() + kGuardBytes, stream, items));
   TT_RETURN_IF_ERROR(context.Synchronize());
   HostBytes input_after(images.input.size());
   TT_RETURN_IF_ERROR(input.CopyToHost(input_after.data(), input_after.size()));
@@ -82,10 +97,16 @@ absl::Status EvaluateOne(const TileOpRegistry& ops, const TileOp& op, Library& e
   TT_ASSIGN_OR_RETURN(VerificationImages images, MakeVerificationImages(*definition, op, rng));
   TT_ASSIGN_OR_RETURN(DeviceBuffer input, DeviceBuffer::Allocate(context, images.input.size()));
   TT_ASSIGN_OR_RETURN(DeviceBuffer output, DeviceBuffer::Allocate(context, images.expected.size()));
+  Items items;
+  if (const ItemTableImage example = definition->ExampleItems(op); !example.bytes.empty()) {
+    TT_ASSIGN_OR_RETURN(items.table, DeviceBuffer::Allocate(context, example.bytes.size()));
+    TT_RETURN_IF_ERROR(items.table->CopyFromHost(example.bytes.data(), example.bytes.size()));
+    items.count = example.count;
+  }
+  TT_RETURN_IF_ERROR(CheckBitExact(evaluated, context, op, images, input, output, stream.get(),
+                                   "library's", items));
   TT_RETURN_IF_ERROR(
-      CheckBitExact(evaluated, context, op, images, input, output, stream.get(), "library's"));
-  TT_RETURN_IF_ERROR(
-      CheckBitExact(tuned, context, op, images, input, output, stream.get(), "tuned"));
+      CheckBitExact(tuned, context, op, images, input, output, stream.get(), "tuned", items));
 
   const OperandSizes sizes = definition->Sizes(op);
   TT_ASSIGN_OR_RETURN(BufferRotation rotation,
@@ -100,7 +121,7 @@ absl::Status EvaluateOne(const TileOpRegistry& ops, const TileOp& op, Library& e
     TT_RETURN_IF_ERROR(start->Record(stream.get()));
     for (int k = 0; k < count; ++k) {
       const auto& [in, out] = pairs[next++ % pairs.size()];
-      TT_RETURN_IF_ERROR(library.Launch(op, in, out, stream.get()));
+      TT_RETURN_IF_ERROR(LaunchOp(library, op, in, out, stream.get(), items));
     }
     TT_RETURN_IF_ERROR(end->Record(stream.get()));
     TT_RETURN_IF_ERROR(end->Synchronize());

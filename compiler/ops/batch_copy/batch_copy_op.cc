@@ -29,6 +29,7 @@ HintScope BatchCopyHintScope() { return HintScope{BatchCopyOp::Name(), {}, {}}; 
 
 absl::Status ValidateBatchCopyOp(const BatchCopyOp& op) {
   constexpr int64_t kMaxElements = int64_t{1} << 40;
+  constexpr int64_t kMaxCount = int64_t{1} << 22;
   auto positive = [](const char* what, int64_t value, int64_t max) -> absl::Status {
     if (value < 1 || value > max) {
       return absl::InvalidArgumentError(absl::StrCat("batch_copy ", what, " ", value,
@@ -41,7 +42,9 @@ absl::Status ValidateBatchCopyOp(const BatchCopyOp& op) {
                               kMaxElements / op.item));
   TT_RETURN_IF_ERROR(positive("dst_items (items in the destination pool)", op.dst_items,
                               kMaxElements / op.item));
-  TT_RETURN_IF_ERROR(positive("count (items per launch)", op.count, op.dst_items));
+  // A launch may list more; tuning and verification build tables of `count` entries.
+  TT_RETURN_IF_ERROR(positive("count (items per launch)", op.count,
+                              std::min<int64_t>(op.dst_items, kMaxCount)));
   TT_RETURN_IF_ERROR(ResolveHints(op.hints, BatchCopyHintScope()).status());
   return absl::OkStatus();
 }

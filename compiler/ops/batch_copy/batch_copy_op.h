@@ -70,7 +70,7 @@ struct BatchCopyOp final : TileOp {
 HintScope BatchCopyHintScope();
 
 // Positive count, item and pools, pools of at most 2^40 elements, count <= dst_items (so
-// that a table of distinct destinations exists), and hints that resolve. InvalidArgument
+// that a table of distinct destinations exists) and <= 2^22 (a launch may pass more), and hints that resolve. InvalidArgument
 // names the bad value and what is accepted.
 absl::Status ValidateBatchCopyOp(const BatchCopyOp& op);
 
