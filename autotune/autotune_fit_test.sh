@@ -73,6 +73,30 @@ set -e
   || fail "a bad model: exit $rc5 $(cat "$tmp/e5")"
 [[ ! -e "$tmp/x.txtpb" ]] || fail "a bad model still tuned"
 
+# `autotune rank`: a GPU the model was not fitted on (sm_100, 148 SMs, simulated) gets a
+# ranked candidate list from the built-in H200 model, estimates ascending, and the device
+# constants change the estimates.
+"$bin" rank --target=sm_100a --sm_count=148 --top=8 copy:f16:8192,8192 \
+  "im2col:f16:64,56,56,64:k=3:p=1" >"$tmp/rank100.out" 2>"$tmp/rank100.err" \
+  || { cat "$tmp/rank100.err"; fail "rank exited $?"; }
+cat "$tmp/rank100.out"
+grep -q '^autotune rank: model kernels/tuned/h200.model.txtpb (NVIDIA H200' "$tmp/rank100.out" \
+  || fail "rank names no built-in model"
+[[ "$(grep -cE '^ +[0-9]+ +[0-9.]+ us  ' "$tmp/rank100.out")" == 16 ]] || fail "rank printed not 8 per problem"
+awk '/candidates;/ {last = 0} /^ +[0-9]+ +[0-9.]+ us/ { if ($2 + 0 < last) bad = 1; last = $2 + 0 } END { exit bad }' \
+  "$tmp/rank100.out" || fail "rank's estimates are not ascending"
+"$bin" rank --target=sm_90a --sm_count=132 --top=8 copy:f16:8192,8192 >"$tmp/rank90.out" 2>/dev/null
+[[ "$(grep -m1 ' us ' "$tmp/rank90.out")" != "$(grep -m1 ' us ' "$tmp/rank100.out")" ]] \
+  || fail "sm_100 with 148 SMs ranks with the H200's estimates"
+set +e
+"$bin" rank --target=sm_42 copy:f16:64 >/dev/null 2>"$tmp/r1"; r1=$?
+"$bin" rank --cost_model="$tmp/no_such_model.txtpb" copy:f16:64 >/dev/null 2>"$tmp/r2"; r2=$?
+"$bin" rank >/dev/null 2>"$tmp/r3"; r3=$?
+set -e
+[[ $r1 == 2 ]] && grep -q -- '--target' "$tmp/r1" || fail "a bad target: exit $r1 $(cat "$tmp/r1")"
+[[ $r2 == 3 ]] || fail "a missing model: exit $r2 $(cat "$tmp/r2")"
+[[ $r3 == 2 ]] && grep -q 'give at least one problem spec' "$tmp/r3" || fail "no spec: exit $r3"
+
 # Usage errors exit 2; a corpus that does not read, or holds too little, exits 3.
 set +e
 "$bin" fit >/dev/null 2>"$tmp/e1"; rc1=$?

@@ -54,6 +54,7 @@
 #include "autotune/evaluate.h"
 #include "autotune/fit_command.h"
 #include "autotune/merge_command.h"
+#include "autotune/rank_command.h"
 #include "autotune/report.h"
 #include "autotune/shard.h"
 #include "autotune/simulated_device.h"
@@ -991,6 +992,7 @@ int main(int argc, char** argv) {
   if (command == "diff") return tiletune::autotune::RunDiffCommand(rest, stdout, stderr);
   if (command == "export") return tiletune::autotune::RunExportCommand(rest, stdout, stderr);
   if (command == "fit") return tiletune::autotune::RunFitCommand(rest, stdout, stderr);
+  if (command == "rank") return tiletune::autotune::RunRankCommand(rest, stdout, stderr);
   const bool evaluate = argc >= 2 && std::string(argv[1]) == "evaluate";
   return tiletune::autotune::Main(argc, argv, evaluate);
 }

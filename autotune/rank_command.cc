@@ -1,0 +1,155 @@
+#include "autotune/rank_command.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "autotune/fit_command.h"
+#include "compiler/backend/cost_model/cost_model.h"
+#include "compiler/base/abbreviate.h"
+#include "compiler/base/command_line.h"
+#include "compiler/ir/hints.h"
+#include "compiler/ops/builtin_ops.h"
+#include "compiler/ops/candidates.h"
+#include "compiler/target/target.h"
+#include "compiler/tuning_db/tuning_db.h"
+#include "kernels/shipped_databases.h"
+
+namespace tiletune {
+namespace autotune {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: autotune rank SPEC... [--target=sm_XY] [--sm_count=N] [--cost_model=FILE] "
+    "[--top=K]";
+
+// The first built-in model, and where it came from.
+absl::StatusOr<std::pair<CostModel, std::string>> BuiltinModel() {
+  if (ShippedCostModels().empty()) {
+    return absl::NotFoundError("no cost model is built in; give --cost_model");
+  }
+  const ShippedDatabase& shipped = ShippedCostModels().front();
+  tuning::CostModel proto;
+  absl::Status parsed = tuning::ParseTextMessage(shipped.text, shipped.origin, &proto);
+  if (!parsed.ok()) return parsed;
+  absl::StatusOr<CostModel> model = CostModel::FromProto(proto);
+  if (!model.ok()) return model.status();
+  return std::make_pair(*std::move(model),
+                        absl::StrCat(shipped.origin, " (", proto.device().name(), ", ",
+                                     proto.problems(), " problems)"));
+}
+
+std::string DescribeCandidate(const Candidate& c) {
+  const LoweredTileKernel& l = *c.lowered;
+  const std::string hints = HintsToString(l.hints);
+  return absl::StrCat(l.path_name, l.form_name.empty() ? "" : "/", l.form_name, " tile=[",
+                      absl::StrJoin(l.launch.tile, ","), "] threads=", l.launch.threads,
+                      " stages=", l.launch.stages,
+                      l.launch.ctas_per_sm > 0 ? absl::StrCat(" ctas/sm=", l.launch.ctas_per_sm)
+                                               : std::string(),
+                      " vec=", l.vector_bytes, "B", hints.empty() ? "" : " ", hints);
+}
+
+}  // namespace
+
+int RunRankCommand(const std::vector<std::string>& args, std::FILE* out, std::FILE* err) {
+  const std::vector<FlagSpec> flags = {
+      {"target", FlagType::kString, "sm_XY: the architecture to rank for (default sm_90a)"},
+      {"sm_count", FlagType::kInt, "N: its multiprocessors, 1 to 1024 (default 132)", 0, 1,
+       1024},
+      {"cost_model", FlagType::kString, "FILE: a model (autotune fit -o); default the built-in one"},
+      {"top", FlagType::kInt, "K: candidates printed per problem, 1 to 100000 (default 10)", 0, 1,
+       100000},
+  };
+  absl::StatusOr<CommandLine> line = ParseCommandLine(args, flags, 1 << 16);
+  if (line.ok() && line->help()) {
+    std::fprintf(out,
+                 "%s\n  Ranks each problem's candidates by the cost model's estimate for a GPU "
+                 "of --target\n  with --sm_count SMs, with no GPU.\n\nflags:\n%s\nenvironment:\n%s\n"
+                 "exit codes: 0 ranked; 2 usage error; 3 the model does not read\n",
+                 kUsage, FlagHelp(flags).c_str(), EnvironmentHelp().c_str());
+    return 0;
+  }
+  if (line.ok() && line->positional().empty()) {
+    line = absl::InvalidArgumentError(absl::StrCat("give at least one problem spec; ", kUsage));
+  }
+  if (!line.ok()) {
+    std::fprintf(err, "autotune rank: %s\n", BoundedMessage(line.status().message()).c_str());
+    return 2;
+  }
+  absl::StatusOr<Target> target = Target::Parse(line->String("target", "sm_90a"));
+  if (!target.ok()) {
+    std::fprintf(err, "autotune rank: --target: %s\n",
+                 BoundedMessage(target.status().message()).c_str());
+    return 2;
+  }
+  std::string origin;
+  absl::StatusOr<CostModel> model = absl::UnknownError("");
+  if (line->Has("cost_model")) {
+    const std::string path = UserPath(line->String("cost_model"));
+    model = ReadCostModelFile(path);
+    origin = Printable(path);
+  } else {
+    absl::StatusOr<std::pair<CostModel, std::string>> builtin = BuiltinModel();
+    if (builtin.ok()) {
+      model = std::move(builtin->first);
+      origin = builtin->second;
+    } else {
+      model = builtin.status();
+    }
+  }
+  if (!model.ok()) {
+    std::fprintf(err, "autotune rank: %s\n", BoundedMessage(model.status().message()).c_str());
+    return 3;
+  }
+  const int sm_count = static_cast<int>(line->Int("sm_count", 132));
+  const int top = static_cast<int>(line->Int("top", 10));
+  const DeviceConstants gpu = DeviceConstantsFor(*target, sm_count);
+  const TileOpRegistry& ops = BuiltinTileOps();
+  std::fprintf(out, "autotune rank: model %s; %s with %d SMs\n", origin.c_str(),
+               target->ArchName().c_str(), sm_count);
+  for (const std::string& spec : line->positional()) {
+    absl::StatusOr<std::unique_ptr<TileOp>> op = ops.ParseSpec(spec);
+    if (!op.ok()) {
+      std::fprintf(err, "autotune rank: %s\n", BoundedMessage(op.status().message()).c_str());
+      return 2;
+    }
+    const TileOpDefinition& definition = **ops.For(**op);
+    const SearchSpace space = definition.Search(**op, *target);
+    std::vector<Trial> trials = space.first;
+    const Trial heuristic = definition.Heuristic(**op, *target);
+    for (const LaunchParams& launch : space.launches) trials.push_back({heuristic.hints, launch});
+    trials.push_back(heuristic);
+    absl::StatusOr<CandidateSet> set = BuildCandidates(definition, **op, *target, trials);
+    if (!set.ok()) {
+      std::fprintf(err, "autotune rank: %s: %s\n", spec.c_str(),
+                   BoundedMessage(set.status().message()).c_str());
+      return 2;
+    }
+    std::vector<std::pair<double, const Candidate*>> ranked;
+    for (const Candidate& c : set->candidates) {
+      ranked.emplace_back(model->EstimateUs(TermsOf(*c.lowered, gpu)), &c);
+    }
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::fprintf(out, "%s: %zu candidates; a tuning with this model measures the first %d\n",
+                 definition.Describe(**op).c_str(), ranked.size(),
+                 model->TopKFor(definition.name()));
+    for (size_t i = 0; i < ranked.size() && static_cast<int>(i) < top; ++i) {
+      std::fprintf(out, "  %3zu %10.2f us  %s\n", i + 1, ranked[i].first,
+                   DescribeCandidate(*ranked[i].second).c_str());
+    }
+  }
+  return 0;
+}
+
+}  // namespace autotune
+}  // namespace tiletune
