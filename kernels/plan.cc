@@ -11,6 +11,7 @@
 #include "compiler/base/status_macros.h"
 #include "compiler/ir/buffer.h"
 #include "compiler/ir/hints.h"
+#include "compiler/ops/batch_copy/batch_copy_op.h"
 #include "compiler/ops/col2im/col2im_op.h"
 #include "compiler/ops/copy/copy_op.h"
 #include "compiler/ops/builtin_ops.h"
@@ -34,6 +35,7 @@ struct Plan::Impl {
   std::shared_ptr<const LoweredTileKernel> lowered;
   RegionOffsets offsets;
   unsigned grid = 0;
+  int sm_count = 0;
   unsigned block = 0;
   unsigned shared = 0;
   PlanInfo info;
@@ -224,6 +226,7 @@ absl::StatusOr<Plan::Impl*> MakeImpl(const TileOp& op, const PlanOptions& option
   }
   impl->offsets = image.offsets;
   impl->grid = static_cast<unsigned>(image.lowered->GridSize(image.sm_count));
+  impl->sm_count = image.sm_count;
   impl->block = static_cast<unsigned>(image.lowered->launch.threads);
   impl->info.level = ResolutionLevelName(image.info.level);
   impl->info.detail = image.info.resolution_detail;
@@ -259,7 +262,53 @@ absl::StatusOr<Plan> Plan::Create(const Col2imDesc& desc, const PlanOptions& opt
   return Plan(std::shared_ptr<const Impl>(impl));
 }
 
+absl::StatusOr<Plan> Plan::Create(const BatchCopyDesc& desc, const PlanOptions& options) {
+  BatchCopyOp op;
+  op.element_type = ToDataType(desc.dtype);
+  op.form = desc.regions ? BatchForm::kRegions : BatchForm::kBlocks;
+  op.count = desc.count;
+  op.item = desc.item;
+  op.src_items = desc.src_items > 0 ? desc.src_items : desc.count;
+  op.dst_items = desc.dst_items > 0 ? desc.dst_items : desc.count;
+  if (desc.src_items < 0 || desc.dst_items < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "src_items ", desc.src_items, ", dst_items ", desc.dst_items,
+        ": give the pools' items, or 0 for count"));
+  }
+  TT_ASSIGN_OR_RETURN(op.hints, ToHints(desc.hints));
+  TT_ASSIGN_OR_RETURN(Impl * impl, MakeImpl(op, options));
+  return Plan(std::shared_ptr<const Impl>(impl));
+}
+
 absl::Status Plan::Execute(CUdeviceptr input, CUdeviceptr output, CUstream stream) const {
+  if (impl_->lowered->item_table) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        impl_->info.kernel_name, " copies items listed in a device table: execute it with "
+        "ExecuteItems (tt_plan_execute_items)"));
+  }
+  return Launch(input, output, nullptr, stream);
+}
+
+absl::Status Plan::ExecuteItems(CUdeviceptr input, CUdeviceptr output, CUdeviceptr table,
+                                int64_t count, CUstream stream) const {
+  if (!impl_->lowered->item_table) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        impl_->info.kernel_name, " takes no item table: execute it with Execute"));
+  }
+  if (count < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("item count ", count, ": accepted is 0 or more"));
+  }
+  if (count == 0) return absl::OkStatus();
+  if (table == 0 || table % 8 != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "item table at 0x", absl::Hex(table), ": it must be a device address, 8-byte aligned"));
+  }
+  const ItemArgs items{table, count};
+  return Launch(input, output, &items, stream);
+}
+
+absl::Status Plan::Launch(CUdeviceptr input, CUdeviceptr output, const ItemArgs* items,
+                          CUstream stream) const {
   const Impl& p = *impl_;
   const DriverApi& cu = *p.cu;
   // The legacy and per-thread default streams are the null stream by another name: they
@@ -285,7 +334,15 @@ absl::Status Plan::Execute(CUdeviceptr input, CUdeviceptr output, CUstream strea
   CUdeviceptr out = output + p.offsets.output_bytes;
   TT_RETURN_IF_ERROR(CheckTileOperands(*p.lowered, in, out));
   absl::InlinedVector<CUtensorMap, 2> maps;
-  absl::InlinedVector<void*, 4> args = {&in, &out};
+  absl::InlinedVector<void*, 6> args = {&in, &out};
+  ItemArgs run;
+  unsigned grid = p.grid;
+  if (items != nullptr) {
+    run = *items;
+    grid = static_cast<unsigned>(p.lowered->GridSizeForItems(p.sm_count, run.count));
+    args.push_back(&run.table);
+    args.push_back(&run.count);
+  }
   if (!p.lowered->tensor_maps.empty()) {
     maps.reserve(p.lowered->tensor_maps.size());
     for (const TensorMapSpec& spec : p.lowered->tensor_maps) {
@@ -297,7 +354,7 @@ absl::Status Plan::Execute(CUdeviceptr input, CUdeviceptr output, CUstream strea
   }
   ScopedContext scope(cu, p.context);
   if (scope.status() != CUDA_SUCCESS) return ToStatus(scope.status(), "cuCtxPushCurrent");
-  const CUresult result = cu.cuLaunchKernel(p.function, p.grid, 1, 1, p.block, 1, 1, p.shared,
+  const CUresult result = cu.cuLaunchKernel(p.function, grid, 1, 1, p.block, 1, 1, p.shared,
                                             stream, args.data(), nullptr);
   if (result == CUDA_SUCCESS) return absl::OkStatus();
   return ToStatus(result, absl::StrCat("cuLaunchKernel(", p.info.kernel_name, ")"));

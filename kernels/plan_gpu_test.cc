@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/ops/batch_copy/batch_copy_op.h"
 #include "compiler/ops/builtin_ops.h"
 #include "compiler/ops/copy/copy_op.h"
 #include "compiler/ops/im2col/im2col_op.h"
@@ -145,6 +146,41 @@ TEST_F(PlanGpuTest, ExecutesBitExactDirectlyAndFromAGraph) {
   driver_.destroy_exec(exec);
   driver_.destroy_graph(graph);
   driver_.stream_destroy(stream);
+}
+
+// batch_copy: the operator's example table executed through ExecuteItems, bit-exact, in
+// both forms; a table of fewer items; Execute refused.
+TEST_F(PlanGpuTest, BatchCopyExecutesItsItemTable) {
+  ASSERT_TRUE(context_->Activate().ok());
+  for (bool regions : {false, true}) {
+    SCOPED_TRACE(regions ? "regions" : "blocks");
+    BatchCopyDesc desc;
+    desc.dtype = DType::kF16;
+    desc.regions = regions;
+    desc.count = 300;
+    desc.item = regions ? 5000 : 16 * 8 * 128;
+    desc.src_items = 400;
+    desc.dst_items = 512;
+    auto plan = Plan::Create(desc);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    BatchCopyOp op;
+    op.element_type = DataType::kF16;
+    op.form = regions ? BatchForm::kRegions : BatchForm::kBlocks;
+    op.count = desc.count;
+    op.item = desc.item;
+    op.src_items = desc.src_items;
+    op.dst_items = desc.dst_items;
+    const ItemTableImage items = (*BuiltinTileOps().For(op))->ExampleItems(op);
+    auto table = DeviceBuffer::Allocate(*context_, items.bytes.size());
+    ASSERT_TRUE(table.ok());
+    ASSERT_TRUE(table->CopyFromHost(items.bytes.data(), items.bytes.size()).ok());
+    Buffers b = Make(op);
+    ASSERT_TRUE(plan->ExecuteItems(In(b), Out(b), table->ptr(), items.count, nullptr).ok());
+    ExpectBitExact(b, "batch_copy");
+    EXPECT_THAT(std::string(plan->Execute(In(b), Out(b), nullptr).message()),
+                HasSubstr("ExecuteItems"));
+    EXPECT_TRUE(plan->ExecuteItems(In(b), Out(b), table->ptr(), 0, nullptr).ok());
+  }
 }
 
 TEST_F(PlanGpuTest, NonPrimaryContextsAndForeignStreams) {

@@ -86,6 +86,22 @@ struct ConvDesc {
 struct Im2colDesc : ConvDesc {};
 struct Col2imDesc : ConvDesc {};
 
+// Many items in one launch (compiler/ops/batch_copy/batch_copy_op.h), listed at execution
+// in a device table: blocks, int64 pairs (source item, destination item) of `item`
+// elements each between pools of src_items and dst_items items (vLLM's block mapping);
+// regions (`regions` true), int64 triples (source element offset, destination element
+// offset, elements), items of up to `item` elements. `count` is the count tuning measures;
+// ExecuteItems passes its own.
+struct BatchCopyDesc {
+  DType dtype = DType::kF16;
+  bool regions = false;
+  int64_t count = 0;
+  int64_t item = 0;
+  int64_t src_items = 0;  // 0: count
+  int64_t dst_items = 0;  // 0: count
+  HintsDesc hints;
+};
+
 struct PlanOptions {
   // Compile what no baked kernel serves (NVRTC, loaded on first need). Off: such a
   // problem is Unimplemented, naming it.
@@ -107,6 +123,8 @@ struct PlanInfo {
   double create_ms = 0;
 };
 
+struct ItemArgs;  // kernels/tile_kernel.h
+
 class Plan {
  public:
   // Each resolves the problem for the current context's device and loads its kernel
@@ -114,9 +132,16 @@ class Plan {
   static absl::StatusOr<Plan> Create(const CopyDesc& desc, const PlanOptions& options = {});
   static absl::StatusOr<Plan> Create(const Im2colDesc& desc, const PlanOptions& options = {});
   static absl::StatusOr<Plan> Create(const Col2imDesc& desc, const PlanOptions& options = {});
+  static absl::StatusOr<Plan> Create(const BatchCopyDesc& desc, const PlanOptions& options = {});
 
-  // Launches on `stream` (of the plan's context, or null). Thread-safe, lock-free.
+  // Launches on `stream` (of the plan's context, or null). Thread-safe, lock-free. A
+  // batch_copy plan is refused (it needs its item table: ExecuteItems).
   absl::Status Execute(CUdeviceptr input, CUdeviceptr output, CUstream stream) const;
+  // A batch_copy plan: the first `count` entries of the device item table at `table`
+  // (8-byte aligned), between the pools at `input` and `output`; count 0 launches nothing.
+  // Refused for the other plans.
+  absl::Status ExecuteItems(CUdeviceptr input, CUdeviceptr output, CUdeviceptr table,
+                            int64_t count, CUstream stream) const;
 
   const PlanInfo& info() const;
   // The context the plan is bound to.
@@ -126,6 +151,8 @@ class Plan {
 
  private:
   explicit Plan(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+  absl::Status Launch(CUdeviceptr input, CUdeviceptr output, const ItemArgs* items,
+                      CUstream stream) const;
   std::shared_ptr<const Impl> impl_;
 };
 

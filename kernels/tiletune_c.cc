@@ -192,6 +192,45 @@ tt_status tt_plan_create_col2im(const tt_conv_desc* desc, tt_plan** plan) {
   return CreateConv<tiletune::Col2imDesc>("tt_plan_create_col2im", desc, plan);
 }
 
+tt_status tt_plan_create_batch_copy(const tt_batch_copy_desc* desc, tt_plan** plan) {
+  return Guarded([&] {
+    if (desc == nullptr || plan == nullptr) {
+      return Fail(TT_INVALID_ARGUMENT,
+                  "tt_plan_create_batch_copy: desc and plan must not be NULL");
+    }
+    *plan = nullptr;
+    tiletune::BatchCopyDesc batch;
+    absl::StatusOr<tiletune::DType> dtype = ToDType(desc->dtype);
+    if (!dtype.ok()) return FromStatus(dtype.status());
+    if (desc->regions != 0 && desc->regions != 1) {
+      return Fail(TT_INVALID_ARGUMENT, absl::StrCat("regions is ", desc->regions,
+                                                    "; accepted are 0 (blocks) and 1"));
+    }
+    batch.dtype = *dtype;
+    batch.regions = desc->regions == 1;
+    batch.count = desc->count;
+    batch.item = desc->item;
+    batch.src_items = desc->src_items;
+    batch.dst_items = desc->dst_items;
+    return Emit(tiletune::Plan::Create(batch), plan);
+  });
+}
+
+tt_status tt_plan_execute_items(const tt_plan* plan, uint64_t input, uint64_t output,
+                                uint64_t table, int64_t count, void* stream) {
+  return Guarded([&] {
+    if (plan == nullptr) return Fail(TT_INVALID_ARGUMENT, "tt_plan_execute_items: plan is NULL");
+    if (input == 0 || output == 0) {
+      return Fail(TT_INVALID_ARGUMENT,
+                  absl::StrCat("tt_plan_execute_items: ", input == 0 ? "input" : "output",
+                               " is a null device address"));
+    }
+    return FromStatus(plan->plan.ExecuteItems(
+        static_cast<CUdeviceptr>(input), static_cast<CUdeviceptr>(output),
+        static_cast<CUdeviceptr>(table), count, static_cast<CUstream>(stream)));
+  });
+}
+
 tt_status tt_plan_execute(const tt_plan* plan, uint64_t input, uint64_t output, void* stream) {
   return Guarded([&] {
     if (plan == nullptr) return Fail(TT_INVALID_ARGUMENT, "tt_plan_execute: plan is NULL");

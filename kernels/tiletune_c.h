@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 /* Bumped when a struct below or a function's meaning changes. */
-#define TT_ABI_VERSION 2
+#define TT_ABI_VERSION 3
 
 typedef enum {
   TT_OK = 0,
@@ -85,6 +85,21 @@ typedef struct {
   tt_layout layout;
 } tt_conv_desc;
 
+/* Many items in one launch, listed at execution in a device table of int64 entries:
+ * blocks (regions 0), pairs (source item, destination item) of `item` elements each between
+ * pools of src_items and dst_items items (0: count), the paged-KV block mapping; regions
+ * (regions 1), triples (source element offset, destination element offset, elements), items
+ * of up to `item` elements. `count` is the count tuning measures; tt_plan_execute_items
+ * passes its own. Entries outside the pools are skipped; destinations must not overlap. */
+typedef struct {
+  tt_dtype dtype;
+  int32_t regions;
+  int64_t count;
+  int64_t item;
+  int64_t src_items;
+  int64_t dst_items;
+} tt_batch_copy_desc;
+
 typedef struct tt_plan tt_plan;
 
 /* "tiletune 0.3.0", and TT_ABI_VERSION of the library (compare with the header's). */
@@ -98,11 +113,18 @@ const char* tt_last_error(void);
 tt_status tt_plan_create_copy(const tt_copy_desc* desc, tt_plan** plan);
 tt_status tt_plan_create_im2col(const tt_conv_desc* desc, tt_plan** plan);
 tt_status tt_plan_create_col2im(const tt_conv_desc* desc, tt_plan** plan);
+tt_status tt_plan_create_batch_copy(const tt_batch_copy_desc* desc, tt_plan** plan);
 
 /* Launches on `stream` (a CUstream of the plan's context, or NULL). `input` and `output`
  * are device addresses of the op's whole buffers (copy: src, dst; im2col: image, matrix;
  * col2im: matrix, image). */
 tt_status tt_plan_execute(const tt_plan* plan, uint64_t input, uint64_t output, void* stream);
+
+/* A batch_copy plan: the first `count` entries of the device item table at `table` (8-byte
+ * aligned), between the pools at `input` and `output`; count 0 launches nothing.
+ * tt_plan_execute refuses a batch_copy plan, and this call the others. */
+tt_status tt_plan_execute_items(const tt_plan* plan, uint64_t input, uint64_t output,
+                                uint64_t table, int64_t count, void* stream);
 
 /* What a plan runs: "level" (exact, nearest or heuristic), "detail" (why), "kernel" (its
  * name), "prebuilt" ("1" when baked into the program). NULL for another key. Valid for

@@ -65,6 +65,22 @@ int main(void) {
   EXPECT(contains(tt_last_error(), "layout 5"), "%s", tt_last_error());
   conv.layout = TT_LAYOUT_NCHW;
 
+  tt_batch_copy_desc batch;
+  memset(&batch, 0, sizeof(batch));
+  batch.dtype = TT_F16;
+  batch.count = 10;
+  batch.item = 16384;
+  batch.regions = 2;
+  EXPECT(tt_plan_create_batch_copy(&batch, &plan) == TT_INVALID_ARGUMENT, "regions 2");
+  EXPECT(contains(tt_last_error(), "regions is 2"), "%s", tt_last_error());
+  batch.regions = 0;
+  batch.dst_items = 5;
+  EXPECT(tt_plan_create_batch_copy(&batch, &plan) == TT_INVALID_ARGUMENT, "count over pool");
+  EXPECT(contains(tt_last_error(), "count (items per launch) 10: accepted are 1 to 5"), "%s",
+         tt_last_error());
+  EXPECT(tt_plan_create_batch_copy(NULL, &plan) == TT_INVALID_ARGUMENT, "null batch desc");
+  EXPECT(tt_plan_execute_items(NULL, 1, 1, 8, 1, NULL) == TT_INVALID_ARGUMENT, "null plan");
+
   EXPECT(tt_plan_execute(NULL, 1, 1, NULL) == TT_INVALID_ARGUMENT, "null plan");
   EXPECT(tt_plan_info(NULL, "level") == NULL, "info of null");
 

@@ -108,6 +108,29 @@ def test_valid_calls_without_a_gpu_raise_no_gpu_error():
         tiletune.col2im(FakeArray((64, 36)), (8, 8), 3, padding=1, out=FakeArray((1, 8, 8, 4)))
 
 
+def test_batch_copy_checks_its_arguments():
+    pool = FakeArray((64, 16, 8, 128))
+    table = FakeArray((10, 2), "<i8")
+    with pytest.raises(tiletune.InvalidArgumentError, match=r"table has shape \(10, 3\); blocks take \[N, 2\] int64"):
+        tiletune.batch_copy(pool, pool, FakeArray((10, 3), "<i8"))
+    with pytest.raises(tiletune.InvalidArgumentError, match="table is f16; an item table holds int64"):
+        tiletune.batch_copy(pool, pool, FakeArray((10, 2)))
+    with pytest.raises(tiletune.InvalidArgumentError, match="dst is i64; accepted are"):
+        tiletune.batch_copy(FakeArray((64, 8), "<i8"), FakeArray((64, 8), "<i8"), table)
+    with pytest.raises(tiletune.InvalidArgumentError, match="not pools of blocks of one shape"):
+        tiletune.batch_copy(FakeArray((64, 16, 8, 64)), pool, table)
+    with pytest.raises(tiletune.InvalidArgumentError, match="regions=True needs item="):
+        tiletune.batch_copy(pool, pool, FakeArray((10, 3), "<i8"), regions=True)
+    with pytest.raises(tiletune.InvalidArgumentError, match="not a multiple of item=1000"):
+        tiletune.batch_copy(FakeArray((4096,)), FakeArray((4096,)), FakeArray((10, 3), "<i8"),
+                            regions=True, item=1000)
+    with pytest.raises(tiletune.NoGpuError):
+        tiletune.batch_copy(pool, pool, table)
+    with pytest.raises(tiletune.NoGpuError):
+        tiletune.batch_copy(FakeArray((4096,)), FakeArray((8192,)), FakeArray((10, 3), "<i8"),
+                            regions=True, item=1024)
+
+
 class FakeDLPack:
     """A producer of DLPack capsules (a DLManagedTensor with no deleter), never read."""
 

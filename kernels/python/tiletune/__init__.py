@@ -26,6 +26,7 @@ __all__ = [
     "copy_",
     "im2col",
     "col2im",
+    "batch_copy",
     "explain",
     "version",
     "clear_plan_cache",
@@ -77,7 +78,13 @@ class _ConvDesc(ctypes.Structure):
     ] + [("layout", ctypes.c_int)]
 
 
-_ABI_VERSION = 2
+class _BatchCopyDesc(ctypes.Structure):
+    _fields_ = [("dtype", ctypes.c_int), ("regions", ctypes.c_int32), ("count", ctypes.c_int64),
+                ("item", ctypes.c_int64), ("src_items", ctypes.c_int64),
+                ("dst_items", ctypes.c_int64)]
+
+
+_ABI_VERSION = 3
 _LAYOUTS = {"nhwc": 0, "nchw": 1}
 
 
@@ -90,13 +97,17 @@ def _load():
     lib.tt_version.restype = ctypes.c_char_p
     lib.tt_abi_version.restype = ctypes.c_int
     lib.tt_last_error.restype = ctypes.c_char_p
-    for name, desc in (("copy", _CopyDesc), ("im2col", _ConvDesc), ("col2im", _ConvDesc)):
+    for name, desc in (("copy", _CopyDesc), ("im2col", _ConvDesc), ("col2im", _ConvDesc),
+                       ("batch_copy", _BatchCopyDesc)):
         f = getattr(lib, "tt_plan_create_" + name)
         f.argtypes = [ctypes.POINTER(desc), ctypes.POINTER(ctypes.c_void_p)]
         f.restype = ctypes.c_int
     lib.tt_plan_execute.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64,
                                     ctypes.c_void_p]
     lib.tt_plan_execute.restype = ctypes.c_int
+    lib.tt_plan_execute_items.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64,
+                                          ctypes.c_uint64, ctypes.c_int64, ctypes.c_void_p]
+    lib.tt_plan_execute_items.restype = ctypes.c_int
     lib.tt_plan_info.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
     lib.tt_plan_info.restype = ctypes.c_char_p
     lib.tt_plan_destroy.argtypes = [ctypes.c_void_p]
@@ -127,14 +138,15 @@ def _check(code):
 _DTYPES = {  # name -> (tt_dtype, bytes)
     "f64": (0, 8), "f32": (1, 4), "f16": (2, 2), "bf16": (3, 2), "f8e4m3": (4, 1),
     "i32": (5, 4), "i8": (6, 1), "u8": (7, 1),
+    "i64": (None, 8),  # item tables only (batch_copy), never data
 }
 _TORCH_DTYPES = {
     "torch.float64": "f64", "torch.float32": "f32", "torch.float16": "f16",
     "torch.bfloat16": "bf16", "torch.float8_e4m3fn": "f8e4m3", "torch.int32": "i32",
-    "torch.int8": "i8", "torch.uint8": "u8",
+    "torch.int8": "i8", "torch.uint8": "u8", "torch.int64": "i64",
 }
 _TYPESTRS = {"<f8": "f64", "<f4": "f32", "<f2": "f16", "<i4": "i32", "|i1": "i8",
-             "|u1": "u8", "<i1": "i8", "<u1": "u8"}
+             "|u1": "u8", "<i1": "i8", "<u1": "u8", "<i8": "i64"}
 
 
 class _Array:
@@ -165,7 +177,7 @@ class _DLTensor(ctypes.Structure):
 
 _DL_CUDA, _DL_CUDA_MANAGED = 2, 13
 _DL_DTYPES = {(2, 64): "f64", (2, 32): "f32", (2, 16): "f16", (4, 16): "bf16",
-              (0, 32): "i32", (0, 8): "i8", (1, 8): "u8"}
+              (0, 32): "i32", (0, 8): "i8", (1, 8): "u8", (0, 64): "i64"}
 _capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
 _capsule_pointer.restype = ctypes.c_void_p
 _capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
@@ -247,9 +259,10 @@ def _from_dlpack(a, obj, name):
     a.keep = capsule
 
 
-def _array(obj, name, output=False):
+def _array(obj, name, output=False, table=False):
     """What tiletune needs of a CUDA array: from a PyTorch tensor (read directly), an
-    object with __cuda_array_interface__, or one with __dlpack__ (JAX, ...)."""
+    object with __cuda_array_interface__, or one with __dlpack__ (JAX, ...). int64 only for
+    an item table (`table`)."""
     a = _Array()
     a.stream, a.storage, a.torch, a.device, a.readonly, a.keep = None, None, False, 0, False, None
     if _is_torch(obj):
@@ -264,6 +277,10 @@ def _array(obj, name, output=False):
                                    "__cuda_array_interface__ or __dlpack__)")
     if output and a.readonly:
         raise InvalidArgumentError(1, f"{name} is read-only; tiletune writes it")
+    if (a.dtype == "i64") != table:
+        raise InvalidArgumentError(1, f"{name} is {a.dtype}; " + (
+            "an item table holds int64 entries" if table else
+            "accepted are " + ", ".join(sorted(k for k in _DTYPES if k != "i64"))))
     return a
 
 
@@ -667,6 +684,74 @@ def copy_(dst, src, stream=None):
     plan = _run(call, stream)
     _keep_fast(key, plan, call, src, dst)
     return dst
+
+
+def batch_copy(dst, src, table, regions=False, item=None, stream=None):
+    """Many items copied in one launch, listed in a device table of int64 entries `table`
+    ([N, 2] or [N, 3], contiguous). Blocks (the default): `src` [S, ...] and `dst`
+    [D, ...] are pools of blocks of one shape, and row i of `table` copies block table[i, 0]
+    of src to block table[i, 1] of dst (vLLM's block_mapping). Regions (regions=True): `src`
+    and `dst` are pools of elements, whole multiples of `item` (the largest item's elements),
+    and row i copies table[i, 2] elements from element table[i, 0] of src to element
+    table[i, 1] of dst. Rows outside the pools are skipped; destinations must not overlap.
+    Returns dst."""
+    d, s = _array(dst, "dst", output=True), _array(src, "src")
+    t = _array(table, "table", table=True)
+    if d.dtype != s.dtype:
+        raise InvalidArgumentError(1, f"dst is {d.dtype} and src {s.dtype}; tiletune copies "
+                                   "without converting")
+    if d.torch and s.torch and d.device != s.device:
+        raise InvalidArgumentError(1, f"dst is on cuda:{d.device} and src on cuda:{s.device}")
+    fields = 3 if regions else 2
+    if len(t.shape) != 2 or t.shape[1] != fields:
+        raise InvalidArgumentError(1, f"table has shape {t.shape}; "
+                                   f"{'regions' if regions else 'blocks'} take [N, {fields}] int64")
+    _dense(t, "table")
+    _dense(d, "dst")
+    _dense(s, "src")
+    if regions:
+        if item is None or int(item) < 1:
+            raise InvalidArgumentError(1, "regions=True needs item=, the largest item's elements")
+        item = int(item)
+        sizes = [_numel(a.shape) for a in (s, d)]
+        for n, name in zip(sizes, ("src", "dst")):
+            if n % item:
+                raise InvalidArgumentError(1, f"{name} holds {n} elements, not a multiple of "
+                                           f"item={item}")
+        src_items, dst_items = sizes[0] // item, sizes[1] // item
+    else:
+        if len(s.shape) < 1 or len(d.shape) < 1 or s.shape[1:] != d.shape[1:]:
+            raise InvalidArgumentError(1, f"src {s.shape} and dst {d.shape} are not pools of "
+                                       "blocks of one shape [blocks, ...]")
+        item = _numel(s.shape[1:])
+        src_items, dst_items = s.shape[0], d.shape[0]
+    count = t.shape[0]
+    if count == 0:
+        return dst
+    # Plans are kept per power of two of the count: the kernel serves every count, and the
+    # count only steers which tuned record answers.
+    bucket = min(1 << max(count - 1, 0).bit_length(), max(dst_items, 1))
+    key = ("batch_copy", s.dtype, s.device, regions, item, src_items, dst_items, bucket)
+    with _plans_lock:
+        plan = _plans.get(key)
+    if plan is None:
+        desc = _BatchCopyDesc()
+        desc.dtype = _DTYPES[s.dtype][0]
+        desc.regions = 1 if regions else 0
+        desc.count, desc.item = bucket, item
+        desc.src_items, desc.dst_items = src_items, dst_items
+        with _set_device(d):
+            plan = _plan("batch_copy", desc, key)
+    _check(_lib.tt_plan_execute_items(plan.handle, s.ptr, d.ptr, t.ptr, count,
+                                      _stream_of(stream, (d, s, t))))
+    return dst
+
+
+def _numel(shape):
+    n = 1
+    for e in shape:
+        n *= e
+    return n
 
 
 def im2col(x, kernel_size, stride=1, dilation=1, padding=0, layout="nhwc", out=None,

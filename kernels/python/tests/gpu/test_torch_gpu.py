@@ -367,3 +367,31 @@ def test_arrays_from_other_frameworks_on_the_gpu(wrap):
     tiletune.im2col(wrap(x), 3, padding=1, layout="nchw", out=wrap(out))
     torch.cuda.synchronize()
     assert torch.equal(out, F.unfold(x, 3, padding=1))
+
+
+def test_batch_copy_blocks_and_regions():
+    torch.manual_seed(0)
+    # Paged-KV blocks by a block mapping, as vLLM keeps them.
+    src = torch.randn(256, 16, 8, 128, device="cuda", dtype=torch.float16)
+    dst = torch.zeros(300, 16, 8, 128, device="cuda", dtype=torch.float16)
+    mapping = torch.stack([torch.randint(0, 256, (100,)), torch.randperm(300)[:100]], 1).cuda()
+    expected = dst.clone()
+    expected[mapping[:, 1]] = src[mapping[:, 0]]
+    assert tiletune.batch_copy(dst, src, mapping) is dst
+    torch.cuda.synchronize()
+    assert torch.equal(dst, expected)
+    # Regions of any size at any element offset, in distinct destination slots.
+    item = 4096
+    flat_src = torch.randn(64 * item, device="cuda", dtype=torch.float32)
+    flat_dst = torch.zeros(64 * item, device="cuda", dtype=torch.float32)
+    rows, expected = [], flat_dst.clone()
+    for i, slot in enumerate(torch.randperm(64)[:40].tolist()):
+        n = 1 + (i * 977) % item
+        at = slot * item + (i * 13) % (item - n + 1)
+        start = (i * 7919) % (64 * item - n)
+        rows.append((start, at, n))
+        expected[at:at + n] = flat_src[start:start + n]
+    table = torch.tensor(rows, dtype=torch.int64, device="cuda")
+    tiletune.batch_copy(flat_dst, flat_src, table, regions=True, item=item)
+    torch.cuda.synchronize()
+    assert torch.equal(flat_dst, expected)
