@@ -339,9 +339,9 @@ absl::StatusOr<std::optional<CostModel>> ReadCostModel(const tuning::DeviceIdent
 // library cannot be created (the tuning goes on without).
 std::function<std::optional<LibraryChoice>(const TuningTask&)> LibraryChoices(
     const tuning::DeviceIdentity& device) {
-  // Asking is no miss of the user's program: the tuner's problems are not recorded.
-  ::unsetenv("TILETUNE_RECORD_MISSES");
   LibraryOptions options;
+  // Asking is no miss of the user's program: the tuner's problems are not recorded.
+  options.record_misses_from_environment = false;
   options.tune_on_miss_ms = 0;
   absl::StatusOr<std::unique_ptr<Library>> made = Library::Create(std::move(options));
   if (!made.ok()) {

@@ -55,7 +55,7 @@ class CudaTuningDevice::Workspace {
     const HostBytes& input = images.input;
     const HostBytes& expected = images.expected;
     ws->poison_ = images.poison;
-    ws->items_ = task.definition->ExampleItems(*task.op);
+    TT_ASSIGN_OR_RETURN(ws->items_, UploadExampleItems(context, *task.definition, *task.op));
     TT_ASSIGN_OR_RETURN(ws->expected_, DeviceBuffer::Allocate(context, expected.size()));
     TT_RETURN_IF_ERROR(ws->expected_.CopyFromHost(expected.data(), expected.size()));
     for (size_t s = 0; s < sets; ++s) {
@@ -73,12 +73,10 @@ class CudaTuningDevice::Workspace {
 
   // Launches once on set 0 over a poisoned output and compares every byte.
   absl::Status Verify(TileKernel& kernel, DeviceCheck& check) {
-    // Items listed at run time: the example the reference applied, for this launch and the
-    // timed ones.
-    if (kernel.lowered().item_table) TT_RETURN_IF_ERROR(kernel.AttachItems(items_));
     TT_RETURN_IF_ERROR(out_[0].Fill(poison_));
     TT_RETURN_IF_ERROR(context_.Synchronize());
-    TT_RETURN_IF_ERROR(kernel.Launch(in_[0].ptr() + kGuard, out_[0].ptr() + kGuard, nullptr));
+    TT_RETURN_IF_ERROR(
+        kernel.Launch(in_[0].ptr() + kGuard, out_[0].ptr() + kGuard, nullptr, items_.get()));
     TT_RETURN_IF_ERROR(context_.Synchronize());
     TT_ASSIGN_OR_RETURN(Mismatch m, check.Compare(out_[0].ptr(), expected_.ptr(),
                                                   out_span_ + 2 * kGuard, nullptr));
@@ -94,7 +92,10 @@ class CudaTuningDevice::Workspace {
   absl::StatusOr<std::vector<double>> Measure(TileKernel& kernel, Event& start, Event& stop,
                                               int samples) {
     return Time(
-        [&](size_t s) { return kernel.Launch(in_[s].ptr() + kGuard, out_[s].ptr() + kGuard, nullptr); },
+        [&](size_t s) {
+          return kernel.Launch(in_[s].ptr() + kGuard, out_[s].ptr() + kGuard, nullptr,
+                               items_.get());
+        },
         start, stop, samples);
   }
 
@@ -194,7 +195,8 @@ class CudaTuningDevice::Workspace {
   const Context& context_;
   size_t in_span_ = 0, out_span_ = 0;
   uint8_t poison_ = 0;
-  ItemTableImage items_;
+  // The op's example item table (items listed at run time), for every launch.
+  DeviceItems items_;
   size_t next_ = 0;
   DeviceBuffer expected_;
   std::vector<DeviceBuffer> in_, out_;

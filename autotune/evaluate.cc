@@ -36,17 +36,11 @@ std::string DescribeLaunch(const LaunchInfo& info) {
                                              : "");
 }
 
-// The operator's example item table on the device, for operators whose items a launch lists
-// (batch_copy); no table for the others.
-struct Items {
-  std::optional<DeviceBuffer> table;
-  int64_t count = 0;
-};
-
+// Launch or, with items (batch_copy), LaunchItems.
 absl::Status LaunchOp(Library& library, const TileOp& op, CUdeviceptr input, CUdeviceptr output,
-                      CUstream stream, const Items& items) {
-  if (!items.table.has_value()) return library.Launch(op, input, output, stream);
-  return library.LaunchItems(op, input, output, items.table->ptr(), items.count, stream);
+                      CUstream stream, const DeviceItems& items) {
+  if (items.get() == nullptr) return library.Launch(op, input, output, stream);
+  return library.LaunchItems(op, input, output, items.args.table, items.args.count, stream);
 }
 
 // Launches `op` once through `library` on the verification buffers (the input uploaded
@@ -55,7 +49,7 @@ absl::Status LaunchOp(Library& library, const TileOp& op, CUdeviceptr input, CUd
 absl::Status CheckBitExact(Library& library, const Context& context, const TileOp& op,
                            const VerificationImages& images, DeviceBuffer& input,
                            DeviceBuffer& output, CUstream stream, const char* side,
-                           const Items& items) {
+                           const DeviceItems& items) {
   TT_RETURN_IF_ERROR(input.CopyFromHost(images.input.data(), images.input.size()));
   TT_RETURN_IF_ERROR(output.Fill(images.poison));
   TT_RETURN_IF_ERROR(LaunchOp(library, op, input.ptr() + kGuardBytes,
@@ -97,12 +91,7 @@ absl::Status EvaluateOne(const TileOpRegistry& ops, const TileOp& op, Library& e
   TT_ASSIGN_OR_RETURN(VerificationImages images, MakeVerificationImages(*definition, op, rng));
   TT_ASSIGN_OR_RETURN(DeviceBuffer input, DeviceBuffer::Allocate(context, images.input.size()));
   TT_ASSIGN_OR_RETURN(DeviceBuffer output, DeviceBuffer::Allocate(context, images.expected.size()));
-  Items items;
-  if (const ItemTableImage example = definition->ExampleItems(op); !example.bytes.empty()) {
-    TT_ASSIGN_OR_RETURN(items.table, DeviceBuffer::Allocate(context, example.bytes.size()));
-    TT_RETURN_IF_ERROR(items.table->CopyFromHost(example.bytes.data(), example.bytes.size()));
-    items.count = example.count;
-  }
+  TT_ASSIGN_OR_RETURN(DeviceItems items, UploadExampleItems(context, *definition, op));
   TT_RETURN_IF_ERROR(CheckBitExact(evaluated, context, op, images, input, output, stream.get(),
                                    "library's", items));
   TT_RETURN_IF_ERROR(

@@ -31,10 +31,15 @@ void Count(const CandidateSet& set, TuneStats* stats, std::vector<std::string>* 
 
 }  // namespace
 
-std::vector<Hints> Tuner::LeaderHints(const std::vector<Run>& runs) const {
+std::vector<Hints> Tuner::LeaderHints(const std::vector<Run>& runs,
+                                      const Anchors& anchors) const {
   std::map<std::string, std::pair<double, const Candidate*>> best_per_path;
   for (const Run& run : runs) {
     if (run.measurement.samples_us.empty()) continue;
+    // The anchors ran at their own launches, the other hint sets at one representative
+    // launch per path: they would lead on their launch alone.
+    const std::string& sha = run.candidate->source_sha256;
+    if (!sha.empty() && (sha == anchors.library || sha == anchors.heuristic)) continue;
     const double median = Median(run.measurement.samples_us);
     const std::string& path = run.candidate->lowered->path_name;
     auto it = best_per_path.find(path);
@@ -68,8 +73,8 @@ std::vector<Candidate> Tuner::ModelTopK(const TuningTask& task, std::vector<Cand
   if (options_.cost_model == nullptr) return candidates;
   int k = options_.model_top_k;
   if (k <= 0) k = options_.cost_model->TopKFor(task.definition->name());
-  k = std::max(k, 1);
-  if (static_cast<int>(candidates.size()) <= k) return candidates;
+  // The model gave no k for this operator (it was never in its corpus): measure all.
+  if (k <= 0 || static_cast<int>(candidates.size()) <= k) return candidates;
   std::vector<std::pair<double, size_t>> ranked;
   for (size_t i = 0; i < candidates.size(); ++i) {
     ranked.emplace_back(
@@ -122,7 +127,7 @@ absl::Status Tuner::Search(const TuningTask& task, Evaluator& evaluator, TuneSta
       evaluator.Evaluate(ModelTopK(task, std::move(first.candidates), *anchors, stats), "hints"));
 
   std::vector<Trial> second;
-  for (const Hints& hints : LeaderHints(evaluator.runs())) {
+  for (const Hints& hints : LeaderHints(evaluator.runs(), *anchors)) {
     for (const LaunchParams& launch : task.space.launches) second.push_back({hints, launch});
   }
   absl::StatusOr<CandidateSet> launches =

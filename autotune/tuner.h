@@ -94,8 +94,7 @@ class Tuner {
                                             TuneStats* stats);
 
  private:
-  // The best hint set of each of the `leader_paths` best paths measured so far.
-  std::vector<Hints> LeaderHints(const std::vector<Run>& runs) const;
+
   // Interleaved rounds over `top`: each one's samples, by index.
   absl::StatusOr<std::map<int, std::vector<double>>> Interleaved(Evaluator& evaluator,
                                                                  const std::vector<int>& top);
@@ -105,6 +104,9 @@ class Tuner {
     std::string library;
     std::string heuristic;
   };
+  // The best hint set of each of the `leader_paths` best paths measured so far, the
+  // anchors left out.
+  std::vector<Hints> LeaderHints(const std::vector<Run>& runs, const Anchors& anchors) const;
   // The candidates a phase measures: all of them, or with a cost model its top k and the
   // anchors (stats->model_skipped counts the rest).
   std::vector<Candidate> ModelTopK(const TuningTask& task, std::vector<Candidate> candidates,

@@ -261,7 +261,7 @@ absl::StatusOr<std::unique_ptr<Library>> Library::Create(LibraryOptions options)
   absl::Status database_status = stack.status;
   const std::string origin = DescribeStack(stack);
   std::string misses = options.record_misses;
-  if (misses.empty()) {
+  if (misses.empty() && options.record_misses_from_environment) {
     if (const char* env = std::getenv("TILETUNE_RECORD_MISSES")) misses = env;
   }
   TT_ASSIGN_OR_RETURN(auto resolver, TunedResolver::Create(std::move(resolver_options)));

@@ -75,8 +75,10 @@ struct LibraryOptions {
   // the H200 database tuned on autotune/suites/).
   const std::vector<ShippedDatabase>* shipped = nullptr;
   // Append each problem that resolves without an exact record, once, to this suite file
-  // (kernels/miss_recorder.h); empty means $TILETUNE_RECORD_MISSES; empty again, off.
+  // (kernels/miss_recorder.h); empty means $TILETUNE_RECORD_MISSES (unless
+  // record_misses_from_environment is false); empty again, off.
   std::string record_misses;
+  bool record_misses_from_environment = true;
   // Tune on a miss: the first launch of a problem with no exact record measures up to
   // tune_on_miss_candidates variants (the nearest records', the heuristic), each verified
   // bit-exact first, times them for about this many milliseconds, launches the fastest and

@@ -187,25 +187,11 @@ absl::StatusOr<std::unique_ptr<TileKernel>> TileKernel::CreateFromModule(
                                                     std::move(kernel)));
 }
 
-absl::Status TileKernel::Launch(CUdeviceptr input, CUdeviceptr output, CUstream stream) {
+absl::Status TileKernel::Launch(CUdeviceptr input, CUdeviceptr output, CUstream stream,
+                                const ItemArgs* items) {
   return Launch(input, output,
                 RegionOffsets{lowered_->input_offset_bytes, lowered_->output_offset_bytes},
-                stream);
-}
-
-absl::Status TileKernel::AttachItems(const ItemTableImage& items) {
-  if (!lowered_->item_table) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(lowered_->kernel_name, " takes no item table"));
-  }
-  TT_ASSIGN_OR_RETURN(DeviceBuffer table,
-                      DeviceBuffer::Allocate(context_, std::max<size_t>(1, items.bytes.size())));
-  if (!items.bytes.empty()) {
-    TT_RETURN_IF_ERROR(table.CopyFromHost(items.bytes.data(), items.bytes.size()));
-  }
-  attached_ = ItemArgs{table.ptr(), items.count};
-  attached_table_ = std::move(table);
-  return absl::OkStatus();
+                stream, items);
 }
 
 absl::Status TileKernel::Launch(CUdeviceptr input_buffer, CUdeviceptr output_buffer,
@@ -218,12 +204,12 @@ absl::Status TileKernel::Launch(CUdeviceptr input_buffer, CUdeviceptr output_buf
   ItemArgs run;
   int64_t grid = grid_;
   if (lowered_->item_table) {
-    if (items == nullptr && !attached_table_.has_value()) {
+    if (items == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat(
           lowered_->kernel_name, " copies items listed in a device table: give the table "
           "and its count (Library::LaunchItems)"));
     }
-    run = items != nullptr ? *items : attached_;
+    run = *items;
     if (run.count < 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("item count ", run.count, ": accepted is 0 or more"));

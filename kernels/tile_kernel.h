@@ -12,9 +12,9 @@
 // and operands that overlap. It encodes the kernel's TMA descriptors (tiled or im2col
 // mode) for a new pair of starts and reuses them for the same pair. A kernel of an
 // operator whose items are listed at run time (LoweredTileKernel::item_table: batch_copy)
-// takes a device item table and its count, given to Launch or attached once (tuning and
-// verification attach the operator's example). Not thread-safe: one launching thread per
-// TileKernel.
+// takes a device item table and its count with every launch (tuning and verification pass
+// the operator's example, UploadExampleItems in kernels/verify.h). Not thread-safe: one
+// launching thread per TileKernel.
 #ifndef KERNELS_TILE_KERNEL_H_
 #define KERNELS_TILE_KERNEL_H_
 
@@ -104,16 +104,14 @@ class TileKernel {
       std::string source, std::shared_ptr<const Module> module);
 
   // From the buffers at `input` and `output`, with the regions where the op the kernel
-  // was lowered from has them.
-  absl::Status Launch(CUdeviceptr input, CUdeviceptr output, CUstream stream);
-  // With the regions `offsets` bytes into the buffers (another op of the same kernel key),
-  // and for an item-table kernel `items` (none: the attached table). InvalidArgument for
-  // an item-table kernel given no items and none attached, and for items given to another.
+  // was lowered from has them; `items` for an item-table kernel.
+  absl::Status Launch(CUdeviceptr input, CUdeviceptr output, CUstream stream,
+                      const ItemArgs* items = nullptr);
+  // With the regions `offsets` bytes into the buffers (another op of the same kernel key).
+  // InvalidArgument for an item-table kernel given no items, and for items given to
+  // another.
   absl::Status Launch(CUdeviceptr input, CUdeviceptr output, const RegionOffsets& offsets,
                       CUstream stream, const ItemArgs* items = nullptr);
-  // Copies `items` to the device (kept until the next call or the kernel's end) as the
-  // table a Launch given none uses. InvalidArgument for a kernel that takes no table.
-  absl::Status AttachItems(const ItemTableImage& items);
 
   const LoweredTileKernel& lowered() const { return *lowered_; }
   const std::string& source() const { return source_; }
@@ -133,9 +131,6 @@ class TileKernel {
   Kernel kernel_;
   int64_t grid_;
   TensorMapCache maps_;
-  // AttachItems' table.
-  std::optional<DeviceBuffer> attached_table_;
-  ItemArgs attached_;
 };
 
 }  // namespace tiletune

@@ -218,6 +218,8 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
   TT_RETURN_IF_ERROR(pristine.CopyFrom(input));
   TT_RETURN_IF_ERROR(expected.CopyFromHost(images.expected.data(), images.expected.size()));
   TT_ASSIGN_OR_RETURN(RegionOffsets verify_offsets, definition.Offsets(op));
+  // Items listed at run time (batch_copy): the op's example, for every launch here.
+  TT_ASSIGN_OR_RETURN(DeviceItems items, UploadExampleItems(context, definition, op));
   // Set when a candidate may have written its input: the next one gets it back first.
   bool input_dirty = false;
   auto verify = [&](TileKernel& kernel) -> absl::Status {
@@ -227,7 +229,7 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
     }
     TT_RETURN_IF_ERROR(output.Fill(images.poison));
     TT_RETURN_IF_ERROR(kernel.Launch(input.ptr() + kGuardBytes, output.ptr() + kGuardBytes,
-                                     verify_offsets, /*stream=*/nullptr));
+                                     verify_offsets, /*stream=*/nullptr, items.get()));
     TT_RETURN_IF_ERROR(context.Synchronize());
     TT_ASSIGN_OR_RETURN(Mismatch out_diff, check->Compare(output.ptr(), expected.ptr(),
                                                           images.expected.size(), nullptr));
@@ -293,7 +295,8 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
       TT_RETURN_IF_ERROR(starts[i]->Record(stream->get()));
       for (int k = 0; k < count; ++k) {
         const auto& [in, outp] = pairs[next_pair++ % pairs.size()];
-        TT_RETURN_IF_ERROR(running[i]->kernel->Launch(in, outp, offsets, stream->get()));
+        TT_RETURN_IF_ERROR(
+            running[i]->kernel->Launch(in, outp, offsets, stream->get(), items.get()));
       }
       TT_RETURN_IF_ERROR(ends[i]->Record(stream->get()));
     }

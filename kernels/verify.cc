@@ -53,6 +53,19 @@ absl::StatusOr<VerificationImages> MakeVerificationImages(const TileOpDefinition
   return images;
 }
 
+absl::StatusOr<DeviceItems> UploadExampleItems(const Context& context,
+                                               const TileOpDefinition& definition,
+                                               const TileOp& op) {
+  DeviceItems items;
+  const ItemTableImage example = definition.ExampleItems(op);
+  if (example.bytes.empty()) return items;
+  TT_ASSIGN_OR_RETURN(DeviceBuffer table, DeviceBuffer::Allocate(context, example.bytes.size()));
+  TT_RETURN_IF_ERROR(table.CopyFromHost(example.bytes.data(), example.bytes.size()));
+  items.args = ItemArgs{table.ptr(), example.count};
+  items.table = std::move(table);
+  return items;
+}
+
 absl::Status VerifyTileKernel(const Context& context, TileKernel& kernel,
                               const TileOpDefinition& definition, const TileOp& op,
                               std::mt19937_64& rng) {
@@ -78,14 +91,12 @@ absl::Status VerifyTileKernelOn(const Context& context, TileKernel& kernel,
   }
   TT_RETURN_IF_ERROR(output_device.Fill(poison));
   // Items listed at run time: the op's example, which the reference applied.
-  if (kernel.lowered().item_table) {
-    TT_RETURN_IF_ERROR(kernel.AttachItems(definition.ExampleItems(op)));
-  }
+  TT_ASSIGN_OR_RETURN(DeviceItems items, UploadExampleItems(context, definition, op));
   // The op's own region offsets: `op` may be another op of the kernel's key.
   TT_ASSIGN_OR_RETURN(RegionOffsets offsets, definition.Offsets(op));
   TT_RETURN_IF_ERROR(kernel.Launch(input_device.ptr() + kGuardBytes,
                                    output_device.ptr() + kGuardBytes, offsets,
-                                   /*stream=*/nullptr));
+                                   /*stream=*/nullptr, items.get()));
   TT_RETURN_IF_ERROR(context.Synchronize());
   HostBytes got(expected.size());
   TT_RETURN_IF_ERROR(output_device.CopyToHost(got.data(), got.size()));

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <optional>
 #include <random>
 #include <utility>
 #include <vector>
@@ -68,8 +69,20 @@ absl::StatusOr<VerificationImages> MakeVerificationImages(const TileOpDefinition
                                                           const TileOp& op,
                                                           std::mt19937_64& rng);
 
-// `kernel` runs at the region offsets of `op` (TileOpDefinition::Offsets), so one kernel
-// can be verified on every op of its key. OK when the kernel matches the reference; DataLoss naming the first wrong byte (its
+// The operator's example item table (TileOpDefinition::ExampleItems) on the device, for
+// operators whose items a launch lists (batch_copy): what tuning, verification and
+// evaluation launch `op` with. get() is null for the other operators.
+struct DeviceItems {
+  std::optional<DeviceBuffer> table;
+  ItemArgs args;
+  const ItemArgs* get() const { return table.has_value() ? &args : nullptr; }
+};
+absl::StatusOr<DeviceItems> UploadExampleItems(const Context& context,
+                                               const TileOpDefinition& definition,
+                                               const TileOp& op);
+
+// `kernel` runs at the region offsets of `op` (TileOpDefinition::Offsets), and with its
+// example items, so one kernel can be verified on every op of its key. OK when the kernel matches the reference; DataLoss naming the first wrong byte (its
 // output element as the operator describes it, or the guard zone) and how many follow;
 // launch or driver errors as the runtime returns them (a fault is Aborted).
 absl::Status VerifyTileKernel(const Context& context, TileKernel& kernel,

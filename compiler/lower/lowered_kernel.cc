@@ -45,7 +45,12 @@ int64_t LoweredTileKernel::GridSize(int sm_count) const {
 }
 
 int64_t LoweredTileKernel::GridSizeForItems(int sm_count, int64_t items) const {
-  const int64_t tiles = std::max<int64_t>(1, items * units_per_item);
+  // At most 2^31 - 1 CTAs (the grid's x limit); an item-table kernel walks its units
+  // grid-stride, so a capped grid still covers them.
+  constexpr int64_t kMaxGrid = (int64_t{1} << 31) - 1;
+  const int64_t per_item = std::max<int64_t>(1, units_per_item);
+  const int64_t tiles =
+      std::max<int64_t>(1, items > kMaxGrid / per_item ? kMaxGrid : items * per_item);
   if (launch.ctas_per_sm <= 0) return tiles;
   return std::min<int64_t>(tiles, static_cast<int64_t>(launch.ctas_per_sm) * sm_count);
 }

@@ -257,9 +257,9 @@ tuning::CostModel CostModel::ToProto(const tuning::DeviceIdentity& device) const
 }
 
 int CostModel::TopKFor(const std::string& op) const {
-  if (auto it = top_k_.find(op); it != top_k_.end()) return it->second;
-  if (auto it = top_k_.find("all"); it != top_k_.end()) return it->second;
-  return kDefaultTopK;
+  if (top_k_.empty()) return kDefaultTopK;
+  auto it = top_k_.find(op);
+  return it != top_k_.end() ? it->second : 0;
 }
 
 absl::StatusOr<std::vector<LeaveOneOutError>> LeaveOneProblemOut(

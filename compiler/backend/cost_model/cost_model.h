@@ -86,7 +86,9 @@ class CostModel {
 
   double EstimateUs(const KernelTerms& terms) const;
   // How many of the model's first choices a tuner measures for operator `op`: the k its
-  // leave-one-problem-out found for that operator, else for all, else kDefaultTopK.
+  // leave-one-problem-out found for that operator; 0 (measure every candidate) for an
+  // operator the fit gave no k (absent from its corpus, or none held 1%); kDefaultTopK for
+  // a model that holds no k at all.
   static constexpr int kDefaultTopK = 40;
   int TopKFor(const std::string& op) const;
   // The k each operator needs ("all" for every operator), from LeaveOneProblemOut.

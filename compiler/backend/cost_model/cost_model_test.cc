@@ -123,9 +123,10 @@ TEST(CostModelTest, ProtoRoundTripAndBadFilesAreRefused) {
               HasSubstr("inflight_knot_bytes 0 (accepted: > 0)"));
 }
 
-// The k a tuner measures: the operator's, else all operators', else the default; it
-// survives the file, and a k below 1 is refused.
-TEST(CostModelTest, TopKPerOperatorFallsBackToAllThenTheDefault) {
+// The k a tuner measures: the operator's; for an operator the fit gave none (never in its
+// corpus), 0, every candidate; the default for a model with no k at all. It survives the file,
+// and a k below 1 is refused.
+TEST(CostModelTest, TopKPerOperatorAndNoneForOperatorsTheFitNeverSaw) {
   auto model = CostModel::Fit(Synthetic(4, 20, 0));
   ASSERT_TRUE(model.ok());
   EXPECT_EQ(model->TopKFor("copy"), CostModel::kDefaultTopK);
@@ -134,7 +135,7 @@ TEST(CostModelTest, TopKPerOperatorFallsBackToAllThenTheDefault) {
   auto back = CostModel::FromProto(proto);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->TopKFor("copy"), 7);
-  EXPECT_EQ(back->TopKFor("im2col"), 12);
+  EXPECT_EQ(back->TopKFor("batch_copy"), 0);
   tuning::CostModel zero = proto;
   (*zero.mutable_top_k())["im2col"] = 0;
   EXPECT_THAT(std::string(CostModel::FromProto(zero).status().message()),

@@ -74,10 +74,14 @@ std::string BatchCopyDefinition::Describe(const TileOp& op) const {
 }
 
 void BatchCopyDefinition::AppendKey(const TileOp& op, std::string& key) const {
-  // The count is not in the key: a launch passes its own, and the kernel does not change.
+  // The count by its power of two: a launch passes its own count, and the kernel serves
+  // every count, but records are tuned per count, so ops of counts far apart may resolve
+  // to other kernels (and the library caches one per key).
   const BatchCopyOp& b = OpRef<BatchCopyOp>(op);
+  int64_t bucket = 1;
+  while (bucket < b.count) bucket *= 2;
   absl::StrAppend(&key, name(), "|", DataTypeName(b.element_type), "|", BatchFormName(b.form));
-  AppendKeyInts(key, {b.item, b.src_items, b.dst_items});
+  AppendKeyInts(key, {b.item, b.src_items, b.dst_items, bucket});
   absl::StatusOr<ResolvedHints> hints = ResolveHints(b.hints, BatchCopyHintScope());
   absl::StrAppend(&key, "|", hints.ok() ? HintsToString(*hints) : "?");
 }

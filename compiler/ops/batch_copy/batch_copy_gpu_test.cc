@@ -145,6 +145,8 @@ TEST(BatchCopyTableTest, TablesGivenAtLaunch) {
                  17, 4001, 999,       // source and destination misaligned to each other
                  -5, 9000, 10,        // outside: negative offset
                  63000, 20000, 2000,  // outside: past the source pool
+                 70000, 0, 10,        // outside: starts past the source pool
+                 0, 70000, 10,        // outside: starts past the destination pool
                  500, 30000, 1};
     }
     const int fields = BatchEntryBytes(form) / 8;
@@ -171,7 +173,7 @@ TEST(BatchCopyTableTest, TablesGivenAtLaunch) {
     std::vector<uint8_t> got(pool);
     ASSERT_TRUE(out->CopyToHost(got.data(), pool).ok());
     EXPECT_TRUE(got == expected);
-    // No table, none attached: refused, naming what to do.
+    // No table: refused, naming what to do.
     absl::Status refused = (*kernel)->Launch(in->ptr(), out->ptr(), RegionOffsets{}, nullptr);
     EXPECT_NE(std::string(refused.message()).find("LaunchItems"), std::string::npos) << refused;
   }

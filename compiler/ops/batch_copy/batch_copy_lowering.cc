@@ -168,15 +168,17 @@ __device__ __forceinline__ void tt_copy_vectors(const u8* __restrict__ s, u8* __
   for (; v < vectors; v += THREADS) tt_st_global(d + v * VEC, tt_ld_global(s + v * VEC)", policy_arg, R"())", policy_arg, R"();
 }
 )");
+  // A persistent grid asks for its CTAs per SM as the occupancy the registers must allow.
   absl::StrAppend(&out, "\nextern \"C\" __global__ void __launch_bounds__(", l.launch.threads,
+                  l.launch.ctas_per_sm > 0 ? absl::StrCat(", ", l.launch.ctas_per_sm) : "",
                   ") ", l.kernel_name,
                   "(const u8* __restrict__ src, u8* __restrict__ dst,\n"
                   "    const long long* __restrict__ table, long long count) {\n",
                   hint ? "  const u64 policy = tt_make_policy();\n" : "",
                   "  const u64 units = count > 0 ? static_cast<u64>(count) * CHUNKS : 0;\n",
-                  l.launch.ctas_per_sm > 0
-                      ? "  for (u64 u = blockIdx.x; u < units; u += gridDim.x) {\n"
-                      : "  // One CTA per unit.\n  for (u64 u = blockIdx.x; u < units; u = units) {\n",
+                  // Grid-stride in both: one CTA per unit runs one pass where the grid
+                  // covers the units (it is capped at 2^31 - 1 CTAs).
+                  "  for (u64 u = blockIdx.x; u < units; u += gridDim.x) {\n",
                   "    const u64 i = u / CHUNKS, c = u - i * CHUNKS;\n");
   if (l.form == BatchForm::kBlocks) {
     absl::StrAppend(&out, R"(    const long long from = table[2 * i], to = table[2 * i + 1];
@@ -194,8 +196,10 @@ __device__ __forceinline__ void tt_copy_vectors(const u8* __restrict__ s, u8* __
   } else {
     absl::StrAppend(&out, R"(    const long long from = table[3 * i], to = table[3 * i + 1], n = table[3 * i + 2];
     // An entry outside the pools is skipped.
-    if (from < 0 || to < 0 || n < 0 || static_cast<u64>(n) > SRC_BYTES / ELEMENT - from ||
-        static_cast<u64>(n) > DST_BYTES / ELEMENT - to) continue;
+    if (from < 0 || to < 0 || n < 0 || static_cast<u64>(from) > SRC_BYTES / ELEMENT ||
+        static_cast<u64>(to) > DST_BYTES / ELEMENT ||
+        static_cast<u64>(n) > SRC_BYTES / ELEMENT - static_cast<u64>(from) ||
+        static_cast<u64>(n) > DST_BYTES / ELEMENT - static_cast<u64>(to)) continue;
     const u64 item_bytes = static_cast<u64>(n) * ELEMENT;
     // Chunk c, then c + CHUNKS, ...: an item larger than the largest declared is copied too.
     for (u64 start = c * TILE_BYTES; start < item_bytes; start += CHUNKS * TILE_BYTES) {

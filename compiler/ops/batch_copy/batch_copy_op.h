@@ -9,13 +9,12 @@
 //   regions  the table holds int64 triples (source element offset, destination element
 //            offset, elements): items of any size up to `item` elements (larger ones are
 //            copied too, with less balance), at any element offsets into the source pool of
-//            src_items * item elements and the destination pool of dst_items * item; a
-//            launch over pools at address 0 takes absolute addresses (in elements).
+//            src_items * item elements and the destination pool of dst_items * item.
 //
 // An entry that would read or write outside its pool is skipped (nothing of it is
 // written); destinations must not overlap (where they do, which item lands is unspecified).
-// `count` is the number of items a tuning measures and the default of a launch; a launch
-// passes its own count, so problems differing only in count share one kernel.
+// `count` is the number of items a tuning measures; a launch passes its own count (one
+// kernel serves every count), and ops whose counts share a power of two share a kernel.
 //
 //   BatchCopyOp op;
 //   op.dtype = DataType::kF16;
@@ -82,7 +81,8 @@ std::vector<uint8_t> ExampleBatchTable(const BatchCopyOp& op, uint64_t seed);
 
 // Applies `entries` of the item table `table` (host bytes) from the source pool image
 // `src` to the destination pool image `dst`, skipping entries outside the pools as the
-// kernels do. InvalidArgument when the images or the table are too small.
+// kernels do. InvalidArgument when the images are smaller than the pools; `table` must hold
+// `entries` entries.
 absl::Status BatchCopyReference(const BatchCopyOp& op, const uint8_t* table, int64_t entries,
                                 const uint8_t* src, size_t src_size, uint8_t* dst,
                                 size_t dst_size);

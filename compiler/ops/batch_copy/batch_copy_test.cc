@@ -48,14 +48,17 @@ TEST(BatchCopyTest, SpecsProblemsAndKeysRoundTrip) {
     ASSERT_TRUE(back.ok()) << back.status();
     EXPECT_EQ(definition.ToProblem(**back)->SerializeAsString(), problem->SerializeAsString());
   }
-  // Pools default to the count; the count is not in the kernel key (a launch passes it).
-  auto small = ops.ParseSpec("batch_copy:f16:10:512:src=64:dst=64");
-  auto large = ops.ParseSpec("batch_copy:f16:60:512:src=64:dst=64");
-  ASSERT_TRUE(small.ok() && large.ok());
-  std::string a, b;
-  (*ops.For(**small))->AppendKey(**small, a);
-  (*ops.For(**large))->AppendKey(**large, b);
-  EXPECT_EQ(a, b);
+  // Pools default to the count; the key holds the count's power of two (a launch passes
+  // its own count; records are per count).
+  auto key = [&](const std::string& spec) {
+    auto op = ops.ParseSpec(spec);
+    EXPECT_TRUE(op.ok()) << op.status();
+    std::string k;
+    (*ops.For(**op))->AppendKey(**op, k);
+    return k;
+  };
+  EXPECT_EQ(key("batch_copy:f16:33:512:src=64:dst=64"), key("batch_copy:f16:60:512:src=64:dst=64"));
+  EXPECT_NE(key("batch_copy:f16:10:512:src=64:dst=64"), key("batch_copy:f16:60:512:src=64:dst=64"));
   EXPECT_EQ(Batch(**ops.ParseSpec("batch_copy:f32:5:8")).dst_items, 5);
 }
 
