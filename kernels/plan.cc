@@ -295,15 +295,9 @@ absl::Status Plan::ExecuteItems(CUdeviceptr input, CUdeviceptr output, CUdevicep
     return absl::InvalidArgumentError(absl::StrCat(
         impl_->info.kernel_name, " takes no item table: execute it with Execute"));
   }
-  if (count < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("item count ", count, ": accepted is 0 or more"));
-  }
-  if (count == 0) return absl::OkStatus();
-  if (table == 0 || table % 8 != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "item table at 0x", absl::Hex(table), ": it must be a device address, 8-byte aligned"));
-  }
   const ItemArgs items{table, count};
+  TT_RETURN_IF_ERROR(CheckItemArgs(items));
+  if (count == 0) return absl::OkStatus();
   return Launch(input, output, &items, stream);
 }
 

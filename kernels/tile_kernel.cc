@@ -194,6 +194,19 @@ absl::Status TileKernel::Launch(CUdeviceptr input, CUdeviceptr output, CUstream 
                 stream, items);
 }
 
+absl::Status CheckItemArgs(const ItemArgs& items) {
+  if (items.count < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("item count ", items.count, ": accepted is 0 or more"));
+  }
+  if (items.count > 0 && (items.table == 0 || items.table % 8 != 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "item table at 0x", absl::Hex(items.table), ": it must be a device address, 8-byte "
+        "aligned"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status TileKernel::Launch(CUdeviceptr input_buffer, CUdeviceptr output_buffer,
                                 const RegionOffsets& offsets, CUstream stream,
                                 const ItemArgs* items) {
@@ -210,16 +223,8 @@ absl::Status TileKernel::Launch(CUdeviceptr input_buffer, CUdeviceptr output_buf
           "and its count (Library::LaunchItems)"));
     }
     run = *items;
-    if (run.count < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("item count ", run.count, ": accepted is 0 or more"));
-    }
+    TT_RETURN_IF_ERROR(CheckItemArgs(run));
     if (run.count == 0) return absl::OkStatus();
-    if (run.table == 0 || run.table % 8 != 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "item table at 0x", absl::Hex(run.table), ": it must be a device pointer, 8-byte "
-          "aligned"));
-    }
     grid = lowered_->GridSizeForItems(context_.info().sm_count, run.count);
     args.push_back(&run.table);
     args.push_back(&run.count);

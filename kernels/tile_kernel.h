@@ -84,6 +84,10 @@ struct ItemArgs {
   int64_t count = 0;
 };
 
+// InvalidArgument for a negative count, or for a table that is not an 8-byte aligned
+// device address when there are items to copy.
+absl::Status CheckItemArgs(const ItemArgs& items);
+
 class TileKernel {
  public:
   // Emits through `definition`, compiles (through `compiler`, for the lowered target) and
