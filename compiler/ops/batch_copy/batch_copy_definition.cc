@@ -91,7 +91,8 @@ absl::StatusOr<tuning::Problem> BatchCopyDefinition::ToProblem(const TileOp& op)
   tuning::Problem problem;
   problem.set_dtype(DataTypeName(b->element_type));
   tuning::BatchCopyProblem* p = problem.mutable_batch_copy();
-  p->set_form(BatchFormName(b->form));
+  p->set_form(b->form == BatchForm::kRegions ? tuning::BATCH_COPY_FORM_REGIONS
+                                              : tuning::BATCH_COPY_FORM_BLOCKS);
   p->set_count(b->count);
   p->set_item(b->item);
   p->set_src_items(b->src_items);
@@ -108,13 +109,13 @@ absl::StatusOr<std::unique_ptr<TileOp>> BatchCopyDefinition::FromProblem(
   TT_ASSIGN_OR_RETURN(DataType dtype, ParseDataType(problem.dtype()));
   const tuning::BatchCopyProblem& p = problem.batch_copy();
   BatchForm form;
-  if (p.form() == "blocks") {
+  if (p.form() == tuning::BATCH_COPY_FORM_BLOCKS) {
     form = BatchForm::kBlocks;
-  } else if (p.form() == "regions") {
+  } else if (p.form() == tuning::BATCH_COPY_FORM_REGIONS) {
     form = BatchForm::kRegions;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat("batch_copy form '", p.form().substr(0, 40),
-                                                   "': accepted are blocks, regions"));
+    return absl::InvalidArgumentError(absl::StrCat("batch_copy form ", static_cast<int>(p.form()),
+                                                   ": accepted are 0 (blocks), 1 (regions)"));
   }
   if (p.src_items() < 1 || p.dst_items() < 1) {
     return absl::InvalidArgumentError("batch_copy src_items and dst_items must be positive");
@@ -133,7 +134,7 @@ std::vector<double> BatchCopyDefinition::TransferFeatures(const tuning::Problem&
   const double item_bytes = std::max<double>(1, p.item() * e);
   const double count = std::max<double>(1, p.count());
   return {std::log2(item_bytes), std::log2(count), std::log2(item_bytes * count),
-          p.form() == "regions" ? 4.0 : 0.0};
+          p.form() == tuning::BATCH_COPY_FORM_REGIONS ? 4.0 : 0.0};
 }
 
 std::string BatchCopyDefinition::SpecSyntax() const {

@@ -14,6 +14,7 @@
 #include "compiler/ops/batch_copy/batch_copy_op.h"
 #include "compiler/ops/builtin_ops.h"
 #include "compiler/ops/candidates.h"
+#include "compiler/tuning_db/tuning_db.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -60,6 +61,13 @@ TEST(BatchCopyTest, SpecsProblemsAndKeysRoundTrip) {
   EXPECT_EQ(key("batch_copy:f16:33:512:src=64:dst=64"), key("batch_copy:f16:60:512:src=64:dst=64"));
   EXPECT_NE(key("batch_copy:f16:10:512:src=64:dst=64"), key("batch_copy:f16:60:512:src=64:dst=64"));
   EXPECT_EQ(Batch(**ops.ParseSpec("batch_copy:f32:5:8")).dst_items, 5);
+  // The two forms of one shape are two problems (the database's record key tells them
+  // apart).
+  auto blocks = ops.ParseSpec("batch_copy:u8:8:64");
+  auto regions = ops.ParseSpec("batch_copy:u8:8:64:regions");
+  ASSERT_TRUE(blocks.ok() && regions.ok());
+  EXPECT_NE(tuning::ProblemKey(*(*ops.For(**blocks))->ToProblem(**blocks)),
+            tuning::ProblemKey(*(*ops.For(**regions))->ToProblem(**regions)));
 }
 
 TEST(BatchCopyTest, BadSpecsNameTheValue) {
