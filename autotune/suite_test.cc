@@ -140,7 +140,8 @@ TEST(SuiteTest, CheckedInSuitesParseAndTheHeldOutOneIsDisjoint) {
   // The shipped suites first, then the held-out ones.
   for (const char* name :
        {"autotune/suites/h200_shipped.txt", "autotune/suites/h200_col2im.txt",
-        "autotune/suites/heldout.txt", "autotune/suites/heldout_col2im.txt"}) {
+        "autotune/suites/heldout.txt", "autotune/suites/heldout_col2im.txt",
+        "autotune/suites/heldout_fresh.txt"}) {
     absl::StatusOr<std::string> text = tuning::ReadFileToString(name);
     ASSERT_TRUE(text.ok()) << text.status();
     auto problems = ParseSuiteFile(ops, *text, name);
