@@ -363,6 +363,26 @@ TEST(LibraryTest, MissesAreRecordedOnceAsSuiteLines) {
   EXPECT_TRUE((*library)->Explain(**BuiltinTileOps().ParseSpec(specs[0]), h200).ok());
 }
 
+// A library told not to read $TILETUNE_RECORD_MISSES (the autotuner's, asking what the
+// library would launch) records nothing, whatever the environment says.
+TEST(LibraryTest, MissRecordingFromTheEnvironmentCanBeTurnedOff) {
+  const std::string misses = TempPath("misses_off.txt");
+  std::remove(misses.c_str());
+  setenv("TILETUNE_RECORD_MISSES", misses.c_str(), 1);
+  LibraryOptions options = Isolated();
+  options.record_misses_from_environment = false;
+  auto library = Library::Create(options);
+  ASSERT_TRUE(library.ok()) << library.status();
+  tuning::DeviceIdentity h200;
+  h200.set_name("NVIDIA H200");
+  h200.set_cc_major(9);
+  auto explained = (*library)->Explain(**BuiltinTileOps().ParseSpec("copy:f16:1000,1000"), h200);
+  unsetenv("TILETUNE_RECORD_MISSES");
+  ASSERT_TRUE(explained.ok()) << explained.status();
+  EXPECT_NE(explained->level, ResolutionLevel::kExact);
+  EXPECT_FALSE(std::ifstream(misses).good()) << misses << " was written";
+}
+
 // A database made by another tiletune is used, and says so once.
 TEST(LibraryTest, RecordsOfAnotherVersionAreUsedAndNoted) {
   tuning::TuningRecord old = Retuned(96);
