@@ -76,7 +76,6 @@
 #include "compiler/tuning_db/tuning_db.h"
 #include "kernels/library.h"
 #include "kernels/runtime/runtime.h"
-#include "kernels/shipped_databases.h"
 
 ABSL_FLAG(std::string, problems, "", "';'-separated problem list (autotune/suite.h); empty: default suite");
 ABSL_FLAG(std::string, suite, "", "A suite file: one problem spec per line, '#' comments.");
@@ -311,19 +310,12 @@ absl::StatusOr<std::optional<CostModel>> ReadCostModel(const tuning::DeviceIdent
   if (flag == "none") return std::optional<CostModel>();
   if (flag.empty()) {
     if (device == nullptr) return std::optional<CostModel>();
-    for (const ShippedDatabase& shipped : ShippedCostModels()) {
-      tuning::CostModel proto;
-      TT_RETURN_IF_ERROR(tuning::ParseTextMessage(shipped.text, shipped.origin, &proto));
-      if (proto.device().name() != device->name() ||
-          proto.device().cc_major() != device->cc_major() ||
-          proto.device().cc_minor() != device->cc_minor()) {
-        continue;
+    TT_ASSIGN_OR_RETURN(std::vector<BuiltinCostModel> builtin, BuiltinCostModels());
+    for (BuiltinCostModel& b : builtin) {
+      if (b.device.name() == device->name() && b.device.cc_major() == device->cc_major() &&
+          b.device.cc_minor() == device->cc_minor()) {
+        return std::optional<CostModel>(std::move(b.model));
       }
-      absl::StatusOr<CostModel> model = CostModel::FromProto(proto);
-      if (!model.ok()) {
-        return absl::InternalError(absl::StrCat(shipped.origin, ": ", model.status().message()));
-      }
-      return std::optional<CostModel>(*std::move(model));
     }
     return std::optional<CostModel>();
   }

@@ -21,7 +21,6 @@
 #include "compiler/ops/candidates.h"
 #include "compiler/target/target.h"
 #include "compiler/tuning_db/tuning_db.h"
-#include "kernels/shipped_databases.h"
 
 namespace tiletune {
 namespace autotune {
@@ -30,22 +29,6 @@ namespace {
 constexpr char kUsage[] =
     "usage: autotune rank SPEC... [--target=sm_XY] [--sm_count=N] [--cost_model=FILE] "
     "[--top=K]";
-
-// The first built-in model, and where it came from.
-absl::StatusOr<std::pair<CostModel, std::string>> BuiltinModel() {
-  if (ShippedCostModels().empty()) {
-    return absl::NotFoundError("no cost model is built in; give --cost_model");
-  }
-  const ShippedDatabase& shipped = ShippedCostModels().front();
-  tuning::CostModel proto;
-  absl::Status parsed = tuning::ParseTextMessage(shipped.text, shipped.origin, &proto);
-  if (!parsed.ok()) return parsed;
-  absl::StatusOr<CostModel> model = CostModel::FromProto(proto);
-  if (!model.ok()) return model.status();
-  return std::make_pair(*std::move(model),
-                        absl::StrCat(shipped.origin, " (", proto.device().name(), ", ",
-                                     proto.problems(), " problems)"));
-}
 
 std::string DescribeCandidate(const Candidate& c) {
   const LoweredTileKernel& l = *c.lowered;
@@ -98,12 +81,14 @@ int RunRankCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
     model = ReadCostModelFile(path);
     origin = Printable(path);
   } else {
-    absl::StatusOr<std::pair<CostModel, std::string>> builtin = BuiltinModel();
-    if (builtin.ok()) {
-      model = std::move(builtin->first);
-      origin = builtin->second;
-    } else {
+    absl::StatusOr<std::vector<BuiltinCostModel>> builtin = BuiltinCostModels();
+    if (!builtin.ok()) {
       model = builtin.status();
+    } else if (builtin->empty()) {
+      model = absl::NotFoundError("no cost model is built in; give --cost_model");
+    } else {
+      model = std::move(builtin->front().model);
+      origin = builtin->front().origin;
     }
   }
   if (!model.ok()) {
