@@ -111,6 +111,45 @@ INSTANTIATE_TEST_SUITE_P(Forms, BatchCopyGpuTest, ::testing::ValuesIn(Cases()),
                            return info.param.name;
                          });
 
+// Pools for a table given at launch: a random source, a destination of `fill`, the
+// table on the device, and what the CPU reference makes of them.
+struct TableRun {
+  DeviceBuffer in, out, table;
+  std::vector<uint8_t> expected;
+  int64_t count = 0;
+  size_t pool = 0;
+};
+
+TableRun Upload(const Context& context, const BatchCopyOp& op,
+                const std::vector<int64_t>& entries, uint8_t fill) {
+  TableRun run;
+  run.count = static_cast<int64_t>(entries.size()) / (BatchEntryBytes(op.form) / 8);
+  run.pool = static_cast<size_t>(op.item * op.src_items * DataTypeBytes(op.element_type));
+  std::vector<uint8_t> src(run.pool), dst(run.pool, fill);
+  std::mt19937_64 rng(std::random_device{}());
+  for (uint8_t& b : src) b = static_cast<uint8_t>(rng());
+  run.expected = dst;
+  EXPECT_TRUE(BatchCopyReference(op, reinterpret_cast<const uint8_t*>(entries.data()), run.count,
+                                 src.data(), src.size(), run.expected.data(),
+                                 run.expected.size())
+                  .ok());
+  run.in = *DeviceBuffer::Allocate(context, run.pool);
+  run.out = *DeviceBuffer::Allocate(context, run.pool);
+  run.table = *DeviceBuffer::Allocate(context, entries.size() * 8);
+  EXPECT_TRUE(run.in.CopyFromHost(src.data(), run.pool).ok());
+  EXPECT_TRUE(run.out.CopyFromHost(dst.data(), run.pool).ok());
+  EXPECT_TRUE(run.table.CopyFromHost(entries.data(), entries.size() * 8).ok());
+  return run;
+}
+
+// The destination pool after the launch equals the reference's.
+void ExpectReference(const Context& context, const TableRun& run) {
+  ASSERT_TRUE(context.Synchronize().ok());
+  std::vector<uint8_t> got(run.pool);
+  ASSERT_TRUE(run.out.CopyToHost(got.data(), run.pool).ok());
+  EXPECT_TRUE(got == run.expected);
+}
+
 // A table given at launch: fewer items than the op's count, entries outside the pools
 // (skipped), and in the regions form items three times the declared largest and
 // unaligned to each other.
@@ -149,32 +188,14 @@ TEST(BatchCopyTableTest, TablesGivenAtLaunch) {
                  0, 70000, 10,        // outside: starts past the destination pool
                  500, 30000, 1};
     }
-    const int fields = BatchEntryBytes(form) / 8;
-    const int64_t count = static_cast<int64_t>(entries.size()) / fields;
-    const size_t pool = op.item * op.src_items * 2;
-    std::vector<uint8_t> src(pool), dst(pool);
-    std::mt19937_64 rng(std::random_device{}());
-    for (uint8_t& b : src) b = static_cast<uint8_t>(rng());
-    for (uint8_t& b : dst) b = 0x5A;
-    std::vector<uint8_t> expected = dst;
-    ASSERT_TRUE(BatchCopyReference(op, reinterpret_cast<const uint8_t*>(entries.data()), count,
-                                   src.data(), src.size(), expected.data(), expected.size())
-                    .ok());
-    auto in = DeviceBuffer::Allocate(*context, pool);
-    auto out = DeviceBuffer::Allocate(*context, pool);
-    auto table = DeviceBuffer::Allocate(*context, entries.size() * 8);
-    ASSERT_TRUE(in.ok() && out.ok() && table.ok());
-    ASSERT_TRUE(in->CopyFromHost(src.data(), pool).ok());
-    ASSERT_TRUE(out->CopyFromHost(dst.data(), pool).ok());
-    ASSERT_TRUE(table->CopyFromHost(entries.data(), entries.size() * 8).ok());
-    const ItemArgs items{table->ptr(), count};
-    ASSERT_TRUE((*kernel)->Launch(in->ptr(), out->ptr(), RegionOffsets{}, nullptr, &items).ok());
-    ASSERT_TRUE(context->Synchronize().ok());
-    std::vector<uint8_t> got(pool);
-    ASSERT_TRUE(out->CopyToHost(got.data(), pool).ok());
-    EXPECT_TRUE(got == expected);
+    TableRun run = Upload(*context, op, entries, 0x5A);
+    const ItemArgs items{run.table.ptr(), run.count};
+    ASSERT_TRUE(
+        (*kernel)->Launch(run.in.ptr(), run.out.ptr(), RegionOffsets{}, nullptr, &items).ok());
+    ExpectReference(*context, run);
     // No table: refused, naming what to do.
-    absl::Status refused = (*kernel)->Launch(in->ptr(), out->ptr(), RegionOffsets{}, nullptr);
+    absl::Status refused =
+        (*kernel)->Launch(run.in.ptr(), run.out.ptr(), RegionOffsets{}, nullptr);
     EXPECT_NE(std::string(refused.message()).find("LaunchItems"), std::string::npos) << refused;
   }
 }
@@ -193,32 +214,15 @@ TEST(BatchCopyTableTest, LibraryLaunchItems) {
   op.item = 16 * 8 * 128;
   op.count = 100;
   op.src_items = op.dst_items = 256;
-  const size_t pool = op.item * 2 * 256;
   std::vector<int64_t> entries;
   for (int64_t i = 0; i < 100; ++i) entries.insert(entries.end(), {(i * 37) % 256, 255 - i});
-  std::vector<uint8_t> src(pool), dst(pool, 0x11);
-  std::mt19937_64 rng(std::random_device{}());
-  for (uint8_t& b : src) b = static_cast<uint8_t>(rng());
-  std::vector<uint8_t> expected = dst;
-  ASSERT_TRUE(BatchCopyReference(op, reinterpret_cast<const uint8_t*>(entries.data()), 100,
-                                 src.data(), pool, expected.data(), pool)
-                  .ok());
-  auto in = DeviceBuffer::Allocate(*context, pool);
-  auto out = DeviceBuffer::Allocate(*context, pool);
-  auto table = DeviceBuffer::Allocate(*context, entries.size() * 8);
-  ASSERT_TRUE(in.ok() && out.ok() && table.ok());
-  ASSERT_TRUE(in->CopyFromHost(src.data(), pool).ok());
-  ASSERT_TRUE(out->CopyFromHost(dst.data(), pool).ok());
-  ASSERT_TRUE(table->CopyFromHost(entries.data(), entries.size() * 8).ok());
+  TableRun run = Upload(*context, op, entries, 0x11);
   ASSERT_TRUE(context->Activate().ok());
   absl::Status launched =
-      (*library)->LaunchItems(op, in->ptr(), out->ptr(), table->ptr(), 100, nullptr);
+      (*library)->LaunchItems(op, run.in.ptr(), run.out.ptr(), run.table.ptr(), run.count, nullptr);
   ASSERT_TRUE(launched.ok()) << launched;
-  ASSERT_TRUE(context->Synchronize().ok());
-  std::vector<uint8_t> got(pool);
-  ASSERT_TRUE(out->CopyToHost(got.data(), pool).ok());
-  EXPECT_TRUE(got == expected);
-  absl::Status plain = (*library)->Launch(op, in->ptr(), out->ptr(), nullptr);
+  ExpectReference(*context, run);
+  absl::Status plain = (*library)->Launch(op, run.in.ptr(), run.out.ptr(), nullptr);
   EXPECT_NE(std::string(plain.message()).find("LaunchItems"), std::string::npos) << plain;
 }
 
