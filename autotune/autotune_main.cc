@@ -76,6 +76,7 @@
 #include "compiler/tuning_db/tuning_db.h"
 #include "kernels/library.h"
 #include "kernels/runtime/runtime.h"
+#include "kernels/builtin_cost_models.h"
 
 ABSL_FLAG(std::string, problems, "", "';'-separated problem list (autotune/suite.h); empty: default suite");
 ABSL_FLAG(std::string, suite, "", "A suite file: one problem spec per line, '#' comments.");
@@ -310,14 +311,9 @@ absl::StatusOr<std::optional<CostModel>> ReadCostModel(const tuning::DeviceIdent
   if (flag == "none") return std::optional<CostModel>();
   if (flag.empty()) {
     if (device == nullptr) return std::optional<CostModel>();
-    TT_ASSIGN_OR_RETURN(std::vector<BuiltinCostModel> builtin, BuiltinCostModels());
-    for (BuiltinCostModel& b : builtin) {
-      if (b.device.name() == device->name() && b.device.cc_major() == device->cc_major() &&
-          b.device.cc_minor() == device->cc_minor()) {
-        return std::optional<CostModel>(std::move(b.model));
-      }
-    }
-    return std::optional<CostModel>();
+    TT_ASSIGN_OR_RETURN(std::vector<GpuCostModel> builtin, BuiltinCostModels());
+    const GpuCostModel* mine = CostModelFor(builtin, *device);
+    return mine != nullptr ? std::optional<CostModel>(mine->model) : std::optional<CostModel>();
   }
   absl::StatusOr<CostModel> model = ReadCostModelFile(UserPath(flag));
   if (!model.ok()) {

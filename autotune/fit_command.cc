@@ -21,7 +21,6 @@
 #include "compiler/tuning_db/atomic_file.h"
 #include "compiler/tuning_db/tuning_db.h"
 #include "google/protobuf/text_format.h"
-#include "kernels/shipped_databases.h"
 
 namespace tiletune {
 namespace autotune {
@@ -99,23 +98,6 @@ absl::StatusOr<CostModel> ReadCostModelFile(const std::string& path) {
     return absl::InvalidArgumentError(absl::StrCat(Printable(path), ": ", model.status().message()));
   }
   return model;
-}
-
-absl::StatusOr<std::vector<BuiltinCostModel>> BuiltinCostModels() {
-  std::vector<BuiltinCostModel> models;
-  for (const ShippedDatabase& shipped : ShippedCostModels()) {
-    tuning::CostModel proto;
-    absl::Status parsed = tuning::ParseTextMessage(shipped.text, shipped.origin, &proto);
-    absl::StatusOr<CostModel> model =
-        parsed.ok() ? CostModel::FromProto(proto) : absl::StatusOr<CostModel>(parsed);
-    if (!model.ok()) {
-      return absl::InternalError(absl::StrCat(shipped.origin, ": ", model.status().message()));
-    }
-    models.push_back({*std::move(model), proto.device(),
-                      absl::StrCat(shipped.origin, " (", proto.device().name(), ", ",
-                                   proto.problems(), " problems)")});
-  }
-  return models;
 }
 
 int RunFitCommand(const std::vector<std::string>& args, std::FILE* out, std::FILE* err) {

@@ -48,18 +48,6 @@ absl::StatusOr<FitCorpus> CorpusSamples(const std::vector<tuning::TuningDatabase
 // model (compiler/backend/cost_model: CostModel::FromProto).
 absl::StatusOr<CostModel> ReadCostModelFile(const std::string& path);
 
-// A cost model built into this tiletune (kernels/tuned/, ShippedCostModels): the model,
-// the GPU its corpus was measured on, and a description ("kernels/tuned/h200.model.txtpb
-// (NVIDIA H200, 53 problems)").
-struct BuiltinCostModel {
-  CostModel model;
-  tuning::DeviceIdentity device;
-  std::string origin;
-};
-// Every built-in model, in build order; InternalError naming one that does not read (a
-// build fault).
-absl::StatusOr<std::vector<BuiltinCostModel>> BuiltinCostModels();
-
 // The command, on the arguments after "fit"; returns the exit code.
 int RunFitCommand(const std::vector<std::string>& args, std::FILE* out, std::FILE* err);
 

@@ -21,6 +21,7 @@
 #include "compiler/ops/candidates.h"
 #include "compiler/target/target.h"
 #include "compiler/tuning_db/tuning_db.h"
+#include "kernels/builtin_cost_models.h"
 
 namespace tiletune {
 namespace autotune {
@@ -81,7 +82,7 @@ int RunRankCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
     model = ReadCostModelFile(path);
     origin = Printable(path);
   } else {
-    absl::StatusOr<std::vector<BuiltinCostModel>> builtin = BuiltinCostModels();
+    absl::StatusOr<std::vector<GpuCostModel>> builtin = BuiltinCostModels();
     if (!builtin.ok()) {
       model = builtin.status();
     } else if (builtin->empty()) {

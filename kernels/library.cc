@@ -26,6 +26,7 @@
 #include "compiler/tuning_db/tuning_db.h"
 #include "kernels/runtime/driver_api.h"
 #include "kernels/runtime/runtime.h"
+#include "kernels/builtin_cost_models.h"
 #include "kernels/database_stack.h"
 #include "kernels/miss_recorder.h"
 #include "kernels/prebuilt.h"
@@ -237,6 +238,15 @@ absl::StatusOr<std::unique_ptr<Library>> Library::Create(LibraryOptions options)
       options.tune_on_miss_ms = ms;
     }
   }
+  if (const char* env = std::getenv("TILETUNE_COST_MODEL"); env != nullptr && *env != '\0') {
+    const std::string value(env);
+    if (value != "0" && value != "1") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "TILETUNE_COST_MODEL='", value.substr(0, 40), "': accepted are 1 (run the variant of the "
+          "nearby records the built-in cost model predicts fastest) and 0 (the nearest record's)"));
+    }
+    options.cost_model = value == "1";
+  }
   if (options.jit) {
     if (const char* env = std::getenv("TILETUNE_JIT"); env != nullptr && std::string(env) == "0") {
       options.jit = false;
@@ -250,6 +260,9 @@ absl::StatusOr<std::unique_ptr<Library>> Library::Create(LibraryOptions options)
   for (DatabaseLayer& layer : stack.layers) {
     resolver_options.origins.push_back(layer.origin);
     resolver_options.databases.push_back(std::move(layer.database));
+  }
+  if (options.cost_model) {
+    TT_ASSIGN_OR_RETURN(resolver_options.cost_models, BuiltinCostModels());
   }
   // Kernels baked into the program, by their source.
   absl::flat_hash_map<absl::string_view, std::vector<const PrebuiltKernelImage*>> images;

@@ -74,6 +74,13 @@ struct LibraryOptions {
   // The built-in databases; null means ShippedDatabases() (kernels/shipped_databases.h:
   // the H200 database tuned on autotune/suites/).
   const std::vector<ShippedDatabase>* shipped = nullptr;
+  // Choose among nearby records' variants with the built-in cost model of the GPU
+  // (kernels/builtin_cost_models.h), where one is built in: a problem with no exact record
+  // runs the variant the model predicts fastest (compiler/backend/tuned_resolver.h), and
+  // tuning on a miss measures them fastest predicted first. Off (the default, unless
+  // $TILETUNE_COST_MODEL=1): the nearest record's variant, which measured faster on the
+  // held-out suites with the H200 model as fitted (autotune/README.md).
+  bool cost_model = false;
   // Append each problem that resolves without an exact record, once, to this suite file
   // (kernels/miss_recorder.h); empty means $TILETUNE_RECORD_MISSES (unless
   // record_misses_from_environment is false); empty again, off.

@@ -24,6 +24,7 @@
 #include "compiler/ops/builtin_ops.h"
 #include "compiler/ops/copy/copy_op.h"
 #include "compiler/tuning_db/tuning_db.h"
+#include "kernels/builtin_cost_models.h"
 #include "kernels/database_stack.h"
 #include "kernels/shipped_databases.h"
 #include "gmock/gmock.h"
@@ -33,6 +34,7 @@ namespace tiletune {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string TempPath(const std::string& name) {
   return absl::StrCat(::testing::TempDir(), "/", name);
@@ -381,6 +383,88 @@ TEST(LibraryTest, MissRecordingFromTheEnvironmentCanBeTurnedOff) {
   ASSERT_TRUE(explained.ok()) << explained.status();
   EXPECT_NE(explained->level, ResolutionLevel::kExact);
   EXPECT_FALSE(std::ifstream(misses).good()) << misses << " was written";
+}
+
+// Asked to (TILETUNE_COST_MODEL=1 or LibraryOptions::cost_model), a problem with no exact
+// record runs the variant of its nearby records that the built-in model of the GPU
+// predicts fastest, and says so; by default, the nearest record's. The model needs the
+// GPU's SM count, and only the GPU it was fitted on has one.
+TEST(LibraryTest, CostModelChoosesAmongNearbyRecordsOnlyWhenAsked) {
+  auto op = BuiltinTileOps().ParseSpec("col2im:f16:32,35,35,64:k=5:p=2");
+  ASSERT_TRUE(op.ok()) << op.status();
+  tuning::DeviceIdentity h200;
+  h200.set_name("NVIDIA H200");
+  h200.set_cc_major(9);
+  h200.set_sm_count(132);
+  tuning::DeviceIdentity other = h200;
+  other.set_name("NVIDIA H100 80GB HBM3");
+  LibraryOptions options = Isolated();
+  auto nearest = (*Library::Create(options))->Explain(**op, h200);
+  ASSERT_TRUE(nearest.ok()) << nearest.status();
+  EXPECT_EQ(nearest->level, ResolutionLevel::kNearest);
+  EXPECT_THAT(nearest->detail, Not(HasSubstr("cost model")));
+  setenv("TILETUNE_COST_MODEL", "1", 1);
+  auto library = Library::Create(options);
+  unsetenv("TILETUNE_COST_MODEL");
+  ASSERT_TRUE(library.ok()) << library.status();
+  auto chosen = (*library)->Explain(**op, h200);
+  ASSERT_TRUE(chosen.ok()) << chosen.status();
+  EXPECT_EQ(chosen->level, ResolutionLevel::kNearest);
+  EXPECT_THAT(chosen->detail, HasSubstr("the cost model's fastest of the variants of the 8 nearest"));
+  EXPECT_THAT(chosen->detail, HasSubstr("kernels/tuned/h200.model.txtpb"));
+  auto elsewhere = (*library)->Explain(**op, other);
+  ASSERT_TRUE(elsewhere.ok()) << elsewhere.status();
+  EXPECT_THAT(elsewhere->detail, Not(HasSubstr("cost model")));
+  h200.clear_sm_count();
+  auto no_sms = (*library)->Explain(**op, h200);
+  ASSERT_TRUE(no_sms.ok()) << no_sms.status();
+  EXPECT_THAT(no_sms->detail, Not(HasSubstr("cost model")));
+  setenv("TILETUNE_COST_MODEL", "yes", 1);
+  EXPECT_THAT(Library::Create(options).status().message(),
+              HasSubstr("TILETUNE_COST_MODEL='yes': accepted are 1"));
+  unsetenv("TILETUNE_COST_MODEL");
+}
+
+// With a cost model, the nearby records' variants tuning on a miss measures come fastest
+// predicted first, each with its prediction.
+TEST(LibraryTest, AlternativesComeFastestPredictedFirstWithACostModel) {
+  DeviceCodegenRegistry registry;
+  ASSERT_TRUE(RegisterBuiltinCudaCodegens(registry, BuiltinTileOps()).ok());
+  TunedResolver::Options options;
+  options.registry = &registry;
+  options.ops = &BuiltinTileOps();
+  for (const ShippedDatabase& shipped : ShippedDatabases()) {
+    auto db = tuning::ParseTuningDatabase(shipped.text, tuning::DatabaseFormat::kText,
+                                          shipped.origin, tuning::ReadOptions{});
+    ASSERT_TRUE(db.ok()) << db.status();
+    options.databases.push_back(*std::move(db));
+  }
+  auto models = BuiltinCostModels();
+  ASSERT_TRUE(models.ok()) << models.status();
+  ASSERT_FALSE(models->empty());
+  options.cost_models = *models;
+  auto resolver = TunedResolver::Create(std::move(options));
+  ASSERT_TRUE(resolver.ok()) << resolver.status();
+  tuning::DeviceIdentity h200 = (*models)[0].device;
+  h200.set_sm_count(132);
+  for (const char* spec : {"col2im:f16:32,35,35,64:k=5:p=2", "im2col:bf16:16,64,64,96:k=5:p=2",
+                           "copy:f16:6000,5000"}) {
+    auto op = BuiltinTileOps().ParseSpec(spec);
+    ASSERT_TRUE(op.ok()) << op.status();
+    auto alternatives = (*resolver)->Alternatives(h200, **op, 6);
+    ASSERT_TRUE(alternatives.ok()) << alternatives.status();
+    ASSERT_EQ(alternatives->size(), 6u) << spec;
+    double last = 0;
+    for (const Resolution& alternative : *alternatives) {
+      if (alternative.level == ResolutionLevel::kHeuristic) continue;
+      const std::string& detail = alternative.detail;
+      const size_t at = detail.rfind(", predicted ");
+      ASSERT_NE(at, std::string::npos) << spec << ": " << detail;
+      const double predicted = std::atof(detail.c_str() + at + 12);
+      EXPECT_GE(predicted, last) << spec << ": " << detail;
+      last = predicted;
+    }
+  }
 }
 
 // A database made by another tiletune is used, and says so once.

@@ -33,7 +33,8 @@ absl::StatusOr<Target> TargetOf(const tuning::DeviceIdentity& device) {
   return Target::Parse(Target::ArchNameForDevice(device.cc_major(), device.cc_minor()));
 }
 
-TunedResolver::TunedResolver(Options options) : registry_(options.registry), ops_(options.ops) {
+TunedResolver::TunedResolver(Options options)
+    : registry_(options.registry), ops_(options.ops), cost_models_(std::move(options.cost_models)) {
   for (size_t d = 0; d < options.databases.size(); ++d) {
     const std::string origin = d < options.origins.size() ? options.origins[d] : "";
     for (auto& record : *options.databases[d].mutable_records()) {
@@ -103,15 +104,23 @@ int RecordSmCount(const tuning::TuningRecord& record) {
   return record.device().sm_count() > 0 ? record.device().sm_count() : 128;
 }
 
-// The tiles the record's own launch made of its own problem; 0 when that does not lower.
-int64_t RecordTiles(const TileOpDefinition& definition, const tuning::TuningRecord& record,
-                    const Trial& tuned, const Target& target) {
+// The record's own launch lowered for its own problem; null when that does not lower.
+std::shared_ptr<const LoweredTileKernel> RecordLowered(const TileOpDefinition& definition,
+                                                       const tuning::TuningRecord& record,
+                                                       const Trial& tuned, const Target& target) {
   absl::StatusOr<std::unique_ptr<TileOp>> theirs = definition.FromProblem(record.problem());
-  if (!theirs.ok()) return 0;
+  if (!theirs.ok()) return nullptr;
   (*theirs)->hints = MergeHints(tuned.hints, (*theirs)->hints);
   absl::StatusOr<std::shared_ptr<const LoweredTileKernel>> lowered =
       definition.Lower(**theirs, target, tuned.launch);
-  return lowered.ok() ? (*lowered)->num_tiles : 0;
+  return lowered.ok() ? *std::move(lowered) : nullptr;
+}
+
+// The tiles the record's own launch made of its own problem; 0 when that does not lower.
+int64_t RecordTiles(const TileOpDefinition& definition, const tuning::TuningRecord& record,
+                    const Trial& tuned, const Target& target) {
+  std::shared_ptr<const LoweredTileKernel> lowered = RecordLowered(definition, record, tuned, target);
+  return lowered != nullptr ? lowered->num_tiles : 0;
 }
 
 // What makes two built variants the same kernel launch.
@@ -445,6 +454,51 @@ std::optional<tuning::DeviceIdentity> TunedResolver::OlderStandIn(
   return best;
 }
 
+const GpuCostModel* TunedResolver::ModelFor(const tuning::DeviceIdentity& device) const {
+  return device.sm_count() > 0 ? CostModelFor(cost_models_, device) : nullptr;
+}
+
+std::optional<double> TunedResolver::Predicted(const GpuCostModel& model,
+                                               const tuning::TuningRecord& record,
+                                               const TileOpDefinition& definition,
+                                               const Resolution& candidate, const Target& target,
+                                               int sm_count) const {
+  const double measured = record.winner_statistics().median_us();
+  if (!(measured > 0)) return std::nullopt;
+  absl::StatusOr<Trial> tuned = TrialOf(record.winner());
+  if (!tuned.ok()) return std::nullopt;
+  std::shared_ptr<const LoweredTileKernel> theirs = RecordLowered(definition, record, *tuned, target);
+  if (theirs == nullptr) return std::nullopt;
+  const double estimated_there =
+      model.model.EstimateUs(TermsOf(*theirs, DeviceConstantsFor(target, RecordSmCount(record))));
+  const double estimated_here =
+      model.model.EstimateUs(TermsOf(*candidate.built.lowered, DeviceConstantsFor(target, sm_count)));
+  if (!(estimated_there > 0) || !(estimated_here > 0)) return std::nullopt;
+  return estimated_here * measured / estimated_there;
+}
+
+std::vector<TunedResolver::Candidate> TunedResolver::NearCandidates(
+    const std::vector<std::pair<double, size_t>>& near, size_t count,
+    const GpuCostModel* model, const TileOpDefinition& definition,
+    const std::shared_ptr<const DeviceCodegen>& codegen, const TileOp& op,
+    const tuning::Problem& problem, const Target& target, int sm_count) const {
+  std::vector<Candidate> out;
+  std::set<std::string> kernels;
+  for (size_t rank = 0; rank < near.size() && out.size() < count; ++rank) {
+    const auto& [distance, index] = near[rank];
+    absl::StatusOr<Resolution> resolution =
+        Attempt(records_[index], ResolutionLevel::kNearest, codegen, op, problem, target);
+    if (!resolution.ok() || !kernels.insert(KernelKey(resolution->built)).second) continue;
+    Candidate candidate{*std::move(resolution), distance, rank, std::nullopt};
+    if (model != nullptr) {
+      candidate.predicted_us =
+          Predicted(*model, records_[index], definition, candidate.resolution, target, sm_count);
+    }
+    out.push_back(std::move(candidate));
+  }
+  return out;
+}
+
 absl::StatusOr<std::vector<Resolution>> TunedResolver::Alternatives(
     const tuning::DeviceIdentity& device, const TileOp& op, size_t max_count) const {
   TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, ops_->For(op));
@@ -469,13 +523,25 @@ absl::StatusOr<std::vector<Resolution>> TunedResolver::Alternatives(
           Attempt(records_[exact->second], ResolutionLevel::kExact, codegen, op, probe.problem(), target);
       if (resolution.ok() && !keep(*std::move(resolution))) return;
     }
-    const std::vector<std::pair<double, size_t>> near = Ranked(*definition, probe.problem(), device);
-    for (const auto& [distance, index] : near) {
-      auto resolution = Attempt(records_[index], ResolutionLevel::kNearest, codegen, op, probe.problem(), target);
-      if (!resolution.ok()) continue;
-      resolution->detail =
-          absl::StrCat(resolution->detail, absl::StrFormat(" (distance %.2f)", distance));
-      if (!keep(*std::move(resolution))) return;
+    // With a cost model of this GPU, the nearby records' variants go fastest predicted
+    // first (those it cannot predict after them); without, nearest first.
+    const GpuCostModel* model = ModelFor(device);
+    std::vector<Candidate> candidates = NearCandidates(
+        Ranked(*definition, probe.problem(), device),
+        // One more when the exact record's kernel is listed: a nearby one may repeat it.
+        std::max<size_t>(max_count, model != nullptr ? kModelCandidates : 0) + out.size(), model,
+        *definition, codegen, op, probe.problem(), target, device.sm_count());
+    std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+      return a.predicted_us.has_value() && (!b.predicted_us.has_value() || *a.predicted_us < *b.predicted_us);
+    });
+    for (Candidate& candidate : candidates) {
+      candidate.resolution.detail = absl::StrCat(
+          candidate.resolution.detail, absl::StrFormat(" (distance %.2f", candidate.distance),
+          candidate.predicted_us.has_value()
+              ? absl::StrFormat(", predicted %.2f us", *candidate.predicted_us)
+              : "",
+          ")");
+      if (!keep(std::move(candidate.resolution))) return;
     }
     if (const std::optional<tuning::DeviceIdentity> older = OlderStandIn(*definition, device);
         older.has_value() && out.empty()) {
@@ -530,6 +596,34 @@ absl::StatusOr<Resolution> TunedResolver::Resolve(const tuning::DeviceIdentity& 
 
   // 2. Nearest problem of the same operator and element size on the same architecture.
   const std::vector<std::pair<double, size_t>> near = Ranked(*definition, problem, device);
+  // With a cost model of this GPU: the variant of the nearby records it predicts fastest.
+  if (const GpuCostModel* model = ModelFor(device); model != nullptr) {
+    std::vector<Candidate> candidates =
+        NearCandidates(near, kModelCandidates, model, *definition, codegen, op, problem, target,
+                       device.sm_count());
+    Candidate* best = nullptr;
+    for (Candidate& c : candidates) {
+      if (c.predicted_us.has_value() && (best == nullptr || *c.predicted_us < *best->predicted_us)) {
+        best = &c;
+      }
+    }
+    if (best != nullptr) {
+      const Candidate& nearest = candidates.front();
+      best->resolution.detail = absl::StrCat(
+          why, best->resolution.detail,
+          absl::StrFormat(" (the cost model's fastest of the variants of the %d nearest usable "
+                          "record(s) of %d, predicted %.2f us",
+                          candidates.size(), near.size(), *best->predicted_us),
+          &nearest == best
+              ? ", the nearest's own"
+              : nearest.predicted_us.has_value()
+                    ? absl::StrFormat(" against the nearest's %.2f us", *nearest.predicted_us)
+                    : "",
+          absl::StrFormat("; %s, distance %.2f, rank %d)", model->origin, best->distance,
+                          best->rank + 1));
+      return std::move(best->resolution);
+    }
+  }
   for (const auto& [distance, index] : near) {
     auto resolution = Attempt(records_[index], ResolutionLevel::kNearest, codegen, op, probe.problem(), target);
     if (resolution.ok()) {

@@ -9,7 +9,9 @@
 //                 and whose variant lowers for this problem; on a GPU of another name the
 //                 records of its compute capability transfer this way, never as exact.
 //                 A record of another problem is fitted to this one (Transfer: the
-//                 operator's AdaptLaunch, halvings, the vector width, the path);
+//                 operator's AdaptLaunch, halvings, the vector width, the path). With a
+//                 cost model of the GPU (Options::cost_models), the variant of the 8
+//                 nearest usable records it predicts fastest instead;
 //   3. older      with no usable record of the device's own compute capability: the
 //                 records of the newest older one whose target has the same data-movement
 //                 features (cp.async, L2 hints, TMA: sm_90 records on an sm_100 GPU, never
@@ -38,6 +40,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "compiler/backend/cost_model/cost_model.h"
 #include "compiler/backend/device_codegen.h"
 #include "compiler/backend/registry.h"
 #include "compiler/ir/tile_op.h"
@@ -82,7 +85,16 @@ class TunedResolver {
     // What each database is called (a file, "... (built in)"), for Resolution::origin; may
     // be shorter than `databases`.
     std::vector<std::string> origins;
+    // Cost models, one per GPU model (compiler/backend/cost_model). On a GPU one is of
+    // (its name and compute capability, and a known SM count), a problem with no exact
+    // record runs the variant the model predicts fastest among those of the
+    // kModelCandidates nearest usable records: each variant's estimate on this problem
+    // times its record's measured time over the estimate of the record's own launch on
+    // its own problem, so the model predicts how a measured kernel scales, not its time.
+    // Records with no measured time are not predicted. Without one, the nearest record's.
+    std::vector<GpuCostModel> cost_models;
   };
+  static constexpr size_t kModelCandidates = 8;
 
   static absl::StatusOr<std::unique_ptr<TunedResolver>> Create(Options options);
 
@@ -146,6 +158,31 @@ class TunedResolver {
                                        const std::shared_ptr<const DeviceCodegen>& codegen,
                                        const TileOp& op, const Target& target) const;
 
+  // A nearby record's variant fitted to the problem, with the record's distance and rank
+  // (0: nearest) and the cost model's prediction of its time.
+  struct Candidate {
+    Resolution resolution;
+    double distance = 0;
+    size_t rank = 0;
+    std::optional<double> predicted_us;
+  };
+  // The cost model of `device`'s GPU; null when none, or the device's SM count is unknown.
+  const GpuCostModel* ModelFor(const tuning::DeviceIdentity& device) const;
+  // The variants of the first `count` records of `near` that lower for `op` (two never
+  // the same kernel), nearest first, each predicted by `model` where it is not null.
+  std::vector<Candidate> NearCandidates(const std::vector<std::pair<double, size_t>>& near,
+                                        size_t count, const GpuCostModel* model,
+                                        const TileOpDefinition& definition,
+                                        const std::shared_ptr<const DeviceCodegen>& codegen,
+                                        const TileOp& op, const tuning::Problem& problem,
+                                        const Target& target, int sm_count) const;
+  // `candidate`'s (a variant of `record` fitted to this problem) time on a GPU of
+  // `sm_count` SMs as `model` predicts it (Options::cost_models); none when the record
+  // holds no measured time or its own launch does not lower for its own problem.
+  std::optional<double> Predicted(const GpuCostModel& model, const tuning::TuningRecord& record,
+                                  const TileOpDefinition& definition, const Resolution& candidate,
+                                  const Target& target, int sm_count) const;
+
   // The records `op` may transfer from (same architecture and operator, same element
   // size), nearest first, with their distances.
   std::vector<std::pair<double, size_t>> Ranked(const TileOpDefinition& definition,
@@ -166,6 +203,7 @@ class TunedResolver {
   // RecordKey -> index into records_.
   absl::flat_hash_map<std::string, size_t> by_key_;
   size_t shadowed_ = 0;
+  std::vector<GpuCostModel> cost_models_;
 };
 
 }  // namespace tiletune

@@ -343,4 +343,15 @@ absl::StatusOr<std::vector<LeaveOneOutError>> LeaveOneProblemOut(
   return out;
 }
 
+const GpuCostModel* CostModelFor(const std::vector<GpuCostModel>& models,
+                                 const tuning::DeviceIdentity& device) {
+  for (const GpuCostModel& m : models) {
+    if (m.device.name() == device.name() && m.device.cc_major() == device.cc_major() &&
+        m.device.cc_minor() == device.cc_minor()) {
+      return &m;
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace tiletune

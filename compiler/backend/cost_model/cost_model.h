@@ -110,6 +110,18 @@ class CostModel {
   std::map<std::string, int> top_k_;
 };
 
+// A model and the GPU model its corpus was measured on; it answers for GPUs of that name
+// and compute capability.
+struct GpuCostModel {
+  CostModel model;
+  tuning::DeviceIdentity device;
+  std::string origin;  // where it came from, for messages
+};
+// The model of `models` whose GPU is `device`'s (name and compute capability); null when
+// none is.
+const GpuCostModel* CostModelFor(const std::vector<GpuCostModel>& models,
+                                 const tuning::DeviceIdentity& device);
+
 // How well a model fitted without each problem ranks and times that problem's kernels.
 struct LeaveOneOutError {
   std::string op;
