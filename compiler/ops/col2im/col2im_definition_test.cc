@@ -240,5 +240,36 @@ TEST(Col2imDefinitionTest, NchwLayoutRoundTripsAndLowersToPlanes) {
               HasSubstr("only the SIMT planes form"));
 }
 
+// A planes tile of whole image rows, tuned on one width, stays one of whole rows on
+// another (each tile one run of the dense NCHW image), as many rows as tuned unless that
+// passes four times its pixels; a 2-D block of a plane, and the NHWC forms, keep theirs.
+TEST(Col2imDefinitionTest, WholeRowPlanesTilesTransferAsWholeRows) {
+  const Col2imDefinition col2im;
+  const Target target = *Target::Parse("sm_90a");
+  auto record = col2im.ParseSpec("f16:32,14,14,256:k=3:p=1:layout=nchw");
+  auto wider = col2im.ParseSpec("f16:32,28,28,256:k=3:p=1:layout=nchw");
+  auto widest = col2im.ParseSpec("f16:32,224,224,16:k=3:p=1:layout=nchw");
+  ASSERT_TRUE(record.ok() && wider.ok() && widest.ok());
+  const tuning::Problem from = *col2im.ToProblem(**record);
+  LaunchParams tuned;
+  tuned.tile = {76, 14};
+  tuned.threads = 256;
+  tuned.through_shared = false;
+  EXPECT_THAT(col2im.AdaptLaunch(**wider, from, tuned).tile, ElementsAre(76, 28));
+  EXPECT_THAT(col2im.AdaptLaunch(**widest, from, tuned).tile, ElementsAre(19, 224));
+  auto lowered = LowerCol2im(static_cast<const Col2imOp&>(**wider), target,
+                             col2im.AdaptLaunch(**wider, from, tuned));
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  EXPECT_TRUE(lowered->flat_rows);
+  tuned.tile = {8, 8};
+  EXPECT_THAT(col2im.AdaptLaunch(**wider, from, tuned).tile, ElementsAre(8, 8));
+  auto nhwc = col2im.ParseSpec("f16:32,28,28,256:k=3:p=1");
+  tuned.tile = {1, 32};
+  auto nhwc_record = col2im.ParseSpec("f16:32,14,14,256:k=3:p=1");
+  ASSERT_TRUE(nhwc.ok() && nhwc_record.ok());
+  EXPECT_THAT(col2im.AdaptLaunch(**nhwc, *col2im.ToProblem(**nhwc_record), tuned).tile,
+              ElementsAre(1, 32));
+}
+
 }  // namespace
 }  // namespace tiletune

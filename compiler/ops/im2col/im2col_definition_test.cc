@@ -251,5 +251,24 @@ TEST(Im2colDefinitionTest, HeuristicTakesWholeRowsWhereChannelsAreNarrow) {
   }
 }
 
+// A planes tile of whole matrix rows (all OH*OW columns, one run each), tuned on one image,
+// stays one of whole rows on another, as many as tuned unless that passes four times its
+// elements; a band of columns is kept for the lowering to clip.
+TEST(Im2colDefinitionTest, WholeRowPlanesTilesTransferAsWholeRows) {
+  const Im2colDefinition im2col;
+  auto record = im2col.ParseSpec("f16:32,14,14,256:k=3:p=1:layout=nchw");
+  auto larger = im2col.ParseSpec("f16:32,28,28,192:k=3:p=1:layout=nchw");
+  auto largest = im2col.ParseSpec("f16:8,112,112,64:k=3:p=1:layout=nchw");
+  ASSERT_TRUE(record.ok() && larger.ok() && largest.ok());
+  const tuning::Problem from = *im2col.ToProblem(**record);
+  LaunchParams tuned;
+  tuned.tile = {10, 196};
+  tuned.threads = 256;
+  EXPECT_THAT(im2col.AdaptLaunch(**larger, from, tuned).tile, ElementsAre(10, 784));
+  EXPECT_THAT(im2col.AdaptLaunch(**largest, from, tuned).tile, ElementsAre(1, 112 * 112));
+  tuned.tile = {10, 64};
+  EXPECT_THAT(im2col.AdaptLaunch(**larger, from, tuned).tile, ElementsAre(10, 64));
+}
+
 }  // namespace
 }  // namespace tiletune
