@@ -16,14 +16,13 @@
 #include "compiler/base/status_macros.h"
 #include "compiler/ops/im2col/im2col_op.h"
 #include "kernels/runtime/driver_api.h"
+#include "kernels/measure.h"
 #include "kernels/tile_kernel.h"
 #include "kernels/verify.h"
 
 namespace tiletune {
 namespace autotune {
 namespace {
-
-constexpr size_t kGuard = kGuardBytes;
 
 class CudaCandidate : public LoadedCandidate {
  public:
@@ -36,126 +35,76 @@ class CudaCandidate : public LoadedCandidate {
 
 }  // namespace
 
-// Device buffers for one task: rotation sets larger than the L2, and the expected image
-// of the first set's output (guards included).
+// One task's measurement harness (kernels/measure.h: rotated buffer sets, the reference,
+// verification, timing) and its baselines on the same buffers.
 class CudaTuningDevice::Workspace {
  public:
   static absl::StatusOr<std::unique_ptr<Workspace>> Create(const Context& context,
                                                            const TuningTask& task) {
     auto ws = std::unique_ptr<Workspace>(new Workspace(context));
-    ws->in_span_ = task.sizes.input_bytes;
-    ws->out_span_ = task.sizes.output_bytes;
-    const size_t per_set = ws->in_span_ + ws->out_span_ + 4 * kGuard;
-    const size_t wanted = static_cast<size_t>(2.5 * context.info().l2_bytes);
-    size_t sets = std::clamp<size_t>((wanted + per_set - 1) / per_set, 1, 64);
-    sets = std::max<size_t>(1, std::min<size_t>(sets, context.info().memory_bytes / 4 / per_set));
     std::mt19937_64 rng(std::random_device{}());
-    TT_ASSIGN_OR_RETURN(VerificationImages images,
-                        MakeVerificationImages(*task.definition, *task.op, rng));
-    const HostBytes& input = images.input;
-    const HostBytes& expected = images.expected;
-    ws->poison_ = images.poison;
-    TT_ASSIGN_OR_RETURN(ws->items_, UploadExampleItems(context, *task.definition, *task.op));
-    TT_ASSIGN_OR_RETURN(ws->expected_, DeviceBuffer::Allocate(context, expected.size()));
-    TT_RETURN_IF_ERROR(ws->expected_.CopyFromHost(expected.data(), expected.size()));
-    for (size_t s = 0; s < sets; ++s) {
-      TT_ASSIGN_OR_RETURN(DeviceBuffer in, DeviceBuffer::Allocate(context, input.size()));
-      TT_ASSIGN_OR_RETURN(DeviceBuffer out, DeviceBuffer::Allocate(context, expected.size()));
-      // The first set from the host, the others from it on the device.
-      TT_RETURN_IF_ERROR(s == 0 ? in.CopyFromHost(input.data(), input.size())
-                                : in.CopyFrom(ws->in_.front()));
-      ws->in_.push_back(std::move(in));
-      ws->out_.push_back(std::move(out));
-    }
+    TT_ASSIGN_OR_RETURN(ws->bench_, MeasureBench::Create(context, *task.definition, *task.op, rng));
     TT_RETURN_IF_ERROR(ws->SetUpBaselines(task));
     return ws;
   }
 
-  // Launches once on set 0 over a poisoned output and compares every byte.
   absl::Status Verify(TileKernel& kernel, DeviceCheck& check) {
-    TT_RETURN_IF_ERROR(out_[0].Fill(poison_));
-    TT_RETURN_IF_ERROR(context_.Synchronize());
-    TT_RETURN_IF_ERROR(
-        kernel.Launch(in_[0].ptr() + kGuard, out_[0].ptr() + kGuard, nullptr, items_.get()));
-    TT_RETURN_IF_ERROR(context_.Synchronize());
-    TT_ASSIGN_OR_RETURN(Mismatch m, check.Compare(out_[0].ptr(), expected_.ptr(),
-                                                  out_span_ + 2 * kGuard, nullptr));
-    if (m.count == 0) return absl::OkStatus();
-    const std::string where = m.first < kGuard ? "in the guard zone before the output"
-                              : m.first >= kGuard + out_span_
-                                  ? "in the guard zone after the output"
-                                  : absl::StrCat("at output byte ", m.first - kGuard);
-    return absl::DataLossError(absl::StrCat(m.count, " wrong byte(s), the first ", where));
+    return bench_->Verify(bench_->LauncherFor(kernel), kernel.lowered().kernel_name, &check);
   }
 
-  // Microseconds per launch: `samples` batches rotating over the sets, after a warm-up.
-  absl::StatusOr<std::vector<double>> Measure(TileKernel& kernel, Event& start, Event& stop,
-                                              int samples) {
-    return Time(
-        [&](size_t s) {
-          return kernel.Launch(in_[s].ptr() + kGuard, out_[s].ptr() + kGuard, nullptr,
-                               items_.get());
-        },
-        start, stop, samples);
+  // Microseconds per launch: `samples` rounds of one batch of about 300 us.
+  absl::StatusOr<std::vector<double>> Measure(TileKernel& kernel, int samples) {
+    return Time(bench_->LauncherFor(kernel), samples);
   }
 
   const std::vector<BaselineInfo>& baselines() const { return baselines_; }
 
   // One sample of baselines()[index], timed as Measure times a kernel.
-  absl::StatusOr<double> SampleBaseline(int index, Event& start, Event& stop) {
+  absl::StatusOr<double> SampleBaseline(int index) {
     if (index < 0 || index >= static_cast<int>(baselines_.size()) ||
         !baselines_[index].unavailable.empty()) {
       return absl::InvalidArgumentError(absl::StrCat("baseline ", index, " cannot be measured"));
     }
-    std::function<absl::Status(size_t)> run;
+    Launcher run;
     if (index == 0) {
       const DriverApi& cu = context_.api();
-      run = [&](size_t s) {
-        const auto [src, dst] = MemcpyBuffers(s);
-        return ToStatus(cu.cuMemcpyDtoDAsync(dst, src, memcpy_bytes_, nullptr), "cuMemcpyDtoDAsync");
+      // Its own rotation over the sets: its buffers need not be the operands'.
+      run = [this, &cu, s = size_t{0}](CUdeviceptr, CUdeviceptr, CUstream stream) mutable {
+        const auto [src, dst] = MemcpyBuffers(s++ % bench_->set_count());
+        return ToStatus(cu.cuMemcpyDtoDAsync(dst, src, memcpy_bytes_, stream), "cuMemcpyDtoDAsync");
       };
     } else {
-      run = [&](size_t s) { return cudnn_->Run(in_[s].ptr() + kGuard, out_[s].ptr() + kGuard); };
+      run = [this](CUdeviceptr input, CUdeviceptr output, CUstream) {
+        return cudnn_->Run(input, output);
+      };
     }
-    TT_ASSIGN_OR_RETURN(std::vector<double> us, Time(run, start, stop, 1));
+    TT_ASSIGN_OR_RETURN(std::vector<double> us, Time(run, 1));
     return us[0];
   }
 
  private:
   explicit Workspace(const Context& context) : context_(context) {}
 
-  // `samples` timings in microseconds per run of `launch(set)`, each over a batch long
-  // enough (about 300 us) that host latency does not enter, rotating over the sets, after
-  // a warm-up over every set.
-  absl::StatusOr<std::vector<double>> Time(const std::function<absl::Status(size_t)>& launch,
-                                           Event& start, Event& stop, int samples) {
-    TT_RETURN_IF_ERROR(start.Record(nullptr));
-    for (size_t i = 0; i < in_.size(); ++i) TT_RETURN_IF_ERROR(launch(i));
-    TT_RETURN_IF_ERROR(stop.Record(nullptr));
-    TT_RETURN_IF_ERROR(stop.Synchronize());
-    TT_ASSIGN_OR_RETURN(float warm_ms, stop.ElapsedSince(start));
-    const double per_launch_us = 1e3 * warm_ms / in_.size();
-    const int batch = static_cast<int>(
-        std::clamp(std::ceil(300.0 / std::max(per_launch_us, 0.5)), 1.0, 256.0));
-    std::vector<double> out;
-    for (int s = 0; s < samples; ++s) {
-      TT_RETURN_IF_ERROR(start.Record(nullptr));
-      for (int b = 0; b < batch; ++b) TT_RETURN_IF_ERROR(launch(next_++ % in_.size()));
-      TT_RETURN_IF_ERROR(stop.Record(nullptr));
-      TT_RETURN_IF_ERROR(stop.Synchronize());
-      TT_ASSIGN_OR_RETURN(float ms, stop.ElapsedSince(start));
-      out.push_back(1e3 * ms / batch);
-    }
-    return out;
+  // `samples` timings of `launch` in microseconds per run, each over a batch long enough
+  // (about 300 us) that host latency does not enter, after a warm-up over every set.
+  absl::StatusOr<std::vector<double>> Time(const Launcher& launch, int samples) {
+    MeasureBench::RoundOptions options;
+    options.batch_us = 300;
+    options.max_batch = 256;
+    options.min_rounds = options.max_rounds = samples;
+    TT_ASSIGN_OR_RETURN(MeasureBench::Rounds rounds, bench_->Interleave({launch}, options, nullptr));
+    return rounds.samples_us[0];
   }
 
   // The baselines of `task` on these buffers: cudaMemcpy always (it may need a buffer of
   // its own), cudnnIm2Col for im2col when cuDNN loads.
   absl::Status SetUpBaselines(const TuningTask& task) {
+    const size_t in_span = bench_->sizes().input_bytes, out_span = bench_->sizes().output_bytes;
     memcpy_bytes_ = static_cast<size_t>(task.sizes.bytes_moved / 2);
     baselines_.push_back({"cudaMemcpy", ""});
     if (memcpy_bytes_ == 0) baselines_.back().unavailable = "the problem moves no bytes";
-    if (memcpy_bytes_ > 0 && memcpy_bytes_ > std::min(in_span_, out_span_) && in_.size() < 2) {
+    if (memcpy_bytes_ > 0 && memcpy_bytes_ > std::min(in_span, out_span) &&
+        bench_->set_count() < 2) {
       // One set only, and one side too small: copy from the larger side into a spare. No
       // memory for it loses the baseline, not the task.
       absl::StatusOr<DeviceBuffer> spare = DeviceBuffer::Allocate(context_, memcpy_bytes_);
@@ -184,22 +133,17 @@ class CudaTuningDevice::Workspace {
   // its output when both hold the bytes; else the larger side of set s to that of the
   // next set (or to the spare buffer when there is one set).
   std::pair<CUdeviceptr, CUdeviceptr> MemcpyBuffers(size_t s) const {
-    if (memcpy_bytes_ <= std::min(in_span_, out_span_)) {
-      return {in_[s].ptr() + kGuard, out_[s].ptr() + kGuard};
-    }
-    const std::vector<DeviceBuffer>& side = in_span_ >= out_span_ ? in_ : out_;
-    if (spare_.ptr() != 0) return {side[s].ptr() + kGuard, spare_.ptr()};
-    return {side[s].ptr() + kGuard, side[(s + 1) % side.size()].ptr() + kGuard};
+    const size_t in_span = bench_->sizes().input_bytes, out_span = bench_->sizes().output_bytes;
+    if (memcpy_bytes_ <= std::min(in_span, out_span)) return bench_->Set(s);
+    auto side = [&](size_t set) {
+      return in_span >= out_span ? bench_->Set(set).first : bench_->Set(set).second;
+    };
+    if (spare_.ptr() != 0) return {side(s), spare_.ptr()};
+    return {side(s), side((s + 1) % bench_->set_count())};
   }
 
   const Context& context_;
-  size_t in_span_ = 0, out_span_ = 0;
-  uint8_t poison_ = 0;
-  // The op's example item table (items listed at run time), for every launch.
-  DeviceItems items_;
-  size_t next_ = 0;
-  DeviceBuffer expected_;
-  std::vector<DeviceBuffer> in_, out_;
+  std::unique_ptr<MeasureBench> bench_;
   std::vector<BaselineInfo> baselines_;
   size_t memcpy_bytes_ = 0;
   DeviceBuffer spare_;
@@ -246,23 +190,16 @@ absl::StatusOr<double> MeasureDramCeiling(const Context& context) {
 }
 
 CudaTuningDevice::CudaTuningDevice(Context& context, std::string nvrtc_version,
-                                   std::unique_ptr<DeviceCheck> check,
-                                   std::unique_ptr<Event> start, std::unique_ptr<Event> stop)
-    : context_(context),
-      nvrtc_version_(std::move(nvrtc_version)),
-      check_(std::move(check)),
-      start_(std::move(start)),
-      stop_(std::move(stop)) {}
+                                   std::unique_ptr<DeviceCheck> check)
+    : context_(context), nvrtc_version_(std::move(nvrtc_version)), check_(std::move(check)) {}
 
 CudaTuningDevice::~CudaTuningDevice() = default;
 
 absl::StatusOr<std::unique_ptr<CudaTuningDevice>> CudaTuningDevice::Create(
     Context& context, CompilationProvider& compiler) {
   TT_ASSIGN_OR_RETURN(std::unique_ptr<DeviceCheck> check, DeviceCheck::Create(context, compiler));
-  TT_ASSIGN_OR_RETURN(auto start, Event::Create(context));
-  TT_ASSIGN_OR_RETURN(auto stop, Event::Create(context));
-  return std::unique_ptr<CudaTuningDevice>(new CudaTuningDevice(
-      context, compiler.CompilerName(), std::move(check), std::move(start), std::move(stop)));
+  return std::unique_ptr<CudaTuningDevice>(
+      new CudaTuningDevice(context, compiler.CompilerName(), std::move(check)));
 }
 
 tuning::DeviceIdentity CudaTuningDevice::Identity() const {
@@ -295,8 +232,7 @@ absl::Status CudaTuningDevice::Verify(LoadedCandidate& kernel) {
 absl::StatusOr<std::vector<double>> CudaTuningDevice::Measure(LoadedCandidate& kernel,
                                                               int samples) {
   if (workspace_ == nullptr) return absl::FailedPreconditionError("no task prepared");
-  return workspace_->Measure(static_cast<CudaCandidate&>(kernel).kernel(), *start_, *stop_,
-                             samples);
+  return workspace_->Measure(static_cast<CudaCandidate&>(kernel).kernel(), samples);
 }
 
 std::vector<BaselineInfo> CudaTuningDevice::Baselines() {
@@ -306,7 +242,7 @@ std::vector<BaselineInfo> CudaTuningDevice::Baselines() {
 
 absl::StatusOr<double> CudaTuningDevice::SampleBaseline(int index) {
   if (workspace_ == nullptr) return absl::FailedPreconditionError("no task prepared");
-  return workspace_->SampleBaseline(index, *start_, *stop_);
+  return workspace_->SampleBaseline(index);
 }
 
 }  // namespace autotune

@@ -48,13 +48,11 @@ class CudaTuningDevice : public TuningDevice {
 
  private:
   class Workspace;
-  CudaTuningDevice(Context& context, std::string nvrtc_version, std::unique_ptr<DeviceCheck> check,
-                   std::unique_ptr<Event> start, std::unique_ptr<Event> stop);
+  CudaTuningDevice(Context& context, std::string nvrtc_version, std::unique_ptr<DeviceCheck> check);
 
   Context& context_;
   std::string nvrtc_version_;
   std::unique_ptr<DeviceCheck> check_;
-  std::unique_ptr<Event> start_, stop_;
   std::unique_ptr<Workspace> workspace_;
 };
 

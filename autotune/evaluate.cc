@@ -18,6 +18,7 @@
 #include "compiler/base/status_macros.h"
 #include "compiler/tuning_db/measurement.h"
 #include "kernels/library.h"
+#include "kernels/measure.h"
 #include "kernels/runtime/runtime.h"
 #include "kernels/verify.h"
 
@@ -43,35 +44,6 @@ absl::Status LaunchOp(Library& library, const TileOp& op, CUdeviceptr input, CUd
   return library.LaunchItems(op, input, output, items.args.table, items.args.count, stream);
 }
 
-// Launches `op` once through `library` on the verification buffers (the input uploaded
-// afresh) and compares the whole output buffer, guards included, with the reference, and
-// the input with what was uploaded.
-absl::Status CheckBitExact(Library& library, const Context& context, const TileOp& op,
-                           const VerificationImages& images, DeviceBuffer& input,
-                           DeviceBuffer& output, CUstream stream, const char* side,
-                           const DeviceItems& items) {
-  TT_RETURN_IF_ERROR(input.CopyFromHost(images.input.data(), images.input.size()));
-  TT_RETURN_IF_ERROR(output.Fill(images.poison));
-  TT_RETURN_IF_ERROR(LaunchOp(library, op, input.ptr() + kGuardBytes,
-                              output.ptr() + kGuardBytes, stream, items));
-  TT_RETURN_IF_ERROR(context.Synchronize());
-  HostBytes input_after(images.input.size());
-  TT_RETURN_IF_ERROR(input.CopyToHost(input_after.data(), input_after.size()));
-  if (input_after != images.input) {
-    return absl::DataLossError(absl::StrCat("the ", side, " kernel wrote to its input"));
-  }
-  HostBytes got(images.expected.size());
-  TT_RETURN_IF_ERROR(output.CopyToHost(got.data(), got.size()));
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (got[i] != images.expected[i]) {
-      return absl::DataLossError(absl::StrCat(
-          "the ", side, " kernel's output differs from the reference at byte ",
-          static_cast<int64_t>(i) - static_cast<int64_t>(kGuardBytes), " of the output buffer"));
-    }
-  }
-  return absl::OkStatus();
-}
-
 absl::Status EvaluateOne(const TileOpRegistry& ops, const TileOp& op, Library& evaluated,
                          Library& tuned, const Context& context, const Stream& stream,
                          int rounds, std::mt19937_64& rng, EvaluationRow& row) {
@@ -88,53 +60,25 @@ absl::Status EvaluateOne(const TileOpRegistry& ops, const TileOp& op, Library& e
   row.reason = info.resolution_detail;
   row.first_call_ms = info.first_call_ms;
 
-  TT_ASSIGN_OR_RETURN(VerificationImages images, MakeVerificationImages(*definition, op, rng));
-  TT_ASSIGN_OR_RETURN(DeviceBuffer input, DeviceBuffer::Allocate(context, images.input.size()));
-  TT_ASSIGN_OR_RETURN(DeviceBuffer output, DeviceBuffer::Allocate(context, images.expected.size()));
-  TT_ASSIGN_OR_RETURN(DeviceItems items, UploadExampleItems(context, *definition, op));
-  TT_RETURN_IF_ERROR(CheckBitExact(evaluated, context, op, images, input, output, stream.get(),
-                                   "library's", items));
-  TT_RETURN_IF_ERROR(
-      CheckBitExact(tuned, context, op, images, input, output, stream.get(), "tuned", items));
-
-  const OperandSizes sizes = definition->Sizes(op);
-  TT_ASSIGN_OR_RETURN(BufferRotation rotation,
-                      RotateOperandBuffers(context, sizes, {input.ptr() + kGuardBytes,
-                                                            output.ptr() + kGuardBytes}));
-  const std::vector<std::pair<CUdeviceptr, CUdeviceptr>>& pairs = rotation.pairs;
-  Library* sides[2] = {&evaluated, &tuned};
-  TT_ASSIGN_OR_RETURN(auto start, Event::Create(context));
-  TT_ASSIGN_OR_RETURN(auto end, Event::Create(context));
-  size_t next = 0;
-  auto batch_us = [&](Library& library, int count) -> absl::StatusOr<double> {
-    TT_RETURN_IF_ERROR(start->Record(stream.get()));
-    for (int k = 0; k < count; ++k) {
-      const auto& [in, out] = pairs[next++ % pairs.size()];
-      TT_RETURN_IF_ERROR(LaunchOp(library, op, in, out, stream.get(), items));
-    }
-    TT_RETURN_IF_ERROR(end->Record(stream.get()));
-    TT_RETURN_IF_ERROR(end->Synchronize());
-    TT_ASSIGN_OR_RETURN(float ms, end->ElapsedSince(*start));
-    return 1000.0 * ms / count;
-  };
-  double fastest = 1e30;
-  for (Library* side : sides) {
-    TT_RETURN_IF_ERROR(batch_us(*side, 2).status());  // Warm-up.
-    TT_ASSIGN_OR_RETURN(double us, batch_us(*side, 2));
-    fastest = std::min(fastest, us);
+  // Both launched through their libraries, checked bit-exact on one draw, then timed in
+  // interleaved rounds over the rotated buffers (kernels/measure.h).
+  TT_ASSIGN_OR_RETURN(std::unique_ptr<MeasureBench> bench,
+                      MeasureBench::Create(context, *definition, op, rng));
+  std::vector<Launcher> sides;
+  for (Library* library : {&evaluated, &tuned}) {
+    sides.push_back([library, &op, &bench](CUdeviceptr input, CUdeviceptr output, CUstream s) {
+      return LaunchOp(*library, op, input, output, s, bench->items());
+    });
   }
-  const int batch =
-      std::clamp(static_cast<int>(std::ceil(kBatchUs / std::max(fastest, 0.5))), 1, kMaxBatch);
-  std::vector<double> samples[2];
-  for (int r = 0; r < rounds; ++r) {
-    for (int k = 0; k < 2; ++k) {
-      const int side = (r + k) % 2;  // Alternate which side goes first.
-      TT_ASSIGN_OR_RETURN(double us, batch_us(*sides[side], batch));
-      samples[side].push_back(us);
-    }
-  }
-  row.library_us = tuning::Median(samples[0]);
-  row.tuned_us = tuning::Median(samples[1]);
+  TT_RETURN_IF_ERROR(bench->Verify(sides[0], "the library's kernel", nullptr));
+  TT_RETURN_IF_ERROR(bench->Verify(sides[1], "the tuned kernel", nullptr));
+  MeasureBench::RoundOptions options;
+  options.batch_us = kBatchUs;
+  options.max_batch = kMaxBatch;
+  options.min_rounds = options.max_rounds = rounds;
+  TT_ASSIGN_OR_RETURN(MeasureBench::Rounds timed, bench->Interleave(sides, options, stream.get()));
+  row.library_us = tuning::Median(timed.samples_us[0]);
+  row.tuned_us = tuning::Median(timed.samples_us[1]);
   row.ratio = row.tuned_us > 0 ? row.library_us / row.tuned_us : 0;
   return absl::OkStatus();
 }

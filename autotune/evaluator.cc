@@ -1,11 +1,9 @@
 #include "autotune/evaluator.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -14,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "compiler/base/status_macros.h"
 #include "compiler/tuning_db/tuning_db.h"
+#include "kernels/measure.h"
 
 namespace tiletune {
 namespace autotune {
@@ -40,23 +39,9 @@ void Evaluator::Progress(const std::string& line) const {
 }
 
 std::vector<absl::StatusOr<Cubin>> Evaluator::CompileAll(const std::vector<Candidate>& candidates) {
-  std::vector<absl::StatusOr<Cubin>> out(candidates.size(), absl::UnknownError("not compiled"));
-  std::atomic<size_t> next{0};
-  CompileOptions options;
-  options.arch = device_.ArchName();
-  const int threads = options_.compile_threads > 0
-                          ? options_.compile_threads
-                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&] {
-      for (size_t i = next++; i < candidates.size(); i = next++) {
-        out[i] = compiler_.CompileToCubin(candidates[i].source, options);
-      }
-    });
-  }
-  for (auto& thread : pool) thread.join();
-  return out;
+  std::vector<CudaSource> sources;
+  for (const Candidate& candidate : candidates) sources.push_back(candidate.source);
+  return tiletune::CompileAll(compiler_, sources, device_.ArchName(), options_.compile_threads);
 }
 
 absl::Status Evaluator::Fault(const Candidate& candidate, const absl::Status& status) {

@@ -23,6 +23,7 @@
 #include "compiler/ops/candidates.h"
 #include "compiler/tuning_db/measurement.h"
 #include "kernels/device_check.h"
+#include "kernels/measure.h"
 #include "kernels/verify.h"
 
 namespace tiletune {
@@ -130,9 +131,11 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
       compiles->done.notify_all();
     });
   }
-  // Meanwhile: the random input and its expected output, and the device's compare kernel.
+  // Meanwhile: the random input, its expected output and the buffers they are measured on,
+  // and the device's compare kernel.
   std::mt19937_64 rng(std::random_device{}());
-  absl::StatusOr<VerificationImages> made = MakeVerificationImages(definition, op, rng);
+  absl::StatusOr<std::unique_ptr<MeasureBench>> made =
+      MeasureBench::Create(context, definition, op, rng);
   std::unique_ptr<DeviceCheck> own_check;
   absl::Status check_made = absl::OkStatus();
   if (check == nullptr) {
@@ -205,51 +208,13 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
     ++out.compiled;
   }
 
-  // Verify every candidate on one draw, comparing on the device (the output and the
-  // untouched input against uploaded copies); a candidate that differs is checked again on
-  // the host, which names the first wrong element.
-  const VerificationImages& images = *made;
-  TT_ASSIGN_OR_RETURN(DeviceBuffer input, DeviceBuffer::Allocate(context, images.input.size()));
-  TT_ASSIGN_OR_RETURN(DeviceBuffer output, DeviceBuffer::Allocate(context, images.expected.size()));
-  TT_ASSIGN_OR_RETURN(DeviceBuffer pristine, DeviceBuffer::Allocate(context, images.input.size()));
-  TT_ASSIGN_OR_RETURN(DeviceBuffer expected,
-                      DeviceBuffer::Allocate(context, images.expected.size()));
-  TT_RETURN_IF_ERROR(input.CopyFromHost(images.input.data(), images.input.size()));
-  TT_RETURN_IF_ERROR(pristine.CopyFrom(input));
-  TT_RETURN_IF_ERROR(expected.CopyFromHost(images.expected.data(), images.expected.size()));
-  TT_ASSIGN_OR_RETURN(RegionOffsets verify_offsets, definition.Offsets(op));
-  // Items listed at run time (batch_copy): the op's example, for every launch here.
-  TT_ASSIGN_OR_RETURN(DeviceItems items, UploadExampleItems(context, definition, op));
-  // Set when a candidate may have written its input: the next one gets it back first.
-  bool input_dirty = false;
-  auto verify = [&](TileKernel& kernel) -> absl::Status {
-    if (input_dirty) {
-      TT_RETURN_IF_ERROR(input.CopyFromHost(images.input.data(), images.input.size()));
-      input_dirty = false;
-    }
-    TT_RETURN_IF_ERROR(output.Fill(images.poison));
-    TT_RETURN_IF_ERROR(kernel.Launch(input.ptr() + kGuardBytes, output.ptr() + kGuardBytes,
-                                     verify_offsets, /*stream=*/nullptr, items.get()));
-    TT_RETURN_IF_ERROR(context.Synchronize());
-    TT_ASSIGN_OR_RETURN(Mismatch out_diff, check->Compare(output.ptr(), expected.ptr(),
-                                                          images.expected.size(), nullptr));
-    TT_ASSIGN_OR_RETURN(Mismatch in_diff, check->Compare(input.ptr(), pristine.ptr(),
-                                                         images.input.size(), nullptr));
-    if (out_diff.count == 0 && in_diff.count == 0) return absl::OkStatus();
-    // The host check names the first wrong element (it runs the kernel once more).
-    TT_RETURN_IF_ERROR(input.CopyFromHost(images.input.data(), images.input.size()));
-    absl::Status why = VerifyTileKernelOn(context, kernel, definition, op, images, input, output);
-    input_dirty = true;
-    if (!why.ok()) return why;
-    return absl::DataLossError(
-        in_diff.count > 0
-            ? absl::StrCat(in_diff.count, " input byte(s) changed, first at ", in_diff.first)
-            : absl::StrCat(out_diff.count, " output byte(s) differ, first at ", out_diff.first));
-  };
+  // Verify every candidate on one draw, comparing on the device; a candidate that differs
+  // is checked again on the host, which names the first wrong element.
+  MeasureBench& bench = **made;
   std::vector<Measured*> running;
   for (Measured& m : all) {
     if (m.kernel == nullptr) continue;
-    absl::Status verified = verify(*m.kernel);
+    absl::Status verified = bench.Verify(bench.LauncherFor(*m.kernel), Label(m), check);
     if (absl::IsAborted(verified)) return verified;  // A fault: the context is gone.
     if (!verified.ok()) {
       m.error = std::string(verified.message());
@@ -259,8 +224,6 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
     }
     running.push_back(&m);
   }
-  pristine = DeviceBuffer();
-  expected = DeviceBuffer();
   out.verified = static_cast<int>(running.size());
   out.verify_ms = ms_since(verifying);
   if (running.empty()) {
@@ -270,83 +233,25 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
         "no variant compiled and verified: ", absl::StrJoin(errors, "; ")));
   }
 
-  // Buffer pairs to rotate through: the verification pair, then more while the rotation
-  // is smaller than three L2s.
-  const OperandSizes sizes = definition.Sizes(op);
-  TT_ASSIGN_OR_RETURN(RegionOffsets offsets, definition.Offsets(op));
-  TT_ASSIGN_OR_RETURN(BufferRotation rotation,
-                      RotateOperandBuffers(context, sizes, {input.ptr() + kGuardBytes,
-                                                            output.ptr() + kGuardBytes}));
-  const std::vector<std::pair<CUdeviceptr, CUdeviceptr>>& pairs = rotation.pairs;
+  // Interleaved rounds over the rotated buffers, until the budget is spent or the fastest
+  // stands apart.
   TT_ASSIGN_OR_RETURN(std::unique_ptr<Stream> stream, Stream::Create(context));
-  std::vector<std::unique_ptr<Event>> starts, ends;
-  for (size_t i = 0; i < running.size(); ++i) {
-    TT_ASSIGN_OR_RETURN(auto start, Event::Create(context));
-    TT_ASSIGN_OR_RETURN(auto end, Event::Create(context));
-    starts.push_back(std::move(start));
-    ends.push_back(std::move(end));
-  }
-  size_t next_pair = 0;
-  // One timed batch of `count` launches per candidate, in the order of `order`; per-launch
-  // microseconds in `us`.
-  auto round = [&](const std::vector<size_t>& order, int count,
-                   std::vector<double>& us) -> absl::Status {
-    for (size_t i : order) {
-      TT_RETURN_IF_ERROR(starts[i]->Record(stream->get()));
-      for (int k = 0; k < count; ++k) {
-        const auto& [in, outp] = pairs[next_pair++ % pairs.size()];
-        TT_RETURN_IF_ERROR(
-            running[i]->kernel->Launch(in, outp, offsets, stream->get(), items.get()));
-      }
-      TT_RETURN_IF_ERROR(ends[i]->Record(stream->get()));
-    }
-    TT_RETURN_IF_ERROR(stream->Synchronize());
-    us.assign(running.size(), 0);
-    for (size_t i : order) {
-      TT_ASSIGN_OR_RETURN(float ms, ends[i]->ElapsedSince(*starts[i]));
-      us[i] = 1000.0 * ms / count;
-    }
-    return absl::OkStatus();
-  };
-  std::vector<size_t> order(running.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::vector<double> us;
-  TT_RETURN_IF_ERROR(round(order, 1, us));  // Warm-up: tensor maps, instruction caches.
-  TT_RETURN_IF_ERROR(round(order, 1, us));  // Calibration.
-  const double fastest = std::max(0.5, *std::min_element(us.begin(), us.end()));
-  const int batch = std::clamp(static_cast<int>(std::ceil(kBatchUs / fastest)), 1, kMaxBatch);
-  // True when one candidate's every sample beats every sample of each other one: more
-  // rounds would not change the winner.
-  auto separated = [&] {
-    if (running.size() < 2) return true;
-    size_t best = 0;
-    for (size_t i = 1; i < running.size(); ++i) {
-      if (tuning::Median(running[i]->samples_us) < tuning::Median(running[best]->samples_us)) {
-        best = i;
-      }
-    }
-    const double slowest_best =
-        *std::max_element(running[best]->samples_us.begin(), running[best]->samples_us.end());
-    for (size_t i = 0; i < running.size(); ++i) {
-      if (i == best) continue;
-      if (*std::min_element(running[i]->samples_us.begin(), running[i]->samples_us.end()) <=
-          slowest_best) {
-        return false;
-      }
-    }
-    return true;
-  };
-  const Clock::time_point timing = Clock::now();
-  int rounds = 0;
-  while (rounds < kMinRounds ||
-         (rounds < kMaxRounds && ms_since(timing) < budget_ms && !separated())) {
-    std::rotate(order.begin(), order.begin() + 1, order.end());
-    TT_RETURN_IF_ERROR(round(order, batch, us));
-    for (size_t i = 0; i < running.size(); ++i) running[i]->samples_us.push_back(us[i]);
-    ++rounds;
-  }
-  out.rounds = rounds;
-  out.timing_ms = ms_since(timing);
+  std::vector<Launcher> launchers;
+  for (Measured* m : running) launchers.push_back(bench.LauncherFor(*m->kernel));
+  MeasureBench::RoundOptions round_options;
+  round_options.batch_us = kBatchUs;
+  round_options.max_batch = kMaxBatch;
+  round_options.min_rounds = kMinRounds;
+  round_options.max_rounds = kMaxRounds;
+  round_options.budget_ms = budget_ms;
+  round_options.until_separated = true;
+  TT_ASSIGN_OR_RETURN(MeasureBench::Rounds rounds,
+                      bench.Interleave(launchers, round_options, stream->get()));
+  for (size_t i = 0; i < running.size(); ++i) running[i]->samples_us = rounds.samples_us[i];
+  out.rounds = rounds.rounds;
+  out.timing_ms = rounds.timing_ms;
+  const int batch = rounds.batch;
+  const OperandSizes sizes = bench.sizes();
 
   size_t best = 0;
   for (size_t i = 1; i < running.size(); ++i) {
@@ -366,7 +271,7 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
       "tuned on a miss: %d of %zu variant(s) verified, %d round(s) of %d launch(es) "
       "(compile, with the input and reference made meanwhile, %.0f ms; verification %.0f "
       "ms; timing %.0f ms): %s won; %s",
-      out.verified, all.size(), rounds, batch, out.compile_ms, out.verify_ms, out.timing_ms,
+      out.verified, all.size(), out.rounds, batch, out.compile_ms, out.verify_ms, out.timing_ms,
       Label(winner), absl::StrJoin(lines, "; "));
 
   tuning::TuningRecord& record = out.record;

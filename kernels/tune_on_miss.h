@@ -15,12 +15,12 @@
 // compile took, if longer) is left out, so one slow compile (a deeply unrolled variant
 // takes seconds in NVRTC) does not hold the first call; its compile goes on in the
 // background and lands in the compile cache.
-// Timing: a warm-up launch each, then interleaved rounds (the candidates in a rotating
-// order), each candidate launched in a batch on a rotation of buffer pairs larger than
-// three times the L2 (as far as device memory allows), timed with events; at least three
-// rounds, then rounds until `budget_ms` of timing has passed (at most 25), or until the
-// fastest candidate's every sample beats every sample of each other one. The winner has
-// the lowest median per launch.
+// Verification and timing are the measurement harness's (kernels/measure.h): interleaved
+// rounds (the candidates in a rotating order), each candidate launched in a batch on a
+// rotation of buffer sets larger than three times the L2, timed with events; at least
+// three rounds, then rounds until `budget_ms` of timing has passed (at most 25), or until
+// the fastest candidate's every sample beats every sample of each other one. The winner
+// has the lowest median per launch.
 #ifndef KERNELS_TUNE_ON_MISS_H_
 #define KERNELS_TUNE_ON_MISS_H_
 

@@ -74,40 +74,34 @@ absl::Status VerifyTileKernel(const Context& context, TileKernel& kernel,
   TT_ASSIGN_OR_RETURN(DeviceBuffer output,
                       DeviceBuffer::Allocate(context, images.expected.size()));
   TT_RETURN_IF_ERROR(input.CopyFromHost(images.input.data(), images.input.size()));
-  return VerifyTileKernelOn(context, kernel, definition, op, images, input, output);
-}
-
-absl::Status VerifyTileKernelOn(const Context& context, TileKernel& kernel,
-                                const TileOpDefinition& definition, const TileOp& op,
-                                const VerificationImages& images, DeviceBuffer& input_device,
-                                DeviceBuffer& output_device) {
-  const OperandSizes sizes = definition.Sizes(op);
-  const std::vector<std::string> names = definition.operand_names();
-  const HostBytes& input = images.input;
-  const HostBytes& expected = images.expected;
-  const uint8_t poison = images.poison;
-  if (input_device.size() < input.size() || output_device.size() < expected.size()) {
-    return absl::InvalidArgumentError("verification buffers smaller than the images");
-  }
-  TT_RETURN_IF_ERROR(output_device.Fill(poison));
+  TT_RETURN_IF_ERROR(output.Fill(images.poison));
   // Items listed at run time: the op's example, which the reference applied.
   TT_ASSIGN_OR_RETURN(DeviceItems items, UploadExampleItems(context, definition, op));
   // The op's own region offsets: `op` may be another op of the kernel's key.
   TT_ASSIGN_OR_RETURN(RegionOffsets offsets, definition.Offsets(op));
-  TT_RETURN_IF_ERROR(kernel.Launch(input_device.ptr() + kGuardBytes,
-                                   output_device.ptr() + kGuardBytes, offsets,
+  TT_RETURN_IF_ERROR(kernel.Launch(input.ptr() + kGuardBytes, output.ptr() + kGuardBytes, offsets,
                                    /*stream=*/nullptr, items.get()));
   TT_RETURN_IF_ERROR(context.Synchronize());
-  HostBytes got(expected.size());
-  TT_RETURN_IF_ERROR(output_device.CopyToHost(got.data(), got.size()));
-  HostBytes input_after(input.size());
-  TT_RETURN_IF_ERROR(input_device.CopyToHost(input_after.data(), input_after.size()));
-  if (input_after != input) {
-    return absl::DataLossError(absl::StrCat("the kernel wrote to its input buffer ", names[0]));
+  HostBytes got(images.expected.size());
+  TT_RETURN_IF_ERROR(output.CopyToHost(got.data(), got.size()));
+  HostBytes input_after(images.input.size());
+  TT_RETURN_IF_ERROR(input.CopyToHost(input_after.data(), input_after.size()));
+  return FirstMismatch(definition, op, images, got, input_after, kernel.lowered().kernel_name);
+}
+
+absl::Status FirstMismatch(const TileOpDefinition& definition, const TileOp& op,
+                           const VerificationImages& images, const HostBytes& got,
+                           const HostBytes& input_after, const std::string& name) {
+  const OperandSizes sizes = definition.Sizes(op);
+  const std::vector<std::string> names = definition.operand_names();
+  const HostBytes& expected = images.expected;
+  const uint8_t poison = images.poison;
+  if (input_after != images.input) {
+    return absl::DataLossError(absl::StrCat(name, " wrote to its input buffer ", names[0]));
   }
   const std::string& out = names[1];
   const int element_bytes = DataTypeBytes(op.dtype());
-  for (size_t i = 0; i < got.size(); ++i) {
+  for (size_t i = 0; i < got.size() && i < expected.size(); ++i) {
     if (got[i] == expected[i]) continue;
     std::string where;
     if (i < kGuardBytes) {
@@ -122,35 +116,12 @@ absl::Status VerifyTileKernelOn(const Context& context, TileKernel& kernel,
     }
     size_t wrong = 0;
     for (size_t j = i; j < got.size(); ++j) wrong += got[j] != expected[j];
-    return absl::DataLossError(absl::StrCat(kernel.lowered().kernel_name, " wrote 0x",
-                                            absl::Hex(got[i]), " at ", where, "; expected 0x",
-                                            absl::Hex(expected[i]), " (poison 0x",
+    return absl::DataLossError(absl::StrCat(name, " wrote 0x", absl::Hex(got[i]), " at ", where,
+                                            "; expected 0x", absl::Hex(expected[i]), " (poison 0x",
                                             absl::Hex(poison), "); ", wrong,
                                             " wrong byte(s) from there on"));
   }
   return absl::OkStatus();
-}
-
-absl::StatusOr<BufferRotation> RotateOperandBuffers(const Context& context,
-                                                    const OperandSizes& sizes,
-                                                    std::pair<CUdeviceptr, CUdeviceptr> first) {
-  constexpr size_t kMaxPairs = 16;
-  BufferRotation rotation;
-  rotation.pairs.push_back(first);
-  const size_t pair_bytes = std::max<size_t>(1, sizes.input_bytes + sizes.output_bytes);
-  const size_t wanted = std::min<size_t>(
-      kMaxPairs, (3 * static_cast<size_t>(context.info().l2_bytes) + pair_bytes - 1) / pair_bytes);
-  while (rotation.pairs.size() < wanted) {
-    absl::StatusOr<DeviceBuffer> in = DeviceBuffer::Allocate(context, sizes.input_bytes);
-    if (!in.ok()) break;
-    absl::StatusOr<DeviceBuffer> out = DeviceBuffer::Allocate(context, sizes.output_bytes);
-    if (!out.ok()) break;
-    TT_RETURN_IF_ERROR(in->Fill(0));
-    rotation.pairs.emplace_back(in->ptr(), out->ptr());
-    rotation.owned.push_back(*std::move(in));
-    rotation.owned.push_back(*std::move(out));
-  }
-  return rotation;
 }
 
 }  // namespace tiletune

@@ -9,8 +9,7 @@
 //   std::mt19937_64 rng(seed);
 //   TT_RETURN_IF_ERROR(VerifyTileKernel(*context, *kernel, definition, op, rng));
 //
-// Timings after verification rotate through buffers larger than the L2
-// (RotateOperandBuffers).
+// Timings after verification rotate through buffers larger than the L2 (kernels/measure.h).
 #ifndef KERNELS_VERIFY_H_
 #define KERNELS_VERIFY_H_
 
@@ -20,6 +19,7 @@
 #include <new>
 #include <optional>
 #include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -89,26 +89,13 @@ absl::Status VerifyTileKernel(const Context& context, TileKernel& kernel,
                               const TileOpDefinition& definition, const TileOp& op,
                               std::mt19937_64& rng);
 
-// VerifyTileKernel on images drawn once, so several kernels of one op are checked on one
-// draw (tuning on a miss): `input` and `output` are device buffers of images.input.size()
-// and images.expected.size() bytes, `input` holding images.input; `output` is poisoned
-// here before the launch.
-absl::Status VerifyTileKernelOn(const Context& context, TileKernel& kernel,
-                                const TileOpDefinition& definition, const TileOp& op,
-                                const VerificationImages& images, DeviceBuffer& input,
-                                DeviceBuffer& output);
-
-// The (input, output) pairs a timing rotates through so that each launch finds its
-// operands outside the L2: `first` (typically the verification pair), then pairs of
-// `sizes` allocated here (inputs zero-filled) while the rotation is smaller than three L2s,
-// at most 16 pairs, fewer where device memory runs out.
-struct BufferRotation {
-  std::vector<std::pair<CUdeviceptr, CUdeviceptr>> pairs;
-  std::vector<DeviceBuffer> owned;  // the buffers allocated here
-};
-absl::StatusOr<BufferRotation> RotateOperandBuffers(const Context& context,
-                                                    const OperandSizes& sizes,
-                                                    std::pair<CUdeviceptr, CUdeviceptr> first);
+// The first difference of a run's output (`got`, guards included) and input (`input_after`)
+// from `images`: DataLoss naming `name` (what ran), the input written, or the first wrong
+// byte (its output element as the operator describes it, or the guard zone) and how many
+// follow; OK when there is none.
+absl::Status FirstMismatch(const TileOpDefinition& definition, const TileOp& op,
+                           const VerificationImages& images, const HostBytes& got,
+                           const HostBytes& input_after, const std::string& name);
 
 }  // namespace tiletune
 

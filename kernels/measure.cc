@@ -1,0 +1,201 @@
+#include "kernels/measure.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <thread>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "compiler/base/status_macros.h"
+#include "compiler/tuning_db/measurement.h"
+
+namespace tiletune {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The sets span this many L2s, up to kMaxSets, within a quarter of device memory.
+constexpr double kL2Multiple = 3;
+constexpr size_t kMaxSets = 64;
+
+double MsSince(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+// Whether one launcher's every sample beats every sample of each other one: more rounds
+// would not change which is fastest.
+bool Separated(const std::vector<std::vector<double>>& samples) {
+  for (const std::vector<double>& s : samples) {
+    if (s.empty()) return false;
+  }
+  if (samples.size() < 2) return true;
+  size_t best = 0;
+  for (size_t i = 1; i < samples.size(); ++i) {
+    if (tuning::Median(samples[i]) < tuning::Median(samples[best])) best = i;
+  }
+  const double slowest_best = *std::max_element(samples[best].begin(), samples[best].end());
+  for (size_t i = 0; i < samples.size(); ++i) {
+    if (i != best && *std::min_element(samples[i].begin(), samples[i].end()) <= slowest_best) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<absl::StatusOr<Cubin>> CompileAll(CompilationProvider& compiler,
+                                              const std::vector<CudaSource>& sources,
+                                              const std::string& arch, int threads) {
+  std::vector<absl::StatusOr<Cubin>> out(sources.size(), absl::UnknownError("not compiled"));
+  std::atomic<size_t> next{0};
+  CompileOptions options;
+  options.arch = arch;
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads = static_cast<int>(std::min<size_t>(threads, std::max<size_t>(1, sources.size())));
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      for (size_t i = next++; i < sources.size(); i = next++) {
+        out[i] = compiler.CompileToCubin(sources[i], options);
+      }
+    });
+  }
+  for (std::thread& thread : pool) thread.join();
+  return out;
+}
+
+absl::StatusOr<std::unique_ptr<MeasureBench>> MeasureBench::Create(
+    const Context& context, const TileOpDefinition& definition, const TileOp& op,
+    std::mt19937_64& rng) {
+  auto bench = std::unique_ptr<MeasureBench>(new MeasureBench(context, definition, op));
+  bench->sizes_ = definition.Sizes(op);
+  TT_ASSIGN_OR_RETURN(bench->offsets_, definition.Offsets(op));
+  TT_ASSIGN_OR_RETURN(bench->images_, MakeVerificationImages(definition, op, rng));
+  const HostBytes& input = bench->images_.input;
+  const HostBytes& expected = bench->images_.expected;
+  TT_ASSIGN_OR_RETURN(bench->items_, UploadExampleItems(context, definition, op));
+  TT_ASSIGN_OR_RETURN(bench->expected_, DeviceBuffer::Allocate(context, expected.size()));
+  TT_RETURN_IF_ERROR(bench->expected_.CopyFromHost(expected.data(), expected.size()));
+  TT_ASSIGN_OR_RETURN(bench->pristine_, DeviceBuffer::Allocate(context, input.size()));
+  TT_RETURN_IF_ERROR(bench->pristine_.CopyFromHost(input.data(), input.size()));
+  const size_t per_set = input.size() + expected.size();
+  const size_t wanted = static_cast<size_t>(std::ceil(
+      kL2Multiple * static_cast<double>(context.info().l2_bytes) / static_cast<double>(per_set)));
+  const size_t sets = std::max<size_t>(
+      1, std::min({wanted, kMaxSets, context.info().memory_bytes / 4 / per_set}));
+  for (size_t s = 0; s < sets; ++s) {
+    absl::StatusOr<DeviceBuffer> in = DeviceBuffer::Allocate(context, input.size());
+    absl::StatusOr<DeviceBuffer> out =
+        in.ok() ? DeviceBuffer::Allocate(context, expected.size()) : in.status();
+    if (!in.ok() || !out.ok()) {
+      // Set 0 is needed; the rotation only shrinks when memory runs out.
+      if (s == 0) return in.ok() ? out.status() : in.status();
+      break;
+    }
+    TT_RETURN_IF_ERROR(in->CopyFrom(bench->pristine_));
+    bench->in_.push_back(*std::move(in));
+    bench->out_.push_back(*std::move(out));
+  }
+  TT_ASSIGN_OR_RETURN(bench->start_, Event::Create(context));
+  TT_ASSIGN_OR_RETURN(bench->stop_, Event::Create(context));
+  return bench;
+}
+
+Launcher MeasureBench::LauncherFor(TileKernel& kernel) const {
+  return [this, &kernel](CUdeviceptr input, CUdeviceptr output, CUstream stream) {
+    return kernel.Launch(input, output, offsets_, stream, items_.get());
+  };
+}
+
+std::pair<CUdeviceptr, CUdeviceptr> MeasureBench::Set(size_t s) const {
+  return {in_[s].ptr() + kGuardBytes, out_[s].ptr() + kGuardBytes};
+}
+
+absl::Status MeasureBench::Verify(const Launcher& launch, const std::string& name,
+                                  DeviceCheck* check) {
+  DeviceBuffer& input = in_[0];
+  DeviceBuffer& output = out_[0];
+  if (input_dirty_) {
+    TT_RETURN_IF_ERROR(input.CopyFrom(pristine_));
+    input_dirty_ = false;
+  }
+  TT_RETURN_IF_ERROR(output.Fill(images_.poison));
+  TT_RETURN_IF_ERROR(context_.Synchronize());
+  TT_RETURN_IF_ERROR(launch(input.ptr() + kGuardBytes, output.ptr() + kGuardBytes, nullptr));
+  TT_RETURN_IF_ERROR(context_.Synchronize());
+  Mismatch out_diff, in_diff;
+  if (check != nullptr) {
+    TT_ASSIGN_OR_RETURN(out_diff,
+                        check->Compare(output.ptr(), expected_.ptr(), expected_.size(), nullptr));
+    TT_ASSIGN_OR_RETURN(in_diff,
+                        check->Compare(input.ptr(), pristine_.ptr(), pristine_.size(), nullptr));
+    if (out_diff.count == 0 && in_diff.count == 0) return absl::OkStatus();
+  }
+  // On the host: what differs, named.
+  HostBytes got(images_.expected.size());
+  TT_RETURN_IF_ERROR(output.CopyToHost(got.data(), got.size()));
+  HostBytes input_after(images_.input.size());
+  TT_RETURN_IF_ERROR(input.CopyToHost(input_after.data(), input_after.size()));
+  absl::Status why = FirstMismatch(definition_, op_, images_, got, input_after, name);
+  if (why.ok() && check == nullptr) return why;
+  input_dirty_ = true;
+  if (!why.ok()) return why;
+  return absl::DataLossError(absl::StrCat(
+      name, ": the device comparison found ",
+      in_diff.count > 0 ? absl::StrCat(in_diff.count, " input byte(s) changed, first at ", in_diff.first)
+                        : absl::StrCat(out_diff.count, " output byte(s) differing, first at ",
+                                       out_diff.first),
+      "; the host comparison none"));
+}
+
+absl::StatusOr<double> MeasureBench::Batch(const Launcher& launch, int count, CUstream stream) {
+  TT_RETURN_IF_ERROR(start_->Record(stream));
+  for (int k = 0; k < count; ++k) {
+    const auto [input, output] = Set(next_++ % in_.size());
+    TT_RETURN_IF_ERROR(launch(input, output, stream));
+  }
+  TT_RETURN_IF_ERROR(stop_->Record(stream));
+  TT_RETURN_IF_ERROR(stop_->Synchronize());
+  TT_ASSIGN_OR_RETURN(float ms, stop_->ElapsedSince(*start_));
+  return 1000.0 * ms / count;
+}
+
+absl::StatusOr<MeasureBench::Rounds> MeasureBench::Interleave(const std::vector<Launcher>& launchers,
+                                                              const RoundOptions& options,
+                                                              CUstream stream) {
+  if (launchers.empty()) return absl::InvalidArgumentError("nothing to time");
+  Rounds out;
+  out.samples_us.resize(launchers.size());
+  // Warm-up over every set (tensor maps, instruction caches, the sets' pages), then a
+  // calibration batch each; the fastest sizes the batch.
+  const int sets = static_cast<int>(in_.size());
+  double fastest = 1e30;
+  for (const Launcher& launch : launchers) {
+    TT_RETURN_IF_ERROR(Batch(launch, sets, stream).status());
+    TT_ASSIGN_OR_RETURN(double us, Batch(launch, std::min(sets, 4), stream));
+    fastest = std::min(fastest, us);
+  }
+  out.batch = static_cast<int>(std::clamp(std::ceil(options.batch_us / std::max(fastest, 0.5)), 1.0,
+                                          static_cast<double>(std::max(1, options.max_batch))));
+  std::vector<size_t> order(launchers.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const Clock::time_point timing = Clock::now();
+  while (out.rounds < options.min_rounds ||
+         (out.rounds < options.max_rounds && MsSince(timing) < options.budget_ms &&
+          !(options.until_separated && Separated(out.samples_us)))) {
+    for (size_t i : order) {
+      TT_ASSIGN_OR_RETURN(double us, Batch(launchers[i], out.batch, stream));
+      out.samples_us[i].push_back(us);
+    }
+    std::rotate(order.begin(), order.begin() + 1, order.end());
+    ++out.rounds;
+  }
+  out.timing_ms = MsSince(timing);
+  return out;
+}
+
+}  // namespace tiletune
