@@ -88,6 +88,16 @@ awk '/candidates;/ {last = 0} /^ +[0-9]+ +[0-9.]+ us/ { if ($2 + 0 < last) bad =
 "$bin" rank --target=sm_90a --sm_count=132 --top=8 copy:f16:8192,8192 >"$tmp/rank90.out" 2>/dev/null
 [[ "$(grep -m1 ' us ' "$tmp/rank90.out")" != "$(grep -m1 ' us ' "$tmp/rank100.out")" ]] \
   || fail "sm_100 with 148 SMs ranks with the H200's estimates"
+# On the model's own GPU rank also shows what the library launches and the nearest records'
+# variants it weighs, nearest first, each as the model predicts it; elsewhere it does not.
+cat "$tmp/rank90.out"
+grep -qE '^  the library on NVIDIA H200 launches \((exact|nearest|heuristic)\): ' "$tmp/rank90.out" \
+  || fail "rank shows no library choice on the H200"
+[[ "$(grep -cE '^ +[0-9]+ +[0-9.]+ us  distance +[0-9.]+  nearest: record ' "$tmp/rank90.out")" -ge 2 ]] \
+  || fail "rank shows no predicted nearby variants"
+awk '/distance/ { d = $5 + 0; if (d < last) bad = 1; last = d } END { exit bad }' \
+  "$tmp/rank90.out" || fail "the nearby variants are not nearest first"
+! grep -q 'the library on' "$tmp/rank100.out" || fail "rank shows the H200 library for sm_100"
 set +e
 "$bin" rank --target=sm_42 copy:f16:64 >/dev/null 2>"$tmp/r1"; r1=$?
 "$bin" rank --cost_model="$tmp/no_such_model.txtpb" copy:f16:64 >/dev/null 2>"$tmp/r2"; r2=$?

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -14,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "autotune/fit_command.h"
 #include "compiler/backend/cost_model/cost_model.h"
+#include "compiler/backend/tuned_resolver.h"
 #include "compiler/base/abbreviate.h"
 #include "compiler/base/command_line.h"
 #include "compiler/ir/hints.h"
@@ -22,6 +24,7 @@
 #include "compiler/target/target.h"
 #include "compiler/tuning_db/tuning_db.h"
 #include "kernels/builtin_cost_models.h"
+#include "kernels/library.h"
 
 namespace tiletune {
 namespace autotune {
@@ -77,6 +80,8 @@ int RunRankCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
   }
   std::string origin;
   absl::StatusOr<CostModel> model = absl::UnknownError("");
+  // The GPU a built-in model was fitted on: the library's view is shown for it.
+  std::optional<tuning::DeviceIdentity> model_gpu;
   if (line->Has("cost_model")) {
     const std::string path = UserPath(line->String("cost_model"));
     model = ReadCostModelFile(path);
@@ -90,6 +95,7 @@ int RunRankCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
     } else {
       model = std::move(builtin->front().model);
       origin = builtin->front().origin;
+      model_gpu = builtin->front().device;
     }
   }
   if (!model.ok()) {
@@ -102,6 +108,17 @@ int RunRankCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
   const TileOpRegistry& ops = BuiltinTileOps();
   std::fprintf(out, "autotune rank: model %s; %s with %d SMs\n", origin.c_str(),
                target->ArchName().c_str(), sm_count);
+  // On the model's own GPU (its architecture is --target), what the library weighs too:
+  // its databases' nearest records' variants, as the model predicts them.
+  std::unique_ptr<Library> library;
+  if (model_gpu.has_value() && TargetOf(*model_gpu).ok() &&
+      TargetOf(*model_gpu)->ArchName() == target->ArchName()) {
+    model_gpu->set_sm_count(sm_count);
+    LibraryOptions options;
+    options.record_misses_from_environment = false;
+    absl::StatusOr<std::unique_ptr<Library>> made = Library::Create(std::move(options));
+    if (made.ok()) library = *std::move(made);
+  }
   for (const std::string& spec : line->positional()) {
     absl::StatusOr<std::unique_ptr<TileOp>> op = ops.ParseSpec(spec);
     if (!op.ok()) {
@@ -132,6 +149,22 @@ int RunRankCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
     for (size_t i = 0; i < ranked.size() && static_cast<int>(i) < top; ++i) {
       std::fprintf(out, "  %3zu %10.2f us  %s\n", i + 1, ranked[i].first,
                    DescribeCandidate(*ranked[i].second).c_str());
+    }
+    if (library == nullptr) continue;
+    absl::StatusOr<Explanation> chosen = library->Explain(**op, *model_gpu);
+    absl::StatusOr<std::vector<TunedResolver::NearbyEstimate>> nearby =
+        library->Estimates(**op, *model_gpu);
+    if (!chosen.ok() || !nearby.ok()) continue;
+    std::fprintf(out, "  the library on %s launches (%s): %s\n", Printable(model_gpu->name(), 80).c_str(),
+                 ResolutionLevelName(chosen->level).c_str(), chosen->detail.c_str());
+    std::fprintf(out, "  its %zu nearest records' variants, as the model predicts them:\n",
+                 nearby->size());
+    for (size_t i = 0; i < nearby->size(); ++i) {
+      const TunedResolver::NearbyEstimate& e = (*nearby)[i];
+      std::fprintf(out, "  %3zu %10s  distance %5.2f  %s\n", i + 1,
+                   e.predicted_us.has_value() ? absl::StrFormat("%.2f us", *e.predicted_us).c_str()
+                                              : "-",
+                   e.distance, e.variant.c_str());
     }
   }
   return 0;

@@ -162,6 +162,11 @@ absl::StatusOr<Resolution> Library::Resolve(const tuning::DeviceIdentity& device
   return resolution;
 }
 
+absl::StatusOr<std::vector<TunedResolver::NearbyEstimate>> Library::Estimates(
+    const TileOp& op, const tuning::DeviceIdentity& device) const {
+  return resolver_->NearbyEstimates(device, op);
+}
+
 absl::StatusOr<Explanation> Library::Explain(const TileOp& op,
                                              const tuning::DeviceIdentity& device) const {
   TT_ASSIGN_OR_RETURN(Resolution resolution, Resolve(device, op));
@@ -261,9 +266,8 @@ absl::StatusOr<std::unique_ptr<Library>> Library::Create(LibraryOptions options)
     resolver_options.origins.push_back(layer.origin);
     resolver_options.databases.push_back(std::move(layer.database));
   }
-  if (options.cost_model) {
-    TT_ASSIGN_OR_RETURN(resolver_options.cost_models, BuiltinCostModels());
-  }
+  TT_ASSIGN_OR_RETURN(resolver_options.cost_models, BuiltinCostModels());
+  resolver_options.select_by_model = options.cost_model;
   // Kernels baked into the program, by their source.
   absl::flat_hash_map<absl::string_view, std::vector<const PrebuiltKernelImage*>> images;
   for (const PrebuiltKernelSet* set : stack_options.baked) {

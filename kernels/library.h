@@ -217,6 +217,12 @@ class Library {
   // How `op` resolves on a GPU of `device` (name and compute capability) and whether a
   // baked kernel serves it; needs no GPU and compiles nothing.
   absl::StatusOr<Explanation> Explain(const TileOp& op, const tuning::DeviceIdentity& device) const;
+  // The variants of the nearest records the library weighs for `op` on a GPU of `device`
+  // (name, compute capability and SM count), each with the prediction of the GPU's
+  // built-in cost model where one is built in, whether or not it selects by it
+  // (LibraryOptions::cost_model); needs no GPU.
+  absl::StatusOr<std::vector<TunedResolver::NearbyEstimate>> Estimates(
+      const TileOp& op, const tuning::DeviceIdentity& device) const;
 
   // OK when every database asked for was loaded; otherwise why the first one left out
   // was (the others still serve).

@@ -34,7 +34,10 @@ absl::StatusOr<Target> TargetOf(const tuning::DeviceIdentity& device) {
 }
 
 TunedResolver::TunedResolver(Options options)
-    : registry_(options.registry), ops_(options.ops), cost_models_(std::move(options.cost_models)) {
+    : registry_(options.registry),
+      ops_(options.ops),
+      cost_models_(std::move(options.cost_models)),
+      select_by_model_(options.select_by_model) {
   for (size_t d = 0; d < options.databases.size(); ++d) {
     const std::string origin = d < options.origins.size() ? options.origins[d] : "";
     for (auto& record : *options.databases[d].mutable_records()) {
@@ -458,6 +461,25 @@ const GpuCostModel* TunedResolver::ModelFor(const tuning::DeviceIdentity& device
   return device.sm_count() > 0 ? CostModelFor(cost_models_, device) : nullptr;
 }
 
+const GpuCostModel* TunedResolver::SelectingModelFor(const tuning::DeviceIdentity& device) const {
+  return select_by_model_ ? ModelFor(device) : nullptr;
+}
+
+absl::StatusOr<std::vector<TunedResolver::NearbyEstimate>> TunedResolver::NearbyEstimates(
+    const tuning::DeviceIdentity& device, const TileOp& op) const {
+  TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, ops_->For(op));
+  TT_ASSIGN_OR_RETURN(Target target, TargetOf(device));
+  TT_ASSIGN_OR_RETURN(std::shared_ptr<const DeviceCodegen> codegen, registry_->Resolve(target));
+  TT_ASSIGN_OR_RETURN(tuning::Problem problem, definition->ToProblem(op));
+  std::vector<NearbyEstimate> out;
+  for (Candidate& c : NearCandidates(Ranked(*definition, problem, device), kModelCandidates,
+                                     ModelFor(device), *definition, codegen, op, problem, target,
+                                     device.sm_count())) {
+    out.push_back({std::move(c.resolution.detail), c.distance, c.predicted_us});
+  }
+  return out;
+}
+
 std::optional<double> TunedResolver::Predicted(const GpuCostModel& model,
                                                const tuning::TuningRecord& record,
                                                const TileOpDefinition& definition,
@@ -525,7 +547,7 @@ absl::StatusOr<std::vector<Resolution>> TunedResolver::Alternatives(
     }
     // With a cost model of this GPU, the nearby records' variants go fastest predicted
     // first (those it cannot predict after them); without, nearest first.
-    const GpuCostModel* model = ModelFor(device);
+    const GpuCostModel* model = SelectingModelFor(device);
     std::vector<Candidate> candidates = NearCandidates(
         Ranked(*definition, probe.problem(), device),
         // One more when the exact record's kernel is listed: a nearby one may repeat it.
@@ -597,7 +619,7 @@ absl::StatusOr<Resolution> TunedResolver::Resolve(const tuning::DeviceIdentity& 
   // 2. Nearest problem of the same operator and element size on the same architecture.
   const std::vector<std::pair<double, size_t>> near = Ranked(*definition, problem, device);
   // With a cost model of this GPU: the variant of the nearby records it predicts fastest.
-  if (const GpuCostModel* model = ModelFor(device); model != nullptr) {
+  if (const GpuCostModel* model = SelectingModelFor(device); model != nullptr) {
     std::vector<Candidate> candidates =
         NearCandidates(near, kModelCandidates, model, *definition, codegen, op, problem, target,
                        device.sm_count());

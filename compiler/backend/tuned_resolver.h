@@ -92,7 +92,10 @@ class TunedResolver {
     // times its record's measured time over the estimate of the record's own launch on
     // its own problem, so the model predicts how a measured kernel scales, not its time.
     // Records with no measured time are not predicted. Without one, the nearest record's.
+    // The models answer NearbyEstimates whatever select_by_model says; Resolve and
+    // Alternatives use them only with it.
     std::vector<GpuCostModel> cost_models;
+    bool select_by_model = true;
   };
   static constexpr size_t kModelCandidates = 8;
 
@@ -108,6 +111,18 @@ class TunedResolver {
   // kernel. For tuning on a miss (kernels/library.h).
   absl::StatusOr<std::vector<Resolution>> Alternatives(const tuning::DeviceIdentity& device,
                                                        const TileOp& op, size_t max_count) const;
+
+  // The variants of the kModelCandidates nearest usable records fitted to `op` on
+  // `device`, nearest first, each with its record's distance and the prediction of the
+  // device's cost model where it has one (Options::cost_models). For reports: what the
+  // library weighs, and how the model sees it.
+  struct NearbyEstimate {
+    std::string variant;  // the resolution's detail: the record, its variant, the fitting
+    double distance = 0;
+    std::optional<double> predicted_us;
+  };
+  absl::StatusOr<std::vector<NearbyEstimate>> NearbyEstimates(const tuning::DeviceIdentity& device,
+                                                              const TileOp& op) const;
 
   // Records in use, and records ignored because an earlier database holds their key.
   size_t record_count() const { return records_.size(); }
@@ -168,6 +183,8 @@ class TunedResolver {
   };
   // The cost model of `device`'s GPU; null when none, or the device's SM count is unknown.
   const GpuCostModel* ModelFor(const tuning::DeviceIdentity& device) const;
+  // ModelFor where selection is by the model (Options::select_by_model); else null.
+  const GpuCostModel* SelectingModelFor(const tuning::DeviceIdentity& device) const;
   // The variants of the first `count` records of `near` that lower for `op` (two never
   // the same kernel), nearest first, each predicted by `model` where it is not null.
   std::vector<Candidate> NearCandidates(const std::vector<std::pair<double, size_t>>& near,
@@ -204,6 +221,7 @@ class TunedResolver {
   absl::flat_hash_map<std::string, size_t> by_key_;
   size_t shadowed_ = 0;
   std::vector<GpuCostModel> cost_models_;
+  bool select_by_model_ = true;
 };
 
 }  // namespace tiletune
