@@ -1,7 +1,8 @@
 // The real GPU as a TuningDevice: a CUDA context, candidates loaded as TileKernels,
-// verification by a byte-exact compare on the device, timing with events over buffers
-// rotated through more than 2.5 times the L2, and the baselines (cudaMemcpy of the same
-// bytes; cudnnIm2Col for im2col, cuDNN loaded at run time) on the same buffers.
+// verification and timing by the measurement harness (kernels/measure.h: a byte-exact
+// compare on the device, events over buffers rotated through three times the L2), and the
+// baselines (cudaMemcpy of the same bytes; cudnnIm2Col for im2col, cuDNN loaded at run
+// time) on the same buffers.
 //
 //   TT_ASSIGN_OR_RETURN(auto context, Context::Create(0));
 //   TT_ASSIGN_OR_RETURN(auto device, CudaTuningDevice::Create(*context, compiler));

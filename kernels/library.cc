@@ -266,7 +266,11 @@ absl::StatusOr<std::unique_ptr<Library>> Library::Create(LibraryOptions options)
     resolver_options.origins.push_back(layer.origin);
     resolver_options.databases.push_back(std::move(layer.database));
   }
-  TT_ASSIGN_OR_RETURN(resolver_options.cost_models, BuiltinCostModels());
+  // The built-in models: for selection when asked, else for reports (Estimates), which
+  // go without them rather than fail the library.
+  absl::StatusOr<std::vector<GpuCostModel>> models = BuiltinCostModels();
+  if (options.cost_model && !models.ok()) return models.status();
+  if (models.ok()) resolver_options.cost_models = *std::move(models);
   resolver_options.select_by_model = options.cost_model;
   // Kernels baked into the program, by their source.
   absl::flat_hash_map<absl::string_view, std::vector<const PrebuiltKernelImage*>> images;

@@ -443,6 +443,7 @@ TEST(LibraryTest, AlternativesComeFastestPredictedFirstWithACostModel) {
   ASSERT_TRUE(models.ok()) << models.status();
   ASSERT_FALSE(models->empty());
   options.cost_models = *models;
+  options.select_by_model = true;
   auto resolver = TunedResolver::Create(std::move(options));
   ASSERT_TRUE(resolver.ok()) << resolver.status();
   tuning::DeviceIdentity h200 = (*models)[0].device;

@@ -29,6 +29,7 @@
 #define KERNELS_MEASURE_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <random>
@@ -63,10 +64,13 @@ class MeasureBench {
  public:
   // Makes the images (fresh random input from `rng`, the reference output), the buffer
   // sets and the op's example item table (TileOpDefinition::ExampleItems).
+  // (`op` is copied; `definition` and `context` must outlive the bench.)
   static absl::StatusOr<std::unique_ptr<MeasureBench>> Create(const Context& context,
                                                               const TileOpDefinition& definition,
                                                               const TileOp& op,
                                                               std::mt19937_64& rng);
+  MeasureBench(const MeasureBench&) = delete;
+  MeasureBench& operator=(const MeasureBench&) = delete;
 
   // `kernel` (of this op's key) launched at the op's region offsets with its example items.
   Launcher LauncherFor(TileKernel& kernel) const;
@@ -104,6 +108,8 @@ class MeasureBench {
                                     const RoundOptions& options, CUstream stream);
 
   const DeviceItems& items() const { return items_; }
+  // The byte the output is filled with before a verification run.
+  uint8_t poison() const { return images_.poison; }
   const OperandSizes& sizes() const { return sizes_; }
   size_t set_count() const { return in_.size(); }
   // Set `s`'s input and output, past their guards.
@@ -114,19 +120,17 @@ class MeasureBench {
 
  private:
   MeasureBench(const Context& context, const TileOpDefinition& definition, const TileOp& op)
-      : context_(context), definition_(definition), op_(op) {}
-
-  // The first difference of the host copies of set 0 from the images, named.
-  absl::Status DescribeMismatch(const std::string& name);
+      : context_(context), definition_(definition), op_(op.Clone()) {}
 
   const Context& context_;
   const TileOpDefinition& definition_;
-  const TileOp& op_;
+  std::unique_ptr<TileOp> op_;
   OperandSizes sizes_;
   RegionOffsets offsets_;
   VerificationImages images_;
   DeviceItems items_;
-  // Device copies of the expected output and the input, for DeviceCheck comparisons.
+  // Device copies of the expected output and the input, for DeviceCheck comparisons; made
+  // by the first Verify given one.
   DeviceBuffer expected_, pristine_;
   std::vector<DeviceBuffer> in_, out_;
   // Set 0's input may have been written by a kernel that failed verification.

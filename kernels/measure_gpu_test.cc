@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "compiler/ops/copy/copy_definition.h"
 #include "compiler/ops/copy/copy_op.h"
 #include "compiler/target/target.h"
+#include "compiler/tuning_db/measurement.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/runtime/driver_api.h"
@@ -69,14 +71,17 @@ TEST_F(MeasureGpuTest, NamesWhatAWrongRunDid) {
     EXPECT_TRUE(absl::IsDataLoss(status)) << status;
     EXPECT_THAT(status.message(), HasSubstr("idle wrote 0x"));
   }
-  // One byte past the output: the guard zone after it.
+  // One byte past the output, not the poison: the guard zone after it.
   const size_t out_bytes = bench_->sizes().output_bytes;
+  const uint8_t not_poison = static_cast<uint8_t>(~bench_->poison());
   const Launcher spill = [&](CUdeviceptr input, CUdeviceptr output, CUstream stream) {
     absl::Status copied = bench_->LauncherFor(*kernel_)(input, output, stream);
     if (!copied.ok()) return copied;
-    return ToStatus(cu.cuMemsetD8Async(output + out_bytes, 0x5a, 1, stream), "cuMemsetD8Async");
+    return ToStatus(cu.cuMemsetD8Async(output + out_bytes, not_poison, 1, stream),
+                    "cuMemsetD8Async");
   };
   absl::Status status = bench_->Verify(spill, "spill", check_.get());
+  EXPECT_TRUE(absl::IsDataLoss(status)) << status;
   EXPECT_THAT(status.message(), HasSubstr("guard zone after dst, 0 B past its end"));
   // Writing the input is caught, and the next verification gets a clean input back.
   const Launcher scribble = [&](CUdeviceptr input, CUdeviceptr output, CUstream stream) {
@@ -85,13 +90,21 @@ TEST_F(MeasureGpuTest, NamesWhatAWrongRunDid) {
     return ToStatus(cu.cuMemsetD8Async(input, 0, 64, stream), "cuMemsetD8Async");
   };
   status = bench_->Verify(scribble, "scribble", check_.get());
+  EXPECT_TRUE(absl::IsDataLoss(status)) << status;
   EXPECT_THAT(status.message(), HasSubstr("scribble wrote to its input buffer src"));
   EXPECT_TRUE(bench_->Verify(bench_->LauncherFor(*kernel_), "copy", check_.get()).ok());
 }
 
 TEST_F(MeasureGpuTest, InterleavesRoundsOverRotatedSets) {
-  // 4 MB a set against an L2 of tens of MB: several sets.
+  // 4 MB a set against an L2 of tens of MB: several sets, and the launches go round them.
   EXPECT_GT(bench_->set_count(), 1u);
+  std::set<CUdeviceptr> inputs;
+  const Launcher counting = [&](CUdeviceptr input, CUdeviceptr output, CUstream stream) {
+    inputs.insert(input);
+    return bench_->LauncherFor(*kernel_)(input, output, stream);
+  };
+  ASSERT_TRUE(bench_->Batch(counting, static_cast<int>(bench_->set_count()), nullptr).ok());
+  EXPECT_EQ(inputs.size(), bench_->set_count());
   const Launcher launch = bench_->LauncherFor(*kernel_);
   MeasureBench::RoundOptions options;
   options.min_rounds = options.max_rounds = 5;
@@ -104,15 +117,23 @@ TEST_F(MeasureGpuTest, InterleavesRoundsOverRotatedSets) {
     for (double us : samples) EXPECT_GT(us, 0);
   }
   EXPECT_GE(rounds->batch, 1);
-  // Until separated: two copies of one kernel seldom separate; the budget ends it.
+  // Until separated: one run against four, which every sample tells apart long before
+  // 25 rounds or the budget.
+  const Launcher four_times = [&](CUdeviceptr input, CUdeviceptr output, CUstream stream) {
+    for (int k = 0; k < 4; ++k) {
+      absl::Status status = launch(input, output, stream);
+      if (!status.ok()) return status;
+    }
+    return absl::OkStatus();
+  };
   options.min_rounds = 3;
   options.max_rounds = 25;
-  options.budget_ms = 20;
+  options.budget_ms = 10000;
   options.until_separated = true;
-  rounds = bench_->Interleave({launch, launch}, options, nullptr);
+  rounds = bench_->Interleave({launch, four_times}, options, nullptr);
   ASSERT_TRUE(rounds.ok()) << rounds.status();
-  EXPECT_GE(rounds->rounds, 3);
-  EXPECT_LE(rounds->rounds, 25);
+  EXPECT_LT(rounds->rounds, 25);
+  EXPECT_LT(tuning::Median(rounds->samples_us[0]), tuning::Median(rounds->samples_us[1]));
   EXPECT_TRUE(bench_->Interleave({}, options, nullptr).status().code() ==
               absl::StatusCode::kInvalidArgument);
 }

@@ -96,12 +96,17 @@ absl::Status FirstMismatch(const TileOpDefinition& definition, const TileOp& op,
   const std::vector<std::string> names = definition.operand_names();
   const HostBytes& expected = images.expected;
   const uint8_t poison = images.poison;
+  if (got.size() != expected.size() || input_after.size() != images.input.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "compared ", got.size(), " output and ", input_after.size(), " input bytes with images of ",
+        expected.size(), " and ", images.input.size()));
+  }
   if (input_after != images.input) {
     return absl::DataLossError(absl::StrCat(name, " wrote to its input buffer ", names[0]));
   }
   const std::string& out = names[1];
   const int element_bytes = DataTypeBytes(op.dtype());
-  for (size_t i = 0; i < got.size() && i < expected.size(); ++i) {
+  for (size_t i = 0; i < got.size(); ++i) {
     if (got[i] == expected[i]) continue;
     std::string where;
     if (i < kGuardBytes) {

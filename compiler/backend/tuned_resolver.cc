@@ -495,8 +495,11 @@ std::optional<double> TunedResolver::Predicted(const GpuCostModel& model,
       model.model.EstimateUs(TermsOf(*theirs, DeviceConstantsFor(target, RecordSmCount(record))));
   const double estimated_here =
       model.model.EstimateUs(TermsOf(*candidate.built.lowered, DeviceConstantsFor(target, sm_count)));
-  if (!(estimated_there > 0) || !(estimated_here > 0)) return std::nullopt;
-  return estimated_here * measured / estimated_there;
+  const double predicted = estimated_here * measured / estimated_there;
+  if (!(estimated_there > 0) || !(estimated_here > 0) || !std::isfinite(predicted)) {
+    return std::nullopt;
+  }
+  return predicted;
 }
 
 std::vector<TunedResolver::Candidate> TunedResolver::NearCandidates(

@@ -85,8 +85,9 @@ class TunedResolver {
     // What each database is called (a file, "... (built in)"), for Resolution::origin; may
     // be shorter than `databases`.
     std::vector<std::string> origins;
-    // Cost models, one per GPU model (compiler/backend/cost_model). On a GPU one is of
-    // (its name and compute capability, and a known SM count), a problem with no exact
+    // Cost models, one per GPU model (compiler/backend/cost_model). With select_by_model,
+    // on a GPU one is of (its name and compute capability, and a known SM count), a
+    // problem with no exact
     // record runs the variant the model predicts fastest among those of the
     // kModelCandidates nearest usable records: each variant's estimate on this problem
     // times its record's measured time over the estimate of the record's own launch on
@@ -95,7 +96,7 @@ class TunedResolver {
     // The models answer NearbyEstimates whatever select_by_model says; Resolve and
     // Alternatives use them only with it.
     std::vector<GpuCostModel> cost_models;
-    bool select_by_model = true;
+    bool select_by_model = false;
   };
   static constexpr size_t kModelCandidates = 8;
 
@@ -221,7 +222,7 @@ class TunedResolver {
   absl::flat_hash_map<std::string, size_t> by_key_;
   size_t shadowed_ = 0;
   std::vector<GpuCostModel> cost_models_;
-  bool select_by_model_ = true;
+  bool select_by_model_ = false;
 };
 
 }  // namespace tiletune
