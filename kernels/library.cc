@@ -31,6 +31,7 @@
 #include "kernels/miss_recorder.h"
 #include "kernels/prebuilt.h"
 #include "kernels/tile_kernel.h"
+#include "kernels/measure.h"
 #include "kernels/tune_on_miss.h"
 
 namespace tiletune {

@@ -51,7 +51,7 @@
 namespace tiletune {
 
 class MissRecorder;     // kernels/miss_recorder.h
-class PendingCompiles;  // kernels/tune_on_miss.h
+class PendingCompiles;  // kernels/measure.h
 
 // The timing budget of tuning on a miss when it is turned on without one.
 inline constexpr int kDefaultTuneOnMissMs = 100;

@@ -4,11 +4,15 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
 #include <thread>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "compiler/base/status_macros.h"
 #include "compiler/tuning_db/measurement.h"
 
@@ -49,6 +53,122 @@ bool Separated(const std::vector<std::vector<double>>& samples) {
 }
 
 }  // namespace
+
+PendingCompiles::~PendingCompiles() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& [thread, finished] : threads_) thread.join();
+}
+
+void PendingCompiles::Adopt(std::thread thread, std::function<bool()> finished) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // A finished thread keeps its stack until joined: join those now.
+  for (auto it = threads_.begin(); it != threads_.end();) {
+    if (it->second()) {
+      it->first.join();
+      it = threads_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  threads_.emplace_back(std::move(thread), std::move(finished));
+}
+
+size_t PendingCompiles::size() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return threads_.size();
+}
+
+struct StartedCompiles::Shared {
+  std::mutex mutex;
+  std::condition_variable done;
+  std::vector<std::optional<absl::StatusOr<Cubin>>> cubins;
+  std::vector<double> in_ms;
+  int finished = 0;
+  std::optional<Clock::time_point> first;
+  Clock::time_point started;
+};
+
+StartedCompiles::StartedCompiles(CompilationProvider& compiler, std::vector<CudaSource> sources,
+                                 const CompileOptions& options)
+    : shared_(std::make_shared<Shared>()) {
+  shared_->cubins.resize(sources.size());
+  shared_->in_ms.assign(sources.size(), 0);
+  shared_->started = Clock::now();
+  for (size_t i = 0; i < sources.size(); ++i) {
+    // The state is shared, so that a compile left out can finish after its waiter is gone.
+    threads_.emplace_back([shared = shared_, i, source = std::move(sources[i]), options,
+                           &compiler] {
+      absl::StatusOr<Cubin> cubin = compiler.CompileToCubin(source, options);
+      std::lock_guard<std::mutex> lock(shared->mutex);
+      shared->cubins[i] = std::move(cubin);
+      shared->in_ms[i] = MsSince(shared->started);
+      ++shared->finished;
+      if (!shared->first) shared->first = Clock::now();
+      shared->done.notify_all();
+    });
+  }
+}
+
+StartedCompiles::~StartedCompiles() {
+  for (std::thread& thread : threads_) {
+    if (thread.joinable()) thread.join();
+  }
+}
+
+std::vector<absl::StatusOr<Cubin>> StartedCompiles::Collect() {
+  std::vector<absl::StatusOr<Cubin>> out;
+  for (std::optional<absl::StatusOr<Cubin>>& cubin : shared_->cubins) {
+    out.push_back(cubin.has_value()
+                      ? *cubin
+                      : absl::DeadlineExceededError(absl::StrFormat(
+                            "still compiling at the deadline (%.0f ms); left out, it goes on "
+                            "into the compile cache",
+                            MsSince(shared_->started))));
+  }
+  return out;
+}
+
+std::vector<absl::StatusOr<Cubin>> StartedCompiles::Wait() {
+  std::vector<absl::StatusOr<Cubin>> out;
+  {
+    std::unique_lock<std::mutex> lock(shared_->mutex);
+    shared_->done.wait(lock, [&] { return shared_->finished == static_cast<int>(threads_.size()); });
+    out = Collect();
+  }
+  for (std::thread& thread : threads_) thread.join();
+  return out;
+}
+
+std::vector<absl::StatusOr<Cubin>> StartedCompiles::WaitUntil(double budget_ms,
+                                                               PendingCompiles& pending) {
+  std::vector<absl::StatusOr<Cubin>> out;
+  {
+    std::unique_lock<std::mutex> lock(shared_->mutex);
+    auto all_in = [&] { return shared_->finished == static_cast<int>(threads_.size()); };
+    if (!threads_.empty()) {
+      shared_->done.wait(lock, [&] { return shared_->first.has_value(); });
+      const auto budget = std::chrono::microseconds(static_cast<int64_t>(1000 * budget_ms));
+      const Clock::time_point deadline =
+          shared_->started +
+          std::max<Clock::duration>(budget, 2 * (*shared_->first - shared_->started));
+      shared_->done.wait_until(lock, deadline, all_in);
+    }
+    out = Collect();
+  }
+  for (size_t i = 0; i < threads_.size(); ++i) {
+    pending.Adopt(std::move(threads_[i]), [shared = shared_, i] {
+      std::lock_guard<std::mutex> lock(shared->mutex);
+      return shared->cubins[i].has_value();
+    });
+  }
+  threads_.clear();
+  return out;
+}
+
+std::vector<double> StartedCompiles::in_ms() const {
+  std::lock_guard<std::mutex> lock(shared_->mutex);
+  return shared_->in_ms;
+}
 
 std::vector<absl::StatusOr<Cubin>> CompileAll(CompilationProvider& compiler,
                                               const std::vector<CudaSource>& sources,

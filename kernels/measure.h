@@ -31,9 +31,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -56,6 +58,55 @@ namespace tiletune {
 std::vector<absl::StatusOr<Cubin>> CompileAll(CompilationProvider& compiler,
                                               const std::vector<CudaSource>& sources,
                                               const std::string& arch, int threads);
+
+// Compile threads a caller stopped waiting for (StartedCompiles::WaitUntil). They go on in the background; each
+// Adopt joins the ones that have finished, and the destructor joins the rest, which must
+// happen before the compiler they use is destroyed.
+class PendingCompiles {
+ public:
+  PendingCompiles() = default;
+  PendingCompiles(const PendingCompiles&) = delete;
+  PendingCompiles& operator=(const PendingCompiles&) = delete;
+  ~PendingCompiles();
+  // `finished` says (thread-safely) whether `thread` has done its work.
+  void Adopt(std::thread thread, std::function<bool()> finished);
+  // Threads adopted and not yet joined.
+  size_t size();
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::pair<std::thread, std::function<bool()>>> threads_;
+};
+
+// Compiles started in parallel, one thread per source, so the caller can do other work
+// (make the reference, allocate buffers) meanwhile; then waited for, whole or until a
+// deadline. The compiler must outlive this and any PendingCompiles its threads go to.
+class StartedCompiles {
+ public:
+  StartedCompiles(CompilationProvider& compiler, std::vector<CudaSource> sources,
+                  const CompileOptions& options);
+  StartedCompiles(const StartedCompiles&) = delete;
+  StartedCompiles& operator=(const StartedCompiles&) = delete;
+  // Joins what was not handed to a PendingCompiles (waiting for it).
+  ~StartedCompiles();
+
+  // Every result, in the sources' order.
+  std::vector<absl::StatusOr<Cubin>> Wait();
+  // The results in by `budget_ms` after the start, or by twice the time the first one
+  // took if that is later (parallel compiles of like kernels finish close together; an
+  // outlier, a deeply unrolled variant, takes seconds); the others DeadlineExceeded, their
+  // threads adopted by `pending` so that they finish into the compile cache.
+  std::vector<absl::StatusOr<Cubin>> WaitUntil(double budget_ms, PendingCompiles& pending);
+  // Milliseconds from the start at which each result was in; 0 for one not in.
+  std::vector<double> in_ms() const;
+
+ private:
+  struct Shared;
+  // The results as they stand, under the lock.
+  std::vector<absl::StatusOr<Cubin>> Collect();
+  std::shared_ptr<Shared> shared_;
+  std::vector<std::thread> threads_;
+};
 
 // One run of what is measured, on operands at `input` and `output` (past their guards).
 using Launcher = std::function<absl::Status(CUdeviceptr input, CUdeviceptr output, CUstream stream)>;

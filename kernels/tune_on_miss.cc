@@ -3,14 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
-#include <optional>
-#include <ctime>
 #include <random>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -60,30 +55,6 @@ std::string Label(const Measured& m) {
 
 }  // namespace
 
-PendingCompiles::~PendingCompiles() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  for (auto& [thread, finished] : threads_) thread.join();
-}
-
-void PendingCompiles::Adopt(std::thread thread, std::function<bool()> finished) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  // A finished thread keeps its stack until joined: join those now.
-  for (auto it = threads_.begin(); it != threads_.end();) {
-    if (it->second()) {
-      it->first.join();
-      it = threads_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  threads_.emplace_back(std::move(thread), std::move(finished));
-}
-
-size_t PendingCompiles::size() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return threads_.size();
-}
-
 absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefinition& definition,
                                       const TileOp& op, std::vector<Resolution> alternatives,
                                       CompilationProvider& compiler, double budget_ms,
@@ -102,35 +73,12 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
     return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
   };
   MissTuning out;
-  // Compile in parallel (NVRTC, or the compile cache). The results live in shared state,
-  // so that a compile left out can finish after this call returns.
-  struct Compiles {
-    std::mutex mutex;
-    std::condition_variable done;
-    std::vector<std::optional<absl::StatusOr<Cubin>>> cubins;
-    std::vector<double> took_ms;  // per candidate, once in
-    int finished = 0;
-    std::optional<Clock::time_point> first;
-  };
-  auto compiles = std::make_shared<Compiles>();
-  compiles->cubins.resize(all.size());
-  compiles->took_ms.assign(all.size(), 0);
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < all.size(); ++i) {
-    CudaSource source{all[i].lowered->kernel_name, all[i].source};
-    CompileOptions options;
-    options.arch = all[i].lowered->target.ArchName();
-    threads.emplace_back([compiles, i, source = std::move(source), options, started, &compiler] {
-      absl::StatusOr<Cubin> cubin = compiler.CompileToCubin(source, options);
-      std::lock_guard<std::mutex> lock(compiles->mutex);
-      compiles->cubins[i] = std::move(cubin);
-      compiles->took_ms[i] =
-          std::chrono::duration<double, std::milli>(Clock::now() - started).count();
-      ++compiles->finished;
-      if (!compiles->first) compiles->first = Clock::now();
-      compiles->done.notify_all();
-    });
-  }
+  // Compile in parallel (NVRTC, or the compile cache) while the rest is made.
+  std::vector<CudaSource> sources;
+  for (const Measured& m : all) sources.push_back({m.lowered->kernel_name, m.source});
+  CompileOptions options;
+  options.arch = all.front().lowered->target.ArchName();
+  StartedCompiles compiles(compiler, std::move(sources), options);
   // Meanwhile: the random input, its expected output and the buffers they are measured on,
   // and the device's compare kernel.
   std::mt19937_64 rng(std::random_device{}());
@@ -147,47 +95,14 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
       check_made = created.status();
     }
   }
-  std::vector<absl::StatusOr<Cubin>> cubins;
-  {
-    std::unique_lock<std::mutex> lock(compiles->mutex);
-    const size_t total = all.size();
-    auto all_in = [&] { return compiles->finished == static_cast<int>(total); };
-    if (pending == nullptr) {
-      compiles->done.wait(lock, all_in);
-    } else {
-      // Compiles get one and a half times the budget, or twice as long as the first took
-      // if that is longer: parallel compiles of similar kernels finish close together (the
-      // first may be a cache hit), and an outlier (a deeply unrolled variant) takes
-      // seconds. The candidates still compiling after that seldom win, and waiting for them
-      // would set the first call's time.
-      compiles->done.wait(lock, [&] { return compiles->first.has_value(); });
-      constexpr double kCompileBudgets = 1.5;
-      const auto budget =
-          std::chrono::microseconds(static_cast<int64_t>(1000 * kCompileBudgets * budget_ms));
-      const Clock::time_point deadline =
-          started + std::max<Clock::duration>(budget, 2 * (*compiles->first - started));
-      compiles->done.wait_until(lock, deadline, all_in);
-    }
-    for (size_t i = 0; i < total; ++i) all[i].compile_ms = compiles->took_ms[i];
-    for (size_t i = 0; i < total; ++i) {
-      cubins.push_back(compiles->cubins[i].has_value()
-                           ? *compiles->cubins[i]
-                           : absl::DeadlineExceededError(absl::StrFormat(
-                                 "still compiling at the deadline (%.0f ms); left out, "
-                                 "it goes on into the compile cache",
-                                 ms_since(started))));
-    }
-  }
-  for (size_t i = 0; i < threads.size(); ++i) {
-    if (pending == nullptr) {
-      threads[i].join();
-    } else {
-      pending->Adopt(std::move(threads[i]), [compiles, i] {
-        std::lock_guard<std::mutex> lock(compiles->mutex);
-        return compiles->cubins[i].has_value();
-      });
-    }
-  }
+  // Compiles get one and a half times the budget (StartedCompiles::WaitUntil): the
+  // candidates still compiling after that seldom win, and waiting for them would set the
+  // first call's time.
+  constexpr double kCompileBudgets = 1.5;
+  std::vector<absl::StatusOr<Cubin>> cubins =
+      pending == nullptr ? compiles.Wait() : compiles.WaitUntil(kCompileBudgets * budget_ms, *pending);
+  const std::vector<double> in_ms = compiles.in_ms();
+  for (size_t i = 0; i < all.size(); ++i) all[i].compile_ms = in_ms[i];
   out.compile_ms = ms_since(started);
   const Clock::time_point verifying = Clock::now();
   TT_RETURN_IF_ERROR(made.status());

@@ -15,7 +15,9 @@
 // compile took, if longer) is left out, so one slow compile (a deeply unrolled variant
 // takes seconds in NVRTC) does not hold the first call; its compile goes on in the
 // background and lands in the compile cache.
-// Verification and timing are the measurement harness's (kernels/measure.h): interleaved
+// Compiling, verification and timing are the measurement harness's (kernels/measure.h:
+// StartedCompiles, MeasureBench), which the autotuner uses too; this is the caller that
+// picks the candidates, the budget and the record. Timing runs interleaved
 // rounds (the candidates in a rotating order), each candidate launched in a batch on a
 // rotation of buffer sets larger than three times the L2, timed with events; at least
 // three rounds, then rounds until `budget_ms` of timing has passed (at most 25), or until
@@ -24,11 +26,8 @@
 #ifndef KERNELS_TUNE_ON_MISS_H_
 #define KERNELS_TUNE_ON_MISS_H_
 
-#include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -38,29 +37,11 @@
 #include "compiler/ops/tile_op_definition.h"
 #include "compiler/tuning_db/tuning_db.pb.h"
 #include "kernels/device_check.h"
+#include "kernels/measure.h"
 #include "kernels/runtime/runtime.h"
 #include "kernels/tile_kernel.h"
 
 namespace tiletune {
-
-// Compile threads a first call stopped waiting for. They go on in the background; each
-// Adopt joins the ones that have finished, and the destructor joins the rest, which must
-// happen before the compiler they use is destroyed.
-class PendingCompiles {
- public:
-  PendingCompiles() = default;
-  PendingCompiles(const PendingCompiles&) = delete;
-  PendingCompiles& operator=(const PendingCompiles&) = delete;
-  ~PendingCompiles();
-  // `finished` says (thread-safely) whether `thread` has done its work.
-  void Adopt(std::thread thread, std::function<bool()> finished);
-  // Threads adopted and not yet joined.
-  size_t size();
-
- private:
-  std::mutex mutex_;
-  std::vector<std::pair<std::thread, std::function<bool()>>> threads_;
-};
 
 struct MissTuning {
   // The winner, loaded on the context.
