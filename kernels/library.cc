@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -189,6 +190,20 @@ absl::StatusOr<Explanation> Library::Explain(const TileOp& op,
 
 namespace {
 
+// A 0/1 switch in environment variable `name`: none when unset or empty; InvalidArgument
+// naming the value and `accepted` otherwise.
+absl::StatusOr<std::optional<bool>> SwitchFromEnvironment(const char* name,
+                                                          absl::string_view accepted) {
+  const char* env = std::getenv(name);
+  if (env == nullptr || *env == '\0') return std::optional<bool>();
+  const std::string value(env);
+  if (value != "0" && value != "1") {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, "='", value.substr(0, 40), "': accepted are ", accepted));
+  }
+  return std::optional<bool>(value == "1");
+}
+
 // The stack LibraryOptions (and the environment) ask for.
 absl::StatusOr<DatabaseStackOptions> StackOptions(LibraryOptions& options) {
   DatabaseStackOptions stack;
@@ -205,15 +220,10 @@ absl::StatusOr<DatabaseStackOptions> StackOptions(LibraryOptions& options) {
     options.tune_on_miss_database = absl::StrCat(stack.user_directory, "/", kTunedOnMissFile);
   }
   stack.tuned_on_miss_database = options.tune_on_miss_database;
-  if (const char* env = std::getenv("TILETUNE_BUILTIN_DB"); env != nullptr && *env != '\0') {
-    const std::string value(env);
-    if (value != "0" && value != "1") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "TILETUNE_BUILTIN_DB='", value.substr(0, 40), "': accepted are 0 (leave the built-in "
-          "databases out) and 1"));
-    }
-    if (value == "0") options.builtin = false;
-  }
+  TT_ASSIGN_OR_RETURN(std::optional<bool> builtin,
+                      SwitchFromEnvironment("TILETUNE_BUILTIN_DB",
+                                            "0 (leave the built-in databases out) and 1"));
+  if (builtin.has_value() && !*builtin) options.builtin = false;
   if (options.builtin) {
     stack.builtin = options.shipped != nullptr ? *options.shipped : ShippedDatabases();
   }
@@ -244,15 +254,12 @@ absl::StatusOr<std::unique_ptr<Library>> Library::Create(LibraryOptions options)
       options.tune_on_miss_ms = ms;
     }
   }
-  if (const char* env = std::getenv("TILETUNE_COST_MODEL"); env != nullptr && *env != '\0') {
-    const std::string value(env);
-    if (value != "0" && value != "1") {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "TILETUNE_COST_MODEL='", value.substr(0, 40), "': accepted are 1 (run the variant of the "
-          "nearby records the built-in cost model predicts fastest) and 0 (the nearest record's)"));
-    }
-    options.cost_model = value == "1";
-  }
+  TT_ASSIGN_OR_RETURN(std::optional<bool> cost_model,
+                      SwitchFromEnvironment("TILETUNE_COST_MODEL",
+                                            "1 (run the variant of the nearby records the built-in "
+                                            "cost model predicts fastest) and 0 (the nearest "
+                                            "record's)"));
+  if (cost_model.has_value()) options.cost_model = *cost_model;
   if (options.jit) {
     if (const char* env = std::getenv("TILETUNE_JIT"); env != nullptr && std::string(env) == "0") {
       options.jit = false;

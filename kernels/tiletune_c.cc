@@ -52,6 +52,17 @@ tt_status FromStatus(const absl::Status& status) {
   }
 }
 
+// TT_OK when `function` has a plan and both device addresses; else why not, as its error.
+tt_status CheckExecute(const char* function, const tt_plan* plan, uint64_t input,
+                       uint64_t output) {
+  if (plan == nullptr) return Fail(TT_INVALID_ARGUMENT, absl::StrCat(function, ": plan is NULL"));
+  if (input == 0 || output == 0) {
+    return Fail(TT_INVALID_ARGUMENT, absl::StrCat(function, ": ", input == 0 ? "input" : "output",
+                                                  " is a null device address"));
+  }
+  return TT_OK;
+}
+
 absl::StatusOr<tiletune::DType> ToDType(int dtype) {
   switch (dtype) {
     case TT_F64: return tiletune::DType::kF64;
@@ -219,11 +230,8 @@ tt_status tt_plan_create_batch_copy(const tt_batch_copy_desc* desc, tt_plan** pl
 tt_status tt_plan_execute_items(const tt_plan* plan, uint64_t input, uint64_t output,
                                 uint64_t table, int64_t count, void* stream) {
   return Guarded([&] {
-    if (plan == nullptr) return Fail(TT_INVALID_ARGUMENT, "tt_plan_execute_items: plan is NULL");
-    if (input == 0 || output == 0) {
-      return Fail(TT_INVALID_ARGUMENT,
-                  absl::StrCat("tt_plan_execute_items: ", input == 0 ? "input" : "output",
-                               " is a null device address"));
+    if (tt_status bad = CheckExecute("tt_plan_execute_items", plan, input, output); bad != TT_OK) {
+      return bad;
     }
     return FromStatus(plan->plan.ExecuteItems(
         static_cast<CUdeviceptr>(input), static_cast<CUdeviceptr>(output),
@@ -233,11 +241,8 @@ tt_status tt_plan_execute_items(const tt_plan* plan, uint64_t input, uint64_t ou
 
 tt_status tt_plan_execute(const tt_plan* plan, uint64_t input, uint64_t output, void* stream) {
   return Guarded([&] {
-    if (plan == nullptr) return Fail(TT_INVALID_ARGUMENT, "tt_plan_execute: plan is NULL");
-    if (input == 0 || output == 0) {
-      return Fail(TT_INVALID_ARGUMENT,
-                  absl::StrCat("tt_plan_execute: ", input == 0 ? "input" : "output",
-                               " is a null device address"));
+    if (tt_status bad = CheckExecute("tt_plan_execute", plan, input, output); bad != TT_OK) {
+      return bad;
     }
     return FromStatus(plan->plan.Execute(static_cast<CUdeviceptr>(input),
                                          static_cast<CUdeviceptr>(output),

@@ -117,20 +117,10 @@ LaunchParams Col2imDefinition::AdaptLaunch(const TileOp& op, const tuning::Probl
                                            const LaunchParams& tuned) const {
   if (tuned.tile.size() != 2 || !from.has_col2im() || op.op_name() != name()) return tuned;
   const auto& conv = static_cast<const Col2imOp&>(op);
-  // The planes form's tile is [image rows, W]: one as wide as the record's image held whole
-  // rows of it (each tile one run of the dense image), and holds whole rows of this one's,
-  // as many as the record's tile had, fewer when that would pass four times its pixels. A
-  // narrower tile is a 2-D block of each plane, kept as tuned.
-  const int64_t their_w = from.col2im().w();
-  if (conv.order != ColumnOrder::kChannelRows || their_w <= 0 || tuned.tile[1] < their_w ||
-      conv.geometry.w <= 0) {
-    return tuned;
-  }
-  LaunchParams adapted = tuned;
-  adapted.tile[1] = conv.geometry.w;
-  adapted.tile[0] =
-      std::clamp<int64_t>(4 * tuned.tile[0] * their_w / conv.geometry.w, 1, tuned.tile[0]);
-  return adapted;
+  // The planes form's tile is [image rows, W]: as wide as the image, each tile is one run
+  // of the dense image; narrower, a 2-D block of each plane, kept as tuned.
+  if (conv.order != ColumnOrder::kChannelRows) return tuned;
+  return FitWholeRunTile(tuned, from.col2im().w(), conv.geometry.w);
 }
 
 std::vector<double> Col2imDefinition::TransferFeatures(const tuning::Problem& problem) const {

@@ -224,6 +224,16 @@ int ConvPixelAlignment(const Im2colGeometry& g, int element_bytes) {
   return align;
 }
 
+LaunchParams FitWholeRunTile(const LaunchParams& tuned, int64_t their_run, int64_t our_run) {
+  if (tuned.tile.size() != 2 || their_run <= 0 || our_run <= 0 || tuned.tile[1] < their_run) {
+    return tuned;
+  }
+  LaunchParams fitted = tuned;
+  fitted.tile[1] = our_run;
+  fitted.tile[0] = std::clamp<int64_t>(4 * tuned.tile[0] * their_run / our_run, 1, tuned.tile[0]);
+  return fitted;
+}
+
 std::vector<double> ConvTransferFeatures(const Im2colGeometry& g, int element_bytes,
                                          bool channel_rows) {
   auto lg = [](int64_t v) { return std::log2(static_cast<double>(std::max<int64_t>(v, 1))); };

@@ -17,6 +17,7 @@
 #include "absl/types/span.h"
 #include "compiler/ir/buffer.h"
 #include "compiler/ir/hints.h"
+#include "compiler/lower/lowered_kernel.h"
 #include "compiler/ops/im2col/im2col_op.h"
 #include "compiler/ops/tile_op_definition.h"
 
@@ -113,6 +114,11 @@ std::vector<double> ConvTransferFeatures(const Im2colGeometry& g, int element_by
                                          bool channel_rows);
 // The widest vector along C (bytes, up to 16): the alignment of a pixel's C elements.
 int ConvPixelAlignment(const Im2colGeometry& g, int element_bytes);
+// The channel_rows ("planes") forms' fitting of a tuned tile [rows, run] to another
+// problem: a tile whose run covered the record's whole `their_run` (each tile one
+// contiguous run of whole rows) covers `our_run` whole, with as many rows as tuned, fewer
+// when that would pass four times the tuned elements. Any other tile as tuned.
+LaunchParams FitWholeRunTile(const LaunchParams& tuned, int64_t their_run, int64_t our_run);
 
 // "<op> f16 N64 C64 56x56 k3x3 s1x1 d1x1 p1x1", then " NCHW" for the NCHW layout, or
 // " img strides [...]" for another image that is not dense, and " channel_rows" for

@@ -122,17 +122,9 @@ LaunchParams Im2colDefinition::AdaptLaunch(const TileOp& op, const tuning::Probl
   const Im2colGeometry theirs = ConvGeometryFromProblem(from.im2col());
   const Im2colGeometry& ours = static_cast<const Im2colOp&>(op).geometry;
   if (static_cast<const Im2colOp&>(op).order == ColumnOrder::kChannelRows) {
-    // The planes form's tile is [matrix rows, OH*OW columns]: one that held whole rows of
-    // the record's matrix (each tile one contiguous run) holds whole rows of this one's, as
-    // many as the record's tile had, fewer when that would pass four times its elements.
-    // A band of columns is kept as tuned: the lowering clips it.
-    const int64_t their_k = theirs.OH() * theirs.OW();
-    if (their_k <= 0 || tuned.tile[1] < their_k || ours.OH() * ours.OW() <= 0) return tuned;
-    LaunchParams adapted = tuned;
-    adapted.tile[1] = ours.OH() * ours.OW();
-    adapted.tile[0] =
-        std::clamp<int64_t>(4 * tuned.tile[0] * their_k / adapted.tile[1], 1, tuned.tile[0]);
-    return adapted;
+    // The planes form's tile is [matrix rows, OH*OW columns]; a band of columns is kept as
+    // tuned (the lowering clips it).
+    return FitWholeRunTile(tuned, theirs.OH() * theirs.OW(), ours.OH() * ours.OW());
   }
   if (theirs.K() <= 0 || tuned.tile[1] != theirs.K()) return tuned;
   LaunchParams adapted = tuned;
