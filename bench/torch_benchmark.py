@@ -209,8 +209,31 @@ def overhead_us():
         dst.copy_(src)
     torch_us = (time.perf_counter() - start) / calls * 1e6
     torch.cuda.synchronize()
+    # unfold and fold: the public calls (plain tensors skip the dispatcher), the registered
+    # custom ops through torch's dispatcher, and PyTorch's own, on a small layer.
+    x = torch.randn(2, 8, 16, 16, device="cuda").half()
+    cols = F.unfold(x, 3, padding=1)
+    conv = {
+        "unfold_us": lambda: ttt.unfold(x, 3, padding=1),
+        "unfold_dispatcher_us": lambda: torch.ops.tiletune.unfold(x, [3, 3], [1, 1], [1, 1],
+                                                                 [1, 1]),
+        "F_unfold_us": lambda: F.unfold(x, 3, padding=1),
+        "fold_us": lambda: ttt.fold(cols, (16, 16), 3, padding=1),
+        "fold_dispatcher_us": lambda: torch.ops.tiletune.fold(cols, [16, 16], [3, 3], [1, 1],
+                                                             [1, 1], [1, 1]),
+        "F_fold_us": lambda: F.fold(cols, (16, 16), 3, padding=1),
+    }
+    host = {}
+    for name, fn in conv.items():
+        fn()
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(calls // 4):
+            fn()
+        host[name] = (time.perf_counter() - start) / (calls // 4) * 1e6
+        torch.cuda.synchronize()
     return {"python_call_us": python_us, "c_execute_us": c_us, "torch_copy_us": torch_us,
-            "python_over_c_us": python_us - c_us}
+            "python_over_c_us": python_us - c_us, **host}
 
 
 def main():
@@ -240,6 +263,10 @@ def main():
     print(f"# host time per call, warm plan: tiletune.copy_ {over['python_call_us']:.2f} us, "
           f"tt_plan_execute via ctypes {over['c_execute_us']:.2f} us (Python above it: "
           f"{over['python_over_c_us']:.2f} us), torch dst.copy_ {over['torch_copy_us']:.2f} us")
+    print(f"# host time per call: tiletune.torch.unfold {over['unfold_us']:.1f} us "
+          f"(through the dispatcher {over['unfold_dispatcher_us']:.1f}), F.unfold "
+          f"{over['F_unfold_us']:.1f}; fold {over['fold_us']:.1f} us (through the dispatcher "
+          f"{over['fold_dispatcher_us']:.1f}), F.fold {over['F_fold_us']:.1f}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"rows": rows, "overhead": over}, f, indent=1)

@@ -225,6 +225,14 @@ class Col2imEmitter {
     }
   }
 
+  // The most window positions along H (W) that reach one pixel: ceil(effective kernel /
+  // stride).
+  int64_t SpanH() const { return CeilDiv(g_.EffectiveKh(), g_.sh); }
+  int64_t SpanW() const { return CeilDiv(g_.EffectiveKw(), g_.sw); }
+  // Windows up to this many positions per pixel are summed by an unrolled loop; larger ones
+  // (wide kernels at stride 1) keep a bounded loop, for code size.
+  static constexpr int64_t kMaxUnrolledSpan = 64;
+
   void PlanesConstants() {
     Constant("u32", "kThreads", l_.launch.threads);
     Constant("u64", "kNumTiles", l_.num_tiles);
@@ -242,7 +250,7 @@ class Col2imEmitter {
     for (auto [name, value] : std::vector<std::pair<const char*, int64_t>>{
              {"kSH", g_.sh}, {"kSW", g_.sw}, {"kDH", g_.dh}, {"kDW", g_.dw}, {"kPH", g_.ph},
              {"kPW", g_.pw}, {"kEKH", g_.EffectiveKh()}, {"kEKW", g_.EffectiveKw()},
-             {"kOH", l_.oh}, {"kOW", l_.ow}}) {
+             {"kOH", l_.oh}, {"kOW", l_.ow}, {"kSpanH", SpanH()}, {"kSpanW", SpanW()}}) {
       absl::StrAppend(&out_, "constexpr int ", name, " = ", value, ";\n");
     }
     Constant("u64", "kL", l_.k);
@@ -265,6 +273,7 @@ class Col2imEmitter {
   // t / kTilesPerPlane = n * C + c, vectors along a row.
   void PlanesKernel() {
     const bool hint = l_.col_policy.has_value();
+    const bool unrolled = SpanH() * SpanW() <= kMaxUnrolledSpan;
     absl::StrAppend(
         &out_,
         "\n// One column-matrix element by a non-coherent load.\n"
@@ -281,7 +290,34 @@ class Col2imEmitter {
         "  const int oh1 = min(h_im / kSH + 1, kOH);\n"
         "  const int ow0 = w_im < kEKW ? 0 : (w_im - kEKW) / kSW + 1;\n"
         "  const int ow1 = min(w_im / kSW + 1, kOW);\n"
-        "  float acc = 0.0f;\n"
+        "  float acc = 0.0f;\n",
+        unrolled ?
+        // At most kSpanH x kSpanW window positions reach a pixel: every one is loaded (one
+        // outside [oh0, oh1) x [ow0, ow1) from the plane's first element, in bounds) before
+        // any is added, so the pixel's loads are in flight together; the sum then takes
+        // the positions that reach it, in the same order as the loop below.
+        absl::StrCat(
+        "  tt_elem v[kSpanH * kSpanW];\n"
+        "  bool ok[kSpanH * kSpanW];\n"
+        "#pragma unroll\n"
+        "  for (int i = 0; i < kSpanH; ++i) {\n"
+        "    const int oh = oh0 + i, hk = h_im - oh * kSH;\n"
+        "    const bool row_ok = oh < oh1 && hk % kDH == 0;\n"
+        "#pragma unroll\n"
+        "    for (int j = 0; j < kSpanW; ++j) {\n"
+        "      const int ow = ow0 + j, wk = w_im - ow * kSW;\n"
+        "      ok[i * kSpanW + j] = row_ok && ow < ow1 && wk % kDW == 0;\n"
+        "      v[i * kSpanW + j] = tt_ld_col(ok[i * kSpanW + j] ? from + ((u64(hk / kDH) * kKW + "
+        "u64(wk / kDW)) * kL + u64(oh) * kOW + u64(ow)) * kElementBytes : from",
+        hint ? ", col_policy" : "",
+        ");\n"
+        "    }\n"
+        "  }\n"
+        "#pragma unroll\n"
+        "  for (int t = 0; t < kSpanH * kSpanW; ++t) {\n"
+        "    if (ok[t]) acc += tt_widen(v[t]);\n"
+        "  }\n") :
+        absl::StrCat(
         "  for (int oh = oh0; oh < oh1; ++oh) {\n"
         "    const int hk = h_im - oh * kSH;\n"
         "    if (hk % kDH != 0) continue;\n"
@@ -293,7 +329,7 @@ class Col2imEmitter {
         hint ? ", col_policy" : "",
         "));\n"
         "    }\n"
-        "  }\n"
+        "  }\n"),
         "  return acc;\n"
         "}\n");
     absl::StrAppend(&out_, "\nextern \"C\" __global__ void __launch_bounds__(kThreads) ",

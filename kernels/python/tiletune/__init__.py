@@ -343,8 +343,7 @@ def _stream_of(stream, arrays):
                                    "object with .cuda_stream or .ptr")
     for a in arrays:
         if a.torch:
-            torch = sys.modules["torch"]
-            return torch.cuda.current_stream(a.device).cuda_stream
+            return _torch_stream(a.device)
     for a in arrays:
         if isinstance(a.stream, int) and a.stream not in (1, 2):
             return a.stream
@@ -638,9 +637,20 @@ def _fast_run(key, inp, out, stream):
     i, o = inp.data_ptr() + in_delta, out.data_ptr() + out_delta
     if i % 16 or o % 16:
         return False
-    torch = sys.modules["torch"]
-    _check(_lib.tt_plan_execute(plan.handle, i, o, torch.cuda.current_stream(inp.device).cuda_stream))
+    _check(_lib.tt_plan_execute(plan.handle, i, o, _torch_stream(inp.device)))
     return True
+
+
+def _torch_stream(device):
+    """The handle of PyTorch's current stream on `device` (a torch.device or an index):
+    read raw (as torch.compile's generated code does) where PyTorch offers it, without
+    making a Stream object."""
+    torch = sys.modules["torch"]
+    index = device if isinstance(device, int) else device.index
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None and index is not None:
+        return raw(index)
+    return torch.cuda.current_stream(device).cuda_stream
 
 
 def _fast_conv(kind, inp, out, stream, args):

@@ -143,8 +143,40 @@ def _list(value):
     return [value, value] if isinstance(value, int) else [int(v) for v in value]
 
 
+def _direct(*tensors):
+    """True where a call can skip the custom op's dispatcher and run the package's call
+    itself: plain CUDA tensors, outside torch.compile's tracing and any dispatch mode
+    (FakeTensor, functionalisation, a user's mode), with nothing for autograd to record.
+    The dispatcher costs tens of microseconds of host time a call, longer than many of these
+    kernels run; everywhere else the call goes through torch.ops.tiletune, as registered."""
+    if torch.compiler.is_compiling() or _dispatch_mode() is not None:
+        return False
+    grad = torch.is_grad_enabled()
+    for t in tensors:
+        if type(t) is not torch.Tensor or not t.is_cuda or (grad and t.requires_grad):
+            return False
+        if _is_wrapped(t):
+            return False
+    return True
+
+
+try:
+    from torch.utils._python_dispatch import _get_current_dispatch_mode as _dispatch_mode
+except ImportError:  # pragma: no cover - older PyTorch
+    def _dispatch_mode():
+        return None
+
+try:
+    _is_wrapped = torch._C._functorch.is_functorch_wrapped_tensor  # vmap and grad transforms
+except AttributeError:  # pragma: no cover - older PyTorch
+    def _is_wrapped(t):
+        return False
+
+
 def im2col(x: torch.Tensor, kernel_size, stride=1, dilation=1, padding=0) -> torch.Tensor:
     """torch.ops.tiletune.im2col with int-or-pair arguments."""
+    if _direct(x):
+        return _tt.im2col(x.contiguous(), kernel_size, stride, dilation, padding)
     return torch.ops.tiletune.im2col(x, _list(kernel_size), _list(stride), _list(dilation),
                                      _list(padding))
 
@@ -152,12 +184,17 @@ def im2col(x: torch.Tensor, kernel_size, stride=1, dilation=1, padding=0) -> tor
 def col2im(cols: torch.Tensor, output_size: Sequence[int], kernel_size, stride=1, dilation=1,
            padding=0) -> torch.Tensor:
     """torch.ops.tiletune.col2im with int-or-pair arguments."""
+    if _direct(cols):
+        return _tt.col2im(cols.contiguous(), output_size, kernel_size, stride, dilation, padding)
     return torch.ops.tiletune.col2im(cols, _list(output_size), _list(kernel_size),
                                      _list(stride), _list(dilation), _list(padding))
 
 
 def copy_(dst: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
     """torch.ops.tiletune.copy_: dst[...] = src; returns dst."""
+    if _direct(dst, src):
+        _tt.copy_(dst, src)
+        return dst
     torch.ops.tiletune.copy_(dst, src)
     return dst
 
@@ -169,8 +206,12 @@ def unfold(input: torch.Tensor, kernel_size, dilation=1, padding=0, stride=1) ->
         raise ValueError(f"unfold: input of shape {tuple(input.shape)}; F.unfold takes "
                          "[N, C, H, W] or unbatched [C, H, W]")
     batched = input if input.dim() == 4 else input.unsqueeze(0)
-    out = torch.ops.tiletune.unfold(batched, _list(kernel_size), _list(dilation), _list(padding),
-                                    _list(stride))
+    if _direct(batched):
+        out = _tt.im2col(batched.contiguous(), kernel_size, stride, dilation, padding,
+                         layout="nchw")
+    else:
+        out = torch.ops.tiletune.unfold(batched, _list(kernel_size), _list(dilation),
+                                        _list(padding), _list(stride))
     return out if input.dim() == 4 else out.squeeze(0)
 
 
@@ -183,6 +224,10 @@ def fold(input: torch.Tensor, output_size, kernel_size, dilation=1, padding=0,
         raise ValueError(f"fold: input of shape {tuple(input.shape)}; F.fold takes "
                          "[N, C*KH*KW, L] or unbatched [C*KH*KW, L]")
     batched = input if input.dim() == 3 else input.unsqueeze(0)
-    out = torch.ops.tiletune.fold(batched, _list(output_size), _list(kernel_size),
-                                  _list(dilation), _list(padding), _list(stride))
+    if _direct(batched):
+        out = _tt.col2im(batched.contiguous(), output_size, kernel_size, stride, dilation,
+                         padding, layout="nchw")
+    else:
+        out = torch.ops.tiletune.fold(batched, _list(output_size), _list(kernel_size),
+                                      _list(dilation), _list(padding), _list(stride))
     return out if input.dim() == 3 else out.squeeze(0)

@@ -395,3 +395,41 @@ def test_batch_copy_blocks_and_regions():
     tiletune.batch_copy(flat_dst, flat_src, table, regions=True, item=item)
     torch.cuda.synchronize()
     assert torch.equal(flat_dst, expected)
+
+
+def test_direct_calls_and_the_dispatcher_agree():
+    # Plain tensors skip the custom op's dispatcher; a dispatch mode, FakeTensors, autograd
+    # and torch.compile go through torch.ops.tiletune. Both give the same bits.
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Seen(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    x = torch.randn(2, 5, 12, 10, device="cuda", dtype=torch.bfloat16)
+    cols = torch.randn(2, 5 * 9, 12 * 10, device="cuda", dtype=torch.float32)
+    direct_u = ttt.unfold(x, 3, padding=1)
+    direct_f = ttt.fold(cols, (12, 10), 3, padding=1)
+    with Seen() as seen:
+        via_u = ttt.unfold(x, 3, padding=1)
+        via_f = ttt.fold(cols, (12, 10), 3, padding=1)
+    assert any("tiletune.unfold" in op for op in seen.ops), seen.ops
+    assert any("tiletune.fold" in op for op in seen.ops), seen.ops
+    assert torch.equal(direct_u, via_u) and torch.equal(direct_u, F.unfold(x, 3, padding=1))
+    assert torch.equal(direct_f.view(torch.int32), via_f.view(torch.int32))
+    with FakeTensorMode() as mode:
+        fake = mode.from_tensor(x)
+        out = ttt.unfold(fake, 3, padding=1)
+        assert out.shape == (2, 45, 120) and type(out) is not torch.Tensor
+    nhwc = torch.randn(1, 6, 6, 4, device="cuda", requires_grad=True)
+    ttt.im2col(nhwc, 3, padding=1).sum().backward()  # autograd: through the custom op
+    assert nhwc.grad is not None
+    dst = torch.zeros(4, 8, device="cuda")
+    src = torch.randn(8, 8, device="cuda")[::2]
+    assert ttt.copy_(dst, src) is dst and torch.equal(dst, src)
