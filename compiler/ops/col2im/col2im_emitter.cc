@@ -27,17 +27,9 @@ class Col2imEmitter {
     if (Planes()) {
       absl::StrAppend(&out_, VectorAccessSnippet(vector_bytes, /*load_hint=*/false,
                                                  l_.img_policy.has_value(), "tt"));
-      if (PlanesStaged()) {
-        absl::StrAppend(&out_, VectorAccessSnippet(16, l_.col_policy.has_value(),
-                                                   /*store_hint=*/false, "tt_run"));
-      }
       Elements();
       Constants();
-      if (PlanesStaged()) {
-        PlanesStagedKernel();
-      } else {
-        PlanesKernel();
-      }
+      PlanesKernel();
       return out_;
     }
     // Image stores (and the direct form's column loads) take one vector along C.
@@ -66,10 +58,7 @@ class Col2imEmitter {
 
  private:
   bool Staged() const { return l_.path == Col2imPath::kSimtStaged; }
-  bool Planes() const {
-    return l_.path == Col2imPath::kSimtPlanes || l_.path == Col2imPath::kSimtPlanesStaged;
-  }
-  bool PlanesStaged() const { return l_.path == Col2imPath::kSimtPlanesStaged; }
+  bool Planes() const { return l_.path == Col2imPath::kSimtPlanes; }
   bool Swept() const { return Col2imSwept(l_.path); }
   bool Tma() const { return l_.path == Col2imPath::kTmaSwept; }
   std::string ColPolicy() const { return l_.col_policy ? ", col_policy" : ""; }
@@ -87,10 +76,6 @@ class Col2imEmitter {
     if (Staged()) {
       absl::StrAppend(&out_, ", stage ", l_.stage.rows, " x ", l_.stage.cols, " runs of ",
                       l_.stage.run_elems, " elements");
-    }
-    if (PlanesStaged()) {
-      absl::StrAppend(&out_, ", stage ", l_.planes_stage.planes, " plane(s) x ", g_.kh * g_.kw,
-                      " taps x ", l_.planes_stage.chunks, " chunks");
     }
     if (Swept()) {
       absl::StrAppend(&out_, ", ", l_.sweep.buffers, " buffers of ", l_.sweep.chunks,
@@ -277,12 +262,6 @@ class Col2imEmitter {
     Constant("u32", "kVector", l_.vector_elems);
     Constant("u32", "kRowVectors", CeilDiv(l_.tile_w, l_.vector_elems));
     Constant("u32", "kItems", l_.tile_h * CeilDiv(l_.tile_w, l_.vector_elems));
-    if (PlanesStaged()) {
-      Constant("u32", "kSlotChunks", l_.planes_stage.chunks);
-      Constant("u32", "kPitch", l_.planes_stage.chunks * 16);
-      Constant("u64", "kColBytes", l_.m * l_.k * l_.element_bytes);
-      Constant("u32", "kUnroll", 4);
-    }
   }
 
   // The planes form. tt_sum: pixel (h, w) of the plane whose column-matrix rows start at
@@ -416,145 +395,6 @@ class Col2imEmitter {
         "out.v",
         ImgPolicy(),
         ");\n"
-        "    }\n"
-        "  }\n"
-        "}\n");
-  }
-
-  // The planes_staged form. Tile t is rows [t*kTileH, (t+1)*kTileH) of the dense image as
-  // the matrix [N*C*H, W], planes p0 .. of it. The CTA first copies, for each plane pi of
-  // the run and each tap, the window rows [oa, ob) reaching the run's rows of that plane
-  // (contiguous in the column matrix) into slot pi * kTaps + tap: the aligned 16-byte chunks
-  // covering them, so the stretch starts at its address mod 16 within the slot. Then each
-  // thread sums its pixels as the planes form does, reading the slots.
-  void PlanesStagedKernel() {
-    const bool unrolled = SpanH() * SpanW() <= kMaxUnrolledSpan;
-    absl::StrAppend(
-        &out_,
-        "\n// The first window row reaching image row h of a plane, and one past the last\n"
-        "// reaching row h_end - 1.\n"
-        "__device__ __forceinline__ u32 tt_oh_lo(u32 h) {\n"
-        "  return h + kPH >= u32(kEKH) ? (h + kPH - kEKH) / kSH + 1 : 0;\n}\n"
-        "__device__ __forceinline__ u32 tt_oh_end(u32 h_end) {\n"
-        "  return min((h_end - 1 + kPH) / kSH + 1, u32(kOH));\n}\n"
-        "\n// Pixel (h, w) of a plane from its slots: slot t holds tap t's window rows from oa,\n"
-        "// starting at byte `lead` (+ t * kL * kElementBytes, mod 16) of the slot.\n"
-        "__device__ __forceinline__ float tt_sum(const u8* slots, u64 lead, int oa, int h, int w) {\n"
-        "  const int h_im = h + kPH, w_im = w + kPW;\n"
-        "  const int oh0 = h_im < kEKH ? 0 : (h_im - kEKH) / kSH + 1;\n"
-        "  const int oh1 = min(h_im / kSH + 1, kOH);\n"
-        "  const int ow0 = w_im < kEKW ? 0 : (w_im - kEKW) / kSW + 1;\n"
-        "  const int ow1 = min(w_im / kSW + 1, kOW);\n"
-        "  float acc = 0.0f;\n",
-        unrolled
-            ? "#pragma unroll\n"
-              "  for (int i = 0; i < kSpanH; ++i) {\n"
-              "    const int oh = oh0 + i, hk = h_im - oh * kSH;\n"
-              "    const bool row_ok = oh < oh1 && hk % kDH == 0;\n"
-              "#pragma unroll\n"
-              "    for (int j = 0; j < kSpanW; ++j) {\n"
-              "      const int ow = ow0 + j, wk = w_im - ow * kSW;\n"
-              "      if (row_ok && ow < ow1 && wk % kDW == 0) {\n"
-              "        const u64 t = u64(hk / kDH) * kKW + u64(wk / kDW);\n"
-              "        acc += tt_widen(*reinterpret_cast<const tt_elem*>(slots + t * kPitch + "
-              "((lead + t * kL * kElementBytes) & 15) + (u64(oh - oa) * kOW + u64(ow)) * "
-              "kElementBytes));\n"
-              "      }\n"
-              "    }\n"
-              "  }\n"
-            : "  for (int oh = oh0; oh < oh1; ++oh) {\n"
-              "    const int hk = h_im - oh * kSH;\n"
-              "    if (hk % kDH != 0) continue;\n"
-              "    for (int ow = ow0; ow < ow1; ++ow) {\n"
-              "      const int wk = w_im - ow * kSW;\n"
-              "      if (wk % kDW != 0) continue;\n"
-              "      const u64 t = u64(hk / kDH) * kKW + u64(wk / kDW);\n"
-              "      acc += tt_widen(*reinterpret_cast<const tt_elem*>(slots + t * kPitch + "
-              "((lead + t * kL * kElementBytes) & 15) + (u64(oh - oa) * kOW + u64(ow)) * "
-              "kElementBytes));\n"
-              "    }\n"
-              "  }\n",
-        "  return acc;\n"
-        "}\n");
-    absl::StrAppend(&out_, "\nextern \"C\" __global__ void __launch_bounds__(kThreads) ",
-                    l_.kernel_name, "(const u8* __restrict__ col, u8* __restrict__ img) {\n");
-    if (l_.col_policy) absl::StrAppend(&out_, "  const u64 col_policy = tt_make_col_policy();\n");
-    if (l_.img_policy) absl::StrAppend(&out_, "  const u64 img_policy = tt_make_img_policy();\n");
-    absl::StrAppend(
-        &out_,
-        "  extern __shared__ __align__(16) u8 stage[];\n"
-        "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n"
-        "    const u64 r0 = tile * kTileH;\n"
-        "    const u64 r_end = min(r0 + kTileH, kRows);\n"
-        "    const u64 p0 = r0 / kH;\n"
-        "    const u32 h_first = u32(r0 - p0 * kH);  // the run's first row within plane p0\n"
-        "    const u32 chunks = u32((r_end - 1) / kH - p0 + 1) * u32(kTaps) * kSlotChunks;\n"
-        "    __syncthreads();  // the previous tile's sums have read the slots\n"
-        "    // kUnroll chunks per thread are loaded before any is stored, so that several\n"
-        "    // loads are in flight.\n"
-        "    for (u32 i0 = threadIdx.x; i0 < chunks; i0 += kThreads * kUnroll) {\n"
-        "      tt_run_vec v[kUnroll];\n"
-        "      u32 at[kUnroll];\n"
-        "#pragma unroll\n"
-        "      for (u32 u = 0; u < kUnroll; ++u) {\n"
-        "        const u32 i = i0 + u * kThreads;\n"
-        "        at[u] = 0xffffffffu;\n"
-        "        if (i >= chunks) continue;\n"
-        "        const u32 slot = i / kSlotChunks, pi = slot / u32(kTaps), tap = slot % u32(kTaps);\n"
-        "        const u64 plane = p0 + pi;\n"
-        "        const u32 oa = tt_oh_lo(pi == 0 ? h_first : 0);\n"
-        "        const u32 ob = tt_oh_end(u32(min(r_end - plane * kH, u64(kH))));\n"
-        "        if (oa >= ob) continue;\n"
-        "        const u64 start = ((plane * kTaps + tap) * kL + u64(oa) * kOW) * kElementBytes;\n"
-        "        const u64 chunk = (start & ~u64(15)) + u64(i % kSlotChunks) * 16;\n"
-        "        if (chunk >= start + u64(ob - oa) * kOW * kElementBytes) continue;\n"
-        "        at[u] = slot * kPitch + i % kSlotChunks * 16;\n"
-        "        if (chunk + 16 <= kColBytes) {\n"
-        "          v[u] = tt_run_ld_global(col + chunk", ColPolicy(), ");\n"
-        "        } else {  // the matrix's last chunk: only its own bytes\n"
-        "          union { tt_run_vec v; u8 b[16]; } last;\n"
-        "          for (u32 b = 0; b < 16; ++b) last.b[b] = chunk + b < kColBytes ? col[chunk + b] : 0;\n"
-        "          v[u] = last.v;\n"
-        "        }\n"
-        "      }\n"
-        "#pragma unroll\n"
-        "      for (u32 u = 0; u < kUnroll; ++u) {\n"
-        "        if (at[u] != 0xffffffffu) tt_run_st_shared(stage + at[u], v[u]);\n"
-        "      }\n"
-        "    }\n"
-        "    __syncthreads();\n"
-        "    const u32 run = u32((r_end - r0) * kW);\n"
-        "    for (u32 j = threadIdx.x; j * kVector < run; j += kThreads) {\n"
-        "      const u32 f = j * kVector;\n"
-        "      const u32 valid = min(kVector, run - f);\n"
-        "      const u64 r = r0 + f / kW;\n"
-        "      u32 w = f % kW, h = u32(r % kH);\n"
-        "      u32 pi = u32(r / kH - p0);\n"
-        "      // Per plane: its slots, where its stretches start (mod 16), its first window row.\n"
-        "      const u8* slots = stage + pi * u32(kTaps) * kPitch;\n"
-        "      int oa = int(tt_oh_lo(pi == 0 ? h_first : 0));\n"
-        "      u64 lead = ((p0 + pi) * kTaps * kL + u64(oa) * kOW) * kElementBytes;\n"
-        "      tt_lanes out;\n"
-        "#pragma unroll\n"
-        "      for (u32 e = 0; e < kVector; ++e) {\n"
-        "        out.e[e] = e < valid ? tt_round(tt_sum(slots, lead, oa, int(h), int(w))) : 0;\n"
-        "        if (++w == kW) {\n"
-        "          w = 0;\n"
-        "          if (++h == kH) {\n"
-        "            h = 0;\n"
-        "            ++pi;\n"
-        "            slots = stage + pi * u32(kTaps) * kPitch;\n"
-        "            oa = int(tt_oh_lo(0));\n"
-        "            lead = ((p0 + pi) * kTaps * kL + u64(oa) * kOW) * kElementBytes;\n"
-        "          }\n"
-        "        }\n"
-        "      }\n"
-        "      u8* const to = img + (r0 * kW + f) * kElementBytes;\n"
-        "      if (valid == kVector) {\n"
-        "        tt_st_global(to, out.v", ImgPolicy(), ");\n"
-        "      } else {\n"
-        "        for (u32 e = 0; e < valid; ++e) reinterpret_cast<tt_elem*>(to)[e] = out.e[e];\n"
-        "      }\n"
         "    }\n"
         "  }\n"
         "}\n");

@@ -55,8 +55,7 @@ const T& Pick(std::mt19937_64& rng, const std::vector<T>& values) {
 Col2imCase RandomCase(Col2imPath path, int index) {
   const bool staged = path == Col2imPath::kSimtStaged;
   const bool swept = Col2imSwept(path);
-  const bool planes_staged = path == Col2imPath::kSimtPlanesStaged;
-  const bool planes = path == Col2imPath::kSimtPlanes || planes_staged;
+  const bool planes = path == Col2imPath::kSimtPlanes;
   std::mt19937_64 rng(0xc021 + 7919 * index + static_cast<int>(path));
   const Target target = *Target::Parse("sm_90a");
   for (;;) {
@@ -83,9 +82,7 @@ Col2imCase RandomCase(Col2imPath path, int index) {
       // with padded rows.
       op.order = ColumnOrder::kChannelRows;
       const int roll = static_cast<int>(Uniform(rng, 0, 5));
-      if (planes_staged) {
-        op.img.strides = NchwStrides(g);  // the staged form's runs of whole rows
-      } else if (roll == 0) {
+      if (roll == 0) {
         const int64_t row = g.w + Uniform(rng, 1, 3);
         op.img.strides = {g.c * g.h * row, row, 1, g.h * row};
       } else if (roll != 1) {
@@ -122,17 +119,13 @@ Col2imCase RandomCase(Col2imPath path, int index) {
       // Tiles within a plane, and (dense NCHW images) runs of whole rows crossing planes.
       launch.tile = {Pick(rng, std::vector<int64_t>{1, 2, 5, 8, 40}),
                      Pick(rng, std::vector<int64_t>{1, 3, 8, 16, g.w, g.w + 3})};
-      if (planes_staged) {
-        launch.tile = {Pick(rng, std::vector<int64_t>{1, 2, 5, 8, 19, 40, 77}), g.w};
-        launch.through_shared = true;
-      }
     }
     auto lowered = LowerCol2im(op, target, launch);
     if (!lowered.ok() || lowered->path != path) continue;
     return {absl::StrFormat("%s_%s_%03d_%s", Col2imFormName(path),
                             path == Col2imPath::kTmaSwept  ? "tma"
-                            : planes                         ? "simt"
-                                                             : "cp_async",
+                            : path == Col2imPath::kSimtPlanes ? "simt"
+                                                              : "cp_async",
                             index,
                             DataTypeName(dtype)),
             op, launch, path};
@@ -157,7 +150,6 @@ std::vector<Col2imCase> Cases() {
   for (int i = 0; i < 60; ++i) cases.push_back(RandomCase(Col2imPath::kTmaSwept, i));
   for (int i = 0; i < 60; ++i) cases.push_back(RandomCase(Col2imPath::kCpAsyncSwept, i));
   for (int i = 0; i < 80; ++i) cases.push_back(RandomCase(Col2imPath::kSimtPlanes, i));
-  for (int i = 0; i < 80; ++i) cases.push_back(RandomCase(Col2imPath::kSimtPlanesStaged, i));
   // F.fold's layout at network sizes, with the heuristic's launch.
   for (const auto& [name, dtype, g] :
        std::vector<std::tuple<std::string, DataType, Im2colGeometry>>{
@@ -170,9 +162,6 @@ std::vector<Col2imCase> Cases() {
     const Trial trial = Col2imHeuristic(op, *Target::Parse("sm_90a"));
     op.hints = trial.hints;
     cases.push_back({name, op, trial.launch, Col2imPath::kSimtPlanes});
-    LaunchParams staged = trial.launch;  // the same runs through shared memory
-    staged.through_shared = true;
-    cases.push_back({name + "_planes_staged", op, staged, Col2imPath::kSimtPlanesStaged});
   }
   struct Fixed {
     std::string name;
@@ -271,7 +260,7 @@ TEST(Col2imCasesTest, CoverTheGeometriesTheIssueAsksFor) {
   const std::vector<Col2imCase> cases = Cases();
   int gaps = 0, dilated = 0, asymmetric = 0, big_pad = 0, one_by_one = 0, strided_img = 0;
   int small_c[8] = {0};
-  int forms[6] = {0, 0, 0, 0, 0, 0};  // by Col2imPath
+  int forms[5] = {0, 0, 0, 0, 0};  // by Col2imPath
   int dtypes[3] = {0, 0, 0};
   for (const Col2imCase& c : cases) {
     const Im2colGeometry& g = c.op.geometry;
@@ -291,7 +280,6 @@ TEST(Col2imCasesTest, CoverTheGeometriesTheIssueAsksFor) {
   EXPECT_GE(forms[static_cast<int>(Col2imPath::kCpAsyncSwept)], 50);
   EXPECT_GE(forms[static_cast<int>(Col2imPath::kTmaSwept)], 50);
   EXPECT_GE(forms[static_cast<int>(Col2imPath::kSimtPlanes)], 60);
-  EXPECT_GE(forms[static_cast<int>(Col2imPath::kSimtPlanesStaged)], 60);
   EXPECT_GE(gaps, 40);
   EXPECT_GE(dilated, 100);
   EXPECT_GE(asymmetric, 150);

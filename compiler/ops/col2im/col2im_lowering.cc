@@ -250,35 +250,16 @@ absl::Status LowerPlanes(const Target& target, const LaunchParams& launch, Lower
     if (tma && !target.HasTma()) why.push_back(absl::StrCat(target.ArchName(), " has no TMA (sm_90+)"));
     return why;
   };
-  const bool staged = launch.through_shared;
-  if (staged && l.flat_rows) {
-    // A run of tile_h rows touches at most ceil((tile_h - 1) / H) + 1 planes, and of each
-    // at most min(tile_h, H) rows, which the window rows of at most
-    // (rows - 1 + EKH - 1) / SH + 1 reach.
-    LoweredCol2im::PlanesStage& s = l.planes_stage;
-    s.planes = std::min(CeilDiv(l.tile_h - 1, g.h) + 1, g.n * g.c);
-    const int64_t band = std::min(l.tile_h, g.h);
-    s.rows = std::min(l.oh, (band - 1 + g.EffectiveKh() - 1) / g.sh + 1);
-    s.chunks = CeilDiv(s.rows * l.ow * l.element_bytes + 15, 16);
-    l.shared_bytes = s.planes * g.kh * g.kw * s.chunks * 16;
-  }
   auto simt = [&] {
     std::vector<std::string> why;
     if (launch.stages != 1) {
       why.push_back(absl::StrCat("stages=", launch.stages,
                                  ": simt_col2im is not pipelined; use stages=1"));
     }
-    if (staged && !l.flat_rows) {
-      why.push_back(absl::StrCat(
-          "through_shared=true: the planes_staged form stages runs of whole rows of a dense "
-          "NCHW image; ",
-          l.img_strides != NchwStrides(g)
-              ? absl::StrCat("image strides [", absl::StrJoin(l.img_strides, ", "),
-                             "] are not dense NCHW")
-              : absl::StrCat("tile_w=", launch.tile[1], " is below W=", g.w),
-          " (leave through_shared unset for the planes form)"));
+    if (launch.through_shared) {
+      why.push_back("through_shared=true: the planes form sums straight from the column "
+                    "matrix; leave through_shared unset");
     }
-    if (staged && l.flat_rows) CheckSharedFit(l.shared_bytes, launch.ctas_per_sm, target, why);
     for (std::string& reason : CheckPositions(g)) why.push_back(std::move(reason));
     return why;
   };
@@ -289,30 +270,20 @@ absl::Status LowerPlanes(const Target& target, const LaunchParams& launch, Lower
       {Instruction::kSync, Col2imPathName(Col2imPath::kSimtPlanes), simt},
   };
   TT_ASSIGN_OR_RETURN(size_t chosen, ChoosePath(chain, l.hints, "col2im", target, l.decision_log));
-  l.path = staged ? Col2imPath::kSimtPlanesStaged : Col2imPath::kSimtPlanes;
+  l.path = Col2imPath::kSimtPlanes;
   l.instruction = chain[chosen].instruction;
   l.decision_log.push_back(absl::StrCat(
       "col2im ", DataTypeName(l.dtype), " ", Im2colGeometryToString(g),
-      " from channel_rows columns [N, C*KH*KW, OH*OW]; ", staged ? "planes_staged" : "planes",
-      " form: ",
+      " from channel_rows columns [N, C*KH*KW, OH*OW]; planes form: ",
       l.flat_rows ? absl::StrCat("the dense NCHW image as [N*C*H, W] = [", image_rows, ", ", g.w,
                                  "] in runs of ", l.tile_h, " whole rows, ", l.num_tiles,
                                  " tiles")
                   : absl::StrCat(g.n * g.c, " planes x ", l.tiles_h, " x ", l.tiles_w, " = ",
                                  l.num_tiles, " tiles of ", l.tile_h, "x", l.tile_w, " pixels"),
-      "; each thread sums ", l.vector_elems, " neighbouring pixel(s) ",
-      staged ? "from shared memory" : "straight from the column matrix",
-      " (for each, the window positions reaching it, oh then ow ascending) and stores them, "
-      "at most ", l.items_per_thread, " per thread per tile"));
-  if (staged) {
-    const LoweredCol2im::PlanesStage& s = l.planes_stage;
-    l.decision_log.push_back(absl::StrCat(
-        "planes_staged form (through_shared): a run touches up to ", s.planes,
-        " plane(s); for each and each of its ", g.kh * g.kw,
-        " taps, the up to ", s.rows, " window rows reaching the run's rows of it (contiguous in "
-        "the column matrix) are copied to shared memory as the aligned 16-byte chunks that "
-        "cover them, ", s.chunks, " per slot (", l.shared_bytes, " B)"));
-  }
+      "; each thread sums ", l.vector_elems,
+      " neighbouring pixel(s) straight from the column matrix (for each, the window positions "
+      "reaching it, oh then ow ascending) and stores them, at most ", l.items_per_thread,
+      " per thread per tile"));
   return absl::OkStatus();
 }
 
@@ -330,7 +301,6 @@ std::string Col2imFormName(Col2imPath path) {
   switch (path) {
     case Col2imPath::kSimtStaged: return "staged";
     case Col2imPath::kSimtPlanes: return "planes";
-    case Col2imPath::kSimtPlanesStaged: return "planes_staged";
     case Col2imPath::kCpAsyncSwept:
     case Col2imPath::kTmaSwept: return "swept";
     default: return "direct";
@@ -492,12 +462,6 @@ std::string DescribeCol2imPlan(const LoweredCol2im& l) {
                     " window columns), ", l.sweep.row_groups, " band(s) of ",
                     l.sweep.group_rows, " rows x ", l.sweep.group_threads, " threads, ",
                     l.sums_per_thread, " f32 sums per thread\n");
-  }
-  if (l.path == Col2imPath::kSimtPlanesStaged) {
-    absl::StrAppend(&out, "stage       ", l.planes_stage.planes, " plane(s) x ", g.kh * g.kw,
-                    " taps, a slot of ", l.planes_stage.chunks,
-                    " 16-byte chunks each (up to ", l.planes_stage.rows, " window rows of ", l.ow,
-                    "), ", l.shared_bytes, " B\n");
   }
   if (l.path == Col2imPath::kSimtStaged) {
     absl::StrAppend(&out, "stage       ", l.stage.rows, " window rows x ", l.stage.cols,

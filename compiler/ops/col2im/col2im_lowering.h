@@ -45,11 +45,7 @@
 // [N*C*H, W] (one run, which may cross planes); each thread sums `vector_elems` neighbouring
 // pixels straight from the column matrix, each over the window positions reaching it, oh
 // then ow ascending (its taps kh descending then kw descending: F.fold's order), and stores
-// them as one vector. With through_shared (a dense NCHW image, whole rows), the
-// planes_staged form first copies what its run of rows needs into shared memory: for each
-// plane the run touches and each tap, the window rows reaching its rows of the plane (one
-// contiguous stretch of that column-matrix row), as the aligned 16-byte chunks that cover
-// it; then each thread sums its pixels from shared memory in the same order.
+// them as one vector.
 // All visit an element's taps in the same order, so they give identical bits. The
 // fallback policy of compiler/lower/lowering_rules.h holds: tma and cp_async name the
 // swept form's two copy engines; disable_tma leaves cp.async.
@@ -74,12 +70,11 @@ enum class Col2imPath {
   kCpAsyncSwept,  // "cp_async_col2im", swept form
   kTmaSwept,      // "tma_col2im", swept form
   kSimtPlanes,    // "simt_col2im", planes form (channel-row columns)
-  kSimtPlanesStaged,  // "simt_col2im", planes_staged form (channel-row columns)
 };
 
 // "simt_col2im", "cp_async_col2im" or "tma_col2im".
 std::string Col2imPathName(Col2imPath path);
-// "direct", "staged", "swept", "planes" or "planes_staged".
+// "direct", "staged", "swept" or "planes".
 std::string Col2imFormName(Col2imPath path);
 
 struct LoweredCol2im : LoweredTileKernel {
@@ -143,15 +138,6 @@ struct LoweredCol2im : LoweredTileKernel {
     int64_t BufferBytes() const { return chunks * 16; }
   };
   Sweep sweep;
-  // The planes_staged form's shared memory: a slot per (plane, tap) for up to `planes`
-  // planes of one run, each `chunks` 16-byte chunks, room for up to `rows` window rows of
-  // OW elements starting anywhere within their first chunk.
-  struct PlanesStage {
-    int64_t planes = 0;
-    int64_t rows = 0;
-    int64_t chunks = 0;
-  };
-  PlanesStage planes_stage;
   // The swept form's f32 sums per thread (vectors per thread times channels per vector).
   int64_t sums_per_thread = 0;
 

@@ -4,7 +4,6 @@
 #include <string>
 #include <utility>
 
-#include "compiler/ops/im2col/conv_spec.h"
 #include "compiler/ops/im2col/im2col_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -64,52 +63,6 @@ TEST(Col2imLoweringTest, StagedFormPlansItsStage) {
   EXPECT_EQ(l->shared_bytes, 4 * 112 * 7 * 16);
   EXPECT_EQ(l->vector_elems, 1);
   EXPECT_THAT(DescribeCol2imPlan(*l), HasSubstr("stage       4 window rows x 112 columns"));
-}
-
-// F.fold's columns into a dense NCHW image, staged: a run of 76 rows of 14x14 planes
-// touches up to ceil(75 / 14) + 1 = 7 planes, and of each up to 14 rows, which all 14 window
-// rows reach; a slot holds 14 x 14 f16 (392 B) from any start mod 16: 26 chunks.
-TEST(Col2imLoweringTest, PlanesStagedFormPlansItsSlots) {
-  const Im2colGeometry g = G(32, 14, 14, 256, 3, 3, 1, 1, 1, 1, 1, 1);
-  Col2imOp op = Col2imOp::Dense(DataType::kF16, g);
-  op.order = ColumnOrder::kChannelRows;
-  op.img.strides = NchwStrides(g);
-  auto l = LowerCol2im(op, T("sm_90a"), Launch(76, 14, true));
-  ASSERT_TRUE(l.ok()) << l.status();
-  EXPECT_EQ(l->path, Col2imPath::kSimtPlanesStaged);
-  EXPECT_EQ(l->form_name, "planes_staged");
-  EXPECT_EQ(l->planes_stage.planes, 7);
-  EXPECT_EQ(l->planes_stage.rows, 14);
-  EXPECT_EQ(l->planes_stage.chunks, 26);
-  EXPECT_EQ(l->shared_bytes, 7 * 9 * 26 * 16);
-  EXPECT_THAT(DescribeCol2imPlan(*l), HasSubstr("stage       7 plane(s) x 9 taps"));
-  // A band of 2 rows of a 7x7 s2 p3 window: window rows (h0 + 3 - 6) / 2 + 1 .. (h0 + 4) / 2.
-  const Im2colGeometry stem = G(2, 224, 224, 3, 7, 7, 2, 2, 1, 1, 3, 3);
-  Col2imOp stem_op = Col2imOp::Dense(DataType::kF16, stem);
-  stem_op.order = ColumnOrder::kChannelRows;
-  stem_op.img.strides = NchwStrides(stem);
-  auto band = LowerCol2im(stem_op, T("sm_90a"), Launch(2, 224, true));
-  ASSERT_TRUE(band.ok()) << band.status();
-  EXPECT_EQ(band->planes_stage.planes, 2);
-  EXPECT_EQ(band->planes_stage.rows, 4);
-  // Without through_shared the same launch is the planes form, with no shared memory.
-  auto direct = LowerCol2im(op, T("sm_90a"), Launch(76, 14, false));
-  ASSERT_TRUE(direct.ok()) << direct.status();
-  EXPECT_EQ(direct->form_name, "planes");
-  EXPECT_EQ(direct->shared_bytes, 0);
-  // Narrower tiles than W, or a strided image, are not runs of whole rows: refused, saying why.
-  auto narrow = LowerCol2im(op, T("sm_90a"), Launch(4, 8, true));
-  ASSERT_FALSE(narrow.ok());
-  EXPECT_THAT(narrow.status().message(), HasSubstr("tile_w=8 is below W=14"));
-  Col2imOp padded = op;
-  padded.img.strides = {256 * 14 * 16, 16, 1, 14 * 16};
-  auto strided = LowerCol2im(padded, T("sm_90a"), Launch(4, 14, true));
-  ASSERT_FALSE(strided.ok());
-  EXPECT_THAT(strided.status().message(), HasSubstr("are not dense NCHW"));
-  // Too many slots for a block's shared memory: refused by the shared-memory check.
-  auto huge = LowerCol2im(stem_op, T("sm_90a"), Launch(448, 224, true));
-  ASSERT_FALSE(huge.ok());
-  EXPECT_THAT(huge.status().message(), HasSubstr("B of shared memory"));
 }
 
 TEST(Col2imLoweringTest, SweptFormPlansItsBuffers) {

@@ -71,38 +71,26 @@ LaunchParams PlanesLaunch(const Col2imOp& op, int64_t pixels, int threads) {
   return MakeLaunch(rows, cols, threads, false, 0);
 }
 
-// With a dense NCHW image both forms are searched: summing straight from the column matrix
-// (planes) and from the run's window rows staged in shared memory (planes_staged).
 SearchSpace PlanesSearchSpace(const Col2imOp& op) {
   SearchSpace space;
-  const bool dense = op.img.strides == NchwStrides(op.geometry);
-  std::vector<bool> forms = {false};
-  if (dense) forms.push_back(true);
-  for (bool staged : forms) {
-    LaunchParams base = PlanesLaunch(op, kPlanesTilePixels, 256);
-    base.through_shared = staged;
-    for (std::optional<int> width : std::vector<std::optional<int>>{std::nullopt, 1, 2, 4}) {
-      for (bool stream : {false, true}) {
-        Hints hints;
-        hints.coalesced_width = width;
-        hints.prefer_instruction = Instruction::kSync;
-        if (stream) hints.annotations["col_eviction_policy"] = "evict_first";
-        space.first.push_back({hints, base});
-      }
+  const LaunchParams base = PlanesLaunch(op, kPlanesTilePixels, 256);
+  for (std::optional<int> width : std::vector<std::optional<int>>{std::nullopt, 1, 2, 4}) {
+    for (bool stream : {false, true}) {
+      Hints hints;
+      hints.coalesced_width = width;
+      hints.prefer_instruction = Instruction::kSync;
+      if (stream) hints.annotations["col_eviction_policy"] = "evict_first";
+      space.first.push_back({hints, base});
     }
   }
-  for (bool staged : forms) {
-    for (int64_t pixels : {1024, 2048, 4096, 8192, 16384}) {
-      for (int threads : {128, 256, 512}) {
-        LaunchParams launch = PlanesLaunch(op, pixels, threads);
-        launch.through_shared = staged;
-        bool seen = false;
-        for (const LaunchParams& have : space.launches) {
-          seen = seen || (have.tile == launch.tile && have.threads == launch.threads &&
-                          have.through_shared == launch.through_shared);
-        }
-        if (!seen) space.launches.push_back(launch);
+  for (int64_t pixels : {1024, 2048, 4096, 8192, 16384}) {
+    for (int threads : {128, 256, 512}) {
+      const LaunchParams launch = PlanesLaunch(op, pixels, threads);
+      bool seen = false;
+      for (const LaunchParams& have : space.launches) {
+        seen = seen || (have.tile == launch.tile && have.threads == launch.threads);
       }
+      if (!seen) space.launches.push_back(launch);
     }
   }
   return space;
