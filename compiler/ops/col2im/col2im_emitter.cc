@@ -253,6 +253,14 @@ class Col2imEmitter {
              {"kOH", l_.oh}, {"kOW", l_.ow}, {"kSpanH", SpanH()}, {"kSpanW", SpanW()}}) {
       absl::StrAppend(&out_, "constexpr int ", name, " = ", value, ";\n");
     }
+    if (g_.dh == 1 && g_.dw == 1) {
+      // Bytes from window position (oh, ow) to (oh + 1, ow) and to (oh, ow + 1), whose taps are
+      // SH rows and SW columns of the window earlier.
+      absl::StrAppend(&out_, "constexpr long long kStepI = ",
+                      (l_.ow - g_.sh * g_.kw * l_.k) * l_.element_bytes, ";\n",
+                      "constexpr long long kStepJ = ", (1 - g_.sw * l_.k) * l_.element_bytes,
+                      ";\n");
+    }
     Constant("u64", "kL", l_.k);
     Constant("u64", "kTaps", g_.kh * g_.kw);
     const char* names[] = {"N", "H", "W", "C"};
@@ -291,6 +299,31 @@ class Col2imEmitter {
         "  const int ow0 = w_im < kEKW ? 0 : (w_im - kEKW) / kSW + 1;\n"
         "  const int ow1 = min(w_im / kSW + 1, kOW);\n"
         "  float acc = 0.0f;\n",
+        unrolled && g_.dh == 1 && g_.dw == 1 ?
+        // Undilated: position (oh0 + i, ow0 + j) is tap (kh0 - i*SH, kw0 - j*SW), so its
+        // element lies a fixed i*kStepI + j*kStepJ bytes from the first position's, and a
+        // pixel's loads cost an add and a select each (the unrolled loop's constants fold).
+        absl::StrCat(
+        "  const int nh = oh1 - oh0, nw = ow1 - ow0;\n"
+        "  const u8* const base = from + ((long long)((h_im - oh0 * kSH) * kKW + (w_im - ow0 * kSW)) * "
+        "(long long)kL + (long long)oh0 * kOW + ow0) * (long long)kElementBytes;\n"
+        "  tt_elem v[kSpanH * kSpanW];\n"
+        "#pragma unroll\n"
+        "  for (int i = 0; i < kSpanH; ++i) {\n"
+        "#pragma unroll\n"
+        "    for (int j = 0; j < kSpanW; ++j) {\n"
+        "      v[i * kSpanW + j] = tt_ld_col(i < nh && j < nw ? base + (i * kStepI + j * kStepJ) : from",
+        hint ? ", col_policy" : "",
+        ");\n"
+        "    }\n"
+        "  }\n"
+        "#pragma unroll\n"
+        "  for (int i = 0; i < kSpanH; ++i) {\n"
+        "#pragma unroll\n"
+        "    for (int j = 0; j < kSpanW; ++j) {\n"
+        "      if (i < nh && j < nw) acc += tt_widen(v[i * kSpanW + j]);\n"
+        "    }\n"
+        "  }\n") :
         unrolled ?
         // At most kSpanH x kSpanW window positions reach a pixel: every one is loaded (one
         // outside [oh0, oh1) x [ow0, ow1) from the plane's first element, in bounds) before

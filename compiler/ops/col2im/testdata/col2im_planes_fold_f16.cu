@@ -86,6 +86,8 @@ constexpr int kOH = 56;
 constexpr int kOW = 56;
 constexpr int kSpanH = 3;
 constexpr int kSpanW = 3;
+constexpr long long kStepI = -18704;
+constexpr long long kStepJ = -6270;
 enum : u64 { kL = 3136ull };
 enum : u64 { kTaps = 9ull };
 enum : u64 { kImgStrideN = 200704ull };
@@ -110,22 +112,22 @@ __device__ __forceinline__ float tt_sum(const u8* from, int h, int w, u64 col_po
   const int ow0 = w_im < kEKW ? 0 : (w_im - kEKW) / kSW + 1;
   const int ow1 = min(w_im / kSW + 1, kOW);
   float acc = 0.0f;
+  const int nh = oh1 - oh0, nw = ow1 - ow0;
+  const u8* const base = from + ((long long)((h_im - oh0 * kSH) * kKW + (w_im - ow0 * kSW)) * (long long)kL + (long long)oh0 * kOW + ow0) * (long long)kElementBytes;
   tt_elem v[kSpanH * kSpanW];
-  bool ok[kSpanH * kSpanW];
 #pragma unroll
   for (int i = 0; i < kSpanH; ++i) {
-    const int oh = oh0 + i, hk = h_im - oh * kSH;
-    const bool row_ok = oh < oh1 && hk % kDH == 0;
 #pragma unroll
     for (int j = 0; j < kSpanW; ++j) {
-      const int ow = ow0 + j, wk = w_im - ow * kSW;
-      ok[i * kSpanW + j] = row_ok && ow < ow1 && wk % kDW == 0;
-      v[i * kSpanW + j] = tt_ld_col(ok[i * kSpanW + j] ? from + ((u64(hk / kDH) * kKW + u64(wk / kDW)) * kL + u64(oh) * kOW + u64(ow)) * kElementBytes : from, col_policy);
+      v[i * kSpanW + j] = tt_ld_col(i < nh && j < nw ? base + (i * kStepI + j * kStepJ) : from, col_policy);
     }
   }
 #pragma unroll
-  for (int t = 0; t < kSpanH * kSpanW; ++t) {
-    if (ok[t]) acc += tt_widen(v[t]);
+  for (int i = 0; i < kSpanH; ++i) {
+#pragma unroll
+    for (int j = 0; j < kSpanW; ++j) {
+      if (i < nh && j < nw) acc += tt_widen(v[i * kSpanW + j]);
+    }
   }
   return acc;
 }
