@@ -210,18 +210,19 @@ def overhead_us():
     torch_us = (time.perf_counter() - start) / calls * 1e6
     torch.cuda.synchronize()
     # unfold and fold: the public calls (plain tensors skip the dispatcher), the registered
-    # custom ops through torch's dispatcher, and PyTorch's own, on a small layer.
-    x = torch.randn(2, 8, 16, 16, device="cuda").half()
+    # custom ops through torch's dispatcher, and PyTorch's own, on a layer small enough that
+    # each kernel takes less time than its launch (a longer one would time the GPU).
+    x = torch.randn(1, 2, 8, 8, device="cuda").half()
     cols = F.unfold(x, 3, padding=1)
     conv = {
         "unfold_us": lambda: ttt.unfold(x, 3, padding=1),
         "unfold_dispatcher_us": lambda: torch.ops.tiletune.unfold(x, [3, 3], [1, 1], [1, 1],
                                                                  [1, 1]),
         "F_unfold_us": lambda: F.unfold(x, 3, padding=1),
-        "fold_us": lambda: ttt.fold(cols, (16, 16), 3, padding=1),
-        "fold_dispatcher_us": lambda: torch.ops.tiletune.fold(cols, [16, 16], [3, 3], [1, 1],
+        "fold_us": lambda: ttt.fold(cols, (8, 8), 3, padding=1),
+        "fold_dispatcher_us": lambda: torch.ops.tiletune.fold(cols, [8, 8], [3, 3], [1, 1],
                                                              [1, 1], [1, 1]),
-        "F_fold_us": lambda: F.fold(cols, (16, 16), 3, padding=1),
+        "F_fold_us": lambda: F.fold(cols, (8, 8), 3, padding=1),
     }
     host = {}
     for name, fn in conv.items():
