@@ -149,7 +149,8 @@ def _direct(*tensors):
     (FakeTensor, functionalisation, a user's mode), with nothing for autograd to record.
     The dispatcher costs tens of microseconds of host time a call, longer than many of these
     kernels run; everywhere else the call goes through torch.ops.tiletune, as registered."""
-    if torch.compiler.is_compiling() or _dispatch_mode() is not None:
+    if (torch.compiler.is_compiling() or torch.jit.is_tracing() or _dispatch_mode() is not None
+            or _forward_ad_level() >= 0):
         return False
     grad = torch.is_grad_enabled()
     for t in tensors:
@@ -165,6 +166,17 @@ try:
 except ImportError:  # pragma: no cover - older PyTorch
     def _dispatch_mode():
         return None
+
+def _forward_ad_level():
+    """The innermost forward-mode AD level in effect, -1 outside any (dual tensors carry
+    tangents only the dispatcher path refuses)."""
+    return getattr(torch.autograd.forward_ad, "_current_level", -1)
+
+
+# The version counter a write through the custom op bumps (autograd then refuses a backward
+# that saved the old values).
+_bump_version = getattr(torch.autograd.graph, "increment_version", None)
+
 
 try:
     _is_wrapped = torch._C._functorch.is_functorch_wrapped_tensor  # vmap and grad transforms
@@ -192,8 +204,14 @@ def col2im(cols: torch.Tensor, output_size: Sequence[int], kernel_size, stride=1
 
 def copy_(dst: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
     """torch.ops.tiletune.copy_: dst[...] = src; returns dst."""
-    if _direct(dst, src):
+    # Written directly, dst's version counter is bumped as the op would; an inference tensor
+    # (no counter) is written directly only in inference mode, where the op allows it too.
+    inference = dst.is_inference()
+    if (_direct(dst, src) and _bump_version is not None
+            and (not inference or torch.is_inference_mode_enabled())):
         _tt.copy_(dst, src)
+        if not inference:
+            _bump_version(dst)
         return dst
     torch.ops.tiletune.copy_(dst, src)
     return dst

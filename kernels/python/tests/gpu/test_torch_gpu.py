@@ -433,3 +433,21 @@ def test_direct_calls_and_the_dispatcher_agree():
     dst = torch.zeros(4, 8, device="cuda")
     src = torch.randn(8, 8, device="cuda")[::2]
     assert ttt.copy_(dst, src) is dst and torch.equal(dst, src)
+
+
+def test_direct_copy_keeps_autograd_and_tracing_honest():
+    # A direct copy_ bumps dst's version counter, so a backward that saved dst's old values
+    # is refused, as it is through the op; torch.jit.trace records the op, not a launch.
+    w = torch.randn(4, 8, device="cuda", requires_grad=True)
+    dst = torch.randn(4, 8, device="cuda")
+    y = (w * dst).sum()
+    before = dst._version
+    ttt.copy_(dst, torch.randn(4, 8, device="cuda"))
+    assert dst._version > before
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+    x = torch.randn(1, 2, 6, 6, device="cuda")
+    traced = torch.jit.trace(lambda t: ttt.unfold(t, 3, padding=1), (x,))
+    assert "tiletune::unfold" in str(traced.graph)
+    x2 = torch.randn_like(x)
+    assert torch.equal(traced(x2), F.unfold(x2, 3, padding=1))
