@@ -141,7 +141,7 @@ TEST(SuiteTest, CheckedInSuitesParseAndTheHeldOutOneIsDisjoint) {
   for (const char* name :
        {"autotune/suites/h200_shipped.txt", "autotune/suites/h200_col2im.txt",
         "autotune/suites/heldout.txt", "autotune/suites/heldout_col2im.txt",
-        "autotune/suites/heldout_fresh.txt"}) {
+        "autotune/suites/heldout_fresh.txt", "autotune/suites/heldout_torch_layers.txt"}) {
     absl::StatusOr<std::string> text = tuning::ReadFileToString(name);
     ASSERT_TRUE(text.ok()) << text.status();
     auto problems = ParseSuiteFile(ops, *text, name);
