@@ -232,6 +232,13 @@ class Col2imEmitter {
   // Windows up to this many positions per pixel are summed by an unrolled loop; larger ones
   // (wide kernels at stride 1) keep a bounded loop, for code size.
   static constexpr int64_t kMaxUnrolledSpan = 64;
+  // How tt_sum visits a pixel's window positions: unrolled over the span, addressing each
+  // by fixed steps from the first (undilated windows) or by its tap; or a bounded loop.
+  enum class SumForm { kSteps, kUnrolled, kLoop };
+  SumForm PlanesSum() const {
+    if (SpanH() * SpanW() > kMaxUnrolledSpan) return SumForm::kLoop;
+    return g_.dh == 1 && g_.dw == 1 ? SumForm::kSteps : SumForm::kUnrolled;
+  }
 
   void PlanesConstants() {
     Constant("u32", "kThreads", l_.launch.threads);
@@ -253,7 +260,7 @@ class Col2imEmitter {
              {"kOH", l_.oh}, {"kOW", l_.ow}, {"kSpanH", SpanH()}, {"kSpanW", SpanW()}}) {
       absl::StrAppend(&out_, "constexpr int ", name, " = ", value, ";\n");
     }
-    if (g_.dh == 1 && g_.dw == 1) {
+    if (PlanesSum() == SumForm::kSteps) {
       // Bytes from window position (oh, ow) to (oh + 1, ow) and to (oh, ow + 1), whose taps are
       // SH rows and SW columns of the window earlier.
       absl::StrAppend(&out_, "constexpr long long kStepI = ",
@@ -281,7 +288,7 @@ class Col2imEmitter {
   // t / kTilesPerPlane = n * C + c, vectors along a row.
   void PlanesKernel() {
     const bool hint = l_.col_policy.has_value();
-    const bool unrolled = SpanH() * SpanW() <= kMaxUnrolledSpan;
+    const SumForm form = PlanesSum();
     absl::StrAppend(
         &out_,
         "\n// One column-matrix element by a non-coherent load.\n"
@@ -299,7 +306,7 @@ class Col2imEmitter {
         "  const int ow0 = w_im < kEKW ? 0 : (w_im - kEKW) / kSW + 1;\n"
         "  const int ow1 = min(w_im / kSW + 1, kOW);\n"
         "  float acc = 0.0f;\n",
-        unrolled && g_.dh == 1 && g_.dw == 1 ?
+        form == SumForm::kSteps ?
         // Undilated: position (oh0 + i, ow0 + j) is tap (kh0 - i*SH, kw0 - j*SW), so its
         // element lies a fixed i*kStepI + j*kStepJ bytes from the first position's, and a
         // pixel's loads cost an add and a select each (the unrolled loop's constants fold).
@@ -324,7 +331,7 @@ class Col2imEmitter {
         "      if (i < nh && j < nw) acc += tt_widen(v[i * kSpanW + j]);\n"
         "    }\n"
         "  }\n") :
-        unrolled ?
+        form == SumForm::kUnrolled ?
         // At most kSpanH x kSpanW window positions reach a pixel: every one is loaded (one
         // outside [oh0, oh1) x [ow0, ow1) from the plane's first element, in bounds) before
         // any is added, so the pixel's loads are in flight together; the sum then takes
