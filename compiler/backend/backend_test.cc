@@ -657,8 +657,8 @@ TEST_F(TunedResolverTest, ATransferredTileIsWhatEachOfTheRecordsCtasDid) {
   // Over rows of the same order (500 against the record's 250), what each CTA moved, 8
   // rows of 250, is kept: 4 rows of 500 (the tile's 2048 still covers them), not 32 of 512.
   auto short_rows =
-      Make({SimtRecord(Slice(DataType::kU8, {40000, 301}, {0, 1}, {40000, 250}), {8, 2048}, 256)});
-  const CopyOp rows_of_500 = Slice(DataType::kU8, {20000, 515}, {0, 3}, {20000, 500});
+      Make({SimtRecord(Slice(DataType::kU8, {40000, 601}, {0, 1}, {40000, 250}), {8, 2048}, 256)});
+  const CopyOp rows_of_500 = Slice(DataType::kU8, {20000, 1015}, {0, 3}, {20000, 500});
   auto twice = short_rows->Resolve(H200(), rows_of_500);
   ASSERT_TRUE(twice.ok()) << twice.status();
   EXPECT_THAT(twice->request.launch.tile, ElementsAre(4, 2048)) << twice->detail;

@@ -312,7 +312,8 @@ class Col2imEmitter {
         // pixel's loads cost an add and a select each (the unrolled loop's constants fold).
         absl::StrCat(
         "  const int nh = oh1 - oh0, nw = ow1 - ow0;\n"
-        "  const u8* const base = from + ((long long)((h_im - oh0 * kSH) * kKW + (w_im - ow0 * kSW)) * "
+        "  if (nh <= 0 || nw <= 0) return acc;  // no window reaches the pixel\n"
+        "  const u8* const base = from + (((long long)(h_im - oh0 * kSH) * kKW + (w_im - ow0 * kSW)) * "
         "(long long)kL + (long long)oh0 * kOW + ow0) * (long long)kElementBytes;\n"
         "  tt_elem v[kSpanH * kSpanW];\n"
         "#pragma unroll\n"

@@ -256,6 +256,49 @@ TEST(CopyCodegenTest, NarrowRowsTakeTheSpanForm) {
   EXPECT_FALSE(huge.ok());
 }
 
+// Rows of 16 B or more that no 16-B vector fits take the span form where no slot form
+// takes them and dst rows are contiguous; aligned rows, slot-form rows, rows apart in dst
+// and rows past kSpanMaxRowBytes keep their kernels.
+TEST(CopyCodegenTest, MisalignedRowsTakeTheSpanForm) {
+  struct Rows {
+    DataType dtype;
+    int64_t row, pitch, col, dst_pitch;
+    bool span;
+  };
+  for (const Rows& r : std::vector<Rows>{
+           {DataType::kF16, 32, 40, 3, 32, true},    // 64 B rows, 2-B aligned start
+           {DataType::kF16, 100, 112, 1, 100, true},  // 200 B: no whole 16-B slots
+           {DataType::kF32, 25, 27, 2, 25, true},    // 100 B rows, 4-B pitch
+           {DataType::kF64, 8, 9, 0, 8, true},       // aligned start, 8-B pitch
+           {DataType::kU8, 1000, 1999, 7, 1000, true},
+           {DataType::kF16, 32, 40, 0, 32, false},   // 16-B aligned: 16-B vectors
+           {DataType::kF16, 64, 72, 1, 64, false},   // 128 B in 16-B slots: shifted
+           {DataType::kF16, 32, 40, 3, 33, false},   // dst rows apart
+           {DataType::kF16, 32, 80, 3, 32, false},   // pitch over twice the row
+           {DataType::kU8, 1100, 1200, 1, 1100, false},  // past kSpanMaxRowBytes
+       }) {
+    CopyOp op = Op(r.dtype, {1000, r.row});
+    op.src = Region::Box(Buffer::RowMajor("src", r.dtype, Scope::kGlobal, {1000, r.pitch}),
+                         {0, r.col}, {1000, r.row});
+    op.dst = Region::Box(Buffer::RowMajor("dst", r.dtype, Scope::kGlobal, {1000, r.dst_pitch}),
+                         {0, 0}, {1000, r.row});
+    auto lowered = LowerCopy(op, T("sm_90a"), Launch({8, r.row}, 256, 1, 0, false));
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    EXPECT_EQ(lowered->span, r.span) << DescribeCopyPlan(*lowered);
+    if (!r.span) continue;
+    EXPECT_EQ(lowered->vector_elems * DataTypeBytes(r.dtype), 16);
+    EXPECT_THAT(Ptx(*lowered), HasSubstr("ld.global.nc.v4.u32"));
+    EXPECT_THAT(Ptx(*lowered), HasSubstr("st.global.v4.u32"));
+    // A narrower coalesced_width asks for the row-by-row kernel, and the log says so.
+    CopyOp hinted = op;
+    hinted.hints.coalesced_width = 1;
+    auto narrow = LowerCopy(hinted, T("sm_90a"), Launch({8, r.row}, 256, 1, 0, false));
+    ASSERT_TRUE(narrow.ok()) << narrow.status();
+    EXPECT_FALSE(narrow->span);
+    EXPECT_THAT(DescribeCopyPlan(*narrow), HasSubstr("span form not used for misaligned rows"));
+  }
+}
+
 TEST(CopyCodegenTest, EvictionPoliciesReachEveryPath) {
   struct Case {
     Instruction instruction;

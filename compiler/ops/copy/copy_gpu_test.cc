@@ -174,6 +174,15 @@ std::vector<CopyCase> Cases() {
            {"f32_2of4_groups", DataType::kF32, 2222, 2, 4, 0, 2, 0, 0, 64, 32},
            // One tile of rows that are not whole groups.
            {"u8_3of4_one_tile", DataType::kU8, 1000, 3, 4, 0, 3, 0, 0, 1000, 128},
+           // Rows of 16 B and more that no 16-B vector fits (misaligned starts, pitches or
+           // lengths) into contiguous dst rows, up to just under kSpanMaxRowBytes.
+           {"f16_32of40_at3", DataType::kF16, 3001, 32, 40, 3, 32, 0, 1, 64, 128},
+           {"f16_100of112_at1", DataType::kF16, 2000, 100, 112, 1, 100, 0, 0, 32, 256},
+           {"u8_250of301_at1", DataType::kU8, 1999, 250, 301, 1, 250, 0, 3, 48, 128},
+           {"f32_25of27_at2", DataType::kF32, 4001, 25, 27, 2, 25, 0, 0, 128, 256},
+           {"f64_8of9", DataType::kF64, 3000, 8, 9, 0, 8, 0, 0, 256, 128},
+           {"i8_1000of1999_at7", DataType::kI8, 333, 1000, 1999, 7, 1000, 0, 1, 16, 512},
+           {"f16_13of15", DataType::kF16, 5005, 13, 15, 0, 13, 0, 2, 512, 256},
        }) {
     CopyCase c{"span_" + sp.name, sp.dtype, {sp.rows, sp.row}, {sp.tile, sp.row},
                CopyPath::kSyncSimt, static_cast<int>(sp.threads), 1, 0, false};

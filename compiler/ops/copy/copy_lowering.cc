@@ -271,8 +271,8 @@ absl::Status CountTiles(LoweredCopy& l) {
 }
 
 
-// Why a 2-D copy of rows narrower than 16 B does not take the span form; empty when it
-// does. The span is read whole, gaps included, so the src pitch may be at most twice the
+// Why a 2-D copy whose rows suit the span form (SpanGeometry, or narrower than 16 B) does
+// not take it; empty when it does. The span is read whole, gaps included, so the src pitch may be at most twice the
 // row; a coalesced_width other than 16 B asks for the row-by-row kernel instead.
 std::string SpanRefusal(const LaunchParams& launch, const LoweredCopy& l) {
   const int e = l.element_bytes;
@@ -379,14 +379,20 @@ absl::Status ChooseVector(const LaunchParams& launch, LoweredCopy& l) {
 
   // Rows narrower than a vector: the span form, unless something rules it out. (Single
   // elements at a stride, which squeezing leaves 1-D, load as fast one by one.)
-  if (r == 2 && contiguous && l.extents[1] * e < 16) {
-    const std::string why_not = SpanRefusal(launch, l);
-    if (why_not.empty()) {
+  const bool span_rows =
+      SpanGeometry(MergedCopyGeometry{l.extents, l.src_strides, l.dst_strides, l.src_offset,
+                                      l.dst_offset},
+                   e);
+  const bool narrow = r == 2 && contiguous && l.extents[1] * e < 16;
+  std::string span_refused;
+  if (span_rows || narrow) span_refused = SpanRefusal(launch, l);
+  if (narrow) {
+    if (span_refused.empty()) {
       ChooseSpan(l);
       return absl::OkStatus();
     }
     l.decision_log.push_back(absl::StrCat("span form not used for rows of ", l.extents[1] * e,
-                                          " B: ", why_not));
+                                          " B: ", span_refused));
   }
 
   // The head_tail slot: the alignment src and dst rows share, for every row.
@@ -408,6 +414,16 @@ absl::Status ChooseVector(const LaunchParams& launch, LoweredCopy& l) {
   const bool head_tail =
       head_tail_fits && !hint_fixed && (!hint.has_value() || slot % (*hint * e) == 0);
   const bool shifted = shifted_fits && !hint_fixed && (!hint.has_value() || *hint * e == 16);
+  // Wider rows that no 16-B vector fits and no slot form takes: the span form too, its
+  // loads and stores 16 B wide whatever the rows' alignment.
+  if (!narrow && span_rows && !head_tail && !shifted && legal * e < 16) {
+    if (span_refused.empty()) {
+      ChooseSpan(l);
+      return absl::OkStatus();
+    }
+    l.decision_log.push_back(absl::StrCat("span form not used for misaligned rows of ",
+                                          row_bytes, " B: ", span_refused));
+  }
   if (!head_tail && !shifted) {
     TT_ASSIGN_OR_RETURN(l.vector_elems, ChooseVectorWidth(l.hints, legal, e, limit, "", l.decision_log));
     l.input_align = l.output_align = l.vector_elems * e;
@@ -513,9 +529,19 @@ std::vector<int64_t> MergedCopyExtents(const CopyOp& op) { return MergeCopyGeome
 
 bool SpanGeometry(const MergedCopyGeometry& g, int element_bytes) {
   const int64_t e = element_bytes;
-  return g.extents.size() == 2 && g.src_strides[1] == 1 && g.dst_strides[1] == 1 &&
-         g.extents[1] * e < 16 && g.src_strides[0] >= g.extents[1] &&
-         g.src_strides[0] <= 2 * g.extents[1];
+  if (g.extents.size() != 2 || g.src_strides[1] != 1 || g.dst_strides[1] != 1 ||
+      g.src_strides[0] < g.extents[1] || g.src_strides[0] > 2 * g.extents[1]) {
+    return false;
+  }
+  const int64_t row_bytes = g.extents[1] * e;
+  if (row_bytes < 16) return true;
+  // Wider rows: those no 16-B vector fits (their starts or pitches are misaligned), that
+  // the slot forms do not take whole (shorter than 128 B, or not whole 16-B slots), into
+  // contiguous dst rows, and short enough that 16 of them stage in shared memory.
+  const int fixed = std::min({AlignmentOf(row_bytes), AlignmentOf(g.src_strides[0] * e),
+                              AlignmentOf(g.src_offset * e), AlignmentOf(g.dst_offset * e)});
+  return fixed < 16 && g.dst_strides[0] == g.extents[1] && row_bytes < kSpanMaxRowBytes &&
+         (row_bytes < 128 || row_bytes % 16 != 0);
 }
 
 int64_t SpanTileRows(int64_t span_bytes, int64_t pitch_bytes) {

@@ -113,7 +113,8 @@ __device__ __forceinline__ float tt_sum(const u8* from, int h, int w, u64 col_po
   const int ow1 = min(w_im / kSW + 1, kOW);
   float acc = 0.0f;
   const int nh = oh1 - oh0, nw = ow1 - ow0;
-  const u8* const base = from + ((long long)((h_im - oh0 * kSH) * kKW + (w_im - ow0 * kSW)) * (long long)kL + (long long)oh0 * kOW + ow0) * (long long)kElementBytes;
+  if (nh <= 0 || nw <= 0) return acc;  // no window reaches the pixel
+  const u8* const base = from + (((long long)(h_im - oh0 * kSH) * kKW + (w_im - ow0 * kSW)) * (long long)kL + (long long)oh0 * kOW + ow0) * (long long)kElementBytes;
   tt_elem v[kSpanH * kSpanW];
 #pragma unroll
   for (int i = 0; i < kSpanH; ++i) {
