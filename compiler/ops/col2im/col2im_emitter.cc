@@ -333,10 +333,12 @@ class Col2imEmitter {
         "    }\n"
         "  }\n") :
         form == SumForm::kUnrolled ?
-        // At most kSpanH x kSpanW window positions reach a pixel: every one is loaded (one
-        // outside [oh0, oh1) x [ow0, ow1) from the plane's first element, in bounds) before
-        // any is added, so the pixel's loads are in flight together; the sum then takes
-        // the positions that reach it, in the same order as the loop below.
+        // At most kSpanH x kSpanW window positions reach a pixel: every one is loaded
+        // before any is added, so the pixel's loads are in flight together; the sum then
+        // takes the positions that reach it, in the same order as the loop below. A
+        // position that does not reach it loads from its tap and position clamped into
+        // range (taps of positions from oh0 on are below the window's extent), so every
+        // address is one of the plane's elements and none is chosen by a select.
         absl::StrCat(
         "  tt_elem v[kSpanH * kSpanW];\n"
         "  bool ok[kSpanH * kSpanW];\n"
@@ -344,12 +346,13 @@ class Col2imEmitter {
         "  for (int i = 0; i < kSpanH; ++i) {\n"
         "    const int oh = oh0 + i, hk = h_im - oh * kSH;\n"
         "    const bool row_ok = oh < oh1 && hk % kDH == 0;\n"
+        "    const u64 row = u64(max(hk, 0) / kDH) * kKW * kL + u64(min(oh, kOH - 1)) * kOW;\n"
         "#pragma unroll\n"
         "    for (int j = 0; j < kSpanW; ++j) {\n"
         "      const int ow = ow0 + j, wk = w_im - ow * kSW;\n"
         "      ok[i * kSpanW + j] = row_ok && ow < ow1 && wk % kDW == 0;\n"
-        "      v[i * kSpanW + j] = tt_ld_col(ok[i * kSpanW + j] ? from + ((u64(hk / kDH) * kKW + "
-        "u64(wk / kDW)) * kL + u64(oh) * kOW + u64(ow)) * kElementBytes : from",
+        "      v[i * kSpanW + j] = tt_ld_col(from + (row + u64(max(wk, 0) / kDW) * kL + "
+        "u64(min(ow, kOW - 1))) * kElementBytes",
         hint ? ", col_policy" : "",
         ");\n"
         "    }\n"

@@ -163,6 +163,18 @@ std::vector<Col2imCase> Cases() {
     op.hints = trial.hints;
     cases.push_back({name, op, trial.launch, Col2imPath::kSimtPlanes});
   }
+  {
+    // A dilated window with the stride equal to the dilation along H, one-pixel tiles and
+    // an L2 policy: the launch an NHWC record transferred to (its selected addresses
+    // faulted the GPU before every position's address was clamped into the plane).
+    const Im2colGeometry g = G(1, 19, 15, 1, 3, 3, 3, 2, 3, 2, 4, 4);
+    Col2imOp op = Col2imOp::Dense(DataType::kF16, g);
+    op.img.strides = NchwStrides(g);
+    op.order = ColumnOrder::kChannelRows;
+    op.hints.eviction_policy = EvictionPolicy::kEvictFirst;
+    cases.push_back({"fold_dilated_one_pixel_tiles_evict_first", op, Launch(1, 1, false, 256),
+                     Col2imPath::kSimtPlanes});
+  }
   struct Fixed {
     std::string name;
     DataType dtype;

@@ -102,11 +102,12 @@ __device__ __forceinline__ float tt_sum(const u8* from, int h, int w) {
   for (int i = 0; i < kSpanH; ++i) {
     const int oh = oh0 + i, hk = h_im - oh * kSH;
     const bool row_ok = oh < oh1 && hk % kDH == 0;
+    const u64 row = u64(max(hk, 0) / kDH) * kKW * kL + u64(min(oh, kOH - 1)) * kOW;
 #pragma unroll
     for (int j = 0; j < kSpanW; ++j) {
       const int ow = ow0 + j, wk = w_im - ow * kSW;
       ok[i * kSpanW + j] = row_ok && ow < ow1 && wk % kDW == 0;
-      v[i * kSpanW + j] = tt_ld_col(ok[i * kSpanW + j] ? from + ((u64(hk / kDH) * kKW + u64(wk / kDW)) * kL + u64(oh) * kOW + u64(ow)) * kElementBytes : from);
+      v[i * kSpanW + j] = tt_ld_col(from + (row + u64(max(wk, 0) / kDW) * kL + u64(min(ow, kOW - 1))) * kElementBytes);
     }
   }
 #pragma unroll
