@@ -667,6 +667,17 @@ TEST_F(TunedResolverTest, ATransferredTileIsWhatEachOfTheRecordsCtasDid) {
   EXPECT_EQ(twice->request.launch.threads, 128) << twice->detail;
   EXPECT_THAT(twice->detail, HasSubstr("128 threads (the CTAs resident at 256 threads move 31 "
                                        "KiB per SM at once, twice as many at 128)"));
+  // Rows that suit the span form on both sides, but a record whose coalesced_width asked
+  // for the row-by-row kernel: its tile transfers as that kernel's (4 rows of 2048), not
+  // as a span form's tile of whole rows.
+  tuning::TuningRecord hinted =
+      SimtRecord(Slice(DataType::kU8, {40000, 301}, {0, 1}, {40000, 250}), {8, 2048}, 256);
+  hinted.mutable_winner()->mutable_hints()->set_coalesced_width(1);
+  auto row_by_row = Make({hinted})->Resolve(H200(), Slice(DataType::kU8, {20000, 515}, {0, 3},
+                                                          {20000, 500}));
+  ASSERT_TRUE(row_by_row.ok()) << row_by_row.status();
+  EXPECT_THAT(row_by_row->request.launch.tile, ElementsAre(4, 2048)) << row_by_row->detail;
+  EXPECT_FALSE(static_cast<const LoweredCopy&>(*row_by_row->built.lowered).span);
   // The same across ranks: 8 rows of 128 over a 4-D slice of rows of 224 (its last two
   // dimensions merged) is 4 rows (the power of two in 1024 / 224) of the tile's 512.
   auto rank2 =

@@ -194,7 +194,8 @@ class TileOpDefinition {
     return 16;
   }
   // A launch tuned for problem `from`, made to fit `op` when it transfers (tuned
-  // resolution tries this first, then the launch as stored). By default unchanged.
+  // resolution tries this first, then the launch as stored). `op` carries the hints it
+  // will lower with: the record's, merged with the caller's. By default unchanged.
   virtual LaunchParams AdaptLaunch(const TileOp& op, const tuning::Problem& from,
                                    const LaunchParams& tuned) const {
     (void)op;

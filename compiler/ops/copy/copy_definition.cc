@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/ascii.h"
@@ -553,18 +554,24 @@ std::optional<std::vector<int64_t>> MeasuredWorkTile(const std::vector<int64_t>&
 
 // A record of span-form rows, on rows that suit the span form too: the tile's whole rows
 // keep the record's src span a tile (a tile's span is what its CTA stages and moves).
-// None where either copy's rows do not suit it, or the record's launch is not one the span
-// form takes (its tuning chose another kernel). A record's coalesced_width, which asks for
-// the row-by-row kernel, transfers as it is.
+// None where either copy's rows do not suit it, or the record's launch or hints are not
+// ones the span form takes (its tuning chose another kernel: a coalesced_width other than
+// 16 B asks for the row-by-row kernel, whose tile transfers as any other).
 std::optional<LaunchParams> SpanLaunch(const CopyOp& ours, const CopyOp& theirs,
                                        const LaunchParams& tuned) {
   const int e = DataTypeBytes(ours.src.buffer.dtype);
   const int their_e = DataTypeBytes(theirs.src.buffer.dtype);
   const MergedCopyGeometry g = MergeCopyGeometry(ours);
   const MergedCopyGeometry h = MergeCopyGeometry(theirs);
+  std::optional<int> width = ours.hints.coalesced_width;
+  if (auto it = ours.hints.annotations.find("coalesced_width"); it != ours.hints.annotations.end()) {
+    int parsed = 0;
+    width = absl::SimpleAtoi(it->second, &parsed) ? std::optional<int>(parsed) : std::nullopt;
+  }
   // The launch the span form takes: whole rows of a 2-D tile, direct, one stage.
   if (!SpanGeometry(g, e) || !SpanGeometry(h, their_e) || tuned.through_shared ||
-      tuned.stages != 1 || tuned.tile.size() != 2 || tuned.tile[1] < h.extents[1]) {
+      tuned.stages != 1 || tuned.tile.size() != 2 || tuned.tile[1] < h.extents[1] ||
+      (width.has_value() && *width * e != 16)) {
     return std::nullopt;
   }
   const int64_t their_span = tuned.tile[0] * h.src_strides[0] * their_e;
