@@ -657,8 +657,8 @@ TEST_F(TunedResolverTest, ATransferredTileIsWhatEachOfTheRecordsCtasDid) {
   // Over rows of the same order (500 against the record's 250), what each CTA moved, 8
   // rows of 250, is kept: 4 rows of 500 (the tile's 2048 still covers them), not 32 of 512.
   auto short_rows =
-      Make({SimtRecord(Slice(DataType::kU8, {40000, 601}, {0, 1}, {40000, 250}), {8, 2048}, 256)});
-  const CopyOp rows_of_500 = Slice(DataType::kU8, {20000, 1015}, {0, 3}, {20000, 500});
+      Make({SimtRecord(Slice(DataType::kU8, {40000, 301}, {0, 1}, {40000, 250}), {8, 2048}, 256)});
+  const CopyOp rows_of_500 = Slice(DataType::kU8, {20000, 515}, {0, 3}, {20000, 500});
   auto twice = short_rows->Resolve(H200(), rows_of_500);
   ASSERT_TRUE(twice.ok()) << twice.status();
   EXPECT_THAT(twice->request.launch.tile, ElementsAre(4, 2048)) << twice->detail;
@@ -667,17 +667,23 @@ TEST_F(TunedResolverTest, ATransferredTileIsWhatEachOfTheRecordsCtasDid) {
   EXPECT_EQ(twice->request.launch.threads, 128) << twice->detail;
   EXPECT_THAT(twice->detail, HasSubstr("128 threads (the CTAs resident at 256 threads move 31 "
                                        "KiB per SM at once, twice as many at 128)"));
-  // Rows that suit the span form on both sides, but a record whose coalesced_width asked
-  // for the row-by-row kernel: its tile transfers as that kernel's (4 rows of 2048), not
-  // as a span form's tile of whole rows.
-  tuning::TuningRecord hinted =
-      SimtRecord(Slice(DataType::kU8, {40000, 301}, {0, 1}, {40000, 250}), {8, 2048}, 256);
-  hinted.mutable_winner()->mutable_hints()->set_coalesced_width(1);
-  auto row_by_row = Make({hinted})->Resolve(H200(), Slice(DataType::kU8, {20000, 515}, {0, 3},
-                                                          {20000, 500}));
+  // Those rows suit the span form on both sides, but the record's kernel took another
+  // form (its tile, 2048 wide, is whole 16-B slots: the shifted form), so its tile
+  // transferred as that kernel's, above. A record whose kernel took the span form keeps
+  // its src span a tile, as whole rows; a coalesced_width asking for the row-by-row kernel
+  // keeps the tile as tuned.
+  tuning::TuningRecord spanned =
+      SimtRecord(Slice(DataType::kU8, {40000, 301}, {0, 1}, {40000, 250}), {32, 250}, 128);
+  spanned.mutable_winner()->mutable_lowering()->set_form("span");
+  auto span = Make({spanned})->Resolve(H200(), rows_of_500);
+  ASSERT_TRUE(span.ok()) << span.status();
+  EXPECT_THAT(span->request.launch.tile, ElementsAre(16, 500)) << span->detail;
+  EXPECT_TRUE(static_cast<const LoweredCopy&>(*span->built.lowered).span) << span->detail;
+  spanned.mutable_winner()->mutable_hints()->set_coalesced_width(1);
+  auto row_by_row = Make({spanned})->Resolve(H200(), rows_of_500);
   ASSERT_TRUE(row_by_row.ok()) << row_by_row.status();
-  EXPECT_THAT(row_by_row->request.launch.tile, ElementsAre(4, 2048)) << row_by_row->detail;
   EXPECT_FALSE(static_cast<const LoweredCopy&>(*row_by_row->built.lowered).span);
+  EXPECT_THAT(row_by_row->request.launch.tile, ElementsAre(32, 250)) << row_by_row->detail;
   // The same across ranks: 8 rows of 128 over a 4-D slice of rows of 224 (its last two
   // dimensions merged) is 4 rows (the power of two in 1024 / 224) of the tile's 512.
   auto rank2 =

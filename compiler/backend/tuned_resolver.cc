@@ -144,7 +144,8 @@ std::optional<Resolution> TunedResolver::Transfer(
   // SMs), or while it spreads one to two tiles per SM unevenly and a halving spreads them
   // more evenly. The last tile that lowered wins; none, and the caller uses the stored one.
   const int sm_count = RecordSmCount(record);
-  LaunchParams launch = definition.AdaptLaunch(resolved, record.problem(), tuned.launch);
+  LaunchParams launch = definition.AdaptLaunch(resolved, record.problem(), tuned.launch,
+                                               record.winner().lowering().form());
   const std::vector<int64_t> fitted_tile = launch.tile;
   std::optional<Resolution> best;
   int64_t wanted_tiles = -1;  // Known once a tile lowers.

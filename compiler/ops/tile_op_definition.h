@@ -195,11 +195,15 @@ class TileOpDefinition {
   }
   // A launch tuned for problem `from`, made to fit `op` when it transfers (tuned
   // resolution tries this first, then the launch as stored). `op` carries the hints it
-  // will lower with: the record's, merged with the caller's. By default unchanged.
+  // will lower with: the record's, merged with the caller's. `tuned_form` is the form the
+  // record's kernel took on its own problem (its lowering's form name, "" for none). By
+  // default unchanged.
   virtual LaunchParams AdaptLaunch(const TileOp& op, const tuning::Problem& from,
-                                   const LaunchParams& tuned) const {
+                                   const LaunchParams& tuned,
+                                   absl::string_view tuned_form) const {
     (void)op;
     (void)from;
+    (void)tuned_form;
     return tuned;
   }
 };

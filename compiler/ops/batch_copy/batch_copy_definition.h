@@ -52,7 +52,8 @@ class BatchCopyDefinition final : public TileOpDefinition {
   // A record's chunk fitted to `op`'s item: a whole-item chunk stays whole, a longer one
   // than the item is cut to it (a chunk longer than the item does not lower).
   LaunchParams AdaptLaunch(const TileOp& op, const tuning::Problem& from,
-                           const LaunchParams& tuned) const override;
+                           const LaunchParams& tuned,
+                           absl::string_view tuned_form) const override;
 };
 
 }  // namespace tiletune

@@ -29,7 +29,8 @@ class Col2imDefinition final : public TileOpDefinition {
   std::vector<double> TransferFeatures(const tuning::Problem& problem) const override;
   int WidestVectorBytes(const TileOp& op) const override;
   LaunchParams AdaptLaunch(const TileOp& op, const tuning::Problem& from,
-                           const LaunchParams& tuned) const override;
+                           const LaunchParams& tuned,
+                           absl::string_view tuned_form) const override;
 
   // "DTYPE:N,H,W,C[:k=KH[xKW]][:s=SH[xSW]][:d=DH[xDW]][:p=PH[xPW]]": the dense NHWC image
   // of the geometry (the same syntax as im2col's), summed from its column matrix.

@@ -255,19 +255,19 @@ TEST(Col2imDefinitionTest, WholeRowPlanesTilesTransferAsWholeRows) {
   tuned.tile = {76, 14};
   tuned.threads = 256;
   tuned.through_shared = false;
-  EXPECT_THAT(col2im.AdaptLaunch(**wider, from, tuned).tile, ElementsAre(76, 28));
-  EXPECT_THAT(col2im.AdaptLaunch(**widest, from, tuned).tile, ElementsAre(19, 224));
+  EXPECT_THAT(col2im.AdaptLaunch(**wider, from, tuned, "planes").tile, ElementsAre(76, 28));
+  EXPECT_THAT(col2im.AdaptLaunch(**widest, from, tuned, "planes").tile, ElementsAre(19, 224));
   auto lowered = LowerCol2im(static_cast<const Col2imOp&>(**wider), target,
-                             col2im.AdaptLaunch(**wider, from, tuned));
+                             col2im.AdaptLaunch(**wider, from, tuned, "planes"));
   ASSERT_TRUE(lowered.ok()) << lowered.status();
   EXPECT_TRUE(lowered->flat_rows);
   tuned.tile = {8, 8};
-  EXPECT_THAT(col2im.AdaptLaunch(**wider, from, tuned).tile, ElementsAre(8, 8));
+  EXPECT_THAT(col2im.AdaptLaunch(**wider, from, tuned, "planes").tile, ElementsAre(8, 8));
   auto nhwc = col2im.ParseSpec("f16:32,28,28,256:k=3:p=1");
   tuned.tile = {1, 32};
   auto nhwc_record = col2im.ParseSpec("f16:32,14,14,256:k=3:p=1");
   ASSERT_TRUE(nhwc.ok() && nhwc_record.ok());
-  EXPECT_THAT(col2im.AdaptLaunch(**nhwc, *col2im.ToProblem(**nhwc_record), tuned).tile,
+  EXPECT_THAT(col2im.AdaptLaunch(**nhwc, *col2im.ToProblem(**nhwc_record), tuned, "direct").tile,
               ElementsAre(1, 32));
 }
 

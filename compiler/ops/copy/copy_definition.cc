@@ -552,19 +552,22 @@ std::optional<std::vector<int64_t>> MeasuredWorkTile(const std::vector<int64_t>&
   return fitted;
 }
 
-// A record of span-form rows, on rows that suit the span form too: the tile's whole rows
-// keep the record's src span a tile (a tile's span is what its CTA stages and moves).
-// None where either copy's rows do not suit it, or the record's launch or hints are not
-// ones the span form takes (its tuning chose another kernel: a coalesced_width other than
-// 16 B asks for the row-by-row kernel, whose tile transfers as any other).
+// A record whose kernel took the span form, on rows that suit the span form too: the
+// tile's whole rows keep the record's src span a tile (a tile's span is what its CTA
+// stages and moves). None where the record's kernel took another form (its tuning chose
+// it over the span tiles it also tried), where our rows do not suit it, or where our
+// hints ask for the row-by-row kernel (a coalesced_width other than 16 B): such tiles
+// transfer as any other.
 std::optional<LaunchParams> SpanLaunch(const CopyOp& ours, const CopyOp& theirs,
-                                       const LaunchParams& tuned) {
+                                       const LaunchParams& tuned, absl::string_view tuned_form) {
+  if (tuned_form != "span") return std::nullopt;
   const int e = DataTypeBytes(ours.src.buffer.dtype);
   const int their_e = DataTypeBytes(theirs.src.buffer.dtype);
   const MergedCopyGeometry g = MergeCopyGeometry(ours);
   const MergedCopyGeometry h = MergeCopyGeometry(theirs);
   std::optional<int> width = ours.hints.coalesced_width;
-  if (auto it = ours.hints.annotations.find("coalesced_width"); it != ours.hints.annotations.end()) {
+  if (auto it = ours.hints.annotations.find("coalesced_width");
+      it != ours.hints.annotations.end()) {
     int parsed = 0;
     width = absl::SimpleAtoi(it->second, &parsed) ? std::optional<int>(parsed) : std::nullopt;
   }
@@ -584,12 +587,13 @@ std::optional<LaunchParams> SpanLaunch(const CopyOp& ours, const CopyOp& theirs,
 }  // namespace
 
 LaunchParams CopyDefinition::AdaptLaunch(const TileOp& op, const tuning::Problem& from,
-                                         const LaunchParams& tuned) const {
+                                         const LaunchParams& tuned,
+                                         absl::string_view tuned_form) const {
   absl::StatusOr<std::unique_ptr<TileOp>> source = FromProblem(from);
   if (!source.ok()) return tuned;
   const CopyOp& theirs = OpRef<CopyOp>(**source);
   const CopyOp& ours = OpRef<CopyOp>(op);
-  if (std::optional<LaunchParams> span = SpanLaunch(ours, theirs, tuned)) return *span;
+  if (std::optional<LaunchParams> span = SpanLaunch(ours, theirs, tuned, tuned_form)) return *span;
   std::vector<int64_t> target, their_extents;
   if (tuned.tile.size() == MergedCopyExtents(theirs).size()) {
     target = MergedCopyExtents(ours);

@@ -61,7 +61,8 @@ class CopyDefinition final : public TileOpDefinition {
   // (a slice's record applied to a dense tensor, or the reverse): about as many elements,
   // filled from the innermost dimension out. Otherwise the launch as tuned.
   LaunchParams AdaptLaunch(const TileOp& op, const tuning::Problem& from,
-                           const LaunchParams& tuned) const override;
+                           const LaunchParams& tuned,
+                           absl::string_view tuned_form) const override;
 };
 
 }  // namespace tiletune

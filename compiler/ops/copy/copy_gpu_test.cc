@@ -139,10 +139,10 @@ std::vector<CopyCase> Cases() {
         EvictionPolicy::kEvictLast);
   probe("cp_async_s2_evict_first_32x64", {2048, 2048}, {32, 64}, 128, 2,
         EvictionPolicy::kEvictFirst);
-  // The span form: rows narrower than 16 B (of two elements or more) read as their src
-  // span. Pitches of 1.067x to 2x the row, unaligned starts on either side, dst contiguous or apart, tails of every
-  // kind (rows not a multiple of the tile, spans not a multiple of 16 B), tiles of 16 rows
-  // (many end blocks) to 2048.
+  // The span form: rows narrower than 16 B (of two elements or more), and misaligned
+  // wider ones, read as their src span. Pitches of 1.067x to 2x the row, unaligned starts
+  // on either side, dst contiguous or apart, tails of every kind (rows not a multiple of
+  // the tile, spans not a multiple of 16 B), tiles of 16 rows (many end blocks) to 2048.
   struct Span {
     std::string name;
     DataType dtype;

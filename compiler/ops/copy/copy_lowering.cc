@@ -272,8 +272,9 @@ absl::Status CountTiles(LoweredCopy& l) {
 
 
 // Why a 2-D copy whose rows suit the span form (SpanGeometry, or narrower than 16 B) does
-// not take it; empty when it does. The span is read whole, gaps included, so the src pitch may be at most twice the
-// row; a coalesced_width other than 16 B asks for the row-by-row kernel instead.
+// not take it; empty when it does. The span is read whole, gaps included, so the src pitch
+// may be at most twice the row; a coalesced_width other than 16 B asks for the row-by-row
+// kernel instead.
 std::string SpanRefusal(const LaunchParams& launch, const LoweredCopy& l) {
   const int e = l.element_bytes;
   const int64_t row_bytes = l.extents[1] * e;

@@ -60,10 +60,11 @@ struct LoweredCopy : LoweredTileKernel {
   // head_tail: slots a row spans at most, whatever its start's alignment.
   int64_t row_slots = 0;
   // The span form (form_name "span") of a 2-D copy whose rows take no 16-B vector
-  // (SpanGeometry: narrower than one, or misaligned): each tile of tile[0] whole rows reads its src span (from the first row's start
-  // to the last row's end, row gaps included) in aligned 16-B vectors into shared memory,
-  // then writes dst from there: whole aligned 16-B vectors where dst rows are contiguous
-  // (dst pitch = the row), element by element otherwise. Loads stay inside the copy's own
+  // (SpanGeometry: narrower than one, or misaligned): each tile of tile[0] whole rows
+  // reads its src span (from the first row's start to the last row's end, row gaps
+  // included) in aligned 16-B vectors into shared memory, then writes dst from there:
+  // whole aligned 16-B vectors where dst rows are contiguous (dst pitch = the row),
+  // element by element otherwise. Loads stay inside the copy's own
   // src span: its first and last aligned blocks, where they stick out, are read bytewise.
   bool span = false;
   // span, when both starts are 16-B aligned, dst rows contiguous and the tile a whole
@@ -110,12 +111,16 @@ struct MergedCopyGeometry {
 };
 MergedCopyGeometry MergeCopyGeometry(const CopyOp& op);
 
-// Whether the copy's rows suit the span form: after merging, rows contiguous on both
-// sides at a src pitch of at most twice the row, and either narrower than 16 B, or up to
-// kSpanMaxRowBytes into contiguous dst rows where no 16-B vector fits them (misaligned
-// starts or pitch) and no slot form takes a whole row (shorter than 128 B, or not whole
-// 16-B slots). Launch and hints may still rule it out.
+// The widest rows the span form takes (16 rows of a pitch of up to twice it stage in
+// 32 KiB of shared memory).
 inline constexpr int64_t kSpanMaxRowBytes = 1024;
+
+// Whether the copy's rows suit the span form: after merging, rows contiguous on both
+// sides at a src pitch of at most twice the row, and either narrower than 16 B, or under
+// kSpanMaxRowBytes into contiguous dst rows where no 16-B vector fits them (misaligned
+// starts, pitch or length) and the rows are shorter than 128 B or not whole 16-B slots
+// (what the slot forms need of a tile of whole rows). Launch and hints may still rule it
+// out, and a slot form that fits the launch comes first (ChooseVector).
 bool SpanGeometry(const MergedCopyGeometry& g, int element_bytes);
 
 // Largest power of two up to 16 dividing `bytes` (16 for 0): the alignment a byte offset

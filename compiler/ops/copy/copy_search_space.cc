@@ -193,7 +193,7 @@ Trial CopyHeuristic(const CopyOp& op, const Target& target) {
     const int64_t rows = std::max<int64_t>(1, (16384 / element) / tile[r - 1]);
     tile[r - 2] = std::min<int64_t>(extents[r - 2], rows);
   }
-  // Rows narrower than a vector: whole rows, 16 KiB of src span a tile (the span form).
+  // Rows the span form takes (SpanGeometry): whole rows, 16 KiB of src span a tile.
   const std::vector<std::vector<int64_t>> span = SpanTiles(op, {16384});
   if (!span.empty() && (!op.hints.coalesced_width.has_value() ||
                         *op.hints.coalesced_width * element == 16)) {

@@ -58,7 +58,8 @@ class Im2colDefinition final : public TileOpDefinition {
   // record's (up to 256): the structure the staged form needs, where the tuned numbers
   // alone would not fit.
   LaunchParams AdaptLaunch(const TileOp& op, const tuning::Problem& from,
-                           const LaunchParams& tuned) const override;
+                           const LaunchParams& tuned,
+                           absl::string_view tuned_form) const override;
 };
 
 }  // namespace tiletune

@@ -264,10 +264,10 @@ TEST(Im2colDefinitionTest, WholeRowPlanesTilesTransferAsWholeRows) {
   LaunchParams tuned;
   tuned.tile = {10, 196};
   tuned.threads = 256;
-  EXPECT_THAT(im2col.AdaptLaunch(**larger, from, tuned).tile, ElementsAre(10, 784));
-  EXPECT_THAT(im2col.AdaptLaunch(**largest, from, tuned).tile, ElementsAre(1, 112 * 112));
+  EXPECT_THAT(im2col.AdaptLaunch(**larger, from, tuned, "planes").tile, ElementsAre(10, 784));
+  EXPECT_THAT(im2col.AdaptLaunch(**largest, from, tuned, "planes").tile, ElementsAre(1, 112 * 112));
   tuned.tile = {10, 64};
-  EXPECT_THAT(im2col.AdaptLaunch(**larger, from, tuned).tile, ElementsAre(10, 64));
+  EXPECT_THAT(im2col.AdaptLaunch(**larger, from, tuned, "planes").tile, ElementsAre(10, 64));
 }
 
 }  // namespace
