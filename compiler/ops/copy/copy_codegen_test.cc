@@ -297,6 +297,14 @@ TEST(CopyCodegenTest, MisalignedRowsTakeTheSpanForm) {
     EXPECT_FALSE(narrow->span);
     EXPECT_THAT(DescribeCopyPlan(*narrow), HasSubstr("span form not used for misaligned rows"));
   }
+  // Rows whose src and dst starts agree modulo 8 B, at 4-B alignment, in whole 8-B slots:
+  // head_tail takes a whole row, so they do not suit the span form; modulo 2 B they do.
+  const MergedCopyGeometry slots{{1000, 100}, {104, 1}, {100, 1}, /*src_offset=*/6,
+                                 /*dst_offset=*/2};
+  EXPECT_FALSE(SpanGeometry(slots, 2));
+  MergedCopyGeometry shifted = slots;
+  shifted.src_offset = 5;
+  EXPECT_TRUE(SpanGeometry(shifted, 2));
 }
 
 TEST(CopyCodegenTest, EvictionPoliciesReachEveryPath) {

@@ -541,8 +541,13 @@ bool SpanGeometry(const MergedCopyGeometry& g, int element_bytes) {
   // contiguous dst rows, and short enough that 16 of them stage in shared memory.
   const int fixed = std::min({AlignmentOf(row_bytes), AlignmentOf(g.src_strides[0] * e),
                               AlignmentOf(g.src_offset * e), AlignmentOf(g.dst_offset * e)});
+  // The slot src and dst rows share (ChooseVector's head_tail slot): head_tail takes whole
+  // rows of 128 B and more that are whole slots of 8 B or more, wider than `fixed`.
+  const int slot = std::min(AlignmentOf((g.src_offset - g.dst_offset) * e),
+                            AlignmentOf((g.src_strides[0] - g.dst_strides[0]) * e));
+  const bool head_tail = row_bytes >= 128 && slot >= 8 && slot > fixed && row_bytes % slot == 0;
   return fixed < 16 && g.dst_strides[0] == g.extents[1] && row_bytes < kSpanMaxRowBytes &&
-         (row_bytes < 128 || row_bytes % 16 != 0);
+         (row_bytes < 128 || row_bytes % 16 != 0) && !head_tail;
 }
 
 int64_t SpanTileRows(int64_t span_bytes, int64_t pitch_bytes) {
