@@ -20,12 +20,14 @@
 #include "compiler/ops/copy/copy_emitter.h"
 #include "compiler/ops/copy/copy_lowering.h"
 #include "compiler/ops/copy/copy_op.h"
+#include "compiler/ops/copy/copy_search_space.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace tiletune {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -305,6 +307,19 @@ TEST(CopyCodegenTest, MisalignedRowsTakeTheSpanForm) {
   MergedCopyGeometry shifted = slots;
   shifted.src_offset = 5;
   EXPECT_TRUE(SpanGeometry(shifted, 2));
+  // The heuristic takes a span tile unless a coalesced_width, keyword or annotation alike,
+  // asks for the row-by-row kernel.
+  CopyOp narrow = Op(DataType::kU8, {1000, 3});
+  narrow.src = Region::Box(Buffer::RowMajor("src", DataType::kU8, Scope::kGlobal, {1000, 4}),
+                           {0, 1}, {1000, 3});
+  const std::vector<int64_t> span_tile = CopyHeuristic(narrow, T("sm_90a")).launch.tile;
+  EXPECT_THAT(span_tile, ElementsAre(1000, 3));
+  CopyOp keyword = narrow, annotated = narrow;
+  keyword.hints.coalesced_width = 1;
+  annotated.hints.annotations["coalesced_width"] = "1";
+  EXPECT_NE(CopyHeuristic(keyword, T("sm_90a")).launch.tile, span_tile);
+  EXPECT_EQ(CopyHeuristic(annotated, T("sm_90a")).launch.tile,
+            CopyHeuristic(keyword, T("sm_90a")).launch.tile);
 }
 
 TEST(CopyCodegenTest, EvictionPoliciesReachEveryPath) {

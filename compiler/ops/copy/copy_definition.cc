@@ -565,12 +565,8 @@ std::optional<LaunchParams> SpanLaunch(const CopyOp& ours, const CopyOp& theirs,
   const int their_e = DataTypeBytes(theirs.src.buffer.dtype);
   const MergedCopyGeometry g = MergeCopyGeometry(ours);
   const MergedCopyGeometry h = MergeCopyGeometry(theirs);
-  std::optional<int> width = ours.hints.coalesced_width;
-  if (auto it = ours.hints.annotations.find("coalesced_width");
-      it != ours.hints.annotations.end()) {
-    int parsed = 0;
-    width = absl::SimpleAtoi(it->second, &parsed) ? std::optional<int>(parsed) : std::nullopt;
-  }
+  absl::StatusOr<ResolvedHints> hints = ResolveHints(ours.hints, CopyHintScope());
+  const std::optional<int> width = hints.ok() ? hints->coalesced_width : std::nullopt;
   // The launch the span form takes: whole rows of a 2-D tile, direct, one stage.
   if (!SpanGeometry(g, e) || !SpanGeometry(h, their_e) || tuned.through_shared ||
       tuned.stages != 1 || tuned.tile.size() != 2 || tuned.tile[1] < h.extents[1] ||

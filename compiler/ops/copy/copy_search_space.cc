@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "compiler/lower/lowering_rules.h"
+#include "compiler/ir/hints.h"
 #include "compiler/ops/copy/copy_lowering.h"
+#include "compiler/ops/copy/copy_op.h"
 
 namespace tiletune {
 namespace {
@@ -195,8 +197,11 @@ Trial CopyHeuristic(const CopyOp& op, const Target& target) {
   }
   // Rows the span form takes (SpanGeometry): whole rows, 16 KiB of src span a tile.
   const std::vector<std::vector<int64_t>> span = SpanTiles(op, {16384});
-  if (!span.empty() && (!op.hints.coalesced_width.has_value() ||
-                        *op.hints.coalesced_width * element == 16)) {
+  // A coalesced_width (a keyword or an annotation) other than 16 B asks for the row-by-row
+  // kernel.
+  absl::StatusOr<ResolvedHints> hints = ResolveHints(op.hints, CopyHintScope());
+  const std::optional<int> width = hints.ok() ? hints->coalesced_width : std::nullopt;
+  if (!span.empty() && (!width.has_value() || *width * element == 16)) {
     tile = span[0];
   }
   Trial trial;
