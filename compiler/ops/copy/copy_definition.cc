@@ -264,33 +264,6 @@ absl::Status CopyDefinition::CheckLowering(const tuning::Lowering& lowering) con
 
 namespace {
 
-// How a copy's merged geometry is aligned: the widest vector (bytes, up to 16) its fixed
-// alignments allow a plain access, and how far src and dst starts agree.
-struct CopyAlignment {
-  int fixed = 16;
-  int agree = 16;
-};
-
-CopyAlignment AlignmentOfCopy(const CopyOp& copy, const MergedCopyGeometry& g) {
-  const int64_t e = DataTypeBytes(copy.src.buffer.dtype);
-  const int r = static_cast<int>(g.extents.size());
-  const bool contiguous = g.src_strides[r - 1] == 1 && g.dst_strides[r - 1] == 1;
-  const int64_t run = contiguous ? g.extents[r - 1] * e : e;
-  CopyAlignment a;
-  // A run's length fixes the alignment of the rows after it; a single run (a dense
-  // tensor) has none after it, and its odd end is only the last slot's business.
-  a.fixed = !contiguous ? static_cast<int>(std::min<int64_t>(e, 16)) : r == 1 ? 16 : AlignmentOf(run);
-  a.agree = AlignmentOf((g.src_offset - g.dst_offset) * e);
-  for (int d = 0; d + 1 < r; ++d) {
-    for (int64_t stride : {g.src_strides[d], g.dst_strides[d]}) {
-      a.fixed = std::min(a.fixed, AlignmentOf(stride * e));
-    }
-    a.agree = std::min(a.agree, AlignmentOf((g.src_strides[d] - g.dst_strides[d]) * e));
-  }
-  a.fixed = std::min({a.fixed, AlignmentOf(g.src_offset * e), AlignmentOf(g.dst_offset * e)});
-  return a;
-}
-
 }  // namespace
 
 std::vector<double> CopyDefinition::TransferFeatures(const tuning::Problem& problem) const {
@@ -308,7 +281,7 @@ std::vector<double> CopyDefinition::TransferFeatures(const tuning::Problem& prob
   const double bytes = static_cast<double>(copy.src.NumElements() * e);
   const bool contiguous = g.src_strides[r - 1] == 1 && g.dst_strides[r - 1] == 1;
   const int64_t run = contiguous ? g.extents[r - 1] * e : e;
-  const CopyAlignment a = AlignmentOfCopy(copy, g);
+  const CopyAlignment a = AlignmentOfMerged(g, static_cast<int>(e));
   return {std::log2(std::max(bytes, 1.0)),
           bytes < double{8 << 20} ? 2.0 : 0.0,
           0.5 * std::log2(static_cast<double>(std::max<int64_t>(run, 1))),
@@ -320,7 +293,7 @@ std::vector<double> CopyDefinition::TransferFeatures(const tuning::Problem& prob
 
 int CopyDefinition::WidestVectorBytes(const TileOp& op) const {
   const CopyOp& copy = OpRef<CopyOp>(op);
-  return AlignmentOfCopy(copy, MergeCopyGeometry(copy)).fixed;
+  return AlignmentOfMerged(MergeCopyGeometry(copy), DataTypeBytes(copy.src.buffer.dtype)).fixed;
 }
 
 std::string CopyDefinition::SpecSyntax() const {

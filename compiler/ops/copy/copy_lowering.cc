@@ -380,10 +380,9 @@ absl::Status ChooseVector(const LaunchParams& launch, LoweredCopy& l) {
 
   // Rows narrower than a vector: the span form, unless something rules it out. (Single
   // elements at a stride, which squeezing leaves 1-D, load as fast one by one.)
-  const bool span_rows =
-      SpanGeometry(MergedCopyGeometry{l.extents, l.src_strides, l.dst_strides, l.src_offset,
-                                      l.dst_offset},
-                   e);
+  const MergedCopyGeometry merged{l.extents, l.src_strides, l.dst_strides, l.src_offset,
+                                  l.dst_offset};
+  const bool span_rows = SpanGeometry(merged, e);
   const bool narrow = r == 2 && contiguous && l.extents[1] * e < 16;
   std::string span_refused;
   if (span_rows || narrow) span_refused = SpanRefusal(launch, l);
@@ -397,10 +396,7 @@ absl::Status ChooseVector(const LaunchParams& launch, LoweredCopy& l) {
   }
 
   // The head_tail slot: the alignment src and dst rows share, for every row.
-  int slot = AlignmentOf((l.src_offset - l.dst_offset) * e);
-  for (int d = 0; d + 1 < r; ++d) {
-    slot = std::min(slot, AlignmentOf((l.src_strides[d] - l.dst_strides[d]) * e));
-  }
+  const int slot = AlignmentOfMerged(merged, e).agree;
   const int64_t row_bytes = l.extents[r - 1] * e;
   const int64_t tile_row_bytes = l.tile[r - 1] * e;
   // Both slot forms: a direct SIMT copy of contiguous rows long enough that the partial
@@ -417,7 +413,7 @@ absl::Status ChooseVector(const LaunchParams& launch, LoweredCopy& l) {
   const bool shifted = shifted_fits && !hint_fixed && (!hint.has_value() || *hint * e == 16);
   // Wider rows that no 16-B vector fits and no slot form takes: the span form too, its
   // loads and stores 16 B wide whatever the rows' alignment.
-  if (!narrow && span_rows && !head_tail && !shifted && legal * e < 16) {
+  if (!narrow && span_rows && !head_tail && !shifted) {
     if (span_refused.empty()) {
       ChooseSpan(l);
       return absl::OkStatus();
@@ -528,6 +524,28 @@ MergedCopyGeometry MergeCopyGeometry(const CopyOp& op) {
 
 std::vector<int64_t> MergedCopyExtents(const CopyOp& op) { return MergeCopyGeometry(op).extents; }
 
+CopyAlignment AlignmentOfMerged(const MergedCopyGeometry& g, int element_bytes) {
+  const int64_t e = element_bytes;
+  const int r = static_cast<int>(g.extents.size());
+  const bool contiguous = g.src_strides[r - 1] == 1 && g.dst_strides[r - 1] == 1;
+  const int64_t run = contiguous ? g.extents[r - 1] * e : e;
+  CopyAlignment a;
+  // A run's length fixes the alignment of the rows after it; a single run (a dense
+  // tensor) has none after it, and its odd end is only the last slot's business.
+  a.fixed = !contiguous ? static_cast<int>(std::min<int64_t>(e, 16))
+            : r == 1    ? 16
+                        : AlignmentOf(run);
+  a.agree = AlignmentOf((g.src_offset - g.dst_offset) * e);
+  for (int d = 0; d + 1 < r; ++d) {
+    for (int64_t stride : {g.src_strides[d], g.dst_strides[d]}) {
+      a.fixed = std::min(a.fixed, AlignmentOf(stride * e));
+    }
+    a.agree = std::min(a.agree, AlignmentOf((g.src_strides[d] - g.dst_strides[d]) * e));
+  }
+  a.fixed = std::min({a.fixed, AlignmentOf(g.src_offset * e), AlignmentOf(g.dst_offset * e)});
+  return a;
+}
+
 bool SpanGeometry(const MergedCopyGeometry& g, int element_bytes) {
   const int64_t e = element_bytes;
   if (g.extents.size() != 2 || g.src_strides[1] != 1 || g.dst_strides[1] != 1 ||
@@ -539,12 +557,10 @@ bool SpanGeometry(const MergedCopyGeometry& g, int element_bytes) {
   // Wider rows: those no 16-B vector fits (their starts or pitches are misaligned), that
   // the slot forms do not take whole (shorter than 128 B, or not whole 16-B slots), into
   // contiguous dst rows, and short enough that 16 of them stage in shared memory.
-  const int fixed = std::min({AlignmentOf(row_bytes), AlignmentOf(g.src_strides[0] * e),
-                              AlignmentOf(g.src_offset * e), AlignmentOf(g.dst_offset * e)});
-  // The slot src and dst rows share (ChooseVector's head_tail slot): head_tail takes whole
-  // rows of 128 B and more that are whole slots of 8 B or more, wider than `fixed`.
-  const int slot = std::min(AlignmentOf((g.src_offset - g.dst_offset) * e),
-                            AlignmentOf((g.src_strides[0] - g.dst_strides[0]) * e));
+  const CopyAlignment a = AlignmentOfMerged(g, element_bytes);
+  const int fixed = a.fixed, slot = a.agree;
+  // head_tail takes whole rows of 128 B and more that are whole slots of 8 B or more,
+  // wider than `fixed`.
   const bool head_tail = row_bytes >= 128 && slot >= 8 && slot > fixed && row_bytes % slot == 0;
   return fixed < 16 && g.dst_strides[0] == g.extents[1] && row_bytes < kSpanMaxRowBytes &&
          (row_bytes < 128 || row_bytes % 16 != 0) && !head_tail;

@@ -111,6 +111,15 @@ struct MergedCopyGeometry {
 };
 MergedCopyGeometry MergeCopyGeometry(const CopyOp& op);
 
+// How a copy's merged geometry is aligned: the widest vector (bytes, up to 16) its fixed
+// alignments (run length, pitches, starts) allow a plain access, and the alignment modulo
+// which src and dst starts agree on every row (the head_tail slot).
+struct CopyAlignment {
+  int fixed = 16;
+  int agree = 16;
+};
+CopyAlignment AlignmentOfMerged(const MergedCopyGeometry& g, int element_bytes);
+
 // The widest rows the span form takes (16 rows of a pitch of up to twice it stage in
 // 32 KiB of shared memory).
 inline constexpr int64_t kSpanMaxRowBytes = 1024;
