@@ -279,6 +279,82 @@ class Col2imEmitter {
     Constant("u32", "kItems", l_.tile_h * CeilDiv(l_.tile_w, l_.vector_elems));
   }
 
+  // tt_sum's body after its window bounds: how it visits a pixel's window positions.
+  std::string PlanesSumBody(SumForm form, bool hint) const {
+    switch (form) {
+      case SumForm::kSteps:
+        // Undilated: position (oh0 + i, ow0 + j) is tap (kh0 - i*SH, kw0 - j*SW), so its
+        // element lies a fixed i*kStepI + j*kStepJ bytes from the first position's, and a
+        // pixel's loads cost an add and a select each (the unrolled loop's constants fold).
+        return absl::StrCat(
+        "  const int nh = oh1 - oh0, nw = ow1 - ow0;\n"
+        "  if (nh <= 0 || nw <= 0) return acc;  // no window reaches the pixel\n"
+        "  const u8* const base = from + (((long long)(h_im - oh0 * kSH) * kKW + (w_im - ow0 * kSW)) * "
+        "(long long)kL + (long long)oh0 * kOW + ow0) * (long long)kElementBytes;\n"
+        "  tt_elem v[kSpanH * kSpanW];\n"
+        "#pragma unroll\n"
+        "  for (int i = 0; i < kSpanH; ++i) {\n"
+        "#pragma unroll\n"
+        "    for (int j = 0; j < kSpanW; ++j) {\n"
+        "      v[i * kSpanW + j] = tt_ld_col(i < nh && j < nw ? base + (i * kStepI + j * kStepJ) : from",
+        hint ? ", col_policy" : "",
+        ");\n"
+        "    }\n"
+        "  }\n"
+        "#pragma unroll\n"
+        "  for (int i = 0; i < kSpanH; ++i) {\n"
+        "#pragma unroll\n"
+        "    for (int j = 0; j < kSpanW; ++j) {\n"
+        "      if (i < nh && j < nw) acc += tt_widen(v[i * kSpanW + j]);\n"
+        "    }\n"
+        "  }\n");
+      case SumForm::kUnrolled:
+        // At most kSpanH x kSpanW window positions reach a pixel: every one is loaded
+        // before any is added, so the pixel's loads are in flight together; the sum then
+        // takes the positions that reach it, in the same order as the loop below. A
+        // position that does not reach it loads from its tap and position clamped into
+        // range (taps of positions from oh0 on are below the window's extent), so every
+        // address is one of the plane's elements and none is chosen by a select.
+        return absl::StrCat(
+        "  tt_elem v[kSpanH * kSpanW];\n"
+        "  bool ok[kSpanH * kSpanW];\n"
+        "#pragma unroll\n"
+        "  for (int i = 0; i < kSpanH; ++i) {\n"
+        "    const int oh = oh0 + i, hk = h_im - oh * kSH;\n"
+        "    const bool row_ok = oh < oh1 && hk % kDH == 0;\n"
+        "    const u64 row = u64(max(hk, 0) / kDH) * kKW * kL + u64(min(oh, kOH - 1)) * kOW;\n"
+        "#pragma unroll\n"
+        "    for (int j = 0; j < kSpanW; ++j) {\n"
+        "      const int ow = ow0 + j, wk = w_im - ow * kSW;\n"
+        "      ok[i * kSpanW + j] = row_ok && ow < ow1 && wk % kDW == 0;\n"
+        "      v[i * kSpanW + j] = tt_ld_col(from + (row + u64(max(wk, 0) / kDW) * kL + "
+        "u64(min(ow, kOW - 1))) * kElementBytes",
+        hint ? ", col_policy" : "",
+        ");\n"
+        "    }\n"
+        "  }\n"
+        "#pragma unroll\n"
+        "  for (int t = 0; t < kSpanH * kSpanW; ++t) {\n"
+        "    if (ok[t]) acc += tt_widen(v[t]);\n"
+        "  }\n");
+      case SumForm::kLoop:
+        break;
+    }
+    return absl::StrCat(
+        "  for (int oh = oh0; oh < oh1; ++oh) {\n"
+        "    const int hk = h_im - oh * kSH;\n"
+        "    if (hk % kDH != 0) continue;\n"
+        "    const u8* const row = from + (u64(hk / kDH) * kKW * kL + u64(oh) * kOW) * kElementBytes;\n"
+        "    for (int ow = ow0; ow < ow1; ++ow) {\n"
+        "      const int wk = w_im - ow * kSW;\n"
+        "      if (wk % kDW != 0) continue;\n"
+        "      acc += tt_widen(tt_ld_col(row + (u64(wk / kDW) * kL + u64(ow)) * kElementBytes",
+        hint ? ", col_policy" : "",
+        "));\n"
+        "    }\n"
+        "  }\n");
+  }
+
   // The planes form. tt_sum: pixel (h, w) of the plane whose column-matrix rows start at
   // `from`, summed over the window positions reaching it, oh ascending then ow ascending
   // (taps kh descending, then kw descending: F.fold's order), in f32. With a dense NCHW
@@ -306,74 +382,7 @@ class Col2imEmitter {
         "  const int ow0 = w_im < kEKW ? 0 : (w_im - kEKW) / kSW + 1;\n"
         "  const int ow1 = min(w_im / kSW + 1, kOW);\n"
         "  float acc = 0.0f;\n",
-        form == SumForm::kSteps ?
-        // Undilated: position (oh0 + i, ow0 + j) is tap (kh0 - i*SH, kw0 - j*SW), so its
-        // element lies a fixed i*kStepI + j*kStepJ bytes from the first position's, and a
-        // pixel's loads cost an add and a select each (the unrolled loop's constants fold).
-        absl::StrCat(
-        "  const int nh = oh1 - oh0, nw = ow1 - ow0;\n"
-        "  if (nh <= 0 || nw <= 0) return acc;  // no window reaches the pixel\n"
-        "  const u8* const base = from + (((long long)(h_im - oh0 * kSH) * kKW + (w_im - ow0 * kSW)) * "
-        "(long long)kL + (long long)oh0 * kOW + ow0) * (long long)kElementBytes;\n"
-        "  tt_elem v[kSpanH * kSpanW];\n"
-        "#pragma unroll\n"
-        "  for (int i = 0; i < kSpanH; ++i) {\n"
-        "#pragma unroll\n"
-        "    for (int j = 0; j < kSpanW; ++j) {\n"
-        "      v[i * kSpanW + j] = tt_ld_col(i < nh && j < nw ? base + (i * kStepI + j * kStepJ) : from",
-        hint ? ", col_policy" : "",
-        ");\n"
-        "    }\n"
-        "  }\n"
-        "#pragma unroll\n"
-        "  for (int i = 0; i < kSpanH; ++i) {\n"
-        "#pragma unroll\n"
-        "    for (int j = 0; j < kSpanW; ++j) {\n"
-        "      if (i < nh && j < nw) acc += tt_widen(v[i * kSpanW + j]);\n"
-        "    }\n"
-        "  }\n") :
-        form == SumForm::kUnrolled ?
-        // At most kSpanH x kSpanW window positions reach a pixel: every one is loaded
-        // before any is added, so the pixel's loads are in flight together; the sum then
-        // takes the positions that reach it, in the same order as the loop below. A
-        // position that does not reach it loads from its tap and position clamped into
-        // range (taps of positions from oh0 on are below the window's extent), so every
-        // address is one of the plane's elements and none is chosen by a select.
-        absl::StrCat(
-        "  tt_elem v[kSpanH * kSpanW];\n"
-        "  bool ok[kSpanH * kSpanW];\n"
-        "#pragma unroll\n"
-        "  for (int i = 0; i < kSpanH; ++i) {\n"
-        "    const int oh = oh0 + i, hk = h_im - oh * kSH;\n"
-        "    const bool row_ok = oh < oh1 && hk % kDH == 0;\n"
-        "    const u64 row = u64(max(hk, 0) / kDH) * kKW * kL + u64(min(oh, kOH - 1)) * kOW;\n"
-        "#pragma unroll\n"
-        "    for (int j = 0; j < kSpanW; ++j) {\n"
-        "      const int ow = ow0 + j, wk = w_im - ow * kSW;\n"
-        "      ok[i * kSpanW + j] = row_ok && ow < ow1 && wk % kDW == 0;\n"
-        "      v[i * kSpanW + j] = tt_ld_col(from + (row + u64(max(wk, 0) / kDW) * kL + "
-        "u64(min(ow, kOW - 1))) * kElementBytes",
-        hint ? ", col_policy" : "",
-        ");\n"
-        "    }\n"
-        "  }\n"
-        "#pragma unroll\n"
-        "  for (int t = 0; t < kSpanH * kSpanW; ++t) {\n"
-        "    if (ok[t]) acc += tt_widen(v[t]);\n"
-        "  }\n") :
-        absl::StrCat(
-        "  for (int oh = oh0; oh < oh1; ++oh) {\n"
-        "    const int hk = h_im - oh * kSH;\n"
-        "    if (hk % kDH != 0) continue;\n"
-        "    const u8* const row = from + (u64(hk / kDH) * kKW * kL + u64(oh) * kOW) * kElementBytes;\n"
-        "    for (int ow = ow0; ow < ow1; ++ow) {\n"
-        "      const int wk = w_im - ow * kSW;\n"
-        "      if (wk % kDW != 0) continue;\n"
-        "      acc += tt_widen(tt_ld_col(row + (u64(wk / kDW) * kL + u64(ow)) * kElementBytes",
-        hint ? ", col_policy" : "",
-        "));\n"
-        "    }\n"
-        "  }\n"),
+        PlanesSumBody(form, hint),
         "  return acc;\n"
         "}\n");
     absl::StrAppend(&out_, "\nextern \"C\" __global__ void __launch_bounds__(kThreads) ",
