@@ -200,10 +200,9 @@ class TileOpDefinition {
   // default unchanged.
   virtual LaunchParams AdaptLaunch(const TileOp& op, const tuning::Problem& from,
                                    const LaunchParams& tuned,
-                                   absl::string_view tuned_form) const {
+                                   absl::string_view /*tuned_form*/) const {
     (void)op;
     (void)from;
-    (void)tuned_form;
     return tuned;
   }
 };

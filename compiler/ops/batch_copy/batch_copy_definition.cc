@@ -278,8 +278,7 @@ Trial BatchCopyDefinition::Heuristic(const TileOp& op, const Target& target) con
 
 LaunchParams BatchCopyDefinition::AdaptLaunch(const TileOp& op, const tuning::Problem& from,
                                               const LaunchParams& tuned,
-                                              absl::string_view tuned_form) const {
-  (void)tuned_form;
+                                              absl::string_view /*tuned_form*/) const {
   const BatchCopyOp& b = OpRef<BatchCopyOp>(op);
   LaunchParams launch = tuned;
   if (launch.tile.size() != 1 || !from.has_batch_copy()) return launch;

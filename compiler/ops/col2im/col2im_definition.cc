@@ -115,8 +115,7 @@ int Col2imDefinition::WidestVectorBytes(const TileOp& op) const {
 
 LaunchParams Col2imDefinition::AdaptLaunch(const TileOp& op, const tuning::Problem& from,
                                            const LaunchParams& tuned,
-                                           absl::string_view tuned_form) const {
-  (void)tuned_form;
+                                           absl::string_view /*tuned_form*/) const {
   if (tuned.tile.size() != 2 || !from.has_col2im() || op.op_name() != name()) return tuned;
   const auto& conv = static_cast<const Col2imOp&>(op);
   // The planes form's tile is [image rows, W]: as wide as the image, each tile is one run

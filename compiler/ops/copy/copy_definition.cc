@@ -540,9 +540,9 @@ std::optional<LaunchParams> SpanLaunch(const CopyOp& ours, const CopyOp& theirs,
   const MergedCopyGeometry h = MergeCopyGeometry(theirs);
   absl::StatusOr<ResolvedHints> hints = ResolveHints(ours.hints, CopyHintScope());
   const std::optional<int> width = hints.ok() ? hints->coalesced_width : std::nullopt;
-  // The launch the span form takes: whole rows of a 2-D tile, direct, one stage.
-  if (!SpanGeometry(g, e) || !SpanGeometry(h, their_e) || tuned.through_shared ||
-      tuned.stages != 1 || tuned.tile.size() != 2 || tuned.tile[1] < h.extents[1] ||
+  // (The record's span form already says its launch was a direct, one-stage tile of whole
+  // rows of its 2-D copy.)
+  if (!SpanGeometry(g, e) || h.extents.size() != 2 || tuned.tile.size() != 2 ||
       (width.has_value() && *width * e != 16)) {
     return std::nullopt;
   }

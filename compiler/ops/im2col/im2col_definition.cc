@@ -118,8 +118,7 @@ std::vector<double> Im2colDefinition::TransferFeatures(const tuning::Problem& pr
 
 LaunchParams Im2colDefinition::AdaptLaunch(const TileOp& op, const tuning::Problem& from,
                                            const LaunchParams& tuned,
-                                           absl::string_view tuned_form) const {
-  (void)tuned_form;
+                                           absl::string_view /*tuned_form*/) const {
   if (tuned.tile.size() != 2 || !from.has_im2col() || op.op_name() != name()) return tuned;
   const Im2colGeometry theirs = ConvGeometryFromProblem(from.im2col());
   const Im2colGeometry& ours = static_cast<const Im2colOp&>(op).geometry;
