@@ -241,8 +241,8 @@ TEST(Col2imDefinitionTest, NchwLayoutRoundTripsAndLowersToPlanes) {
 }
 
 // A planes tile of whole image rows, tuned on one width, stays one of whole rows on
-// another (each tile one run of the dense NCHW image), as many rows as tuned unless that
-// passes four times its pixels; a 2-D block of a plane, and the NHWC forms, keep theirs.
+// another (each tile one run of the dense NCHW image) with as many pixels as tuned; a 2-D
+// block of a plane, and the NHWC forms, keep theirs.
 TEST(Col2imDefinitionTest, WholeRowPlanesTilesTransferAsWholeRows) {
   const Col2imDefinition col2im;
   const Target target = *Target::Parse("sm_90a");
@@ -255,8 +255,11 @@ TEST(Col2imDefinitionTest, WholeRowPlanesTilesTransferAsWholeRows) {
   tuned.tile = {76, 14};
   tuned.threads = 256;
   tuned.through_shared = false;
-  EXPECT_THAT(col2im.AdaptLaunch(**wider, from, tuned, "planes").tile, ElementsAre(76, 28));
-  EXPECT_THAT(col2im.AdaptLaunch(**widest, from, tuned, "planes").tile, ElementsAre(19, 224));
+  EXPECT_THAT(col2im.AdaptLaunch(**wider, from, tuned, "planes").tile, ElementsAre(38, 28));
+  EXPECT_THAT(col2im.AdaptLaunch(**widest, from, tuned, "planes").tile, ElementsAre(5, 224));
+  auto narrower = col2im.ParseSpec("f16:32,7,7,512:k=3:p=1:layout=nchw");
+  ASSERT_TRUE(narrower.ok());
+  EXPECT_THAT(col2im.AdaptLaunch(**narrower, from, tuned, "planes").tile, ElementsAre(152, 7));
   auto lowered = LowerCol2im(static_cast<const Col2imOp&>(**wider), target,
                              col2im.AdaptLaunch(**wider, from, tuned, "planes"));
   ASSERT_TRUE(lowered.ok()) << lowered.status();

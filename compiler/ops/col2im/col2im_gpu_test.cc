@@ -132,6 +132,46 @@ Col2imCase RandomCase(Col2imPath path, int index) {
   }
 }
 
+// F.fold's columns at unit stride and dilation along W (the ResNet and UNet layers' 3x3
+// s1), into images up to 48 pixels wide, with 2- to 8-pixel vectors: vectors whose windows
+// lie inside the matrix and vectors at its edges, in one kernel.
+Col2imCase RandomRunCase(int index) {
+  std::mt19937_64 rng(0x5e11 + 104729 * index);
+  const Target target = *Target::Parse("sm_90a");
+  for (;;) {
+    const DataType dtype =
+        Pick(rng, std::vector<DataType>{DataType::kF32, DataType::kF16, DataType::kBF16});
+    Im2colGeometry g;
+    g.n = Uniform(rng, 1, 2);
+    g.h = Uniform(rng, 1, 24);
+    g.w = Uniform(rng, 8, 48);
+    g.c = Uniform(rng, 1, 12);
+    g.kh = Uniform(rng, 1, 5);
+    g.kw = Uniform(rng, 1, 5);
+    g.sh = Uniform(rng, 1, 3);
+    g.sw = 1;
+    g.dh = Uniform(rng, 1, 2);
+    g.dw = 1;
+    g.ph = Uniform(rng, 0, g.EffectiveKh() - 1);
+    g.pw = Uniform(rng, 0, g.EffectiveKw() - 1);
+    if (!ValidateConvGeometry(g, "col2im").ok()) continue;
+    Col2imOp op = Col2imOp::Dense(dtype, g);
+    op.order = ColumnOrder::kChannelRows;
+    op.img.strides = NchwStrides(g);
+    op.hints.coalesced_width = Pick(rng, std::vector<int>{2, 4, 8});
+    if (Uniform(rng, 0, 2) == 0) op.hints.eviction_policy = EvictionPolicy::kEvictFirst;
+    LaunchParams launch;
+    launch.tile = {Pick(rng, std::vector<int64_t>{1, 3, 8, 40}),
+                   Pick(rng, std::vector<int64_t>{8, 16, g.w, g.w + 5})};
+    launch.threads = static_cast<int>(Pick(rng, std::vector<int64_t>{32, 128, 256}));
+    launch.through_shared = false;
+    auto lowered = LowerCol2im(op, target, launch);
+    if (!lowered.ok() || lowered->vector_elems < 2) continue;
+    return {absl::StrFormat("planes_runs_%03d_%s", index, DataTypeName(dtype)), op, launch,
+            Col2imPath::kSimtPlanes};
+  }
+}
+
 LaunchParams Launch(int64_t tile_h, int64_t tile_w, bool staged, int threads, int stages = 1,
                     int ctas_per_sm = 0) {
   LaunchParams launch;
@@ -150,6 +190,7 @@ std::vector<Col2imCase> Cases() {
   for (int i = 0; i < 60; ++i) cases.push_back(RandomCase(Col2imPath::kTmaSwept, i));
   for (int i = 0; i < 60; ++i) cases.push_back(RandomCase(Col2imPath::kCpAsyncSwept, i));
   for (int i = 0; i < 80; ++i) cases.push_back(RandomCase(Col2imPath::kSimtPlanes, i));
+  for (int i = 0; i < 30; ++i) cases.push_back(RandomRunCase(i));
   // F.fold's layout at network sizes, with the heuristic's launch.
   for (const auto& [name, dtype, g] :
        std::vector<std::tuple<std::string, DataType, Im2colGeometry>>{
