@@ -121,15 +121,10 @@ LaunchParams Col2imDefinition::AdaptLaunch(const TileOp& op, const tuning::Probl
   // The planes form's tile is [image rows, W]: as wide as the image, each tile is one run
   // of the dense image; narrower, a 2-D block of each plane, kept as tuned.
   if (conv.order != ColumnOrder::kChannelRows) return tuned;
-  const int64_t their_w = from.col2im().w(), our_w = conv.geometry.w;
-  if (tuned.tile[1] < their_w || their_w <= 0 || our_w <= 0) return tuned;
   // A run of whole rows keeps the tuned tile's pixels, so each thread sums as many as
-  // tuned: a wider image takes fewer rows per tile, a narrower one more. (The rows of a
-  // tuned whole-row tile follow the width inversely; its pixels vary far less.)
-  LaunchParams fitted = tuned;
-  fitted.tile[1] = our_w;
-  fitted.tile[0] = std::max<int64_t>(1, (tuned.tile[0] * their_w + our_w / 2) / our_w);
-  return fitted;
+  // tuned: a wider image takes fewer rows per tile, a narrower one as many as tuned. (The
+  // rows of a tuned whole-row tile follow the width inversely; its pixels vary far less.)
+  return FitWholeRunTile(tuned, from.col2im().w(), conv.geometry.w, /*max_growth=*/1);
 }
 
 std::vector<double> Col2imDefinition::TransferFeatures(const tuning::Problem& problem) const {

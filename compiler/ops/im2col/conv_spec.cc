@@ -224,13 +224,16 @@ int ConvPixelAlignment(const Im2colGeometry& g, int element_bytes) {
   return align;
 }
 
-LaunchParams FitWholeRunTile(const LaunchParams& tuned, int64_t their_run, int64_t our_run) {
-  if (tuned.tile.size() != 2 || their_run <= 0 || our_run <= 0 || tuned.tile[1] < their_run) {
+LaunchParams FitWholeRunTile(const LaunchParams& tuned, int64_t their_run, int64_t our_run,
+                             int64_t max_growth) {
+  if (tuned.tile.size() != 2 || their_run <= 0 || our_run <= 0 || max_growth <= 0 ||
+      tuned.tile[1] < their_run) {
     return tuned;
   }
   LaunchParams fitted = tuned;
   fitted.tile[1] = our_run;
-  fitted.tile[0] = std::clamp<int64_t>(4 * tuned.tile[0] * their_run / our_run, 1, tuned.tile[0]);
+  const int64_t rows = (max_growth * tuned.tile[0] * their_run + our_run / 2) / our_run;
+  fitted.tile[0] = std::clamp<int64_t>(rows, 1, tuned.tile[0]);
   return fitted;
 }
 

@@ -117,8 +117,10 @@ int ConvPixelAlignment(const Im2colGeometry& g, int element_bytes);
 // The channel_rows ("planes") forms' fitting of a tuned tile [rows, run] to another
 // problem: a tile whose run covered the record's whole `their_run` (each tile one
 // contiguous run of whole rows) covers `our_run` whole, with as many rows as tuned, fewer
-// when that would pass four times the tuned elements. Any other tile as tuned.
-LaunchParams FitWholeRunTile(const LaunchParams& tuned, int64_t their_run, int64_t our_run);
+// when that would pass `max_growth` times the tuned elements (rounded to the nearest row,
+// at least one). Any other tile as tuned.
+LaunchParams FitWholeRunTile(const LaunchParams& tuned, int64_t their_run, int64_t our_run,
+                             int64_t max_growth);
 
 // "<op> f16 N64 C64 56x56 k3x3 s1x1 d1x1 p1x1", then " NCHW" for the NCHW layout, or
 // " img strides [...]" for another image that is not dense, and " channel_rows" for

@@ -124,8 +124,9 @@ LaunchParams Im2colDefinition::AdaptLaunch(const TileOp& op, const tuning::Probl
   const Im2colGeometry& ours = static_cast<const Im2colOp&>(op).geometry;
   if (static_cast<const Im2colOp&>(op).order == ColumnOrder::kChannelRows) {
     // The planes form's tile is [matrix rows, OH*OW columns]; a band of columns is kept as
-    // tuned (the lowering clips it).
-    return FitWholeRunTile(tuned, theirs.OH() * theirs.OW(), ours.OH() * ours.OW());
+    // tuned (the lowering clips it). Whole runs grow up to four times the tuned elements.
+    return FitWholeRunTile(tuned, theirs.OH() * theirs.OW(), ours.OH() * ours.OW(),
+                           /*max_growth=*/4);
   }
   if (theirs.K() <= 0 || tuned.tile[1] != theirs.K()) return tuned;
   LaunchParams adapted = tuned;
