@@ -8,7 +8,9 @@
 // The geometries come from a fixed list of seeds (stable test names); the data is drawn
 // from std::random_device on every run.
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <random>
 #include <string>
@@ -52,6 +54,34 @@ const T& Pick(std::mt19937_64& rng, const std::vector<T>& values) {
   return values[Uniform(rng, 0, static_cast<int64_t>(values.size()) - 1)];
 }
 
+// A random geometry within `r`, padding below the effective kernel; nullopt where the
+// draw is not a valid col2im. RandomCase and RandomRunCase draw theirs here.
+struct GeometryRanges {
+  int64_t n = 3, h_min = 1, h = 19, w_min = 1, w = 19;
+  int64_t kernel = 5;  // kh, kw in [1, kernel]; 1x1 one time in ten where one_by_one_sometimes
+  bool one_by_one_sometimes = false;
+  int64_t sh = 4, sw = 4, dh = 3, dw = 3;  // strides and dilations in [1, max]
+};
+std::optional<Im2colGeometry> DrawGeometry(std::mt19937_64& rng, const GeometryRanges& r,
+                                           const std::function<int64_t()>& draw_c) {
+  Im2colGeometry g;
+  g.n = Uniform(rng, 1, r.n);
+  g.h = Uniform(rng, r.h_min, r.h);
+  g.w = Uniform(rng, r.w_min, r.w);
+  g.c = draw_c();
+  const bool one_by_one = r.one_by_one_sometimes && Uniform(rng, 0, 9) == 0;
+  g.kh = one_by_one ? 1 : Uniform(rng, 1, r.kernel);
+  g.kw = one_by_one ? 1 : Uniform(rng, 1, r.kernel);
+  g.sh = Uniform(rng, 1, r.sh);
+  g.sw = Uniform(rng, 1, r.sw);
+  g.dh = Uniform(rng, 1, r.dh);
+  g.dw = Uniform(rng, 1, r.dw);
+  g.ph = Uniform(rng, 0, g.EffectiveKh() - 1);
+  g.pw = Uniform(rng, 0, g.EffectiveKw() - 1);
+  if (!ValidateConvGeometry(g, "col2im").ok()) return std::nullopt;
+  return g;
+}
+
 Col2imCase RandomCase(Col2imPath path, int index) {
   const bool staged = path == Col2imPath::kSimtStaged;
   const bool swept = Col2imSwept(path);
@@ -61,21 +91,13 @@ Col2imCase RandomCase(Col2imPath path, int index) {
   for (;;) {
     const DataType dtype =
         Pick(rng, std::vector<DataType>{DataType::kF32, DataType::kF16, DataType::kBF16});
-    Im2colGeometry g;
-    g.n = Uniform(rng, 1, 3);
-    g.h = Uniform(rng, 1, 19);
-    g.w = Uniform(rng, 1, 19);
-    g.c = Uniform(rng, 0, 2) == 0 ? Pick(rng, std::vector<int64_t>{1, 3, 7}) : Uniform(rng, 1, 40);
-    const bool one_by_one = Uniform(rng, 0, 9) == 0;
-    g.kh = one_by_one ? 1 : Uniform(rng, 1, 5);
-    g.kw = one_by_one ? 1 : Uniform(rng, 1, 5);
-    g.sh = Uniform(rng, 1, 4);  // > kernel sometimes: pixels no window reaches
-    g.sw = Uniform(rng, 1, 4);
-    g.dh = Uniform(rng, 1, 3);
-    g.dw = Uniform(rng, 1, 3);
-    g.ph = Uniform(rng, 0, g.EffectiveKh() - 1);
-    g.pw = Uniform(rng, 0, g.EffectiveKw() - 1);
-    if (!ValidateConvGeometry(g, "col2im").ok()) continue;
+    GeometryRanges ranges;
+    ranges.one_by_one_sometimes = true;  // strides above the kernel: pixels no window reaches
+    const std::optional<Im2colGeometry> drawn = DrawGeometry(rng, ranges, [&] {
+      return Uniform(rng, 0, 2) == 0 ? Pick(rng, std::vector<int64_t>{1, 3, 7}) : Uniform(rng, 1, 40);
+    });
+    if (!drawn) continue;
+    const Im2colGeometry& g = *drawn;
     Col2imOp op = Col2imOp::Dense(dtype, g);
     if (planes) {
       // F.fold's columns; mostly into an NCHW image, sometimes an NHWC one or an NCHW one
@@ -141,20 +163,19 @@ Col2imCase RandomRunCase(int index) {
   for (;;) {
     const DataType dtype =
         Pick(rng, std::vector<DataType>{DataType::kF32, DataType::kF16, DataType::kBF16});
-    Im2colGeometry g;
-    g.n = Uniform(rng, 1, 2);
-    g.h = Uniform(rng, 1, 24);
-    g.w = Uniform(rng, 8, 48);
-    g.c = Uniform(rng, 1, 12);
-    g.kh = Uniform(rng, 1, 5);
-    g.kw = Uniform(rng, 1, 5);
-    g.sh = Uniform(rng, 1, 3);
-    g.sw = 1;
-    g.dh = Uniform(rng, 1, 2);
-    g.dw = 1;
-    g.ph = Uniform(rng, 0, g.EffectiveKh() - 1);
-    g.pw = Uniform(rng, 0, g.EffectiveKw() - 1);
-    if (!ValidateConvGeometry(g, "col2im").ok()) continue;
+    GeometryRanges ranges;
+    ranges.n = 2;
+    ranges.h = 24;
+    ranges.w_min = 8;
+    ranges.w = 48;
+    ranges.sh = 3;
+    ranges.sw = 1;
+    ranges.dh = 2;
+    ranges.dw = 1;
+    const std::optional<Im2colGeometry> drawn =
+        DrawGeometry(rng, ranges, [&] { return Uniform(rng, 1, 12); });
+    if (!drawn) continue;
+    const Im2colGeometry& g = *drawn;
     Col2imOp op = Col2imOp::Dense(dtype, g);
     op.order = ColumnOrder::kChannelRows;
     op.img.strides = NchwStrides(g);
