@@ -39,6 +39,18 @@ top5=$(awk '$1 == "all" {sub("%", "", $8); print $8}' "$tmp/fit.out")
 awk -v e="$err" 'BEGIN {exit !(e < 0.3)}' || fail "median |ln error| $err on the simulator's times"
 awk -v r="$top5" 'BEGIN {exit !(r < 5)}' || fail "best-of-five regret $top5% on the simulator's times"
 
+# --trees: the model holds boosted trees, reads back (rank and a tuning use it), and the
+# fit says so; its leave-one-out rows are reported as before.
+"$bin" fit "$tmp/corpus.txtpb" --trees=20 -o "$tmp/trees.txtpb" >"$tmp/trees.out" \
+  2>"$tmp/trees.err" || { cat "$tmp/trees.err"; fail "fit --trees exited $?"; }
+grep -q 'then 20 regression trees' "$tmp/trees.out" || fail "fit --trees does not say it added trees"
+[[ "$(grep -c '^trees {' "$tmp/trees.txtpb")" == 20 ]] || fail "the model does not hold 20 trees"
+grep -qE "^  all +[0-9]+ +[0-9]+ +[0-9.]+ " "$tmp/trees.out" || fail "no leave-one-out row with trees"
+"$bin" rank "copy:f16:700,700" --cost_model="$tmp/trees.txtpb" >"$tmp/rank_trees.out" 2>&1 \
+  || { cat "$tmp/rank_trees.out"; fail "rank with the trees model exited $?"; }
+"$bin" fit "$tmp/corpus.txtpb" --trees=-1 >/dev/null 2>"$tmp/trees_bad.err" && fail "--trees=-1 was accepted"
+grep -q -- '--trees' "$tmp/trees_bad.err" || fail "--trees=-1 is refused without naming the flag"
+
 # Tuning with the model measures its top k (and the heuristic's choice) per phase: fewer
 # candidates, and winners within 5% of the full tuning's (the simulator is deterministic).
 "$bin" --simulate=seed=3 --problems="$problems" --output="$tmp/pruned.txtpb" --report=false \

@@ -105,6 +105,10 @@ int RunFitCommand(const std::vector<std::string>& args, std::FILE* out, std::FIL
       {"output", FlagType::kString, "PATH: write the fitted model there (text format)", 'o'},
       {"terms", FlagType::kString,
        "PATH: also write every kernel's problem, operator, time and terms as CSV"},
+      {"trees", FlagType::kInt,
+       "N: add N boosted regression trees of 4 levels over the terms and the kernel's "
+       "path/form, which then give the estimate (default 0: the terms' sum alone)",
+       0, 0, 10000},
   };
   absl::StatusOr<CommandLine> line = ParseCommandLine(args, flags, 1 << 20);
   if (line.ok() && line->help()) {
@@ -142,10 +146,12 @@ int RunFitCommand(const std::vector<std::string>& args, std::FILE* out, std::FIL
     databases.push_back(*std::move(database));
   }
   absl::StatusOr<FitCorpus> corpus = CorpusSamples(databases, ops);
-  absl::StatusOr<CostModel> model =
-      corpus.ok() ? CostModel::Fit(corpus->samples) : absl::StatusOr<CostModel>(corpus.status());
+  FitOptions options;
+  options.trees = static_cast<int>(line->Int("trees", 0));
+  absl::StatusOr<CostModel> model = corpus.ok() ? CostModel::Fit(corpus->samples, options)
+                                                 : absl::StatusOr<CostModel>(corpus.status());
   absl::StatusOr<std::vector<LeaveOneOutError>> errors =
-      model.ok() ? LeaveOneProblemOut(corpus->samples)
+      model.ok() ? LeaveOneProblemOut(corpus->samples, options)
                  : absl::StatusOr<std::vector<LeaveOneOutError>>(model.status());
   if (!errors.ok()) {
     std::fprintf(err, "autotune fit: %s\n", BoundedMessage(errors.status().message()).c_str());
@@ -169,6 +175,10 @@ int RunFitCommand(const std::vector<std::string>& args, std::FILE* out, std::FIL
                model->floor_us(), model->knot_bytes());
   for (size_t i = 0; i < CostTermNames().size(); ++i) {
     std::fprintf(out, "  %-14s %+.4f\n", CostTermNames()[i].c_str(), model->coefficients()[i]);
+  }
+  if (model->tree_count() > 0) {
+    std::fprintf(out, "  then %d regression trees over those terms and the kernel's path/form give "
+                 "the estimate\n", model->tree_count());
   }
   std::fprintf(out,
                "leave one problem out (fitted without it, then its kernels estimated):\n"

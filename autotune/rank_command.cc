@@ -126,12 +126,8 @@ int RunRankCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
       return 2;
     }
     const TileOpDefinition& definition = **ops.For(**op);
-    const SearchSpace space = definition.Search(**op, *target);
-    std::vector<Trial> trials = space.first;
-    const Trial heuristic = definition.Heuristic(**op, *target);
-    for (const LaunchParams& launch : space.launches) trials.push_back({heuristic.hints, launch});
-    trials.push_back(heuristic);
-    absl::StatusOr<CandidateSet> set = BuildCandidates(definition, **op, *target, trials);
+    absl::StatusOr<CandidateSet> set =
+        BuildCandidates(definition, **op, *target, SearchTrials(definition, **op, *target));
     if (!set.ok()) {
       std::fprintf(err, "autotune rank: %s: %s\n", spec.c_str(),
                    BoundedMessage(set.status().message()).c_str());

@@ -1,9 +1,11 @@
 #include "kernels/builtin_cost_models.h"
 
+#include <string>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "compiler/tuning_db/atomic_file.h"
 #include "compiler/tuning_db/tuning_db.h"
 #include "compiler/tuning_db/tuning_db.pb.h"
 #include "kernels/shipped_databases.h"
@@ -25,6 +27,23 @@ absl::StatusOr<std::vector<GpuCostModel>> BuiltinCostModels() {
                                    proto.problems(), " problems)")});
   }
   return models;
+}
+
+absl::StatusOr<GpuCostModel> CostModelFromFile(const std::string& path) {
+  absl::StatusOr<std::string> text = tuning::ReadFileToString(path, 16 << 20);
+  if (!text.ok()) return absl::InvalidArgumentError(text.status().message());
+  tuning::CostModel proto;
+  absl::Status parsed = tuning::ParseTextMessage(*text, path, &proto);
+  absl::StatusOr<CostModel> model =
+      parsed.ok() ? CostModel::FromProto(proto) : absl::StatusOr<CostModel>(parsed);
+  if (!model.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(path.substr(0, 200), ": ",
+                                                   model.status().message(),
+                                                   " (autotune fit -o writes a cost model)"));
+  }
+  return GpuCostModel{*std::move(model), proto.device(),
+                      absl::StrCat(path.substr(0, 200), " (", proto.device().name(), ", ",
+                                   proto.problems(), " problems)")};
 }
 
 }  // namespace tiletune

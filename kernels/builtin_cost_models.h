@@ -4,6 +4,7 @@
 #ifndef KERNELS_BUILTIN_COST_MODELS_H_
 #define KERNELS_BUILTIN_COST_MODELS_H_
 
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -15,6 +16,10 @@ namespace tiletune {
 // its origin ("kernels/tuned/h200.model.txtpb (NVIDIA H200, 53 problems)"). InternalError
 // naming a model that does not read (a build fault).
 absl::StatusOr<std::vector<GpuCostModel>> BuiltinCostModels();
+
+// The model a file holds (`autotune fit -o`), with the GPU its corpus was measured on;
+// InvalidArgument naming the file and what is wrong with it.
+absl::StatusOr<GpuCostModel> CostModelFromFile(const std::string& path);
 
 }  // namespace tiletune
 

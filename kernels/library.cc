@@ -279,6 +279,14 @@ absl::StatusOr<std::unique_ptr<Library>> Library::Create(LibraryOptions options)
   absl::StatusOr<std::vector<GpuCostModel>> models = BuiltinCostModels();
   if (options.cost_model && !models.ok()) return models.status();
   if (models.ok()) resolver_options.cost_models = *std::move(models);
+  if (options.cost_model_file.empty()) {
+    if (const char* env = std::getenv("TILETUNE_COST_MODEL_FILE")) options.cost_model_file = env;
+  }
+  if (!options.cost_model_file.empty()) {
+    // The file's model answers for its GPU first.
+    TT_ASSIGN_OR_RETURN(GpuCostModel file, CostModelFromFile(options.cost_model_file));
+    resolver_options.cost_models.insert(resolver_options.cost_models.begin(), std::move(file));
+  }
   resolver_options.select_by_model = options.cost_model;
   // Kernels baked into the program, by their source.
   absl::flat_hash_map<absl::string_view, std::vector<const PrebuiltKernelImage*>> images;

@@ -76,11 +76,16 @@ struct LibraryOptions {
   const std::vector<ShippedDatabase>* shipped = nullptr;
   // Choose among nearby records' variants with the built-in cost model of the GPU
   // (kernels/builtin_cost_models.h), where one is built in: a problem with no exact record
-  // runs the variant the model predicts fastest (compiler/backend/tuned_resolver.h), and
+  // runs the kernel the model predicts fastest among the nearby records' variants (and, for
+  // a model with trees, the operator's search space; compiler/backend/tuned_resolver.h), and
   // tuning on a miss measures them fastest predicted first. Off (the default, unless
   // $TILETUNE_COST_MODEL=1): the nearest record's variant, which measured faster on the
   // held-out suites with the H200 model as fitted (autotune/README.md).
   bool cost_model = false;
+  // A cost model file (`autotune fit -o`, e.g. one fitted with --trees) that answers for
+  // its GPU before the built-in models, in selection (cost_model) and in Estimates; empty
+  // means $TILETUNE_COST_MODEL_FILE, empty again, none.
+  std::string cost_model_file;
   // Append each problem that resolves without an exact record, once, to this suite file
   // (kernels/miss_recorder.h); empty means $TILETUNE_RECORD_MISSES (unless
   // record_misses_from_environment is false); empty again, off.

@@ -28,6 +28,7 @@
 #include "kernels/database_stack.h"
 #include "kernels/shipped_databases.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 
 namespace tiletune {
@@ -423,6 +424,46 @@ TEST(LibraryTest, CostModelChoosesAmongNearbyRecordsOnlyWhenAsked) {
   EXPECT_THAT(Library::Create(options).status().message(),
               HasSubstr("TILETUNE_COST_MODEL='yes': accepted are 1"));
   unsetenv("TILETUNE_COST_MODEL");
+}
+
+// A cost model file (LibraryOptions::cost_model_file, or $TILETUNE_COST_MODEL_FILE) answers
+// for its GPU before the built-in model. Selecting by a model with trees, the library
+// weighs the operator's search space beside the nearby records' variants: this one's single
+// tree prefers 2-byte vectors, which only the search space has, so a searched kernel runs
+// and the detail says so. A file that does not read fails the library, naming it.
+TEST(LibraryTest, ACostModelFileWithTreesChoosesFromTheSearchSpace) {
+  auto op = BuiltinTileOps().ParseSpec("col2im:f16:32,35,35,64:k=5:p=2");
+  ASSERT_TRUE(op.ok()) << op.status();
+  auto builtin = BuiltinCostModels();
+  ASSERT_TRUE(builtin.ok() && !builtin->empty());
+  tuning::CostModel proto = builtin->front().model.ToProto(builtin->front().device);
+  proto.set_tree_base(3);
+  tuning::RegressionTree* tree = proto.add_trees();
+  // Feature 1 is narrow_vector, log2(16 / vector bytes): 3 for 2-byte vectors.
+  for (int f : {1, -1, -1}) tree->add_feature(f);
+  for (double t : {2.5, 0.0, 0.0}) tree->add_threshold(t);
+  for (int l : {1, -1, -1}) tree->add_left(l);
+  for (int r : {2, -1, -1}) tree->add_right(r);
+  for (double v : {0.0, 1.0, -1.0}) tree->add_value(v);
+  const std::string path = TempPath("trees.model.txtpb");
+  std::string text;
+  ASSERT_TRUE(google::protobuf::TextFormat::PrintToString(proto, &text));
+  std::ofstream(path) << text;
+  LibraryOptions options = Isolated();
+  options.cost_model = true;
+  options.cost_model_file = path;
+  auto library = Library::Create(options);
+  ASSERT_TRUE(library.ok()) << library.status();
+  auto chosen = (*library)->Explain(**op, builtin->front().device);
+  ASSERT_TRUE(chosen.ok()) << chosen.status();
+  EXPECT_EQ(chosen->level, ResolutionLevel::kHeuristic);
+  EXPECT_THAT(chosen->detail, HasSubstr("searched: "));
+  EXPECT_THAT(chosen->detail, HasSubstr("vec=2B"));
+  EXPECT_THAT(chosen->detail, HasSubstr("kernels of the operator's search space"));
+  EXPECT_THAT(chosen->detail, HasSubstr(path));
+  options.cost_model_file = TempPath("no_such.model.txtpb");
+  EXPECT_THAT(std::string(Library::Create(options).status().message()),
+              HasSubstr("no_such.model.txtpb"));
 }
 
 // With a cost model, the nearby records' variants tuning on a miss measures come fastest

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <memory>
 #include <set>
 #include <string>
@@ -486,6 +487,17 @@ std::optional<double> TunedResolver::Predicted(const GpuCostModel& model,
                                                const TileOpDefinition& definition,
                                                const Resolution& candidate, const Target& target,
                                                int sm_count) const {
+  const double estimated_here =
+      model.model.EstimateUs(TermsOf(*candidate.built.lowered, DeviceConstantsFor(target, sm_count)));
+  // A model with trees estimates times themselves (its leave-one-problem-out error is a
+  // fraction of a terms-only model's), so it compares a record's variant with the search
+  // space's kernels directly; scaled by the record's own measured time over its estimate,
+  // the variants of a record whose winner measured below its estimate (as the fastest of
+  // many noisy measurements tends to) would all look faster than they are.
+  if (model.model.tree_count() > 0) {
+    if (!(estimated_here > 0) || !std::isfinite(estimated_here)) return std::nullopt;
+    return estimated_here;
+  }
   const double measured = record.winner_statistics().median_us();
   if (!(measured > 0)) return std::nullopt;
   absl::StatusOr<Trial> tuned = TrialOf(record.winner());
@@ -494,8 +506,6 @@ std::optional<double> TunedResolver::Predicted(const GpuCostModel& model,
   if (theirs == nullptr) return std::nullopt;
   const double estimated_there =
       model.model.EstimateUs(TermsOf(*theirs, DeviceConstantsFor(target, RecordSmCount(record))));
-  const double estimated_here =
-      model.model.EstimateUs(TermsOf(*candidate.built.lowered, DeviceConstantsFor(target, sm_count)));
   const double predicted = estimated_here * measured / estimated_there;
   if (!(estimated_there > 0) || !(estimated_here > 0) || !std::isfinite(predicted)) {
     return std::nullopt;
@@ -521,6 +531,36 @@ std::vector<TunedResolver::Candidate> TunedResolver::NearCandidates(
           Predicted(*model, records_[index], definition, candidate.resolution, target, sm_count);
     }
     out.push_back(std::move(candidate));
+  }
+  return out;
+}
+
+std::vector<TunedResolver::Candidate> TunedResolver::SpaceCandidates(
+    const GpuCostModel& model, const TileOpDefinition& definition,
+    const std::shared_ptr<const DeviceCodegen>& codegen, const TileOp& op, const Target& target,
+    int sm_count, std::set<std::string>& kernels) const {
+  std::vector<Candidate> out;
+  const std::vector<Trial> trials = SearchTrials(definition, op, target);
+  for (const Trial& trial : trials) {
+    std::unique_ptr<TileOp> resolved = op.Clone();
+    resolved->hints = MergeHints(trial.hints, op.hints);
+    Resolution resolution;
+    resolution.level = ResolutionLevel::kHeuristic;
+    resolution.codegen = codegen;
+    resolution.request = CodegenRequest{std::move(resolved), trial.launch, target};
+    absl::StatusOr<BuiltKernel> built = codegen->BuildWithoutCompile(resolution.request);
+    if (!built.ok() || !kernels.insert(KernelKey(*built)).second) continue;
+    resolution.built = *std::move(built);
+    const double estimate = model.model.EstimateUs(
+        TermsOf(*resolution.built.lowered, DeviceConstantsFor(target, sm_count)));
+    if (!(estimate > 0) || !std::isfinite(estimate)) continue;
+    resolution.detail = absl::StrCat("searched: ", codegen->name(), " ",
+                                     resolution.built.lowered->path_name, "/",
+                                     resolution.built.lowered->form_name, " ",
+                                     tuning::DescribeVariant(VariantOf(
+                                         resolution.request.op->hints, *resolution.built.lowered,
+                                         "")));
+    out.push_back(Candidate{std::move(resolution), 0, out.size(), estimate});
   }
   return out;
 }
@@ -627,26 +667,53 @@ absl::StatusOr<Resolution> TunedResolver::Resolve(const tuning::DeviceIdentity& 
     std::vector<Candidate> candidates =
         NearCandidates(near, kModelCandidates, model, *definition, codegen, op, problem, target,
                        device.sm_count());
+    const size_t from_records = candidates.size();
+    // A model with trees estimates kernels well enough to weigh the operator's own search
+    // space too; a terms-only one compares only measured records' variants, each scaled by
+    // its record's measurement.
+    if (model->model.tree_count() > 0) {
+      std::set<std::string> kernels;
+      for (const Candidate& c : candidates) kernels.insert(KernelKey(c.resolution.built));
+      for (Candidate& c : SpaceCandidates(*model, *definition, codegen, op, target,
+                                          device.sm_count(), kernels)) {
+        candidates.push_back(std::move(c));
+      }
+    }
     Candidate* best = nullptr;
     for (Candidate& c : candidates) {
       if (c.predicted_us.has_value() && (best == nullptr || *c.predicted_us < *best->predicted_us)) {
         best = &c;
       }
     }
+    if (best != nullptr && from_records == 0) {
+      best->resolution.detail = absl::StrCat(
+          why, best->resolution.detail,
+          absl::StrFormat(" (the cost model's fastest of %d kernels of the operator's search "
+                          "space, predicted %.2f us; no nearby record lowers; %s)",
+                          candidates.size(), *best->predicted_us, model->origin));
+      return std::move(best->resolution);
+    }
     if (best != nullptr) {
       const Candidate& nearest = candidates.front();
       best->resolution.detail = absl::StrCat(
           why, best->resolution.detail,
           absl::StrFormat(" (the cost model's fastest of the variants of the %d nearest usable "
-                          "record(s) of %d, predicted %.2f us",
-                          candidates.size(), near.size(), *best->predicted_us),
+                          "record(s) of %d",
+                          from_records, near.size()),
+          candidates.size() > from_records
+              ? absl::StrFormat(" and %d kernels of the operator's search space",
+                                candidates.size() - from_records)
+              : "",
+          absl::StrFormat(", predicted %.2f us", *best->predicted_us),
           &nearest == best
               ? ", the nearest's own"
               : nearest.predicted_us.has_value()
                     ? absl::StrFormat(" against the nearest's %.2f us", *nearest.predicted_us)
                     : "",
-          absl::StrFormat("; %s, distance %.2f, rank %d)", model->origin, best->distance,
-                          best->rank + 1));
+          best - candidates.data() >= static_cast<std::ptrdiff_t>(from_records)
+              ? absl::StrFormat("; %s; a kernel of the search space)", model->origin)
+              : absl::StrFormat("; %s, distance %.2f, rank %d)", model->origin, best->distance,
+                                best->rank + 1));
       return std::move(best->resolution);
     }
   }

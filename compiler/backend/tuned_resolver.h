@@ -34,6 +34,7 @@
 
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -85,14 +86,16 @@ class TunedResolver {
     // What each database is called (a file, "... (built in)"), for Resolution::origin; may
     // be shorter than `databases`.
     std::vector<std::string> origins;
-    // Cost models, one per GPU model (compiler/backend/cost_model). With select_by_model,
-    // on a GPU one is of (its name and compute capability, and a known SM count), a
-    // problem with no exact
-    // record runs the variant the model predicts fastest among those of the
-    // kModelCandidates nearest usable records: each variant's estimate on this problem
-    // times its record's measured time over the estimate of the record's own launch on
-    // its own problem, so the model predicts how a measured kernel scales, not its time.
-    // Records with no measured time are not predicted. Without one, the nearest record's.
+    // Cost models, one per GPU model (compiler/backend/cost_model); the first of a GPU
+    // answers. With select_by_model, on a GPU one is of (its name and compute capability,
+    // and a known SM count), a problem with no exact record runs the kernel the model
+    // predicts fastest among the variants of the kModelCandidates nearest usable records
+    // and, for a model with trees, the kernels of the operator's search space
+    // (SpaceCandidates). A model with trees estimates each directly; a terms-only one
+    // predicts a record's variant as its
+    // estimate on this problem times the record's measured time over the estimate of the
+    // record's own launch on its own problem (how a measured kernel scales, not its time;
+    // records with no measured time are not predicted). Without one, the nearest record's.
     // The models answer NearbyEstimates whatever select_by_model says; Resolve and
     // Alternatives use them only with it.
     std::vector<GpuCostModel> cost_models;
@@ -194,6 +197,14 @@ class TunedResolver {
                                         const std::shared_ptr<const DeviceCodegen>& codegen,
                                         const TileOp& op, const tuning::Problem& problem,
                                         const Target& target, int sm_count) const;
+  // The kernels of the operator's search space for `op` (SearchTrials, `op`'s own hints
+  // kept) that lower and are not in `kernels` yet, each predicted by `model` alone (no
+  // record measured them); their keys join `kernels`.
+  std::vector<Candidate> SpaceCandidates(const GpuCostModel& model,
+                                         const TileOpDefinition& definition,
+                                         const std::shared_ptr<const DeviceCodegen>& codegen,
+                                         const TileOp& op, const Target& target, int sm_count,
+                                         std::set<std::string>& kernels) const;
   // `candidate`'s (a variant of `record` fitted to this problem) time on a GPU of
   // `sm_count` SMs as `model` predicts it (Options::cost_models); none when the record
   // holds no measured time or its own launch does not lower for its own problem.

@@ -208,9 +208,12 @@ std::string EnvironmentHelp() {
       {"TILETUNE_DB_DIR", "the user database folder, read automatically (default "
                           "$XDG_DATA_HOME/tiletune, else ~/.local/share/tiletune)"},
       {"TILETUNE_BUILTIN_DB", "0 leaves the built-in databases out"},
-      {"TILETUNE_COST_MODEL", "1: a problem with no exact record runs the nearby records' "
-                              "variant the built-in cost model predicts fastest (default 0: "
-                              "the nearest record's)"},
+      {"TILETUNE_COST_MODEL", "1: a problem with no exact record runs the kernel the cost "
+                              "model predicts fastest of the nearby records' variants (and, for "
+                              "a model with trees, the operator's search space; default 0: the "
+                              "nearest record's)"},
+      {"TILETUNE_COST_MODEL_FILE", "FILE: a cost model (autotune fit -o, e.g. with --trees) "
+                                   "that answers for its GPU before the built-in one"},
       {"TILETUNE_RECORD_MISSES", "FILE: append each problem that had no exact record, once, "
                                  "as a suite line for autotune --suite"},
       {"TILETUNE_TUNE_ON_MISS", "milliseconds (or on) to tune a problem with no exact record "

@@ -15,6 +15,16 @@
 
 namespace tiletune {
 
+std::vector<Trial> SearchTrials(const TileOpDefinition& definition, const TileOp& op,
+                                const Target& target) {
+  const SearchSpace space = definition.Search(op, target);
+  std::vector<Trial> trials = space.first;
+  const Trial heuristic = definition.Heuristic(op, target);
+  for (const LaunchParams& launch : space.launches) trials.push_back({heuristic.hints, launch});
+  trials.push_back(heuristic);
+  return trials;
+}
+
 absl::StatusOr<CandidateSet> BuildCandidates(const TileOpDefinition& definition, const TileOp& op,
                                              const Target& target,
                                              absl::Span<const Trial> trials) {

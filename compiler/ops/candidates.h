@@ -45,6 +45,11 @@ struct CandidateSet {
   std::vector<std::string> pruned_examples;
 };
 
+// The trials a cost model ranks for `op` on `target`: the search space's first phase, each
+// of its launches with the heuristic's hints, and the heuristic.
+std::vector<Trial> SearchTrials(const TileOpDefinition& definition, const TileOp& op,
+                                const Target& target);
+
 // Every trial applied to `op` (its hints replaced by the trial's), lowered for `target`,
 // emitted, and deduplicated by source. InvalidArgument with an example rejection when no
 // trial lowers.

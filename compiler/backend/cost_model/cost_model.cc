@@ -49,6 +49,98 @@ double Estimate(double floor_us, double knot, const std::vector<double>& coeffic
   return floor_us + std::exp(std::min(z, 50.0));
 }
 
+// Trees: how many and how deep a model may hold (a file's are checked against these).
+constexpr int kMaxTrees = 10000;
+constexpr int kMaxTreeDepth = 12;
+
+// One least-squares regression tree of at most `depth` levels fitted to targets `g`
+// weighted by `w` over rows `x`, grown level by level; `sorted[f]` lists the rows by
+// feature f ascending. A node splits where the weighted squared error falls most, between
+// two distinct values of a feature; a node no split improves is a leaf worth its weighted
+// mean target.
+RegressionTree FitTree(const std::vector<std::vector<double>>& x,
+                       const std::vector<std::vector<int>>& sorted, const std::vector<double>& g,
+                       const std::vector<double>& w, int depth) {
+  const size_t n = x.size(), features = sorted.size();
+  RegressionTree tree;
+  auto add_node = [&] {
+    tree.feature.push_back(-1);
+    tree.threshold.push_back(0);
+    tree.left.push_back(-1);
+    tree.right.push_back(-1);
+    tree.value.push_back(0);
+    return static_cast<int>(tree.feature.size()) - 1;
+  };
+  std::vector<int> node_of(n, add_node());
+  std::vector<double> sum_w = {0}, sum_g = {0};
+  for (size_t i = 0; i < n; ++i) {
+    sum_w[0] += w[i];
+    sum_g[0] += w[i] * g[i];
+  }
+  std::vector<int> active = {0};
+  for (int level = 0; level < depth && !active.empty(); ++level) {
+    // Per active node: the best split so far, and a feature's running left sums.
+    std::vector<int> slot(tree.feature.size(), -1);
+    for (size_t a = 0; a < active.size(); ++a) slot[active[a]] = static_cast<int>(a);
+    std::vector<double> best_gain(active.size(), 1e-12), best_threshold(active.size(), 0);
+    std::vector<int> best_feature(active.size(), -1);
+    std::vector<double> left_w(active.size()), left_g(active.size()), last(active.size());
+    for (size_t f = 0; f < features; ++f) {
+      std::fill(left_w.begin(), left_w.end(), 0.0);
+      std::fill(left_g.begin(), left_g.end(), 0.0);
+      for (int i : sorted[f]) {
+        const int a = slot[node_of[i]];
+        if (a < 0) continue;
+        const int node = active[a];
+        const double v = x[i][f];
+        if (left_w[a] > 0 && v > last[a] && sum_w[node] - left_w[a] > 0) {
+          const double right_w = sum_w[node] - left_w[a], right_g = sum_g[node] - left_g[a];
+          const double gain = left_g[a] * left_g[a] / left_w[a] + right_g * right_g / right_w -
+                              sum_g[node] * sum_g[node] / sum_w[node];
+          if (gain > best_gain[a]) {
+            best_gain[a] = gain;
+            best_feature[a] = static_cast<int>(f);
+            best_threshold[a] = 0.5 * (last[a] + v);
+          }
+        }
+        left_w[a] += w[i];
+        left_g[a] += w[i] * g[i];
+        last[a] = v;
+      }
+    }
+    std::vector<int> next;
+    std::vector<int> child(2 * active.size(), -1);
+    for (size_t a = 0; a < active.size(); ++a) {
+      if (best_feature[a] < 0) continue;
+      const int node = active[a];
+      tree.feature[node] = best_feature[a];
+      tree.threshold[node] = best_threshold[a];
+      for (int side = 0; side < 2; ++side) {
+        const int c = add_node();
+        child[2 * a + side] = c;
+        next.push_back(c);
+        sum_w.push_back(0);
+        sum_g.push_back(0);
+      }
+      tree.left[node] = child[2 * a];
+      tree.right[node] = child[2 * a + 1];
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const int a = slot[node_of[i]];
+      if (a < 0 || best_feature[a] < 0) continue;
+      const bool left = x[i][best_feature[a]] < best_threshold[a];
+      node_of[i] = child[2 * a + (left ? 0 : 1)];
+      sum_w[node_of[i]] += w[i];
+      sum_g[node_of[i]] += w[i] * g[i];
+    }
+    active = std::move(next);
+  }
+  for (size_t node = 0; node < tree.feature.size(); ++node) {
+    if (tree.feature[node] < 0 && sum_w[node] > 0) tree.value[node] = sum_g[node] / sum_w[node];
+  }
+  return tree;
+}
+
 // Solves a x = b (n x n, row-major) by elimination with partial pivoting; false when
 // singular.
 bool Solve(std::vector<double> a, std::vector<double> b, int n, std::vector<double>& x) {
@@ -162,6 +254,7 @@ KernelTerms TermsOf(const LoweredTileKernel& lowered, const DeviceConstants& dev
                               (terms.threads * terms.vector_bytes);
   terms.shared_per_cta = static_cast<double>(lowered.shared_bytes);
   terms.stages = std::max(lowered.stages, 1);
+  terms.kind = absl::StrCat(lowered.path_name, "/", lowered.form_name);
   return terms;
 }
 
@@ -173,8 +266,31 @@ const std::vector<std::string>& CostTermNames() {
   return *names;
 }
 
-absl::StatusOr<CostModel> CostModel::Fit(const std::vector<CostSample>& samples) {
+double RegressionTree::Evaluate(const std::vector<double>& x) const {
+  int node = 0;
+  while (feature[node] >= 0) {
+    node = x[feature[node]] < threshold[node] ? left[node] : right[node];
+  }
+  return value[node];
+}
+
+std::vector<double> CostModel::TreeFeatures(const KernelTerms& terms) const {
+  std::vector<double> x = TermVector(terms, knot_bytes_);
+  x.erase(x.begin());  // the intercept
+  for (const std::string& kind : kinds_) x.push_back(terms.kind == kind ? 1.0 : 0.0);
+  return x;
+}
+
+absl::StatusOr<CostModel> CostModel::Fit(const std::vector<CostSample>& samples,
+                                         const FitOptions& options) {
   if (absl::Status ok = CheckSamples(samples); !ok.ok()) return ok;
+  if (options.trees < 0 || options.trees > kMaxTrees || options.depth < 1 ||
+      options.depth > kMaxTreeDepth || !(options.learning_rate > 0) ||
+      !(options.learning_rate <= 1)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "trees ", options.trees, " (accepted: 0 to ", kMaxTrees, "), depth ", options.depth,
+        " (1 to ", kMaxTreeDepth, "), learning rate ", options.learning_rate, " (above 0, at most 1)"));
+  }
   // Each problem weighs alike, however many of its kernels were measured.
   std::map<std::string, int> per_problem;
   for (const CostSample& s : samples) ++per_problem[s.problem];
@@ -196,6 +312,40 @@ absl::StatusOr<CostModel> CostModel::Fit(const std::vector<CostSample>& samples)
   model.coefficients_ = best.coefficients;
   model.problems_ = static_cast<int>(per_problem.size());
   model.samples_ = static_cast<int>(samples.size());
+  if (options.trees == 0) return model;
+  // Boosting on log time: each tree fits what the trees before it leave, scaled by the
+  // learning rate; problems weigh alike here too.
+  std::set<std::string> kinds;
+  for (const CostSample& s : samples) {
+    if (!s.terms.kind.empty()) kinds.insert(s.terms.kind);
+  }
+  model.kinds_.assign(kinds.begin(), kinds.end());
+  std::vector<std::vector<double>> x;
+  std::vector<double> y, estimate;
+  double total_w = 0;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    x.push_back(model.TreeFeatures(samples[i].terms));
+    y.push_back(std::log(samples[i].median_us));
+    model.tree_base_ += weights[i] * y.back();
+    total_w += weights[i];
+  }
+  model.tree_base_ /= total_w;
+  estimate.assign(samples.size(), model.tree_base_);
+  std::vector<std::vector<int>> sorted(x[0].size());
+  for (size_t f = 0; f < sorted.size(); ++f) {
+    sorted[f].resize(samples.size());
+    for (size_t i = 0; i < samples.size(); ++i) sorted[f][i] = static_cast<int>(i);
+    std::stable_sort(sorted[f].begin(), sorted[f].end(),
+                     [&](int a, int b) { return x[a][f] < x[b][f]; });
+  }
+  std::vector<double> residual(samples.size());
+  for (int t = 0; t < options.trees; ++t) {
+    for (size_t i = 0; i < samples.size(); ++i) residual[i] = y[i] - estimate[i];
+    RegressionTree tree = FitTree(x, sorted, residual, weights, options.depth);
+    for (double& v : tree.value) v *= options.learning_rate;
+    for (size_t i = 0; i < samples.size(); ++i) estimate[i] += tree.Evaluate(x[i]);
+    model.trees_.push_back(std::move(tree));
+  }
   return model;
 }
 
@@ -236,11 +386,54 @@ absl::StatusOr<CostModel> CostModel::FromProto(const tuning::CostModel& proto) {
     }
     model.top_k_[op] = k;
   }
+  if (proto.trees_size() > kMaxTrees || !std::isfinite(proto.tree_base())) {
+    return absl::InvalidArgumentError(absl::StrCat("cost model has ", proto.trees_size(),
+                                                   " trees (accepted: up to ", kMaxTrees,
+                                                   ") and tree_base ", proto.tree_base()));
+  }
+  model.kinds_.assign(proto.kinds().begin(), proto.kinds().end());
+  model.tree_base_ = proto.tree_base();
+  const int features = kTerms - 1 + proto.kinds_size();
+  for (int t = 0; t < proto.trees_size(); ++t) {
+    const tuning::RegressionTree& p = proto.trees(t);
+    const int nodes = p.feature_size();
+    if (nodes == 0 || p.threshold_size() != nodes || p.left_size() != nodes ||
+        p.right_size() != nodes || p.value_size() != nodes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cost model tree ", t, " has ", nodes, " features, ", p.threshold_size(),
+          " thresholds, ", p.left_size(), " left and ", p.right_size(), " right children and ",
+          p.value_size(), " values; a tree needs one of each per node, at least one node"));
+    }
+    for (int i = 0; i < nodes; ++i) {
+      // Children come after their parent, so every walk from the root ends at a leaf.
+      const bool split = p.feature(i) >= 0;
+      if (p.feature(i) < -1 || p.feature(i) >= features || !std::isfinite(p.threshold(i)) ||
+          !std::isfinite(p.value(i)) ||
+          (split && (p.left(i) <= i || p.left(i) >= nodes || p.right(i) <= i ||
+                     p.right(i) >= nodes))) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "cost model tree ", t, " node ", i, ": feature ", p.feature(i), " (accepted: -1 to ",
+            features - 1, "), children ", p.left(i), " and ", p.right(i), " (accepted: after ",
+            i, ", before ", nodes, "), threshold and value finite"));
+      }
+    }
+    RegressionTree tree;
+    tree.feature.assign(p.feature().begin(), p.feature().end());
+    tree.threshold.assign(p.threshold().begin(), p.threshold().end());
+    tree.left.assign(p.left().begin(), p.left().end());
+    tree.right.assign(p.right().begin(), p.right().end());
+    tree.value.assign(p.value().begin(), p.value().end());
+    model.trees_.push_back(std::move(tree));
+  }
   return model;
 }
 
 double CostModel::EstimateUs(const KernelTerms& terms) const {
-  return Estimate(floor_us_, knot_bytes_, coefficients_, terms);
+  if (trees_.empty()) return Estimate(floor_us_, knot_bytes_, coefficients_, terms);
+  const std::vector<double> x = TreeFeatures(terms);
+  double z = tree_base_;
+  for (const RegressionTree& tree : trees_) z += tree.Evaluate(x);
+  return std::exp(std::min(z, 50.0));
 }
 
 tuning::CostModel CostModel::ToProto(const tuning::DeviceIdentity& device) const {
@@ -253,6 +446,18 @@ tuning::CostModel CostModel::ToProto(const tuning::DeviceIdentity& device) const
   proto.set_problems(problems_);
   proto.set_samples(samples_);
   for (const auto& [op, k] : top_k_) (*proto.mutable_top_k())[op] = k;
+  for (const std::string& kind : kinds_) proto.add_kinds(kind);
+  proto.set_tree_base(tree_base_);
+  for (const RegressionTree& tree : trees_) {
+    tuning::RegressionTree* p = proto.add_trees();
+    for (size_t i = 0; i < tree.feature.size(); ++i) {
+      p->add_feature(tree.feature[i]);
+      p->add_threshold(tree.threshold[i]);
+      p->add_left(tree.left[i]);
+      p->add_right(tree.right[i]);
+      p->add_value(tree.value[i]);
+    }
+  }
   return proto;
 }
 
@@ -263,7 +468,7 @@ int CostModel::TopKFor(const std::string& op) const {
 }
 
 absl::StatusOr<std::vector<LeaveOneOutError>> LeaveOneProblemOut(
-    const std::vector<CostSample>& samples) {
+    const std::vector<CostSample>& samples, const FitOptions& options) {
   if (absl::Status ok = CheckSamples(samples); !ok.ok()) return ok;
   std::map<std::string, std::vector<size_t>> by_problem;
   for (size_t i = 0; i < samples.size(); ++i) by_problem[samples[i].problem].push_back(i);
@@ -280,7 +485,7 @@ absl::StatusOr<std::vector<LeaveOneOutError>> LeaveOneProblemOut(
       if (other == problem) continue;
       for (size_t i : other_indices) rest.push_back(samples[i]);
     }
-    absl::StatusOr<CostModel> model = CostModel::Fit(rest);
+    absl::StatusOr<CostModel> model = CostModel::Fit(rest, options);
     if (!model.ok()) return model.status();
     std::vector<std::pair<double, double>> ranked;  // (estimate, measured)
     for (size_t i : indices) {

@@ -24,6 +24,11 @@
 // The time is floor_us + exp(sum of coefficient x term). floor_us and the knot are chosen
 // from grids and the coefficients by least squares on log time, each problem weighted
 // alike, whichever pair fits best.
+//
+// A fit may add boosted regression trees (FitOptions::trees): fitted to log time over the
+// same terms and the kernel's kind (its path and form), they model what a sum of terms
+// cannot, such as one form's cost growing with a term that costs another form nothing. A
+// model with trees estimates exp(its base + the sum of its trees).
 #ifndef COMPILER_BACKEND_COST_MODEL_COST_MODEL_H_
 #define COMPILER_BACKEND_COST_MODEL_COST_MODEL_H_
 
@@ -61,6 +66,7 @@ struct KernelTerms {
   double accesses_per_thread = 1; // widest accesses a thread makes per tile
   double shared_per_cta = 0;      // bytes of shared memory
   double stages = 1;
+  std::string kind;               // "path/form" (LoweredTileKernel's names), for trees
 };
 KernelTerms TermsOf(const LoweredTileKernel& lowered, const DeviceConstants& device);
 
@@ -76,11 +82,29 @@ struct CostSample {
   double median_us = 0;
 };
 
+// What a fit adds to the terms' least squares: `trees` boosted regression trees (0: none)
+// of at most `depth` levels, each scaled by `learning_rate`.
+struct FitOptions {
+  int trees = 0;
+  int depth = 4;
+  double learning_rate = 0.1;
+};
+
+// A regression tree over a feature vector (see tuning::RegressionTree).
+struct RegressionTree {
+  std::vector<int> feature;  // -1: a leaf
+  std::vector<double> threshold;
+  std::vector<int> left, right;
+  std::vector<double> value;
+  double Evaluate(const std::vector<double>& x) const;
+};
+
 class CostModel {
  public:
   // Fits floor, knot and coefficients to `samples` (at least two problems and as many
-  // samples as terms). InvalidArgument otherwise.
-  static absl::StatusOr<CostModel> Fit(const std::vector<CostSample>& samples);
+  // samples as terms), then the trees `options` asks for. InvalidArgument otherwise.
+  static absl::StatusOr<CostModel> Fit(const std::vector<CostSample>& samples,
+                                       const FitOptions& options = {});
   // The model a file holds; InvalidArgument naming what is wrong with it.
   static absl::StatusOr<CostModel> FromProto(const tuning::CostModel& proto);
 
@@ -100,14 +124,21 @@ class CostModel {
   double floor_us() const { return floor_us_; }
   double knot_bytes() const { return knot_bytes_; }
   const std::vector<double>& coefficients() const { return coefficients_; }
+  int tree_count() const { return static_cast<int>(trees_.size()); }
 
  private:
+  // The trees' features of a kernel: the terms but the intercept, then its kind's 0/1.
+  std::vector<double> TreeFeatures(const KernelTerms& terms) const;
+
   double floor_us_ = 0;
   double knot_bytes_ = 0;
   std::vector<double> coefficients_;
   int problems_ = 0;
   int samples_ = 0;
   std::map<std::string, int> top_k_;
+  std::vector<std::string> kinds_;
+  double tree_base_ = 0;
+  std::vector<RegressionTree> trees_;
 };
 
 // A model and the GPU model its corpus was measured on; it answers for GPUs of that name
@@ -143,7 +174,7 @@ struct LeaveOneOutError {
 
 // One entry per operator in `samples`, in name order, then one for all ("all").
 absl::StatusOr<std::vector<LeaveOneOutError>> LeaveOneProblemOut(
-    const std::vector<CostSample>& samples);
+    const std::vector<CostSample>& samples, const FitOptions& options = {});
 
 }  // namespace tiletune
 
