@@ -86,7 +86,7 @@ absl::StatusOr<FitCorpus> CorpusSamples(const std::vector<tuning::TuningDatabase
 }
 
 absl::StatusOr<CostModel> ReadCostModelFile(const std::string& path) {
-  absl::StatusOr<std::string> text = tuning::ReadFileToString(path, 1 << 20);
+  absl::StatusOr<std::string> text = tuning::ReadFileToString(path, 16 << 20);
   if (!text.ok()) return absl::InvalidArgumentError(text.status().message());
   tuning::CostModel proto;
   if (absl::Status parsed = tuning::ParseTextMessage(*text, Printable(path), &proto); !parsed.ok()) {
@@ -108,7 +108,7 @@ int RunFitCommand(const std::vector<std::string>& args, std::FILE* out, std::FIL
       {"trees", FlagType::kInt,
        "N: add N boosted regression trees of 4 levels over the terms and the kernel's "
        "path/form, which then give the estimate (default 0: the terms' sum alone)",
-       0, 0, 10000},
+       0, 0, 2000},
   };
   absl::StatusOr<CommandLine> line = ParseCommandLine(args, flags, 1 << 20);
   if (line.ok() && line->help()) {

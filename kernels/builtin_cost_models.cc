@@ -30,16 +30,23 @@ absl::StatusOr<std::vector<GpuCostModel>> BuiltinCostModels() {
 }
 
 absl::StatusOr<GpuCostModel> CostModelFromFile(const std::string& path) {
+  constexpr char kHint[] = " (autotune fit -o writes a cost model)";
   absl::StatusOr<std::string> text = tuning::ReadFileToString(path, 16 << 20);
-  if (!text.ok()) return absl::InvalidArgumentError(text.status().message());
+  if (!text.ok()) return absl::InvalidArgumentError(absl::StrCat(text.status().message(), kHint));
   tuning::CostModel proto;
-  absl::Status parsed = tuning::ParseTextMessage(*text, path, &proto);
-  absl::StatusOr<CostModel> model =
-      parsed.ok() ? CostModel::FromProto(proto) : absl::StatusOr<CostModel>(parsed);
+  // The parser's message starts with the path.
+  if (absl::Status parsed = tuning::ParseTextMessage(*text, path, &proto); !parsed.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(parsed.message(), kHint));
+  }
+  absl::StatusOr<CostModel> model = CostModel::FromProto(proto);
   if (!model.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(path.substr(0, 200), ": ",
-                                                   model.status().message(),
-                                                   " (autotune fit -o writes a cost model)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path.substr(0, 200), ": ", model.status().message(), kHint));
+  }
+  if (proto.device().name().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path.substr(0, 200), ": the model names no GPU (device.name), so no GPU would use it",
+        kHint));
   }
   return GpuCostModel{*std::move(model), proto.device(),
                       absl::StrCat(path.substr(0, 200), " (", proto.device().name(), ", ",

@@ -84,7 +84,8 @@ struct LibraryOptions {
   bool cost_model = false;
   // A cost model file (`autotune fit -o`, e.g. one fitted with --trees) that answers for
   // its GPU before the built-in models, in selection (cost_model) and in Estimates; empty
-  // means $TILETUNE_COST_MODEL_FILE, empty again, none.
+  // means $TILETUNE_COST_MODEL_FILE, empty again, none. A file that does not read fails
+  // Library::Create, whether or not the library selects by a model: it was asked for.
   std::string cost_model_file;
   // Append each problem that resolves without an exact record, once, to this suite file
   // (kernels/miss_recorder.h); empty means $TILETUNE_RECORD_MISSES (unless

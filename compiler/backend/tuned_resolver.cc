@@ -489,11 +489,10 @@ std::optional<double> TunedResolver::Predicted(const GpuCostModel& model,
                                                int sm_count) const {
   const double estimated_here =
       model.model.EstimateUs(TermsOf(*candidate.built.lowered, DeviceConstantsFor(target, sm_count)));
-  // A model with trees estimates times themselves (its leave-one-problem-out error is a
-  // fraction of a terms-only model's), so it compares a record's variant with the search
-  // space's kernels directly; scaled by the record's own measured time over its estimate,
-  // the variants of a record whose winner measured below its estimate (as the fastest of
-  // many noisy measurements tends to) would all look faster than they are.
+  // A model with trees estimates times themselves, so it compares a record's variant with
+  // the search space's kernels directly; scaled by the record's own measured time over its
+  // estimate, the variants of a record whose winner measured below its estimate (as the
+  // fastest of many noisy measurements tends to) would all look faster than they are.
   if (model.model.tree_count() > 0) {
     if (!(estimated_here > 0) || !std::isfinite(estimated_here)) return std::nullopt;
     return estimated_here;
@@ -670,8 +669,9 @@ absl::StatusOr<Resolution> TunedResolver::Resolve(const tuning::DeviceIdentity& 
     const size_t from_records = candidates.size();
     // A model with trees estimates kernels well enough to weigh the operator's own search
     // space too; a terms-only one compares only measured records' variants, each scaled by
-    // its record's measurement.
-    if (model->model.tree_count() > 0) {
+    // its record's measurement. With no nearby record at all, the older architecture's
+    // records and the heuristic below answer, as without a model.
+    if (model->model.tree_count() > 0 && !near.empty()) {
       std::set<std::string> kernels;
       for (const Candidate& c : candidates) kernels.insert(KernelKey(c.resolution.built));
       for (Candidate& c : SpaceCandidates(*model, *definition, codegen, op, target,

@@ -92,10 +92,10 @@ class TunedResolver {
     // predicts fastest among the variants of the kModelCandidates nearest usable records
     // and, for a model with trees, the kernels of the operator's search space
     // (SpaceCandidates). A model with trees estimates each directly; a terms-only one
-    // predicts a record's variant as its
-    // estimate on this problem times the record's measured time over the estimate of the
-    // record's own launch on its own problem (how a measured kernel scales, not its time;
-    // records with no measured time are not predicted). Without one, the nearest record's.
+    // predicts a record's variant as its estimate on this problem times the record's
+    // measured time over the estimate of the record's own launch on its own problem (how a
+    // measured kernel scales, not its time; records with no measured time are not
+    // predicted). Without one, the nearest record's.
     // The models answer NearbyEstimates whatever select_by_model says; Resolve and
     // Alternatives use them only with it.
     std::vector<GpuCostModel> cost_models;

@@ -49,9 +49,12 @@ double Estimate(double floor_us, double knot, const std::vector<double>& coeffic
   return floor_us + std::exp(std::min(z, 50.0));
 }
 
-// Trees: how many and how deep a model may hold (a file's are checked against these).
-constexpr int kMaxTrees = 10000;
+// Trees: how many a model may hold (a file's too: at about 2.4 KB of text a tree, 2000
+// fit in the model files' 16 MiB) and how deep a fit grows them; a leaf's magnitude, so
+// that no sum of leaves overflows.
+constexpr int kMaxTrees = 2000;
 constexpr int kMaxTreeDepth = 12;
+constexpr double kMaxLeaf = 50;
 
 // One least-squares regression tree of at most `depth` levels fitted to targets `g`
 // weighted by `w` over rows `x`, grown level by level; `sorted[f]` lists the rows by
@@ -100,7 +103,10 @@ RegressionTree FitTree(const std::vector<std::vector<double>>& x,
           if (gain > best_gain[a]) {
             best_gain[a] = gain;
             best_feature[a] = static_cast<int>(f);
-            best_threshold[a] = 0.5 * (last[a] + v);
+            // Between the two values; adjacent doubles can round the midpoint down to
+            // the lower one, which would send both sides right.
+            const double mid = last[a] + 0.5 * (v - last[a]);
+            best_threshold[a] = mid > last[a] ? mid : v;
           }
         }
         left_w[a] += w[i];
@@ -342,7 +348,7 @@ absl::StatusOr<CostModel> CostModel::Fit(const std::vector<CostSample>& samples,
   for (int t = 0; t < options.trees; ++t) {
     for (size_t i = 0; i < samples.size(); ++i) residual[i] = y[i] - estimate[i];
     RegressionTree tree = FitTree(x, sorted, residual, weights, options.depth);
-    for (double& v : tree.value) v *= options.learning_rate;
+    for (double& v : tree.value) v = std::clamp(v * options.learning_rate, -kMaxLeaf, kMaxLeaf);
     for (size_t i = 0; i < samples.size(); ++i) estimate[i] += tree.Evaluate(x[i]);
     model.trees_.push_back(std::move(tree));
   }
@@ -386,10 +392,13 @@ absl::StatusOr<CostModel> CostModel::FromProto(const tuning::CostModel& proto) {
     }
     model.top_k_[op] = k;
   }
-  if (proto.trees_size() > kMaxTrees || !std::isfinite(proto.tree_base())) {
+  if (proto.trees_size() > kMaxTrees) {
     return absl::InvalidArgumentError(absl::StrCat("cost model has ", proto.trees_size(),
-                                                   " trees (accepted: up to ", kMaxTrees,
-                                                   ") and tree_base ", proto.tree_base()));
+                                                   " trees; accepted: up to ", kMaxTrees));
+  }
+  if (!(std::abs(proto.tree_base()) <= kMaxLeaf)) {
+    return absl::InvalidArgumentError(absl::StrCat("cost model tree_base ", proto.tree_base(),
+                                                   "; accepted: -", kMaxLeaf, " to ", kMaxLeaf));
   }
   model.kinds_.assign(proto.kinds().begin(), proto.kinds().end());
   model.tree_base_ = proto.tree_base();
@@ -408,13 +417,14 @@ absl::StatusOr<CostModel> CostModel::FromProto(const tuning::CostModel& proto) {
       // Children come after their parent, so every walk from the root ends at a leaf.
       const bool split = p.feature(i) >= 0;
       if (p.feature(i) < -1 || p.feature(i) >= features || !std::isfinite(p.threshold(i)) ||
-          !std::isfinite(p.value(i)) ||
+          !(std::abs(p.value(i)) <= kMaxLeaf) ||
           (split && (p.left(i) <= i || p.left(i) >= nodes || p.right(i) <= i ||
                      p.right(i) >= nodes))) {
         return absl::InvalidArgumentError(absl::StrCat(
             "cost model tree ", t, " node ", i, ": feature ", p.feature(i), " (accepted: -1 to ",
             features - 1, "), children ", p.left(i), " and ", p.right(i), " (accepted: after ",
-            i, ", before ", nodes, "), threshold and value finite"));
+            i, ", before ", nodes, "), threshold ", p.threshold(i), " (accepted: finite), value ",
+            p.value(i), " (accepted: -", kMaxLeaf, " to ", kMaxLeaf, ")"));
       }
     }
     RegressionTree tree;
@@ -433,7 +443,7 @@ double CostModel::EstimateUs(const KernelTerms& terms) const {
   const std::vector<double> x = TreeFeatures(terms);
   double z = tree_base_;
   for (const RegressionTree& tree : trees_) z += tree.Evaluate(x);
-  return std::exp(std::min(z, 50.0));
+  return std::exp(std::clamp(z, -50.0, 50.0));
 }
 
 tuning::CostModel CostModel::ToProto(const tuning::DeviceIdentity& device) const {

@@ -96,6 +96,8 @@ struct RegressionTree {
   std::vector<double> threshold;
   std::vector<int> left, right;
   std::vector<double> value;
+  // The leaf `x` reaches; the tree must be well formed (from CostModel::Fit or FromProto)
+  // and `x` as long as the features it splits on.
   double Evaluate(const std::vector<double>& x) const;
 };
 
