@@ -15,12 +15,14 @@
 #include "absl/strings/str_replace.h"
 #include "compiler/base/abbreviate.h"
 #include "compiler/base/command_line.h"
+#include "compiler/base/status_macros.h"
 #include "compiler/ops/builtin_ops.h"
 #include "compiler/ops/candidates.h"
 #include "compiler/target/target.h"
 #include "compiler/tuning_db/atomic_file.h"
 #include "compiler/tuning_db/tuning_db.h"
 #include "google/protobuf/text_format.h"
+#include "kernels/builtin_cost_models.h"
 
 namespace tiletune {
 namespace autotune {
@@ -86,18 +88,8 @@ absl::StatusOr<FitCorpus> CorpusSamples(const std::vector<tuning::TuningDatabase
 }
 
 absl::StatusOr<CostModel> ReadCostModelFile(const std::string& path) {
-  absl::StatusOr<std::string> text = tuning::ReadFileToString(path, 16 << 20);
-  if (!text.ok()) return absl::InvalidArgumentError(text.status().message());
-  tuning::CostModel proto;
-  if (absl::Status parsed = tuning::ParseTextMessage(*text, Printable(path), &proto); !parsed.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(BoundedMessage(parsed.message()), " (autotune fit -o writes one)"));
-  }
-  absl::StatusOr<CostModel> model = CostModel::FromProto(proto);
-  if (!model.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(Printable(path), ": ", model.status().message()));
-  }
-  return model;
+  TT_ASSIGN_OR_RETURN(GpuCostModel model, CostModelFromFile(path));
+  return std::move(model.model);
 }
 
 int RunFitCommand(const std::vector<std::string>& args, std::FILE* out, std::FILE* err) {

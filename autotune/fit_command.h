@@ -43,7 +43,8 @@ struct FitCorpus {
 absl::StatusOr<FitCorpus> CorpusSamples(const std::vector<tuning::TuningDatabase>& databases,
                                         const TileOpRegistry& ops);
 
-// The model `autotune fit -o` wrote at `path` (text format, at most 1 MiB).
+// The model `autotune fit -o` wrote at `path`: kernels/builtin_cost_models.h's
+// CostModelFromFile (text format, at most 16 MiB, naming its GPU), without the GPU.
 // InvalidArgument naming the path and the first parse error, or what is wrong with the
 // model (compiler/backend/cost_model: CostModel::FromProto).
 absl::StatusOr<CostModel> ReadCostModelFile(const std::string& path);

@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "compiler/base/abbreviate.h"
 #include "compiler/tuning_db/atomic_file.h"
 #include "compiler/tuning_db/tuning_db.h"
 #include "compiler/tuning_db/tuning_db.pb.h"
@@ -31,25 +32,24 @@ absl::StatusOr<std::vector<GpuCostModel>> BuiltinCostModels() {
 
 absl::StatusOr<GpuCostModel> CostModelFromFile(const std::string& path) {
   constexpr char kHint[] = " (autotune fit -o writes a cost model)";
+  const std::string shown = Printable(path);
   absl::StatusOr<std::string> text = tuning::ReadFileToString(path, 16 << 20);
   if (!text.ok()) return absl::InvalidArgumentError(absl::StrCat(text.status().message(), kHint));
   tuning::CostModel proto;
   // The parser's message starts with the path.
-  if (absl::Status parsed = tuning::ParseTextMessage(*text, path, &proto); !parsed.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(parsed.message(), kHint));
+  if (absl::Status parsed = tuning::ParseTextMessage(*text, shown, &proto); !parsed.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(BoundedMessage(parsed.message()), kHint));
   }
   absl::StatusOr<CostModel> model = CostModel::FromProto(proto);
   if (!model.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path.substr(0, 200), ": ", model.status().message(), kHint));
+    return absl::InvalidArgumentError(absl::StrCat(shown, ": ", model.status().message(), kHint));
   }
   if (proto.device().name().empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        path.substr(0, 200), ": the model names no GPU (device.name), so no GPU would use it",
-        kHint));
+        shown, ": the model names no GPU (device.name), so no GPU would use it", kHint));
   }
   return GpuCostModel{*std::move(model), proto.device(),
-                      absl::StrCat(path.substr(0, 200), " (", proto.device().name(), ", ",
+                      absl::StrCat(shown, " (", Printable(proto.device().name()), ", ",
                                    proto.problems(), " problems)")};
 }
 

@@ -553,12 +553,9 @@ std::vector<TunedResolver::Candidate> TunedResolver::SpaceCandidates(
     const double estimate = model.model.EstimateUs(
         TermsOf(*resolution.built.lowered, DeviceConstantsFor(target, sm_count)));
     if (!(estimate > 0) || !std::isfinite(estimate)) continue;
-    resolution.detail = absl::StrCat("searched: ", codegen->name(), " ",
-                                     resolution.built.lowered->path_name, "/",
-                                     resolution.built.lowered->form_name, " ",
-                                     tuning::DescribeVariant(VariantOf(
-                                         resolution.request.op->hints, *resolution.built.lowered,
-                                         "")));
+    resolution.detail = absl::StrCat(
+        "searched: ", tuning::DescribeVariant(VariantOf(resolution.request.op->hints,
+                                                        *resolution.built.lowered, "")));
     out.push_back(Candidate{std::move(resolution), 0, out.size(), estimate});
   }
   return out;
