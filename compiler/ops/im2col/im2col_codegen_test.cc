@@ -15,6 +15,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "compiler/base/sha256.h"
 #include "compiler/codegen/codegen_test_util.h"
 #include "compiler/cuda/nvrtc_compilation_provider.h"
@@ -89,9 +90,17 @@ std::vector<GoldenCase> GoldenCases() {
                               {"col_eviction_policy", "evict_first"}};
   Im2colOp unfold_odd = Im2colOp::Dense(DataType::kU8, G(3, 7, 9, 3, 2, 3, 1, 2, 2, 1, 0, 2));
   unfold_odd.order = ColumnOrder::kChannelRows;
+  Im2colOp unfold_span = unfold;
+  unfold_span.hints.annotations[kPlanesGatherKey] = "span";
+  Im2colOp unfold_shared = unfold;
+  unfold_shared.hints.annotations[kPlanesGatherKey] = "shared";
   return {
       {"im2col_simt_f16_unfold_planes", unfold, T("sm_90a"), Launch(3, 3136, 256, 1),
        Im2colPath::kSimtPlanes},
+      {"im2col_simt_f16_unfold_planes_span", unfold_span, T("sm_90a"), Launch(3, 3136, 256, 1),
+       Im2colPath::kSimtPlanes},
+      {"im2col_simt_f16_unfold_planes_shared", unfold_shared, T("sm_90a"),
+       Launch(18, 8 * 56, 256, 1), Im2colPath::kSimtPlanes},
       {"im2col_simt_u8_unfold_planes_part_rows", unfold_odd, T("sm_75"), Launch(2, 4, 64, 1),
        Im2colPath::kSimtPlanes},
       // 63 whole rows of 147 elements: the run allows no store wider than C does, so this
@@ -293,6 +302,73 @@ TEST(Im2colCodegenTest, StagedFlatFormCompilesForEveryDtypeAndEdge) {
       }
     }
   }
+}
+
+// The planes form's span gather compiles for every element size, stride 1 and 2, with and
+// without padding, and every vector it takes: 16-B block loads, its registers never
+// spilled to local memory (the shift's word selects are not indexed at run time).
+TEST(Im2colCodegenTest, SpanGatherCompilesForEveryDtypeAndStride) {
+  int compiled = 0;
+  for (DataType dtype : AllDataTypes()) {
+    for (const Im2colGeometry& g : {G(2, 12, 40, 3, 3, 3, 1, 1, 1, 1, 1, 1),
+                                    G(2, 12, 40, 3, 4, 4, 2, 2, 1, 1, 1, 1),
+                                    G(1, 9, 33, 2, 2, 3, 1, 2, 2, 1, 0, 0)}) {
+      for (std::optional<int> width : std::vector<std::optional<int>>{std::nullopt, 2, 4}) {
+        Im2colOp op = Im2colOp::Dense(dtype, g);
+        op.img.strides = {g.c * g.h * g.w, g.w, 1, g.h * g.w};
+        op.order = ColumnOrder::kChannelRows;
+        op.hints.coalesced_width = width;
+        op.hints.annotations[kPlanesGatherKey] = "span";
+        auto lowered = LowerIm2col(op, T("sm_90a"), Launch(16, g.OH() * g.OW(), 128, 1));
+        if (!lowered.ok()) {  // a width the run does not allow
+          EXPECT_THAT(std::string(lowered.status().message()), HasSubstr("coalesced_width="));
+          continue;
+        }
+        const std::string name = absl::StrCat(DataTypeName(dtype), " ", Im2colGeometryToString(g),
+                                              " width ", width.value_or(0));
+        if (!lowered->span_gather) {
+          EXPECT_THAT(absl::StrJoin(lowered->decision_log, "\n"),
+                      HasSubstr("planes_gather=span not taken"))
+              << name;
+          continue;
+        }
+        const std::string ptx = Ptx(*lowered);
+        EXPECT_THAT(ptx, HasSubstr("ld.global.nc.v4.u32")) << name;
+        EXPECT_FALSE(absl::StrContains(ptx, "ld.local")) << name;
+        EXPECT_FALSE(absl::StrContains(ptx, "st.local")) << name;
+        ++compiled;
+      }
+    }
+  }
+  EXPECT_GE(compiled, 20);
+}
+
+// The shared gather compiles for every element size at tiles of whole planes, whole and
+// banded output rows: its box is the only shared memory, nothing spills.
+TEST(Im2colCodegenTest, SharedGatherCompilesForEveryDtype) {
+  int compiled = 0;
+  for (DataType dtype : AllDataTypes()) {
+    for (const Im2colGeometry& g : {G(2, 12, 40, 3, 3, 3, 1, 1, 1, 1, 1, 1),
+                                    G(2, 12, 40, 3, 4, 4, 2, 2, 1, 1, 1, 1),
+                                    G(1, 9, 33, 2, 2, 3, 1, 2, 2, 1, 0, 0)}) {
+      for (int64_t band : {g.OH(), int64_t{2}}) {
+        Im2colOp op = Im2colOp::Dense(dtype, g);
+        op.img.strides = {g.c * g.h * g.w, g.w, 1, g.h * g.w};
+        op.order = ColumnOrder::kChannelRows;
+        op.hints.annotations[kPlanesGatherKey] = "shared";
+        auto lowered = LowerIm2col(op, T("sm_90a"), Launch(2 * g.kh * g.kw, band * g.OW(), 128, 1));
+        ASSERT_TRUE(lowered.ok()) << lowered.status();
+        const std::string name = absl::StrCat(DataTypeName(dtype), " ", Im2colGeometryToString(g),
+                                              " band ", band);
+        ASSERT_TRUE(lowered->shared_gather) << name << absl::StrJoin(lowered->decision_log, "\n");
+        const std::string ptx = Ptx(*lowered);
+        EXPECT_FALSE(absl::StrContains(ptx, "ld.local")) << name;
+        EXPECT_FALSE(absl::StrContains(ptx, "st.local")) << name;
+        ++compiled;
+      }
+    }
+  }
+  EXPECT_GE(compiled, 20);
 }
 
 TEST(Im2colCodegenTest, StagedTableHoldsSixteenBitOffsetsWhenTheyFit) {

@@ -26,9 +26,18 @@ class Im2colEmitter {
     if (Planes()) {
       absl::StrAppend(&out_, VectorAccessSnippet(l_.vector_elems * l_.element_bytes,
                                                  /*load_hint=*/false, l_.col_policy.has_value()));
+      if (l_.span_gather) {
+        absl::StrAppend(&out_, VectorAccessSnippet(16, l_.img_policy.has_value(),
+                                                   /*store_hint=*/false, "tt_blk"));
+      }
       ElementLoad();
       Constants();
-      PlanesKernel();
+      if (l_.span_gather) SpanGather();
+      if (l_.shared_gather) {
+        SharedPlanesKernel();
+      } else {
+        PlanesKernel();
+      }
     } else if (Tma()) {
       absl::StrAppend(&out_, MbarrierSnippet());
       absl::StrAppend(&out_, TmaIm2colLoadSnippet(l_.img_policy.has_value()));
@@ -147,6 +156,17 @@ class Im2colEmitter {
       Constant("u32", "kVector", l_.vector_elems);
       Constant("u32", "kSegVectors", l_.segment_elems / l_.vector_elems);
       Constant("u32", "kTileItems", l_.segments * (l_.segment_elems / l_.vector_elems));
+      if (l_.span_gather) {
+        Constant("u32", "kSpanBlocks", l_.span_blocks);
+        Constant("u64", "kImageBytes", l_.image_bytes);
+      }
+      if (l_.shared_gather) {
+        Constant("u64", "kPlanes", g_.n * g_.c);
+        Constant("u32", "kBoxPlanes", l_.box_planes);
+        Constant("u32", "kBand", l_.band_rows);
+        Constant("u32", "kBoxCols", l_.box_cols);
+        Constant("u32", "kBoxPlane", l_.box_rows * l_.box_cols);
+      }
       return;
     }
     if (Tma()) {
@@ -329,6 +349,176 @@ class Im2colEmitter {
         "}\n");
   }
 
+  // The planes form's span gather (planes_gather=span): a vector's elements, kSW apart
+  // along one image row, read as the aligned 16-B blocks that hold them and taken out of
+  // those registers at offsets known here, after one shift by where element 0 starts.
+  void SpanGather() {
+    const int64_t e = l_.element_bytes;
+    const int64_t span_bytes = ((l_.vector_elems - 1) * g_.sw + 1) * e;
+    const int64_t shift_words = CeilDiv(span_bytes, 4);
+    const int64_t words = std::max<int64_t>(4 * l_.span_blocks, shift_words + 4);
+    absl::StrAppend(
+        &out_,
+        "\n// The kVector elements kSW apart from element iw of the image row at byte `row` of\n"
+        "// img (iw may lie left of it; elements outside the row are zero), read as the aligned\n"
+        "// 16-B blocks that hold them (blocks holding none are not read). False, having read\n"
+        "// nothing, where the last block would pass the image's last byte.\n"
+        "__device__ __forceinline__ bool tt_span_gather(tt_elem (&out)[kVector], const u8* img,\n"
+        "                                               long long row, int iw", ImgPolicyParam(),
+        ") {\n"
+        "  const int lo_e = max(iw, 0);\n"
+        "  const int hi_e = min(iw + int((kVector - 1) * kSW), int(kW) - 1);\n"
+        "  if (lo_e > hi_e) {\n"
+        "#pragma unroll\n"
+        "    for (u32 e = 0; e < kVector; ++e) out[e] = tt_elem(0);\n"
+        "    return true;\n"
+        "  }\n"
+        "  // The first and last blocks holding an element of the row.\n"
+        "  const long long lo = (row + lo_e * (long long)kElementBytes) & ~15ll;\n"
+        "  const long long hi = (row + hi_e * (long long)kElementBytes) & ~15ll;\n",
+        l_.image_bytes % 16 == 0 ? ""
+                                 : "  if (hi + 16 > (long long)kImageBytes) return false;\n",
+        "  const long long at = row + iw * (long long)kElementBytes;  // element 0's byte\n"
+        "  const long long a0 = at & ~15ll;\n"
+        "  u32 w[", words, "];\n"
+        "#pragma unroll\n"
+        "  for (u32 i = 0; i < kSpanBlocks; ++i) {\n"
+        "    const long long a = a0 + 16 * i;\n"
+        "    tt_blk_vec x = {0u, 0u, 0u, 0u};\n"
+        "    if (a >= lo && a <= hi) x = tt_blk_ld_global(img + a", ImgPolicy(), ");\n"
+        "    w[4 * i] = x.x;\n"
+        "    w[4 * i + 1] = x.y;\n"
+        "    w[4 * i + 2] = x.z;\n"
+        "    w[4 * i + 3] = x.w;\n"
+        "  }\n"
+        "#pragma unroll\n"
+        "  for (u32 i = 4 * kSpanBlocks; i < ", words, "; ++i) w[i] = 0;\n"
+        "  // Element 0 moved to byte 0: whole words by selects, then bytes by funnel shifts.\n"
+        "  const u32 q = u32(at - a0) >> 2;\n",
+        e < 4 ? "  const u32 r = u32(at - a0) % 4 * 8;\n" : "",
+        "  u32 x[", shift_words + 1, "];\n"
+        "#pragma unroll\n"
+        "  for (u32 j = 0; j <= ", shift_words, "; ++j) {\n"
+        "    x[j] = q == 0 ? w[j] : q == 1 ? w[j + 1] : q == 2 ? w[j + 2] : w[j + 3];\n"
+        "  }\n"
+        "#pragma unroll\n"
+        "  for (u32 e = 0; e < kVector; ++e) {\n"
+        "    const u32 o = e * kSW * kElementBytes;  // element e's byte once shifted\n",
+        e < 4 ? "    const u32 word = __funnelshift_r(x[o / 4], x[o / 4 + 1], r);\n"
+                "    const tt_elem v = tt_elem(word >> (o % 4 * 8));\n"
+              : e == 4 ? "    const tt_elem v = x[o / 4];\n"
+                       : "    const tt_elem v = (u64(x[o / 4 + 1]) << 32) | x[o / 4];\n",
+        g_.pw > 0 ? "    out[e] = u32(iw + int(e * kSW)) < u32(kW) ? v : tt_elem(0);\n"
+                  : "    out[e] = v;\n",
+        "  }\n"
+        "  return true;\n"
+        "}\n");
+  }
+
+  std::string ImgPolicyParam() const { return l_.img_policy ? ", u64 img_policy" : ""; }
+
+  // The planes form with planes_gather=shared: tile t holds the tap rows of kBoxPlanes
+  // whole planes (from plane m0 / kTaps) over kBand output rows (from oh0). The CTA first
+  // copies each plane's window of the image those rows read into shared memory: box row j
+  // is image row oh0*SH - PH + j, box column x image column x - PW, zero outside the image.
+  // Then thread j stores vectors j, j + kThreads, ... of the tile's runs, 4 at a time, each
+  // element read from the box while (row, oh, ow) steps along the vector.
+  void SharedPlanesKernel() {
+    const bool whole = l_.block_k == l_.k;
+    KernelSignature();
+    absl::StrAppend(
+        &out_,
+        "  extern __shared__ __align__(16) u8 tt_smem[];\n"
+        "  tt_elem* const box = reinterpret_cast<tt_elem*>(tt_smem);\n"
+        "  constexpr u32 kBatch = 4;\n"
+        "  union Pack {\n"
+        "    tt_vec v;\n"
+        "    tt_elem e[kVector];\n"
+        "  };\n"
+        "  // Box offset of tile row q's element at output row oh0 + ohl, column ow.\n"
+        "  auto offset = [](u32 q, u32 ohl, u32 ow) {\n"
+        "    const u32 p = q / u32(kTaps), tap = q % u32(kTaps);\n"
+        "    const u32 kh = tap / u32(kKW), kw = tap % u32(kKW);\n"
+        "    return p * kBoxPlane + (ohl * u32(kSH) + kh * u32(kDH)) * kBoxCols + ow * u32(kSW) +\n"
+        "           kw * u32(kDW);\n"
+        "  };\n"
+        "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n"
+        "    const u64 m0 = tile / kTilesK * kBlockM;\n"
+        "    const u32 k0 = u32(tile % kTilesK * kBlockK);\n"
+        "    const u32 plane0 = u32(m0 / kTaps);\n"
+        "    const u32 oh0 = k0 / u32(kOW);\n"
+        "    __syncthreads();  // the previous tile's reads of the box are done\n"
+        "    for (u32 i = threadIdx.x; i < kBoxPlanes * kBoxPlane; i += kThreads) {\n"
+        "      const u32 p = i / kBoxPlane, rest = i % kBoxPlane;\n"
+        "      const u32 plane = plane0 + p;\n"
+        "      // Above or left of the image the subtraction wraps: one compare per axis.\n"
+        "      const u32 ih = oh0 * u32(kSH) + rest / kBoxCols - u32(kPH);\n"
+        "      const u32 iw = rest % kBoxCols - u32(kPW);\n"
+        "      const bool inside = plane < u32(kPlanes) && ih < u32(kH) && iw < u32(kW);\n"
+        "      const tt_elem v = tt_ld_elem(inside ? img + (plane / u32(kC) * kImgStrideN + plane % u32(kC) * "
+        "kImgStrideC + u64(ih) * kImgStrideH + u64(iw) * kImgStrideW) * kElementBytes : img",
+        ImgPolicy(),
+        ");\n"
+        "      box[i] = inside ? v : tt_elem(0);\n"
+        "    }\n"
+        "    __syncthreads();\n",
+        whole ? "    // Whole rows: one run of the tile's rows (fewer in the last tile).\n"
+                "    const u32 run = u32(m0 + kBlockM <= kM ? kBlockM * kK : (kM - m0) * kK);\n"
+                "    const u32 vectors = (run + kVector - 1) / kVector;\n"
+              : "    const u32 vectors = kTileItems;\n",
+        "    for (u32 j0 = threadIdx.x; j0 < vectors; j0 += kThreads * kBatch) {\n"
+        "      Pack pack[kBatch];\n"
+        "      u64 at[kBatch];\n"
+        "      u32 valid[kBatch];\n"
+        "#pragma unroll\n"
+        "      for (u32 b = 0; b < kBatch; ++b) {\n"
+        "        const u32 j = j0 + b * kThreads;\n",
+        whole ? "        const u32 f = j * kVector;  // element of the run\n"
+                "        valid[b] = j < vectors ? min(kVector, run - f) : 0;\n"
+                "        u32 q = f / u32(kK);\n"
+                "        const u32 column = f % u32(kK);\n"
+                "        at[b] = (m0 * kK + f) * kElementBytes;\n"
+              : "        const u32 q = j / kSegVectors, column = k0 + j % kSegVectors * kVector;\n"
+                "        valid[b] = j < vectors && m0 + q < kM && column < u32(kK) ? kVector : 0;\n"
+                "        at[b] = ((m0 + q) * kK + column) * kElementBytes;\n",
+        "        u32 ohl = column / u32(kOW) - oh0, ow = column % u32(kOW);\n"
+        "        u32 at_box = offset(q, ohl, ow);\n"
+        "#pragma unroll\n"
+        "        for (u32 e = 0; e < kVector; ++e) {\n"
+        "          tt_elem v = tt_elem(0);\n"
+        "          if (e < valid[b]) v = box[at_box];\n"
+        "          pack[b].e[e] = v;\n"
+        "          // The next element: the next column, wrapping to the next output row",
+        whole ? " and\n          // from the last to the next tile row.\n" : ".\n",
+        "          at_box += u32(kSW);\n"
+        "          if (++ow == u32(kOW)) {\n"
+        "            ow = 0;\n",
+        whole ? "            if (++ohl == u32(kBand)) {\n"
+                "              ohl = 0;\n"
+                "              ++q;\n"
+                "            }\n"
+              : "            ++ohl;\n",
+        "            at_box = offset(q, ohl, 0);\n"
+        "          }\n"
+        "        }\n"
+        "      }\n"
+        "#pragma unroll\n"
+        "      for (u32 b = 0; b < kBatch; ++b) {\n"
+        "        if (valid[b] == kVector) {\n"
+        "          tt_st_global(col + at[b], pack[b].v",
+        ColPolicy(),
+        ");\n"
+        "        } else {\n"
+        "          for (u32 e = 0; e < valid[b]; ++e) {\n"
+        "            reinterpret_cast<tt_elem*>(col + at[b])[e] = pack[b].e[e];\n"
+        "          }\n"
+        "        }\n"
+        "      }\n"
+        "    }\n"
+        "  }\n"
+        "}\n");
+  }
+
   // The planes form (channel_rows columns): the matrix [N*C*KH*KW, OH*OW], tile t at
   // (t / kTilesK, t % kTilesK) of [kBlockM, kBlockK] tiles. Row r is plane r / kTaps (= n*C
   // + c) and tap r % kTaps (= kh*KW + kw); column p is (p / OW, p % OW). Thread j of a tile
@@ -383,7 +573,8 @@ class Im2colEmitter {
         "        // Above or left of the image the subtraction wraps: one compare per axis.\n"
         "        u32 ih = oh * u32(kSH) + kh * u32(kDH) - u32(kPH);\n"
         "        u32 iw = ow * u32(kSW) + kw * u32(kDW) - u32(kPW);\n"
-        "        const u8* line = from + u64(ih) * (kImgStrideH * kElementBytes);\n"
+        "        const u8* line = from + u64(ih) * (kImgStrideH * kElementBytes);\n",
+        SpanCall(),
         "#pragma unroll\n"
         "        for (u32 e = 0; e < kVector; ++e) {\n"
         "          const bool inside = e < valid[b]", guard, ";\n"
@@ -429,6 +620,24 @@ class Im2colEmitter {
         "    }\n"
         "  }\n"
         "}\n");
+  }
+
+  // The span gather's call in the planes kernel: vectors within one output row take it
+  // (rows above or below the image are zeros); the others, and any it declines, go on to
+  // the element gather.
+  std::string SpanCall() const {
+    if (!l_.span_gather) return "";
+    return absl::StrCat(
+        "        if (valid[b] == kVector && ow + kVector <= u32(kOW)) {\n",
+        g_.ph > 0 ? "          if (ih >= u32(kH)) {\n"
+                    "#pragma unroll\n"
+                    "            for (u32 e = 0; e < kVector; ++e) pack[b].e[e] = tt_elem(0);\n"
+                    "            continue;\n"
+                    "          }\n"
+                  : "",
+        "          if (tt_span_gather(pack[b].e, img, (long long)(line - img), int(iw)",
+        ImgPolicy(), ")) continue;\n"
+        "        }\n");
   }
 
   // One image element by a non-coherent load, with the image's L2 policy if any.

@@ -23,10 +23,12 @@
 #include "compiler/ops/im2col/im2col_lowering.h"
 #include "compiler/ops/im2col/conv_spec.h"
 #include "compiler/ops/im2col/im2col_op.h"
+#include "compiler/ops/im2col/im2col_reference.h"
 #include "compiler/ops/im2col/im2col_search_space.h"
 #include "compiler/ops/im2col/im2col_test_util.h"
 #include "gtest/gtest.h"
 #include "kernels/runtime/gpu_test_util.h"
+#include "kernels/runtime/runtime.h"
 #include "kernels/tile_kernel.h"
 #include "kernels/verify.h"
 
@@ -73,13 +75,19 @@ const T& Pick(std::mt19937_64& rng, const std::vector<T>& values) {
 //
 // With `phase` (staged, bulk), the cases the phase gather serves, asked for by annotation:
 // one output row per tile, one tile per CTA, 2-byte elements, a dense image.
-Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false, bool phase = false) {
+//
+// With `gather` (planes), the cases planes_gather=<gather> serves, asked for by annotation:
+// "span", or "shared" (tiles of whole planes and output rows).
+Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false, bool phase = false,
+                      const std::string& gather = "") {
+  const bool span = gather == "span", shared = gather == "shared";
   const bool tma = path == Im2colPath::kTma;
   const bool staged = path == Im2colPath::kSimtStaged;
   const bool flat = staged || path == Im2colPath::kSimtFlat;
   const bool planes = path == Im2colPath::kSimtPlanes;
   std::mt19937_64 rng(0x1a2c0 + 7919 * index + (tma ? 1 : 0) + (flat ? 2 : 0) +
-                      (staged ? 4 : 0) + (bulk ? 8 : 0) + (phase ? 16 : 0) + (planes ? 32 : 0));
+                      (staged ? 4 : 0) + (bulk ? 8 : 0) + (phase ? 16 : 0) + (planes ? 32 : 0) +
+                      (span ? 64 : 0) + (shared ? 128 : 0));
   Target target = *Target::Parse("sm_90a");
   for (int attempt = 0;; ++attempt) {
     DataType dtype = phase ? Pick(rng, std::vector<DataType>{DataType::kF16, DataType::kBF16})
@@ -135,8 +143,16 @@ Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false, bool phase 
     // half of each (these small problems would take the second by default).
     if (bulk) op.hints.annotations[kImgPrefetchKey] = Uniform(rng, 0, 1) == 0 ? "ahead" : "all";
     if (staged) op.hints.annotations[kStagedGatherKey] = phase ? "phase" : "table";
+    if (!gather.empty()) op.hints.annotations[kPlanesGatherKey] = gather;
     LaunchParams launch;
-    if (planes) {
+    if (shared) {
+      // Tiles of 1 to 3 whole planes' tap rows, of whole output rows or bands of them.
+      const int64_t l = g.OH() * g.OW();
+      const int64_t cols = Uniform(rng, 0, 2) == 0 ? l + Uniform(rng, 0, 4)
+                                                    : g.OW() * Uniform(rng, 1, g.OH());
+      launch = Launch(g.kh * g.kw * Uniform(rng, 1, 3), cols,
+                      Pick(rng, std::vector<int>{32, 64, 128, 256, 512}), 1, 0);
+    } else if (planes) {
       // Tiles of whole rows of [N*C*KH*KW, OH*OW] (block_K >= OH*OW) and of part rows.
       const int64_t l = g.OH() * g.OW();
       const int64_t cols = Uniform(rng, 0, 2) == 0 ? Uniform(rng, 1, l) : l + Uniform(rng, 0, 4);
@@ -167,8 +183,12 @@ Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false, bool phase 
     if (!lowered.ok() || lowered->path != path) continue;
     if (staged && lowered->box.bulk_fill != bulk) continue;
     if (staged && lowered->box.phase_gather != phase) continue;
+    if (planes && lowered->span_gather != span) continue;
+    if (planes && lowered->shared_gather != shared) continue;
     return {absl::StrFormat("%s_%03d_%s",
-                            planes   ? "planes"
+                            span     ? "planes_span"
+                            : shared ? "planes_shared"
+                            : planes ? "planes"
                             : tma    ? "tma"
                             : phase  ? "staged_phase"
                             : staged ? (bulk ? "staged_bulk" : "staged")
@@ -185,6 +205,12 @@ std::vector<Im2colCase> Cases() {
   for (int i = 0; i < 110; ++i) cases.push_back(RandomCase(Im2colPath::kTma, i));
   for (int i = 0; i < 60; ++i) cases.push_back(RandomCase(Im2colPath::kSimtFlat, i));
   for (int i = 0; i < 80; ++i) cases.push_back(RandomCase(Im2colPath::kSimtPlanes, i));
+  for (int i = 0; i < 80; ++i) {
+    cases.push_back(RandomCase(Im2colPath::kSimtPlanes, i, false, false, "span"));
+  }
+  for (int i = 0; i < 80; ++i) {
+    cases.push_back(RandomCase(Im2colPath::kSimtPlanes, i, false, false, "shared"));
+  }
   for (int i = 0; i < 60; ++i) cases.push_back(RandomCase(Im2colPath::kSimtStaged, i));
   for (int i = 0; i < 40; ++i) {
     cases.push_back(RandomCase(Im2colPath::kSimtStaged, i, /*bulk=*/true));
@@ -294,6 +320,32 @@ std::vector<Im2colCase> Cases() {
     op.hints = trial.hints;
     cases.push_back({name, op, trial.launch, Im2colPath::kSimtPlanes});
   }
+  for (const Unfold& u : std::vector<Unfold>(unfold)) {
+    // The same layers with planes_gather=span, where it applies, and with =shared at the
+    // tiles the search space gives it.
+    Im2colOp op = Im2colOp::Dense(u.dtype, u.geometry);
+    op.img.strides = NchwStrides(u.geometry);
+    op.order = ColumnOrder::kChannelRows;
+    op.hints.annotations[kPlanesGatherKey] = "span";
+    auto lowered = LowerIm2col(op, *Target::Parse("sm_90a"), u.launch);
+    if (lowered.ok() && lowered->span_gather) {
+      cases.push_back({u.name + "_span", op, u.launch, Im2colPath::kSimtPlanes});
+    }
+    op.hints.annotations[kPlanesGatherKey] = "shared";
+    int n = 0;
+    for (const Trial& trial : Im2colSearchSpace(op, *Target::Parse("sm_90a")).first) {
+      if (!trial.hints.annotations.count(kPlanesGatherKey) ||
+          trial.hints.annotations.at(kPlanesGatherKey) != "shared") {
+        continue;
+      }
+      Im2colOp shared = op;
+      shared.hints = trial.hints;
+      auto planned = LowerIm2col(shared, *Target::Parse("sm_90a"), trial.launch);
+      if (!planned.ok() || !planned->shared_gather) continue;
+      cases.push_back({absl::StrCat(u.name, "_shared_", n++), shared, trial.launch,
+                       Im2colPath::kSimtPlanes});
+    }
+  }
   for (const Unfold& u : unfold) {
     Im2colOp op = Im2colOp::Dense(u.dtype, u.geometry);
     const Im2colGeometry& g = u.geometry;
@@ -379,6 +431,47 @@ TEST(Im2colCasesTest, CoverTheGeometriesTheBriefAsksFor) {
   EXPECT_GE(gather[1], 40);
   EXPECT_GE(phase_prefetch[0], 10);
   EXPECT_GE(phase_prefetch[1], 10);
+}
+
+// planes_gather=span reads nothing outside the image, even where its last byte ends a
+// block early: here the image's allocation is exactly its 2 x 3 x 5 x 13 f16 elements
+// (780 B, 12 B into a block), the windows reach every image column (pad 1), and the last
+// row's blocks would stick out (compute-sanitizer's memcheck, which
+// bench/sanitize_on_device.sh runs over the span tests, reports any such load).
+TEST(Im2colSpanGpuTest, SpanGatherReadsOnlyTheImage) {
+  std::unique_ptr<Context> context;
+  TT_SKIP_WITHOUT_GPU(context);
+  auto target = Target::Parse(context->info().ArchName());
+  ASSERT_TRUE(target.ok());
+  const Im2colGeometry g = G(2, 5, 13, 3, 3, 3, 1, 1, 1, 1, 1, 1);
+  Im2colOp op = Im2colOp::Dense(DataType::kF16, g);
+  op.img.strides = NchwStrides(g);
+  op.order = ColumnOrder::kChannelRows;
+  op.hints.annotations[kPlanesGatherKey] = "span";
+  op.hints.coalesced_width = 4;
+  const LaunchParams launch = Launch(4, g.OH() * g.OW(), 64, 1);
+  auto lowered = LowerIm2col(op, *target, launch);
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  ASSERT_TRUE(lowered->span_gather) << DescribeIm2colPlan(*lowered);
+  ASSERT_EQ(lowered->image_bytes % 16, 12);
+  const Im2colDefinition im2col;
+  auto kernel = TileKernel::Create(*context, im2col,
+                                   std::make_shared<const LoweredIm2col>(*lowered), TestCompiler());
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  const size_t img_bytes = lowered->image_bytes, col_bytes = Im2colColumnBytes(op);
+  auto img = DeviceBuffer::Allocate(*context, img_bytes);
+  auto col = DeviceBuffer::Allocate(*context, col_bytes);
+  ASSERT_TRUE(img.ok() && col.ok());
+  std::vector<uint8_t> host(img_bytes), expected(col_bytes), got(col_bytes);
+  std::mt19937_64 rng(std::random_device{}());
+  for (uint8_t& b : host) b = static_cast<uint8_t>(rng());
+  ASSERT_TRUE(Im2colReference(op, host.data(), host.size(), expected.data(), col_bytes).ok());
+  ASSERT_TRUE(img->CopyFromHost(host.data(), host.size()).ok());
+  ASSERT_TRUE(col->Fill(0xa5).ok());
+  ASSERT_TRUE((*kernel)->Launch(img->ptr(), col->ptr(), nullptr).ok());
+  ASSERT_TRUE(context->Synchronize().ok());
+  ASSERT_TRUE(col->CopyToHost(got.data(), got.size()).ok());
+  for (size_t i = 0; i < col_bytes; ++i) ASSERT_EQ(got[i], expected[i]) << "column byte " << i;
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, Im2colGpuTest, ::testing::ValuesIn(Cases()),

@@ -23,6 +23,8 @@ constexpr int64_t kTwoTo32 = int64_t{1} << 32;
 constexpr int64_t kTwoTo40 = int64_t{1} << 40;
 // Rows one TMA store box may span.
 constexpr int64_t kMaxTmaBoxDim = 256;
+// The planes form's span gather holds a vector's blocks in registers: at most this many.
+constexpr int64_t kMaxSpanBlocks = 3;
 
 // Largest channel box for TMA: a divisor of gcd(C, block_K), at most 256 channels, whose
 // bytes are a multiple of 16. 0 if there is none.
@@ -364,6 +366,79 @@ void FinishLowering(const Target& target, LoweredIm2col& l) {
   l.kernel_name = absl::StrCat("tt_im2col_", l.path_name);
 }
 
+// Why the planes form's span gather cannot serve this kernel ("" when it can); sets the
+// blocks per vector and the image's bytes when it can.
+std::string PlanSpanGather(LoweredIm2col& l) {
+  const Im2colGeometry& g = l.geometry;
+  const int64_t e = l.element_bytes;
+  if (l.img_strides[2] != 1) {
+    return absl::StrCat("it needs the image's W stride 1 (an image row's elements side by side), "
+                        "not ", l.img_strides[2]);
+  }
+  if (l.vector_elems < 2) return "it needs vectors of 2 elements or more";
+  // The worst start within a block: its last element slot.
+  const int64_t blocks = CeilDiv(16 - e + ((l.vector_elems - 1) * g.sw + 1) * e, 16);
+  if (blocks > kMaxSpanBlocks) {
+    return absl::StrCat("a vector's ", l.vector_elems, " elements at stride_w ", g.sw,
+                        " can span ", blocks, " aligned 16-B blocks, more than ",
+                        kMaxSpanBlocks);
+  }
+  l.span_blocks = static_cast<int>(blocks);
+  l.image_bytes = ((g.n - 1) * l.img_strides[0] + (g.h - 1) * l.img_strides[1] +
+                   (g.w - 1) * l.img_strides[2] + (g.c - 1) * l.img_strides[3] + 1) *
+                  e;
+  return "";
+}
+
+// Why the planes form's shared gather cannot serve this kernel ("" when it can); sets its
+// box and shared memory when it can.
+std::string PlanSharedGather(const Target& target, LoweredIm2col& l) {
+  const Im2colGeometry& g = l.geometry;
+  const int64_t taps = g.kh * g.kw;
+  if (l.block_m % taps != 0) {
+    return absl::StrCat("it needs tiles of whole planes: block_M (", l.block_m,
+                        ") a multiple of KH*KW=", taps);
+  }
+  if (l.block_k != l.k && l.block_k % l.ow != 0) {
+    return absl::StrCat("it needs tiles of whole output rows: block_K (", l.block_k,
+                        ") a multiple of OW=", l.ow, " or OH*OW=", l.k);
+  }
+  const int64_t band = l.block_k == l.k ? l.oh : l.block_k / l.ow;
+  const int64_t rows = (band - 1) * g.sh + (g.kh - 1) * g.dh + 1;
+  const int64_t cols = (l.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+  const int64_t planes = l.block_m / taps;
+  const int64_t bytes = RoundUp(planes * rows * cols * l.element_bytes, 16);
+  if (bytes > target.MaxSharedBytesPerBlock() - kReservedShared) {
+    return absl::StrCat("its ", planes, " plane window(s) of ", rows, " x ", cols, " elements (",
+                        bytes, " B) do not fit in shared memory");
+  }
+  if (planes * rows * cols >= kTwoTo31 || g.n * g.c + planes >= kTwoTo31) {
+    return "its windows or planes exceed 2^31 elements";
+  }
+  l.box_planes = planes;
+  l.band_rows = band;
+  l.box_rows = rows;
+  l.box_cols = cols;
+  l.shared_bytes = bytes;
+  return "";
+}
+
+// The planes form's gather: span or shared where the hint asks for it and it applies,
+// element by element otherwise (the default, so kernels tuned before the choice existed
+// are unchanged).
+void ChoosePlanesGather(const Target& target, LoweredIm2col& l) {
+  auto choice = l.hints.choices.find(kPlanesGatherKey);
+  if (choice == l.hints.choices.end() || choice->second == "element") return;
+  const std::string blocker =
+      choice->second == "span" ? PlanSpanGather(l) : PlanSharedGather(target, l);
+  if (!blocker.empty()) {
+    l.decision_log.push_back(
+        absl::StrCat(kPlanesGatherKey, "=", choice->second, " not taken: ", blocker));
+    return;
+  }
+  (choice->second == "span" ? l.span_gather : l.shared_gather) = true;
+}
+
 // The planes form (channel-row columns): the tile over [N*C*KH*KW, OH*OW], the vector, the
 // items per thread and the path (TMA refused by the chain, so prefer_instruction=tma is an
 // error naming why).
@@ -445,11 +520,19 @@ absl::Status LowerPlanes(const Target& target, const LaunchParams& launch, Lower
   TT_ASSIGN_OR_RETURN(size_t chosen, ChoosePath(chain, l.hints, "im2col", target, l.decision_log));
   l.path = Im2colPath::kSimtPlanes;
   l.instruction = chain[chosen].instruction;
+  ChoosePlanesGather(target, l);
   l.decision_log.push_back(absl::StrCat(
       "planes form: ", l.launch.threads, " threads store ", l.vector_elems * l.element_bytes,
       "-byte vectors of the tile's ", l.segments, " run(s) of ", l.segment_elems, " elements, ",
-      l.items_per_thread, " per thread per tile at most, gathering their elements from the "
-      "image"));
+      l.items_per_thread, " per thread per tile at most, ",
+      l.span_gather ? absl::StrCat("reading each vector's image elements as up to ",
+                                   l.span_blocks, " aligned 16-B blocks where they share a row")
+      : l.shared_gather
+          ? absl::StrCat("reading their elements from shared memory, where the tile's ",
+                         l.box_planes, " plane(s) first copy the ", l.box_rows, " x ",
+                         l.box_cols, " image window of their ", l.band_rows,
+                         " output row(s) (", l.shared_bytes, " B)")
+          : "gathering their elements from the image one by one"));
   return absl::OkStatus();
 }
 
@@ -759,6 +842,16 @@ std::string DescribeIm2colPlan(const LoweredIm2col& l) {
     absl::StrAppend(&out, "vector      ", l.vector_elems, " elements (",
                     l.vector_elems * l.element_bytes, " B) along the matrix rows, ",
                     l.items_per_thread, " per thread per tile at most\n");
+    absl::StrAppend(
+        &out, "gather      ",
+        l.span_gather ? absl::StrCat("span: up to ", l.span_blocks,
+                                     " aligned 16-B blocks per vector in one image row, "
+                                     "element by element otherwise\n")
+        : l.shared_gather
+            ? absl::StrCat("shared: ", l.box_planes, " plane window(s) of ", l.box_rows, " x ",
+                           l.box_cols, " elements per tile (", l.band_rows,
+                           " output rows), ", l.shared_bytes, " B\n")
+            : "element by element\n");
   } else {
     absl::StrAppend(&out, "columns     [", l.m, ", ", l.k, "] (M = N*OH*OW, K = KH*KW*C)\n");
     absl::StrAppend(&out, "tile        [", l.block_m, ", ", l.block_k, "] (", l.tile_bytes,

@@ -172,6 +172,23 @@ struct LoweredIm2col : LoweredTileKernel {
   // `items_per_thread` of them per thread per tile at most.
   int64_t segments = 0;
   int64_t segment_elems = 0;
+  // Planes form, planes_gather=span where it applies: a vector whose elements lie in one
+  // image row (one output row, unit W stride) reads them as the `span_blocks` aligned
+  // 16-B blocks that can hold them (fewer where the row's ends cut the span), and takes
+  // each element out of those registers; a vector that does not, or whose last block would
+  // pass the image's last byte (`image_bytes`), gathers element by element.
+  bool span_gather = false;
+  int span_blocks = 0;
+  int64_t image_bytes = 0;
+  // Planes form, planes_gather=shared where it applies: a tile of whole planes (block_M =
+  // box_planes x KH*KW rows) and whole output rows (band_rows of them) first copies, per
+  // plane, the box_rows x box_cols image window its band reads into shared memory (zeros
+  // where the window leaves the image); its vectors then read their elements there.
+  bool shared_gather = false;
+  int64_t box_planes = 0;
+  int64_t band_rows = 0;
+  int64_t box_rows = 0;
+  int64_t box_cols = 0;
 
   // tma_im2col: channels per TMA load (a divisor of C and block_K), loads per tile (one per
   // channel box), rows per TMA store (block_M, or 256 when block_M is larger).

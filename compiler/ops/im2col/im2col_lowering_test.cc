@@ -3,12 +3,14 @@
 #include "compiler/ops/im2col/im2col_lowering.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "compiler/ops/im2col/conv_spec.h"
 #include "compiler/ops/im2col/im2col_op.h"
+#include "compiler/ops/im2col/im2col_search_space.h"
 #include "compiler/ops/im2col/im2col_test_util.h"
 #include "compiler/target/target.h"
 #include "gmock/gmock.h"
@@ -629,6 +631,122 @@ TEST(Im2colPlanesTest, TilesVectorsAndRefusals) {
   layout.hints.loop_layout = LoopLayout{4, 32};
   EXPECT_THAT(std::string(LowerIm2col(layout, T("sm_90a"), Launch(8, 3136)).status().message()),
               HasSubstr("loop_layout does not apply"));
+}
+
+// planes_gather=span reads a vector's image elements as aligned 16-B blocks where they lie
+// side by side in a row (W stride 1) and 3 blocks can hold them; otherwise, and by default,
+// the elements are gathered one by one, and the log says why the span was not taken.
+TEST(Im2colPlanesTest, SpanGatherWhereAskedForAndItApplies) {
+  auto span = [](Im2colOp op) {
+    op.hints.annotations[kPlanesGatherKey] = "span";
+    return op;
+  };
+  const Im2colOp op = Unfold(DataType::kF16, Resnet());
+  auto plain = LowerIm2col(op, T("sm_90a"), Launch(3, 4000, 256));
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_FALSE(plain->span_gather);
+  EXPECT_THAT(DescribeIm2colPlan(*plain), HasSubstr("gather      element by element"));
+
+  auto unit = LowerIm2col(span(op), T("sm_90a"), Launch(3, 4000, 256));
+  ASSERT_TRUE(unit.ok()) << unit.status();
+  EXPECT_TRUE(unit->span_gather);
+  EXPECT_EQ(unit->span_blocks, 2);  // 16 B of elements, from anywhere in a block
+  EXPECT_EQ(unit->image_bytes, 64 * 64 * 56 * 56 * 2);
+  EXPECT_THAT(DescribeIm2colPlan(*unit), HasSubstr("span: up to 2 aligned 16-B blocks"));
+
+  // Stride 2: 8 elements reach over 30 B; f32 4-element vectors over 28 B.
+  Im2colGeometry s2 = Resnet();
+  s2.sw = 2;
+  auto wide = LowerIm2col(span(Unfold(DataType::kF16, s2)), T("sm_90a"), Launch(3, 1568, 256));
+  ASSERT_TRUE(wide.ok()) << wide.status();
+  EXPECT_TRUE(wide->span_gather);
+  EXPECT_EQ(wide->span_blocks, 3);
+
+  // Stride 3 would need 4 blocks; narrower vectors still fit.
+  Im2colGeometry s3 = Resnet();
+  s3.sw = 3;
+  auto far = LowerIm2col(span(Unfold(DataType::kF16, s3)), T("sm_90a"), Launch(8, 1064, 256));
+  ASSERT_TRUE(far.ok()) << far.status();
+  EXPECT_FALSE(far->span_gather);
+  EXPECT_THAT(absl::StrJoin(far->decision_log, "\n"),
+              HasSubstr("planes_gather=span not taken: a vector's 8 elements at stride_w 3 can "
+                        "span 4 aligned 16-B blocks, more than 3"));
+  Im2colOp narrow = span(Unfold(DataType::kF16, s3));
+  narrow.hints.coalesced_width = 4;
+  auto four = LowerIm2col(narrow, T("sm_90a"), Launch(8, 1064, 256));
+  ASSERT_TRUE(four.ok()) << four.status();
+  EXPECT_TRUE(four->span_gather);
+  EXPECT_EQ(four->vector_elems, 4);
+  EXPECT_EQ(four->span_blocks, 3);  // 20 B
+
+  // An NHWC image's row holds C channels per pixel: no span along W.
+  Im2colOp nhwc = span(op);
+  nhwc.img = Im2colOp::Dense(DataType::kF16, Resnet()).img;
+  auto pixels = LowerIm2col(nhwc, T("sm_90a"), Launch(3, 4000, 256));
+  ASSERT_TRUE(pixels.ok()) << pixels.status();
+  EXPECT_FALSE(pixels->span_gather);
+  EXPECT_THAT(absl::StrJoin(pixels->decision_log, "\n"),
+              HasSubstr("it needs the image's W stride 1 (an image row's elements side by "
+                        "side), not 64"));
+  Im2colOp single = span(op);
+  single.hints.coalesced_width = 1;
+  auto one = LowerIm2col(single, T("sm_90a"), Launch(3, 4000, 256));
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_FALSE(one->span_gather);
+  EXPECT_THAT(absl::StrJoin(one->decision_log, "\n"),
+              HasSubstr("it needs vectors of 2 elements or more"));
+
+  Im2colOp bad = op;
+  bad.hints.annotations[kPlanesGatherKey] = "blocks";
+  EXPECT_FALSE(LowerIm2col(bad, T("sm_90a"), Launch(3, 4000, 256)).ok());
+}
+
+// planes_gather=shared takes tiles of whole planes and whole output rows: each plane's image
+// window for the tile's rows is copied to shared memory once, its KH*KW tap rows read there.
+TEST(Im2colPlanesTest, SharedGatherTakesTilesOfWholePlanesAndRows) {
+  Im2colOp op = Unfold(DataType::kF16, Resnet());
+  op.hints.annotations[kPlanesGatherKey] = "shared";
+  auto whole = LowerIm2col(op, T("sm_90a"), Launch(18, 3136, 256));
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_TRUE(whole->shared_gather);
+  EXPECT_EQ(whole->box_planes, 2);
+  EXPECT_EQ(whole->band_rows, 56);
+  EXPECT_EQ(whole->box_rows, 58);  // pad 1 above and below
+  EXPECT_EQ(whole->box_cols, 58);
+  EXPECT_EQ(whole->shared_bytes, 2 * 58 * 58 * 2);
+  EXPECT_THAT(DescribeIm2colPlan(*whole), HasSubstr("shared: 2 plane window(s) of 58 x 58"));
+  // Bands of 8 output rows read 10 image rows.
+  auto band = LowerIm2col(op, T("sm_90a"), Launch(9, 8 * 56, 256));
+  ASSERT_TRUE(band.ok()) << band.status();
+  EXPECT_TRUE(band->shared_gather);
+  EXPECT_EQ(band->band_rows, 8);
+  EXPECT_EQ(band->box_rows, 10);
+  // Tiles that cut a plane's taps or an output row, or windows too large, gather elements.
+  for (const auto& [launch, why] : std::vector<std::pair<LaunchParams, std::string>>{
+           {Launch(8, 3136, 256), "block_M (8) a multiple of KH*KW=9"},
+           {Launch(9, 100, 256), "block_K (100) a multiple of OW=56 or OH*OW=3136"},
+           {Launch(9 * 64, 3136, 256), "do not fit in shared memory"}}) {
+    auto refused = LowerIm2col(op, T("sm_90a"), launch);
+    ASSERT_TRUE(refused.ok()) << refused.status();
+    EXPECT_FALSE(refused->shared_gather);
+    EXPECT_THAT(absl::StrJoin(refused->decision_log, "\n"),
+                HasSubstr("planes_gather=shared not taken: "));
+    EXPECT_THAT(absl::StrJoin(refused->decision_log, "\n"), HasSubstr(why));
+  }
+  // The search space offers it at tiles it takes.
+  int offered = 0;
+  Im2colOp plain = Unfold(DataType::kF16, Resnet());
+  for (const Trial& trial : Im2colSearchSpace(plain, T("sm_90a")).first) {
+    auto it = trial.hints.annotations.find(kPlanesGatherKey);
+    if (it == trial.hints.annotations.end() || it->second != "shared") continue;
+    Im2colOp hinted = plain;
+    hinted.hints = trial.hints;
+    auto lowered = LowerIm2col(hinted, T("sm_90a"), trial.launch);
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    EXPECT_TRUE(lowered->shared_gather) << absl::StrJoin(lowered->decision_log, "\n");
+    ++offered;
+  }
+  EXPECT_GE(offered, 4);
 }
 
 }  // namespace

@@ -121,7 +121,9 @@ const std::string& Im2colOp::Name() {
 
 HintScope Im2colHintScope() {
   HintScope scope{Im2colOp::Name(), {"img", "col"}};
-  scope.choices = {{kImgPrefetchKey, {"ahead", "all"}}, {kStagedGatherKey, {"table", "phase"}}};
+  scope.choices = {{kImgPrefetchKey, {"ahead", "all"}},
+                   {kStagedGatherKey, {"table", "phase"}},
+                   {kPlanesGatherKey, {"element", "span", "shared"}}};
   return scope;
 }
 

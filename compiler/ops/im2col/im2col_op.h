@@ -98,10 +98,13 @@ std::string Im2colGeometryToString(const Im2colGeometry& geometry);
 // What im2col accepts beyond the common hints: the image's and the column matrix's own
 // L2 policies (img_eviction_policy, col_eviction_policy), and two choices of the staged
 // form (im2col_lowering.h): img_prefetch=ahead|all, how a bulk-filled kernel brings the
-// image into L2, and staged_gather=table|phase, how its threads find their elements.
+// image into L2, and staged_gather=table|phase, how its threads find their elements; and
+// the planes form's planes_gather=element|span|shared, how a thread reads its vector's
+// elements (im2col_lowering.h).
 HintScope Im2colHintScope();
 inline constexpr char kImgPrefetchKey[] = "img_prefetch";
 inline constexpr char kStagedGatherKey[] = "staged_gather";
+inline constexpr char kPlanesGatherKey[] = "planes_gather";
 
 struct Im2colOp final : TileOp {
   // "im2col".

@@ -129,22 +129,62 @@ LaunchParams PlanesLaunch(const Im2colOp& op, int64_t elems, int threads) {
 }
 
 // The planes form's hints: the vector unset or narrowed, the L2 policies unset or the
-// image kept (it is read KH*KW times) while the columns stream out.
+// image kept (it is read KH*KW times) while the columns stream out, and the elements
+// gathered one by one or, for vectors of 2 elements or more, read as aligned blocks.
 std::vector<Hints> PlanesHints() {
   std::vector<Hints> all;
   for (std::optional<int> width : std::vector<std::optional<int>>{std::nullopt, 1, 2, 4}) {
     for (bool split : {false, true}) {
-      Hints hints;
-      hints.coalesced_width = width;
-      hints.prefer_instruction = Instruction::kSync;
-      if (split) {
-        hints.annotations["img_eviction_policy"] = "evict_last";
-        hints.annotations["col_eviction_policy"] = "evict_first";
+      for (bool span : {false, true}) {
+        if (span && width == 1) continue;
+        Hints hints;
+        hints.coalesced_width = width;
+        hints.prefer_instruction = Instruction::kSync;
+        if (split) {
+          hints.annotations["img_eviction_policy"] = "evict_last";
+          hints.annotations["col_eviction_policy"] = "evict_first";
+        }
+        if (span) hints.annotations[kPlanesGatherKey] = "span";
+        all.push_back(hints);
       }
-      all.push_back(hints);
     }
   }
   return all;
+}
+
+// Tiles for planes_gather=shared: for 1, 2, 4 and 8 times the fewest planes whose tap rows
+// make whole 16-byte vectors, the most output rows per tile whose image windows fit in
+// kSharedBoxBytes while the grid keeps kSharedMinTiles tiles (bands of a multiple of the
+// rows that make whole vectors too), at 256 and 512 threads.
+constexpr int64_t kSharedBoxBytes = 48 << 10;
+constexpr int64_t kSharedMinTiles = 256;
+
+std::vector<LaunchParams> SharedPlanesLaunches(const Im2colOp& op) {
+  const Im2colGeometry& g = op.geometry;
+  const int64_t e = DataTypeBytes(op.img.dtype), vector = std::max<int64_t>(1, 16 / e);
+  const int64_t taps = g.kh * g.kw, oh = g.OH(), ow = g.OW(), planes = g.n * g.c;
+  const int64_t cols = (ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+  const int64_t plane_unit = vector / std::gcd(vector, taps * oh * ow);
+  const int64_t band_unit = vector / std::gcd(vector, ow);
+  std::vector<LaunchParams> out;
+  for (int64_t p = plane_unit; p <= 8 * plane_unit && p <= planes; p *= 2) {
+    std::optional<int64_t> chosen;
+    for (int64_t band = oh; band >= 1;) {
+      const int64_t rows = (band - 1) * g.sh + (g.kh - 1) * g.dh + 1;
+      const bool fits = p * rows * cols * e <= kSharedBoxBytes;
+      const int64_t tiles = CeilDiv(planes, p) * CeilDiv(oh, band);
+      if (fits) chosen = band;
+      if (fits && tiles >= kSharedMinTiles) break;
+      const int64_t next = RoundUp(CeilDiv(band, 2), band_unit);
+      if (next >= band) break;
+      band = next;
+    }
+    if (!chosen) continue;
+    for (int threads : {256, 512}) {
+      out.push_back(MakeLaunch(p * taps, *chosen * ow, threads, 1, 0));
+    }
+  }
+  return out;
 }
 
 SearchSpace PlanesSearchSpace(const Im2colOp& op) {
@@ -152,6 +192,17 @@ SearchSpace PlanesSearchSpace(const Im2colOp& op) {
   const LaunchParams base = PlanesLaunch(op, kPlanesTileElems, 256);
   for (const Hints& hints : PlanesHints()) space.first.push_back({hints, base});
   std::vector<LaunchParams> launches;
+  // The shared gather at its own tiles (whole planes and output rows), its image kept in
+  // L2 while the columns stream out.
+  Hints shared;
+  shared.prefer_instruction = Instruction::kSync;
+  shared.annotations = {{"img_eviction_policy", "evict_last"},
+                        {"col_eviction_policy", "evict_first"},
+                        {kPlanesGatherKey, "shared"}};
+  for (const LaunchParams& launch : SharedPlanesLaunches(op)) {
+    space.first.push_back({shared, launch});
+    launches.push_back(launch);
+  }
   for (int64_t elems : {2048, 4096, 8192, 16384, 32768}) {
     for (int threads : {128, 256, 512}) launches.push_back(PlanesLaunch(op, elems, threads));
   }

@@ -1,0 +1,173 @@
+// tiletune im2col kernel (generated; do not edit).
+//   path simt_im2col, f16, n64 h56 w56 c64 kernel 3x3 stride 1x1 dilation 1x1 pad 1x1 -> [200704, 576], image strides [200704, 56, 1, 3136]
+//   tile [18, 448], 256 threads, channel_rows columns, vector 8 x 2 B, 1 stage(s), L2 policy image evict_last, columns evict_first
+
+typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+// A CUtensorMap, passed by value as a __grid_constant__ kernel parameter.
+struct __align__(64) tt_tensor_map {
+  u64 opaque[16];
+};
+
+__device__ __forceinline__ u32 tt_smem_addr(const void* p) {
+  return static_cast<u32>(__cvta_generic_to_shared(p));
+}
+
+// L2 eviction priority for the img accesses of this kernel.
+__device__ __forceinline__ u64 tt_make_img_policy() {
+  u64 policy;
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
+
+// L2 eviction priority for the col accesses of this kernel.
+__device__ __forceinline__ u64 tt_make_col_policy() {
+  u64 policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
+
+// 16-byte vector accesses.
+struct __align__(16) tt_vec {
+  u32 x, y, z, w;
+};
+__device__ __forceinline__ tt_vec tt_ld_global(const u8* p) {
+  tt_vec v;
+  asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+__device__ __forceinline__ void tt_st_global(u8* p, const tt_vec& v, u64 policy) {
+  asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;"
+               :
+               : "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "l"(policy)
+               : "memory");
+}
+__device__ __forceinline__ tt_vec tt_ld_shared(const u8* p) { return *reinterpret_cast<const tt_vec*>(p); }
+__device__ __forceinline__ void tt_st_shared(u8* p, const tt_vec& v) { *reinterpret_cast<tt_vec*>(p) = v; }
+
+// One image element.
+typedef u16 tt_elem;
+__device__ __forceinline__ tt_elem tt_ld_elem(const u8* p, u64 policy) {
+  u16 v;
+  // Not volatile, so the loads of an unrolled loop may issue together; the
+  // compiler may also hoist it above a branch: callers pass valid addresses only.
+  asm("ld.global.nc.L2::cache_hint.u16 %0, [%1], %2;" : "=h"(v) : "l"(p), "l"(policy));
+  return tt_elem(v);
+}
+
+// Problem constants; enumerators fold into the code and take no storage.
+enum : u32 { kThreads = 256u };
+enum : u64 { kNumTiles = 14336ull };
+enum : u64 { kTilesK = 7ull };
+enum : u64 { kBlockM = 18ull };
+enum : u64 { kBlockK = 448ull };
+enum : u64 { kM = 36864ull };
+enum : u64 { kK = 3136ull };
+enum : u64 { kElementBytes = 2ull };
+enum : u64 { kH = 56ull };
+enum : u64 { kW = 56ull };
+enum : u64 { kC = 64ull };
+enum : u64 { kKW = 3ull };
+enum : u64 { kSH = 1ull };
+enum : u64 { kSW = 1ull };
+enum : u64 { kDH = 1ull };
+enum : u64 { kDW = 1ull };
+enum : u64 { kPH = 1ull };
+enum : u64 { kPW = 1ull };
+enum : u64 { kOW = 56ull };
+enum : u64 { kOHW = 3136ull };
+enum : u64 { kImgStrideN = 200704ull };
+enum : u64 { kImgStrideH = 56ull };
+enum : u64 { kImgStrideW = 1ull };
+enum : u64 { kImgStrideC = 3136ull };
+enum : u64 { kOH = 56ull };
+enum : u64 { kTaps = 9ull };
+enum : u32 { kKH = 3u };
+enum : u32 { kVector = 8u };
+enum : u32 { kSegVectors = 56u };
+enum : u32 { kTileItems = 1008u };
+enum : u64 { kPlanes = 4096ull };
+enum : u32 { kBoxPlanes = 2u };
+enum : u32 { kBand = 8u };
+enum : u32 { kBoxCols = 58u };
+enum : u32 { kBoxPlane = 580u };
+
+extern "C" __global__ void __launch_bounds__(kThreads) tt_im2col_simt_im2col(const u8* __restrict__ img, u8* __restrict__ col) {
+  const u64 img_policy = tt_make_img_policy();
+  const u64 col_policy = tt_make_col_policy();
+  extern __shared__ __align__(16) u8 tt_smem[];
+  tt_elem* const box = reinterpret_cast<tt_elem*>(tt_smem);
+  constexpr u32 kBatch = 4;
+  union Pack {
+    tt_vec v;
+    tt_elem e[kVector];
+  };
+  // Box offset of tile row q's element at output row oh0 + ohl, column ow.
+  auto offset = [](u32 q, u32 ohl, u32 ow) {
+    const u32 p = q / u32(kTaps), tap = q % u32(kTaps);
+    const u32 kh = tap / u32(kKW), kw = tap % u32(kKW);
+    return p * kBoxPlane + (ohl * u32(kSH) + kh * u32(kDH)) * kBoxCols + ow * u32(kSW) +
+           kw * u32(kDW);
+  };
+  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {
+    const u64 m0 = tile / kTilesK * kBlockM;
+    const u32 k0 = u32(tile % kTilesK * kBlockK);
+    const u32 plane0 = u32(m0 / kTaps);
+    const u32 oh0 = k0 / u32(kOW);
+    __syncthreads();  // the previous tile's reads of the box are done
+    for (u32 i = threadIdx.x; i < kBoxPlanes * kBoxPlane; i += kThreads) {
+      const u32 p = i / kBoxPlane, rest = i % kBoxPlane;
+      const u32 plane = plane0 + p;
+      // Above or left of the image the subtraction wraps: one compare per axis.
+      const u32 ih = oh0 * u32(kSH) + rest / kBoxCols - u32(kPH);
+      const u32 iw = rest % kBoxCols - u32(kPW);
+      const bool inside = plane < u32(kPlanes) && ih < u32(kH) && iw < u32(kW);
+      const tt_elem v = tt_ld_elem(inside ? img + (plane / u32(kC) * kImgStrideN + plane % u32(kC) * kImgStrideC + u64(ih) * kImgStrideH + u64(iw) * kImgStrideW) * kElementBytes : img, img_policy);
+      box[i] = inside ? v : tt_elem(0);
+    }
+    __syncthreads();
+    const u32 vectors = kTileItems;
+    for (u32 j0 = threadIdx.x; j0 < vectors; j0 += kThreads * kBatch) {
+      Pack pack[kBatch];
+      u64 at[kBatch];
+      u32 valid[kBatch];
+#pragma unroll
+      for (u32 b = 0; b < kBatch; ++b) {
+        const u32 j = j0 + b * kThreads;
+        const u32 q = j / kSegVectors, column = k0 + j % kSegVectors * kVector;
+        valid[b] = j < vectors && m0 + q < kM && column < u32(kK) ? kVector : 0;
+        at[b] = ((m0 + q) * kK + column) * kElementBytes;
+        u32 ohl = column / u32(kOW) - oh0, ow = column % u32(kOW);
+        u32 at_box = offset(q, ohl, ow);
+#pragma unroll
+        for (u32 e = 0; e < kVector; ++e) {
+          tt_elem v = tt_elem(0);
+          if (e < valid[b]) v = box[at_box];
+          pack[b].e[e] = v;
+          // The next element: the next column, wrapping to the next output row.
+          at_box += u32(kSW);
+          if (++ow == u32(kOW)) {
+            ow = 0;
+            ++ohl;
+            at_box = offset(q, ohl, 0);
+          }
+        }
+      }
+#pragma unroll
+      for (u32 b = 0; b < kBatch; ++b) {
+        if (valid[b] == kVector) {
+          tt_st_global(col + at[b], pack[b].v, col_policy);
+        } else {
+          for (u32 e = 0; e < valid[b]; ++e) {
+            reinterpret_cast<tt_elem*>(col + at[b])[e] = pack[b].e[e];
+          }
+        }
+      }
+    }
+  }
+}
