@@ -417,8 +417,8 @@ class Im2colEmitter {
 
   std::string ImgPolicyParam() const { return l_.img_policy ? ", u64 img_policy" : ""; }
 
-  // The planes form with planes_gather=shared: tile t holds the tap rows of kBoxPlanes
-  // whole planes (from plane m0 / kTaps) over kBand output rows (from oh0). The CTA first
+  // The planes form with planes_gather=shared: tile t's rows reach kBoxPlanes planes at
+  // most (from plane m0 / kTaps), its columns kBand output rows (from oh0). The CTA first
   // copies each plane's window of the image those rows read into shared memory: box row j
   // is image row oh0*SH - PH + j, box column x image column x - PW, zero outside the image.
   // Then thread j stores vectors j, j + kThreads, ... of the tile's runs, 4 at a time, each
@@ -435,9 +435,10 @@ class Im2colEmitter {
         "    tt_vec v;\n"
         "    tt_elem e[kVector];\n"
         "  };\n"
-        "  // Box offset of tile row q's element at output row oh0 + ohl, column ow.\n"
-        "  auto offset = [](u32 q, u32 ohl, u32 ow) {\n"
-        "    const u32 p = q / u32(kTaps), tap = q % u32(kTaps);\n"
+        "  // Box offset of matrix row r's element at output row oh0 + ohl, column ow, for a\n"
+        "  // tile from plane plane0.\n"
+        "  auto offset = [](u32 r, u32 plane0, u32 ohl, u32 ow) {\n"
+        "    const u32 p = r / u32(kTaps) - plane0, tap = r % u32(kTaps);\n"
         "    const u32 kh = tap / u32(kKW), kw = tap % u32(kKW);\n"
         "    return p * kBoxPlane + (ohl * u32(kSH) + kh * u32(kDH)) * kBoxCols + ow * u32(kSW) +\n"
         "           kw * u32(kDW);\n"
@@ -482,7 +483,7 @@ class Im2colEmitter {
                 "        valid[b] = j < vectors && m0 + q < kM && column < u32(kK) ? kVector : 0;\n"
                 "        at[b] = ((m0 + q) * kK + column) * kElementBytes;\n",
         "        u32 ohl = column / u32(kOW) - oh0, ow = column % u32(kOW);\n"
-        "        u32 at_box = offset(q, ohl, ow);\n"
+        "        u32 at_box = offset(u32(m0) + q, plane0, ohl, ow);\n"
         "#pragma unroll\n"
         "        for (u32 e = 0; e < kVector; ++e) {\n"
         "          tt_elem v = tt_elem(0);\n"
@@ -498,7 +499,7 @@ class Im2colEmitter {
                 "              ++q;\n"
                 "            }\n"
               : "            ++ohl;\n",
-        "            at_box = offset(q, ohl, 0);\n"
+        "            at_box = offset(u32(m0) + q, plane0, ohl, 0);\n"
         "          }\n"
         "        }\n"
         "      }\n"

@@ -146,12 +146,15 @@ Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false, bool phase 
     if (!gather.empty()) op.hints.annotations[kPlanesGatherKey] = gather;
     LaunchParams launch;
     if (shared) {
-      // Tiles of 1 to 3 whole planes' tap rows, of whole output rows or bands of them.
+      // Mostly tiles of 1 to 3 whole planes' tap rows, of whole output rows or bands of
+      // them; sometimes tiles that cut planes and rows anywhere.
       const int64_t l = g.OH() * g.OW();
+      const bool cut = Uniform(rng, 0, 3) == 0;
       const int64_t cols = Uniform(rng, 0, 2) == 0 ? l + Uniform(rng, 0, 4)
+                           : cut                    ? Uniform(rng, 1, l)
                                                     : g.OW() * Uniform(rng, 1, g.OH());
-      launch = Launch(g.kh * g.kw * Uniform(rng, 1, 3), cols,
-                      Pick(rng, std::vector<int>{32, 64, 128, 256, 512}), 1, 0);
+      const int64_t rows = cut ? Uniform(rng, 1, 3 * g.kh * g.kw) : g.kh * g.kw * Uniform(rng, 1, 3);
+      launch = Launch(rows, cols, Pick(rng, std::vector<int>{32, 64, 128, 256, 512}), 1, 0);
     } else if (planes) {
       // Tiles of whole rows of [N*C*KH*KW, OH*OW] (block_K >= OH*OW) and of part rows.
       const int64_t l = g.OH() * g.OW();

@@ -391,29 +391,26 @@ std::string PlanSpanGather(LoweredIm2col& l) {
 }
 
 // Why the planes form's shared gather cannot serve this kernel ("" when it can); sets its
-// box and shared memory when it can.
+// box and shared memory when it can. A tile's rows reach box_planes planes at most (its
+// block_M rows, from any row), its columns band_rows output rows at most.
 std::string PlanSharedGather(const Target& target, LoweredIm2col& l) {
   const Im2colGeometry& g = l.geometry;
   const int64_t taps = g.kh * g.kw;
-  if (l.block_m % taps != 0) {
-    return absl::StrCat("it needs tiles of whole planes: block_M (", l.block_m,
-                        ") a multiple of KH*KW=", taps);
-  }
-  if (l.block_k != l.k && l.block_k % l.ow != 0) {
-    return absl::StrCat("it needs tiles of whole output rows: block_K (", l.block_k,
-                        ") a multiple of OW=", l.ow, " or OH*OW=", l.k);
-  }
-  const int64_t band = l.block_k == l.k ? l.oh : l.block_k / l.ow;
+  auto reach = [](int64_t span, int64_t unit) {
+    return span % unit == 0 ? span / unit : CeilDiv(span - 1, unit) + 1;
+  };
+  const int64_t planes = std::min(reach(l.block_m, taps), g.n * g.c);
+  const int64_t band = l.block_k == l.k ? l.oh : std::min(reach(l.block_k, l.ow), l.oh);
   const int64_t rows = (band - 1) * g.sh + (g.kh - 1) * g.dh + 1;
   const int64_t cols = (l.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
-  const int64_t planes = l.block_m / taps;
   const int64_t bytes = RoundUp(planes * rows * cols * l.element_bytes, 16);
   if (bytes > target.MaxSharedBytesPerBlock() - kReservedShared) {
-    return absl::StrCat("its ", planes, " plane window(s) of ", rows, " x ", cols, " elements (",
-                        bytes, " B) do not fit in shared memory");
+    return absl::StrCat("the image windows of a tile's ", planes, " plane(s) and ", band,
+                        " output row(s), ", rows, " x ", cols, " elements each (", bytes,
+                        " B), do not fit in shared memory");
   }
-  if (planes * rows * cols >= kTwoTo31 || g.n * g.c + planes >= kTwoTo31) {
-    return "its windows or planes exceed 2^31 elements";
+  if (l.m >= kTwoTo31 || planes * rows * cols >= kTwoTo31) {
+    return "it needs the matrix rows and the windows below 2^31 elements";
   }
   l.box_planes = planes;
   l.band_rows = band;

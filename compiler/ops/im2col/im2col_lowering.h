@@ -180,10 +180,11 @@ struct LoweredIm2col : LoweredTileKernel {
   bool span_gather = false;
   int span_blocks = 0;
   int64_t image_bytes = 0;
-  // Planes form, planes_gather=shared where it applies: a tile of whole planes (block_M =
-  // box_planes x KH*KW rows) and whole output rows (band_rows of them) first copies, per
-  // plane, the box_rows x box_cols image window its band reads into shared memory (zeros
-  // where the window leaves the image); its vectors then read their elements there.
+  // Planes form, planes_gather=shared where it applies: a tile, whose rows reach up to
+  // box_planes planes (whole planes where block_M is a multiple of KH*KW) and whose
+  // columns up to band_rows output rows, first copies, per plane, the box_rows x box_cols
+  // image window those rows read into shared memory (zeros where the window leaves the
+  // image); its vectors then read their elements there.
   bool shared_gather = false;
   int64_t box_planes = 0;
   int64_t band_rows = 0;

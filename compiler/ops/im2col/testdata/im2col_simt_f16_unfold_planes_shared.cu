@@ -107,9 +107,10 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_im2col_simt_im2col(con
     tt_vec v;
     tt_elem e[kVector];
   };
-  // Box offset of tile row q's element at output row oh0 + ohl, column ow.
-  auto offset = [](u32 q, u32 ohl, u32 ow) {
-    const u32 p = q / u32(kTaps), tap = q % u32(kTaps);
+  // Box offset of matrix row r's element at output row oh0 + ohl, column ow, for a
+  // tile from plane plane0.
+  auto offset = [](u32 r, u32 plane0, u32 ohl, u32 ow) {
+    const u32 p = r / u32(kTaps) - plane0, tap = r % u32(kTaps);
     const u32 kh = tap / u32(kKW), kw = tap % u32(kKW);
     return p * kBoxPlane + (ohl * u32(kSH) + kh * u32(kDH)) * kBoxCols + ow * u32(kSW) +
            kw * u32(kDW);
@@ -143,7 +144,7 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_im2col_simt_im2col(con
         valid[b] = j < vectors && m0 + q < kM && column < u32(kK) ? kVector : 0;
         at[b] = ((m0 + q) * kK + column) * kElementBytes;
         u32 ohl = column / u32(kOW) - oh0, ow = column % u32(kOW);
-        u32 at_box = offset(q, ohl, ow);
+        u32 at_box = offset(u32(m0) + q, plane0, ohl, ow);
 #pragma unroll
         for (u32 e = 0; e < kVector; ++e) {
           tt_elem v = tt_elem(0);
@@ -154,7 +155,7 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_im2col_simt_im2col(con
           if (++ow == u32(kOW)) {
             ow = 0;
             ++ohl;
-            at_box = offset(q, ohl, 0);
+            at_box = offset(u32(m0) + q, plane0, ohl, 0);
           }
         }
       }
