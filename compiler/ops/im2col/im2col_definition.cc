@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "compiler/base/status_macros.h"
 #include "compiler/ir/buffer.h"
+#include "compiler/lower/lowering_rules.h"
 #include "compiler/ops/im2col/conv_spec.h"
 #include "compiler/ops/im2col/im2col_emitter.h"
 #include "compiler/ops/im2col/im2col_lowering.h"
@@ -99,7 +100,8 @@ absl::Status Im2colDefinition::CheckLowering(const tuning::Lowering& lowering) c
       {{Im2colPathName(Im2colPath::kTma), {}},
        {Im2colPathName(Im2colPath::kSimtRow),
         {Im2colFormName(Im2colPath::kSimtRow), Im2colFormName(Im2colPath::kSimtFlat),
-         Im2colFormName(Im2colPath::kSimtStaged), Im2colFormName(Im2colPath::kSimtPlanes)}}});
+         Im2colFormName(Im2colPath::kSimtStaged), Im2colFormName(Im2colPath::kSimtPlanes),
+         kPlanesSharedForm}}});
 }
 
 int Im2colDefinition::WidestVectorBytes(const TileOp& op) const {
@@ -116,12 +118,50 @@ std::vector<double> Im2colDefinition::TransferFeatures(const tuning::Problem& pr
                               problem.im2col().col_order() == tuning::COLUMN_ORDER_CHANNEL_ROWS);
 }
 
+namespace {
+
+// Image-window elements a shared-gather tile of `planes` planes and `band` output rows
+// copies to shared memory.
+int64_t SharedWindowElements(const Im2colGeometry& g, int64_t planes, int64_t band) {
+  return planes * ((band - 1) * g.sh + (g.kh - 1) * g.dh + 1) *
+         ((g.OW() - 1) * g.sw + (g.kw - 1) * g.dw + 1);
+}
+
+// The shared gather's tile, tuned as planes x output rows, on another image: as many whole
+// planes (of its own KH*KW tap rows) and output rows per band (all of a shorter image's),
+// the bands evened out over the image, then fewer planes, then fewer rows, while the
+// windows would take more shared memory than the tuned tile's did (its occupancy).
+LaunchParams FitSharedPlanesTile(const LaunchParams& tuned, const Im2colGeometry& theirs,
+                                 const Im2colGeometry& ours) {
+  const int64_t their_band = tuned.tile[1] >= theirs.OH() * theirs.OW()
+                                 ? theirs.OH()
+                                 : std::max<int64_t>(1, tuned.tile[1] / theirs.OW());
+  int64_t planes = std::max<int64_t>(1, tuned.tile[0] / (theirs.kh * theirs.kw));
+  const int64_t budget = SharedWindowElements(theirs, planes, their_band);
+  int64_t band = std::min(their_band, ours.OH());
+  band = CeilDiv(ours.OH(), CeilDiv(ours.OH(), band));
+  while (planes > 1 && SharedWindowElements(ours, planes, band) > budget) --planes;
+  while (band > 1 && SharedWindowElements(ours, planes, band) > budget) {
+    band = CeilDiv(ours.OH(), CeilDiv(ours.OH(), band) + 1);
+  }
+  LaunchParams adapted = tuned;
+  adapted.tile[0] = planes * ours.kh * ours.kw;
+  adapted.tile[1] = band >= ours.OH() ? ours.OH() * ours.OW() : band * ours.OW();
+  return adapted;
+}
+
+}  // namespace
+
 LaunchParams Im2colDefinition::AdaptLaunch(const TileOp& op, const tuning::Problem& from,
                                            const LaunchParams& tuned,
-                                           absl::string_view /*tuned_form*/) const {
+                                           absl::string_view tuned_form) const {
   if (tuned.tile.size() != 2 || !from.has_im2col() || op.op_name() != name()) return tuned;
   const Im2colGeometry theirs = ConvGeometryFromProblem(from.im2col());
   const Im2colGeometry& ours = static_cast<const Im2colOp&>(op).geometry;
+  if (static_cast<const Im2colOp&>(op).order == ColumnOrder::kChannelRows &&
+      tuned_form == kPlanesSharedForm && theirs.OW() > 0 && ours.OW() > 0) {
+    return FitSharedPlanesTile(tuned, theirs, ours);
+  }
   if (static_cast<const Im2colOp&>(op).order == ColumnOrder::kChannelRows) {
     // The planes form's tile is [matrix rows, OH*OW columns]; a band of columns is kept as
     // tuned (the lowering clips it). Whole runs grow up to four times the tuned elements.

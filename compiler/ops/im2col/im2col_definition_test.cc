@@ -270,5 +270,35 @@ TEST(Im2colDefinitionTest, WholeRowPlanesTilesTransferAsWholeRows) {
   EXPECT_THAT(im2col.AdaptLaunch(**larger, from, tuned, "planes").tile, ElementsAre(10, 64));
 }
 
+// A shared-gather planes tile transfers as planes x output rows: as many whole planes of
+// the problem's own taps and as many output rows per band (all of a shorter image's, bands
+// evened out), fewer planes and then fewer rows while the image windows would take more
+// shared memory than the tuned tile's.
+TEST(Im2colDefinitionTest, SharedPlanesTilesTransferAsPlanesAndRows) {
+  const Im2colDefinition im2col;
+  auto record = im2col.ParseSpec("f16:32,56,56,64:k=3:p=1:layout=nchw");
+  auto small = im2col.ParseSpec("f16:32,32,32,128:k=2:s=2:layout=nchw");
+  auto tall = im2col.ParseSpec("f16:8,128,128,64:k=3:p=1:layout=nchw");
+  auto strided = im2col.ParseSpec("f16:32,64,64,64:k=4:s=2:p=1:layout=nchw");
+  ASSERT_TRUE(record.ok() && small.ok() && tall.ok() && strided.ok());
+  const tuning::Problem from = *im2col.ToProblem(**record);
+  LaunchParams tuned;
+  tuned.tile = {72, 1568};  // 8 planes, bands of 28 output rows: windows of 30 x 58
+  tuned.threads = 256;
+  // 8 planes of 4 taps, the 16-row image whole (windows of 32 x 32).
+  EXPECT_THAT(im2col.AdaptLaunch(**small, from, tuned, kPlanesSharedForm).tile,
+              ElementsAre(32, 256));
+  // 128 rows in bands of 26 (5 bands, not 28 + 28 + 28 + 28 + 16), windows of 28 x 130:
+  // 3 planes stay within the 8 x 30 x 58 tuned.
+  EXPECT_THAT(im2col.AdaptLaunch(**tall, from, tuned, kPlanesSharedForm).tile,
+              ElementsAre(27, 26 * 128));
+  // 32 rows at stride 2 in two bands of 16 (windows of 34 x 66): 6 planes of 16 taps.
+  EXPECT_THAT(im2col.AdaptLaunch(**strided, from, tuned, kPlanesSharedForm).tile,
+              ElementsAre(96, 16 * 32));
+  // The element gather's tile of the same shape keeps its own fitting.
+  tuned.tile = {20, 3136};
+  EXPECT_THAT(im2col.AdaptLaunch(**small, from, tuned, "planes").tile, ElementsAre(20, 256));
+}
+
 }  // namespace
 }  // namespace tiletune

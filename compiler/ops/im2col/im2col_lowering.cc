@@ -396,6 +396,10 @@ std::string PlanSpanGather(LoweredIm2col& l) {
 std::string PlanSharedGather(const Target& target, LoweredIm2col& l) {
   const Im2colGeometry& g = l.geometry;
   const int64_t taps = g.kh * g.kw;
+  if (taps <= g.sh * g.sw) {
+    return absl::StrCat("its ", g.kh, "x", g.kw, " windows at stride ", g.sh, "x", g.sw,
+                        " read each image element at most once: nothing to share");
+  }
   auto reach = [](int64_t span, int64_t unit) {
     return span % unit == 0 ? span / unit : CeilDiv(span - 1, unit) + 1;
   };
@@ -786,7 +790,7 @@ absl::StatusOr<LoweredIm2col> LowerIm2col(const Im2colOp& op, const Target& targ
     l.ow = op.geometry.OW();
     TT_RETURN_IF_ERROR(LowerPlanes(target, launch, l));
     l.path_name = Im2colPathName(l.path);
-    l.form_name = Im2colFormName(l.path);
+    l.form_name = l.shared_gather ? kPlanesSharedForm : Im2colFormName(l.path);
     FinishLowering(target, l);
     return l;
   }

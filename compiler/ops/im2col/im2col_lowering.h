@@ -78,6 +78,9 @@ enum class Im2colPath {
 std::string Im2colPathName(Im2colPath path);
 // "" for TMA; "row", "flat", "staged", "planes" for the SIMT forms.
 std::string Im2colFormName(Im2colPath path);
+// The planes form with planes_gather=shared taken: its tile is whole planes and output
+// rows by design, which its transfer keeps (Im2colDefinition::AdaptLaunch).
+inline constexpr char kPlanesSharedForm[] = "planes_shared";
 bool IsSimt(Im2colPath path);
 
 // A lowered `im2col` kernel.

@@ -714,6 +714,7 @@ TEST(Im2colPlanesTest, SharedGatherTakesTilesOfWholePlanesAndRows) {
   EXPECT_EQ(whole->box_rows, 58);  // pad 1 above and below
   EXPECT_EQ(whole->box_cols, 58);
   EXPECT_EQ(whole->shared_bytes, 2 * 58 * 58 * 2);
+  EXPECT_EQ(whole->form_name, kPlanesSharedForm);
   EXPECT_THAT(DescribeIm2colPlan(*whole), HasSubstr("shared: 2 plane window(s) of 58 x 58"));
   // Bands of 8 output rows read 10 image rows.
   auto band = LowerIm2col(op, T("sm_90a"), Launch(9, 8 * 56, 256));
@@ -736,6 +737,15 @@ TEST(Im2colPlanesTest, SharedGatherTakesTilesOfWholePlanesAndRows) {
               HasSubstr("planes_gather=shared not taken: the image windows of a tile's 64 "
                         "plane(s) and 56 output row(s), 58 x 58 elements each (430592 B), do "
                         "not fit in shared memory"));
+  // Windows that read each image element once (a k2 s2 patchify) have nothing to share.
+  Im2colOp patches = Unfold(DataType::kF16, G(8, 32, 32, 16, 2, 2, 2, 2, 1, 1, 0, 0));
+  patches.hints.annotations[kPlanesGatherKey] = "shared";
+  auto once = LowerIm2col(patches, T("sm_90a"), Launch(16, 256, 256));
+  ASSERT_TRUE(once.ok()) << once.status();
+  EXPECT_FALSE(once->shared_gather);
+  EXPECT_THAT(absl::StrJoin(once->decision_log, "\n"),
+              HasSubstr("planes_gather=shared not taken: its 2x2 windows at stride 2x2 read each "
+                        "image element at most once: nothing to share"));
   // The search space offers it at tiles it takes.
   int offered = 0;
   Im2colOp plain = Unfold(DataType::kF16, Resnet());
