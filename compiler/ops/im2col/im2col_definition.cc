@@ -138,11 +138,13 @@ LaunchParams FitSharedPlanesTile(const LaunchParams& tuned, const Im2colGeometry
                                  : std::max<int64_t>(1, tuned.tile[1] / theirs.OW());
   int64_t planes = std::max<int64_t>(1, tuned.tile[0] / (theirs.kh * theirs.kw));
   const int64_t budget = SharedWindowElements(theirs, planes, their_band);
-  int64_t band = std::min(their_band, ours.OH());
-  band = CeilDiv(ours.OH(), CeilDiv(ours.OH(), band));
+  // Bands of at most the tuned rows, as even as their count allows; more bands (so fewer
+  // rows each: one more band always helps or keeps the rows) while over the budget.
+  int64_t bands = CeilDiv(ours.OH(), std::min(their_band, ours.OH()));
+  int64_t band = CeilDiv(ours.OH(), bands);
   while (planes > 1 && SharedWindowElements(ours, planes, band) > budget) --planes;
   while (band > 1 && SharedWindowElements(ours, planes, band) > budget) {
-    band = CeilDiv(ours.OH(), CeilDiv(ours.OH(), band) + 1);
+    band = CeilDiv(ours.OH(), ++bands);
   }
   LaunchParams adapted = tuned;
   adapted.tile[0] = planes * ours.kh * ours.kw;

@@ -295,6 +295,18 @@ TEST(Im2colDefinitionTest, SharedPlanesTilesTransferAsPlanesAndRows) {
   // 32 rows at stride 2 in two bands of 16 (windows of 34 x 66): 6 planes of 16 taps.
   EXPECT_THAT(im2col.AdaptLaunch(**strided, from, tuned, kPlanesSharedForm).tile,
               ElementsAre(96, 16 * 32));
+  // One plane of the stem's bands of 28 rows (windows of 61 x 229) on a 512x512 image
+  // (windows 517 wide): bands of 11 rows, the most whose windows (27 x 517) fit.
+  auto stem = im2col.ParseSpec("f16:32,224,224,3:k=7:s=2:p=3:layout=nchw");
+  auto big_stem = im2col.ParseSpec("f16:8,512,512,3:k=7:s=2:p=3:layout=nchw");
+  ASSERT_TRUE(stem.ok() && big_stem.ok());
+  LaunchParams stem_tile;
+  stem_tile.tile = {49, 28 * 112};
+  stem_tile.threads = 256;
+  EXPECT_THAT(im2col.AdaptLaunch(**big_stem, *im2col.ToProblem(**stem), stem_tile,
+                                 kPlanesSharedForm)
+                  .tile,
+              ElementsAre(49, 11 * 256));
   // The element gather's tile of the same shape keeps its own fitting.
   tuned.tile = {20, 3136};
   EXPECT_THAT(im2col.AdaptLaunch(**small, from, tuned, "planes").tile, ElementsAre(20, 256));

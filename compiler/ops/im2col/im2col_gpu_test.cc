@@ -349,6 +349,17 @@ std::vector<Im2colCase> Cases() {
                        Im2colPath::kSimtPlanes});
     }
   }
+  // The shared gather on a persistent grid (one CTA per SM, 512 tiles): each CTA refills
+  // its box tile after tile.
+  for (const LaunchParams& launch : {Launch(18, 196, 128, 1, 1), Launch(10, 100, 256, 1, 1)}) {
+    const Im2colGeometry g = G(4, 14, 14, 256, 3, 3, 1, 1, 1, 1, 1, 1);
+    Im2colOp op = Im2colOp::Dense(DataType::kF16, g);
+    op.img.strides = NchwStrides(g);
+    op.order = ColumnOrder::kChannelRows;
+    op.hints.annotations[kPlanesGatherKey] = "shared";
+    cases.push_back({absl::StrCat("unfold_shared_persistent_", launch.tile[0], "x", launch.tile[1]),
+                     op, launch, Im2colPath::kSimtPlanes});
+  }
   for (const Unfold& u : unfold) {
     Im2colOp op = Im2colOp::Dense(u.dtype, u.geometry);
     const Im2colGeometry& g = u.geometry;

@@ -737,6 +737,10 @@ TEST(Im2colPlanesTest, SharedGatherTakesTilesOfWholePlanesAndRows) {
               HasSubstr("planes_gather=shared not taken: the image windows of a tile's 64 "
                         "plane(s) and 56 output row(s), 58 x 58 elements each (430592 B), do "
                         "not fit in shared memory"));
+  // A persistent grid (one CTA per SM) takes it too: each CTA refills its box per tile.
+  auto persistent = LowerIm2col(op, T("sm_90a"), Launch(18, 3136, 256, 1, 1));
+  ASSERT_TRUE(persistent.ok()) << persistent.status();
+  EXPECT_TRUE(persistent->shared_gather);
   // Windows that read each image element once (a k2 s2 patchify) have nothing to share.
   Im2colOp patches = Unfold(DataType::kF16, G(8, 32, 32, 16, 2, 2, 2, 2, 1, 1, 0, 0));
   patches.hints.annotations[kPlanesGatherKey] = "shared";
