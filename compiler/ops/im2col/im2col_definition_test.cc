@@ -5,8 +5,10 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "compiler/ops/candidates.h"
 #include "compiler/ops/im2col/im2col_lowering.h"
 #include "compiler/ops/im2col/im2col_op.h"
@@ -307,6 +309,36 @@ TEST(Im2colDefinitionTest, SharedPlanesTilesTransferAsPlanesAndRows) {
                                  kPlanesSharedForm)
                   .tile,
               ElementsAre(49, 11 * 256));
+  // Over many images, kernels and strides the fit ends with a tile of whole planes and
+  // whole output rows within the image.
+  for (const auto& [spec, tile] : std::vector<std::pair<std::string, std::vector<int64_t>>>{
+           {"f16:32,56,56,64:k=3:p=1:layout=nchw", {72, 1568}},
+           {"f16:32,14,14,256:k=3:p=1:layout=nchw", {20, 196}},
+           {"f16:32,224,224,3:k=7:s=2:p=3:layout=nchw", {49, 3136}}}) {
+    auto from_op = im2col.ParseSpec(spec);
+    ASSERT_TRUE(from_op.ok());
+    LaunchParams from_tile;
+    from_tile.tile = tile;
+    from_tile.threads = 256;
+    for (int64_t h : {5, 7, 14, 28, 56, 112, 224, 448, 1024}) {
+      for (int64_t k : {2, 3, 5, 7, 11}) {
+        for (int64_t stride : {1, 2, 4}) {
+          auto to = im2col.ParseSpec(absl::StrCat("f16:2,", h, ",", h, ",8:k=", k, ":s=", stride,
+                                                  ":p=", k / 2, ":layout=nchw"));
+          if (!to.ok()) continue;
+          const Im2colGeometry& g = static_cast<const Im2colOp&>(**to).geometry;
+          const LaunchParams fitted = im2col.AdaptLaunch(**to, *im2col.ToProblem(**from_op),
+                                                         from_tile, kPlanesSharedForm);
+          ASSERT_EQ(fitted.tile.size(), 2u);
+          EXPECT_GE(fitted.tile[0], g.kh * g.kw) << spec << " -> " << h << " k" << k;
+          EXPECT_EQ(fitted.tile[0] % (g.kh * g.kw), 0) << spec << " -> " << h << " k" << k;
+          EXPECT_GE(fitted.tile[1], g.OW()) << spec << " -> " << h << " k" << k;
+          EXPECT_LE(fitted.tile[1], g.OH() * g.OW()) << spec << " -> " << h << " k" << k;
+          EXPECT_EQ(fitted.tile[1] % g.OW(), 0) << spec << " -> " << h << " k" << k;
+        }
+      }
+    }
+  }
   // The element gather's tile of the same shape keeps its own fitting.
   tuned.tile = {20, 3136};
   EXPECT_THAT(im2col.AdaptLaunch(**small, from, tuned, "planes").tile, ElementsAre(20, 256));
