@@ -123,8 +123,7 @@ namespace {
 // Image-window elements a shared-gather tile of `planes` planes and `band` output rows
 // copies to shared memory.
 int64_t SharedWindowElements(const Im2colGeometry& g, int64_t planes, int64_t band) {
-  return planes * ((band - 1) * g.sh + (g.kh - 1) * g.dh + 1) *
-         ((g.OW() - 1) * g.sw + (g.kw - 1) * g.dw + 1);
+  return planes * PlanesWindowRows(g, band) * PlanesWindowCols(g);
 }
 
 // The shared gather's tile, tuned as planes x output rows, on another image: as many whole
@@ -160,11 +159,10 @@ LaunchParams Im2colDefinition::AdaptLaunch(const TileOp& op, const tuning::Probl
   if (tuned.tile.size() != 2 || !from.has_im2col() || op.op_name() != name()) return tuned;
   const Im2colGeometry theirs = ConvGeometryFromProblem(from.im2col());
   const Im2colGeometry& ours = static_cast<const Im2colOp&>(op).geometry;
-  if (static_cast<const Im2colOp&>(op).order == ColumnOrder::kChannelRows &&
-      tuned_form == kPlanesSharedForm && theirs.OW() > 0 && ours.OW() > 0) {
-    return FitSharedPlanesTile(tuned, theirs, ours);
-  }
   if (static_cast<const Im2colOp&>(op).order == ColumnOrder::kChannelRows) {
+    if (tuned_form == kPlanesSharedForm && theirs.OW() > 0 && ours.OW() > 0) {
+      return FitSharedPlanesTile(tuned, theirs, ours);
+    }
     // The planes form's tile is [matrix rows, OH*OW columns]; a band of columns is kept as
     // tuned (the lowering clips it). Whole runs grow up to four times the tuned elements.
     return FitWholeRunTile(tuned, theirs.OH() * theirs.OW(), ours.OH() * ours.OW(),

@@ -429,12 +429,8 @@ class Im2colEmitter {
     absl::StrAppend(
         &out_,
         "  extern __shared__ __align__(16) u8 tt_smem[];\n"
-        "  tt_elem* const box = reinterpret_cast<tt_elem*>(tt_smem);\n"
-        "  constexpr u32 kBatch = 4;\n"
-        "  union Pack {\n"
-        "    tt_vec v;\n"
-        "    tt_elem e[kVector];\n"
-        "  };\n"
+        "  tt_elem* const box = reinterpret_cast<tt_elem*>(tt_smem);\n",
+        PlanesPack(),
         "  // Box offset of matrix row r's element at output row oh0 + ohl, column ow, for a\n"
         "  // tile from plane plane0.\n"
         "  auto offset = [](u32 r, u32 plane0, u32 ohl, u32 ow) {\n"
@@ -442,10 +438,8 @@ class Im2colEmitter {
         "    const u32 kh = tap / u32(kKW), kw = tap % u32(kKW);\n"
         "    return p * kBoxPlane + (ohl * u32(kSH) + kh * u32(kDH)) * kBoxCols + ow * u32(kSW) +\n"
         "           kw * u32(kDW);\n"
-        "  };\n"
-        "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n"
-        "    const u64 m0 = tile / kTilesK * kBlockM;\n"
-        "    const u32 k0 = u32(tile % kTilesK * kBlockK);\n"
+        "  };\n",
+        PlanesTileHead(),
         "    const u32 plane0 = u32(m0 / kTaps);\n"
         "    const u32 oh0 = k0 / u32(kOW);\n"
         "    __syncthreads();  // the previous tile's reads of the box are done\n"
@@ -463,17 +457,7 @@ class Im2colEmitter {
         "      box[i] = inside ? v : tt_elem(0);\n"
         "    }\n"
         "    __syncthreads();\n",
-        whole ? "    // Whole rows: one run of the tile's rows (fewer in the last tile).\n"
-                "    const u32 run = u32(m0 + kBlockM <= kM ? kBlockM * kK : (kM - m0) * kK);\n"
-                "    const u32 vectors = (run + kVector - 1) / kVector;\n"
-              : "    const u32 vectors = kTileItems;\n",
-        "    for (u32 j0 = threadIdx.x; j0 < vectors; j0 += kThreads * kBatch) {\n"
-        "      Pack pack[kBatch];\n"
-        "      u64 at[kBatch];\n"
-        "      u32 valid[kBatch];\n"
-        "#pragma unroll\n"
-        "      for (u32 b = 0; b < kBatch; ++b) {\n"
-        "        const u32 j = j0 + b * kThreads;\n",
+        PlanesVectorLoopHead(whole),
         whole ? "        const u32 f = j * kVector;  // element of the run\n"
                 "        valid[b] = j < vectors ? min(kVector, run - f) : 0;\n"
                 "        u32 q = f / u32(kK);\n"
@@ -502,7 +486,42 @@ class Im2colEmitter {
         "            at_box = offset(u32(m0) + q, plane0, ohl, 0);\n"
         "          }\n"
         "        }\n"
-        "      }\n"
+        "      }\n",
+        PlanesStores());
+  }
+
+  // The planes kernels' shared pieces: a thread's batch of packed vectors, the tile loop's
+  // head (the tile's first matrix row m0 and column k0), the loop over a tile's vectors
+  // kBatch at a time (item b of the batch is vector j), and the batch's stores, which close
+  // the vector loop, the tile loop and the kernel.
+  static std::string PlanesPack() {
+    return "  constexpr u32 kBatch = 4;\n"
+           "  union Pack {\n"
+           "    tt_vec v;\n"
+           "    tt_elem e[kVector];\n"
+           "  };\n";
+  }
+  static std::string PlanesTileHead() {
+    return "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n"
+           "    const u64 m0 = tile / kTilesK * kBlockM;\n"
+           "    const u32 k0 = u32(tile % kTilesK * kBlockK);\n";
+  }
+  static std::string PlanesVectorLoopHead(bool whole) {
+    return absl::StrCat(
+        whole ? "    // Whole rows: one run of the tile's rows (fewer in the last tile).\n"
+                "    const u32 run = u32(m0 + kBlockM <= kM ? kBlockM * kK : (kM - m0) * kK);\n"
+                "    const u32 vectors = (run + kVector - 1) / kVector;\n"
+              : "    const u32 vectors = kTileItems;\n",
+        "    for (u32 j0 = threadIdx.x; j0 < vectors; j0 += kThreads * kBatch) {\n"
+        "      Pack pack[kBatch];\n"
+        "      u64 at[kBatch];\n"
+        "      u32 valid[kBatch];\n"
+        "#pragma unroll\n"
+        "      for (u32 b = 0; b < kBatch; ++b) {\n"
+        "        const u32 j = j0 + b * kThreads;\n");
+  }
+  std::string PlanesStores() const {
+    return absl::StrCat(
         "#pragma unroll\n"
         "      for (u32 b = 0; b < kBatch; ++b) {\n"
         "        if (valid[b] == kVector) {\n"
@@ -535,25 +554,9 @@ class Im2colEmitter {
     KernelSignature();
     absl::StrAppend(
         &out_,
-        "  constexpr u32 kBatch = 4;\n"
-        "  union Pack {\n"
-        "    tt_vec v;\n"
-        "    tt_elem e[kVector];\n"
-        "  };\n"
-        "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n"
-        "    const u64 m0 = tile / kTilesK * kBlockM;\n"
-        "    const u32 k0 = u32(tile % kTilesK * kBlockK);\n",
-        whole ? "    // Whole rows: one run of the tile's rows (fewer in the last tile).\n"
-                "    const u32 run = u32(m0 + kBlockM <= kM ? kBlockM * kK : (kM - m0) * kK);\n"
-                "    const u32 vectors = (run + kVector - 1) / kVector;\n"
-              : "    const u32 vectors = kTileItems;\n",
-        "    for (u32 j0 = threadIdx.x; j0 < vectors; j0 += kThreads * kBatch) {\n"
-        "      Pack pack[kBatch];\n"
-        "      u64 at[kBatch];\n"
-        "      u32 valid[kBatch];\n"
-        "#pragma unroll\n"
-        "      for (u32 b = 0; b < kBatch; ++b) {\n"
-        "        const u32 j = j0 + b * kThreads;\n",
+        PlanesPack(),
+        PlanesTileHead(),
+        PlanesVectorLoopHead(whole),
         whole ? "        const u32 f = j * kVector;  // element of the run\n"
                 "        valid[b] = j < vectors ? min(kVector, run - f) : 0;\n"
                 "        u64 r = m0 + f / u32(kK);\n"
@@ -605,22 +608,8 @@ class Im2colEmitter {
         "            line = from + u64(ih) * (kImgStrideH * kElementBytes);\n"
         "          }\n"
         "        }\n"
-        "      }\n"
-      "#pragma unroll\n"
-        "      for (u32 b = 0; b < kBatch; ++b) {\n"
-        "        if (valid[b] == kVector) {\n"
-        "          tt_st_global(col + at[b], pack[b].v",
-        ColPolicy(),
-        ");\n"
-        "        } else {\n"
-        "          for (u32 e = 0; e < valid[b]; ++e) {\n"
-        "            reinterpret_cast<tt_elem*>(col + at[b])[e] = pack[b].e[e];\n"
-        "          }\n"
-        "        }\n"
-        "      }\n"
-        "    }\n"
-        "  }\n"
-        "}\n");
+        "      }\n",
+        PlanesStores());
   }
 
   // The span gather's call in the planes kernel: vectors within one output row take it

@@ -216,6 +216,14 @@ constexpr int64_t kRegisterUnit = 8;
 // (registers that would hold one more CTA let the next CTA start sooner, it seems).
 constexpr int64_t kMinRegisterCap = 24;
 
+// Bytes from the image's first element to one past its farthest, whatever its strides.
+int64_t ImageSpanBytes(const LoweredIm2col& l) {
+  const Im2colGeometry& g = l.geometry;
+  return ((g.n - 1) * l.img_strides[0] + (g.h - 1) * l.img_strides[1] +
+          (g.w - 1) * l.img_strides[2] + (g.c - 1) * l.img_strides[3] + 1) *
+         l.element_bytes;
+}
+
 // The staged form's fill engine: bulk copies where the target has TMA, the hints allow it
 // and each box row's in-image part is whole 16-byte units (16-byte aligned rows).
 void ChooseBoxFill(const Target& target, const LaunchParams& launch, LoweredIm2col& l) {
@@ -228,10 +236,7 @@ void ChooseBoxFill(const Target& target, const LaunchParams& launch, LoweredIm2c
   if (launch.ctas_per_sm > 0) resident = std::min<int64_t>(resident, launch.ctas_per_sm);
   box.resident_ctas = static_cast<int>(resident);
   box.prefetch_waves = kPrefetchWaves;
-  const Im2colGeometry& g = l.geometry;
-  box.image_span_bytes = ((g.n - 1) * l.img_strides[0] + (g.h - 1) * l.img_strides[1] +
-                          (g.w - 1) * l.img_strides[2] + (g.c - 1) * l.img_strides[3] + 1) *
-                         l.element_bytes;
+  box.image_span_bytes = ImageSpanBytes(l);
   auto choice = l.hints.choices.find(kImgPrefetchKey);
   const int64_t l2 = target.MinL2Bytes();
   box.prefetch_all = choice != l.hints.choices.end()
@@ -384,9 +389,7 @@ std::string PlanSpanGather(LoweredIm2col& l) {
                         kMaxSpanBlocks);
   }
   l.span_blocks = static_cast<int>(blocks);
-  l.image_bytes = ((g.n - 1) * l.img_strides[0] + (g.h - 1) * l.img_strides[1] +
-                   (g.w - 1) * l.img_strides[2] + (g.c - 1) * l.img_strides[3] + 1) *
-                  e;
+  l.image_bytes = ImageSpanBytes(l);
   return "";
 }
 
@@ -405,8 +408,7 @@ std::string PlanSharedGather(const Target& target, LoweredIm2col& l) {
   };
   const int64_t planes = std::min(reach(l.block_m, taps), g.n * g.c);
   const int64_t band = l.block_k == l.k ? l.oh : std::min(reach(l.block_k, l.ow), l.oh);
-  const int64_t rows = (band - 1) * g.sh + (g.kh - 1) * g.dh + 1;
-  const int64_t cols = (l.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+  const int64_t rows = PlanesWindowRows(g, band), cols = PlanesWindowCols(g);
   const int64_t bytes = RoundUp(planes * rows * cols * l.element_bytes, 16);
   if (bytes > target.MaxSharedBytesPerBlock() - kReservedShared) {
     return absl::StrCat("the image windows of a tile's ", planes, " plane(s) and ", band,

@@ -81,6 +81,14 @@ std::string Im2colFormName(Im2colPath path);
 // The planes form with planes_gather=shared taken: its tile is whole planes and output
 // rows by design, which its transfer keeps (Im2colDefinition::AdaptLaunch).
 inline constexpr char kPlanesSharedForm[] = "planes_shared";
+// The image window, rows and columns, one plane's tap rows read for `band` output rows (the
+// shared gather's box per plane, padding included).
+inline int64_t PlanesWindowRows(const Im2colGeometry& g, int64_t band) {
+  return (band - 1) * g.sh + (g.kh - 1) * g.dh + 1;
+}
+inline int64_t PlanesWindowCols(const Im2colGeometry& g) {
+  return (g.OW() - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+}
 bool IsSimt(Im2colPath path);
 
 // A lowered `im2col` kernel.

@@ -163,15 +163,14 @@ std::vector<LaunchParams> SharedPlanesLaunches(const Im2colOp& op) {
   const Im2colGeometry& g = op.geometry;
   const int64_t e = DataTypeBytes(op.img.dtype), vector = std::max<int64_t>(1, 16 / e);
   const int64_t taps = g.kh * g.kw, oh = g.OH(), ow = g.OW(), planes = g.n * g.c;
-  const int64_t cols = (ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+  const int64_t cols = PlanesWindowCols(g);
   const int64_t plane_unit = vector / std::gcd(vector, taps * oh * ow);
   const int64_t band_unit = vector / std::gcd(vector, ow);
   std::vector<LaunchParams> out;
   for (int64_t p = plane_unit; p <= 8 * plane_unit && p <= planes; p *= 2) {
     std::optional<int64_t> chosen;
     for (int64_t band = oh; band >= 1;) {
-      const int64_t rows = (band - 1) * g.sh + (g.kh - 1) * g.dh + 1;
-      const bool fits = p * rows * cols * e <= kSharedBoxBytes;
+      const bool fits = p * PlanesWindowRows(g, band) * cols * e <= kSharedBoxBytes;
       const int64_t tiles = CeilDiv(planes, p) * CeilDiv(oh, band);
       if (fits) chosen = band;
       if (fits && tiles >= kSharedMinTiles) break;
