@@ -633,6 +633,55 @@ TEST_F(TunedResolverTest, AnIm2colTileOfWholeRowsTransfersAsWholeRows) {
   EXPECT_THAT(partial->request.launch.tile, ElementsAre(112, 64));
 }
 
+// Where the nearest record's kernel moves narrower vectors here than on its own problem,
+// a record a little further whose kernel keeps wider ones answers: the 16x16 patchify's
+// vectors along a kernel row (16 B there) get 4 B on a 14x14 patchify, where the stem's
+// staged form still stores 16 B. Without such a record the nearest answers as before.
+TEST_F(TunedResolverTest, ARecordWhoseVectorsNarrowHereGivesWayToOneThatKeepsThem) {
+  auto conv = [](int64_t k, int64_t s, int64_t p) {
+    Im2colGeometry g;
+    g.n = 32, g.h = g.w = 224, g.c = 3, g.kh = g.kw = k, g.sh = g.sw = s, g.ph = g.pw = p;
+    return Im2colOp::Dense(DataType::kF16, g);
+  };
+  auto record = [](const Im2colOp& op, const std::string& form, std::vector<int64_t> tile,
+                   bool window) {
+    tuning::TuningRecord r;
+    *r.mutable_device() = H200();
+    *r.mutable_problem() = *BuiltinTileOps().Find("im2col").value()->ToProblem(op);
+    tuning::Variant* v = r.mutable_winner();
+    v->mutable_hints()->set_prefer_instruction("sync");
+    if (window) (*v->mutable_hints()->mutable_annotations())["row_vector"] = "window_row";
+    v->mutable_lowering()->set_path("simt_im2col");
+    v->mutable_lowering()->set_form(form);
+    for (int64_t t : tile) v->mutable_lowering()->add_tile(t);
+    v->mutable_lowering()->set_threads(256);
+    v->mutable_lowering()->set_vector_bytes(16);
+    r.mutable_winner_statistics()->set_median_us(10);
+    r.mutable_winner_statistics()->set_sample_count(5);
+    return r;
+  };
+  const tuning::TuningRecord patchify = record(conv(16, 16, 0), "row", {32, 128}, true);
+  const tuning::TuningRecord stem = record(conv(7, 2, 3), "staged", {112, 147}, false);
+  auto alone = Make({patchify})->Resolve(H200(), conv(14, 14, 0));
+  ASSERT_TRUE(alone.ok()) << alone.status();
+  EXPECT_EQ(alone->built.lowered->vector_bytes, 4) << alone->detail;
+  EXPECT_THAT(alone->detail, HasSubstr("nearest usable of 1"));
+
+  auto r = Make({patchify, stem})->Resolve(H200(), conv(14, 14, 0));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->level, ResolutionLevel::kNearest);
+  EXPECT_EQ(r->built.lowered->form_name, "staged") << r->detail;
+  EXPECT_EQ(r->built.lowered->vector_bytes, 16);
+  EXPECT_THAT(r->detail, HasSubstr("moves 4-byte vectors here against 16 on its own problem; "
+                                   "this one, 16-byte ones"));
+  // The 32x32 patchify keeps the 16-B vectors along its kernel rows: the nearest answers.
+  auto wide = Make({patchify, stem})->Resolve(H200(), conv(32, 32, 0));
+  ASSERT_TRUE(wide.ok()) << wide.status();
+  EXPECT_EQ(wide->built.lowered->form_name, "row") << wide->detail;
+  EXPECT_EQ(wide->built.lowered->vector_bytes, 16);
+  EXPECT_THAT(wide->detail, HasSubstr("nearest usable of 2"));
+}
+
 // A record's tile that reached past its own problem (4096 over 1024 elements) transfers
 // as the 1024 its one CTA moved: 13 CTAs of a 12289-element copy, not 4.
 TEST_F(TunedResolverTest, ATransferredTileIsWhatEachOfTheRecordsCtasDid) {

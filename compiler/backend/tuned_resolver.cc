@@ -68,6 +68,9 @@ namespace {
 // Halvings of a transferred tile the resolver tries (for a tile that does not lower, or
 // one that leaves too few tiles) before it uses the record's tile as stored.
 constexpr int kMaxHalvings = 8;
+// Records after the nearest that resolution looks through for one whose kernel keeps wider
+// vectors here, where the nearest's narrows.
+constexpr int kWiderRecordTries = 4;
 
 // Halves the outermost tile dimension above 1 (rows before columns, so each CTA keeps
 // its contiguous run), to the largest power of two below it: 55 rows become 32, not 28,
@@ -714,16 +717,46 @@ absl::StatusOr<Resolution> TunedResolver::Resolve(const tuning::DeviceIdentity& 
       return std::move(best->resolution);
     }
   }
+  // The nearest usable record answers, unless its kernel moves narrower vectors here than
+  // on its own problem (what made it fast there no longer holds, as in Repathed): then the
+  // first of the next kWiderRecordTries usable records whose kernel moves wider vectors here
+  // than the nearest's does.
+  std::optional<Resolution> nearest;
+  double nearest_distance = 0;
+  int narrowed_from = 0;
+  int tries = 0;
   for (const auto& [distance, index] : near) {
     auto resolution = Attempt(records_[index], ResolutionLevel::kNearest, codegen, op, probe.problem(), target);
-    if (resolution.ok()) {
-      // Why this one: its place among the candidates and how far its features are.
+    if (!resolution.ok()) continue;
+    const int here = resolution->built.lowered->vector_bytes;
+    if (!nearest.has_value()) {
+      nearest_distance = distance;
+      const int own = records_[index].winner().lowering().vector_bytes();
+      nearest = *std::move(resolution);
+      if (here >= own) break;
+      narrowed_from = own;
+      continue;
+    }
+    if (++tries > kWiderRecordTries) break;
+    if (here > nearest->built.lowered->vector_bytes) {
       resolution->detail = absl::StrCat(
-          why, resolution->detail, " (nearest usable of ", near.size(),
-          " record(s) of this operator, element size and architecture by size, "
-          "launch-boundness, alignment, shape and dtype; distance ", absl::StrFormat("%.2f", distance), ")");
+          why, resolution->detail, " (of ", near.size(),
+          " record(s) of this operator, element size and architecture, the nearest (distance ",
+          absl::StrFormat("%.2f", nearest_distance), ") moves ",
+          nearest->built.lowered->vector_bytes, "-byte vectors here against ", narrowed_from,
+          " on its own problem; this one, ", here, "-byte ones; distance ",
+          absl::StrFormat("%.2f", distance), ")");
       return resolution;
     }
+  }
+  if (nearest.has_value()) {
+    // Why this one: its place among the candidates and how far its features are.
+    nearest->detail = absl::StrCat(
+        why, nearest->detail, " (nearest usable of ", near.size(),
+        " record(s) of this operator, element size and architecture by size, "
+        "launch-boundness, alignment, shape and dtype; distance ",
+        absl::StrFormat("%.2f", nearest_distance), ")");
+    return *std::move(nearest);
   }
   absl::StrAppend(&why, near.empty() ? "no record for this architecture, operator and "
                                        "element size; "

@@ -9,7 +9,10 @@
 //                 and whose variant lowers for this problem; on a GPU of another name the
 //                 records of its compute capability transfer this way, never as exact.
 //                 A record of another problem is fitted to this one (Transfer: the
-//                 operator's AdaptLaunch, halvings, the vector width, the path). With a
+//                 operator's AdaptLaunch, halvings, the vector width, the path). Where
+//                 the nearest record's kernel moves narrower vectors here than on its own
+//                 problem, the first of the next few usable records whose kernel moves
+//                 wider ones here answers instead. With a
 //                 cost model of the GPU (Options::cost_models), the variant of the 8
 //                 nearest usable records it predicts fastest instead;
 //   3. older      with no usable record of the device's own compute capability: the

@@ -94,7 +94,13 @@ std::vector<GoldenCase> GoldenCases() {
   unfold_span.hints.annotations[kPlanesGatherKey] = "span";
   Im2colOp unfold_shared = unfold;
   unfold_shared.hints.annotations[kPlanesGatherKey] = "shared";
+  // ViT's patchify of C3 with the row form's vectors along a kernel row (16 B).
+  Im2colOp patchify = Im2colOp::Dense(DataType::kF16, G(2, 224, 224, 3, 16, 16, 16, 16, 1, 1, 0, 0));
+  patchify.hints.prefer_instruction = Instruction::kSync;
+  patchify.hints.annotations[kRowVectorKey] = "window_row";
   return {
+      {"im2col_simt_f16_patchify_window_row", patchify, T("sm_90a"), Launch(14, 768, 256, 1),
+       Im2colPath::kSimtRow},
       {"im2col_simt_f16_unfold_planes", unfold, T("sm_90a"), Launch(3, 3136, 256, 1),
        Im2colPath::kSimtPlanes},
       {"im2col_simt_f16_unfold_planes_span", unfold_span, T("sm_90a"), Launch(3, 3136, 256, 1),

@@ -108,8 +108,9 @@ class Im2colEmitter {
                         "), ");
       }
     } else {
-      absl::StrAppend(&out_, "vector ", l_.vector_elems, " x ", l_.element_bytes, " B, layout ",
-                      LoopLayoutName(l_.layout), ", ");
+      absl::StrAppend(&out_, "vector ", l_.vector_elems, " x ", l_.element_bytes, " B",
+                      l_.window_row_vector ? " along a kernel row (over pixels)" : "",
+                      ", layout ", LoopLayoutName(l_.layout), ", ");
     }
     absl::StrAppend(&out_, l_.stages, " stage(s), L2 policy image ",
                     l_.img_policy ? EvictionPolicyName(*l_.img_policy) : std::string("none"),
@@ -244,7 +245,11 @@ class Im2colEmitter {
     absl::StrAppend(
         &out_,
         "\n// Byte offset in the image of column-matrix element (m, k); false where the element\n"
-        "// lies in the padding. m = (n, oh, ow), k = (kh, kw, c) with c fastest.\n"
+        "// lies in the padding. m = (n, oh, ow), k = (kh, kw, c) with c fastest.\n",
+        l_.window_row_vector
+            ? "// A vector from (m, k) runs on along its kernel row, over pixels side by side in\n"
+              "// the image, and lies wholly inside the image or wholly in the padding.\n"
+            : "",
         "__device__ __forceinline__ bool tt_gather(u64 m, u64 k, u64& img_byte) {\n"
         "  const u64 n = m / kOHW;\n"
         "  const u64 oh = m % kOHW / kOW;\n"

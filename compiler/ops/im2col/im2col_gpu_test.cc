@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <ostream>
 #include <random>
@@ -77,17 +78,20 @@ const T& Pick(std::mt19937_64& rng, const std::vector<T>& values) {
 // one output row per tile, one tile per CTA, 2-byte elements, a dense image.
 //
 // With `gather` (planes), the cases planes_gather=<gather> serves, asked for by annotation:
-// "span", or "shared" (tiles of whole planes and output rows).
+// "span", or "shared" (tiles of whole planes and output rows). With "window_row" (row),
+// the cases row_vector=window_row serves: narrow C, no W dilation, and kernel rows, strides,
+// pads and image rows that are whole multiples of a vector wider than C allows.
 Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false, bool phase = false,
                       const std::string& gather = "") {
   const bool span = gather == "span", shared = gather == "shared";
+  const bool window = gather == "window_row";
   const bool tma = path == Im2colPath::kTma;
   const bool staged = path == Im2colPath::kSimtStaged;
   const bool flat = staged || path == Im2colPath::kSimtFlat;
   const bool planes = path == Im2colPath::kSimtPlanes;
   std::mt19937_64 rng(0x1a2c0 + 7919 * index + (tma ? 1 : 0) + (flat ? 2 : 0) +
                       (staged ? 4 : 0) + (bulk ? 8 : 0) + (phase ? 16 : 0) + (planes ? 32 : 0) +
-                      (span ? 64 : 0) + (shared ? 128 : 0));
+                      (span ? 64 : 0) + (shared ? 128 : 0) + (window ? 256 : 0));
   Target target = *Target::Parse("sm_90a");
   for (int attempt = 0;; ++attempt) {
     DataType dtype = phase ? Pick(rng, std::vector<DataType>{DataType::kF16, DataType::kBF16})
@@ -107,6 +111,17 @@ Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false, bool phase 
     g.pw = Uniform(rng, 0, g.EffectiveKw() - 1);
     int64_t channel_unit = tma ? std::max(1, 16 / e) : 1;
     g.c = channel_unit * Uniform(rng, 1, tma ? 6 : 37);
+    if (window) {
+      // unit pixels hold a whole number of the vector's elements.
+      g.c = Pick(rng, std::vector<int64_t>{1, 2, 3, 4, 6, 8});
+      const int64_t vector = std::max(2, 16 / e) >> Uniform(rng, 0, 2);
+      const int64_t unit = std::max<int64_t>(1, vector / std::gcd(vector, g.c));
+      g.dw = 1;
+      g.kw = unit * Uniform(rng, 1, unit > 4 ? 2 : 4);
+      g.sw = unit * Uniform(rng, 1, 2);
+      g.pw = Uniform(rng, 0, 1) == 0 ? 0 : unit * Uniform(rng, 0, (g.kw - 1) / unit);
+      g.w = unit * Uniform(rng, 1, unit > 4 ? 4 : 12);
+    }
     if (!ValidateIm2colGeometry(g).ok()) continue;
     Im2colOp op = Im2colOp::Dense(dtype, g);
     if (planes) {
@@ -123,8 +138,8 @@ Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false, bool phase 
     }
     // Sometimes a strided image: rows padded by a few pixels (whole 16-byte units on TMA).
     if (!phase && !planes && Uniform(rng, 0, 4) == 0) {
-      int64_t pixel = tma || staged ? g.c : g.c + Uniform(rng, 0, 3);
-      int64_t row = pixel * (g.w + Uniform(rng, 0, 2));
+      int64_t pixel = tma || staged || window ? g.c : g.c + Uniform(rng, 0, 3);
+      int64_t row = pixel * (g.w + (window ? 16 : 1) * Uniform(rng, 0, 2));
       op.img.strides = {row * (g.h + Uniform(rng, 0, 1)), row, pixel, 1};
     }
     int roll = static_cast<int>(Uniform(rng, 0, 5));
@@ -143,7 +158,11 @@ Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false, bool phase 
     // half of each (these small problems would take the second by default).
     if (bulk) op.hints.annotations[kImgPrefetchKey] = Uniform(rng, 0, 1) == 0 ? "ahead" : "all";
     if (staged) op.hints.annotations[kStagedGatherKey] = phase ? "phase" : "table";
-    if (!gather.empty()) op.hints.annotations[kPlanesGatherKey] = gather;
+    if (window) {
+      op.hints.annotations[kRowVectorKey] = "window_row";
+    } else if (!gather.empty()) {
+      op.hints.annotations[kPlanesGatherKey] = gather;
+    }
     LaunchParams launch;
     if (shared) {
       // Mostly tiles of 1 to 3 whole planes' tap rows, of whole output rows or bands of
@@ -177,6 +196,12 @@ Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false, bool phase 
       launch = Launch(Pick(rng, std::vector<int64_t>{1, 3, 8, 16, 32, 64}),
                       g.K() + Uniform(rng, 0, 8), Pick(rng, std::vector<int>{32, 64, 128, 256}),
                       1, static_cast<int>(Uniform(rng, 0, 2)));
+    } else if (window) {
+      // Whole rows, or block_K a multiple of 16 elements (every vector width divides it).
+      launch = Launch(Pick(rng, std::vector<int64_t>{1, 4, 16, 32, 64}),
+                      Uniform(rng, 0, 1) == 0 ? g.K() : 16 * Uniform(rng, 1, 6),
+                      Pick(rng, std::vector<int>{32, 64, 128, 256}), 1,
+                      static_cast<int>(Uniform(rng, 0, 2)));
     } else {
       launch = Launch(Pick(rng, std::vector<int64_t>{1, 4, 16, 32, 64}), Uniform(rng, 1, 96),
                       Pick(rng, std::vector<int>{32, 64, 128, 256}), 1,
@@ -188,8 +213,10 @@ Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false, bool phase 
     if (staged && lowered->box.phase_gather != phase) continue;
     if (planes && lowered->span_gather != span) continue;
     if (planes && lowered->shared_gather != shared) continue;
+    if (lowered->window_row_vector != window) continue;
     return {absl::StrFormat("%s_%03d_%s",
-                            span     ? "planes_span"
+                            window   ? "simt_window_row"
+                            : span   ? "planes_span"
                             : shared ? "planes_shared"
                             : planes ? "planes"
                             : tma    ? "tma"
@@ -205,6 +232,9 @@ Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false, bool phase 
 std::vector<Im2colCase> Cases() {
   std::vector<Im2colCase> cases;
   for (int i = 0; i < 130; ++i) cases.push_back(RandomCase(Im2colPath::kSimtRow, i));
+  for (int i = 0; i < 80; ++i) {
+    cases.push_back(RandomCase(Im2colPath::kSimtRow, i, false, false, "window_row"));
+  }
   for (int i = 0; i < 110; ++i) cases.push_back(RandomCase(Im2colPath::kTma, i));
   for (int i = 0; i < 60; ++i) cases.push_back(RandomCase(Im2colPath::kSimtFlat, i));
   for (int i = 0; i < 80; ++i) cases.push_back(RandomCase(Im2colPath::kSimtPlanes, i));

@@ -151,6 +151,26 @@ int LegalVectorElems(const LoweredIm2col& l, std::string* limit) {
                       absl::StrCat("image C stride ", l.img_strides[3]), constraints, limit);
 }
 
+// row_vector=window_row: the widest vector along a kernel row (LoweredIm2col::
+// window_row_vector), or 0 with `blocker` saying why the image's layout rules it out.
+int WindowRowVectorElems(const LoweredIm2col& l, std::string* limit, std::string* blocker) {
+  const Im2colGeometry& g = l.geometry;
+  if (l.img_strides[3] != 1 || l.img_strides[2] != g.c || g.dw != 1) {
+    *blocker = absl::StrCat("it needs the image's C stride 1 (not ", l.img_strides[3],
+                            "), W stride C=", g.c, " (not ", l.img_strides[2],
+                            ") and dilation_w 1 (not ", g.dw, ")");
+    return 0;
+  }
+  const std::vector<VectorConstraint> constraints = {{"KW x C=", g.kw * g.c},
+                                                     {"stride_w x C=", g.sw * g.c},
+                                                     {"pad_w x C=", g.pw * g.c},
+                                                     {"W x C=", g.w * g.c},
+                                                     {"block_K=", l.block_k},
+                                                     {"image N stride", l.img_strides[0]},
+                                                     {"image H stride", l.img_strides[1]}};
+  return WidestVector(l.element_bytes, true, "", constraints, limit);
+}
+
 // Widest store (elements, power of two, <= 16 B) that divides a tile's run of
 // block_M * K elements, so every tile starts aligned.
 int FlatVectorElems(const LoweredIm2col& l) {
@@ -544,7 +564,9 @@ absl::Status LowerPlanes(const Target& target, const LaunchParams& launch, Lower
 // does; staged when its input box plans too. Either must fit in shared memory.
 void ChooseSimtForm(const Target& target, const LaunchParams& launch, LoweredIm2col& l) {
   l.path = Im2colPath::kSimtRow;
-  if (l.hints.coalesced_width || l.hints.loop_layout || l.block_k < l.k) return;
+  if (l.hints.coalesced_width || l.hints.loop_layout || l.block_k < l.k || l.window_row_vector) {
+    return;
+  }
   auto fits = [&](int64_t bytes) {
     return bytes <= target.MaxSharedBytesPerBlock() - kReservedShared &&
            (launch.ctas_per_sm == 0 || bytes * launch.ctas_per_sm <= target.MaxSharedBytesPerSm());
@@ -799,9 +821,28 @@ absl::StatusOr<LoweredIm2col> LowerIm2col(const Im2colOp& op, const Target& targ
   TT_RETURN_IF_ERROR(PlaceTiles(op, launch, l));
 
   std::string vector_limit;
-  const int legal = LegalVectorElems(l, &vector_limit);
+  int legal = LegalVectorElems(l, &vector_limit);
+  const char* along = " along C";
+  if (auto choice = l.hints.choices.find(kRowVectorKey);
+      choice != l.hints.choices.end() && choice->second == "window_row") {
+    std::string run_limit, blocker;
+    const int run = WindowRowVectorElems(l, &run_limit, &blocker);
+    if (blocker.empty() && run <= legal) {
+      blocker = absl::StrCat("along a kernel row a vector gets ", run, " element(s)",
+                             run_limit.empty() ? "" : absl::StrCat(" (limited by ", run_limit, ")"),
+                             ", no more than along C");
+    }
+    if (!blocker.empty()) {
+      l.decision_log.push_back(absl::StrCat(kRowVectorKey, "=window_row not taken: ", blocker));
+    } else {
+      l.window_row_vector = true;
+      legal = run;
+      vector_limit = run_limit;
+      along = " along a kernel row (row_vector=window_row: the row form, a vector over pixels)";
+    }
+  }
   TT_ASSIGN_OR_RETURN(l.vector_elems, ChooseVectorWidth(l.hints, legal, l.element_bytes,
-                                                        vector_limit, " along C", l.decision_log));
+                                                        vector_limit, along, l.decision_log));
   ChooseSimtForm(target, launch, l);
   TT_RETURN_IF_ERROR(ChooseLayout(launch, l));
 
@@ -821,6 +862,7 @@ absl::StatusOr<LoweredIm2col> LowerIm2col(const Im2colOp& op, const Target& targ
     DescribeSimt(vector_limit, legal, l);
   } else {
     l.flat_vector_elems = 0;
+    l.window_row_vector = false;
     l.box = LoweredIm2col::InputBox{};
     PlaceTma(l);
   }
@@ -892,7 +934,8 @@ std::string DescribeIm2colPlan(const LoweredIm2col& l) {
       break;
     case Im2colPath::kSimtRow:
       absl::StrAppend(&out, "vector      ", l.vector_elems, " elements (",
-                      l.vector_elems * l.element_bytes, " B) along C\n");
+                      l.vector_elems * l.element_bytes, " B) along ",
+                      l.window_row_vector ? "a kernel row (row_vector=window_row)" : "C", "\n");
       absl::StrAppend(&out, "layout      ", LoopLayoutName(l.layout), ", ", l.items_per_thread,
                       " accesses per thread per tile\n");
       break;

@@ -17,7 +17,8 @@
 // stores of the shared tile to the column matrix; the image map's box corners are
 // lower = -pad, upper = pad - (kernel-1)*dilation per axis. simt_im2col (every target), in
 // one of three forms (Im2colPath): row, each thread gathers vectors along C, zero for
-// padding, and stores them; flat, when a tile is whole rows of the matrix and C allows
+// padding, and stores them (with row_vector=window_row, along a kernel row: see
+// LoweredIm2col::window_row_vector); flat, when a tile is whole rows of the matrix and C allows
 // only narrow vectors, the tile's run is gathered into shared memory and stored in wide
 // vectors; staged, the flat form with each output row's input rows first copied into
 // shared memory, gathered through a table of offsets.
@@ -107,6 +108,14 @@ struct LoweredIm2col : LoweredTileKernel {
   // simt_im2col: elements per vector along C, the thread layout over (block_M rows,
   // block_K / vector vectors) and the vector accesses per thread per tile.
   int vector_elems = 1;
+  // Row form, row_vector=window_row where it applies: with unit C stride, pixels side by
+  // side (W stride C) and no W dilation, a kernel row's KW*C elements are contiguous in the
+  // image as in the matrix, so a vector may cover several pixels. It must divide KW*C,
+  // SW*C, PW*C and W*C (and the strides and block_K, as along C): then every vector lies
+  // wholly inside the image or wholly in its padding, and the row form's gather, which
+  // places a vector by its first element, is unchanged. The row form is then taken even
+  // where the flat or staged form would store wider vectors.
+  bool window_row_vector = false;
   LoopLayout layout;
   int items_per_thread = 0;
   // Flat and staged forms: when a tile spans whole rows (block_K >= K) and C allows only

@@ -701,6 +701,99 @@ TEST(Im2colPlanesTest, SpanGatherWhereAskedForAndItApplies) {
   EXPECT_FALSE(LowerIm2col(bad, T("sm_90a"), Launch(3, 4000, 256)).ok());
 }
 
+// row_vector=window_row: with pixels side by side, a kernel row's KW*C elements are one run
+// in the image as in the matrix, so the row form's vectors may cover several pixels where
+// KW*C, SW*C, PW*C and W*C allow; the log says why where they do not.
+TEST(Im2colRowFormTest, WindowRowVectorsWhereAskedForAndTheyApply) {
+  auto window = [](DataType dtype, const Im2colGeometry& g) {
+    Im2colOp op = Im2colOp::Dense(dtype, g);
+    op.hints.prefer_instruction = Instruction::kSync;
+    op.hints.annotations[kRowVectorKey] = "window_row";
+    return op;
+  };
+  auto log_of = [](const LoweredIm2col& l) { return absl::StrJoin(l.decision_log, "\n"); };
+  // ViT's 16x16 s16 patchify of C3: rows of 48 elements, 16-byte vectors in f16 and f32,
+  // where C allows one element; the row form, even over tiles of whole rows.
+  const Im2colGeometry patch16 = G(2, 224, 224, 3, 16, 16, 16, 16, 1, 1, 0, 0);
+  for (auto [dtype, elems] : std::vector<std::pair<DataType, int>>{
+           {DataType::kF16, 8}, {DataType::kF32, 4}, {DataType::kI8, 16}}) {
+    auto l = LowerIm2col(window(dtype, patch16), T("sm_90a"), Launch(14, 768, 256));
+    ASSERT_TRUE(l.ok()) << l.status();
+    EXPECT_TRUE(l->window_row_vector);
+    EXPECT_EQ(l->path, Im2colPath::kSimtRow);
+    EXPECT_EQ(l->vector_elems, elems);
+    EXPECT_EQ(l->vector_bytes, 16);
+    EXPECT_THAT(DescribeIm2colPlan(*l), HasSubstr("along a kernel row (row_vector=window_row)"));
+  }
+  // 14x14 s14: 42 elements a row, 2-element vectors.
+  auto patch14 = LowerIm2col(window(DataType::kF16, G(2, 224, 224, 3, 14, 14, 14, 14, 1, 1, 0, 0)),
+                             T("sm_90a"), Launch(16, 588, 256));
+  ASSERT_TRUE(patch14.ok()) << patch14.status();
+  EXPECT_TRUE(patch14->window_row_vector);
+  EXPECT_EQ(patch14->vector_elems, 2);
+  EXPECT_THAT(log_of(*patch14), HasSubstr("limited by KW x C=42"));
+  // Swin's 4x4 s4 patches of C3: 12 elements a row, 4-element vectors.
+  auto swin = LowerIm2col(window(DataType::kF16, G(2, 224, 224, 3, 4, 4, 4, 4, 1, 1, 0, 0)),
+                          T("sm_90a"), Launch(32, 48, 128));
+  ASSERT_TRUE(swin.ok()) << swin.status();
+  EXPECT_TRUE(swin->window_row_vector);
+  EXPECT_EQ(swin->vector_elems, 4);
+  // C4 3x3 pad 1: C already gives 4 elements, a kernel row (12) no more.
+  auto c4 = LowerIm2col(window(DataType::kF16, G(2, 32, 32, 4, 3, 3, 1, 1, 1, 1, 1, 1)),
+                        T("sm_90a"), Launch(32, 36, 128));
+  ASSERT_TRUE(c4.ok()) << c4.status();
+  EXPECT_FALSE(c4->window_row_vector);
+  EXPECT_EQ(c4->vector_elems, 4);
+
+  // Not taken: where a kernel row gives no wider vector than C (C3 3x3: 9 elements), with
+  // W dilation, or where the pixels are not side by side (NCHW).
+  auto c3 = LowerIm2col(window(DataType::kF16, G(2, 32, 32, 3, 3, 3, 1, 1, 1, 1, 1, 1)),
+                        T("sm_90a"), Launch(32, 27, 128));
+  ASSERT_TRUE(c3.ok()) << c3.status();
+  EXPECT_FALSE(c3->window_row_vector);
+  EXPECT_THAT(log_of(*c3), HasSubstr("row_vector=window_row not taken: along a kernel row a "
+                                     "vector gets 1 element(s) (limited by KW x C=9), no more "
+                                     "than along C"));
+  auto dilated = LowerIm2col(window(DataType::kF16, G(2, 32, 32, 4, 3, 3, 1, 1, 1, 2, 0, 0)),
+                             T("sm_90a"), Launch(32, 36, 128));
+  ASSERT_TRUE(dilated.ok()) << dilated.status();
+  EXPECT_FALSE(dilated->window_row_vector);
+  EXPECT_THAT(log_of(*dilated), HasSubstr("dilation_w 1 (not 2)"));
+  Im2colOp nchw = window(DataType::kF16, patch16);
+  nchw.img.strides = NchwStrides(patch16);
+  auto planes = LowerIm2col(nchw, T("sm_90a"), Launch(14, 768, 256));
+  ASSERT_TRUE(planes.ok()) << planes.status();
+  EXPECT_FALSE(planes->window_row_vector);
+  EXPECT_THAT(log_of(*planes), HasSubstr("W stride C=3 (not 1)"));
+  // The default keeps the vectors along C (and here the staged form).
+  Im2colOp plain = Im2colOp::Dense(DataType::kF16, patch16);
+  auto staged = LowerIm2col(plain, T("sm_90a"), Launch(14, 768, 256));
+  ASSERT_TRUE(staged.ok()) << staged.status();
+  EXPECT_FALSE(staged->window_row_vector);
+  EXPECT_NE(staged->path, Im2colPath::kSimtRow);
+  Im2colOp bad = window(DataType::kF16, patch16);
+  bad.hints.annotations[kRowVectorKey] = "pixels";
+  EXPECT_FALSE(LowerIm2col(bad, T("sm_90a"), Launch(14, 768, 256)).ok());
+}
+
+// The search space adds the window-row vectors where they are wider than C's, and only there.
+TEST(Im2colSearchSpaceTest, WindowRowHintsWhereTheyWiden) {
+  auto has_window = [](const SearchSpace& space) {
+    for (const Trial& t : space.first) {
+      auto it = t.hints.annotations.find(kRowVectorKey);
+      if (it != t.hints.annotations.end() && it->second == "window_row") return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(has_window(Im2colSearchSpace(
+      Im2colOp::Dense(DataType::kF16, G(32, 224, 224, 3, 16, 16, 16, 16, 1, 1, 0, 0)),
+      T("sm_90a"))));
+  EXPECT_FALSE(has_window(
+      Im2colSearchSpace(Im2colOp::Dense(DataType::kF16, Resnet()), T("sm_90a"))));
+  EXPECT_FALSE(has_window(Im2colSearchSpace(
+      Im2colOp::Dense(DataType::kF16, G(32, 224, 224, 3, 7, 7, 2, 2, 1, 1, 3, 3)), T("sm_90a"))));
+}
+
 // planes_gather=shared takes tiles of whole planes and whole output rows: each plane's image
 // window for the tile's rows is copied to shared memory once, its KH*KW tap rows read there.
 TEST(Im2colPlanesTest, SharedGatherTakesTilesOfWholePlanesAndRows) {

@@ -123,7 +123,8 @@ HintScope Im2colHintScope() {
   HintScope scope{Im2colOp::Name(), {"img", "col"}};
   scope.choices = {{kImgPrefetchKey, {"ahead", "all"}},
                    {kStagedGatherKey, {"table", "phase"}},
-                   {kPlanesGatherKey, {"element", "span", "shared"}}};
+                   {kPlanesGatherKey, {"element", "span", "shared"}},
+                   {kRowVectorKey, {"channels", "window_row"}}};
   return scope;
 }
 

@@ -100,11 +100,13 @@ std::string Im2colGeometryToString(const Im2colGeometry& geometry);
 // form (im2col_lowering.h): img_prefetch=ahead|all, how a bulk-filled kernel brings the
 // image into L2, and staged_gather=table|phase, how its threads find their elements; and
 // the planes form's planes_gather=element|span|shared, how a thread reads its vector's
-// elements (im2col_lowering.h).
+// elements, and the row form's row_vector=channels|window_row, whether its vectors lie along
+// C or along a kernel row's KW*C elements (im2col_lowering.h).
 HintScope Im2colHintScope();
 inline constexpr char kImgPrefetchKey[] = "img_prefetch";
 inline constexpr char kStagedGatherKey[] = "staged_gather";
 inline constexpr char kPlanesGatherKey[] = "planes_gather";
+inline constexpr char kRowVectorKey[] = "row_vector";
 
 struct Im2colOp final : TileOp {
   // "im2col".

@@ -215,6 +215,18 @@ SearchSpace PlanesSearchSpace(const Im2colOp& op) {
   return space;
 }
 
+// Whether row_vector=window_row gives the row form wider vectors than C allows.
+bool WindowRowWider(const Im2colOp& op, const Target& target) {
+  Im2colOp trial = op;
+  trial.hints = Hints{};
+  trial.hints.prefer_instruction = Instruction::kSync;
+  trial.hints.annotations[kRowVectorKey] = "window_row";
+  absl::StatusOr<LoweredIm2col> lowered =
+      LowerIm2col(trial, target,
+                  MakeLaunch(32, std::min(op.geometry.K(), kDefaultBlockK), 256, 1, 0));
+  return lowered.ok() && lowered->window_row_vector;
+}
+
 }  // namespace
 
 std::vector<Hints> AllIm2colHints() {
@@ -283,6 +295,19 @@ SearchSpace Im2colSearchSpace(const Im2colOp& op, const Target& target) {
   SearchSpace space;
   for (const Hints& hints : AllIm2colHints()) {
     for (const LaunchParams& launch : representative) space.first.push_back({hints, launch});
+  }
+  // The row form's vectors along a kernel row, where they are wider than along C.
+  if (WindowRowWider(op, target)) {
+    for (bool split : {false, true}) {
+      Hints hints;
+      hints.prefer_instruction = Instruction::kSync;
+      hints.annotations[kRowVectorKey] = "window_row";
+      if (split) {
+        hints.annotations["img_eviction_policy"] = "evict_last";
+        hints.annotations["col_eviction_policy"] = "evict_first";
+      }
+      for (const LaunchParams& launch : representative) space.first.push_back({hints, launch});
+    }
   }
   for (auto [m, n] : tiles) {
     for (int threads : {128, 256}) {
