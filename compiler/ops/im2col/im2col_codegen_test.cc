@@ -98,12 +98,7 @@ std::vector<GoldenCase> GoldenCases() {
   Im2colOp patchify = Im2colOp::Dense(DataType::kF16, G(2, 224, 224, 3, 16, 16, 16, 16, 1, 1, 0, 0));
   patchify.hints.prefer_instruction = Instruction::kSync;
   patchify.hints.annotations[kRowVectorKey] = "window_row";
-  // AlexNet's 11x11 s4 of C3, staged with the position gather (no period fits 55 pixels).
-  Im2colOp alexnet = Im2colOp::Dense(DataType::kF16, G(2, 227, 227, 3, 11, 11, 4, 4, 1, 1, 0, 0));
-  alexnet.hints.annotations[kStagedGatherKey] = "position";
   return {
-      {"im2col_simt_f16_alexnet_staged_position", alexnet, T("sm_90a"), Launch(55, 363, 256, 1),
-       Im2colPath::kSimtStaged},
       {"im2col_simt_f16_patchify_window_row", patchify, T("sm_90a"), Launch(14, 768, 256, 1),
        Im2colPath::kSimtRow},
       {"im2col_simt_f16_unfold_planes", unfold, T("sm_90a"), Launch(3, 3136, 256, 1),

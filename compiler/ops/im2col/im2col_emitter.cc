@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "compiler/codegen/ptx_snippets.h"
 #include "compiler/lower/lowering_rules.h"
@@ -192,20 +191,14 @@ class Im2colEmitter {
       // Window and output positions fit 32 bits (the geometry is validated).
       Constant("u32", "kTaps", g_.kh * g_.kw);
       Constant("u32", "kFlatVector", l_.flat_vector_elems);
-      if (!l_.box.position_gather) {
-        Constant("u32", "kTileVectors", l_.block_m * l_.k / l_.flat_vector_elems);
-      }
+      Constant("u32", "kTileVectors", l_.block_m * l_.k / l_.flat_vector_elems);
       if (Staged()) {
         const LoweredIm2col::InputBox& box = l_.box;
         const int64_t copy_bytes = StagedRowCopyBytes(l_);
         Constant("u32", "kKH", g_.kh);
         Constant("u32", "kRowsPerTile", box.rows_per_tile);
-        if (box.position_gather) {
-          Constant("u32", "kRun", l_.ow * l_.k);
-        } else {
-          Constant("u32", "kPeriod", box.period_vectors);
-          Constant("u32", "kPeriodRows", box.period_rows);
-        }
+        Constant("u32", "kPeriod", box.period_vectors);
+        Constant("u32", "kPeriodRows", box.period_rows);
         Constant("u32", "kUnits", Units());
         Constant("u32", "kUnitsPerElem", l_.element_bytes / box.unit_bytes);
         Constant("u32", "kTableWords", Units() * box.entry_bytes / 4);
@@ -219,14 +212,8 @@ class Im2colEmitter {
         Constant("u32", "kBoxCopy", box.copy_pixels * g_.c);
         Constant("u32", "kPadElems", (box.pixels - box.copy_pixels) * g_.c);
         Constant("u32", "kLoad", box.load_bytes);
-        if (box.shifted_fill) {
-          Constant("u32", "kCopyBytes", copy_bytes);
-          // The 16-byte blocks a box row's copy may touch, from anywhere in its first.
-          Constant("u32", "kRowBlocks", (copy_bytes + 15) / 16 + 1);
-        } else {
-          Constant("u32", "kChunks", copy_bytes / box.load_bytes);
-          Constant("u32", "kTail", copy_bytes % box.load_bytes / l_.element_bytes);
-        }
+        Constant("u32", "kChunks", copy_bytes / box.load_bytes);
+        Constant("u32", "kTail", copy_bytes % box.load_bytes / l_.element_bytes);
         if (box.bulk_fill && box.prefetch_all) {
           Constant("u32", "kResidentCtas", box.resident_ctas);
           Constant("u64", "kImageBytes", box.image_span_bytes);
@@ -714,17 +701,13 @@ class Im2colEmitter {
     if (l_.box.phase_gather) return StagedPhaseKernel();
     const LoweredIm2col::InputBox& box = l_.box;
     const int64_t units = Units();
-    const bool position = box.position_gather;
     const char* unit = box.unit_bytes == 1 ? "u8" : box.unit_bytes == 2 ? "u16" : "b32";
-    const char* entry = box.entry_bytes == 2 ? "u16" : "u32";
     absl::StrAppend(&out_,
                     "\n// Byte offsets in the boxes of one vector's units (see the kernel).\n"
                     "struct __align__(", std::min<int64_t>(units * box.entry_bytes, 16),
                     ") tt_offsets {\n  u32 at[kTableWords];",
                     box.entry_bytes == 2 ? "  // two 16-bit offsets each, low half first" : "",
-                    "\n};\n");
-    if (position) PositionTable();
-    absl::StrAppend(&out_,
+                    "\n};\n"
                     "// One unit from shared memory, by a 32-bit shared address (volatile: it stays\n"
                     "// after the barrier that publishes the boxes).\n"
                     "__device__ __forceinline__ u32 tt_unit(u32 addr) {\n"
@@ -737,8 +720,8 @@ class Im2colEmitter {
     KernelSignature(bulk ? box.resident_ctas : 0, bulk ? box.max_registers : 0);
     absl::StrAppend(
         &out_,
-        "  extern __shared__ __align__(16) u8 tt_smem[];\n",
-        position ? "" : "  const tt_offsets* const offsets = reinterpret_cast<const tt_offsets*>(tt_smem);\n",
+        "  extern __shared__ __align__(16) u8 tt_smem[];\n"
+        "  const tt_offsets* const offsets = reinterpret_cast<const tt_offsets*>(tt_smem);\n"
         "  tt_elem* const box = reinterpret_cast<tt_elem*>(tt_smem + kBoxOffset);\n");
     if (bulk) {
       absl::StrAppend(
@@ -831,36 +814,24 @@ class Im2colEmitter {
                       "    return inside(first, b) ? start(first, b) : nullptr;\n"
                       "  };\n");
     }
-    if (!position) {
-      absl::StrAppend(
-          &out_,
-          "  // Unit u of vector p of a period: element f of the period's run, kPeriodRows rows of\n"
-          "  // kK columns. The first tile's barrier publishes the table.\n"
-          "  for (u32 i = threadIdx.x; i < kPeriod * kUnits; i += kThreads) {\n"
-          "    const u32 f = i / kUnitsPerElem, d = f / u32(kK), k = f % u32(kK);\n"
-          "    const u32 kh = k / u32(kKW * kC), kw = k / u32(kC) % u32(kKW), c = k % u32(kC);\n"
-          "    reinterpret_cast<", entry, "*>(tt_smem)[i] =\n"
-          "        (kh * kBoxPitch + kBoxLead + (d * u32(kSW) + kw * u32(kDW)) * u32(kC) + c) *\n"
-          "            u32(kElementBytes) + i % kUnitsPerElem * 4;\n"
-          "  }\n");
-    }
     absl::StrAppend(
         &out_,
+        "  // Unit u of vector p of a period: element f of the period's run, kPeriodRows rows of\n"
+        "  // kK columns. The first tile's barrier publishes the table.\n"
+        "  for (u32 i = threadIdx.x; i < kPeriod * kUnits; i += kThreads) {\n"
+        "    const u32 f = i / kUnitsPerElem, d = f / u32(kK), k = f % u32(kK);\n"
+        "    const u32 kh = k / u32(kKW * kC), kw = k / u32(kC) % u32(kKW), c = k % u32(kC);\n"
+        "    reinterpret_cast<", box.entry_bytes == 2 ? "u16" : "u32", "*>(tt_smem)[i] =\n"
+        "        (kh * kBoxPitch + kBoxLead + (d * u32(kSW) + kw * u32(kDW)) * u32(kC) + c) *\n"
+        "            u32(kElementBytes) + i % kUnitsPerElem * 4;\n"
+        "  }\n",
         // One CTA per tile runs the body once, without the loop: the looped form issues a
         // third more instructions at the same occupancy.
         one_tile ? "  {\n"
                    "    const u64 tile = blockIdx.x;\n"
                  : "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n",
         "    const u64 m0 = tile * kBlockM;\n"
-        "    const u64 row0 = m0 / kOW;\n",
-        box.shifted_fill
-            ? "    // Elements the tile's box rows are shifted by: how far into its 16 bytes the first\n"
-              "    // box row's image row starts (one above the image too: only the address's low bits\n"
-              "    // count, and unsigned arithmetic keeps them).\n"
-              "    const u32 shift = u32((u64(img) + (row0 / kOH * kImgStrideN +\n"
-              "                                       (row0 % kOH * kSH - kPH) * kImgStrideH) *\n"
-              "                                          kElementBytes) & 15u) / u32(kElementBytes);\n"
-            : "");
+        "    const u64 row0 = m0 / kOW;\n");
     if (bulk && !box.prefetch_all) {
       absl::StrAppend(
           &out_,
@@ -879,8 +850,7 @@ class Im2colEmitter {
           "    // Columns left of the image and right of the copied pixels.\n"
           "    for (u32 i = threadIdx.x; i < kBoxRows * kPadElems; i += kThreads) {\n"
           "      const u32 b = i / kPadElems, p = i % kPadElems;\n"
-          "      box[b * kBoxPitch + kBoxLead", box.shifted_fill ? " + shift" : "",
-          " + (p < kBoxStart ? p : p + kBoxCopy)] = 0;\n"
+          "      box[b * kBoxPitch + kBoxLead + (p < kBoxStart ? p : p + kBoxCopy)] = 0;\n"
           "    }\n");
     }
     if (bulk) {
@@ -893,33 +863,6 @@ class Im2colEmitter {
           "        tt_box_st_shared(\n"
           "            reinterpret_cast<u8*>(box + b * kBoxPitch + kBoxLead + kBoxStart) + j * kLoad,\n"
           "            tt_box_vec{});\n"
-          "      }\n"
-          "    }\n");
-    } else if (box.shifted_fill) {
-      absl::StrAppend(
-          &out_,
-          "    // The image's pixels in 16-byte blocks: a box row starts as far into its 16 bytes as\n"
-          "    // its image row, so block j of row b (the j-th from the one holding the row's first\n"
-          "    // byte) is copied whole where it lies inside the row, element by element at the\n"
-          "    // row's two ends; nothing outside the row is read. A padding row gets zeros.\n"
-          "    for (u32 i = threadIdx.x; i < kBoxRows * kRowBlocks; i += kThreads) {\n"
-          "      const u32 b = i / kRowBlocks, j = i % kRowBlocks;\n"
-          "      const u8* const from = source(row0, b);\n"
-          "      u8* const to = reinterpret_cast<u8*>(box + b * kBoxPitch + kBoxLead + shift + kBoxStart);\n"
-          "      const int lo = int(j * 16) - int(tt_smem_addr(to) & 15u);  // row byte at the block\n"
-          "      if (lo >= 0 && lo + 16 <= int(kCopyBytes)) {\n"
-          "        tt_box_vec v{};\n"
-          "        if (from != nullptr) v = tt_box_ld_global(from + lo",
-          ImgPolicy(),
-          ");\n"
-          "        tt_box_st_shared(to + lo, v);\n"
-          "      } else {\n"
-          "        for (int t = max(lo, 0); t < min(lo + 16, int(kCopyBytes)); t += int(kElementBytes)) {\n"
-          "          *reinterpret_cast<tt_elem*>(to + t) =\n"
-          "              from != nullptr ? tt_ld_elem(from + t",
-          ImgPolicy(),
-          ") : tt_elem(0);\n"
-          "        }\n"
           "      }\n"
           "    }\n");
     } else if (copy_bytes >= box.load_bytes) {
@@ -937,7 +880,7 @@ class Im2colEmitter {
           "          reinterpret_cast<u8*>(box + b * kBoxPitch + kBoxLead + kBoxStart) + j * kLoad, v);\n"
           "    }\n");
     }
-    if (copy_bytes % box.load_bytes != 0 && !box.shifted_fill) {
+    if (copy_bytes % box.load_bytes != 0) {
       absl::StrAppend(
           &out_,
           "    // The copy's last elements, one at a time.\n"
@@ -950,15 +893,47 @@ class Im2colEmitter {
           ") : tt_elem(0);\n"
           "    }\n");
     }
-    absl::StrAppend(&out_, "    __syncthreads();\n",
-                    bulk ? "    tt_mbarrier_wait(&tt_bar, phase);\n"
-                           "    phase ^= 1;\n"
-                         : "");
-    if (position) {
-      PositionGather();
-    } else {
-      TableGather();
+    // The period's first output pixel: output row r / kOW of the tile, column r % kOW.
+    std::string first = box.rows_per_tile == 1
+                            ? "r * u32(kSW * kC)"
+                            : "(r / u32(kOW) * kKH * kBoxPitch + r % u32(kOW) * u32(kSW * kC))";
+    absl::StrAppend(
+        &out_,
+        "    __syncthreads();\n",
+        bulk ? "    tt_mbarrier_wait(&tt_bar, phase);\n"
+               "    phase ^= 1;\n"
+             : "",
+        "    u8* const out = col + m0 * kK * kElementBytes;\n"
+        "    const u32 boxes = tt_smem_addr(tt_smem) + kBoxOffset;\n",
+        l_.m % l_.block_m != 0
+            ? "    // The last tile holds only the output rows that exist.\n"
+              "    const u32 vectors = u32(row0 + kRowsPerTile <= kOutRows\n"
+              "                                ? kTileVectors\n"
+              "                                : (kOutRows - row0) * kOW * kK / kFlatVector);\n"
+            : "    const u32 vectors = kTileVectors;\n",
+        "    for (u32 v = threadIdx.x; v < vectors; v += kThreads) {\n"
+        "      const u32 p = v % u32(kPeriod), r = v / u32(kPeriod) * u32(kPeriodRows);\n"
+        "      const u32 at = boxes + ", first, " * u32(kElementBytes);\n"
+        "      const tt_offsets o = offsets[p];\n"
+        "      tt_vec x;\n");
+    const int per_word = 4 / box.unit_bytes;
+    const char* fields[] = {"x", "y", "z", "w"};
+    for (int64_t w = 0; w < units / per_word; ++w) {
+      std::vector<std::string> parts;
+      for (int t = 0; t < per_word; ++t) {
+        const int64_t u = w * per_word + t;
+        std::string entry = box.entry_bytes == 4  ? absl::StrCat("o.at[", u, "]")
+                            : u % 2 == 0 ? absl::StrCat("(o.at[", u / 2, "] & 0xffffu)")
+                                         : absl::StrCat("(o.at[", u / 2, "] >> 16)");
+        std::string load = absl::StrCat("tt_unit(at + ", entry, ")");
+        parts.push_back(t == 0 ? load : absl::StrCat(load, " << ", 8 * box.unit_bytes * t));
+      }
+      absl::StrAppend(&out_, "      x.", fields[w], " = ", absl::StrJoin(parts, " | "), ";\n");
     }
+    absl::StrAppend(&out_,
+                    "      tt_st_global(out + v * u32(kFlatVector * kElementBytes), x", ColPolicy(),
+                    ");\n"
+                    "    }\n");
     if (!one_tile && bulk) {
       absl::StrAppend(
           &out_,
@@ -974,129 +949,6 @@ class Im2colEmitter {
       absl::StrAppend(&out_, "    __syncthreads();\n");
     }
     absl::StrAppend(&out_, "  }\n}\n");
-  }
-
-  // The position gather's table (InputBox::position_gather), worked out here: row j holds
-  // the box offsets of the units of a vector starting at element j of a pixel's run, those
-  // past the run in the next pixel's.
-  void PositionTable() {
-    const LoweredIm2col::InputBox& box = l_.box;
-    const int64_t units = Units(), e = l_.element_bytes;
-    absl::StrAppend(&out_,
-                    "// Row j: the box offsets of the units of a vector starting at element j of a\n"
-                    "// pixel's run of kK (past it, in the next pixel's), read through L1.\n"
-                    "__device__ const tt_offsets tt_table[kK] = {\n");
-    for (int64_t j = 0; j < l_.k; ++j) {
-      std::vector<uint32_t> words(units * box.entry_bytes / 4, 0);
-      for (int64_t u = 0; u < units; ++u) {
-        const int64_t f = j + u, d = f / l_.k, k = f % l_.k;
-        const int64_t kh = k / (g_.kw * g_.c), kw = k / g_.c % g_.kw, c = k % g_.c;
-        const uint32_t offset = static_cast<uint32_t>(
-            (kh * box.pitch_elems + box.lead_elems + (d * g_.sw + kw * g_.dw) * g_.c + c) * e);
-        if (box.entry_bytes == 4) {
-          words[u] = offset;
-        } else {
-          words[u / 2] |= offset << (u % 2 * 16);
-        }
-      }
-      std::vector<std::string> hex;
-      for (uint32_t w : words) hex.push_back(absl::StrFormat("0x%08xu", w));
-      absl::StrAppend(&out_, "    {{", absl::StrJoin(hex, ", "), "}},\n");
-    }
-    absl::StrAppend(&out_, "};\n");
-  }
-
-  // The staged gathers' vector x: unit u from tt_unit(at + offset u of `o`), packed into
-  // 32-bit words, each line at `indent`.
-  void PackUnits(const std::string& indent) {
-    const LoweredIm2col::InputBox& box = l_.box;
-    const int per_word = 4 / box.unit_bytes;
-    const char* fields[] = {"x", "y", "z", "w"};
-    for (int64_t w = 0; w < Units() / per_word; ++w) {
-      std::vector<std::string> parts;
-      for (int t = 0; t < per_word; ++t) {
-        const int64_t u = w * per_word + t;
-        std::string entry = box.entry_bytes == 4  ? absl::StrCat("o.at[", u, "]")
-                            : u % 2 == 0 ? absl::StrCat("(o.at[", u / 2, "] & 0xffffu)")
-                                         : absl::StrCat("(o.at[", u / 2, "] >> 16)");
-        std::string load = absl::StrCat("tt_unit(at + ", entry, ")");
-        parts.push_back(t == 0 ? load : absl::StrCat(load, " << ", 8 * box.unit_bytes * t));
-      }
-      absl::StrAppend(&out_, indent, "x.", fields[w], " = ", absl::StrJoin(parts, " | "), ";\n");
-    }
-  }
-
-  // The table gather's stores of a tile's run: vector v takes unit u from
-  // offsets[v % kPeriod].at[u] past the box column of its period's first output pixel.
-  void TableGather() {
-    const LoweredIm2col::InputBox& box = l_.box;
-    // The period's first output pixel: output row r / kOW of the tile, column r % kOW.
-    std::string first = box.rows_per_tile == 1
-                            ? "r * u32(kSW * kC)"
-                            : "(r / u32(kOW) * kKH * kBoxPitch + r % u32(kOW) * u32(kSW * kC))";
-    absl::StrAppend(
-        &out_,
-        "    u8* const out = col + m0 * kK * kElementBytes;\n"
-        "    const u32 boxes = tt_smem_addr(tt_smem) + kBoxOffset;\n",
-        l_.m % l_.block_m != 0
-            ? "    // The last tile holds only the output rows that exist.\n"
-              "    const u32 vectors = u32(row0 + kRowsPerTile <= kOutRows\n"
-              "                                ? kTileVectors\n"
-              "                                : (kOutRows - row0) * kOW * kK / kFlatVector);\n"
-            : "    const u32 vectors = kTileVectors;\n",
-        "    for (u32 v = threadIdx.x; v < vectors; v += kThreads) {\n"
-        "      const u32 p = v % u32(kPeriod), r = v / u32(kPeriod) * u32(kPeriodRows);\n"
-        "      const u32 at = boxes + ", first, " * u32(kElementBytes);\n"
-        "      const tt_offsets o = offsets[p];\n"
-        "      tt_vec x;\n");
-    PackUnits("      ");
-    absl::StrAppend(&out_,
-                    "      tt_st_global(out + v * u32(kFlatVector * kElementBytes), x", ColPolicy(),
-                    ");\n"
-                    "    }\n");
-  }
-
-  // The position gather's stores of one output row (InputBox::position_gather).
-  void PositionGather() {
-    const LoweredIm2col::InputBox& box = l_.box;
-    absl::StrAppend(
-        &out_,
-        "    // The column matrix's vectors that hold this output row's elements. The first and\n"
-        "    // last may hold a neighbouring row's too: their own elements go out one by one.\n"
-        "    const u64 run0 = m0 * kK;\n"
-        "    const u64 first = run0 / kFlatVector;\n"
-        "    const u32 vectors = u32((run0 + kRun - 1) / kFlatVector - first + 1);\n"
-        "    const u32 boxes = tt_smem_addr(tt_smem) + kBoxOffset",
-        box.shifted_fill ? " + shift * u32(kElementBytes)" : "", ";\n"
-        "    for (u32 j = threadIdx.x; j < vectors; j += kThreads) {\n"
-        "      const u64 v = first + j;\n"
-        "      // Element 0 of vector v is element f0 of the row's run: pixel d = f0 / kK, run\n"
-        "      // element f0 % kK, whose table row holds the units' offsets past pixel d's box\n"
-        "      // column.\n"
-        "      const long long f0 = (long long)(v * kFlatVector) - (long long)run0;\n"
-        "      if (f0 >= 0 && f0 + kFlatVector <= kRun) {\n"
-        "        const u32 d = u32(f0) / u32(kK);\n"
-        "        const u32 at = boxes + d * u32(kSW * kC * kElementBytes);\n"
-        "        const tt_offsets o = tt_table[u32(f0) - d * u32(kK)];\n"
-        "        tt_vec x;\n");
-    PackUnits("        ");
-    absl::StrAppend(
-        &out_,
-        "        tt_st_global(col + v * u64(kFlatVector * kElementBytes), x", ColPolicy(),
-        ");\n"
-        "      } else {\n"
-        "        // Unit 0 of table row k is element k's own offset.\n"
-        "        for (u32 i = 0; i < kFlatVector; ++i) {\n"
-        "          const long long f = f0 + i;\n"
-        "          if (f < 0 || f >= (long long)kRun) continue;\n"
-        "          const u32 d = u32(f) / u32(kK);\n"
-        "          reinterpret_cast<tt_elem*>(col)[v * kFlatVector + i] = tt_elem(\n"
-        "              tt_unit(boxes + d * u32(kSW * kC * kElementBytes) +\n"
-        "                      (tt_table[u32(f) - d * u32(kK)].at[0]",
-        box.entry_bytes == 2 ? " & 0xffffu" : "", ")));\n"
-        "        }\n"
-        "      }\n"
-        "    }\n");
   }
 
   // Staged form, phase gather (InputBox::phase_gather): CTA t writes output row t. The last

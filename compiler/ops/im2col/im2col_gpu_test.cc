@@ -85,15 +85,13 @@ Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false, bool phase 
                       const std::string& gather = "") {
   const bool span = gather == "span", shared = gather == "shared";
   const bool window = gather == "window_row";
-  const bool position = gather == "position";
   const bool tma = path == Im2colPath::kTma;
   const bool staged = path == Im2colPath::kSimtStaged;
   const bool flat = staged || path == Im2colPath::kSimtFlat;
   const bool planes = path == Im2colPath::kSimtPlanes;
   std::mt19937_64 rng(0x1a2c0 + 7919 * index + (tma ? 1 : 0) + (flat ? 2 : 0) +
                       (staged ? 4 : 0) + (bulk ? 8 : 0) + (phase ? 16 : 0) + (planes ? 32 : 0) +
-                      (span ? 64 : 0) + (shared ? 128 : 0) + (window ? 256 : 0) +
-                      (position ? 512 : 0));
+                      (span ? 64 : 0) + (shared ? 128 : 0) + (window ? 256 : 0));
   Target target = *Target::Parse("sm_90a");
   for (int attempt = 0;; ++attempt) {
     DataType dtype = phase ? Pick(rng, std::vector<DataType>{DataType::kF16, DataType::kBF16})
@@ -159,12 +157,10 @@ Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false, bool phase 
     // Bulk fills bring the image into L2 whole at the start or each tile's rows ahead:
     // half of each (these small problems would take the second by default).
     if (bulk) op.hints.annotations[kImgPrefetchKey] = Uniform(rng, 0, 1) == 0 ? "ahead" : "all";
-    if (staged) {
-      op.hints.annotations[kStagedGatherKey] = phase ? "phase" : position ? "position" : "table";
-    }
+    if (staged) op.hints.annotations[kStagedGatherKey] = phase ? "phase" : "table";
     if (window) {
       op.hints.annotations[kRowVectorKey] = "window_row";
-    } else if (!gather.empty() && !position) {
+    } else if (!gather.empty()) {
       op.hints.annotations[kPlanesGatherKey] = gather;
     }
     LaunchParams launch;
@@ -192,7 +188,7 @@ Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false, bool phase 
       launch = Launch(g.OW(), g.K() + Uniform(rng, 0, 8),
                       Pick(rng, std::vector<int>{64, 128, 256, 512}), 1, 0);
     } else if (staged) {
-      launch = Launch(g.OW() * (position ? 1 : Uniform(rng, 1, 3)), g.K() + Uniform(rng, 0, 8),
+      launch = Launch(g.OW() * Uniform(rng, 1, 3), g.K() + Uniform(rng, 0, 8),
                       Pick(rng, std::vector<int>{32, 64, 128, 256, 512}), 1,
                       static_cast<int>(Uniform(rng, 0, 2)));
     } else if (flat) {
@@ -215,13 +211,11 @@ Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false, bool phase 
     if (!lowered.ok() || lowered->path != path) continue;
     if (staged && lowered->box.bulk_fill != bulk) continue;
     if (staged && lowered->box.phase_gather != phase) continue;
-    if (staged && lowered->box.position_gather != position) continue;
     if (planes && lowered->span_gather != span) continue;
     if (planes && lowered->shared_gather != shared) continue;
     if (lowered->window_row_vector != window) continue;
     return {absl::StrFormat("%s_%03d_%s",
                             window   ? "simt_window_row"
-                            : position ? (bulk ? "staged_position_bulk" : "staged_position")
                             : span   ? "planes_span"
                             : shared ? "planes_shared"
                             : planes ? "planes"
@@ -256,12 +250,6 @@ std::vector<Im2colCase> Cases() {
   }
   for (int i = 0; i < 40; ++i) {
     cases.push_back(RandomCase(Im2colPath::kSimtStaged, i, /*bulk=*/true, /*phase=*/true));
-  }
-  for (int i = 0; i < 60; ++i) {
-    cases.push_back(RandomCase(Im2colPath::kSimtStaged, i, false, false, "position"));
-  }
-  for (int i = 0; i < 30; ++i) {
-    cases.push_back(RandomCase(Im2colPath::kSimtStaged, i, /*bulk=*/true, false, "position"));
   }
   // Fixed shapes: ResNet-like layers scaled down, on both paths.
   struct Fixed {
@@ -315,16 +303,6 @@ std::vector<Im2colCase> Cases() {
        Launch(112, 147, 512, 1), false},
       {"stem_224_bulk_t512_phase", DataType::kF16, G(32, 224, 224, 3, 7, 7, 2, 2, 1, 1, 3, 3),
        Launch(112, 147, 512, 1), false, false, {{"staged_gather", "phase"}}},
-      // AlexNet's 11x11 s4 of C3: 55 pixels a row (no period divides it) and rows of 363
-      // elements, so no output row starts on a vector: the position gather, on one CTA per
-      // row and on a persistent grid.
-      {"alexnet_11x11_s4_position", DataType::kF16, G(4, 227, 227, 3, 11, 11, 4, 4, 1, 1, 0, 0),
-       Launch(55, 363, 256, 1), false, false, {{"staged_gather", "position"}}},
-      {"alexnet_11x11_s4_position_persistent", DataType::kBF16,
-       G(4, 227, 227, 3, 11, 11, 4, 4, 1, 1, 0, 0), Launch(55, 363, 512, 1, 2), false, false,
-       {{"staged_gather", "position"}}},
-      {"position_u8_c1_5x5_p2", DataType::kU8, G(3, 33, 37, 1, 5, 5, 1, 1, 1, 1, 2, 2),
-       Launch(37, 25, 128, 1), false, false, {{"staged_gather", "position"}}},
       // Box rows too long for 16-bit offsets: the table holds 32-bit ones.
       {"staged_wide_f32_u32_table", DataType::kF32, G(1, 4, 2048, 3, 3, 3, 1, 1, 1, 1, 1, 1),
        Launch(2048, 27, 256, 1), false},

@@ -185,42 +185,20 @@ int64_t FlatSharedBytes(const LoweredIm2col& l) { return RoundUp(l.block_m * l.k
 // The staged form's input box, when the tile is whole output rows of an image with
 // contiguous pixels; none otherwise. Its vector (at least 4 B, wider than C allows) must
 // repeat its pattern within an output row: the run's vectors repeat their (row, column)
-// phase every period_rows = V / gcd(K, V) rows, which must divide OW. With
-// staged_gather=position (InputBox::position_gather) no period is needed: the vector is
-// 16 B, but the tile must be one output row, K at least a vector and elements at most 4 B;
-// `position_blocker` says why where it was asked for and cannot be.
-std::optional<LoweredIm2col::InputBox> PlanInputBox(const LoweredIm2col& l,
-                                                    std::string* position_blocker) {
+// phase every period_rows = V / gcd(K, V) rows, which must divide OW.
+std::optional<LoweredIm2col::InputBox> PlanInputBox(const LoweredIm2col& l) {
   LoweredIm2col::InputBox box;
   const Im2colGeometry& g = l.geometry;
   const int64_t e = l.element_bytes;
-  auto choice = l.hints.choices.find(kStagedGatherKey);
-  bool position = choice != l.hints.choices.end() && choice->second == "position";
   if (l.block_m % l.ow != 0 || l.img_strides[3] != 1 || l.img_strides[2] != g.c) {
-    if (position) {
-      *position_blocker = "it needs tiles of whole output rows of an image whose pixels are "
-                          "side by side";
-    }
     return std::nullopt;
   }
   int64_t vector = 16 / e;
-  if (position) {
-    *position_blocker = e > 4              ? "it needs elements of at most 4 bytes"
-                        : l.block_m != l.ow ? "it needs one output row per tile"
-                        : l.k < vector
-                            ? absl::StrCat("it needs rows of at least a vector (K=", l.k,
-                                           " < ", vector, ")")
-                            : "";
-    position = position_blocker->empty();
-  }
-  if (!position) {
-    while (vector * e >= 4 && l.ow % (vector / std::gcd(l.k, vector)) != 0) vector /= 2;
-  }
+  while (vector * e >= 4 && l.ow % (vector / std::gcd(l.k, vector)) != 0) vector /= 2;
   if (vector * e < 4 || vector <= l.vector_elems) return std::nullopt;
   box.vector_elems = static_cast<int>(vector);
-  box.position_gather = position;
-  box.period_rows = position ? 0 : vector / std::gcd(l.k, vector);
-  box.period_vectors = position ? 0 : l.k / std::gcd(l.k, vector);
+  box.period_rows = vector / std::gcd(l.k, vector);
+  box.period_vectors = l.k / std::gcd(l.k, vector);
   box.unit_bytes = static_cast<int>(std::min<int64_t>(e, 4));
   box.pixels = (l.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
   box.copy_pixels = std::max<int64_t>(0, std::min(g.w, box.pixels - g.pw));
@@ -230,40 +208,20 @@ std::optional<LoweredIm2col::InputBox> PlanInputBox(const LoweredIm2col& l,
     load /= 2;
   }
   box.load_bytes = std::max<int>(load, static_cast<int>(e));
-  // The position gather over image rows not 16-byte aligned: 16-byte loads all the same,
-  // each box row placed as far into its 16 bytes as its image row starts into its own
-  // (InputBox::shifted_fill).
-  box.shifted_fill = position && box.load_bytes < 16;
-  const int align = box.shifted_fill ? 16 : box.load_bytes;
-  const int64_t lead_bytes = (align - (g.pw * g.c * e) % align) % align;
+  const int64_t lead_bytes = (box.load_bytes - (g.pw * g.c * e) % box.load_bytes) % box.load_bytes;
   box.lead_elems = lead_bytes / e;
   box.pitch_elems = RoundUp(lead_bytes + box.pixels * g.c * e, box.load_bytes) / e;
-  if (box.shifted_fill) {
-    // A box row's bytes, the 16 it may be shifted by, and the pitch agreeing with the image's
-    // row step modulo 16 bytes, so each box row shifts as far as its image row.
-    const int64_t step = g.dh * l.img_strides[1] * e % 16;
-    int64_t pitch = lead_bytes + box.pixels * g.c * e + 16;
-    pitch += ((step - pitch % 16) % 16 + 16) % 16;
-    box.pitch_elems = pitch / e;
-    box.load_bytes = 16;
-  }
-  // The offset table (one entry per unit of each vector of a period; for the position
-  // gather, of a vector starting at each element of a pixel's run) comes first; an
-  // offset stays within one output row's KH box rows (the position gather's reach one
-  // pixel's stride further), so 16 bits hold it when they fit.
-  // The position gather's table is compiled into the kernel (global memory, read through
-  // L1) and takes no shared memory.
-  const int64_t entries = position ? 0 : box.period_vectors * vector * e / box.unit_bytes;
-  const int64_t reach = g.kh * box.pitch_elems + (position ? g.sw * g.c : 0);
-  box.entry_bytes = reach * e <= 0xffff ? 2 : 4;
-  box.offset_bytes = RoundUp(entries * box.entry_bytes, 16);
+  // The offset table (one entry per unit of each vector of a period) comes first; an
+  // offset stays within one output row's KH box rows, so 16 bits hold it when they fit.
+  box.entry_bytes = g.kh * box.pitch_elems * e <= 0xffff ? 2 : 4;
+  box.offset_bytes =
+      RoundUp(box.period_vectors * vector * e / box.unit_bytes * box.entry_bytes, 16);
   box.rows_per_tile = l.block_m / l.ow;
   return box;
 }
 
 int64_t InputBoxBytes(const LoweredIm2col& l, const LoweredIm2col::InputBox& box) {
-  return box.rows_per_tile * l.geometry.kh * box.pitch_elems * l.element_bytes +
-         (box.shifted_fill ? 16 : 0);
+  return box.rows_per_tile * l.geometry.kh * box.pitch_elems * l.element_bytes;
 }
 
 // How far ahead the bulk fill prefetches image rows into L2, in waves of resident CTAs, so
@@ -291,7 +249,7 @@ int64_t ImageSpanBytes(const LoweredIm2col& l) {
 void ChooseBoxFill(const Target& target, const LaunchParams& launch, LoweredIm2col& l) {
   LoweredIm2col::InputBox& box = l.box;
   box.bulk_fill = target.HasTma() && !l.hints.disable_tma && box.load_bytes == 16 &&
-                  !box.shifted_fill && StagedRowCopyBytes(l) >= 16;
+                  StagedRowCopyBytes(l) >= 16;
   if (!box.bulk_fill) return;
   int64_t resident =
       ResidentCtasPerSm(target, launch.threads, box.offset_bytes + InputBoxBytes(l, box));
@@ -366,13 +324,9 @@ std::string PlanPhaseGather(const Target& target, const LaunchParams& launch, Lo
 // others (bench/im2col_benchmark has both), so it is the tuner's choice, not the default.
 void ChooseGather(const Target& target, const LaunchParams& launch, LoweredIm2col& l) {
   LoweredIm2col::InputBox& box = l.box;
-  if (box.position_gather) {
-    box.gather_reason = absl::StrCat(kStagedGatherKey, "=position");
-    return;
-  }
   const std::string blocker = PlanPhaseGather(target, launch, l);
   auto choice = l.hints.choices.find(kStagedGatherKey);
-  const bool asked = choice != l.hints.choices.end() && choice->second != "position";
+  const bool asked = choice != l.hints.choices.end();
   if (!blocker.empty()) {
     box.gather_reason = absl::StrCat(asked && choice->second == "phase"
                                          ? "staged_gather=phase not taken: "
@@ -617,12 +571,7 @@ void ChooseSimtForm(const Target& target, const LaunchParams& launch, LoweredIm2
     return bytes <= target.MaxSharedBytesPerBlock() - kReservedShared &&
            (launch.ctas_per_sm == 0 || bytes * launch.ctas_per_sm <= target.MaxSharedBytesPerSm());
   };
-  std::string position_blocker;
-  std::optional<LoweredIm2col::InputBox> box = PlanInputBox(l, &position_blocker);
-  if (!position_blocker.empty()) {
-    l.decision_log.push_back(
-        absl::StrCat(kStagedGatherKey, "=position not taken: ", position_blocker));
-  }
+  std::optional<LoweredIm2col::InputBox> box = PlanInputBox(l);
   const int flat = FlatVectorElems(l);
   if (box.has_value() && fits(box->offset_bytes + InputBoxBytes(l, *box))) {
     l.path = Im2colPath::kSimtStaged;
@@ -643,9 +592,6 @@ absl::Status ChooseLayout(const LaunchParams& launch, LoweredIm2col& l) {
   const int64_t items =
       l.path == Im2colPath::kSimtRow
           ? CeilDiv(l.block_m, l.layout.rows) * CeilDiv(vectors_per_row, l.layout.cols)
-      : l.box.position_gather
-          // The vectors holding one output row's elements, both ends' partial ones included.
-          ? CeilDiv(CeilDiv(l.ow * l.k, l.flat_vector_elems) + 1, int64_t{launch.threads})
           : CeilDiv(l.block_m * l.k / l.flat_vector_elems,
                     l.box.phase_gather ? l.box.phase_groups * l.box.period_vectors
                                        : int64_t{launch.threads});
@@ -679,8 +625,7 @@ void DescribeSimt(const std::string& vector_limit, int legal, LoweredIm2col& l) 
         "input staged: the tile is ", box.rows_per_tile, " whole output row(s); their ", g.kh,
         " input rows each copied to shared memory ",
         box.bulk_fill ? "by one thread with 1-D cp.async.bulk copies (TMA engine) on an mbarrier"
-                      : absl::StrCat("with ", box.load_bytes, "-byte loads",
-                                     box.shifted_fill ? " (shifted to the image's alignment)" : ""),
+                      : absl::StrCat("with ", box.load_bytes, "-byte loads"),
         box.phase_gather ? absl::StrCat(" at the image's row pitch (", box.copy_pixels,
                                         " of their pixels used)")
                          : absl::StrCat(" as ", box.pixels, "-pixel box rows (", box.copy_pixels,
@@ -721,11 +666,6 @@ void DescribeSimt(const std::string& vector_limit, int legal, LoweredIm2col& l) 
                              box.resident_ctas, " resident")
               : absl::StrCat("registers held to what ", box.resident_ctas,
                              " resident CTAs per SM allow (launch bounds)"));
-    } else if (box.shifted_fill) {
-      l.decision_log.push_back(
-          "box fill by the threads' 16-byte loads: the image rows do not start on 16 bytes, so "
-          "each box row starts as far into its 16 bytes as its image row (the row's two end "
-          "blocks element by element)");
     } else if (l.target.HasTma() && box.load_bytes == 16) {
       l.decision_log.push_back("box fill by the threads' loads: disable_tma is set");
     } else if (l.target.HasTma()) {
@@ -745,18 +685,6 @@ void DescribeSimt(const std::string& vector_limit, int legal, LoweredIm2col& l) 
           " vectors; the output row's ", g.kh,
           " image rows arrive by one bulk copy at the image's row pitch, padding units are "
           "masked to zero (", box.gather_reason, ")"));
-      return;
-    }
-    if (box.position_gather) {
-      l.decision_log.push_back(absl::StrCat(
-          "gather by position (", l.shared_bytes, " B of shared memory): one output row per "
-          "tile, its run of ", l.ow * l.k, " elements in the column matrix's ",
-          box.vector_elems * l.element_bytes, "-byte vectors; a thread finds its vector's first "
-          "pixel and run element and reads the ", box.vector_elems,
-          " offsets of a vector starting there from a table of one per element of a pixel's "
-          "run, compiled into the kernel (global memory, read through L1); the vectors at the "
-          "row's ends, shared with the rows beside it, go out element by element; at most ",
-          l.items_per_thread, " per thread per tile (", box.gather_reason, ")"));
       return;
     }
     l.decision_log.push_back(absl::StrCat(
@@ -988,8 +916,7 @@ std::string DescribeIm2colPlan(const LoweredIm2col& l) {
                         " from the image), ",
                         l.box.bulk_fill
                             ? absl::StrCat("bulk copies, ", DescribeImagePrefetch(l.box))
-                            : absl::StrCat(l.box.load_bytes, "-byte loads",
-                                           l.box.shifted_fill ? ", shifted" : ""),
+                            : absl::StrCat(l.box.load_bytes, "-byte loads"),
                         ", pitch ", l.box.pitch_elems, " elements\n");
         if (l.box.phase_gather) {
           absl::StrAppend(&out, "gather      by phase: ", l.box.phase_groups, " x ",
@@ -997,11 +924,6 @@ std::string DescribeIm2colPlan(const LoweredIm2col& l) {
                           l.box.vector_elems * l.element_bytes / l.box.unit_bytes,
                           " offsets each in registers, repeating every ", l.box.period_rows,
                           " row(s)\n");
-        } else if (l.box.position_gather) {
-          absl::StrAppend(&out, "gather      by position: a table of ", l.k, " vectors x ",
-                          l.box.vector_elems, " offsets (a vector from each element of a "
-                          "pixel's run) compiled into the kernel, the row's end vectors "
-                          "element by element\n");
         } else {
           absl::StrAppend(&out, "gather      by a table of ", l.box.period_vectors, " vectors x ",
                           l.box.vector_elems * l.element_bytes / l.box.unit_bytes, " offsets (",

@@ -180,23 +180,6 @@ struct LoweredIm2col : LoweredTileKernel {
     int64_t phase_lead_bytes = 0;   // before the first box row: the left padding units' reads
     int64_t phase_bytes = 0;        // lead, KH rows, room for the right padding units' reads
     std::string gather_reason;      // why the gather is the table or the phase form
-    // Position gather (staged_gather=position, where it applies): the tile is one output
-    // row, whose run need not start or end on a vector, and OW need not hold a period. The
-    // table, compiled into the kernel (global memory, no shared memory and no building per
-    // CTA), holds for each element k of a pixel's run of K the V offsets of a vector
-    // starting there (those past the run in the next pixel's, one pixel's stride further).
-    // The thread storing global vector v works out the pixel d and run element k of its
-    // first element and reads table row k, past the box column of pixel d; the vectors at both
-    // ends of the row, which hold neighbouring rows' elements too, go out element by
-    // element. Needs elements of at most 4 B and K of at least a vector.
-    bool position_gather = false;
-    // Position gather over image rows that do not start on 16 bytes (load_bytes is then
-    // 16): box row b lies shift + b x pitch bytes into the boxes, where shift, per tile, is
-    // how far the first box row's image row starts into its 16 bytes, and the pitch agrees
-    // with the image's row step modulo 16; so every image row's 16-byte blocks land on
-    // 16-byte boxes. The blocks wholly inside a row are copied whole, the two at its ends
-    // element by element (nothing outside the row is read).
-    bool shifted_fill = false;
   };
   // Set for the staged form.
   InputBox box;

@@ -776,60 +776,6 @@ TEST(Im2colRowFormTest, WindowRowVectorsWhereAskedForAndTheyApply) {
   EXPECT_FALSE(LowerIm2col(bad, T("sm_90a"), Launch(14, 768, 256)).ok());
 }
 
-// staged_gather=position stages any output row: AlexNet's 55 pixels of 363 elements hold no
-// period of 16-byte vectors (the table needs one) and start off the vector, so without it no
-// form stores wide vectors of such a tile; with it, the staged form with a table of one pixel's run and a
-// vector past it. The log says why where it does not apply.
-TEST(Im2colStagedTest, PositionGatherStagesRowsNoPeriodFits) {
-  const Im2colGeometry alexnet = G(64, 227, 227, 3, 11, 11, 4, 4, 1, 1, 0, 0);
-  auto log_of = [](const LoweredIm2col& l) { return absl::StrJoin(l.decision_log, "\n"); };
-  Im2colOp op = Im2colOp::Dense(DataType::kF16, alexnet);
-  // Without it the row's odd run allows no wider store than the row form's 2-byte one.
-  auto unstaged = LowerIm2col(op, T("sm_90a"), Launch(55, 363, 256));
-  EXPECT_FALSE(unstaged.ok() && unstaged->path == Im2colPath::kSimtStaged);
-  op.hints.annotations[kStagedGatherKey] = "position";
-  auto staged = LowerIm2col(op, T("sm_90a"), Launch(55, 363, 256));
-  ASSERT_TRUE(staged.ok()) << staged.status();
-  EXPECT_EQ(staged->path, Im2colPath::kSimtStaged) << log_of(*staged);
-  EXPECT_TRUE(staged->box.position_gather);
-  EXPECT_FALSE(staged->box.phase_gather);
-  EXPECT_EQ(staged->flat_vector_elems, 8);
-  EXPECT_EQ(staged->box.entry_bytes, 2);
-  EXPECT_EQ(staged->box.offset_bytes, 0);  // the table is compiled into the kernel
-  // Image rows of 1362 B start 2 B further into their 16 bytes each: 16-byte loads, box rows
-  // at a pitch that agrees with that step (1362 = 2 mod 16).
-  EXPECT_TRUE(staged->box.shifted_fill);
-  EXPECT_FALSE(staged->box.bulk_fill);
-  EXPECT_EQ(staged->box.load_bytes, 16);
-  EXPECT_EQ(staged->box.pitch_elems * 2 % 16, 2);
-  EXPECT_GE(staged->box.pitch_elems * 2, 1362 + 16);
-  EXPECT_THAT(log_of(*staged), HasSubstr("each box row starts as far into its 16 bytes as its "
-                                         "image row"));  // a vector of 2-byte offsets per element
-  EXPECT_EQ(staged->items_per_thread, 10);  // 2497 vectors touch a row, over 256 threads
-  EXPECT_THAT(log_of(*staged), HasSubstr("gather by position"));
-  EXPECT_THAT(DescribeIm2colPlan(*staged), HasSubstr("gather      by position: a table of 363 vectors x 8"));
-
-  // Two output rows per tile; rows shorter than a vector; an NCHW image.
-  auto two = LowerIm2col(op, T("sm_90a"), Launch(110, 363, 256));
-  ASSERT_TRUE(two.ok()) << two.status();
-  EXPECT_FALSE(two->box.position_gather);
-  EXPECT_THAT(log_of(*two), HasSubstr("staged_gather=position not taken: it needs one output "
-                                      "row per tile"));
-  Im2colOp tiny = Im2colOp::Dense(DataType::kF16, G(2, 16, 16, 1, 2, 2, 2, 2, 1, 1, 0, 0));
-  tiny.hints.annotations[kStagedGatherKey] = "position";
-  auto short_rows = LowerIm2col(tiny, T("sm_90a"), Launch(8, 4, 128));
-  ASSERT_TRUE(short_rows.ok()) << short_rows.status();
-  EXPECT_FALSE(short_rows->box.position_gather);
-  EXPECT_THAT(log_of(*short_rows), HasSubstr("it needs rows of at least a vector (K=4 < 8)"));
-  Im2colOp nchw = op;
-  nchw.img.strides = NchwStrides(alexnet);
-  auto planes = LowerIm2col(nchw, T("sm_90a"), Launch(55, 363, 512));
-  ASSERT_TRUE(planes.ok()) << planes.status();
-  EXPECT_FALSE(planes->box.position_gather);
-  EXPECT_THAT(log_of(*planes), HasSubstr("whole output rows of an image whose pixels are side "
-                                         "by side"));
-}
-
 // The search space adds the window-row vectors where they are wider than C's, and only there.
 TEST(Im2colSearchSpaceTest, WindowRowHintsWhereTheyWiden) {
   auto has_window = [](const SearchSpace& space) {

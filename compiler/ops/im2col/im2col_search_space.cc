@@ -256,7 +256,7 @@ std::vector<Hints> AllIm2colHints() {
             // gather as well.
             if (!width && !disable_tma && instruction != Instruction::kTma) {
               for (const char* prefetch : {"ahead", "all"}) {
-                for (const char* gather : {"table", "phase", "position"}) {
+                for (const char* gather : {"table", "phase"}) {
                   Hints choice = hints;
                   choice.annotations[kImgPrefetchKey] = prefetch;
                   choice.annotations[kStagedGatherKey] = gather;
