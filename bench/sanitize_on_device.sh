@@ -16,7 +16,7 @@ export TILETUNE_REQUIRE_GPU=1 TILETUNE_LINE_INFO=1
 first3() { local p; for p in "$@"; do printf '*/%s_000_*:*/%s_001_*:*/%s_002_*:' "$p" "$p" "$p"; done; }
 declare -A samples=(
   [copy]='Paths/CopyGpuTest.*/tma_f16:Paths/CopyGpuTest.*/tma_1stage_*:Paths/CopyGpuTest.*/cp_async*:Paths/CopyGpuTest.*/simt_*:Paths/CopyGpuTest.*/bulk_*:Paths/CopyGpuTest.*/slice_*:Regions/CopyRegionGpuTest.*/r?_*:Paths/CopyGpuTest.*/span_*:*SpanFormReadsOnlyItsSpan'
-  [im2col]="$(first3 simt tma staged flat staged_phase staged_bulk planes planes_span planes_shared)*/resnet_3x3_s2_tma:*SpanGatherReadsOnlyTheImage"
+  [im2col]="$(first3 simt tma staged flat staged_phase staged_bulk planes planes_span planes_shared simt_window_row)*/resnet_3x3_s2_tma:*SpanGatherReadsOnlyTheImage"
   [col2im]="$(first3 staged_cp_async direct_cp_async swept_cp_async planes_simt planes_runs)*/swept_tma_00*:*/stem_7x7_s2_p3_swept_bands_persistent"
 )
 rows=()

@@ -674,6 +674,18 @@ TEST_F(TunedResolverTest, ARecordWhoseVectorsNarrowHereGivesWayToOneThatKeepsThe
   EXPECT_EQ(r->built.lowered->vector_bytes, 16);
   EXPECT_THAT(r->detail, HasSubstr("moves 4-byte vectors here against 16 on its own problem; "
                                    "this one, 16-byte ones"));
+  // A further record whose kernel narrows as much does not take over: the nearest answers.
+  auto other_batch = [&](int64_t n) {
+    Im2colOp op = conv(16, 16, 0);
+    op.geometry.n = n;
+    op.img = Im2colOp::Dense(DataType::kF16, op.geometry).img;
+    return op;
+  };
+  auto same = Make({patchify, record(other_batch(64), "row", {32, 128}, true)})
+                  ->Resolve(H200(), conv(14, 14, 0));
+  ASSERT_TRUE(same.ok()) << same.status();
+  EXPECT_EQ(same->built.lowered->vector_bytes, 4) << same->detail;
+  EXPECT_THAT(same->detail, HasSubstr("nearest usable of 2"));
   // The 32x32 patchify keeps the 16-B vectors along its kernel rows: the nearest answers.
   auto wide = Make({patchify, stem})->Resolve(H200(), conv(32, 32, 0));
   ASSERT_TRUE(wide.ok()) << wide.status();

@@ -68,8 +68,8 @@ namespace {
 // Halvings of a transferred tile the resolver tries (for a tile that does not lower, or
 // one that leaves too few tiles) before it uses the record's tile as stored.
 constexpr int kMaxHalvings = 8;
-// Records after the nearest that resolution looks through for one whose kernel keeps wider
-// vectors here, where the nearest's narrows.
+// Records after the nearest usable one that resolution tries (usable or not) for one whose
+// kernel keeps wider vectors here, where the nearest's narrows.
 constexpr int kWiderRecordTries = 4;
 
 // Halves the outermost tile dimension above 1 (rows before columns, so each CTA keeps
@@ -719,13 +719,15 @@ absl::StatusOr<Resolution> TunedResolver::Resolve(const tuning::DeviceIdentity& 
   }
   // The nearest usable record answers, unless its kernel moves narrower vectors here than
   // on its own problem (what made it fast there no longer holds, as in Repathed): then the
-  // first of the next kWiderRecordTries usable records whose kernel moves wider vectors here
-  // than the nearest's does.
+  // first of the next kWiderRecordTries records whose kernel moves wider vectors here than
+  // the nearest's does.
   std::optional<Resolution> nearest;
   double nearest_distance = 0;
   int narrowed_from = 0;
   int tries = 0;
   for (const auto& [distance, index] : near) {
+    // Past a narrowing nearest, every record tried counts, usable or not.
+    if (nearest.has_value() && ++tries > kWiderRecordTries) break;
     auto resolution = Attempt(records_[index], ResolutionLevel::kNearest, codegen, op, probe.problem(), target);
     if (!resolution.ok()) continue;
     const int here = resolution->built.lowered->vector_bytes;
@@ -737,7 +739,6 @@ absl::StatusOr<Resolution> TunedResolver::Resolve(const tuning::DeviceIdentity& 
       narrowed_from = own;
       continue;
     }
-    if (++tries > kWiderRecordTries) break;
     if (here > nearest->built.lowered->vector_bytes) {
       resolution->detail = absl::StrCat(
           why, resolution->detail, " (of ", near.size(),

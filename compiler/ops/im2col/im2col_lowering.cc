@@ -155,10 +155,16 @@ int LegalVectorElems(const LoweredIm2col& l, std::string* limit) {
 // window_row_vector), or 0 with `blocker` saying why the image's layout rules it out.
 int WindowRowVectorElems(const LoweredIm2col& l, std::string* limit, std::string* blocker) {
   const Im2colGeometry& g = l.geometry;
-  if (l.img_strides[3] != 1 || l.img_strides[2] != g.c || g.dw != 1) {
-    *blocker = absl::StrCat("it needs the image's C stride 1 (not ", l.img_strides[3],
-                            "), W stride C=", g.c, " (not ", l.img_strides[2],
-                            ") and dilation_w 1 (not ", g.dw, ")");
+  std::vector<std::string> unmet;
+  if (l.img_strides[3] != 1) {
+    unmet.push_back(absl::StrCat("the image's C stride 1 (not ", l.img_strides[3], ")"));
+  }
+  if (l.img_strides[2] != g.c) {
+    unmet.push_back(absl::StrCat("W stride C=", g.c, " (not ", l.img_strides[2], ")"));
+  }
+  if (g.dw != 1) unmet.push_back(absl::StrCat("dilation_w 1 (not ", g.dw, ")"));
+  if (!unmet.empty()) {
+    *blocker = absl::StrCat("it needs ", absl::StrJoin(unmet, ", "));
     return 0;
   }
   const std::vector<VectorConstraint> constraints = {{"KW x C=", g.kw * g.c},

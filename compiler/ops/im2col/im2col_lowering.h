@@ -111,7 +111,7 @@ struct LoweredIm2col : LoweredTileKernel {
   // Row form, row_vector=window_row where it applies: with unit C stride, pixels side by
   // side (W stride C) and no W dilation, a kernel row's KW*C elements are contiguous in the
   // image as in the matrix, so a vector may cover several pixels. It must divide KW*C,
-  // SW*C, PW*C and W*C (and the strides and block_K, as along C): then every vector lies
+  // SW*C, PW*C and W*C (and the N and H strides and block_K): then every vector lies
   // wholly inside the image or wholly in its padding, and the row form's gather, which
   // places a vector by its first element, is unchanged. The row form is then taken even
   // where the flat or staged form would store wider vectors.

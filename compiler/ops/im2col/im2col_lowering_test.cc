@@ -758,13 +758,15 @@ TEST(Im2colRowFormTest, WindowRowVectorsWhereAskedForAndTheyApply) {
                              T("sm_90a"), Launch(32, 36, 128));
   ASSERT_TRUE(dilated.ok()) << dilated.status();
   EXPECT_FALSE(dilated->window_row_vector);
-  EXPECT_THAT(log_of(*dilated), HasSubstr("dilation_w 1 (not 2)"));
+  EXPECT_THAT(log_of(*dilated), HasSubstr("row_vector=window_row not taken: it needs dilation_w 1 "
+                                          "(not 2)\n"));
   Im2colOp nchw = window(DataType::kF16, patch16);
   nchw.img.strides = NchwStrides(patch16);
   auto planes = LowerIm2col(nchw, T("sm_90a"), Launch(14, 768, 256));
   ASSERT_TRUE(planes.ok()) << planes.status();
   EXPECT_FALSE(planes->window_row_vector);
-  EXPECT_THAT(log_of(*planes), HasSubstr("W stride C=3 (not 1)"));
+  EXPECT_THAT(log_of(*planes), HasSubstr("it needs the image's C stride 1 (not 50176), W stride "
+                                         "C=3 (not 1)\n"));
   // The default keeps the vectors along C (and here the staged form).
   Im2colOp plain = Im2colOp::Dense(DataType::kF16, patch16);
   auto staged = LowerIm2col(plain, T("sm_90a"), Launch(14, 768, 256));
