@@ -228,6 +228,12 @@ TEST(Im2colDefinitionTest, HeuristicTakesWholeRowsWhereChannelsAreNarrow) {
       {"rows longer than 1024 elements keep the row form",
        Im2colOp::Dense(DataType::kF32, G(2, 224, 224, 3, 32, 32, 32, 32, 1, 1, 0, 0)), "sm_90a",
        "simt_im2col/row", {128, 64}, 256, false},
+      {"16x16 patches of C=3: the row form's 16-byte vectors along a kernel row, default tile",
+       Im2colOp::Dense(DataType::kF16, G(32, 224, 224, 3, 16, 16, 16, 16, 1, 1, 0, 0)), "sm_90a",
+       "simt_im2col/row", {128, 64}, 256, false},
+      {"14x14 patches: a kernel row gives 4-byte vectors only, so the input is staged",
+       Im2colOp::Dense(DataType::kF16, G(32, 224, 224, 3, 14, 14, 14, 14, 1, 1, 0, 0)), "sm_90a",
+       "simt_im2col/staged", {16, 588}, 256, true},
       {"a hint that shapes the row form keeps it", narrowed, "sm_90a", "simt_im2col/row",
        {128, 64}, 256, false},
       {"short rows (K <= 64) of 1344 bytes: one whole output row by bulk copies, 256 threads "
@@ -250,6 +256,10 @@ TEST(Im2colDefinitionTest, HeuristicTakesWholeRowsWhereChannelsAreNarrow) {
     ASSERT_TRUE(lowered.ok()) << lowered.status();
     EXPECT_EQ(lowered->path_name + "/" + lowered->form_name, c.form);
     EXPECT_EQ(lowered->box.bulk_fill, c.bulk_fill);
+    // Window-row vectors where, and only where, they are whole 16 bytes.
+    EXPECT_EQ(lowered->window_row_vector,
+              lowered->path == Im2colPath::kSimtRow && lowered->vector_bytes == 16 &&
+                  c.op.geometry.c * DataTypeBytes(c.op.img.dtype) % 16 != 0);
   }
 }
 

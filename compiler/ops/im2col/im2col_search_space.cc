@@ -352,6 +352,20 @@ Trial Im2colHeuristic(const Im2colOp& op, const Target& target) {
     trial.launch = PlanesLaunch(op, kPlanesTileElems, 256);
     return trial;
   }
+  // Where a kernel row gives the row form whole 16-byte vectors and C does not, the default
+  // tile with them: a plain vector copy, which the narrow-channel tunings found ahead of
+  // staging the input (bench/results/narrow_channels.md).
+  if (!mine.coalesced_width && !mine.loop_layout && !mine.annotations.count(kRowVectorKey) &&
+      trial.hints.prefer_instruction == Instruction::kSync) {
+    Im2colOp window = op;
+    window.hints = trial.hints;
+    window.hints.annotations[kRowVectorKey] = "window_row";
+    absl::StatusOr<LoweredIm2col> lowered = LowerIm2col(window, target, trial.launch);
+    if (lowered.ok() && lowered->window_row_vector && lowered->vector_bytes == 16) {
+      trial.hints = window.hints;
+      return trial;
+    }
+  }
   if (std::optional<LaunchParams> rows = WholeRowLaunch(op, trial.hints, target)) {
     trial.launch = *rows;
   }
