@@ -19,6 +19,12 @@ constexpr int64_t kWholeRowTileMaxK = 1024;
 // The widest output row for which it adds tiles of whole output rows.
 constexpr int64_t kWholeOutputRowMaxOW = 512;
 
+// The image kept in L2 (it is read many times) while the columns stream out.
+void SplitEviction(Hints& hints) {
+  hints.annotations["img_eviction_policy"] = "evict_last";
+  hints.annotations["col_eviction_policy"] = "evict_first";
+}
+
 LaunchParams MakeLaunch(int64_t m, int64_t k, int threads, int stages, int ctas) {
   LaunchParams p;
   p.tile = {m, k};
@@ -140,10 +146,7 @@ std::vector<Hints> PlanesHints() {
         Hints hints;
         hints.coalesced_width = width;
         hints.prefer_instruction = Instruction::kSync;
-        if (split) {
-          hints.annotations["img_eviction_policy"] = "evict_last";
-          hints.annotations["col_eviction_policy"] = "evict_first";
-        }
+        if (split) SplitEviction(hints);
         if (span) hints.annotations[kPlanesGatherKey] = "span";
         all.push_back(hints);
       }
@@ -195,9 +198,8 @@ SearchSpace PlanesSearchSpace(const Im2colOp& op) {
   // L2 while the columns stream out.
   Hints shared;
   shared.prefer_instruction = Instruction::kSync;
-  shared.annotations = {{"img_eviction_policy", "evict_last"},
-                        {"col_eviction_policy", "evict_first"},
-                        {kPlanesGatherKey, "shared"}};
+  SplitEviction(shared);
+  shared.annotations[kPlanesGatherKey] = "shared";
   for (const LaunchParams& launch : SharedPlanesLaunches(op)) {
     space.first.push_back({shared, launch});
     launches.push_back(launch);
@@ -215,16 +217,15 @@ SearchSpace PlanesSearchSpace(const Im2colOp& op) {
   return space;
 }
 
-// Whether row_vector=window_row gives the row form wider vectors than C allows.
-bool WindowRowWider(const Im2colOp& op, const Target& target) {
+// The row form's vector bytes with row_vector=window_row added to `hints`, at `launch`; 0
+// where the choice is not taken (it gives no wider vector than C, or does not apply).
+int WindowRowVectorBytes(const Im2colOp& op, Hints hints, const Target& target,
+                         const LaunchParams& launch) {
   Im2colOp trial = op;
-  trial.hints = Hints{};
-  trial.hints.prefer_instruction = Instruction::kSync;
-  trial.hints.annotations[kRowVectorKey] = "window_row";
-  absl::StatusOr<LoweredIm2col> lowered =
-      LowerIm2col(trial, target,
-                  MakeLaunch(32, std::min(op.geometry.K(), kDefaultBlockK), 256, 1, 0));
-  return lowered.ok() && lowered->window_row_vector;
+  hints.annotations[kRowVectorKey] = "window_row";
+  trial.hints = std::move(hints);
+  absl::StatusOr<LoweredIm2col> lowered = LowerIm2col(trial, target, launch);
+  return lowered.ok() && lowered->window_row_vector ? lowered->vector_bytes : 0;
 }
 
 }  // namespace
@@ -246,10 +247,7 @@ std::vector<Hints> AllIm2colHints() {
             hints.disable_tma = disable_tma;
             hints.eviction_policy = policy;
             hints.prefer_instruction = instruction;
-            if (split) {
-              hints.annotations["img_eviction_policy"] = "evict_last";
-              hints.annotations["col_eviction_policy"] = "evict_first";
-            }
+            if (split) SplitEviction(hints);
             all.push_back(hints);
             // Where the staged form may fill its boxes by bulk copies (no vector width, TMA
             // allowed, not the TMA path), each way of bringing the image into L2 and each
@@ -297,15 +295,15 @@ SearchSpace Im2colSearchSpace(const Im2colOp& op, const Target& target) {
     for (const LaunchParams& launch : representative) space.first.push_back({hints, launch});
   }
   // The row form's vectors along a kernel row, where they are wider than along C.
-  if (WindowRowWider(op, target)) {
+  Hints sync;
+  sync.prefer_instruction = Instruction::kSync;
+  if (WindowRowVectorBytes(op, sync, target,
+                           MakeLaunch(32, std::min(op.geometry.K(), kDefaultBlockK), 256, 1, 0)) >
+      0) {
     for (bool split : {false, true}) {
-      Hints hints;
-      hints.prefer_instruction = Instruction::kSync;
+      Hints hints = sync;
       hints.annotations[kRowVectorKey] = "window_row";
-      if (split) {
-        hints.annotations["img_eviction_policy"] = "evict_last";
-        hints.annotations["col_eviction_policy"] = "evict_first";
-      }
+      if (split) SplitEviction(hints);
       for (const LaunchParams& launch : representative) space.first.push_back({hints, launch});
     }
   }
@@ -345,8 +343,7 @@ Trial Im2colHeuristic(const Im2colOp& op, const Target& target) {
   }
   if (!mine.eviction_policy.has_value() && !mine.annotations.count("img_eviction_policy") &&
       !mine.annotations.count("col_eviction_policy")) {
-    trial.hints.annotations["img_eviction_policy"] = "evict_last";
-    trial.hints.annotations["col_eviction_policy"] = "evict_first";
+    SplitEviction(trial.hints);
   }
   if (op.order == ColumnOrder::kChannelRows) {
     trial.launch = PlanesLaunch(op, kPlanesTileElems, 256);
@@ -356,15 +353,10 @@ Trial Im2colHeuristic(const Im2colOp& op, const Target& target) {
   // tile with them: a plain vector copy, which the narrow-channel tunings found ahead of
   // staging the input (bench/results/narrow_channels.md).
   if (!mine.coalesced_width && !mine.loop_layout && !mine.annotations.count(kRowVectorKey) &&
-      trial.hints.prefer_instruction == Instruction::kSync) {
-    Im2colOp window = op;
-    window.hints = trial.hints;
-    window.hints.annotations[kRowVectorKey] = "window_row";
-    absl::StatusOr<LoweredIm2col> lowered = LowerIm2col(window, target, trial.launch);
-    if (lowered.ok() && lowered->window_row_vector && lowered->vector_bytes == 16) {
-      trial.hints = window.hints;
-      return trial;
-    }
+      trial.hints.prefer_instruction == Instruction::kSync &&
+      WindowRowVectorBytes(op, trial.hints, target, trial.launch) == 16) {
+    trial.hints.annotations[kRowVectorKey] = "window_row";
+    return trial;
   }
   if (std::optional<LaunchParams> rows = WholeRowLaunch(op, trial.hints, target)) {
     trial.launch = *rows;
