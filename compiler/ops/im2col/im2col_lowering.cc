@@ -177,6 +177,29 @@ int WindowRowVectorElems(const LoweredIm2col& l, std::string* limit, std::string
   return WidestVector(l.element_bytes, true, "", constraints, limit);
 }
 
+// The row form's vector along a kernel row where row_vector=window_row asks for it and it
+// is wider than along C: sets window_row_vector and replaces `legal` and `limit` with the
+// kernel row's; otherwise the log says why not.
+bool ChooseWindowRow(LoweredIm2col& l, int& legal, std::string& limit) {
+  auto choice = l.hints.choices.find(kRowVectorKey);
+  if (choice == l.hints.choices.end() || choice->second != "window_row") return false;
+  std::string run_limit, blocker;
+  const int run = WindowRowVectorElems(l, &run_limit, &blocker);
+  if (blocker.empty() && run <= legal) {
+    blocker = absl::StrCat("along a kernel row a vector gets ", run, " element(s)",
+                           run_limit.empty() ? "" : absl::StrCat(" (limited by ", run_limit, ")"),
+                           ", no more than along C");
+  }
+  if (!blocker.empty()) {
+    l.decision_log.push_back(absl::StrCat(kRowVectorKey, "=window_row not taken: ", blocker));
+    return false;
+  }
+  l.window_row_vector = true;
+  legal = run;
+  limit = run_limit;
+  return true;
+}
+
 // Widest store (elements, power of two, <= 16 B) that divides a tile's run of
 // block_M * K elements, so every tile starts aligned.
 int FlatVectorElems(const LoweredIm2col& l) {
@@ -828,27 +851,14 @@ absl::StatusOr<LoweredIm2col> LowerIm2col(const Im2colOp& op, const Target& targ
 
   std::string vector_limit;
   int legal = LegalVectorElems(l, &vector_limit);
-  const char* along = " along C";
-  if (auto choice = l.hints.choices.find(kRowVectorKey);
-      choice != l.hints.choices.end() && choice->second == "window_row") {
-    std::string run_limit, blocker;
-    const int run = WindowRowVectorElems(l, &run_limit, &blocker);
-    if (blocker.empty() && run <= legal) {
-      blocker = absl::StrCat("along a kernel row a vector gets ", run, " element(s)",
-                             run_limit.empty() ? "" : absl::StrCat(" (limited by ", run_limit, ")"),
-                             ", no more than along C");
-    }
-    if (!blocker.empty()) {
-      l.decision_log.push_back(absl::StrCat(kRowVectorKey, "=window_row not taken: ", blocker));
-    } else {
-      l.window_row_vector = true;
-      legal = run;
-      vector_limit = run_limit;
-      along = " along a kernel row (row_vector=window_row: the row form, a vector over pixels)";
-    }
-  }
-  TT_ASSIGN_OR_RETURN(l.vector_elems, ChooseVectorWidth(l.hints, legal, l.element_bytes,
-                                                        vector_limit, along, l.decision_log));
+  const bool window = ChooseWindowRow(l, legal, vector_limit);
+  TT_ASSIGN_OR_RETURN(
+      l.vector_elems,
+      ChooseVectorWidth(l.hints, legal, l.element_bytes, vector_limit,
+                        window ? " along a kernel row (row_vector=window_row: the row form, a "
+                                 "vector over pixels)"
+                               : " along C",
+                        l.decision_log));
   ChooseSimtForm(target, launch, l);
   TT_RETURN_IF_ERROR(ChooseLayout(launch, l));
 
@@ -868,7 +878,6 @@ absl::StatusOr<LoweredIm2col> LowerIm2col(const Im2colOp& op, const Target& targ
     DescribeSimt(vector_limit, legal, l);
   } else {
     l.flat_vector_elems = 0;
-    l.window_row_vector = false;
     l.box = LoweredIm2col::InputBox{};
     PlaceTma(l);
   }
