@@ -50,6 +50,11 @@ struct EvaluationRow {
   std::string variant;
   std::string reason;
   double first_call_ms = 0;
+  // With tuning on a miss: the host time of the later call that measured the candidates,
+  // and how long after the first call's start the tuned kernel was in place (the calls in
+  // between ran the first call's kernel).
+  double tuning_call_ms = 0;
+  double tuned_after_ms = 0;
   double library_us = 0;
   // The per-problem tuning's winner.
   std::string tuned_variant;
@@ -73,6 +78,11 @@ struct EvaluationSummary {
   // Mean and largest first-call host time, milliseconds.
   double mean_first_call_ms = 0;
   double max_first_call_ms = 0;
+  // Over the rows tuned on a miss.
+  int tuned_on_miss = 0;
+  double mean_tuning_call_ms = 0;
+  double max_tuning_call_ms = 0;
+  double mean_tuned_after_ms = 0;
 };
 EvaluationSummary Summarize(const std::vector<EvaluationRow>& rows);
 

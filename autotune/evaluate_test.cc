@@ -14,6 +14,7 @@ namespace autotune {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 EvaluationRow Row(const std::string& problem, double library_us, double tuned_us,
                   double first_call_ms) {
@@ -64,15 +65,39 @@ TEST(EvaluateTest, MarkdownHasTheSummaryEveryRowAndWhy) {
   EXPECT_THAT(md, HasSubstr("- copy f16 [8, 8]: nearest: record X"));
 }
 
+TEST(EvaluateTest, RowsTunedOnAMissGetTheirMeasuringCallSummedAndAColumn) {
+  std::vector<EvaluationRow> rows = {Row("a", 10, 10, 80), Row("b", 11, 10, 60),
+                                     Row("c", 9, 10, 70)};
+  rows[0].tuning_call_ms = 30;
+  rows[0].tuned_after_ms = 400;
+  rows[1].tuning_call_ms = 50;
+  rows[1].tuned_after_ms = 200;
+  const EvaluationSummary s = Summarize(rows);
+  EXPECT_EQ(s.tuned_on_miss, 2);
+  EXPECT_DOUBLE_EQ(s.mean_tuning_call_ms, 40);
+  EXPECT_DOUBLE_EQ(s.max_tuning_call_ms, 50);
+  EXPECT_DOUBLE_EQ(s.mean_tuned_after_ms, 300);
+  const std::string md = EvaluationMarkdown(rows, "title");
+  EXPECT_THAT(md, HasSubstr("Tuning on a miss (2 problem(s)): the call that measured the "
+                            "candidates, mean 40.0 ms, largest 50.0 ms; the tuned kernel in "
+                            "place 300.0 ms after the first call on average"));
+  EXPECT_THAT(md, HasSubstr("| first call ms | tuning call ms |"));
+  EXPECT_THAT(md, HasSubstr("| 1.000 | 80.0 | 30.0 |"));
+  EXPECT_THAT(md, HasSubstr("| 0.900 | 70.0 | 0.0 |"));
+  // Without tuning, no such column.
+  EXPECT_THAT(EvaluationMarkdown({Row("a", 10, 10, 80)}, "t"),
+              Not(HasSubstr("tuning call ms")));
+}
+
 TEST(EvaluateTest, CsvQuotesFieldsThatNeedIt) {
   EvaluationRow row = Row("copy f16 [8, 8]", 12, 10, 3.5);
   row.reason = "say \"why\"";
   const std::string csv = EvaluationCsv({row});
   EXPECT_THAT(csv, HasSubstr("problem,level,library_variant,library_us,tuned_variant,tuned_us,"
-                             "ratio,first_call_ms,reason,error\n"));
+                             "ratio,first_call_ms,tuning_call_ms,tuned_after_ms,reason,error\n"));
   EXPECT_THAT(csv, HasSubstr("\"copy f16 [8, 8]\",nearest,\"sync_simt tile 4096, 256 threads\","
                              "12.000,\"cp_async tile 32x256, 128 threads, 2 stages\",10.000,"
-                             "1.2000,3.5,\"say \"\"why\"\"\",\n"));
+                             "1.2000,3.5,0.0,0.0,\"say \"\"why\"\"\",\n"));
 }
 
 }  // namespace

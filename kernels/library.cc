@@ -42,6 +42,13 @@ struct Library::Entry {
   std::unique_ptr<TileKernel> kernel;
   // TileKernel::Launch caches tensor maps: one launching thread at a time.
   absl::Mutex launch_mutex;
+  // Tuning on a miss under way: the candidates compile in the background while `kernel`
+  // (the resolver's choice) runs; the first call after they are in measures them
+  // (Library::FinishMiss). Set before the entry is published.
+  std::unique_ptr<MissTuner> tuner;
+  // Not OK when tuning found that `kernel` gives wrong results: every launch then fails
+  // with it.
+  absl::Status broken;
 };
 
 struct Library::Device {
@@ -361,13 +368,13 @@ absl::StatusOr<std::unique_ptr<Library::Entry>> Library::Build(Device& device, c
   const auto start = std::chrono::steady_clock::now();
   TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, options_.ops->For(op));
   TT_ASSIGN_OR_RETURN(Resolution resolution, Resolve(device.identity, op));
-  std::unique_ptr<Entry> entry;
+  bool tune = options_.jit && options_.tune_on_miss_ms > 0 &&
+              resolution.level != ResolutionLevel::kExact;
   bool tuned_before = false;
-  if (options_.jit && options_.tune_on_miss_ms > 0 && resolution.level != ResolutionLevel::kExact) {
+  if (tune) {
     std::string key;
     definition->AppendKey(op, key);
-    // One tuning at a time per device (timings must not overlap), and each problem tuned
-    // once per process: a racing thread, or a return after an eviction, finds the winner.
+    // Each problem is tuned once per process: a return after an eviction finds the winner.
     absl::MutexLock tune_lock(&device.tune_mutex);
     auto known = device.tuned.find(key);
     if (known != device.tuned.end()) {
@@ -379,119 +386,164 @@ absl::StatusOr<std::unique_ptr<Library::Entry>> Library::Build(Device& device, c
                           resolution.codegen->BuildWithoutCompile(resolution.request));
       resolution.detail = "tuned on an earlier miss in this process";
       tuned_before = true;
-    } else {
-      Trial winner;
-      absl::StatusOr<std::unique_ptr<Entry>> tuned = TuneMiss(device, *definition, op, winner);
-      if (absl::IsAborted(tuned.status())) return tuned.status();  // The context faulted.
-      if (absl::IsFailedPrecondition(tuned.status())) {
-        // No variant verified: launching the resolver's choice could be launching one of
-        // the kernels that just failed.
-        return tuned.status();
-      }
-      if (tuned.ok()) {
-        entry = *std::move(tuned);
-        device.tuned.emplace(std::move(key), std::move(winner));
-      } else {
-        std::fprintf(stderr, "tiletune: tuning %s on a miss failed (%s); launching the %s choice\n",
-                     definition->Describe(op).c_str(),
-                     std::string(tuned.status().message()).substr(0, 300).c_str(),
-                     ResolutionLevelName(resolution.level).c_str());
-      }
+      tune = false;
     }
   }
-  if (entry == nullptr) {
-    BuiltKernel& built = resolution.built;
-    entry = std::make_unique<Entry>();
-    const PrebuiltKernelImage* image = FindPrebuilt(built);
-    std::string baked_failure;
-    if (image != nullptr) {
-      absl::StatusOr<std::unique_ptr<TileKernel>> loaded;
-      if (auto preloaded = device.baked.find(image); preloaded != device.baked.end()) {
-        loaded = TileKernel::CreateFromModule(*device.context, built.lowered, built.source.text,
-                                              preloaded->second);
-      } else {
-        Cubin cubin;
-        cubin.bytes.assign(reinterpret_cast<const char*>(image->cubin), image->cubin_size);
-        cubin.arch = image->arch;
-        loaded = TileKernel::CreateFromCubin(*device.context, built.lowered, built.source.text, cubin);
-      }
-      if (loaded.ok()) {
-        entry->kernel = *std::move(loaded);
-      } else if (!options_.jit || absl::string_view(image->arch).substr(0, 8) != "compute_") {
-        return loaded.status();
-      } else {
-        // The driver refused the baked PTX (e.g. a PTX version newer than it reads): the
-        // JIT compiles the same kernel instead.
-        baked_failure = absl::StrCat("; the baked ", image->arch, " PTX did not load (",
-                                     loaded.status().message(), "), compiled instead");
-        std::fprintf(stderr, "tiletune: %s%s\n", definition->Describe(op).c_str(),
-                     baked_failure.c_str());
-        image = nullptr;
-      }
-    }
-    if (entry->kernel != nullptr) {
-      // Loaded from the baked image.
-    } else if (!options_.jit) {
-      return absl::UnimplementedError(absl::StrCat(
-          definition->Describe(op), " on ", device.identity.name(), ": no kernel baked for it (",
-          ResolutionLevelName(resolution.level), " resolution: ", resolution.detail,
-          ") and the JIT is off (LibraryOptions::jit, TILETUNE_JIT=0)"));
+  auto entry = std::make_unique<Entry>();
+  BuiltKernel& built = resolution.built;
+  const PrebuiltKernelImage* image = FindPrebuilt(built);
+  std::string baked_failure;
+  if (image != nullptr) {
+    absl::StatusOr<std::unique_ptr<TileKernel>> loaded;
+    if (auto preloaded = device.baked.find(image); preloaded != device.baked.end()) {
+      loaded = TileKernel::CreateFromModule(*device.context, built.lowered, built.source.text,
+                                            preloaded->second);
     } else {
-      TT_ASSIGN_OR_RETURN(entry->kernel, TileKernel::Create(*device.context, *definition,
-                                                            built.lowered, *jit_));
+      Cubin cubin;
+      cubin.bytes.assign(reinterpret_cast<const char*>(image->cubin), image->cubin_size);
+      cubin.arch = image->arch;
+      loaded = TileKernel::CreateFromCubin(*device.context, built.lowered, built.source.text, cubin);
     }
-    entry->info.prebuilt = image != nullptr;
-    const LoweredTileKernel& lowered = entry->kernel->lowered();
-    const bool prebuilt = entry->info.prebuilt;
-    entry->info = LaunchInfo{resolution.level,
-                             absl::StrCat(resolution.detail, baked_failure),
-                             resolution.codegen->name(),
-                             lowered.kernel_name,
-                             lowered.path_name,
-                             lowered.form_name,
-                             lowered.launch};
-    entry->info.prebuilt = prebuilt;
-    entry->info.database = resolution.origin;
-    if (image != nullptr) entry->info.prebuilt_arch = image->arch;
-    entry->info.tuned_on_miss = tuned_before;
+    if (loaded.ok()) {
+      entry->kernel = *std::move(loaded);
+    } else if (!options_.jit || absl::string_view(image->arch).substr(0, 8) != "compute_") {
+      return loaded.status();
+    } else {
+      // The driver refused the baked PTX (e.g. a PTX version newer than it reads): the
+      // JIT compiles the same kernel instead.
+      baked_failure = absl::StrCat("; the baked ", image->arch, " PTX did not load (",
+                                   loaded.status().message(), "), compiled instead");
+      std::fprintf(stderr, "tiletune: %s%s\n", definition->Describe(op).c_str(),
+                   baked_failure.c_str());
+      image = nullptr;
+    }
+  }
+  if (entry->kernel != nullptr) {
+    // Loaded from the baked image.
+  } else if (!options_.jit) {
+    return absl::UnimplementedError(absl::StrCat(
+        definition->Describe(op), " on ", device.identity.name(), ": no kernel baked for it (",
+        ResolutionLevelName(resolution.level), " resolution: ", resolution.detail,
+        ") and the JIT is off (LibraryOptions::jit, TILETUNE_JIT=0)"));
+  } else {
+    TT_ASSIGN_OR_RETURN(entry->kernel, TileKernel::Create(*device.context, *definition,
+                                                          built.lowered, *jit_));
+  }
+  entry->info.prebuilt = image != nullptr;
+  const LoweredTileKernel& lowered = entry->kernel->lowered();
+  const bool prebuilt = entry->info.prebuilt;
+  entry->info = LaunchInfo{resolution.level,
+                           absl::StrCat(resolution.detail, baked_failure),
+                           resolution.codegen->name(),
+                           lowered.kernel_name,
+                           lowered.path_name,
+                           lowered.form_name,
+                           lowered.launch};
+  entry->info.prebuilt = prebuilt;
+  entry->info.database = resolution.origin;
+  if (image != nullptr) entry->info.prebuilt_arch = image->arch;
+  entry->info.tuned_on_miss = tuned_before;
+  if (tune) {
+    // The candidates compile in the background from now (after the kernel that launches
+    // meanwhile, which they would slow); the first call once they are in measures them.
+    absl::StatusOr<std::vector<Resolution>> alternatives = resolver_->Alternatives(
+        device.identity, op, std::max(1, options_.tune_on_miss_candidates));
+    if (alternatives.ok()) {
+      // What runs meanwhile is measured too, so the winner is never slower.
+      const bool listed = std::any_of(
+          alternatives->begin(), alternatives->end(), [&](const Resolution& alternative) {
+            return alternative.built.source.text == resolution.built.source.text;
+          });
+      if (!listed) alternatives->insert(alternatives->begin(), std::move(resolution));
+      entry->tuner = std::make_unique<MissTuner>(*definition, op, *std::move(alternatives),
+                                                 *jit_, pending_.get());
+    } else {
+      std::fprintf(stderr, "tiletune: %s is not tuned on its miss: %s\n",
+                   definition->Describe(op).c_str(),
+                   std::string(alternatives.status().message()).substr(0, 300).c_str());
+    }
   }
   entry->info.first_call_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return entry;
 }
 
-absl::StatusOr<std::unique_ptr<Library::Entry>> Library::TuneMiss(
-    Device& device, const TileOpDefinition& definition, const TileOp& op, Trial& winner) {
-  TT_ASSIGN_OR_RETURN(std::vector<Resolution> alternatives,
-                      resolver_->Alternatives(device.identity, op,
-                                              std::max(1, options_.tune_on_miss_candidates)));
+absl::StatusOr<std::shared_ptr<Library::Entry>> Library::FinishMiss(
+    Device& device, const TileOpDefinition& definition, const TileOp& op,
+    std::shared_ptr<Entry> entry, CUstream stream) {
+  if (stream != nullptr) {
+    // Nothing is measured while a graph is being captured (synchronizing would end the
+    // capture): the kernel that runs meanwhile is captured, and a later call measures.
+    CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+    const CUresult asked = device.context->api().cuStreamIsCapturing(stream, &capture);
+    if (asked != CUDA_SUCCESS || capture != CU_STREAM_CAPTURE_STATUS_NONE) return entry;
+  }
+  if (!entry->tuner->Claim()) return entry;  // Another thread finishes it.
+  const auto start = std::chrono::steady_clock::now();
+  absl::MutexLock tune_lock(&device.tune_mutex);  // Timings must not overlap.
   if (device.check == nullptr) {
-    TT_ASSIGN_OR_RETURN(device.check, DeviceCheck::Create(*device.context, *jit_));
-  }
-  TT_ASSIGN_OR_RETURN(MissTuning tuned,
-                      TuneOnMiss(*device.context, definition, op, std::move(alternatives),
-                                 *jit_, options_.tune_on_miss_ms, device.check.get(),
-                                 pending_.get()));
-  *tuned.record.mutable_device() = device.identity;
-  winner = Trial{tuned.resolution.request.op->hints, tuned.resolution.request.launch};
-  if (!options_.tune_on_miss_database.empty()) {
-    absl::StatusOr<int> appended = tuning::AppendTuningRecords(
-        options_.tune_on_miss_database, {tuned.record}, options_.ops->RecordValidator());
-    if (!appended.ok()) {
-      // The kernel is good; only the next process loses it.
-      std::fprintf(stderr, "tiletune: the variant tuned for %s is not saved: %s\n",
-                   definition.Describe(op).c_str(),
-                   std::string(appended.status().message()).c_str());
+    absl::StatusOr<std::unique_ptr<DeviceCheck>> check =
+        DeviceCheck::Create(*device.context, *jit_);
+    if (!check.ok()) {
+      std::fprintf(stderr, "tiletune: %s is not tuned on its miss: no compare kernel (%s)\n",
+                   definition.Describe(op).c_str(), std::string(check.status().message()).c_str());
+      return entry;
     }
+    device.check = *std::move(check);
   }
-  auto entry = std::make_unique<Entry>();
-  entry->kernel = std::move(tuned.kernel);
-  const LoweredTileKernel& lowered = entry->kernel->lowered();
-  entry->info = LaunchInfo{tuned.resolution.level, tuned.detail,
-                           tuned.resolution.codegen->name(), lowered.kernel_name,
-                           lowered.path_name, lowered.form_name, lowered.launch};
-  entry->info.tuned_on_miss = true;
-  return entry;
+  absl::StatusOr<MissTuning> tuned =
+      entry->tuner->Finish(*device.context, options_.tune_on_miss_ms, device.check.get());
+  if (absl::IsAborted(tuned.status())) return tuned.status();  // The context faulted.
+  std::string key;
+  definition.AppendKey(op, key);
+  auto replacement = std::make_shared<Entry>();
+  if (!tuned.ok()) {
+    if (!absl::IsFailedPrecondition(tuned.status())) {
+      // The kernel running meanwhile goes on; only the tuning is lost.
+      std::fprintf(stderr, "tiletune: tuning %s on a miss failed (%s); launching the %s choice\n",
+                   definition.Describe(op).c_str(),
+                   std::string(tuned.status().message()).substr(0, 300).c_str(),
+                   ResolutionLevelName(entry->info.level).c_str());
+      return entry;
+    }
+    // No variant verified, the one running meanwhile included: it must not run again.
+    replacement->broken = tuned.status();
+    replacement->info = entry->info;
+  } else {
+    device.tuned.emplace(key, Trial{tuned->resolution.request.op->hints,
+                                    tuned->resolution.request.launch});
+    *tuned->record.mutable_device() = device.identity;
+    if (!options_.tune_on_miss_database.empty()) {
+      absl::StatusOr<int> appended = tuning::AppendTuningRecords(
+          options_.tune_on_miss_database, {tuned->record}, options_.ops->RecordValidator());
+      if (!appended.ok()) {
+        // The kernel is good; only the next process loses it.
+        std::fprintf(stderr, "tiletune: the variant tuned for %s is not saved: %s\n",
+                     definition.Describe(op).c_str(),
+                     std::string(appended.status().message()).c_str());
+      }
+    }
+    replacement->kernel = std::move(tuned->kernel);
+    const LoweredTileKernel& lowered = replacement->kernel->lowered();
+    replacement->info = LaunchInfo{tuned->resolution.level, tuned->detail,
+                                   tuned->resolution.codegen->name(), lowered.kernel_name,
+                                   lowered.path_name, lowered.form_name, lowered.launch};
+    replacement->info.tuned_on_miss = true;
+    replacement->info.first_call_ms = entry->info.first_call_ms;
+  }
+  replacement->info.tuning_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  {
+    absl::MutexLock lock(&device.mutex);
+    auto it = device.entries.find(key);
+    if (it != device.entries.end() && it->second->second == entry) it->second->second = replacement;
+  }
+  // The replaced kernel may still run on a caller's stream: let the device finish before
+  // its module is unloaded.
+  (void)device.context->Synchronize();
+  entry.reset();
+  if (!replacement->broken.ok()) return replacement->broken;
+  return replacement;
 }
 
 absl::StatusOr<std::shared_ptr<Library::Entry>> Library::Lookup(
@@ -556,6 +608,10 @@ absl::Status Library::Launch(const TileOp& op, CUdeviceptr input, CUdeviceptr ou
   TT_ASSIGN_OR_RETURN(Device * device, CurrentDevice());
   TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, options_.ops->For(op));
   TT_ASSIGN_OR_RETURN(std::shared_ptr<Entry> entry, Lookup(*device, *definition, op));
+  if (entry->tuner != nullptr && entry->tuner->ready()) {
+    TT_ASSIGN_OR_RETURN(entry, FinishMiss(*device, *definition, op, std::move(entry), stream));
+  }
+  if (!entry->broken.ok()) return entry->broken;
   // A miss validated the whole op; a hit shares its key with a valid op, so only what
   // the key leaves out, the regions' places, is checked here.
   TT_ASSIGN_OR_RETURN(RegionOffsets offsets, definition->Offsets(op));
@@ -573,6 +629,10 @@ absl::Status Library::LaunchItems(const TileOp& op, CUdeviceptr input, CUdevicep
   TT_ASSIGN_OR_RETURN(Device * device, CurrentDevice());
   TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, options_.ops->For(op));
   TT_ASSIGN_OR_RETURN(std::shared_ptr<Entry> entry, Lookup(*device, *definition, op));
+  if (entry->tuner != nullptr && entry->tuner->ready()) {
+    TT_ASSIGN_OR_RETURN(entry, FinishMiss(*device, *definition, op, std::move(entry), stream));
+  }
+  if (!entry->broken.ok()) return entry->broken;
   TT_ASSIGN_OR_RETURN(RegionOffsets offsets, definition->Offsets(op));
   if (!entry->kernel->lowered().item_table) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -626,7 +686,12 @@ absl::StatusOr<LaunchInfo> Library::Inspect(const TileOp& op) {
   TT_ASSIGN_OR_RETURN(Device * device, CurrentDevice());
   TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, options_.ops->For(op));
   TT_ASSIGN_OR_RETURN(std::shared_ptr<Entry> entry, Lookup(*device, *definition, op));
-  return entry->info;
+  if (entry->tuner != nullptr && entry->tuner->ready()) {
+    TT_ASSIGN_OR_RETURN(entry, FinishMiss(*device, *definition, op, std::move(entry), nullptr));
+  }
+  LaunchInfo info = entry->info;
+  info.tuning_pending = entry->tuner != nullptr && !entry->tuner->claimed();
+  return info;
 }
 
 LibraryStats Library::stats() const {

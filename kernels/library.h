@@ -51,6 +51,7 @@
 namespace tiletune {
 
 class MissRecorder;     // kernels/miss_recorder.h
+class MissTuner;        // kernels/tune_on_miss.h
 class PendingCompiles;  // kernels/measure.h
 
 // The timing budget of tuning on a miss when it is turned on without one.
@@ -92,10 +93,13 @@ struct LibraryOptions {
   // record_misses_from_environment is false); empty again, off.
   std::string record_misses;
   bool record_misses_from_environment = true;
-  // Tune on a miss: the first launch of a problem with no exact record measures up to
-  // tune_on_miss_candidates variants (the nearest records', the heuristic), each verified
-  // bit-exact first, times them for about this many milliseconds, launches the fastest and
-  // appends it to tune_on_miss_database, so the next process finds it exact. 0 is off;
+  // Tune on a miss: the first launch of a problem with no exact record launches the
+  // resolver's choice as without tuning, and starts compiling up to
+  // tune_on_miss_candidates variants (the nearest records', the heuristic, that choice)
+  // in the background. The first launch after they are in (not one on a stream capturing
+  // a graph) verifies each bit-exact, times them for about this many milliseconds,
+  // launches the fastest from then on and appends it to tune_on_miss_database, so the next
+  // process finds it exact. 0 is off;
   // -1 (the default) means $TILETUNE_TUNE_ON_MISS: milliseconds, or "on" for
   // kDefaultTuneOnMissMs; unset, off.
   int tune_on_miss_ms = -1;
@@ -151,12 +155,16 @@ struct LaunchInfo {
   std::string path;
   std::string form;
   LaunchParams launch;
-  // Host time of the first call: resolving, compiling or reading the compile cache,
-  // loading, and tuning on a miss when it ran.
+  // Host time of the first call: resolving, compiling or reading the compile cache, and
+  // loading (with tuning on a miss, starting its compiles in the background).
   double first_call_ms = 0;
   // Whether this problem was tuned on its miss (resolution_detail then says what was
-  // measured).
+  // measured), and the host time of the call that measured the candidates.
   bool tuned_on_miss = false;
+  double tuning_ms = 0;
+  // Tuning on a miss is under way: the candidates still compile (or their reference is
+  // still made); the kernel described here runs meanwhile.
+  bool tuning_pending = false;
   // Whether the kernel came baked into the program (no compiling), and the architecture
   // of the baked image: "sm_90a" (a CUBIN) or "compute_90" (PTX the driver compiled).
   bool prebuilt = false;
@@ -260,10 +268,14 @@ class Library {
   absl::StatusOr<std::unique_ptr<Entry>> Build(Device& device, const TileOp& op);
   // resolver_->Resolve, recording a problem that had no exact record (record_misses).
   absl::StatusOr<Resolution> Resolve(const tuning::DeviceIdentity& device, const TileOp& op) const;
-  // Build by tuning on a miss; the record is appended to tune_on_miss_database.
-  // `winner` receives the tuned hints and launch.
-  absl::StatusOr<std::unique_ptr<Entry>> TuneMiss(Device& device, const TileOpDefinition& definition,
-                                                  const TileOp& op, Trial& winner);
+  // Measures the candidates of `entry`'s tuning on a miss, whose compiles are in, unless
+  // `stream` is capturing a graph or another thread does it: the entry that launches from
+  // now on (the winner's, which replaces `entry` in the cache; `entry` itself otherwise).
+  // The winner's record is appended to tune_on_miss_database.
+  absl::StatusOr<std::shared_ptr<Entry>> FinishMiss(Device& device,
+                                                    const TileOpDefinition& definition,
+                                                    const TileOp& op, std::shared_ptr<Entry> entry,
+                                                    CUstream stream);
 
   LibraryOptions options_;
   absl::Status database_status_;

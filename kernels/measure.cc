@@ -84,7 +84,6 @@ struct StartedCompiles::Shared {
   std::vector<std::optional<absl::StatusOr<Cubin>>> cubins;
   std::vector<double> in_ms;
   int finished = 0;
-  std::optional<Clock::time_point> first;
   Clock::time_point started;
 };
 
@@ -103,7 +102,6 @@ StartedCompiles::StartedCompiles(CompilationProvider& compiler, std::vector<Cuda
       shared->cubins[i] = std::move(cubin);
       shared->in_ms[i] = MsSince(shared->started);
       ++shared->finished;
-      if (!shared->first) shared->first = Clock::now();
       shared->done.notify_all();
     });
   }
@@ -115,54 +113,31 @@ StartedCompiles::~StartedCompiles() {
   }
 }
 
-std::vector<absl::StatusOr<Cubin>> StartedCompiles::Collect() {
-  std::vector<absl::StatusOr<Cubin>> out;
-  for (std::optional<absl::StatusOr<Cubin>>& cubin : shared_->cubins) {
-    out.push_back(cubin.has_value()
-                      ? *cubin
-                      : absl::DeadlineExceededError(absl::StrFormat(
-                            "still compiling at the deadline (%.0f ms); left out, it goes on "
-                            "into the compile cache",
-                            MsSince(shared_->started))));
-  }
-  return out;
-}
-
 std::vector<absl::StatusOr<Cubin>> StartedCompiles::Wait() {
   std::vector<absl::StatusOr<Cubin>> out;
   {
     std::unique_lock<std::mutex> lock(shared_->mutex);
     shared_->done.wait(lock, [&] { return shared_->finished == static_cast<int>(threads_.size()); });
-    out = Collect();
+    for (std::optional<absl::StatusOr<Cubin>>& cubin : shared_->cubins) out.push_back(*cubin);
   }
   for (std::thread& thread : threads_) thread.join();
   return out;
 }
 
-std::vector<absl::StatusOr<Cubin>> StartedCompiles::WaitUntil(double budget_ms,
-                                                               PendingCompiles& pending) {
-  std::vector<absl::StatusOr<Cubin>> out;
-  {
-    std::unique_lock<std::mutex> lock(shared_->mutex);
-    auto all_in = [&] { return shared_->finished == static_cast<int>(threads_.size()); };
-    if (!threads_.empty()) {
-      shared_->done.wait(lock, [&] { return shared_->first.has_value(); });
-      const auto budget = std::chrono::microseconds(static_cast<int64_t>(1000 * budget_ms));
-      const Clock::time_point deadline =
-          shared_->started +
-          std::max<Clock::duration>(budget, 2 * (*shared_->first - shared_->started));
-      shared_->done.wait_until(lock, deadline, all_in);
-    }
-    out = Collect();
-  }
+bool StartedCompiles::AllIn() const {
+  std::lock_guard<std::mutex> lock(shared_->mutex);
+  return shared_->finished == static_cast<int>(shared_->cubins.size());
+}
+
+void StartedCompiles::Release(PendingCompiles& pending) {
   for (size_t i = 0; i < threads_.size(); ++i) {
+    if (!threads_[i].joinable()) continue;
     pending.Adopt(std::move(threads_[i]), [shared = shared_, i] {
       std::lock_guard<std::mutex> lock(shared->mutex);
       return shared->cubins[i].has_value();
     });
   }
   threads_.clear();
-  return out;
 }
 
 std::vector<double> StartedCompiles::in_ms() const {
@@ -194,10 +169,17 @@ std::vector<absl::StatusOr<Cubin>> CompileAll(CompilationProvider& compiler,
 absl::StatusOr<std::unique_ptr<MeasureBench>> MeasureBench::Create(
     const Context& context, const TileOpDefinition& definition, const TileOp& op,
     std::mt19937_64& rng) {
+  TT_ASSIGN_OR_RETURN(VerificationImages images, MakeVerificationImages(definition, op, rng));
+  return Create(context, definition, op, std::move(images));
+}
+
+absl::StatusOr<std::unique_ptr<MeasureBench>> MeasureBench::Create(
+    const Context& context, const TileOpDefinition& definition, const TileOp& op,
+    VerificationImages images) {
   auto bench = std::unique_ptr<MeasureBench>(new MeasureBench(context, definition, op));
   bench->sizes_ = definition.Sizes(op);
   TT_ASSIGN_OR_RETURN(bench->offsets_, definition.Offsets(op));
-  TT_ASSIGN_OR_RETURN(bench->images_, MakeVerificationImages(definition, op, rng));
+  bench->images_ = std::move(images);
   const HostBytes& input = bench->images_.input;
   const HostBytes& expected = bench->images_.expected;
   TT_ASSIGN_OR_RETURN(bench->items_, UploadExampleItems(context, definition, op));

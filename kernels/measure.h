@@ -59,7 +59,7 @@ std::vector<absl::StatusOr<Cubin>> CompileAll(CompilationProvider& compiler,
                                               const std::vector<CudaSource>& sources,
                                               const std::string& arch, int threads);
 
-// Compile threads a caller stopped waiting for (StartedCompiles::WaitUntil). They go on in the background; each
+// Compile threads a caller stopped waiting for (StartedCompiles::Release). They go on in the background; each
 // Adopt joins the ones that have finished, and the destructor joins the rest, which must
 // happen before the compiler they use is destroyed.
 class PendingCompiles {
@@ -79,8 +79,8 @@ class PendingCompiles {
 };
 
 // Compiles started in parallel, one thread per source, so the caller can do other work
-// (make the reference, allocate buffers) meanwhile; then waited for, whole or until a
-// deadline. The compiler must outlive this and any PendingCompiles its threads go to.
+// (launch something else, make the reference) meanwhile; then waited for, or released
+// unwaited. The compiler must outlive this and any PendingCompiles its threads go to.
 class StartedCompiles {
  public:
   StartedCompiles(CompilationProvider& compiler, std::vector<CudaSource> sources,
@@ -92,18 +92,17 @@ class StartedCompiles {
 
   // Every result, in the sources' order.
   std::vector<absl::StatusOr<Cubin>> Wait();
-  // The results in by `budget_ms` after the start, or by twice the time the first one
-  // took if that is later (parallel compiles of like kernels finish close together; an
-  // outlier, a deeply unrolled variant, takes seconds); the others DeadlineExceeded, their
-  // threads adopted by `pending` so that they finish into the compile cache.
-  std::vector<absl::StatusOr<Cubin>> WaitUntil(double budget_ms, PendingCompiles& pending);
+  // Whether every result is in (Wait then returns at once).
+  bool AllIn() const;
+  // Stops owning the compile threads: those finished are joined, the others adopted by
+  // `pending`, so that they finish into the compile cache after this is gone. Wait may
+  // not be called after it.
+  void Release(PendingCompiles& pending);
   // Milliseconds from the start at which each result was in; 0 for one not in.
   std::vector<double> in_ms() const;
 
  private:
   struct Shared;
-  // The results as they stand, under the lock.
-  std::vector<absl::StatusOr<Cubin>> Collect();
   std::shared_ptr<Shared> shared_;
   std::vector<std::thread> threads_;
 };
@@ -120,6 +119,12 @@ class MeasureBench {
                                                               const TileOpDefinition& definition,
                                                               const TileOp& op,
                                                               std::mt19937_64& rng);
+  // The same with the images made already (MakeVerificationImages: the reference of a
+  // large problem takes a while on the CPU, which a caller may spend elsewhere).
+  static absl::StatusOr<std::unique_ptr<MeasureBench>> Create(const Context& context,
+                                                              const TileOpDefinition& definition,
+                                                              const TileOp& op,
+                                                              VerificationImages images);
   MeasureBench(const MeasureBench&) = delete;
   MeasureBench& operator=(const MeasureBench&) = delete;
 

@@ -4,8 +4,10 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -33,20 +35,8 @@ constexpr int kMaxRounds = 25;
 constexpr double kBatchUs = 100;
 constexpr int kMaxBatch = 64;
 
-struct Measured {
-  Resolution resolution;
-  std::shared_ptr<const LoweredTileKernel> lowered;
-  std::string source;
-  std::unique_ptr<TileKernel> kernel;
-  // Why it was dropped; empty while it is in the running.
-  std::string error;
-  tuning::CandidateResult::Status status = tuning::CandidateResult::OK;
-  std::vector<double> samples_us;
-  // When its compile was in, from the start; 0 when it was left out.
-  double compile_ms = 0;
-};
-
-std::string Label(const Measured& m) {
+template <typename C>
+std::string Label(const C& m) {
   return absl::StrCat(ResolutionLevelName(m.resolution.level), " ", m.lowered->path_name,
                       m.lowered->form_name.empty() ? "" : absl::StrCat("/", m.lowered->form_name),
                       " tile ", absl::StrJoin(m.lowered->launch.tile, "x"), " ",
@@ -55,68 +45,116 @@ std::string Label(const Measured& m) {
 
 }  // namespace
 
-absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefinition& definition,
-                                      const TileOp& op, std::vector<Resolution> alternatives,
-                                      CompilationProvider& compiler, double budget_ms,
-                                      DeviceCheck* check, PendingCompiles* pending) {
-  if (alternatives.empty()) return absl::InvalidArgumentError("no variants to tune on a miss");
-  std::vector<Measured> all(alternatives.size());
+struct MissTuner::Candidate {
+  Resolution resolution;
+  std::shared_ptr<const LoweredTileKernel> lowered;
+  std::string source;
+  std::unique_ptr<TileKernel> kernel;
+  // Why it was dropped; empty while it is in the running.
+  std::string error;
+  tuning::CandidateResult::Status status = tuning::CandidateResult::OK;
+  std::vector<double> samples_us;
+  // When its compile was in, from the start.
+  double compile_ms = 0;
+};
+
+// The random input and its CPU reference, made on a thread of their own.
+struct MissTuner::Reference {
+  std::mutex mutex;
+  bool done = false;
+  absl::StatusOr<VerificationImages> images = absl::UnknownError("not made");
+};
+
+MissTuner::MissTuner(const TileOpDefinition& definition, const TileOp& op,
+                     std::vector<Resolution> alternatives, CompilationProvider& compiler,
+                     PendingCompiles* pending)
+    : definition_(definition),
+      op_(op.Clone()),
+      compiler_(compiler),
+      pending_(pending),
+      all_(alternatives.size()),
+      reference_(std::make_shared<Reference>()) {
+  std::vector<CudaSource> sources;
   for (size_t i = 0; i < alternatives.size(); ++i) {
-    Measured& m = all[i];
-    m.resolution = std::move(alternatives[i]);
+    Candidate& c = all_[i];
+    c.resolution = std::move(alternatives[i]);
     // Alternatives lists only variants that lowered; their kernels come with them.
-    m.lowered = m.resolution.built.lowered;
-    m.source = m.resolution.built.source.text;
+    c.lowered = c.resolution.built.lowered;
+    c.source = c.resolution.built.source.text;
+    sources.push_back({c.lowered->kernel_name, c.source});
+  }
+  if (!all_.empty()) {
+    CompileOptions options;
+    options.arch = all_.front().lowered->target.ArchName();
+    compiles_ = std::make_unique<StartedCompiles>(compiler, std::move(sources), options);
+  }
+  reference_thread_ = std::thread([reference = reference_, &definition, op = op.Clone()] {
+    std::mt19937_64 rng(std::random_device{}());
+    absl::StatusOr<VerificationImages> images = MakeVerificationImages(definition, *op, rng);
+    std::lock_guard<std::mutex> lock(reference->mutex);
+    reference->images = std::move(images);
+    reference->done = true;
+  });
+}
+
+MissTuner::~MissTuner() {
+  if (pending_ == nullptr) {
+    if (reference_thread_.joinable()) reference_thread_.join();
+    return;  // compiles_ joins its threads.
+  }
+  if (compiles_ != nullptr) compiles_->Release(*pending_);
+  if (reference_thread_.joinable()) {
+    pending_->Adopt(std::move(reference_thread_), [reference = reference_] {
+      std::lock_guard<std::mutex> lock(reference->mutex);
+      return reference->done;
+    });
+  }
+}
+
+bool MissTuner::ready() const {
+  if (claimed_.load()) return false;  // Finished, or being finished.
+  {
+    std::lock_guard<std::mutex> lock(reference_->mutex);
+    if (!reference_->done) return false;
+  }
+  return compiles_ == nullptr || compiles_->AllIn();
+}
+
+absl::StatusOr<MissTuning> MissTuner::Finish(const Context& context, double budget_ms,
+                                             DeviceCheck* check) {
+  if (all_.empty()) return absl::InvalidArgumentError("no variants to tune on a miss");
+  if (!reference_thread_.joinable()) {
+    return absl::InternalError("this tuning on a miss was finished already");
   }
   const Clock::time_point started = Clock::now();
   auto ms_since = [](Clock::time_point t) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
   };
   MissTuning out;
-  // Compile in parallel (NVRTC, or the compile cache) while the rest is made.
-  std::vector<CudaSource> sources;
-  for (const Measured& m : all) sources.push_back({m.lowered->kernel_name, m.source});
-  CompileOptions options;
-  options.arch = all.front().lowered->target.ArchName();
-  StartedCompiles compiles(compiler, std::move(sources), options);
-  // Meanwhile: the random input, its expected output and the buffers they are measured on,
-  // and the device's compare kernel.
-  std::mt19937_64 rng(std::random_device{}());
-  absl::StatusOr<std::unique_ptr<MeasureBench>> made =
-      MeasureBench::Create(context, definition, op, rng);
-  std::unique_ptr<DeviceCheck> own_check;
-  absl::Status check_made = absl::OkStatus();
-  if (check == nullptr) {
-    absl::StatusOr<std::unique_ptr<DeviceCheck>> created = DeviceCheck::Create(context, compiler);
-    if (created.ok()) {
-      own_check = *std::move(created);
-      check = own_check.get();
-    } else {
-      check_made = created.status();
-    }
+  std::vector<absl::StatusOr<Cubin>> cubins = compiles_->Wait();
+  const std::vector<double> in_ms = compiles_->in_ms();
+  reference_thread_.join();
+  for (size_t i = 0; i < all_.size(); ++i) {
+    all_[i].compile_ms = in_ms[i];
+    out.compile_ms = std::max(out.compile_ms, in_ms[i]);
   }
-  // Compiles get one and a half times the budget (StartedCompiles::WaitUntil): the
-  // candidates still compiling after that seldom win, and waiting for them would set the
-  // first call's time.
-  constexpr double kCompileBudgets = 1.5;
-  std::vector<absl::StatusOr<Cubin>> cubins =
-      pending == nullptr ? compiles.Wait() : compiles.WaitUntil(kCompileBudgets * budget_ms, *pending);
-  const std::vector<double> in_ms = compiles.in_ms();
-  for (size_t i = 0; i < all.size(); ++i) all[i].compile_ms = in_ms[i];
-  out.compile_ms = ms_since(started);
-  const Clock::time_point verifying = Clock::now();
-  TT_RETURN_IF_ERROR(made.status());
-  TT_RETURN_IF_ERROR(check_made);
-  for (size_t i = 0; i < all.size(); ++i) {
-    Measured& m = all[i];
+  TT_RETURN_IF_ERROR(reference_->images.status());
+  TT_ASSIGN_OR_RETURN(std::unique_ptr<MeasureBench> made,
+                      MeasureBench::Create(context, definition_, *op_,
+                                           *std::move(reference_->images)));
+  std::unique_ptr<DeviceCheck> own_check;
+  if (check == nullptr) {
+    TT_ASSIGN_OR_RETURN(own_check, DeviceCheck::Create(context, compiler_));
+    check = own_check.get();
+  }
+  for (size_t i = 0; i < all_.size(); ++i) {
+    Candidate& m = all_[i];
     absl::StatusOr<std::unique_ptr<TileKernel>> kernel =
         cubins[i].ok() ? TileKernel::CreateFromCubin(context, m.lowered, m.source, *cubins[i])
                        : absl::StatusOr<std::unique_ptr<TileKernel>>(cubins[i].status());
     if (!kernel.ok()) {
       m.error = std::string(kernel.status().message());
-      // Left out for time is not a compile error.
-      m.status = absl::IsDeadlineExceeded(kernel.status()) ? tuning::CandidateResult::PRUNED
-                                                           : tuning::CandidateResult::COMPILE_ERROR;
+      m.status = tuning::CandidateResult::COMPILE_ERROR;
       continue;
     }
     m.kernel = *std::move(kernel);
@@ -125,9 +163,9 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
 
   // Verify every candidate on one draw, comparing on the device; a candidate that differs
   // is checked again on the host, which names the first wrong element.
-  MeasureBench& bench = **made;
-  std::vector<Measured*> running;
-  for (Measured& m : all) {
+  MeasureBench& bench = *made;
+  std::vector<Candidate*> running;
+  for (Candidate& m : all_) {
     if (m.kernel == nullptr) continue;
     absl::Status verified = bench.Verify(bench.LauncherFor(*m.kernel), Label(m), check);
     if (absl::IsAborted(verified)) return verified;  // A fault: the context is gone.
@@ -140,10 +178,10 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
     running.push_back(&m);
   }
   out.verified = static_cast<int>(running.size());
-  out.verify_ms = ms_since(verifying);
+  out.verify_ms = ms_since(started);
   if (running.empty()) {
     std::vector<std::string> errors;
-    for (const Measured& m : all) errors.push_back(absl::StrCat(Label(m), ": ", m.error));
+    for (const Candidate& m : all_) errors.push_back(absl::StrCat(Label(m), ": ", m.error));
     return absl::FailedPreconditionError(absl::StrCat(
         "no variant compiled and verified: ", absl::StrJoin(errors, "; ")));
   }
@@ -152,7 +190,7 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
   // stands apart.
   TT_ASSIGN_OR_RETURN(std::unique_ptr<Stream> stream, Stream::Create(context));
   std::vector<Launcher> launchers;
-  for (Measured* m : running) launchers.push_back(bench.LauncherFor(*m->kernel));
+  for (Candidate* m : running) launchers.push_back(bench.LauncherFor(*m->kernel));
   MeasureBench::RoundOptions round_options;
   round_options.batch_us = kBatchUs;
   round_options.max_batch = kMaxBatch;
@@ -174,9 +212,9 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
       best = i;
     }
   }
-  Measured& winner = *running[best];
+  Candidate& winner = *running[best];
   std::vector<std::string> lines;
-  for (const Measured& m : all) {
+  for (const Candidate& m : all_) {
     lines.push_back(m.samples_us.empty()
                         ? absl::StrCat(Label(m), " dropped (", m.error.substr(0, 160), ")")
                         : absl::StrFormat("%s %.2f us (compiled at %.0f ms)", Label(m),
@@ -184,18 +222,18 @@ absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefini
   }
   out.detail = absl::StrFormat(
       "tuned on a miss: %d of %zu variant(s) verified, %d round(s) of %d launch(es) "
-      "(compile, with the input and reference made meanwhile, %.0f ms; verification %.0f "
-      "ms; timing %.0f ms): %s won; %s",
-      out.verified, all.size(), out.rounds, batch, out.compile_ms, out.verify_ms, out.timing_ms,
-      Label(winner), absl::StrJoin(lines, "; "));
+      "(compiled in the background in %.0f ms; loading and verification %.0f ms, timing "
+      "%.0f ms): %s won; %s",
+      out.verified, all_.size(), out.rounds, batch, out.compile_ms, out.verify_ms,
+      out.timing_ms, Label(winner), absl::StrJoin(lines, "; "));
 
   tuning::TuningRecord& record = out.record;
-  TT_ASSIGN_OR_RETURN(*record.mutable_problem(), definition.ToProblem(op));
+  TT_ASSIGN_OR_RETURN(*record.mutable_problem(), definition_.ToProblem(*op_));
   *record.mutable_winner() =
       VariantOf(winner.resolution.request.op->hints, *winner.lowered, KernelDigest(winner.source));
   TT_ASSIGN_OR_RETURN(*record.mutable_winner_statistics(),
                       tuning::StatisticsOf(winner.samples_us, sizes.bytes_moved));
-  for (const Measured& m : all) {
+  for (const Candidate& m : all_) {
     if (&m == &winner) continue;
     tuning::CandidateResult* c = record.add_candidates();
     *c->mutable_variant() =

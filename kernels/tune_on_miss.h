@@ -1,33 +1,38 @@
-// Tuning on a miss (kernels/library.h, LibraryOptions::tune_on_miss_ms): the first launch
-// of a problem with no exact record measures a few variants of it on the device, the
-// nearest records' and the heuristic (TunedResolver::Alternatives), and keeps the fastest.
+// Tuning on a miss (kernels/library.h, LibraryOptions::tune_on_miss_ms), in two halves so
+// that the first call of a problem with no exact record waits for no measurement:
 //
+//   // First call: the resolver's choice is compiled and launched as without tuning;
+//   // meanwhile the variants worth measuring compile in the background.
 //   TT_ASSIGN_OR_RETURN(std::vector<Resolution> alternatives,
 //                       resolver.Alternatives(identity, op, 6));
-//   TT_ASSIGN_OR_RETURN(MissTuning tuned, TuneOnMiss(context, definition, op,
-//                                                    std::move(alternatives), compiler, 100));
-//   ... tuned.kernel launches; tuned.record goes into the user's database ...
+//   auto tuner = std::make_unique<MissTuner>(definition, op, std::move(alternatives),
+//                                            compiler, &pending);
+//   ...
+//   // A later call, once tuner->ready(): load, verify and time them; launch the winner.
+//   if (tuner->ready() && tuner->Claim()) {
+//     TT_ASSIGN_OR_RETURN(MissTuning tuned, tuner->Finish(context, 100, check));
+//     ... tuned.kernel launches from now on; tuned.record goes into the user's database ...
+//   }
 //
-// Every candidate is compiled in parallel (while the random input and the CPU reference
-// are made), loaded and verified bit-exact on one draw of random input before any is
-// timed; one that fails is dropped and named in `detail`. With `pending`, a candidate
-// still compiling 1.5x `budget_ms` after the start (or twice as long as the first
-// compile took, if longer) is left out, so one slow compile (a deeply unrolled variant
-// takes seconds in NVRTC) does not hold the first call; its compile goes on in the
-// background and lands in the compile cache.
-// Compiling, verification and timing are the measurement harness's (kernels/measure.h:
+// In the background: every alternative compiles in parallel (one thread each, into the
+// compile cache), and the random input and its CPU reference are made. Finish then loads
+// each kernel and verifies it bit-exact on that input (output poisoned, guards checked)
+// before any is timed; one that fails is dropped and named in `detail`. Compiling,
+// verification and timing are the measurement harness's (kernels/measure.h:
 // StartedCompiles, MeasureBench), which the autotuner uses too; this is the caller that
-// picks the candidates, the budget and the record. Timing runs interleaved
-// rounds (the candidates in a rotating order), each candidate launched in a batch on a
-// rotation of buffer sets larger than three times the L2, timed with events; at least
-// three rounds, then rounds until `budget_ms` of timing has passed (at most 25), or until
-// the fastest candidate's every sample beats every sample of each other one. The winner
-// has the lowest median per launch.
+// holds the candidates, the budget and the record. Timing runs interleaved rounds (the
+// candidates in a rotating order), each candidate launched in a batch on a rotation of
+// buffer sets larger than three times the L2, timed with events; at least three rounds,
+// then rounds until `budget_ms` of timing has passed (at most 25), or until the fastest
+// candidate's every sample beats every sample of each other one. The winner has the
+// lowest median per launch.
 #ifndef KERNELS_TUNE_ON_MISS_H_
 #define KERNELS_TUNE_ON_MISS_H_
 
+#include <atomic>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -53,23 +58,53 @@ struct MissTuning {
   int compiled = 0;
   int verified = 0;
   int rounds = 0;
-  // Wall-clock milliseconds of the phases: compiling, with the random input and CPU
-  // reference made meanwhile (until both are done); loading and verifying; timing.
+  // Milliseconds: from the start until the last compile was in (in the background), and
+  // the finishing call's loading and verifying, and timing.
   double compile_ms = 0, verify_ms = 0, timing_ms = 0;
   // One line: what was measured and why the winner won ("3 of 4 candidates verified, 5
   // rounds: nearest ... 12.1 us over heuristic 14.0 us; ...").
   std::string detail;
 };
 
-// FailedPrecondition when no candidate compiles, loads and verifies (each one's error in
-// the message); a launch fault is Aborted. `check` is the device's compare kernel (made
-// here when null); `pending` adopts compiles left out (without it every compile is
-// waited for). `compiler` must outlive `pending`.
-absl::StatusOr<MissTuning> TuneOnMiss(const Context& context, const TileOpDefinition& definition,
-                                      const TileOp& op, std::vector<Resolution> alternatives,
-                                      CompilationProvider& compiler, double budget_ms,
-                                      DeviceCheck* check = nullptr,
-                                      PendingCompiles* pending = nullptr);
+class MissTuner {
+ public:
+  // Starts compiling every alternative (Alternatives lists distinct kernels) with
+  // `compiler`, and making the op's random input and reference, in the background.
+  // `definition` and `compiler` must outlive this, and `pending` (where the background
+  // work goes when this is destroyed unfinished; null: the destructor waits for it).
+  MissTuner(const TileOpDefinition& definition, const TileOp& op,
+            std::vector<Resolution> alternatives, CompilationProvider& compiler,
+            PendingCompiles* pending);
+  MissTuner(const MissTuner&) = delete;
+  MissTuner& operator=(const MissTuner&) = delete;
+  ~MissTuner();
+
+  // Whether the background work is done and nobody has claimed the finishing: Finish
+  // then waits for nothing.
+  bool ready() const;
+  // True for exactly one caller: the one that finishes.
+  bool Claim() { return !claimed_.exchange(true); }
+  bool claimed() const { return claimed_.load(); }
+
+  // Waits for the background work, then loads, verifies and times the candidates on
+  // `context`. FailedPrecondition when none compiles, loads and verifies (each one's
+  // error in the message); a launch fault is Aborted. `check` is the device's compare
+  // kernel (made here when null, with the compiler).
+  absl::StatusOr<MissTuning> Finish(const Context& context, double budget_ms, DeviceCheck* check);
+
+ private:
+  struct Candidate;
+  struct Reference;
+  const TileOpDefinition& definition_;
+  std::unique_ptr<TileOp> op_;
+  CompilationProvider& compiler_;
+  PendingCompiles* pending_;
+  std::vector<Candidate> all_;
+  std::unique_ptr<StartedCompiles> compiles_;
+  std::shared_ptr<Reference> reference_;
+  std::thread reference_thread_;
+  std::atomic<bool> claimed_{false};
+};
 
 }  // namespace tiletune
 

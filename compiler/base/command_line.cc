@@ -217,7 +217,8 @@ std::string EnvironmentHelp() {
       {"TILETUNE_RECORD_MISSES", "FILE: append each problem that had no exact record, once, "
                                  "as a suite line for autotune --suite"},
       {"TILETUNE_TUNE_ON_MISS", "milliseconds (or on) to tune a problem with no exact record "
-                                "at its first launch; records go to the user database folder"},
+                                "once its candidates compiled in the background; records go "
+                                "to the user database folder"},
       {"TILETUNE_JIT", "0: never compile; launch only what was baked into the program"},
       {"TILETUNE_CACHE_DIR", "the compile-cache folder (default $XDG_CACHE_HOME/tiletune/"
                              "kernels, else ~/.cache/tiletune/kernels)"},

@@ -58,6 +58,7 @@ namespace tiletune {
   X(cuStreamCreate)              \
   X(cuStreamDestroy)             \
   X(cuStreamSynchronize)         \
+  X(cuStreamIsCapturing)         \
   X(cuEventCreate)               \
   X(cuEventDestroy)              \
   X(cuEventRecord)               \
