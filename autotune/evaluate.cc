@@ -55,12 +55,27 @@ absl::Status EvaluateOne(const TileOpRegistry& ops, const TileOp& op, Library& e
   const auto first_call = std::chrono::steady_clock::now();
   TT_ASSIGN_OR_RETURN(LaunchInfo info, evaluated.Inspect(op));
   row.first_call_ms = info.first_call_ms;
-  // Tuning on a miss measures on the first call after its background compiles are in.
+
+  // Both launched through their libraries, checked bit-exact on one draw, then timed in
+  // interleaved rounds over the rotated buffers (kernels/measure.h).
+  TT_ASSIGN_OR_RETURN(std::unique_ptr<MeasureBench> bench,
+                      MeasureBench::Create(context, *definition, op, rng));
+  std::vector<Launcher> sides;
+  for (Library* library : {&evaluated, &tuned}) {
+    sides.push_back([library, &op, &bench](CUdeviceptr input, CUdeviceptr output, CUstream s) {
+      return LaunchOp(*library, op, input, output, s, bench->items());
+    });
+  }
+  // Tuning on a miss measures at the first launch after its background compiles are in:
+  // launch as a program would until it has.
   while (info.tuning_pending) {
     if (std::chrono::steady_clock::now() - first_call > kTuningWait) {
       return absl::DeadlineExceededError(
           "tuning on a miss was still compiling its candidates after 10 minutes");
     }
+    const auto [input, output] = bench->Set(0);
+    TT_RETURN_IF_ERROR(sides[0](input, output, stream.get()));
+    TT_RETURN_IF_ERROR(stream.Synchronize());
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
     TT_ASSIGN_OR_RETURN(info, evaluated.Inspect(op));
   }
@@ -81,16 +96,6 @@ absl::Status EvaluateOne(const TileOpRegistry& ops, const TileOp& op, Library& e
   row.variant = DescribeLaunch(info);
   row.reason = info.resolution_detail;
 
-  // Both launched through their libraries, checked bit-exact on one draw, then timed in
-  // interleaved rounds over the rotated buffers (kernels/measure.h).
-  TT_ASSIGN_OR_RETURN(std::unique_ptr<MeasureBench> bench,
-                      MeasureBench::Create(context, *definition, op, rng));
-  std::vector<Launcher> sides;
-  for (Library* library : {&evaluated, &tuned}) {
-    sides.push_back([library, &op, &bench](CUdeviceptr input, CUdeviceptr output, CUstream s) {
-      return LaunchOp(*library, op, input, output, s, bench->items());
-    });
-  }
   TT_RETURN_IF_ERROR(bench->Verify(sides[0], "the library's kernel", nullptr));
   TT_RETURN_IF_ERROR(bench->Verify(sides[1], "the tuned kernel", nullptr));
   MeasureBench::RoundOptions options;

@@ -43,9 +43,10 @@ struct Library::Entry {
   // TileKernel::Launch caches tensor maps: one launching thread at a time.
   absl::Mutex launch_mutex;
   // Tuning on a miss under way: the candidates compile in the background while `kernel`
-  // (the resolver's choice) runs; the first call after they are in measures them
-  // (Library::FinishMiss). Set before the entry is published.
+  // (the resolver's choice, whose source is kernel_source) runs; the first launch after
+  // they are in measures them (Library::FinishMiss). Set before the entry is published.
   std::unique_ptr<MissTuner> tuner;
+  std::string kernel_source;
   // Not OK when tuning found that `kernel` gives wrong results: every launch then fails
   // with it.
   absl::Status broken;
@@ -63,11 +64,18 @@ struct Library::Device {
   // Most recently used first.
   Lru lru ABSL_GUARDED_BY(mutex);
   absl::flat_hash_map<std::string, Lru::iterator> entries ABSL_GUARDED_BY(mutex);
-  // Tuning on a miss: one at a time on this device; the winners by cache key.
+  // Entries a tuning on a miss replaced, kept loaded for the library's life: a CUDA graph
+  // captured before the swap still launches their kernels.
+  std::vector<std::shared_ptr<Entry>> retired ABSL_GUARDED_BY(mutex);
+  // Tuning on a miss measures one problem at a time on this device (timings must not
+  // overlap), with the compare kernel made on the first.
   absl::Mutex tune_mutex;
-  absl::flat_hash_map<std::string, Trial> tuned ABSL_GUARDED_BY(tune_mutex);
-  // The compare kernel tuning on a miss verifies with, made on the first miss.
   std::unique_ptr<DeviceCheck> check ABSL_GUARDED_BY(tune_mutex);
+  // What tuning on a miss found, by cache key: each problem's winner, and the problems
+  // whose resolved kernel gave wrong results (never launched again).
+  absl::Mutex tuned_mutex;
+  absl::flat_hash_map<std::string, Trial> tuned ABSL_GUARDED_BY(tuned_mutex);
+  absl::flat_hash_map<std::string, absl::Status> broken ABSL_GUARDED_BY(tuned_mutex);
 };
 
 // The JIT, created on first use: a library whose kernels are all baked never loads NVRTC.
@@ -129,7 +137,8 @@ Library::Library(LibraryOptions options, absl::Status database_status,
       database_origin_(std::move(database_origin)),
       resolver_(std::move(resolver)),
       jit_(std::move(jit)),
-      pending_(std::make_unique<PendingCompiles>()) {}
+      work_(options_.tune_on_miss_ms > 0 && options_.jit ? std::make_unique<WorkQueue>()
+                                                          : nullptr) {}
 
 const PrebuiltKernelImage* Library::FindPrebuilt(const BuiltKernel& built) const {
   if (prebuilt_.empty()) return nullptr;
@@ -374,8 +383,9 @@ absl::StatusOr<std::unique_ptr<Library::Entry>> Library::Build(Device& device, c
   if (tune) {
     std::string key;
     definition->AppendKey(op, key);
-    // Each problem is tuned once per process: a return after an eviction finds the winner.
-    absl::MutexLock tune_lock(&device.tune_mutex);
+    // A return after an eviction finds the winner, or that the kernel was wrong.
+    absl::MutexLock tuned_lock(&device.tuned_mutex);
+    if (auto wrong = device.broken.find(key); wrong != device.broken.end()) return wrong->second;
     auto known = device.tuned.find(key);
     if (known != device.tuned.end()) {
       std::unique_ptr<TileOp> resolved = op.Clone();
@@ -454,9 +464,10 @@ absl::StatusOr<std::unique_ptr<Library::Entry>> Library::Build(Device& device, c
           alternatives->begin(), alternatives->end(), [&](const Resolution& alternative) {
             return alternative.built.source.text == resolution.built.source.text;
           });
+      entry->kernel_source = resolution.built.source.text;
       if (!listed) alternatives->insert(alternatives->begin(), std::move(resolution));
       entry->tuner = std::make_unique<MissTuner>(*definition, op, *std::move(alternatives),
-                                                 *jit_, pending_.get());
+                                                 *jit_, *work_);
     } else {
       std::fprintf(stderr, "tiletune: %s is not tuned on its miss: %s\n",
                    definition->Describe(op).c_str(),
@@ -471,12 +482,17 @@ absl::StatusOr<std::unique_ptr<Library::Entry>> Library::Build(Device& device, c
 absl::StatusOr<std::shared_ptr<Library::Entry>> Library::FinishMiss(
     Device& device, const TileOpDefinition& definition, const TileOp& op,
     std::shared_ptr<Entry> entry, CUstream stream) {
-  if (stream != nullptr) {
-    // Nothing is measured while a graph is being captured (synchronizing would end the
-    // capture): the kernel that runs meanwhile is captured, and a later call measures.
+  // Nothing is measured while a graph is being captured on the launching stream, or on a
+  // blocking stream (which the legacy stream reports): synchronizing would end the
+  // capture. The kernel that runs meanwhile is captured, and a later launch measures.
+  const DriverApi& cu = device.context->api();
+  for (CUstream asked : {stream, CU_STREAM_LEGACY}) {
+    if (asked == nullptr) continue;
     CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
-    const CUresult asked = device.context->api().cuStreamIsCapturing(stream, &capture);
-    if (asked != CUDA_SUCCESS || capture != CU_STREAM_CAPTURE_STATUS_NONE) return entry;
+    if (cu.cuStreamIsCapturing(asked, &capture) != CUDA_SUCCESS ||
+        capture != CU_STREAM_CAPTURE_STATUS_NONE) {
+      return entry;
+    }
   }
   if (!entry->tuner->Claim()) return entry;  // Another thread finishes it.
   const auto start = std::chrono::steady_clock::now();
@@ -498,7 +514,7 @@ absl::StatusOr<std::shared_ptr<Library::Entry>> Library::FinishMiss(
   definition.AppendKey(op, key);
   auto replacement = std::make_shared<Entry>();
   if (!tuned.ok()) {
-    if (!absl::IsFailedPrecondition(tuned.status())) {
+    if (!entry->tuner->GaveWrongResult(entry->kernel_source)) {
       // The kernel running meanwhile goes on; only the tuning is lost.
       std::fprintf(stderr, "tiletune: tuning %s on a miss failed (%s); launching the %s choice\n",
                    definition.Describe(op).c_str(),
@@ -506,12 +522,21 @@ absl::StatusOr<std::shared_ptr<Library::Entry>> Library::FinishMiss(
                    ResolutionLevelName(entry->info.level).c_str());
       return entry;
     }
-    // No variant verified, the one running meanwhile included: it must not run again.
-    replacement->broken = tuned.status();
+    // The kernel running meanwhile gave wrong results and no other verified: it must not
+    // run again, in this entry or one built after an eviction.
+    replacement->broken = absl::DataLossError(absl::StrCat(
+        definition.Describe(op), ": the resolved kernel ", entry->info.kernel_name,
+        " gave wrong results when tuning on its miss checked it, and no other variant "
+        "verified: ", tuned.status().message()));
     replacement->info = entry->info;
+    absl::MutexLock tuned_lock(&device.tuned_mutex);
+    device.broken.emplace(key, replacement->broken);
   } else {
-    device.tuned.emplace(key, Trial{tuned->resolution.request.op->hints,
-                                    tuned->resolution.request.launch});
+    {
+      absl::MutexLock tuned_lock(&device.tuned_mutex);
+      device.tuned.emplace(key, Trial{tuned->resolution.request.op->hints,
+                                      tuned->resolution.request.launch});
+    }
     *tuned->record.mutable_device() = device.identity;
     if (!options_.tune_on_miss_database.empty()) {
       absl::StatusOr<int> appended = tuning::AppendTuningRecords(
@@ -536,12 +561,16 @@ absl::StatusOr<std::shared_ptr<Library::Entry>> Library::FinishMiss(
   {
     absl::MutexLock lock(&device.mutex);
     auto it = device.entries.find(key);
-    if (it != device.entries.end() && it->second->second == entry) it->second->second = replacement;
+    if (it != device.entries.end() && it->second->second == entry) {
+      it->second->second = replacement;
+    } else {
+      // Evicted meanwhile: the replacement serves this call only, and its kernel may be
+      // in flight when the call returns.
+      device.retired.push_back(replacement);
+    }
+    // Its kernel may still run, or be in a captured graph: it stays loaded.
+    device.retired.push_back(std::move(entry));
   }
-  // The replaced kernel may still run on a caller's stream: let the device finish before
-  // its module is unloaded.
-  (void)device.context->Synchronize();
-  entry.reset();
   if (!replacement->broken.ok()) return replacement->broken;
   return replacement;
 }
@@ -686,11 +715,10 @@ absl::StatusOr<LaunchInfo> Library::Inspect(const TileOp& op) {
   TT_ASSIGN_OR_RETURN(Device * device, CurrentDevice());
   TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, options_.ops->For(op));
   TT_ASSIGN_OR_RETURN(std::shared_ptr<Entry> entry, Lookup(*device, *definition, op));
-  if (entry->tuner != nullptr && entry->tuner->ready()) {
-    TT_ASSIGN_OR_RETURN(entry, FinishMiss(*device, *definition, op, std::move(entry), nullptr));
-  }
+  if (!entry->broken.ok()) return entry->broken;
   LaunchInfo info = entry->info;
   info.tuning_pending = entry->tuner != nullptr && !entry->tuner->claimed();
+  info.tuning_ready = entry->tuner != nullptr && entry->tuner->ready();
   return info;
 }
 

@@ -52,7 +52,7 @@ namespace tiletune {
 
 class MissRecorder;     // kernels/miss_recorder.h
 class MissTuner;        // kernels/tune_on_miss.h
-class PendingCompiles;  // kernels/measure.h
+class WorkQueue;        // kernels/measure.h
 
 // The timing budget of tuning on a miss when it is turned on without one.
 inline constexpr int kDefaultTuneOnMissMs = 100;
@@ -96,10 +96,11 @@ struct LibraryOptions {
   // Tune on a miss: the first launch of a problem with no exact record launches the
   // resolver's choice as without tuning, and starts compiling up to
   // tune_on_miss_candidates variants (the nearest records', the heuristic, that choice)
-  // in the background. The first launch after they are in (not one on a stream capturing
-  // a graph) verifies each bit-exact, times them for about this many milliseconds,
-  // launches the fastest from then on and appends it to tune_on_miss_database, so the next
-  // process finds it exact. 0 is off;
+  // in the background, on one worker per hardware thread for the whole library. The first
+  // launch after they are in (not while a graph capture is detected) verifies each
+  // bit-exact, times them for about this many milliseconds, launches the fastest from
+  // then on and appends it to tune_on_miss_database, so the next process finds it exact.
+  // 0 is off;
   // -1 (the default) means $TILETUNE_TUNE_ON_MISS: milliseconds, or "on" for
   // kDefaultTuneOnMissMs; unset, off.
   int tune_on_miss_ms = -1;
@@ -162,9 +163,11 @@ struct LaunchInfo {
   // measured), and the host time of the call that measured the candidates.
   bool tuned_on_miss = false;
   double tuning_ms = 0;
-  // Tuning on a miss is under way: the candidates still compile (or their reference is
-  // still made); the kernel described here runs meanwhile.
+  // Tuning on a miss is under way (Inspect): the kernel described here runs until a
+  // launch measures the candidates, the first launch once they are compiled and their
+  // reference made (tuning_ready). Inspect itself never measures.
   bool tuning_pending = false;
+  bool tuning_ready = false;
   // Whether the kernel came baked into the program (no compiling), and the architecture
   // of the baked image: "sm_90a" (a CUBIN) or "compute_90" (PTX the driver compiled).
   bool prebuilt = false;
@@ -219,7 +222,7 @@ class Library {
                            CUdeviceptr table, int64_t count, CUstream stream);
 
   // How `op` resolves and what it launches on the current device (compiling it if it was
-  // not cached yet).
+  // not cached yet; it starts tuning on a miss, and never measures).
   absl::StatusOr<LaunchInfo> Inspect(const TileOp& op);
 
   // `op` resolved for device `ordinal` and its kernel compiled (or found baked), not
@@ -269,9 +272,11 @@ class Library {
   // resolver_->Resolve, recording a problem that had no exact record (record_misses).
   absl::StatusOr<Resolution> Resolve(const tuning::DeviceIdentity& device, const TileOp& op) const;
   // Measures the candidates of `entry`'s tuning on a miss, whose compiles are in, unless
-  // `stream` is capturing a graph or another thread does it: the entry that launches from
-  // now on (the winner's, which replaces `entry` in the cache; `entry` itself otherwise).
-  // The winner's record is appended to tune_on_miss_database.
+  // `stream` or a blocking stream is capturing a graph, or another thread does it: the
+  // entry that launches from now on (the winner's, which replaces `entry` in the cache;
+  // `entry` itself otherwise), or the DataLoss error every later launch gets when the
+  // kernel `entry` ran gave wrong results and no other verified. The winner's record is
+  // appended to tune_on_miss_database.
   absl::StatusOr<std::shared_ptr<Entry>> FinishMiss(Device& device,
                                                     const TileOpDefinition& definition,
                                                     const TileOp& op, std::shared_ptr<Entry> entry,
@@ -284,9 +289,9 @@ class Library {
   std::unique_ptr<LazyJit> jit_;
   // Null unless misses are recorded.
   std::unique_ptr<MissRecorder> misses_;
-  // Compiles of tuning on a miss that outlived their first call; destroyed (joined)
-  // before jit_, which they use.
-  std::unique_ptr<PendingCompiles> pending_;
+  // The background work of tuning on a miss (compiles, references), when it is on;
+  // destroyed (its workers joined) before jit_, which its compiles use.
+  std::unique_ptr<WorkQueue> work_;
   // Baked kernel images by their kernel's CUDA source (views of the embedded text): the
   // CUBINs and PTX of one kernel share an entry.
   absl::flat_hash_map<absl::string_view, std::vector<const PrebuiltKernelImage*>> prebuilt_;

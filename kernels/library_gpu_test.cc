@@ -99,6 +99,24 @@ class LibraryGpuTest : public ::testing::Test {
     ASSERT_TRUE(out == host) << "library copy is not bit-exact";
   }
 
+  // Launches the copy `op` (through CheckCopy: bit-exact every time) until a launch has
+  // measured its tuning on a miss; Inspect's answer then.
+  absl::StatusOr<LaunchInfo> LaunchUntilTuned(Library& library, const CopyOp& op,
+                                              std::mt19937_64& rng) {
+    const auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<LaunchInfo> info = library.Inspect(op);
+    while (info.ok() && info->tuning_pending) {
+      if (std::chrono::steady_clock::now() - start > std::chrono::minutes(2)) {
+        return absl::DeadlineExceededError("tuning on a miss still pending after 2 minutes");
+      }
+      CheckCopy(library, op, rng);
+      if (::testing::Test::HasFatalFailure()) return absl::InternalError("the copy failed");
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      info = library.Inspect(op);
+    }
+    return info;
+  }
+
   std::unique_ptr<Context> context_;
 };
 
@@ -140,21 +158,6 @@ TEST_F(LibraryGpuTest, HandWrittenDatabaseChangesTheLaunchedVariant) {
   CheckCopy(**tuned, Op(1024, 1024), rng);
 }
 
-// Inspects `op` until its tuning on a miss is no longer pending (the call that finds the
-// candidates compiled measures them); the last answer.
-absl::StatusOr<LaunchInfo> InspectUntilTuned(Library& library, const TileOp& op) {
-  const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<LaunchInfo> info = library.Inspect(op);
-  while (info.ok() && info->tuning_pending) {
-    if (std::chrono::steady_clock::now() - start > std::chrono::minutes(2)) {
-      return absl::DeadlineExceededError("tuning on a miss still pending after 2 minutes");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    info = library.Inspect(op);
-  }
-  return info;
-}
-
 // Tuning on a miss: the first call of an unseen problem launches the nearest record's
 // kernel at once (bit-exact) while the candidates compile; a later call measures verified
 // variants, uses the fastest (bit-exact), appends it to the user's database, and the next
@@ -175,8 +178,8 @@ TEST_F(LibraryGpuTest, TuneOnMissMeasuresOnALaterCallSavesAndIsExactNextTime) {
   EXPECT_TRUE(first->tuning_pending);
   EXPECT_FALSE(first->tuned_on_miss);
   EXPECT_NE(first->level, ResolutionLevel::kExact);
-  CheckCopy(**library, op, rng);  // Whichever kernel runs now.
-  auto info = InspectUntilTuned(**library, op);
+  // Inspect never measures; launches do, once the candidates are in.
+  auto info = LaunchUntilTuned(**library, op, rng);
   ASSERT_TRUE(info.ok()) << info.status();
   EXPECT_TRUE(info->tuned_on_miss);
   EXPECT_FALSE(info->tuning_pending);
@@ -215,8 +218,25 @@ TEST_F(LibraryGpuTest, TuneOnMissMeasuresOnALaterCallSavesAndIsExactNextTime) {
   g.sw = 2;
   g.ph = 1;
   g.pw = 2;
-  auto conv = InspectUntilTuned(**library, Im2colOp::Dense(DataType::kF16, g));
+  const Im2colOp conv_op = Im2colOp::Dense(DataType::kF16, g);
+  auto conv = (*library)->Inspect(conv_op);
   ASSERT_TRUE(conv.ok()) << conv.status();
+  EXPECT_TRUE(conv->tuning_pending);
+  {
+    const OperandSizes sizes = (*BuiltinTileOps().For(conv_op))->Sizes(conv_op);
+    auto image = DeviceBuffer::Allocate(*context_, sizes.input_bytes);
+    auto cols = DeviceBuffer::Allocate(*context_, sizes.output_bytes);
+    ASSERT_TRUE(image.ok() && cols.ok());
+    ASSERT_TRUE(image->Fill(0).ok());
+    const auto start = std::chrono::steady_clock::now();
+    while (conv->tuning_pending && std::chrono::steady_clock::now() - start < std::chrono::minutes(2)) {
+      ASSERT_TRUE((*library)->Launch(conv_op, image->ptr(), cols->ptr(), nullptr).ok());
+      ASSERT_TRUE(context_->Synchronize().ok());
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      conv = (*library)->Inspect(conv_op);
+      ASSERT_TRUE(conv.ok()) << conv.status();
+    }
+  }
   EXPECT_TRUE(conv->tuned_on_miss);
   std::printf("tune on miss, im2col f16 N3 C40 19x23 k3x5 s1x2 p1x2: first call %.1f ms, "
               "measuring call %.1f ms\n",
@@ -227,14 +247,14 @@ TEST_F(LibraryGpuTest, TuneOnMissMeasuresOnALaterCallSavesAndIsExactNextTime) {
 }
 
 // A launch on a stream that is capturing a CUDA graph never measures (synchronizing would
-// break the capture): the kernel running meanwhile is captured, the graph replays it
-// bit-exact, and a call outside the capture measures.
-TEST_F(LibraryGpuTest, TuneOnMissNeverMeasuresInAGraphCapture) {
+// break the capture): the kernel running meanwhile is captured, and the graph replays it
+// bit-exact, before the tuning and after a later launch has swapped the winner in (the
+// replaced kernel stays loaded).
+TEST_F(LibraryGpuTest, TuneOnMissNeverMeasuresInAGraphCaptureAndTheGraphOutlivesTheSwap) {
   // The graph calls come straight from the driver library the runtime loaded.
   auto driver = LoadDriver();
   ASSERT_TRUE(driver.ok()) << driver.status();
-  void* handle = dlopen((*driver)->library_path.c_str(), RTLD_NOW | RTLD_NOLOAD);
-  if (handle == nullptr) handle = dlopen((*driver)->library_path.c_str(), RTLD_NOW);
+  void* handle = dlopen((*driver)->library_path.c_str(), RTLD_NOW);
   ASSERT_NE(handle, nullptr) << dlerror();
   auto begin = reinterpret_cast<CUresult (*)(CUstream, CUstreamCaptureMode)>(
       dlsym(handle, "cuStreamBeginCapture_v2"));
@@ -253,21 +273,23 @@ TEST_F(LibraryGpuTest, TuneOnMissNeverMeasuresInAGraphCapture) {
   auto library = Library::Create(options);
   ASSERT_TRUE(library.ok()) << library.status();
   const CopyOp op = Op(2999, 1001);
-  auto first = (*library)->Inspect(op);  // Compiles the kernel that runs meanwhile.
+  auto first = (*library)->Inspect(op);  // The kernel that runs meanwhile; compiles start.
   ASSERT_TRUE(first.ok()) << first.status();
   ASSERT_TRUE(first->tuning_pending);
-  // Long enough for a copy's candidates to compile (they take well under a second).
-  std::this_thread::sleep_for(std::chrono::seconds(5));
+  const auto start = std::chrono::steady_clock::now();
+  while (!first->tuning_ready && std::chrono::steady_clock::now() - start < std::chrono::minutes(2)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    first = (*library)->Inspect(op);  // Never measures.
+    ASSERT_TRUE(first.ok()) << first.status();
+  }
+  ASSERT_TRUE(first->tuning_ready);
+  ASSERT_TRUE(first->tuning_pending);
 
   const size_t bytes = SpanBytes(op.src.buffer);
   std::mt19937_64 rng(std::random_device{}());
-  std::vector<uint8_t> host(bytes);
-  for (auto& b : host) b = static_cast<uint8_t>(rng());
   auto src = DeviceBuffer::Allocate(*context_, bytes);
   auto dst = DeviceBuffer::Allocate(*context_, bytes);
   ASSERT_TRUE(src.ok() && dst.ok());
-  ASSERT_TRUE(src->CopyFromHost(host.data(), bytes).ok());
-  ASSERT_TRUE(dst->Fill(0xEE).ok());
   auto stream = Stream::Create(*context_);
   ASSERT_TRUE(stream.ok());
   ASSERT_TRUE(context_->Activate().ok());
@@ -278,19 +300,30 @@ TEST_F(LibraryGpuTest, TuneOnMissNeverMeasuresInAGraphCapture) {
   ASSERT_TRUE(launched.ok()) << launched;
   CUgraphExec exec = nullptr;
   ASSERT_EQ(instantiate(&exec, graph, 0), CUDA_SUCCESS);
-  ASSERT_EQ(launch(exec, (*stream)->get()), CUDA_SUCCESS);
-  ASSERT_TRUE((*stream)->Synchronize().ok());
-  std::vector<uint8_t> out(bytes);
-  ASSERT_TRUE(dst->CopyToHost(out.data(), bytes).ok());
-  EXPECT_TRUE(out == host) << "the captured copy is not bit-exact";
-  EXPECT_EQ(destroy_exec(exec), CUDA_SUCCESS);
-  EXPECT_EQ(destroy(graph), CUDA_SUCCESS);
+  auto after = (*library)->Inspect(op);
+  ASSERT_TRUE(after.ok());
+  EXPECT_TRUE(after->tuning_pending) << "measured inside the capture";
 
-  // Still pending; outside the capture, the next call measures.
-  auto info = (*library)->Inspect(op);
+  // Replays the graph on fresh data and checks every byte.
+  auto replay = [&] {
+    std::vector<uint8_t> host(bytes);
+    for (auto& b : host) b = static_cast<uint8_t>(rng());
+    ASSERT_TRUE(src->CopyFromHost(host.data(), bytes).ok());
+    ASSERT_TRUE(dst->Fill(0xEE).ok());
+    ASSERT_EQ(launch(exec, (*stream)->get()), CUDA_SUCCESS);
+    ASSERT_TRUE((*stream)->Synchronize().ok());
+    std::vector<uint8_t> out(bytes);
+    ASSERT_TRUE(dst->CopyToHost(out.data(), bytes).ok());
+    EXPECT_TRUE(out == host) << "the captured copy is not bit-exact";
+  };
+  replay();
+  // Outside the capture, a launch measures and swaps the winner in.
+  auto info = LaunchUntilTuned(**library, op, rng);
   ASSERT_TRUE(info.ok()) << info.status();
   EXPECT_TRUE(info->tuned_on_miss) << info->resolution_detail;
-  CheckCopy(**library, op, rng);
+  replay();  // The graph still holds the first kernel, still loaded.
+  EXPECT_EQ(destroy_exec(exec), CUDA_SUCCESS);
+  EXPECT_EQ(destroy(graph), CUDA_SUCCESS);
 }
 
 // Slicing one buffer at 1000 offsets builds one kernel per alignment of the starts, not

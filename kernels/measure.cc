@@ -54,32 +54,45 @@ bool Separated(const std::vector<std::vector<double>>& samples) {
 
 }  // namespace
 
-PendingCompiles::~PendingCompiles() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  for (auto& [thread, finished] : threads_) thread.join();
-}
-
-void PendingCompiles::Adopt(std::thread thread, std::function<bool()> finished) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  // A finished thread keeps its stack until joined: join those now.
-  for (auto it = threads_.begin(); it != threads_.end();) {
-    if (it->second()) {
-      it->first.join();
-      it = threads_.erase(it);
-    } else {
-      ++it;
-    }
+WorkQueue::WorkQueue(int threads) {
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  for (int t = 0; t < threads; ++t) {
+    workers_.emplace_back([this] {
+      for (;;) {
+        std::function<void()> job;
+        {
+          std::unique_lock<std::mutex> lock(mutex_);
+          wake_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+          if (stopping_) return;
+          job = std::move(jobs_.front());
+          jobs_.pop_front();
+        }
+        job();
+      }
+    });
   }
-  threads_.emplace_back(std::move(thread), std::move(finished));
 }
 
-size_t PendingCompiles::size() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return threads_.size();
+WorkQueue::~WorkQueue() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+    jobs_.clear();
+  }
+  wake_.notify_all();
+  for (std::thread& worker : workers_) worker.join();
+}
+
+void WorkQueue::Post(std::function<void()> job) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    jobs_.push_back(std::move(job));
+  }
+  wake_.notify_one();
 }
 
 struct StartedCompiles::Shared {
-  std::mutex mutex;
+  mutable std::mutex mutex;
   std::condition_variable done;
   std::vector<std::optional<absl::StatusOr<Cubin>>> cubins;
   std::vector<double> in_ms;
@@ -87,16 +100,15 @@ struct StartedCompiles::Shared {
   Clock::time_point started;
 };
 
-StartedCompiles::StartedCompiles(CompilationProvider& compiler, std::vector<CudaSource> sources,
-                                 const CompileOptions& options)
+StartedCompiles::StartedCompiles(WorkQueue& work, CompilationProvider& compiler,
+                                 std::vector<CudaSource> sources, const CompileOptions& options)
     : shared_(std::make_shared<Shared>()) {
   shared_->cubins.resize(sources.size());
   shared_->in_ms.assign(sources.size(), 0);
   shared_->started = Clock::now();
   for (size_t i = 0; i < sources.size(); ++i) {
-    // The state is shared, so that a compile left out can finish after its waiter is gone.
-    threads_.emplace_back([shared = shared_, i, source = std::move(sources[i]), options,
-                           &compiler] {
+    // The state is shared, so that a compile can finish after its waiter is gone.
+    work.Post([shared = shared_, i, source = std::move(sources[i]), options, &compiler] {
       absl::StatusOr<Cubin> cubin = compiler.CompileToCubin(source, options);
       std::lock_guard<std::mutex> lock(shared->mutex);
       shared->cubins[i] = std::move(cubin);
@@ -107,37 +119,17 @@ StartedCompiles::StartedCompiles(CompilationProvider& compiler, std::vector<Cuda
   }
 }
 
-StartedCompiles::~StartedCompiles() {
-  for (std::thread& thread : threads_) {
-    if (thread.joinable()) thread.join();
-  }
-}
-
 std::vector<absl::StatusOr<Cubin>> StartedCompiles::Wait() {
   std::vector<absl::StatusOr<Cubin>> out;
-  {
-    std::unique_lock<std::mutex> lock(shared_->mutex);
-    shared_->done.wait(lock, [&] { return shared_->finished == static_cast<int>(threads_.size()); });
-    for (std::optional<absl::StatusOr<Cubin>>& cubin : shared_->cubins) out.push_back(*cubin);
-  }
-  for (std::thread& thread : threads_) thread.join();
+  std::unique_lock<std::mutex> lock(shared_->mutex);
+  shared_->done.wait(lock, [&] { return shared_->finished == static_cast<int>(shared_->cubins.size()); });
+  for (std::optional<absl::StatusOr<Cubin>>& cubin : shared_->cubins) out.push_back(*cubin);
   return out;
 }
 
 bool StartedCompiles::AllIn() const {
   std::lock_guard<std::mutex> lock(shared_->mutex);
   return shared_->finished == static_cast<int>(shared_->cubins.size());
-}
-
-void StartedCompiles::Release(PendingCompiles& pending) {
-  for (size_t i = 0; i < threads_.size(); ++i) {
-    if (!threads_[i].joinable()) continue;
-    pending.Adopt(std::move(threads_[i]), [shared = shared_, i] {
-      std::lock_guard<std::mutex> lock(shared->mutex);
-      return shared->cubins[i].has_value();
-    });
-  }
-  threads_.clear();
 }
 
 std::vector<double> StartedCompiles::in_ms() const {

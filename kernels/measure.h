@@ -1,7 +1,7 @@
 // The one measurement harness, below tuning on a miss (kernels/tune_on_miss.h) and the
 // autotuner (its evaluator's device and `autotune evaluate`): the operand buffers a
-// problem is measured on, parallel compiles, bit-exact verification, and timing over
-// rotated buffers in interleaved rounds.
+// problem is measured on, parallel compiles (in the background on a WorkQueue, or all at
+// once), bit-exact verification, and timing over rotated buffers in interleaved rounds.
 //
 //   std::mt19937_64 rng(std::random_device{}());
 //   TT_ASSIGN_OR_RETURN(std::unique_ptr<MeasureBench> bench,
@@ -29,10 +29,12 @@
 #define KERNELS_MEASURE_H_
 
 #include <cstddef>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
-#include <mutex>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -59,52 +61,48 @@ std::vector<absl::StatusOr<Cubin>> CompileAll(CompilationProvider& compiler,
                                               const std::vector<CudaSource>& sources,
                                               const std::string& arch, int threads);
 
-// Compile threads a caller stopped waiting for (StartedCompiles::Release). They go on in the background; each
-// Adopt joins the ones that have finished, and the destructor joins the rest, which must
-// happen before the compiler they use is destroyed.
-class PendingCompiles {
+// A fixed set of worker threads running posted jobs in the order posted: background work
+// (compiles, references) that a burst of requests cannot multiply into a thread each.
+// The destructor drops the jobs not started and joins the workers (whose running jobs
+// finish first): what the jobs use must outlive the queue.
+class WorkQueue {
  public:
-  PendingCompiles() = default;
-  PendingCompiles(const PendingCompiles&) = delete;
-  PendingCompiles& operator=(const PendingCompiles&) = delete;
-  ~PendingCompiles();
-  // `finished` says (thread-safely) whether `thread` has done its work.
-  void Adopt(std::thread thread, std::function<bool()> finished);
-  // Threads adopted and not yet joined.
-  size_t size();
+  // `threads` workers, 0 for one per hardware thread.
+  explicit WorkQueue(int threads = 0);
+  WorkQueue(const WorkQueue&) = delete;
+  WorkQueue& operator=(const WorkQueue&) = delete;
+  ~WorkQueue();
+  void Post(std::function<void()> job);
+  int threads() const { return static_cast<int>(workers_.size()); }
 
  private:
   std::mutex mutex_;
-  std::vector<std::pair<std::thread, std::function<bool()>>> threads_;
+  std::condition_variable wake_;
+  std::deque<std::function<void()>> jobs_;
+  bool stopping_ = false;
+  std::vector<std::thread> workers_;
 };
 
-// Compiles started in parallel, one thread per source, so the caller can do other work
-// (launch something else, make the reference) meanwhile; then waited for, or released
-// unwaited. The compiler must outlive this and any PendingCompiles its threads go to.
+// Compiles posted to a WorkQueue, one job per source, so the caller can do other work
+// (launch something else) meanwhile, then wait for them. The compiler must outlive the
+// queue; the results outlive this only in the jobs' shared state.
 class StartedCompiles {
  public:
-  StartedCompiles(CompilationProvider& compiler, std::vector<CudaSource> sources,
+  StartedCompiles(WorkQueue& work, CompilationProvider& compiler, std::vector<CudaSource> sources,
                   const CompileOptions& options);
   StartedCompiles(const StartedCompiles&) = delete;
   StartedCompiles& operator=(const StartedCompiles&) = delete;
-  // Joins what was not handed to a PendingCompiles (waiting for it).
-  ~StartedCompiles();
 
-  // Every result, in the sources' order.
+  // Every result, in the sources' order, once all are in.
   std::vector<absl::StatusOr<Cubin>> Wait();
   // Whether every result is in (Wait then returns at once).
   bool AllIn() const;
-  // Stops owning the compile threads: those finished are joined, the others adopted by
-  // `pending`, so that they finish into the compile cache after this is gone. Wait may
-  // not be called after it.
-  void Release(PendingCompiles& pending);
   // Milliseconds from the start at which each result was in; 0 for one not in.
   std::vector<double> in_ms() const;
 
  private:
   struct Shared;
   std::shared_ptr<Shared> shared_;
-  std::vector<std::thread> threads_;
 };
 
 // One run of what is measured, on operands at `input` and `output` (past their guards).

@@ -1,6 +1,6 @@
-// What of the measurement harness runs without a GPU: compiles started in parallel and
-// waited for, or released unwaited; the compile threads a caller stopped waiting for
-// are joined once finished and at the end, never leaked.
+// What of the measurement harness runs without a GPU: the work queue that runs background
+// jobs on a fixed set of threads, and compiles posted to it and waited for (or left to
+// finish after their waiter is gone).
 #include "kernels/measure.h"
 
 #include <atomic>
@@ -16,29 +16,35 @@
 namespace tiletune {
 namespace {
 
-TEST(PendingCompilesTest, FinishedThreadsAreJoinedOnTheNextAdoptAndTheRestAtTheEnd) {
-  std::atomic<bool> release{false};
+TEST(WorkQueueTest, RunsEveryJobOnItsWorkersAndDropsWhatIsQueuedAtTheEnd) {
   std::atomic<int> ran{0};
   {
-    PendingCompiles pending;
-    std::atomic<bool> first_done{false};
-    pending.Adopt(std::thread([&] {
-                    ++ran;
-                    first_done = true;
-                  }),
-                  [&] { return first_done.load(); });
-    pending.Adopt(std::thread([&] {
-                    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-                    ++ran;
-                  }),
-                  [&] { return release.load(); });
-    while (!first_done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    // The first has finished: adopting a third joins it; the second still runs.
-    pending.Adopt(std::thread([&] { ++ran; }), [] { return false; });
-    EXPECT_EQ(pending.size(), 2u);
-    release = true;
-  }  // Joins the second and third.
-  EXPECT_EQ(ran.load(), 3);
+    WorkQueue work(2);
+    EXPECT_EQ(work.threads(), 2);
+    for (int i = 0; i < 50; ++i) work.Post([&] { ++ran; });
+    while (ran < 50) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(ran.load(), 50);
+  // At the end, running jobs finish and queued ones are dropped.
+  std::atomic<bool> release{false};
+  std::atomic<int> started{0}, dropped_ran{0};
+  std::thread releaser;
+  {
+    WorkQueue work(1);
+    work.Post([&] {
+      ++started;
+      while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    });
+    work.Post([&] { ++dropped_ran; });
+    while (started < 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    releaser = std::thread([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      release = true;
+    });
+  }  // Waits for the running job, which the releaser lets finish.
+  releaser.join();
+  EXPECT_EQ(dropped_ran.load(), 0);
+  EXPECT_TRUE(release.load());
 }
 
 // Compiles "fast" at once and "slow" only once released; counts what it compiled.
@@ -72,7 +78,8 @@ TEST(StartedCompilesTest, WaitGivesEveryResultInOrder) {
   compiler.release = true;
   CompileOptions options;
   options.arch = "sm_90a";
-  StartedCompiles compiles(compiler, Sources({"a", "bad", "slow"}), options);
+  WorkQueue work(2);
+  StartedCompiles compiles(work, compiler, Sources({"a", "bad", "slow"}), options);
   std::vector<absl::StatusOr<Cubin>> cubins = compiles.Wait();
   ASSERT_EQ(cubins.size(), 3u);
   ASSERT_TRUE(cubins[0].ok());
@@ -84,37 +91,21 @@ TEST(StartedCompilesTest, WaitGivesEveryResultInOrder) {
   for (double ms : compiles.in_ms()) EXPECT_GT(ms, 0);
 }
 
-TEST(StartedCompilesTest, ReleaseHandsWhatStillCompilesToPendingWhichFinishesIt) {
+TEST(StartedCompilesTest, AllInOnceEveryCompileIsAndTheResultsOutliveTheWaiter) {
   GatedCompiler compiler;
-  std::atomic<bool> stop{false};  // before `pending`, whose threads read it until joined
-  PendingCompiles pending;
+  WorkQueue work(1);
   {
-    StartedCompiles compiles(compiler, Sources({"fast", "slow"}), CompileOptions{});
+    StartedCompiles compiles(work, compiler, Sources({"a", "slow", "b"}), CompileOptions{});
     while (compiler.compiled < 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     EXPECT_FALSE(compiles.AllIn());
+    EXPECT_GT(compiles.in_ms()[0], 0);
     EXPECT_EQ(compiles.in_ms()[1], 0);
-    compiles.Release(pending);
-  }  // Gone unwaited: the slow compile's thread is the pending one's now (the fast one's
-     // was joined as the slow one was adopted).
-  EXPECT_EQ(pending.size(), 1u);
+  }  // Gone unwaited: the queue still compiles the rest into the compiler.
   compiler.release = true;
-  while (compiler.compiled < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  // It finished into the compiler; adopting another joins both.
-  pending.Adopt(std::thread([&] {
-                  while (!stop) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-                }),
-                [&] { return stop.load(); });
-  EXPECT_EQ(pending.size(), 1u);
-  stop = true;
-}
-
-TEST(StartedCompilesTest, AllInOnceEveryCompileIs) {
-  GatedCompiler compiler;
-  StartedCompiles compiles(compiler, Sources({"a", "slow"}), CompileOptions{});
-  EXPECT_FALSE(compiles.AllIn());
-  compiler.release = true;
-  while (!compiles.AllIn()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  EXPECT_EQ(compiles.Wait().size(), 2u);
+  while (compiler.compiled < 3) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  StartedCompiles again(work, compiler, Sources({"c"}), CompileOptions{});
+  EXPECT_EQ(again.Wait().size(), 1u);
+  EXPECT_TRUE(again.AllIn());
 }
 
 TEST(StartedCompilesTest, CompileAllKeepsTheSourcesOrder) {

@@ -2,15 +2,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cmath>
 #include <memory>
 #include <mutex>
 #include <random>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -56,24 +57,35 @@ struct MissTuner::Candidate {
   std::vector<double> samples_us;
   // When its compile was in, from the start.
   double compile_ms = 0;
+  // It ran and its output or input was wrong.
+  bool wrong = false;
 };
 
-// The random input and its CPU reference, made on a thread of their own.
+// The random input and its CPU reference, made by a job of their own.
 struct MissTuner::Reference {
   std::mutex mutex;
+  std::condition_variable made;
   bool done = false;
   absl::StatusOr<VerificationImages> images = absl::UnknownError("not made");
 };
 
 MissTuner::MissTuner(const TileOpDefinition& definition, const TileOp& op,
                      std::vector<Resolution> alternatives, CompilationProvider& compiler,
-                     PendingCompiles* pending)
+                     WorkQueue& work)
     : definition_(definition),
       op_(op.Clone()),
       compiler_(compiler),
-      pending_(pending),
       all_(alternatives.size()),
       reference_(std::make_shared<Reference>()) {
+  // The reference first: a large problem's takes longer than a compile.
+  work.Post([reference = reference_, &definition, op = std::shared_ptr<TileOp>(op.Clone())] {
+    std::mt19937_64 rng(std::random_device{}());
+    absl::StatusOr<VerificationImages> images = MakeVerificationImages(definition, *op, rng);
+    std::lock_guard<std::mutex> lock(reference->mutex);
+    reference->images = std::move(images);
+    reference->done = true;
+    reference->made.notify_all();
+  });
   std::vector<CudaSource> sources;
   for (size_t i = 0; i < alternatives.size(); ++i) {
     Candidate& c = all_[i];
@@ -86,30 +98,11 @@ MissTuner::MissTuner(const TileOpDefinition& definition, const TileOp& op,
   if (!all_.empty()) {
     CompileOptions options;
     options.arch = all_.front().lowered->target.ArchName();
-    compiles_ = std::make_unique<StartedCompiles>(compiler, std::move(sources), options);
+    compiles_ = std::make_unique<StartedCompiles>(work, compiler, std::move(sources), options);
   }
-  reference_thread_ = std::thread([reference = reference_, &definition, op = op.Clone()] {
-    std::mt19937_64 rng(std::random_device{}());
-    absl::StatusOr<VerificationImages> images = MakeVerificationImages(definition, *op, rng);
-    std::lock_guard<std::mutex> lock(reference->mutex);
-    reference->images = std::move(images);
-    reference->done = true;
-  });
 }
 
-MissTuner::~MissTuner() {
-  if (pending_ == nullptr) {
-    if (reference_thread_.joinable()) reference_thread_.join();
-    return;  // compiles_ joins its threads.
-  }
-  if (compiles_ != nullptr) compiles_->Release(*pending_);
-  if (reference_thread_.joinable()) {
-    pending_->Adopt(std::move(reference_thread_), [reference = reference_] {
-      std::lock_guard<std::mutex> lock(reference->mutex);
-      return reference->done;
-    });
-  }
-}
+MissTuner::~MissTuner() = default;
 
 bool MissTuner::ready() const {
   if (claimed_.load()) return false;  // Finished, or being finished.
@@ -120,12 +113,22 @@ bool MissTuner::ready() const {
   return compiles_ == nullptr || compiles_->AllIn();
 }
 
+bool MissTuner::GaveWrongResult(const std::string& source) const {
+  for (const Candidate& c : all_) {
+    if (c.source == source && c.wrong) return true;
+  }
+  return false;
+}
+
 absl::StatusOr<MissTuning> MissTuner::Finish(const Context& context, double budget_ms,
                                              DeviceCheck* check) {
   if (all_.empty()) return absl::InvalidArgumentError("no variants to tune on a miss");
-  if (!reference_thread_.joinable()) {
-    return absl::InternalError("this tuning on a miss was finished already");
-  }
+  if (finished_) return absl::InternalError("this tuning on a miss was finished already");
+  finished_ = true;
+  // However it ends, the candidates' modules are unloaded (the winner is moved out first).
+  absl::Cleanup unload = [&] {
+    for (Candidate& m : all_) m.kernel.reset();
+  };
   const Clock::time_point started = Clock::now();
   auto ms_since = [](Clock::time_point t) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
@@ -133,7 +136,10 @@ absl::StatusOr<MissTuning> MissTuner::Finish(const Context& context, double budg
   MissTuning out;
   std::vector<absl::StatusOr<Cubin>> cubins = compiles_->Wait();
   const std::vector<double> in_ms = compiles_->in_ms();
-  reference_thread_.join();
+  {
+    std::unique_lock<std::mutex> lock(reference_->mutex);
+    reference_->made.wait(lock, [&] { return reference_->done; });
+  }
   for (size_t i = 0; i < all_.size(); ++i) {
     all_[i].compile_ms = in_ms[i];
     out.compile_ms = std::max(out.compile_ms, in_ms[i]);
@@ -172,6 +178,7 @@ absl::StatusOr<MissTuning> MissTuner::Finish(const Context& context, double budg
     if (!verified.ok()) {
       m.error = std::string(verified.message());
       m.status = tuning::CandidateResult::FAILED_VERIFICATION;
+      m.wrong = absl::IsDataLoss(verified);
       m.kernel.reset();
       continue;
     }
@@ -222,8 +229,8 @@ absl::StatusOr<MissTuning> MissTuner::Finish(const Context& context, double budg
   }
   out.detail = absl::StrFormat(
       "tuned on a miss: %d of %zu variant(s) verified, %d round(s) of %d launch(es) "
-      "(compiled in the background in %.0f ms; loading and verification %.0f ms, timing "
-      "%.0f ms): %s won; %s",
+      "(compiled in the background in %.0f ms; uploading, loading and verification %.0f ms, "
+      "timing %.0f ms): %s won; %s",
       out.verified, all_.size(), out.rounds, batch, out.compile_ms, out.verify_ms,
       out.timing_ms, Label(winner), absl::StrJoin(lines, "; "));
 

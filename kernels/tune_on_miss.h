@@ -6,7 +6,7 @@
 //   TT_ASSIGN_OR_RETURN(std::vector<Resolution> alternatives,
 //                       resolver.Alternatives(identity, op, 6));
 //   auto tuner = std::make_unique<MissTuner>(definition, op, std::move(alternatives),
-//                                            compiler, &pending);
+//                                            compiler, work);
 //   ...
 //   // A later call, once tuner->ready(): load, verify and time them; launch the winner.
 //   if (tuner->ready() && tuner->Claim()) {
@@ -14,8 +14,9 @@
 //     ... tuned.kernel launches from now on; tuned.record goes into the user's database ...
 //   }
 //
-// In the background: every alternative compiles in parallel (one thread each, into the
-// compile cache), and the random input and its CPU reference are made. Finish then loads
+// In the background, as jobs on a WorkQueue (kernels/measure.h) that bounds the threads
+// however many misses come at once: the random input and its CPU reference are made, and
+// every alternative compiles (into the compile cache). Finish then loads
 // each kernel and verifies it bit-exact on that input (output poisoned, guards checked)
 // before any is timed; one that fails is dropped and named in `detail`. Compiling,
 // verification and timing are the measurement harness's (kernels/measure.h:
@@ -32,7 +33,6 @@
 #include <atomic>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -58,8 +58,8 @@ struct MissTuning {
   int compiled = 0;
   int verified = 0;
   int rounds = 0;
-  // Milliseconds: from the start until the last compile was in (in the background), and
-  // the finishing call's loading and verifying, and timing.
+  // Milliseconds: from the start until the last compile was in (in the background); the
+  // finishing call's uploading (input and reference), loading and verifying; its timing.
   double compile_ms = 0, verify_ms = 0, timing_ms = 0;
   // One line: what was measured and why the winner won ("3 of 4 candidates verified, 5
   // rounds: nearest ... 12.1 us over heuristic 14.0 us; ...").
@@ -68,13 +68,12 @@ struct MissTuning {
 
 class MissTuner {
  public:
-  // Starts compiling every alternative (Alternatives lists distinct kernels) with
-  // `compiler`, and making the op's random input and reference, in the background.
-  // `definition` and `compiler` must outlive this, and `pending` (where the background
-  // work goes when this is destroyed unfinished; null: the destructor waits for it).
+  // Posts to `work` the making of the op's random input and reference, and a compile of
+  // every alternative (Alternatives lists distinct kernels) with `compiler`. `definition`
+  // and `compiler` must outlive `work`; the jobs outlive this harmlessly.
   MissTuner(const TileOpDefinition& definition, const TileOp& op,
             std::vector<Resolution> alternatives, CompilationProvider& compiler,
-            PendingCompiles* pending);
+            WorkQueue& work);
   MissTuner(const MissTuner&) = delete;
   MissTuner& operator=(const MissTuner&) = delete;
   ~MissTuner();
@@ -91,6 +90,9 @@ class MissTuner {
   // error in the message); a launch fault is Aborted. `check` is the device's compare
   // kernel (made here when null, with the compiler).
   absl::StatusOr<MissTuning> Finish(const Context& context, double budget_ms, DeviceCheck* check);
+  // After Finish: whether the candidate whose kernel is `source` ran and gave a wrong
+  // result (not merely failed to compile, load or be measured).
+  bool GaveWrongResult(const std::string& source) const;
 
  private:
   struct Candidate;
@@ -98,11 +100,10 @@ class MissTuner {
   const TileOpDefinition& definition_;
   std::unique_ptr<TileOp> op_;
   CompilationProvider& compiler_;
-  PendingCompiles* pending_;
   std::vector<Candidate> all_;
   std::unique_ptr<StartedCompiles> compiles_;
   std::shared_ptr<Reference> reference_;
-  std::thread reference_thread_;
+  bool finished_ = false;
   std::atomic<bool> claimed_{false};
 };
 
