@@ -11,7 +11,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/cleanup/cleanup.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -126,9 +125,12 @@ absl::StatusOr<MissTuning> MissTuner::Finish(const Context& context, double budg
   if (finished_) return absl::InternalError("this tuning on a miss was finished already");
   finished_ = true;
   // However it ends, the candidates' modules are unloaded (the winner is moved out first).
-  absl::Cleanup unload = [&] {
-    for (Candidate& m : all_) m.kernel.reset();
-  };
+  struct Unload {
+    std::vector<Candidate>& all;
+    ~Unload() {
+      for (Candidate& m : all) m.kernel.reset();
+    }
+  } unload{all_};
   const Clock::time_point started = Clock::now();
   auto ms_since = [](Clock::time_point t) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
