@@ -454,25 +454,20 @@ absl::StatusOr<std::unique_ptr<Library::Entry>> Library::Build(Device& device, c
   if (image != nullptr) entry->info.prebuilt_arch = image->arch;
   entry->info.tuned_on_miss = tuned_before;
   if (tune) {
-    // The candidates compile in the background from now (after the kernel that launches
-    // meanwhile, which they would slow); the first call once they are in measures them.
-    absl::StatusOr<std::vector<Resolution>> alternatives = resolver_->Alternatives(
-        device.identity, op, std::max(1, options_.tune_on_miss_candidates));
-    if (alternatives.ok()) {
-      // What runs meanwhile is measured too, so the winner is never slower.
-      const bool listed = std::any_of(
-          alternatives->begin(), alternatives->end(), [&](const Resolution& alternative) {
-            return alternative.built.source.text == resolution.built.source.text;
-          });
-      entry->kernel_source = resolution.built.source.text;
-      if (!listed) alternatives->insert(alternatives->begin(), std::move(resolution));
-      entry->tuner = std::make_unique<MissTuner>(*definition, op, *std::move(alternatives),
-                                                 *jit_, *work_);
-    } else {
-      std::fprintf(stderr, "tiletune: %s is not tuned on its miss: %s\n",
-                   definition->Describe(op).c_str(),
-                   std::string(alternatives.status().message()).substr(0, 300).c_str());
-    }
+    // The candidates are listed and compiled in the background from now (after the kernel
+    // that launches meanwhile, which they would slow), with the reference; the first launch
+    // once they are in measures them.
+    entry->kernel_source = resolution.built.source.text;
+    const TunedResolver* resolver = resolver_.get();
+    const size_t nearby = static_cast<size_t>(std::max(1, options_.tune_on_miss_candidates));
+    const size_t searched = static_cast<size_t>(std::max(0, options_.tune_on_miss_searched));
+    MissTuner::AlternativesMaker make = [resolver, identity = device.identity,
+                                         listed = std::shared_ptr<TileOp>(op.Clone()), nearby,
+                                         searched] {
+      return resolver->Alternatives(identity, *listed, nearby, searched);
+    };
+    entry->tuner = std::make_unique<MissTuner>(*definition, op, std::move(make),
+                                               std::move(resolution), *jit_, *work_);
   }
   entry->info.first_call_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

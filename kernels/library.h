@@ -94,9 +94,10 @@ struct LibraryOptions {
   std::string record_misses;
   bool record_misses_from_environment = true;
   // Tune on a miss: the first launch of a problem with no exact record launches the
-  // resolver's choice as without tuning, and starts compiling up to
+  // resolver's choice as without tuning, and starts listing and compiling up to
   // tune_on_miss_candidates variants (the nearest records', the heuristic, that choice)
-  // in the background, on one worker per hardware thread for the whole library. The first
+  // and tune_on_miss_searched of the cost model's in the background, on one worker per
+  // hardware thread for the whole library. The first
   // launch after they are in (not while a graph capture is detected) verifies each
   // bit-exact, times them for about this many milliseconds, launches the fastest from
   // then on and appends it to tune_on_miss_database, so the next process finds it exact.
@@ -105,6 +106,9 @@ struct LibraryOptions {
   // kDefaultTuneOnMissMs; unset, off.
   int tune_on_miss_ms = -1;
   int tune_on_miss_candidates = 6;
+  // And the first this many of the operator's search space as the GPU's built-in cost
+  // model ranks them (none on a GPU with no model).
+  int tune_on_miss_searched = 4;
   // Where records tuned on a miss are appended (under a lock, safe with other processes);
   // later processes read them back whether or not they tune on a miss. Empty means
   // <user folder>/tuned_on_miss.txtpb (none without a user folder).

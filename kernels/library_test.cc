@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -505,6 +506,71 @@ TEST(LibraryTest, AlternativesComeFastestPredictedFirstWithACostModel) {
       const double predicted = std::atof(detail.c_str() + at + 12);
       EXPECT_GE(predicted, last) << spec << ": " << detail;
       last = predicted;
+    }
+  }
+}
+
+// Tuning on a miss also measures the cost model's first picks of the search space: after
+// the nearby records' variants and the heuristic, up to `searched` more, distinct kernels,
+// fastest estimate first; none on a GPU with no model.
+TEST(LibraryTest, AlternativesAddTheCostModelsPicksOfTheSearchSpace) {
+  DeviceCodegenRegistry registry;
+  ASSERT_TRUE(RegisterBuiltinCudaCodegens(registry, BuiltinTileOps()).ok());
+  TunedResolver::Options options;
+  options.registry = &registry;
+  options.ops = &BuiltinTileOps();
+  for (const ShippedDatabase& shipped : ShippedDatabases()) {
+    auto db = tuning::ParseTuningDatabase(shipped.text, tuning::DatabaseFormat::kText,
+                                          shipped.origin, tuning::ReadOptions{});
+    ASSERT_TRUE(db.ok()) << db.status();
+    options.databases.push_back(*std::move(db));
+  }
+  auto models = BuiltinCostModels();
+  ASSERT_TRUE(models.ok()) << models.status();
+  ASSERT_FALSE(models->empty());
+  options.cost_models = *models;
+  auto resolver = TunedResolver::Create(std::move(options));
+  ASSERT_TRUE(resolver.ok()) << resolver.status();
+  tuning::DeviceIdentity h200 = (*models)[0].device;
+  h200.set_sm_count(132);
+  for (const char* spec : {"col2im:f16:32,35,35,64:k=5:p=2",
+                           "im2col:bf16:32,224,224,3:k=14:s=14:layout=nchw",
+                           "copy:u8:src=12000000x4[0:12000000,1:4]:dst=12000000x3"}) {
+    auto op = BuiltinTileOps().ParseSpec(spec);
+    ASSERT_TRUE(op.ok()) << op.status();
+    auto nearby = (*resolver)->Alternatives(h200, **op, 6);
+    auto both = (*resolver)->Alternatives(h200, **op, 6, 4);
+    ASSERT_TRUE(nearby.ok() && both.ok()) << spec;
+    ASSERT_EQ(both->size(), nearby->size() + 4) << spec;
+    std::set<std::string> launches;  // the kernel and how it is launched
+    double last = 0;
+    for (size_t i = 0; i < both->size(); ++i) {
+      const Resolution& alternative = (*both)[i];
+      const LaunchParams& launch = alternative.built.lowered->launch;
+      EXPECT_TRUE(launches
+                      .insert(absl::StrCat(alternative.built.source.text, "|", launch.threads,
+                                           "|", absl::StrJoin(launch.tile, ",")))
+                      .second)
+          << spec << " " << i;
+      if (i < nearby->size()) {
+        EXPECT_EQ(alternative.built.source.text, (*nearby)[i].built.source.text) << spec;
+        continue;
+      }
+      const size_t at = alternative.detail.rfind(", estimate ");
+      ASSERT_NE(at, std::string::npos) << spec << ": " << alternative.detail;
+      EXPECT_THAT(alternative.detail, HasSubstr("the cost model's pick"));
+      const double estimate = std::atof(alternative.detail.c_str() + at + 11);
+      EXPECT_GT(estimate, 0) << alternative.detail;
+      EXPECT_GE(estimate, last) << spec << ": " << alternative.detail;
+      last = estimate;
+    }
+    // A GPU with no model gets the nearby variants alone.
+    tuning::DeviceIdentity other = h200;
+    other.set_name("NVIDIA GH200 480GB");
+    auto unmodelled = (*resolver)->Alternatives(other, **op, 6, 4);
+    ASSERT_TRUE(unmodelled.ok());
+    for (const Resolution& alternative : *unmodelled) {
+      EXPECT_THAT(alternative.detail, Not(HasSubstr("the cost model's pick"))) << spec;
     }
   }
 }

@@ -1,6 +1,7 @@
 #include "kernels/tune_on_miss.h"
 
 #include <algorithm>
+#include <functional>
 #include <chrono>
 #include <condition_variable>
 #include <cmath>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -35,9 +37,13 @@ constexpr int kMaxRounds = 25;
 constexpr double kBatchUs = 100;
 constexpr int kMaxBatch = 64;
 
+// "nearest simt_col2im/direct tile 1x32 256t"; the cost model's picks of the search space
+// are "searched" rather than their level's name.
 template <typename C>
 std::string Label(const C& m) {
-  return absl::StrCat(ResolutionLevelName(m.resolution.level), " ", m.lowered->path_name,
+  const bool searched = absl::StartsWith(m.resolution.detail, "searched: ");
+  return absl::StrCat(searched ? "searched" : ResolutionLevelName(m.resolution.level), " ",
+                      m.lowered->path_name,
                       m.lowered->form_name.empty() ? "" : absl::StrCat("/", m.lowered->form_name),
                       " tile ", absl::StrJoin(m.lowered->launch.tile, "x"), " ",
                       m.lowered->launch.threads, "t");
@@ -68,13 +74,22 @@ struct MissTuner::Reference {
   absl::StatusOr<VerificationImages> images = absl::UnknownError("not made");
 };
 
-MissTuner::MissTuner(const TileOpDefinition& definition, const TileOp& op,
-                     std::vector<Resolution> alternatives, CompilationProvider& compiler,
-                     WorkQueue& work)
+// The alternatives and their compiles, made by a job of their own.
+struct MissTuner::Listing {
+  std::mutex mutex;
+  std::condition_variable listed;
+  bool done = false;
+  absl::Status status;
+  std::vector<Candidate> all;
+  std::unique_ptr<StartedCompiles> compiles;
+};
+
+MissTuner::MissTuner(const TileOpDefinition& definition, const TileOp& op, AlternativesMaker make,
+                     Resolution incumbent, CompilationProvider& compiler, WorkQueue& work)
     : definition_(definition),
       op_(op.Clone()),
       compiler_(compiler),
-      all_(alternatives.size()),
+      listing_(std::make_shared<Listing>()),
       reference_(std::make_shared<Reference>()) {
   // The reference first: a large problem's takes longer than a compile.
   work.Post([reference = reference_, &definition, op = std::shared_ptr<TileOp>(op.Clone())] {
@@ -85,20 +100,44 @@ MissTuner::MissTuner(const TileOpDefinition& definition, const TileOp& op,
     reference->done = true;
     reference->made.notify_all();
   });
-  std::vector<CudaSource> sources;
-  for (size_t i = 0; i < alternatives.size(); ++i) {
-    Candidate& c = all_[i];
-    c.resolution = std::move(alternatives[i]);
-    // Alternatives lists only variants that lowered; their kernels come with them.
-    c.lowered = c.resolution.built.lowered;
-    c.source = c.resolution.built.source.text;
-    sources.push_back({c.lowered->kernel_name, c.source});
-  }
-  if (!all_.empty()) {
-    CompileOptions options;
-    options.arch = all_.front().lowered->target.ArchName();
-    compiles_ = std::make_unique<StartedCompiles>(work, compiler, std::move(sources), options);
-  }
+  auto owned_incumbent = std::make_shared<Resolution>(std::move(incumbent));
+  work.Post([listing = listing_, make = std::move(make), incumbent = std::move(owned_incumbent),
+             &compiler, &work] {
+    absl::StatusOr<std::vector<Resolution>> alternatives = make();
+    std::vector<Candidate> all;
+    if (alternatives.ok()) {
+      // What runs meanwhile is measured too, so the winner is never slower.
+      const bool listed = std::any_of(
+          alternatives->begin(), alternatives->end(), [&](const Resolution& alternative) {
+            return alternative.built.source.text == incumbent->built.source.text;
+          });
+      if (!listed) alternatives->insert(alternatives->begin(), std::move(*incumbent));
+      all.resize(alternatives->size());
+      for (size_t i = 0; i < alternatives->size(); ++i) {
+        Candidate& c = all[i];
+        c.resolution = std::move((*alternatives)[i]);
+        // Alternatives lists only variants that lowered; their kernels come with them.
+        c.lowered = c.resolution.built.lowered;
+        c.source = c.resolution.built.source.text;
+      }
+    }
+    std::lock_guard<std::mutex> lock(listing->mutex);
+    listing->status = alternatives.status();
+    if (listing->status.ok() && all.empty()) {
+      listing->status = absl::InvalidArgumentError("no variants to tune on a miss");
+    }
+    if (listing->status.ok()) {
+      std::vector<CudaSource> sources;
+      for (const Candidate& c : all) sources.push_back({c.lowered->kernel_name, c.source});
+      CompileOptions options;
+      options.arch = all.front().lowered->target.ArchName();
+      listing->compiles =
+          std::make_unique<StartedCompiles>(work, compiler, std::move(sources), options);
+      listing->all = std::move(all);
+    }
+    listing->done = true;
+    listing->listed.notify_all();
+  });
 }
 
 MissTuner::~MissTuner() = default;
@@ -109,11 +148,13 @@ bool MissTuner::ready() const {
     std::lock_guard<std::mutex> lock(reference_->mutex);
     if (!reference_->done) return false;
   }
-  return compiles_ == nullptr || compiles_->AllIn();
+  std::lock_guard<std::mutex> lock(listing_->mutex);
+  // A listing that failed is ready too: Finish says why.
+  return listing_->done && (listing_->compiles == nullptr || listing_->compiles->AllIn());
 }
 
 bool MissTuner::GaveWrongResult(const std::string& source) const {
-  for (const Candidate& c : all_) {
+  for (const Candidate& c : listing_->all) {
     if (c.source == source && c.wrong) return true;
   }
   return false;
@@ -121,29 +162,35 @@ bool MissTuner::GaveWrongResult(const std::string& source) const {
 
 absl::StatusOr<MissTuning> MissTuner::Finish(const Context& context, double budget_ms,
                                              DeviceCheck* check) {
-  if (all_.empty()) return absl::InvalidArgumentError("no variants to tune on a miss");
   if (finished_) return absl::InternalError("this tuning on a miss was finished already");
   finished_ = true;
+  {
+    std::unique_lock<std::mutex> lock(listing_->mutex);
+    listing_->listed.wait(lock, [&] { return listing_->done; });
+  }
+  TT_RETURN_IF_ERROR(listing_->status);
+  std::vector<Candidate>& all = listing_->all;
+  StartedCompiles& compiles = *listing_->compiles;
   // However it ends, the candidates' modules are unloaded (the winner is moved out first).
   struct Unload {
     std::vector<Candidate>& all;
     ~Unload() {
       for (Candidate& m : all) m.kernel.reset();
     }
-  } unload{all_};
+  } unload{all};
   const Clock::time_point started = Clock::now();
   auto ms_since = [](Clock::time_point t) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
   };
   MissTuning out;
-  std::vector<absl::StatusOr<Cubin>> cubins = compiles_->Wait();
-  const std::vector<double> in_ms = compiles_->in_ms();
+  std::vector<absl::StatusOr<Cubin>> cubins = compiles.Wait();
+  const std::vector<double> in_ms = compiles.in_ms();
   {
     std::unique_lock<std::mutex> lock(reference_->mutex);
     reference_->made.wait(lock, [&] { return reference_->done; });
   }
-  for (size_t i = 0; i < all_.size(); ++i) {
-    all_[i].compile_ms = in_ms[i];
+  for (size_t i = 0; i < all.size(); ++i) {
+    all[i].compile_ms = in_ms[i];
     out.compile_ms = std::max(out.compile_ms, in_ms[i]);
   }
   TT_RETURN_IF_ERROR(reference_->images.status());
@@ -155,8 +202,8 @@ absl::StatusOr<MissTuning> MissTuner::Finish(const Context& context, double budg
     TT_ASSIGN_OR_RETURN(own_check, DeviceCheck::Create(context, compiler_));
     check = own_check.get();
   }
-  for (size_t i = 0; i < all_.size(); ++i) {
-    Candidate& m = all_[i];
+  for (size_t i = 0; i < all.size(); ++i) {
+    Candidate& m = all[i];
     absl::StatusOr<std::unique_ptr<TileKernel>> kernel =
         cubins[i].ok() ? TileKernel::CreateFromCubin(context, m.lowered, m.source, *cubins[i])
                        : absl::StatusOr<std::unique_ptr<TileKernel>>(cubins[i].status());
@@ -173,7 +220,7 @@ absl::StatusOr<MissTuning> MissTuner::Finish(const Context& context, double budg
   // is checked again on the host, which names the first wrong element.
   MeasureBench& bench = *made;
   std::vector<Candidate*> running;
-  for (Candidate& m : all_) {
+  for (Candidate& m : all) {
     if (m.kernel == nullptr) continue;
     absl::Status verified = bench.Verify(bench.LauncherFor(*m.kernel), Label(m), check);
     if (absl::IsAborted(verified)) return verified;  // A fault: the context is gone.
@@ -190,7 +237,7 @@ absl::StatusOr<MissTuning> MissTuner::Finish(const Context& context, double budg
   out.verify_ms = ms_since(started);
   if (running.empty()) {
     std::vector<std::string> errors;
-    for (const Candidate& m : all_) errors.push_back(absl::StrCat(Label(m), ": ", m.error));
+    for (const Candidate& m : all) errors.push_back(absl::StrCat(Label(m), ": ", m.error));
     return absl::FailedPreconditionError(absl::StrCat(
         "no variant compiled and verified: ", absl::StrJoin(errors, "; ")));
   }
@@ -223,7 +270,7 @@ absl::StatusOr<MissTuning> MissTuner::Finish(const Context& context, double budg
   }
   Candidate& winner = *running[best];
   std::vector<std::string> lines;
-  for (const Candidate& m : all_) {
+  for (const Candidate& m : all) {
     lines.push_back(m.samples_us.empty()
                         ? absl::StrCat(Label(m), " dropped (", m.error.substr(0, 160), ")")
                         : absl::StrFormat("%s %.2f us (compiled at %.0f ms)", Label(m),
@@ -233,7 +280,7 @@ absl::StatusOr<MissTuning> MissTuner::Finish(const Context& context, double budg
       "tuned on a miss: %d of %zu variant(s) verified, %d round(s) of %d launch(es) "
       "(compiled in the background in %.0f ms; uploading, loading and verification %.0f ms, "
       "timing %.0f ms): %s won; %s",
-      out.verified, all_.size(), out.rounds, batch, out.compile_ms, out.verify_ms,
+      out.verified, all.size(), out.rounds, batch, out.compile_ms, out.verify_ms,
       out.timing_ms, Label(winner), absl::StrJoin(lines, "; "));
 
   tuning::TuningRecord& record = out.record;
@@ -242,7 +289,7 @@ absl::StatusOr<MissTuning> MissTuner::Finish(const Context& context, double budg
       VariantOf(winner.resolution.request.op->hints, *winner.lowered, KernelDigest(winner.source));
   TT_ASSIGN_OR_RETURN(*record.mutable_winner_statistics(),
                       tuning::StatisticsOf(winner.samples_us, sizes.bytes_moved));
-  for (const Candidate& m : all_) {
+  for (const Candidate& m : all) {
     if (&m == &winner) continue;
     tuning::CandidateResult* c = record.add_candidates();
     *c->mutable_variant() =

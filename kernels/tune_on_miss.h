@@ -2,11 +2,10 @@
 // that the first call of a problem with no exact record waits for no measurement:
 //
 //   // First call: the resolver's choice is compiled and launched as without tuning;
-//   // meanwhile the variants worth measuring compile in the background.
-//   TT_ASSIGN_OR_RETURN(std::vector<Resolution> alternatives,
-//                       resolver.Alternatives(identity, op, 6));
-//   auto tuner = std::make_unique<MissTuner>(definition, op, std::move(alternatives),
-//                                            compiler, work);
+//   // meanwhile the variants worth measuring are listed and compiled in the background.
+//   auto tuner = std::make_unique<MissTuner>(
+//       definition, op, [&] { return resolver.Alternatives(identity, op, 6, 4); },
+//       std::move(resolution), compiler, work);
 //   ...
 //   // A later call, once tuner->ready(): load, verify and time them; launch the winner.
 //   if (tuner->ready() && tuner->Claim()) {
@@ -15,8 +14,10 @@
 //   }
 //
 // In the background, as jobs on a WorkQueue (kernels/measure.h) that bounds the threads
-// however many misses come at once: the random input and its CPU reference are made, and
-// every alternative compiles (into the compile cache). Finish then loads
+// however many misses come at once: the random input and its CPU reference are made; the
+// alternatives are listed (the nearest records' variants, the heuristic, the cost model's
+// first picks of the search space: lowering a whole search space takes a while), the
+// kernel that runs meanwhile among them; and every one compiles (into the compile cache). Finish then loads
 // each kernel and verifies it bit-exact on that input (output poisoned, guards checked)
 // before any is timed; one that fails is dropped and named in `detail`. Compiling,
 // verification and timing are the measurement harness's (kernels/measure.h:
@@ -31,6 +32,7 @@
 #define KERNELS_TUNE_ON_MISS_H_
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -68,12 +70,15 @@ struct MissTuning {
 
 class MissTuner {
  public:
-  // Posts to `work` the making of the op's random input and reference, and a compile of
-  // every alternative (Alternatives lists distinct kernels) with `compiler`. `definition`
-  // and `compiler` must outlive `work`; the jobs outlive this harmlessly.
-  MissTuner(const TileOpDefinition& definition, const TileOp& op,
-            std::vector<Resolution> alternatives, CompilationProvider& compiler,
-            WorkQueue& work);
+  // Lists the variants to measure (each a distinct kernel).
+  using AlternativesMaker = std::function<absl::StatusOr<std::vector<Resolution>>()>;
+  // Posts to `work` the making of the op's random input and reference, and the listing of
+  // the alternatives by `make` (with `incumbent`, the kernel that runs meanwhile, first
+  // where it does not list it), which then posts a compile of each with `compiler`.
+  // `definition`, `compiler` and what `make` uses must outlive `work`; the jobs outlive
+  // this harmlessly.
+  MissTuner(const TileOpDefinition& definition, const TileOp& op, AlternativesMaker make,
+            Resolution incumbent, CompilationProvider& compiler, WorkQueue& work);
   MissTuner(const MissTuner&) = delete;
   MissTuner& operator=(const MissTuner&) = delete;
   ~MissTuner();
@@ -97,11 +102,11 @@ class MissTuner {
  private:
   struct Candidate;
   struct Reference;
+  struct Listing;
   const TileOpDefinition& definition_;
   std::unique_ptr<TileOp> op_;
   CompilationProvider& compiler_;
-  std::vector<Candidate> all_;
-  std::unique_ptr<StartedCompiles> compiles_;
+  std::shared_ptr<Listing> listing_;
   std::shared_ptr<Reference> reference_;
   bool finished_ = false;
   std::atomic<bool> claimed_{false};

@@ -565,7 +565,8 @@ std::vector<TunedResolver::Candidate> TunedResolver::SpaceCandidates(
 }
 
 absl::StatusOr<std::vector<Resolution>> TunedResolver::Alternatives(
-    const tuning::DeviceIdentity& device, const TileOp& op, size_t max_count) const {
+    const tuning::DeviceIdentity& device, const TileOp& op, size_t max_count,
+    size_t searched) const {
   TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, ops_->For(op));
   TT_ASSIGN_OR_RETURN(Target target, TargetOf(device));
   TT_ASSIGN_OR_RETURN(std::shared_ptr<const DeviceCodegen> codegen, registry_->Resolve(target));
@@ -633,6 +634,20 @@ absl::StatusOr<std::vector<Resolution>> TunedResolver::Alternatives(
   if (out.empty()) {
     return heuristic.ok() ? absl::InternalError("no variant lowers for this problem")
                           : heuristic.status();
+  }
+  if (const GpuCostModel* model = ModelFor(device); model != nullptr && searched > 0) {
+    std::vector<Candidate> space = SpaceCandidates(*model, *definition, codegen, op, target,
+                                                   device.sm_count(), kernels);
+    std::stable_sort(space.begin(), space.end(), [](const Candidate& a, const Candidate& b) {
+      return *a.predicted_us < *b.predicted_us;
+    });
+    for (size_t i = 0; i < space.size() && i < searched; ++i) {
+      space[i].resolution.detail = absl::StrCat(
+          space[i].resolution.detail,
+          absl::StrFormat(" (the cost model's pick %zu of %zu, estimate %.2f us)", i + 1,
+                          space.size(), *space[i].predicted_us));
+      out.push_back(std::move(space[i].resolution));
+    }
   }
   return out;
 }

@@ -114,10 +114,14 @@ class TunedResolver {
 
   // Distinct variants worth measuring for `op` on `device`, best guess first: the exact
   // record's, then those of the nearest records (as Resolve ranks them) that lower for the
-  // op, then the heuristic; at most `max_count` (>= 1), two variants never the same
-  // kernel. For tuning on a miss (kernels/library.h).
+  // op, then the heuristic; at most `max_count` (>= 1). Then, where the device's GPU has a
+  // cost model (whether or not it selects by it), up to `searched` more: the operator's
+  // search space as the model ranks it, fastest estimate first (lowering the whole space
+  // takes a while). Two variants are never the same kernel. For tuning on a miss
+  // (kernels/library.h).
   absl::StatusOr<std::vector<Resolution>> Alternatives(const tuning::DeviceIdentity& device,
-                                                       const TileOp& op, size_t max_count) const;
+                                                       const TileOp& op, size_t max_count,
+                                                       size_t searched = 0) const;
 
   // The variants of the kModelCandidates nearest usable records fitted to `op` on
   // `device`, nearest first, each with its record's distance and the prediction of the
