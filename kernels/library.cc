@@ -490,6 +490,12 @@ absl::StatusOr<std::shared_ptr<Library::Entry>> Library::FinishMiss(
     }
   }
   if (!entry->tuner->Claim()) return entry;  // Another thread finishes it.
+  if (absl::Status listed = entry->tuner->listing_status(); !listed.ok()) {
+    std::fprintf(stderr, "tiletune: %s is not tuned on its miss: %s\n",
+                 definition.Describe(op).c_str(),
+                 std::string(listed.message()).substr(0, 300).c_str());
+    return entry;
+  }
   const auto start = std::chrono::steady_clock::now();
   absl::MutexLock tune_lock(&device.tune_mutex);  // Timings must not overlap.
   if (device.check == nullptr) {

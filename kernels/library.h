@@ -106,8 +106,8 @@ struct LibraryOptions {
   // kDefaultTuneOnMissMs; unset, off.
   int tune_on_miss_ms = -1;
   int tune_on_miss_candidates = 6;
-  // And the first this many of the operator's search space as the GPU's built-in cost
-  // model ranks them (none on a GPU with no model).
+  // And up to this many of the operator's search space, the first as the GPU's cost model
+  // ranks them (the built-in one or cost_model_file; none on a GPU with no model).
   int tune_on_miss_searched = 4;
   // Where records tuned on a miss are appended (under a lock, safe with other processes);
   // later processes read them back whether or not they tune on a miss. Empty means

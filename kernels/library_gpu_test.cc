@@ -229,7 +229,8 @@ TEST_F(LibraryGpuTest, TuneOnMissMeasuresOnALaterCallSavesAndIsExactNextTime) {
     ASSERT_TRUE(image.ok() && cols.ok());
     ASSERT_TRUE(image->Fill(0).ok());
     const auto start = std::chrono::steady_clock::now();
-    while (conv->tuning_pending && std::chrono::steady_clock::now() - start < std::chrono::minutes(2)) {
+    while (conv->tuning_pending &&
+           std::chrono::steady_clock::now() - start < std::chrono::minutes(2)) {
       ASSERT_TRUE((*library)->Launch(conv_op, image->ptr(), cols->ptr(), nullptr).ok());
       ASSERT_TRUE(context_->Synchronize().ok());
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -238,9 +239,10 @@ TEST_F(LibraryGpuTest, TuneOnMissMeasuresOnALaterCallSavesAndIsExactNextTime) {
     }
   }
   EXPECT_TRUE(conv->tuned_on_miss);
-  std::printf("tune on miss, im2col f16 N3 C40 19x23 k3x5 s1x2 p1x2: first call %.1f ms, "
-              "measuring call %.1f ms\n",
-              conv->first_call_ms, conv->tuning_ms);
+  std::printf(
+      "tune on miss, im2col f16 N3 C40 19x23 k3x5 s1x2 p1x2: first call %.1f ms, "
+      "measuring call %.1f ms\n",
+      conv->first_call_ms, conv->tuning_ms);
   auto both = tuning::ReadTuningDatabase(saved);
   ASSERT_TRUE(both.ok());
   EXPECT_EQ(both->records_size(), 2);
@@ -258,11 +260,14 @@ TEST_F(LibraryGpuTest, TuneOnMissNeverMeasuresInAGraphCaptureAndTheGraphOutlives
   ASSERT_NE(handle, nullptr) << dlerror();
   auto begin = reinterpret_cast<CUresult (*)(CUstream, CUstreamCaptureMode)>(
       dlsym(handle, "cuStreamBeginCapture_v2"));
-  auto end = reinterpret_cast<CUresult (*)(CUstream, CUgraph*)>(dlsym(handle, "cuStreamEndCapture"));
+  auto end =
+      reinterpret_cast<CUresult (*)(CUstream, CUgraph*)>(dlsym(handle, "cuStreamEndCapture"));
   auto instantiate = reinterpret_cast<CUresult (*)(CUgraphExec*, CUgraph, unsigned long long)>(
       dlsym(handle, "cuGraphInstantiateWithFlags"));
-  auto launch = reinterpret_cast<CUresult (*)(CUgraphExec, CUstream)>(dlsym(handle, "cuGraphLaunch"));
-  auto destroy_exec = reinterpret_cast<CUresult (*)(CUgraphExec)>(dlsym(handle, "cuGraphExecDestroy"));
+  auto launch =
+      reinterpret_cast<CUresult (*)(CUgraphExec, CUstream)>(dlsym(handle, "cuGraphLaunch"));
+  auto destroy_exec =
+      reinterpret_cast<CUresult (*)(CUgraphExec)>(dlsym(handle, "cuGraphExecDestroy"));
   auto destroy = reinterpret_cast<CUresult (*)(CUgraph)>(dlsym(handle, "cuGraphDestroy"));
   ASSERT_TRUE(begin && end && instantiate && launch && destroy_exec && destroy);
 
@@ -277,7 +282,8 @@ TEST_F(LibraryGpuTest, TuneOnMissNeverMeasuresInAGraphCaptureAndTheGraphOutlives
   ASSERT_TRUE(first.ok()) << first.status();
   ASSERT_TRUE(first->tuning_pending);
   const auto start = std::chrono::steady_clock::now();
-  while (!first->tuning_ready && std::chrono::steady_clock::now() - start < std::chrono::minutes(2)) {
+  while (!first->tuning_ready &&
+         std::chrono::steady_clock::now() - start < std::chrono::minutes(2)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     first = (*library)->Inspect(op);  // Never measures.
     ASSERT_TRUE(first.ok()) << first.status();

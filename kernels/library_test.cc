@@ -559,6 +559,8 @@ TEST(LibraryTest, AlternativesAddTheCostModelsPicksOfTheSearchSpace) {
       const size_t at = alternative.detail.rfind(", estimate ");
       ASSERT_NE(at, std::string::npos) << spec << ": " << alternative.detail;
       EXPECT_THAT(alternative.detail, HasSubstr("the cost model's pick"));
+      // Tuning on a miss names such a candidate "searched" by this prefix.
+      EXPECT_TRUE(absl::StartsWith(alternative.detail, "searched: ")) << alternative.detail;
       const double estimate = std::atof(alternative.detail.c_str() + at + 11);
       EXPECT_GT(estimate, 0) << alternative.detail;
       EXPECT_GE(estimate, last) << spec << ": " << alternative.detail;
@@ -568,7 +570,9 @@ TEST(LibraryTest, AlternativesAddTheCostModelsPicksOfTheSearchSpace) {
     tuning::DeviceIdentity other = h200;
     other.set_name("NVIDIA GH200 480GB");
     auto unmodelled = (*resolver)->Alternatives(other, **op, 6, 4);
-    ASSERT_TRUE(unmodelled.ok());
+    auto unmodelled_nearby = (*resolver)->Alternatives(other, **op, 6);
+    ASSERT_TRUE(unmodelled.ok() && unmodelled_nearby.ok());
+    EXPECT_EQ(unmodelled->size(), unmodelled_nearby->size()) << spec;
     for (const Resolution& alternative : *unmodelled) {
       EXPECT_THAT(alternative.detail, Not(HasSubstr("the cost model's pick"))) << spec;
     }

@@ -122,7 +122,8 @@ StartedCompiles::StartedCompiles(WorkQueue& work, CompilationProvider& compiler,
 std::vector<absl::StatusOr<Cubin>> StartedCompiles::Wait() {
   std::vector<absl::StatusOr<Cubin>> out;
   std::unique_lock<std::mutex> lock(shared_->mutex);
-  shared_->done.wait(lock, [&] { return shared_->finished == static_cast<int>(shared_->cubins.size()); });
+  shared_->done.wait(lock,
+                     [&] { return shared_->finished == static_cast<int>(shared_->cubins.size()); });
   for (std::optional<absl::StatusOr<Cubin>>& cubin : shared_->cubins) out.push_back(*cubin);
   return out;
 }

@@ -1,10 +1,10 @@
 #include "kernels/tune_on_miss.h"
 
 #include <algorithm>
-#include <functional>
 #include <chrono>
-#include <condition_variable>
 #include <cmath>
+#include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -151,6 +151,11 @@ bool MissTuner::ready() const {
   std::lock_guard<std::mutex> lock(listing_->mutex);
   // A listing that failed is ready too: Finish says why.
   return listing_->done && (listing_->compiles == nullptr || listing_->compiles->AllIn());
+}
+
+absl::Status MissTuner::listing_status() const {
+  std::lock_guard<std::mutex> lock(listing_->mutex);
+  return listing_->done ? listing_->status : absl::UnavailableError("still listing");
 }
 
 bool MissTuner::GaveWrongResult(const std::string& source) const {

@@ -3,9 +3,13 @@
 //
 //   // First call: the resolver's choice is compiled and launched as without tuning;
 //   // meanwhile the variants worth measuring are listed and compiled in the background.
-//   auto tuner = std::make_unique<MissTuner>(
-//       definition, op, [&] { return resolver.Alternatives(identity, op, 6, 4); },
-//       std::move(resolution), compiler, work);
+//   // The listing runs later on a worker: it captures copies, not references.
+//   MissTuner::AlternativesMaker make = [resolver = &resolver, identity,
+//                                        listed = std::shared_ptr<TileOp>(op.Clone())] {
+//     return resolver->Alternatives(identity, *listed, 6, 4);
+//   };
+//   auto tuner = std::make_unique<MissTuner>(definition, op, std::move(make),
+//                                            std::move(resolution), compiler, work);
 //   ...
 //   // A later call, once tuner->ready(): load, verify and time them; launch the winner.
 //   if (tuner->ready() && tuner->Claim()) {
@@ -17,9 +21,9 @@
 // however many misses come at once: the random input and its CPU reference are made; the
 // alternatives are listed (the nearest records' variants, the heuristic, the cost model's
 // first picks of the search space: lowering a whole search space takes a while), the
-// kernel that runs meanwhile among them; and every one compiles (into the compile cache). Finish then loads
-// each kernel and verifies it bit-exact on that input (output poisoned, guards checked)
-// before any is timed; one that fails is dropped and named in `detail`. Compiling,
+// kernel that runs meanwhile among them; and every one compiles (into the compile cache).
+// Finish then loads each kernel and verifies it bit-exact on that input (output poisoned,
+// guards checked) before any is timed; one that fails is dropped and named in `detail`. Compiling,
 // verification and timing are the measurement harness's (kernels/measure.h:
 // StartedCompiles, MeasureBench), which the autotuner uses too; this is the caller that
 // holds the candidates, the budget and the record. Timing runs interleaved rounds (the
@@ -86,6 +90,9 @@ class MissTuner {
   // Whether the background work is done and nobody has claimed the finishing: Finish
   // then waits for nothing.
   bool ready() const;
+  // Once ready: why the alternatives could not be listed, OK when they were (Finish then
+  // returns this error too, having done nothing).
+  absl::Status listing_status() const;
   // True for exactly one caller: the one that finishes.
   bool Claim() { return !claimed_.exchange(true); }
   bool claimed() const { return claimed_.load(); }
