@@ -123,7 +123,9 @@ struct LibraryOptions {
   const TileOpRegistry* ops = nullptr;
   // Codegen registry; null means a private one with the built-in CUDA codegens.
   std::shared_ptr<DeviceCodegenRegistry> registry;
-  // Loaded kernels kept per device; the least recently launched goes first beyond it.
+  // Loaded kernels kept per device; the least recently launched goes first beyond it, and
+  // is unloaded: a CUDA graph that captured it must not be replayed after that (keep this
+  // above the problems a program's graphs hold; kernels tuning on a miss replaced stay).
   size_t max_kernels = 256;
   // Compile with NVRTC what is not baked into the program (kernels/tiletune_kernels.bzl).
   // Off (or TILETUNE_JIT=0): a problem with no baked kernel is Unimplemented, naming it;
