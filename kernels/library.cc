@@ -633,15 +633,22 @@ absl::StatusOr<std::shared_ptr<Library::Entry>> Library::Lookup(
   return entry;
 }
 
+absl::StatusOr<std::shared_ptr<Library::Entry>> Library::EntryToLaunch(
+    Device& device, const TileOpDefinition& definition, const TileOp& op, CUstream stream) {
+  TT_ASSIGN_OR_RETURN(std::shared_ptr<Entry> entry, Lookup(device, definition, op));
+  if (entry->tuner != nullptr && entry->tuner->ready()) {
+    TT_ASSIGN_OR_RETURN(entry, FinishMiss(device, definition, op, std::move(entry), stream));
+  }
+  if (!entry->broken.ok()) return entry->broken;
+  return entry;
+}
+
 absl::Status Library::Launch(const TileOp& op, CUdeviceptr input, CUdeviceptr output,
                              CUstream stream) {
   TT_ASSIGN_OR_RETURN(Device * device, CurrentDevice());
   TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, options_.ops->For(op));
-  TT_ASSIGN_OR_RETURN(std::shared_ptr<Entry> entry, Lookup(*device, *definition, op));
-  if (entry->tuner != nullptr && entry->tuner->ready()) {
-    TT_ASSIGN_OR_RETURN(entry, FinishMiss(*device, *definition, op, std::move(entry), stream));
-  }
-  if (!entry->broken.ok()) return entry->broken;
+  TT_ASSIGN_OR_RETURN(std::shared_ptr<Entry> entry,
+                      EntryToLaunch(*device, *definition, op, stream));
   // A miss validated the whole op; a hit shares its key with a valid op, so only what
   // the key leaves out, the regions' places, is checked here.
   TT_ASSIGN_OR_RETURN(RegionOffsets offsets, definition->Offsets(op));
@@ -658,11 +665,8 @@ absl::Status Library::LaunchItems(const TileOp& op, CUdeviceptr input, CUdevicep
                                   CUdeviceptr table, int64_t count, CUstream stream) {
   TT_ASSIGN_OR_RETURN(Device * device, CurrentDevice());
   TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, options_.ops->For(op));
-  TT_ASSIGN_OR_RETURN(std::shared_ptr<Entry> entry, Lookup(*device, *definition, op));
-  if (entry->tuner != nullptr && entry->tuner->ready()) {
-    TT_ASSIGN_OR_RETURN(entry, FinishMiss(*device, *definition, op, std::move(entry), stream));
-  }
-  if (!entry->broken.ok()) return entry->broken;
+  TT_ASSIGN_OR_RETURN(std::shared_ptr<Entry> entry,
+                      EntryToLaunch(*device, *definition, op, stream));
   TT_ASSIGN_OR_RETURN(RegionOffsets offsets, definition->Offsets(op));
   if (!entry->kernel->lowered().item_table) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -275,6 +275,11 @@ class Library {
   absl::StatusOr<std::shared_ptr<Entry>> Lookup(Device& device, const TileOpDefinition& definition,
                                                 const TileOp& op);
   absl::StatusOr<std::unique_ptr<Entry>> Build(Device& device, const TileOp& op);
+  // Lookup for a launch on `stream`: the first launch after a tuning on a miss has its
+  // candidates in measures them (FinishMiss); a kernel found wrong is its error.
+  absl::StatusOr<std::shared_ptr<Entry>> EntryToLaunch(Device& device,
+                                                       const TileOpDefinition& definition,
+                                                       const TileOp& op, CUstream stream);
   // resolver_->Resolve, recording a problem that had no exact record (record_misses).
   absl::StatusOr<Resolution> Resolve(const tuning::DeviceIdentity& device, const TileOp& op) const;
   // Measures the candidates of `entry`'s tuning on a miss, whose compiles are in, unless

@@ -1,7 +1,6 @@
 #include "kernels/measure.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -141,22 +140,12 @@ std::vector<double> StartedCompiles::in_ms() const {
 std::vector<absl::StatusOr<Cubin>> CompileAll(CompilationProvider& compiler,
                                               const std::vector<CudaSource>& sources,
                                               const std::string& arch, int threads) {
-  std::vector<absl::StatusOr<Cubin>> out(sources.size(), absl::UnknownError("not compiled"));
-  std::atomic<size_t> next{0};
+  if (sources.empty()) return {};
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  WorkQueue work(static_cast<int>(std::min<size_t>(threads, sources.size())));
   CompileOptions options;
   options.arch = arch;
-  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  threads = static_cast<int>(std::min<size_t>(threads, std::max<size_t>(1, sources.size())));
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&] {
-      for (size_t i = next++; i < sources.size(); i = next++) {
-        out[i] = compiler.CompileToCubin(sources[i], options);
-      }
-    });
-  }
-  for (std::thread& thread : pool) thread.join();
-  return out;
+  return StartedCompiles(work, compiler, sources, options).Wait();
 }
 
 absl::StatusOr<std::unique_ptr<MeasureBench>> MeasureBench::Create(
