@@ -8,7 +8,11 @@ times both sides on the same data with CUDA events: a warm-up over every buffer 
 the median of 9 batches of 8 calls, the calls rotating over buffer sets that together
 exceed twice the L2 (so no call finds its input in L2 from the previous one). Before
 timing, each row checks that both sides give the same result (unfold and copies bit for
-bit; fold bit for bit as well, its taps summed in F.fold's order).
+bit; fold bit for bit as well, its taps summed in F.fold's order). unfold and fold rows
+are also timed replayed from a CUDA graph of calls over every buffer set ("graph"
+columns): GPU time alone, with no host time between kernels, as a captured model runs
+them; the first columns time what a Python loop issues, where a short kernel waits on its
+call's host time.
 
 Rows:
   unfold   tiletune.torch.unfold vs F.unfold, NCHW, batch 32
@@ -38,7 +42,7 @@ import torch.nn.functional as F
 
 import tiletune
 import tiletune.torch as ttt
-from cuda_timing import time_ms
+from cuda_timing import graph_ms, time_ms
 
 L2_BYTES = 60 << 20  # H200; only sets the rotation depth
 
@@ -72,10 +76,16 @@ def same(a, b):
                                               b.contiguous().view(torch.uint8))
 
 
-def row(op, layer, dtype, nbytes, ours_ms, theirs_ms, exact, theirs_name):
-    return {"op": op, "layer": layer, "dtype": dtype, "bytes": nbytes,
-            "tiletune_gbps": nbytes / ours_ms / 1e6, "torch_gbps": nbytes / theirs_ms / 1e6,
-            "speedup": theirs_ms / ours_ms, "exact": exact, "baseline": theirs_name}
+def row(op, layer, dtype, nbytes, ours_ms, theirs_ms, exact, theirs_name, graph=None):
+    """One table row; `graph` is (ours, theirs) milliseconds per call replayed from a CUDA
+    graph (GPU time alone), where measured."""
+    r = {"op": op, "layer": layer, "dtype": dtype, "bytes": nbytes,
+         "tiletune_gbps": nbytes / ours_ms / 1e6, "torch_gbps": nbytes / theirs_ms / 1e6,
+         "speedup": theirs_ms / ours_ms, "exact": exact, "baseline": theirs_name}
+    if graph is not None:
+        r["graph_tiletune_gbps"] = nbytes / graph[0] / 1e6
+        r["graph_speedup"] = graph[1] / graph[0]
+    return r
 
 
 def conv_rows(layers, dtypes):
@@ -95,9 +105,13 @@ def conv_rows(layers, dtypes):
             ours = ttt.unfold(images[0], k, padding=p, stride=s)
             exact = same(ours, theirs)
             del ours, theirs
-            t_ours = time_ms(lambda x: ttt.unfold(x, k, padding=p, stride=s), [(x,) for x in images])
-            t_theirs = time_ms(lambda x: F.unfold(x, k, padding=p, stride=s), [(x,) for x in images])
-            rows.append(row("unfold", name, dname, nbytes, t_ours, t_theirs, exact, "F.unfold"))
+            ours_fn = lambda x: ttt.unfold(x, k, padding=p, stride=s)
+            theirs_fn = lambda x: F.unfold(x, k, padding=p, stride=s)
+            args = [(x,) for x in images]
+            t_ours, t_theirs = time_ms(ours_fn, args), time_ms(theirs_fn, args)
+            graph = (graph_ms(ours_fn, args), graph_ms(theirs_fn, args))
+            rows.append(row("unfold", name, dname, nbytes, t_ours, t_theirs, exact, "F.unfold",
+                            graph))
             nhwc = [x.permute(0, 2, 3, 1).contiguous() for x in images]
             outs = [torch.empty(BATCH * oh * ow, k * k * c, device="cuda", dtype=dtype)
                     for _ in range(sets)]
@@ -113,9 +127,13 @@ def conv_rows(layers, dtypes):
             ours = ttt.fold(cols[0], (h, w), k, padding=p, stride=s)
             exact = same(ours, theirs)
             del ours, theirs
-            t_ours = time_ms(lambda x: ttt.fold(x, (h, w), k, padding=p, stride=s), [(x,) for x in cols])
-            t_theirs = time_ms(lambda x: F.fold(x, (h, w), k, padding=p, stride=s), [(x,) for x in cols])
-            rows.append(row("fold", name, dname, nbytes, t_ours, t_theirs, exact, "F.fold"))
+            ours_fn = lambda x: ttt.fold(x, (h, w), k, padding=p, stride=s)
+            theirs_fn = lambda x: F.fold(x, (h, w), k, padding=p, stride=s)
+            args = [(x,) for x in cols]
+            t_ours, t_theirs = time_ms(ours_fn, args), time_ms(theirs_fn, args)
+            graph = (graph_ms(ours_fn, args), graph_ms(theirs_fn, args))
+            rows.append(row("fold", name, dname, nbytes, t_ours, t_theirs, exact, "F.fold",
+                            graph))
             del cols
             torch.cuda.empty_cache()
     return rows
@@ -251,23 +269,32 @@ def main():
     print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}, {tiletune.version()}, "
           f"batch {BATCH}")
     print(f"{'op':7s} {'layer':34s} {'dtype':5s} {'tiletune GB/s':>13s} {'torch GB/s':>10s} "
-          f"{'x torch':>8s}  exact  baseline")
+          f"{'x torch':>8s} {'graph GB/s':>10s} {'graph x':>8s}  exact  baseline")
     for r in rows:
+        graph = (f"{r['graph_tiletune_gbps']:10.0f} {r['graph_speedup']:8.2f}"
+                 if "graph_speedup" in r else f"{'-':>10s} {'-':>8s}")
         print(f"{r['op']:7s} {r['layer']:34s} {r['dtype']:5s} {r['tiletune_gbps']:13.0f} "
-              f"{r['torch_gbps']:10.0f} {r['speedup']:8.2f}  {'yes' if r['exact'] else 'NO ':5s}"
-              f"  {r['baseline']}")
+              f"{r['torch_gbps']:10.0f} {r['speedup']:8.2f} {graph}  "
+              f"{'yes' if r['exact'] else 'NO ':5s}  {r['baseline']}")
     for op in ("unfold", "fold", "im2col", "slice", "narrow", "dense"):
         ratios = [r["speedup"] for r in rows if r["op"] == op]
         if ratios:
             print(f"# {op}: x torch min {min(ratios):.2f}, geomean "
                   f"{statistics.geometric_mean(ratios):.2f}, max {max(ratios):.2f}")
+        graphs = [r["graph_speedup"] for r in rows if r["op"] == op and "graph_speedup" in r]
+        if graphs:
+            print(f"# {op}, replayed from CUDA graphs (GPU time alone): x torch min "
+                  f"{min(graphs):.2f}, geomean {statistics.geometric_mean(graphs):.2f}, max "
+                  f"{max(graphs):.2f}")
     print(f"# host time per call, warm plan: tiletune.copy_ {over['python_call_us']:.2f} us, "
           f"tt_plan_execute via ctypes {over['c_execute_us']:.2f} us (Python above it: "
           f"{over['python_over_c_us']:.2f} us), torch dst.copy_ {over['torch_copy_us']:.2f} us")
     print(f"# host time per call: tiletune.torch.unfold {over['unfold_us']:.1f} us "
-          f"(through the dispatcher {over['unfold_dispatcher_us']:.1f}), F.unfold "
-          f"{over['F_unfold_us']:.1f}; fold {over['fold_us']:.1f} us (through the dispatcher "
-          f"{over['fold_dispatcher_us']:.1f}), F.fold {over['F_fold_us']:.1f}")
+          f"({over['unfold_us'] - over['c_execute_us']:.1f} above tt_plan_execute; through the "
+          f"dispatcher {over['unfold_dispatcher_us']:.1f}), F.unfold {over['F_unfold_us']:.1f}; "
+          f"fold {over['fold_us']:.1f} us ({over['fold_us'] - over['c_execute_us']:.1f} above; "
+          f"through the dispatcher {over['fold_dispatcher_us']:.1f}), F.fold "
+          f"{over['F_fold_us']:.1f}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"rows": rows, "overhead": over}, f, indent=1)

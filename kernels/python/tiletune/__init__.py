@@ -610,21 +610,28 @@ _FAST_MAX = 4096
 
 
 def _torch_key(t):
-    return (t.shape, t.stride(), t.storage_offset(), t.dtype, t.device)
+    return (t.shape, t.stride(), t.storage_offset(), t.dtype, t.get_device())
 
 
 def _args_key(*values):
-    """The call's other arguments as a key, or None when one is not a plain int, str or
-    sequence of ints (the full path then reads and checks it)."""
-    key = []
+    """The call's other arguments as a key, or None when one is not an int, a str or a
+    tuple or list of ints (the full path then reads and checks it). Types are exact, so
+    3.0, True or an int subclass never finds what 3 kept."""
+    lists = False
     for v in values:
-        if isinstance(v, (int, str)):
-            key.append(v)
-        elif isinstance(v, (tuple, list)) and all(isinstance(e, int) for e in v):
-            key.append(tuple(v))
-        else:
-            return None
-    return tuple(key)
+        t = type(v)
+        if t is int or t is str:
+            continue
+        if t is tuple or t is list:
+            for e in v:
+                if type(e) is not int:
+                    return None
+            lists = lists or t is list
+            continue
+        return None
+    if lists:
+        return tuple(tuple(v) if type(v) is list else v for v in values)
+    return values
 
 
 def _fast_run(key, inp, out, stream):
@@ -645,33 +652,55 @@ def _torch_stream(device):
     """The handle of PyTorch's current stream on `device` (a torch.device or an index):
     read raw (as torch.compile's generated code does) where PyTorch offers it, without
     making a Stream object."""
-    torch = sys.modules["torch"]
+    global _raw_stream
     index = device if isinstance(device, int) else device.index
-    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-    if raw is not None and index is not None:
+    raw = _raw_stream
+    if raw is None:  # looked up once: False where this PyTorch lacks it
+        raw = _raw_stream = getattr(sys.modules["torch"]._C, "_cuda_getCurrentRawStream", False)
+    if raw and index is not None:
         return raw(index)
-    return torch.cuda.current_stream(device).cuda_stream
+    return sys.modules["torch"].cuda.current_stream(device).cuda_stream
+
+
+_raw_stream = None
 
 
 def _fast_conv(kind, inp, out, stream, args):
     """im2col's and col2im's warm path: (key, out, True) when the call ran from what an
-    earlier one kept (allocating `out` when it is None), else (key or None, out, False)."""
-    args = _args_key(*args)
-    if stream is not None or args is None or not _is_torch(inp) or not (out is None or _is_torch(out)):
+    earlier one kept (allocating `out` when it is None), else (key or None, out, False).
+    A new output needs only the input's metadata: it starts its own allocation, so where
+    the call writes is its data pointer."""
+    if stream is not None or not _is_torch(inp) or not (out is None or _is_torch(out)):
         return None, out, False
-    key = (kind, _torch_key(inp)) + args
-    if out is None:
-        shape = _fast.get((key, "shape"))
-        if shape is None:
-            return key, out, False
-        out = inp.new_empty(shape)
-    return key, out, _fast_run(key + (_torch_key(out),), inp, out, None)
+    args = _args_key(*args)
+    if args is None:
+        return None, out, False
+    key = (kind, _torch_key(inp), args)
+    if out is not None:
+        return key, out, _fast_run(key + (_torch_key(out),), inp, out, None)
+    entry = _fast.get(key)
+    if entry is None:
+        return key, out, False
+    shape, plan, in_delta = entry
+    out = inp.new_empty(shape)
+    i, o = inp.data_ptr() + in_delta, out.data_ptr()
+    if i % 16 or o % 16:  # the full path says why
+        return key, out, False
+    _check(_lib.tt_plan_execute(plan.handle, i, o, _torch_stream(inp.get_device())))
+    return key, out, True
 
 
-def _keep_fast_conv(key, plan, call, inp, out):
-    if key is not None and _is_torch(out):
+def _keep_fast_conv(key, plan, call, inp, out, new):
+    """Keeps what a call made for _fast_conv: under the output's metadata too, or, for an
+    output the call allocated (`new`), under the input's alone."""
+    if key is None or not _is_torch(out):
+        return
+    if not new:
         _keep_fast(key + (_torch_key(out),), plan, call, inp, out)
-        _fast[(key, "shape")] = tuple(out.shape)
+    elif call.output[1] == out.data_ptr():
+        if len(_fast) >= _FAST_MAX:
+            _fast.clear()
+        _fast[key] = (tuple(out.shape), plan, call.input[1] - inp.data_ptr())
 
 
 def _keep_fast(key, plan, call, inp, out):
@@ -775,8 +804,9 @@ def im2col(x, kernel_size, stride=1, dilation=1, padding=0, layout="nhwc", out=N
     if done:
         return out
     call = _prepare_im2col(x, kernel_size, stride, dilation, padding, layout)
+    new = out is None
     out = _bind_output(call, x, out, "im2col of x")
-    _keep_fast_conv(key, _run(call, stream), call, x, out)
+    _keep_fast_conv(key, _run(call, stream), call, x, out, new)
     return out
 
 
@@ -792,8 +822,9 @@ def col2im(cols, output_size, kernel_size, stride=1, dilation=1, padding=0, layo
     if done:
         return out
     call = _prepare_col2im(cols, output_size, kernel_size, stride, dilation, padding, layout)
+    new = out is None
     out = _bind_output(call, cols, out, "col2im")
-    _keep_fast_conv(key, _run(call, stream), call, cols, out)
+    _keep_fast_conv(key, _run(call, stream), call, cols, out, new)
     return out
 
 

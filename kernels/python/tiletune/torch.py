@@ -149,10 +149,10 @@ def _direct(*tensors):
     (FakeTensor, functionalisation, a user's mode), with nothing for autograd to record.
     The dispatcher costs tens of microseconds of host time a call, longer than many of these
     kernels run; everywhere else the call goes through torch.ops.tiletune, as registered."""
-    if (torch.compiler.is_compiling() or torch.jit.is_tracing() or _dispatch_mode() is not None
+    if (_is_compiling() or _is_tracing() or _dispatch_mode() is not None
             or _forward_ad_level() >= 0):
         return False
-    grad = torch.is_grad_enabled()
+    grad = _grad_enabled()
     for t in tensors:
         if type(t) is not torch.Tensor or not t.is_cuda or (grad and t.requires_grad):
             return False
@@ -170,7 +170,14 @@ except ImportError:  # pragma: no cover - older PyTorch
 def _forward_ad_level():
     """The innermost forward-mode AD level in effect, -1 outside any (dual tensors carry
     tangents only the dispatcher path refuses)."""
-    return getattr(torch.autograd.forward_ad, "_current_level", -1)
+    return getattr(_forward_ad, "_current_level", -1)
+
+
+# Bound once: each call of _direct reads them.
+_forward_ad = torch.autograd.forward_ad
+_is_compiling = torch.compiler.is_compiling
+_is_tracing = torch.jit.is_tracing
+_grad_enabled = torch.is_grad_enabled
 
 
 # The version counter a write through the custom op bumps (autograd then refuses a backward
