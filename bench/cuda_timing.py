@@ -10,13 +10,25 @@ def time_ms(fn, args_list, batches=9, calls=8):
     for args in args_list:
         fn(*args)
     torch.cuda.synchronize()
+
+    def batch():
+        for i in range(calls):
+            fn(*args_list[i % len(args_list)])
+
+    return _median_ms(batch, batches, calls)
+
+
+def _median_ms(run, repeats, calls):
+    """Median over `repeats` event-timed runs of run() (which makes `calls` calls) of the
+    milliseconds per call."""
+    import torch
+
     times = []
-    for _ in range(batches):
+    for _ in range(repeats):
         start = torch.cuda.Event(enable_timing=True)
         stop = torch.cuda.Event(enable_timing=True)
         start.record()
-        for i in range(calls):
-            fn(*args_list[i % len(args_list)])
+        run()
         stop.record()
         stop.synchronize()
         times.append(start.elapsed_time(stop) / calls)
@@ -25,8 +37,9 @@ def time_ms(fn, args_list, batches=9, calls=8):
 
 def graph_ms(fn, args_list, replays=9, calls=None):
     """Median milliseconds per call of fn(*args) with no host time in it: `calls` calls
-    (default: every entry of args_list once, at least 8), rotating over args_list, captured once in a CUDA graph, then the graph replayed
-    `replays` times, each replay timed with CUDA events. time_ms times what a Python loop
+    (default: every entry of args_list once, at least 8), rotating over args_list, captured
+    once in a CUDA graph, then the graph replayed `replays` times, each timed with CUDA
+    events. time_ms times what a Python loop
     issues (a kernel shorter than its call's host time waits on the host); this times the
     GPU work alone, as a captured model (torch.compile's CUDA graphs) runs it."""
     import torch
@@ -41,14 +54,6 @@ def graph_ms(fn, args_list, replays=9, calls=None):
             fn(*args_list[i % len(args_list)])
     graph.replay()
     torch.cuda.synchronize()
-    times = []
-    for _ in range(replays):
-        start = torch.cuda.Event(enable_timing=True)
-        stop = torch.cuda.Event(enable_timing=True)
-        start.record()
-        graph.replay()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop) / calls)
+    ms = _median_ms(graph.replay, replays, calls)
     del graph
-    return statistics.median(times)
+    return ms
