@@ -29,7 +29,7 @@ grep -q 'name: "Simulated GPU"' "$tmp/model.txtpb" || fail "the model names no d
 grep -qE 'key: "(all|copy|im2col)"' "$tmp/model.txtpb" || fail "the model holds no top k"
 # --terms: a header and one row per kernel the summary counts.
 kernels=$(sed -nE 's/^autotune fit: ([0-9]+) kernels.*/\1/p' "$tmp/fit.out")
-head -n 1 "$tmp/terms.csv" | grep -q '^problem,op,kernel,median_us,bytes,vector_bytes,' || fail "no CSV header"
+head -n 1 "$tmp/terms.csv" | grep -q '^problem,op,kernel,variant,median_us,bytes,vector_bytes,' || fail "no CSV header"
 [[ "$(($(wc -l < "$tmp/terms.csv") - 1))" == "$kernels" ]] || fail "the CSV has not $kernels rows"
 # The simulator's times are a launch floor plus bytes over a bandwidth that grows with the
 # vector: the model's form holds them, so it ranks an unseen problem's kernels well (the

@@ -75,6 +75,7 @@ absl::StatusOr<FitCorpus> CorpusSamples(const std::vector<tuning::TuningDatabase
         sample.median_us = statistics.median_us();
         corpus.samples.push_back(sample);
         corpus.kernels.push_back(absl::StrCat((*lowered)->path_name, "/", (*lowered)->form_name));
+        corpus.variants.push_back(tuning::DescribeVariant(variant));
       };
       add(record.winner(), record.winner_statistics());
       for (const tuning::CandidateResult& candidate : record.candidates()) {
@@ -96,7 +97,7 @@ int RunFitCommand(const std::vector<std::string>& args, std::FILE* out, std::FIL
   const std::vector<FlagSpec> flags = {
       {"output", FlagType::kString, "PATH: write the fitted model there (text format)", 'o'},
       {"terms", FlagType::kString,
-       "PATH: also write every kernel's problem, operator, time and terms as CSV"},
+       "PATH: also write every kernel's problem, operator, variant, time and terms as CSV"},
       {"trees", FlagType::kInt,
        "N: add N boosted regression trees of 4 levels over the terms and the kernel's "
        "path/form, which then give the estimate (default 0: the terms' sum alone)",
@@ -190,17 +191,21 @@ int RunFitCommand(const std::vector<std::string>& args, std::FILE* out, std::FIL
   }
   if (line->Has("terms")) {
     std::string csv =
-        "problem,op,kernel,median_us,bytes,vector_bytes,tma,cp_async,waves,inflight_per_sm,"
-        "tiles_per_sm,read_bytes,written_bytes,threads,accesses_per_thread,shared_per_cta,"
-        "stages\n";
+        "problem,op,kernel,variant,median_us,bytes,vector_bytes,tma,cp_async,waves,"
+        "inflight_per_sm,tiles_per_sm,read_bytes,written_bytes,threads,accesses_per_thread,"
+        "shared_per_cta,stages\n";
+    auto quoted = [](const std::string& field) {
+      return absl::StrCat("\"", absl::StrReplaceAll(field, {{"\"", "\"\""}}), "\"");
+    };
     for (size_t i = 0; i < corpus->samples.size(); ++i) {
       const CostSample& s = corpus->samples[i];
       const KernelTerms& t = s.terms;
-      absl::StrAppend(&csv, "\"", absl::StrReplaceAll(s.problem, {{"\"", "\"\""}}), "\",", s.op,
-                      ",", corpus->kernels[i], ",", s.median_us, ",", t.bytes, ",", t.vector_bytes, ",", t.tma ? 1 : 0,
-                      ",", t.cp_async ? 1 : 0, ",", t.waves, ",", t.inflight_per_sm, ",",
-                      t.tiles_per_sm, ",", t.read_bytes, ",", t.written_bytes, ",", t.threads,
-                      ",", t.accesses_per_thread, ",", t.shared_per_cta, ",", t.stages, "\n");
+      absl::StrAppend(&csv, quoted(s.problem), ",", s.op, ",", corpus->kernels[i], ",",
+                      quoted(corpus->variants[i]), ",", s.median_us, ",", t.bytes, ",",
+                      t.vector_bytes, ",", t.tma ? 1 : 0, ",", t.cp_async ? 1 : 0, ",",
+                      t.waves, ",", t.inflight_per_sm, ",", t.tiles_per_sm, ",", t.read_bytes,
+                      ",", t.written_bytes, ",", t.threads, ",", t.accesses_per_thread, ",",
+                      t.shared_per_cta, ",", t.stages, "\n");
     }
     const std::string path = UserPath(line->String("terms"));
     if (absl::Status written = tuning::WriteFileAtomically(path, csv); !written.ok()) {

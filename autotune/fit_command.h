@@ -37,6 +37,8 @@ struct FitCorpus {
   std::vector<CostSample> samples;
   // Per sample: the kernel's path and form ("sync_simt/span"), for analysis.
   std::vector<std::string> kernels;
+  // Per sample: the measured variant as tuning::DescribeVariant gives it, for analysis.
+  std::vector<std::string> variants;
   // Measured kernels left out: their lowering changed, or does not lower any more.
   int left_out = 0;
 };

@@ -153,6 +153,7 @@ int RunRankCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
     if (!chosen.ok() || !nearby.ok()) continue;
     std::fprintf(out, "  the library on %s launches (%s): %s\n", Printable(model_gpu->name(), 80).c_str(),
                  ResolutionLevelName(chosen->level).c_str(), chosen->detail.c_str());
+    std::fprintf(out, "  fitted to this problem: %s\n", chosen->variant.c_str());
     std::fprintf(out, "  its %zu nearest records' variants, as the model predicts them:\n",
                  nearby->size());
     for (size_t i = 0; i < nearby->size(); ++i) {

@@ -23,6 +23,7 @@
 #include "compiler/cuda/caching_compilation_provider.h"
 #include "compiler/cuda/nvrtc_compilation_provider.h"
 #include "compiler/ops/builtin_ops.h"
+#include "compiler/ops/candidates.h"
 #include "compiler/tuning_db/append.h"
 #include "compiler/tuning_db/tuning_db.h"
 #include "kernels/runtime/driver_api.h"
@@ -201,6 +202,7 @@ absl::StatusOr<Explanation> Library::Explain(const TileOp& op,
   out.launch = built.lowered->launch;
   out.num_tiles = built.lowered->num_tiles;
   out.shared_bytes = built.lowered->shared_bytes;
+  out.variant = tuning::DescribeVariant(VariantOf(out.hints, *built.lowered, ""));
   return out;
 }
 

@@ -211,6 +211,9 @@ struct Explanation {
   LaunchParams launch;
   int64_t num_tiles = 0;
   int64_t shared_bytes = 0;
+  // The same as a database describes a variant (tuning::DescribeVariant): path, form, tile,
+  // threads, vector width and hints of the kernel as fitted to this problem.
+  std::string variant;
 };
 
 class Library {

@@ -13,6 +13,7 @@
 #include "compiler/ops/copy/copy_op.h"
 #include "compiler/ops/im2col/im2col_lowering.h"
 #include "compiler/ops/im2col/im2col_op.h"
+#include "compiler/ops/registry.h"
 #include "compiler/tuning_db/tuning_db.pb.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -478,6 +479,50 @@ TEST_F(TunedResolverTest, TransferDropsTheRecordsVectorWidth) {
   EXPECT_EQ(other_odd->level, ResolutionLevel::kNearest);
   EXPECT_EQ(other_odd->request.op->hints.coalesced_width, 1);
   EXPECT_EQ(other_odd->built.lowered->form_name, "") << other_odd->detail;
+}
+
+// A kernel that gathers its input element by element (col2im's planes form, PyTorch's
+// fold layout) stores vectors only; a narrower width than its problem allowed was chosen
+// for how its loads coalesce, and transfers. One its own image width forced gives way to
+// the widest the new image's rows allow, not to vectors straddling them.
+TEST_F(TunedResolverTest, AGatheringKernelKeepsTheWidthItChose) {
+  auto planes_record = [](const std::string& spec, int width, std::vector<int64_t> tile) {
+    const TileOpDefinition& col2im = *BuiltinTileOps().Find("col2im").value();
+    tuning::TuningRecord record;
+    *record.mutable_device() = H200();
+    *record.mutable_problem() = *col2im.ToProblem(**BuiltinTileOps().ParseSpec(spec));
+    tuning::Variant* v = record.mutable_winner();
+    v->mutable_hints()->set_prefer_instruction("sync");
+    v->mutable_hints()->set_coalesced_width(width);
+    v->mutable_lowering()->set_path("simt_col2im");
+    v->mutable_lowering()->set_form("planes");
+    for (int64_t t : tile) v->mutable_lowering()->add_tile(t);
+    v->mutable_lowering()->set_threads(128);
+    record.mutable_winner_statistics()->set_median_us(20);
+    record.mutable_winner_statistics()->set_sample_count(5);
+    return record;
+  };
+  auto resolve = [&](const tuning::TuningRecord& record, const std::string& spec) {
+    auto r = Make({record})->Resolve(H200(), **BuiltinTileOps().ParseSpec(spec));
+    EXPECT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->level, ResolutionLevel::kNearest) << r->detail;
+    EXPECT_TRUE(r->built.lowered->gathers_elements) << r->detail;
+    return *std::move(r);
+  };
+  // 56 f16 pixels a row allow 16-byte vectors; the record chose 8-byte ones.
+  const tuning::TuningRecord chose =
+      planes_record("col2im:f16:32,56,56,64:k=3:p=1:layout=nchw", 4, {36, 56});
+  Resolution kept = resolve(chose, "col2im:f16:16,40,40,96:k=3:p=1:layout=nchw");
+  EXPECT_EQ(kept.request.op->hints.coalesced_width, 4);
+  EXPECT_EQ(kept.built.lowered->vector_bytes, 8);
+  // 14 f16 pixels (28 bytes) a row allow no wider than 4-byte vectors; 28 pixels allow 8.
+  const tuning::TuningRecord forced =
+      planes_record("col2im:f16:32,14,14,256:k=3:p=1:layout=nchw", 2, {76, 14});
+  Resolution widened = resolve(forced, "col2im:f16:32,28,28,128:k=3:p=1:layout=nchw");
+  EXPECT_EQ(widened.request.op->hints.coalesced_width, 4);
+  EXPECT_EQ(widened.built.lowered->vector_bytes, 8);
+  // A kernel moving vectors both ways takes the widest the problem allows instead
+  // (TransferDropsTheRecordsVectorWidth).
 }
 
 // A dense tensor of odd total size is one aligned run with a ragged end: it transfers

@@ -136,6 +136,30 @@ std::string KernelKey(const BuiltKernel& built) {
   return absl::StrCat(built.source.text, "|", launch.threads, "|", absl::StrJoin(launch.tile, ","));
 }
 
+// The coalesced width a record's variant keeps on another problem `op`, or none for the
+// lowering's widest. A width `op`'s alignments allow no wider than is kept: the tuner chose
+// it over the wider forms (a plain byte-wise copy over the shifted 16-byte one for short
+// rows). Where `op` allows wider, what the width meant decides:
+//  - a kernel moving vectors both ways was held to it by its own problem's alignments (an
+//    odd pitch), or chose it by a margin within noise: `op` takes the widest;
+//  - a kernel gathering its input element by element (LoweredTileKernel::gathers_elements)
+//    chose it, where its own problem allowed wider, for how its loads coalesce: it is kept;
+//    where its own problem allowed no wider, `op` takes the widest its alignments allow,
+//    stated as the width (the lowering would store wider vectors that straddle image rows).
+std::optional<int> TransferredWidth(const TileOpDefinition& definition,
+                                    const tuning::TuningRecord& record, const Trial& tuned,
+                                    const TileOp& op, const Target& target) {
+  const int element = DataTypeBytes(op.dtype());
+  const int width = *tuned.hints.coalesced_width * element;
+  const int widest = definition.WidestVectorBytes(op);
+  if (width >= widest) return tuned.hints.coalesced_width;
+  std::shared_ptr<const LoweredTileKernel> theirs = RecordLowered(definition, record, tuned, target);
+  absl::StatusOr<std::unique_ptr<TileOp>> their_op = definition.FromProblem(record.problem());
+  if (theirs == nullptr || !theirs->gathers_elements || !their_op.ok()) return std::nullopt;
+  if (width < definition.WidestVectorBytes(**their_op)) return tuned.hints.coalesced_width;
+  return widest / element;
+}
+
 }  // namespace
 
 std::optional<Resolution> TunedResolver::Transfer(
@@ -294,13 +318,8 @@ absl::StatusOr<Resolution> TunedResolver::Fit(
   // The same problem on another board or architecture keeps everything it was tuned with.
   const bool same_problem = level == ResolutionLevel::kExact ||
                             problem.SerializeAsString() == record.problem().SerializeAsString();
-  if (!same_problem && tuned.hints.coalesced_width.has_value() &&
-      *tuned.hints.coalesced_width * DataTypeBytes(op.dtype()) < definition->WidestVectorBytes(op)) {
-    // The vector width a record was tuned with may follow its own alignments (a narrow
-    // one for an odd pitch); a problem that allows a wider one takes the widest. One that
-    // allows no wider keeps it: the record chose it over the wider forms (a plain
-    // byte-wise copy over the shifted 16-byte one for short rows).
-    tuned.hints.coalesced_width.reset();
+  if (!same_problem && tuned.hints.coalesced_width.has_value()) {
+    tuned.hints.coalesced_width = TransferredWidth(*definition, record, tuned, op, target);
   }
   std::unique_ptr<TileOp> resolved = op.Clone();
   resolved->hints = MergeHints(tuned.hints, op.hints);

@@ -187,8 +187,8 @@ class TileOpDefinition {
   virtual Trial Heuristic(const TileOp& op, const Target& target) const = 0;
   // The widest vector, in bytes, that the op's fixed alignments (strides, starts, pixel
   // sizes) allow a plain access. When a record transfers, its coalesced_width is kept
-  // where it is at least this wide for `op` (the tuner chose it over the wider forms), and
-  // dropped where `op` allows wider (the record's own alignments may have forced it).
+  // where it is at least this wide for `op` (the tuner chose it over the wider forms);
+  // where `op` allows wider, see TunedResolver's TransferredWidth (compiler/backend).
   virtual int WidestVectorBytes(const TileOp& op) const {
     (void)op;
     return 16;

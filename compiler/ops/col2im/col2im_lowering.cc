@@ -188,6 +188,7 @@ void FinishLowering(const Target& target, LoweredCol2im& l) {
   l.vector_bytes = l.path == Col2imPath::kSimtDirect || l.path == Col2imPath::kSimtPlanes
                        ? l.vector_elems * l.element_bytes
                        : 16;
+  l.gathers_elements = l.path == Col2imPath::kSimtPlanes;
   l.col_policy = ChooseL2Policy(l.hints.EvictionFor("col"), target, "column loads",
                                 l.decision_log);
   l.img_policy = ChooseL2Policy(l.hints.EvictionFor("img"), target, "image stores",
