@@ -506,7 +506,7 @@ TEST_F(TunedResolverTest, AGatheringKernelKeepsTheWidthItChose) {
     auto r = Make({record})->Resolve(H200(), **BuiltinTileOps().ParseSpec(spec));
     EXPECT_TRUE(r.ok()) << r.status();
     EXPECT_EQ(r->level, ResolutionLevel::kNearest) << r->detail;
-    EXPECT_TRUE(r->built.lowered->gathers_elements) << r->detail;
+    EXPECT_GT(r->built.lowered->gather_reads, 0) << r->detail;
     return *std::move(r);
   };
   // 56 f16 pixels a row allow 16-byte vectors; the record chose 8-byte ones.
@@ -521,6 +521,23 @@ TEST_F(TunedResolverTest, AGatheringKernelKeepsTheWidthItChose) {
   Resolution widened = resolve(forced, "col2im:f16:32,28,28,128:k=3:p=1:layout=nchw");
   EXPECT_EQ(widened.request.op->hints.coalesced_width, 4);
   EXPECT_EQ(widened.built.lowered->vector_bytes, 8);
+  // A 3x3 fold sums up to 9 reads a pixel; patches that do not overlap read one: the width
+  // chosen for the sums does not carry, and the lowering takes the widest. Windows that
+  // still overlap keep it (a 4x4 stride-2 fold: up to 2x2 reads).
+  Resolution patches = resolve(chose, "col2im:f16:16,224,224,3:k=16:s=16:layout=nchw");
+  EXPECT_EQ(patches.request.op->hints.coalesced_width, std::nullopt) << patches.detail;
+  EXPECT_EQ(patches.built.lowered->vector_bytes, 16);
+  EXPECT_EQ(patches.built.lowered->gather_reads, 1);
+  Resolution up = resolve(chose, "col2im:f16:32,64,64,64:k=4:s=2:p=1:layout=nchw");
+  EXPECT_EQ(up.request.op->hints.coalesced_width, 4);
+  EXPECT_EQ(up.built.lowered->gather_reads, 4);
+  // The other way, a patchify's choice carries to windows that read more a pixel (a 7x7
+  // stride-2 fold: up to 4x4 reads).
+  const tuning::TuningRecord patchify =
+      planes_record("col2im:f16:32,224,224,3:k=16:s=16:layout=nchw", 4, {4, 224});
+  Resolution stem = resolve(patchify, "col2im:f16:32,224,224,3:k=7:s=2:p=3:layout=nchw");
+  EXPECT_EQ(stem.request.op->hints.coalesced_width, 4);
+  EXPECT_EQ(stem.built.lowered->gather_reads, 16);
   // A kernel moving vectors both ways takes the widest the problem allows instead
   // (TransferDropsTheRecordsVectorWidth).
 }

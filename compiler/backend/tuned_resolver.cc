@@ -142,10 +142,13 @@ std::string KernelKey(const BuiltKernel& built) {
 // rows). Where `op` allows wider, what the width meant decides:
 //  - a kernel moving vectors both ways was held to it by its own problem's alignments (an
 //    odd pitch), or chose it by a margin within noise: `op` takes the widest;
-//  - a kernel gathering its input element by element (LoweredTileKernel::gathers_elements)
-//    chose it, where its own problem allowed wider, for how its loads coalesce: it is kept;
-//    where its own problem allowed no wider, `op` takes the widest its alignments allow,
-//    stated as the width (the lowering would store wider vectors that straddle image rows).
+//  - a kernel gathering its input element by element (LoweredTileKernel::gather_reads)
+//    chose it, where its own problem allowed wider, for how the loads of its sums coalesce:
+//    it is kept, unless `op`'s kernel reads one element per output element where the
+//    record's summed several (a 3x3 fold's width on patches that do not overlap): with no
+//    sum to coalesce, `op` takes the widest; where its own problem allowed no wider, `op`
+//    takes the widest its alignments allow, stated as the width (the lowering would store
+//    wider vectors that straddle image rows).
 std::optional<int> TransferredWidth(const TileOpDefinition& definition,
                                     const tuning::TuningRecord& record, const Trial& tuned,
                                     const TileOp& op, const Target& target) {
@@ -155,9 +158,16 @@ std::optional<int> TransferredWidth(const TileOpDefinition& definition,
   if (width >= widest) return tuned.hints.coalesced_width;
   std::shared_ptr<const LoweredTileKernel> theirs = RecordLowered(definition, record, tuned, target);
   absl::StatusOr<std::unique_ptr<TileOp>> their_op = definition.FromProblem(record.problem());
-  if (theirs == nullptr || !theirs->gathers_elements || !their_op.ok()) return std::nullopt;
-  if (width < definition.WidestVectorBytes(**their_op)) return tuned.hints.coalesced_width;
-  return widest / element;
+  if (theirs == nullptr || theirs->gather_reads == 0 || !their_op.ok()) return std::nullopt;
+  if (width >= definition.WidestVectorBytes(**their_op)) return widest / element;
+  std::unique_ptr<TileOp> ours = op.Clone();
+  ours->hints = MergeHints(tuned.hints, op.hints);
+  absl::StatusOr<std::shared_ptr<const LoweredTileKernel>> lowered =
+      definition.Lower(*ours, target, tuned.launch);
+  if (lowered.ok() && (*lowered)->gather_reads == 1 && theirs->gather_reads > 1) {
+    return std::nullopt;
+  }
+  return tuned.hints.coalesced_width;
 }
 
 }  // namespace

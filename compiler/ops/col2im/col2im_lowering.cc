@@ -188,7 +188,11 @@ void FinishLowering(const Target& target, LoweredCol2im& l) {
   l.vector_bytes = l.path == Col2imPath::kSimtDirect || l.path == Col2imPath::kSimtPlanes
                        ? l.vector_elems * l.element_bytes
                        : 16;
-  l.gathers_elements = l.path == Col2imPath::kSimtPlanes;
+  // The window positions that can reach a pixel: ceil(EKH / SH) x ceil(EKW / SW).
+  const Im2colGeometry& g = l.geometry;
+  l.gather_reads = l.path == Col2imPath::kSimtPlanes
+                       ? CeilDiv(g.EffectiveKh(), g.sh) * CeilDiv(g.EffectiveKw(), g.sw)
+                       : 0;
   l.col_policy = ChooseL2Policy(l.hints.EvictionFor("col"), target, "column loads",
                                 l.decision_log);
   l.img_policy = ChooseL2Policy(l.hints.EvictionFor("img"), target, "image stores",
