@@ -1,5 +1,6 @@
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -506,7 +507,7 @@ TEST_F(TunedResolverTest, AGatheringKernelKeepsTheWidthItChose) {
     auto r = Make({record})->Resolve(H200(), **BuiltinTileOps().ParseSpec(spec));
     EXPECT_TRUE(r.ok()) << r.status();
     EXPECT_EQ(r->level, ResolutionLevel::kNearest) << r->detail;
-    EXPECT_GT(r->built.lowered->gather_reads, 0) << r->detail;
+    EXPECT_TRUE(r->built.lowered->gather_reads.has_value()) << r->detail;
     return *std::move(r);
   };
   // 56 f16 pixels a row allow 16-byte vectors; the record chose 8-byte ones.
@@ -521,6 +522,7 @@ TEST_F(TunedResolverTest, AGatheringKernelKeepsTheWidthItChose) {
   Resolution widened = resolve(forced, "col2im:f16:32,28,28,128:k=3:p=1:layout=nchw");
   EXPECT_EQ(widened.request.op->hints.coalesced_width, 4);
   EXPECT_EQ(widened.built.lowered->vector_bytes, 8);
+  EXPECT_THAT(widened.detail, HasSubstr("coalesced_width=4 for this problem"));
   // A 3x3 fold sums up to 9 reads a pixel; patches that do not overlap read one: the width
   // chosen for the sums does not carry, and the lowering takes the widest. Windows that
   // still overlap keep it (a 4x4 stride-2 fold: up to 2x2 reads).
@@ -528,6 +530,7 @@ TEST_F(TunedResolverTest, AGatheringKernelKeepsTheWidthItChose) {
   EXPECT_EQ(patches.request.op->hints.coalesced_width, std::nullopt) << patches.detail;
   EXPECT_EQ(patches.built.lowered->vector_bytes, 16);
   EXPECT_EQ(patches.built.lowered->gather_reads, 1);
+  EXPECT_THAT(patches.detail, HasSubstr("coalesced_width left to the lowering"));
   Resolution up = resolve(chose, "col2im:f16:32,64,64,64:k=4:s=2:p=1:layout=nchw");
   EXPECT_EQ(up.request.op->hints.coalesced_width, 4);
   EXPECT_EQ(up.built.lowered->gather_reads, 4);

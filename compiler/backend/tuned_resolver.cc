@@ -143,12 +143,13 @@ std::string KernelKey(const BuiltKernel& built) {
 //  - a kernel moving vectors both ways was held to it by its own problem's alignments (an
 //    odd pitch), or chose it by a margin within noise: `op` takes the widest;
 //  - a kernel gathering its input element by element (LoweredTileKernel::gather_reads)
-//    chose it, where its own problem allowed wider, for how the loads of its sums coalesce:
-//    it is kept, unless `op`'s kernel reads one element per output element where the
-//    record's summed several (a 3x3 fold's width on patches that do not overlap): with no
-//    sum to coalesce, `op` takes the widest; where its own problem allowed no wider, `op`
-//    takes the widest its alignments allow, stated as the width (the lowering would store
-//    wider vectors that straddle image rows).
+//    whose own problem allowed no wider: `op` takes the widest its alignments allow, stated
+//    as the width (the lowering would store wider vectors that straddle image rows);
+//  - such a kernel that chose it where its own problem allowed wider, for how its loads
+//    coalesce: it is kept, unless the record's kernel summed several reads per output
+//    element and `op`'s, lowered at the record's launch, reads one (a 3x3 fold's width on
+//    patches that do not overlap): `op` takes the widest. Where that lowering fails, the
+//    width is kept.
 std::optional<int> TransferredWidth(const TileOpDefinition& definition,
                                     const tuning::TuningRecord& record, const Trial& tuned,
                                     const TileOp& op, const Target& target) {
@@ -158,15 +159,16 @@ std::optional<int> TransferredWidth(const TileOpDefinition& definition,
   if (width >= widest) return tuned.hints.coalesced_width;
   std::shared_ptr<const LoweredTileKernel> theirs = RecordLowered(definition, record, tuned, target);
   absl::StatusOr<std::unique_ptr<TileOp>> their_op = definition.FromProblem(record.problem());
-  if (theirs == nullptr || theirs->gather_reads == 0 || !their_op.ok()) return std::nullopt;
+  if (theirs == nullptr || !theirs->gather_reads.has_value() || !their_op.ok()) {
+    return std::nullopt;
+  }
   if (width >= definition.WidestVectorBytes(**their_op)) return widest / element;
+  if (*theirs->gather_reads == 1) return tuned.hints.coalesced_width;
   std::unique_ptr<TileOp> ours = op.Clone();
   ours->hints = MergeHints(tuned.hints, op.hints);
   absl::StatusOr<std::shared_ptr<const LoweredTileKernel>> lowered =
       definition.Lower(*ours, target, tuned.launch);
-  if (lowered.ok() && (*lowered)->gather_reads == 1 && theirs->gather_reads > 1) {
-    return std::nullopt;
-  }
+  if (lowered.ok() && (*lowered)->gather_reads == 1) return std::nullopt;
   return tuned.hints.coalesced_width;
 }
 
@@ -328,14 +330,20 @@ absl::StatusOr<Resolution> TunedResolver::Fit(
   // The same problem on another board or architecture keeps everything it was tuned with.
   const bool same_problem = level == ResolutionLevel::kExact ||
                             problem.SerializeAsString() == record.problem().SerializeAsString();
+  std::string width;  // what became of the record's coalesced_width, where it changed
   if (!same_problem && tuned.hints.coalesced_width.has_value()) {
-    tuned.hints.coalesced_width = TransferredWidth(*definition, record, tuned, op, target);
+    const std::optional<int> kept = TransferredWidth(*definition, record, tuned, op, target);
+    if (kept != tuned.hints.coalesced_width) {
+      width = kept.has_value() ? absl::StrCat(", coalesced_width=", *kept, " for this problem")
+                               : ", coalesced_width left to the lowering";
+    }
+    tuned.hints.coalesced_width = kept;
   }
   std::unique_ptr<TileOp> resolved = op.Clone();
   resolved->hints = MergeHints(tuned.hints, op.hints);
   const std::string variant = absl::StrCat(ResolutionLevelName(level), ": record ",
                                            tuning::RecordKey(record), " -> ",
-                                           tuning::DescribeVariant(record.winner()));
+                                           tuning::DescribeVariant(record.winner()), width);
   if (!same_problem) {
     std::optional<Resolution> fitted =
         Transfer(record, tuned, *definition, codegen, op, *resolved, target);

@@ -106,12 +106,12 @@ struct LoweredTileKernel {
   int barriers = 0;          // mbarriers per CTA
   // Bytes of the widest global access the kernel makes (the database records it).
   int vector_bytes = 0;
-  // A kernel that reads its input element by element and stores vectors of vector_bytes
-  // (the planes forms of im2col and col2im): the most input elements it reads for one
-  // output element (col2im sums one per window position reaching a pixel, im2col copies
-  // one). Its width then sets how many neighbouring elements a warp's loads take at once,
-  // and a narrower one may read better. 0: the kernel moves vectors both ways.
-  int64_t gather_reads = 0;
+  // Set for a kernel that reads its input element by element and stores vectors of
+  // vector_bytes (the planes forms of im2col and col2im): the input elements it reads for
+  // one output element, at most (col2im sums the taps reaching a pixel, im2col copies one).
+  // Its width then sets how many neighbouring elements a warp's loads take at once, and a
+  // narrower one may read better. Unset: the kernel moves vectors both ways.
+  std::optional<int64_t> gather_reads;
   std::vector<TensorMapSpec> tensor_maps;
 
   // The kernel's two pointer parameters are its operands' start addresses: the buffer

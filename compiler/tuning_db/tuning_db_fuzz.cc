@@ -14,8 +14,6 @@
 //       --copt=-fsanitize=fuzzer-no-link,address //compiler/tuning_db:tuning_db_fuzz
 //   /tmp/tiletune-clang/execroot/tiletune/bazel-out/k8-fastbuild/bin/compiler/tuning_db/tuning_db_fuzz
 //       -max_total_time=120 $(mktemp -d) compiler/tuning_db/fuzz_corpus
-//
-// Run so on 2026-11-30: 1.9 million inputs in 120 s, coverage 1939 edges, no failure.
 #include <cstddef>
 #include <cstdint>
 #include <string>

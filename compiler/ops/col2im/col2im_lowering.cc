@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -188,11 +189,13 @@ void FinishLowering(const Target& target, LoweredCol2im& l) {
   l.vector_bytes = l.path == Col2imPath::kSimtDirect || l.path == Col2imPath::kSimtPlanes
                        ? l.vector_elems * l.element_bytes
                        : 16;
-  // The window positions that can reach a pixel: ceil(EKH / SH) x ceil(EKW / SW).
-  const Im2colGeometry& g = l.geometry;
-  l.gather_reads = l.path == Col2imPath::kSimtPlanes
-                       ? CeilDiv(g.EffectiveKh(), g.sh) * CeilDiv(g.EffectiveKw(), g.sw)
-                       : 0;
+  if (l.path == Col2imPath::kSimtPlanes) {
+    // The taps reaching a pixel along an axis: kh with kh * D = h + P (mod S), one in every
+    // S / gcd(S, D) of the K taps, so ceil(K * gcd(S, D) / S) at most.
+    const Im2colGeometry& g = l.geometry;
+    auto taps = [](int64_t k, int64_t s, int64_t d) { return CeilDiv(k * std::gcd(s, d), s); };
+    l.gather_reads = taps(g.kh, g.sh, g.dh) * taps(g.kw, g.sw, g.dw);
+  }
   l.col_policy = ChooseL2Policy(l.hints.EvictionFor("col"), target, "column loads",
                                 l.decision_log);
   l.img_policy = ChooseL2Policy(l.hints.EvictionFor("img"), target, "image stores",

@@ -1,6 +1,7 @@
 // col2im lowering: forms, tiles, vector widths, the stage plan, hints and errors.
 #include "compiler/ops/col2im/col2im_lowering.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -203,6 +204,30 @@ TEST(Col2imLoweringTest, PoliciesAndInstructions) {
   l = LowerCol2im(op, T("sm_90a"), Launch(1, 32, false));
   ASSERT_TRUE(l.ok()) << l.status();
   EXPECT_EQ(l->path_name, "simt_col2im");
+}
+
+// The planes form reads, for each pixel, the taps reaching it: along an axis, one tap in
+// every S / gcd(S, D) of the K, so ceil(K * gcd(S, D) / S). The other forms move vectors
+// both ways.
+TEST(Col2imLoweringTest, PlanesFormCountsTheReadsOfAPixel) {
+  auto reads = [](const Im2colGeometry& g) {
+    Col2imOp op = Col2imOp::Dense(DataType::kF16, g);
+    op.order = ColumnOrder::kChannelRows;
+    auto lowered = LowerCol2im(op, T("sm_90a"), Launch(4, 64, false));
+    EXPECT_TRUE(lowered.ok()) << lowered.status();
+    return lowered.ok() ? lowered->gather_reads : std::nullopt;
+  };
+  EXPECT_EQ(reads(G(2, 20, 20, 3, 3, 3, 1, 1, 1, 1, 1, 1)), 9);    // 3x3 stride 1
+  EXPECT_EQ(reads(G(2, 32, 32, 3, 16, 16, 16, 16, 1, 1, 0, 0)), 1);  // patches
+  EXPECT_EQ(reads(G(2, 32, 30, 3, 7, 3, 2, 3, 1, 1, 3, 0)), 4);      // 4 of 7 rows, 1 of 3 columns
+  // kh = 2 dilated 3 at stride 2: only one of the two taps has the pixel's parity.
+  EXPECT_EQ(reads(G(2, 20, 20, 3, 2, 2, 2, 2, 3, 3, 0, 0)), 1);
+  // Dilation 2 at stride 2: both taps share a parity.
+  EXPECT_EQ(reads(G(2, 20, 20, 3, 2, 1, 2, 1, 2, 1, 0, 0)), 2);
+  auto direct = LowerCol2im(Col2imOp::Dense(DataType::kF16, kResnet), T("sm_90a"),
+                            Launch(1, 16, false));
+  ASSERT_TRUE(direct.ok()) << direct.status();
+  EXPECT_EQ(direct->gather_reads, std::nullopt);
 }
 
 TEST(Col2imLoweringTest, ErrorsNameTheValue) {

@@ -413,8 +413,7 @@ void FinishLowering(const Target& target, LoweredIm2col& l) {
                         ? l.flat_vector_elems
                         : l.vector_elems) *
                    l.element_bytes;
-  l.gather_reads =
-      l.path == Im2colPath::kSimtPlanes && !l.shared_gather && !l.span_gather ? 1 : 0;
+  if (l.path == Im2colPath::kSimtPlanes && !l.shared_gather && !l.span_gather) l.gather_reads = 1;
   l.img_policy = ChooseL2Policy(l.hints.EvictionFor("img"), target, "image loads",
                                 l.decision_log);
   l.col_policy = ChooseL2Policy(l.hints.EvictionFor("col"), target, "column stores",
