@@ -34,7 +34,7 @@ for args in "merge $data/v1_h200_a.txtpb" "merge -o $out" "merge --frobnicate x 
   set -e
   [[ $code == 2 ]] || fail "'$args' exited $code, expected 2"
   [[ "$(wc -l <"$TEST_TMPDIR/stderr")" == 1 ]] || fail "'$args' printed more than one line"
-  grep -q '^autotune merge: .*usage: autotune merge INPUT... -o OUTPUT \[--report\] \[--winners_only\]$' "$TEST_TMPDIR/stderr" \
+  grep -q '^autotune merge: .*usage: autotune merge INPUT... -o OUTPUT \[--report\] \[--winners_only\] \[--replace\]$' "$TEST_TMPDIR/stderr" \
     || fail "'$args': $(cat "$TEST_TMPDIR/stderr")"
 done
 

@@ -52,7 +52,7 @@ std::string Side(const tuning::Variant& winner, double median_us, int input,
 }  // namespace
 
 absl::StatusOr<tuning::TuningDatabase> MergeDatabases(const std::vector<tuning::TuningDatabase>& inputs,
-                                              MergeReport* report) {
+                                              MergeReport* report, MergeOptions options) {
   std::map<std::string, std::vector<Entry>> by_key;
   int input_records = 0;
   for (int i = 0; i < static_cast<int>(inputs.size()); ++i) {
@@ -66,7 +66,10 @@ absl::StatusOr<tuning::TuningDatabase> MergeDatabases(const std::vector<tuning::
   merged.set_schema_version(tuning::kCurrentSchemaVersion);
   std::vector<MergeConflict> conflicts;
   for (auto& [key, entries] : by_key) {
-    std::sort(entries.begin(), entries.end(), RanksBefore);
+    std::sort(entries.begin(), entries.end(), [&](const Entry& a, const Entry& b) {
+      if (options.later_inputs_replace && a.input != b.input) return a.input > b.input;
+      return RanksBefore(a, b);
+    });
     const Entry& kept = entries.front();
     *merged.add_records() = *kept.record;
     for (size_t j = 1; j < entries.size(); ++j) {

@@ -1,6 +1,7 @@
 // Merging tuning databases from many machines into one.
 //
-// The result does not depend on the order of the inputs: records are sorted by
+// The result does not depend on the order of the inputs (unless
+// MergeOptions::later_inputs_replace): records are sorted by
 // RecordKey(), and where several inputs hold a record for the same key the one with the
 // faster winner is kept (lower winner_statistics.median_us; equal medians are decided by
 // CompareVariants on the winners, then by the records' serialized bytes). Every record
@@ -44,12 +45,21 @@ struct MergeReport {
   std::vector<MergeConflict> conflicts;
 };
 
+struct MergeOptions {
+  // A record of a later input replaces an earlier input's for the same key, faster or not:
+  // a re-tuning after what the emitter writes changed (a record times the kernel its
+  // source_sha256 names, so an older, faster record describes a kernel no user gets), or
+  // on another driver. Records of one input still rank by speed. The replaced records are
+  // the report's conflicts.
+  bool later_inputs_replace = false;
+};
+
 // Merges `inputs` (each a valid database at kCurrentSchemaVersion, as ReadTuningDatabase
 // returns them) into one valid database with its trailer set. InvalidArgument naming
 // the input ("merge input 2: ...") when an input is not valid. `report` may be null;
 // otherwise it is overwritten.
 absl::StatusOr<tuning::TuningDatabase> MergeDatabases(const std::vector<tuning::TuningDatabase>& inputs,
-                                              MergeReport* report);
+                                              MergeReport* report, MergeOptions options = {});
 
 // One line: `<key>: kept <variant> (<median> us, <input>[, host <h>]) over <variant>
 // (<median> us, <input>[, host <h>])`, where <input> is input_names[i] when given

@@ -27,7 +27,8 @@ namespace tiletune {
 namespace autotune {
 namespace {
 
-constexpr char kUsage[] = "usage: autotune merge INPUT... -o OUTPUT [--report] [--winners_only]";
+constexpr char kUsage[] =
+    "usage: autotune merge INPUT... -o OUTPUT [--report] [--winners_only] [--replace]";
 
 // Whether two paths name one existing file (links and relative spellings included).
 bool SameFile(const std::string& a, const std::string& b) {
@@ -44,6 +45,9 @@ const std::vector<FlagSpec>& MergeFlags() {
       {"report", FlagType::kBool, "also write its Markdown report and SVG chart beside it"},
       {"winners_only", FlagType::kBool, "keep each record's winner, statistics and provenance; "
                                         "drop the other candidates (a database to ship)"},
+      {"replace", FlagType::kBool, "a later input's record replaces an earlier input's for "
+                                   "the same key, faster or not (re-tuned records, e.g. after "
+                                   "an upgrade changed the kernels)"},
   };
   return *flags;
 }
@@ -60,6 +64,7 @@ absl::StatusOr<MergeArguments> ParseMergeArguments(absl::Span<const std::string>
   parsed.output = line.String("output");
   parsed.report = line.Bool("report", false);
   parsed.winners_only = line.Bool("winners_only", false);
+  parsed.replace = line.Bool("replace", false);
   for (const std::string& input : parsed.inputs) {
     if (input.empty()) return absl::InvalidArgumentError("an input path is empty");
   }
@@ -79,8 +84,8 @@ int RunMergeCommand(absl::Span<const std::string> args, std::FILE* out, std::FIL
     std::fprintf(out,
                  "%s\n"
                  "Merges tuning databases (*.textproto / *.txtpb are text, others binary).\n"
-                 "Where inputs share a key, the faster winner is kept and the conflict "
-                 "printed.\n\nflags:\n%s\nenvironment:\n%s\nexit codes: 0 merged; 1 an input "
+                 "Where inputs share a key, the faster winner is kept (with --replace, the "
+                 "later input's) and the conflict printed.\n\nflags:\n%s\nenvironment:\n%s\nexit codes: 0 merged; 1 an input "
                  "could not be read or the output written; 2 usage error\n",
                  kUsage, FlagHelp(MergeFlags()).c_str(), EnvironmentHelp().c_str());
     return kMergeOk;
@@ -140,7 +145,9 @@ int RunMergeCommand(absl::Span<const std::string> args, std::FILE* out, std::FIL
     inputs.push_back(*std::move(database));
   }
   MergeReport report;
-  absl::StatusOr<tuning::TuningDatabase> merged = MergeDatabases(inputs, &report);
+  MergeOptions options;
+  options.later_inputs_replace = parsed->replace;
+  absl::StatusOr<tuning::TuningDatabase> merged = MergeDatabases(inputs, &report, options);
   if (merged.ok() && parsed->winners_only) {
     for (tuning::TuningRecord& record : *merged->mutable_records()) record.clear_candidates();
   }

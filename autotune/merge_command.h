@@ -32,6 +32,9 @@ struct MergeArguments {
   // --winners_only: drop each record's other candidates (a database to ship: the winner,
   // its statistics and provenance stay).
   bool winners_only = false;
+  // --replace: a later input's record replaces an earlier one's for the same key, faster
+  // or not (MergeOptions::later_inputs_replace).
+  bool replace = false;
   bool help = false;                // --help / -h: print usage, do nothing else
   bool version = false;             // --version: print the version, do nothing else
 };

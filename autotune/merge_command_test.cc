@@ -81,8 +81,8 @@ TEST(ParseMergeArgumentsTest, RejectsBadArgumentsNamingThem) {
             "--output needs a value: --output=VALUE or --output VALUE; see --help");
   EXPECT_EQ(message({"a.pb", "-o", "x", "--output=y"}), "--output is given twice; see --help");
   EXPECT_EQ(message({"a.pb", "--shard=1/2", "-o", "x"}),
-            "unknown flag --shard; accepted are --output, --report, --winners_only, --help, "
-            "--version; see --help");
+            "unknown flag --shard; accepted are --output, --report, --winners_only, --replace, "
+            "--help, --version; see --help");
   EXPECT_EQ(message({"a.pb", "--output=", "b"}),
             "--output is empty; give it a value or leave it out; see --help");
 }
@@ -169,6 +169,42 @@ TEST(RunMergeCommandTest, WinnersOnlyDropsTheOtherCandidates) {
   }
 }
 
+// --replace: the later input's record stands for its key, faster or not; without it the
+// faster one does.
+TEST(RunMergeCommandTest, ReplaceKeepsTheLaterInputsRecord) {
+  const std::string folder = MakeTestFolder();
+  tuning::TuningDatabase old_db = tuning::TestDatabase(2);
+  tuning::TuningDatabase new_db = tuning::TestDatabase(1);
+  new_db.mutable_records(0)->mutable_winner_statistics()->set_median_us(
+      old_db.records(0).winner_statistics().median_us() * 2);
+  new_db.mutable_records(0)->mutable_provenance()->set_host("re-tuned");
+  ASSERT_EQ(tuning::RecordKey(new_db.records(0)), tuning::RecordKey(old_db.records(0)));
+  ASSERT_TRUE(tuning::WriteTuningDatabase(old_db, folder + "/old.pb").ok());
+  ASSERT_TRUE(tuning::WriteTuningDatabase(new_db, folder + "/new.pb").ok());
+  auto host_of = [&](const std::string& path) {
+    absl::StatusOr<tuning::TuningDatabase> merged = tuning::ReadTuningDatabase(path);
+    EXPECT_TRUE(merged.ok()) << merged.status();
+    EXPECT_EQ(merged->records_size(), old_db.records_size());  // new_db's keys are old_db's
+    for (const tuning::TuningRecord& record : merged->records()) {
+      if (tuning::RecordKey(record) == tuning::RecordKey(new_db.records(0))) {
+        return record.provenance().host();
+      }
+    }
+    return std::string("missing");
+  };
+  CommandRun run = RunMerge({folder + "/old.pb", folder + "/new.pb", "-o", folder + "/fast.pb"});
+  ASSERT_EQ(run.code, kMergeOk) << run.err;
+  EXPECT_NE(host_of(folder + "/fast.pb"), "re-tuned");
+  run = RunMerge({folder + "/old.pb", folder + "/new.pb", "--replace", "-o", folder + "/re.pb"});
+  ASSERT_EQ(run.code, kMergeOk) << run.err;
+  EXPECT_EQ(host_of(folder + "/re.pb"), "re-tuned");
+  EXPECT_THAT(run.out, HasSubstr(absl::StrCat("(", new_db.records_size(), " conflicts)")));
+  // The order of the inputs decides: the earlier one's record now stands.
+  run = RunMerge({folder + "/new.pb", folder + "/old.pb", "--replace", "-o", folder + "/back.pb"});
+  ASSERT_EQ(run.code, kMergeOk) << run.err;
+  EXPECT_NE(host_of(folder + "/back.pb"), "re-tuned");
+}
+
 // Issue 17: with out.report.svg a folder, the database used to be replaced before the
 // failure was reported.
 TEST(RunMergeCommandTest, AFailedReportLeavesTheOldDatabase) {
@@ -200,7 +236,7 @@ TEST(RunMergeCommandTest, BadArgumentsExitTwoWithOneLine) {
   EXPECT_EQ(run.code, kMergeBadArguments);
   EXPECT_EQ(run.err,
             "autotune merge: no output given (-o OUTPUT); usage: autotune merge INPUT... -o "
-            "OUTPUT [--report] [--winners_only]\n");
+            "OUTPUT [--report] [--winners_only] [--replace]\n");
   EXPECT_EQ(run.out, "");
 }
 
@@ -217,7 +253,8 @@ TEST(RunMergeCommandTest, UnreadableInputExitsOneNamingIt) {
 TEST(RunMergeCommandTest, HelpPrintsUsage) {
   CommandRun run = RunMerge({"--help"});
   EXPECT_EQ(run.code, kMergeOk);
-  EXPECT_THAT(run.out, StartsWith("usage: autotune merge INPUT... -o OUTPUT [--report] [--winners_only]\n"));
+  EXPECT_THAT(run.out, StartsWith("usage: autotune merge INPUT... -o OUTPUT [--report] "
+                                   "[--winners_only] [--replace]\n"));
 }
 
 }  // namespace
