@@ -8,8 +8,9 @@ cd "$(dirname "$0")/.."
 grep -qx '/.device/' .git/info/exclude 2>/dev/null || echo '/.device/' >> .git/info/exclude
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  # Fuzz binaries (tag fuzz) stay here: .ci/fuzz.sh runs them.
-  mapfile -t targets < <(bazel query 'attr(tags, "gpu", tests(//...)) + kind("cc_binary", //...) except attr(tags, "fuzz", //...)' 2>/dev/null)
+  # Fuzz binaries (tag fuzz) stay here: .ci/fuzz.sh runs them. Manual ones build only with
+  # their own flags (libtiletune.so: kernels/python/build_wheel.sh stages the wheel).
+  mapfile -t targets < <(bazel query 'attr(tags, "gpu", tests(//...)) + kind("cc_binary", //...) except attr(tags, "fuzz", //...) except attr(tags, "manual", //...)' 2>/dev/null)
 fi
 bazel build "${targets[@]}"
 rm -rf .device/bin && mkdir -p .device/bin  # .device/wheel (the Python wheel) stays
