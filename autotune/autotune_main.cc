@@ -4,9 +4,10 @@
 //
 // Flags: --problems="copy:f16:8192,8192;..." --output=PATH (.txtpb text, else binary)
 // --devices=0,1 --shard=i/n (or from Slurm / Kubernetes) --target=sm_90a (dry run)
-// --samples=N --report --simulate=SPEC (a simulated GPU, for tests). A run writes the
-// database after every problem, so an interrupted run resumes where it stopped. Exit
-// codes: 0 done, 1 failure, 2 bad flags, 3 no GPU.
+// --samples=N --cost_model=FILE|none --library_alternatives=N --report --simulate=SPEC (a
+// simulated GPU, for tests). A run writes the database after every problem, so an
+// interrupted run resumes where it stopped. Exit codes: 0 done, 1 failure, 2 bad flags,
+// 3 no GPU.
 //
 // Each problem is tuned in a child process (a worker): a variant that faults the GPU
 // poisons the process's CUDA context for good, so the worker reports it and exits, and the
@@ -55,6 +56,7 @@
 #include "autotune/fit_command.h"
 #include "autotune/merge_command.h"
 #include "autotune/rank_command.h"
+#include "autotune/replay_command.h"
 #include "autotune/report.h"
 #include "autotune/shard.h"
 #include "autotune/simulated_device.h"
@@ -89,6 +91,7 @@ ABSL_FLAG(int, samples, 5, "Samples per variant in the first measurement pass.")
 ABSL_FLAG(std::string, cost_model, "",
           "A cost model (autotune fit -o), 'none', or empty for the GPU's built-in one.");
 ABSL_FLAG(int, model_top_k, 0, "Candidates measured per search phase; 0: the model's own k.");
+ABSL_FLAG(int, library_alternatives, 0, "Kernels the library chooses among, measured per problem.");
 ABSL_FLAG(bool, report, true, "Write a Markdown report and SVG chart next to the database.");
 ABSL_FLAG(int, hang_seconds, 60, "A variant running this long without progress is a hang.");
 ABSL_FLAG(std::string, simulate, "",
@@ -322,11 +325,10 @@ absl::StatusOr<std::optional<CostModel>> ReadCostModel(const tuning::DeviceIdent
   return std::optional<CostModel>(*std::move(model));
 }
 
-// What the library would launch for each task's problem on `device`: the databases it
-// reads (TILETUNE_DB, the user folder, the built-in ones) and its transfer. Null when the
-// library cannot be created (the tuning goes on without).
-std::function<std::optional<LibraryChoice>(const TuningTask&)> LibraryChoices(
-    const tuning::DeviceIdentity& device) {
+// The library whose choices a tuning measures: the databases it reads (TILETUNE_DB, the
+// user folder, the built-in ones) and its transfer. Null when it cannot be created (the
+// tuning goes on without).
+std::shared_ptr<Library> ChoosingLibrary() {
   LibraryOptions options;
   // Asking is no miss of the user's program: the tuner's problems are not recorded.
   options.record_misses_from_environment = false;
@@ -337,12 +339,36 @@ std::function<std::optional<LibraryChoice>(const TuningTask&)> LibraryChoices(
                  BoundedMessage(made.status().message()).c_str());
     return nullptr;
   }
-  std::shared_ptr<Library> library = *std::move(made);
+  return *std::move(made);
+}
+
+// What `library` would launch for each task's problem on `device`.
+std::function<std::optional<LibraryChoice>(const TuningTask&)> LibraryChoices(
+    std::shared_ptr<Library> library, const tuning::DeviceIdentity& device) {
+  if (library == nullptr) return nullptr;
   return [library, device](const TuningTask& task) -> std::optional<LibraryChoice> {
     absl::StatusOr<Explanation> explained = library->Explain(*task.op, device);
     if (!explained.ok()) return std::nullopt;
     return LibraryChoice{Trial{explained->hints, explained->launch},
                          ResolutionLevelName(explained->level)};
+  };
+}
+
+// Up to `count` kernels `library` chooses among for each task's problem on `device`
+// (--library_alternatives); null for a count of 0.
+std::function<std::vector<LibraryChoice>(const TuningTask&)> LibraryAlternatives(
+    std::shared_ptr<Library> library, const tuning::DeviceIdentity& device, int count) {
+  if (library == nullptr || count <= 0) return nullptr;
+  return [library, device, count](const TuningTask& task) {
+    std::vector<LibraryChoice> out;
+    absl::StatusOr<std::vector<Explanation>> alternatives =
+        library->Alternatives(*task.op, device, count);
+    if (!alternatives.ok()) return out;
+    for (const Explanation& alternative : *alternatives) {
+      out.push_back(LibraryChoice{Trial{alternative.hints, alternative.launch},
+                                  ResolutionLevelName(alternative.level)});
+    }
+    return out;
   };
 }
 
@@ -427,7 +453,10 @@ int RunWorker(const TileOpRegistry& ops, const std::vector<SuiteProblem>& mine) 
     options.model_top_k = absl::GetFlag(FLAGS_model_top_k);
     options.gpu = DeviceConstantsFor(*target, identity.sm_count() > 0 ? identity.sm_count() : 132);
   }
-  options.library_choice = LibraryChoices(identity);
+  std::shared_ptr<Library> library = ChoosingLibrary();
+  options.library_choice = LibraryChoices(library, identity);
+  options.library_alternatives =
+      LibraryAlternatives(library, identity, absl::GetFlag(FLAGS_library_alternatives));
   options.progress = [&](const std::string& line) {
     std::fprintf(stderr, "\r\033[K%s | %s", label.c_str(), line.c_str());
     std::fflush(stderr);
@@ -503,6 +532,8 @@ void SuperviseProblem(const TileOpRegistry& ops, const std::vector<SuiteProblem>
           absl::StrCat("--cost_model=", model == "none" ? model : UserPath(model)));
     }
     args.push_back(absl::StrCat("--model_top_k=", absl::GetFlag(FLAGS_model_top_k)));
+    args.push_back(
+        absl::StrCat("--library_alternatives=", absl::GetFlag(FLAGS_library_alternatives)));
     args.insert(args.end(), {absl::StrCat("--shard=", FormatShard(shard)),
                                      absl::StrCat("--samples=", absl::GetFlag(FLAGS_samples)),
 
@@ -848,6 +879,12 @@ const std::vector<FlagSpec>& Flags() {
       {"model_top_k", T::kInt, "K: with a cost model, candidates measured per search phase, 0 "
                                "to 100000 (default 0: the k the model's fit found for the "
                                "operator)", 0, 0, 100000},
+      {"library_alternatives", T::kInt, "N: also measure up to N of the kernels the library "
+                                        "chooses among for each problem (nearby records' "
+                                        "variants, the heuristic's), so that with "
+                                        "--cost_model=none the tuning holds what any selection "
+                                        "would launch (autotune replay); 0 to 64 (default 0)",
+       0, 0, 64},
       {"report", T::kBool, "write a Markdown report and SVG chart next to the database "
                            "(default true)"},
       {"hang_seconds", T::kInt, "S: a variant running this long without progress is a hang, 1 "
@@ -881,6 +918,10 @@ std::string Usage(const TileOpRegistry& ops) {
       "       autotune export DB [--format=csv|json]                a database as CSV or JSON\n"
       "       autotune fit CORPUS... [-o MODEL]                     fit the cost model to "
       "tunings' measurements\n"
+      "       autotune rank SPEC... [--cost_model=FILE]              the cost model's ranking "
+      "of a problem's candidates\n"
+      "       autotune replay CORPUS... [--cost_model=FILE]          the library's selections "
+      "timed by a corpus, no GPU\n"
       "(each subcommand takes --help)\n"
       "\nflags:\n",
       FlagHelp(Flags()),
@@ -981,6 +1022,7 @@ int main(int argc, char** argv) {
   if (command == "export") return tiletune::autotune::RunExportCommand(rest, stdout, stderr);
   if (command == "fit") return tiletune::autotune::RunFitCommand(rest, stdout, stderr);
   if (command == "rank") return tiletune::autotune::RunRankCommand(rest, stdout, stderr);
+  if (command == "replay") return tiletune::autotune::RunReplayCommand(rest, stdout, stderr);
   const bool evaluate = argc >= 2 && std::string(argv[1]) == "evaluate";
   return tiletune::autotune::Main(argc, argv, evaluate);
 }

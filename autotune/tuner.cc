@@ -38,8 +38,7 @@ std::vector<Hints> Tuner::LeaderHints(const std::vector<Run>& runs,
     if (run.measurement.samples_us.empty()) continue;
     // The anchors ran at their own launches, the other hint sets at one representative
     // launch per path: they would lead on their launch alone.
-    const std::string& sha = run.candidate->source_sha256;
-    if (!sha.empty() && (sha == anchors.library || sha == anchors.heuristic)) continue;
+    if (anchors.Has(run.candidate->source_sha256)) continue;
     const double median = Median(run.measurement.samples_us);
     const std::string& path = run.candidate->lowered->path_name;
     auto it = best_per_path.find(path);
@@ -84,9 +83,7 @@ std::vector<Candidate> Tuner::ModelTopK(const TuningTask& task, std::vector<Cand
   std::vector<Candidate> kept;
   for (size_t r = 0; r < ranked.size(); ++r) {
     Candidate& c = candidates[ranked[r].second];
-    const bool anchor = !c.source_sha256.empty() && (c.source_sha256 == anchors.library ||
-                                                     c.source_sha256 == anchors.heuristic);
-    if (static_cast<int>(r) < k || anchor) kept.push_back(std::move(c));
+    if (static_cast<int>(r) < k || anchors.Has(c.source_sha256)) kept.push_back(std::move(c));
   }
   stats->model_skipped += static_cast<int>(candidates.size() - kept.size());
   if (options_.progress) {
@@ -114,14 +111,26 @@ absl::Status Tuner::Search(const TuningTask& task, Evaluator& evaluator, TuneSta
   if (options_.cost_model != nullptr) {
     extra.emplace_back(task.definition->Heuristic(*task.op, task.target), &anchors->heuristic);
   }
-  for (auto& [trial, sha] : extra) {
+  // Adds `trial`'s kernel where the search space lacks it; its source hash, or "" where it
+  // does not build; whether it was added.
+  auto join = [&](const Trial& trial, std::string* sha) {
     absl::StatusOr<CandidateSet> built =
         BuildCandidates(*task.definition, *task.op, task.target, {trial});
-    if (!built.ok() || built->candidates.empty()) continue;
+    if (!built.ok() || built->candidates.empty()) return false;
     *sha = built->candidates[0].source_sha256;
     const bool present = std::any_of(first.candidates.begin(), first.candidates.end(),
                                      [&](const Candidate& c) { return c.source_sha256 == *sha; });
     if (!present) first.candidates.push_back(std::move(built->candidates[0]));
+    return !present;
+  };
+  for (auto& [trial, sha] : extra) join(trial, sha);
+  // The library's alternatives: one the search space holds is one of its candidates (and
+  // may lead its path); the others ran at their own launches and are anchors.
+  if (options_.library_alternatives) {
+    for (const LibraryChoice& alternative : options_.library_alternatives(task)) {
+      std::string sha;
+      if (join(alternative.trial, &sha)) anchors->alternatives.insert(sha);
+    }
   }
   TT_RETURN_IF_ERROR(
       evaluator.Evaluate(ModelTopK(task, std::move(first.candidates), *anchors, stats), "hints"));

@@ -29,6 +29,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,12 @@ class Tuner {
     // What the library would launch for a task's problem; nullopt (or no function) when
     // nothing is known. Measured whatever the model thinks of it, and a finalist.
     std::function<std::optional<LibraryChoice>(const TuningTask&)> library_choice;
+    // The other kernels the library chooses among for a task's problem (the nearby
+    // records' variants, the heuristic's; Library::Alternatives): those the search space
+    // lacks join the first phase and are measured whatever a cost model thinks of them
+    // (the others are its candidates), so that a tuning with no cost model holds what any
+    // selection among them would launch (`autotune replay`). Empty (or no function): none.
+    std::function<std::vector<LibraryChoice>(const TuningTask&)> library_alternatives;
   };
 
   // `device` and `compiler` must outlive the tuner.
@@ -103,6 +110,11 @@ class Tuner {
   struct Anchors {
     std::string library;
     std::string heuristic;
+    std::set<std::string> alternatives;  // Options::library_alternatives'
+    // Whether a candidate of source hash `sha` is one of them.
+    bool Has(const std::string& sha) const {
+      return !sha.empty() && (sha == library || sha == heuristic || alternatives.count(sha) > 0);
+    }
   };
   // The best hint set of each of the `leader_paths` best paths measured so far, the
   // anchors left out.

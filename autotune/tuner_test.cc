@@ -275,6 +275,63 @@ TEST(TunerTest, TheLibrarysChoiceIsAlwaysAFinalist) {
   }
 }
 
+// The library's alternatives outside the search space are measured whatever a cost model
+// thinks of them, so that a corpus holds what any selection among them would launch; one
+// may win.
+TEST(TunerTest, TheLibrarysAlternativesAreMeasured) {
+  const TuningTask task = Task("copy:f16:1024,1024");
+  std::vector<Trial> alternatives;
+  std::vector<std::string> shas;
+  for (int threads : {96, 160, 224}) {  // no launch of the search space has these
+    Trial trial = task.definition->Heuristic(*task.op, task.target);
+    trial.launch.threads = threads;
+    auto built = BuildCandidates(*task.definition, *task.op, task.target, {trial});
+    ASSERT_TRUE(built.ok()) << built.status();
+    alternatives.push_back(trial);
+    shas.push_back(built->candidates[0].source_sha256);
+  }
+  SimulatedDeviceOptions options = Options();
+  // The last alternative is the fastest kernel of all.
+  options.time_us = [&](const Candidate& c, const TuningTask&) {
+    return c.source_sha256 == shas.back() ? 1.0 : TimeOf(c.source_sha256);
+  };
+  for (bool with_model : {false, true}) {
+    SCOPED_TRACE(with_model ? "with a cost model measuring its top 1" : "measuring everything");
+    Tuner::Options tuner_options = TunerOptions();
+    tuner_options.library_alternatives = [&](const TuningTask&) {
+      std::vector<LibraryChoice> out;
+      for (const Trial& trial : alternatives) out.push_back(LibraryChoice{trial, "nearest"});
+      return out;
+    };
+    tuning::CostModel proto;
+    proto.set_floor_us(1);
+    proto.set_inflight_knot_bytes(4096);
+    for (const std::string& term : CostTermNames()) {
+      proto.add_terms(term);
+      proto.add_coefficients(0);
+    }
+    absl::StatusOr<CostModel> model = CostModel::FromProto(proto);
+    ASSERT_TRUE(model.ok()) << model.status();
+    if (with_model) {
+      tuner_options.cost_model = &*model;
+      tuner_options.model_top_k = 1;
+      tuner_options.gpu = DeviceConstantsFor(task.target, 132);
+    }
+    SimulatedCompilationProvider compiler;
+    SimulatedDevice device(options);
+    Tuner tuner(device, compiler, tuner_options);
+    std::map<std::string, std::string> faulted;
+    TuneStats stats;
+    absl::StatusOr<tuning::TuningRecord> record = tuner.Tune(task, &faulted, &stats);
+    ASSERT_TRUE(record.ok()) << record.status();
+    const std::vector<std::string> measured = MeasuredShas(*record);
+    for (const std::string& sha : shas) {
+      EXPECT_NE(std::find(measured.begin(), measured.end(), sha), measured.end()) << sha;
+    }
+    EXPECT_EQ(record->winner().source_sha256(), shas.back());
+  }
+}
+
 TEST(TunerTest, BaselinesAreMeasuredInterleavedWithTheWinnerAndRecorded) {
   std::map<std::string, std::string> faulted;
   TuneStats stats;

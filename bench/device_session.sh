@@ -13,7 +13,11 @@
 # PyTorch GPU tests run), torchbench (bench/torch_benchmark.py from that wheel,
 # TORCHBENCH_ARGS=--quick for f16 only), model (the default suite tuned cold as the corpus,
 # `autotune fit` to it, then the suite tuned cold again with --cost_model and
-# MODEL_TOP_K, and `autotune diff` of the two); BENCH names the benchmarks. One device call is capped
+# MODEL_TOP_K, and `autotune diff` of the two), corpus (each suite of CORPUS_SUITES, default
+# the four held-out ones, tuned with every candidate and the library's choices measured,
+# --cost_model=none --library_alternatives=9, into $OUT/SUITE.corpus.txtpb, resumable, and
+# `autotune replay` of it: the library's selections timed by what was measured, so they can
+# be compared again on the CPU); BENCH names the benchmarks. One device call is capped
 # at 10 minutes, so e.g. PARTS=tests first, then PARTS="bench autotune".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -117,6 +121,20 @@ if want model; then
   pruned=$(secs $t)
   .device/bin/autotune diff "$out/model_corpus.txtpb" "$out/model_pruned.txtpb" > "$out/model_diff.txt" 2>&1
 fi
+if want corpus; then
+  export TILETUNE_CACHE_DIR=/tmp/tiletune-corpus-cache
+  for suite in ${CORPUS_SUITES:-heldout_fresh heldout_col2im heldout_torch_layers heldout}; do
+    [ -f "${CORPUS_FROM:-/nonexistent}/$suite.corpus.txtpb" ] && cp "$CORPUS_FROM/$suite.corpus.txtpb" "$out/" \
+      && chmod u+w "$out/$suite.corpus.txtpb"
+    t=$(now)
+    timeout "${CORPUS_SECONDS:-500}" .device/bin/autotune --suite="autotune/suites/$suite.txt" \
+      --cost_model=none --library_alternatives=9 --output="$out/$suite.corpus.txtpb" --report=false \
+      > "$out/${suite}_corpus.txt" 2> "$out/${suite}_corpus.err"
+    echo "rc $? in $(secs $t)" >> "$out/${suite}_corpus.txt"
+    .device/bin/autotune replay "$out/$suite.corpus.txtpb" -o "$out/${suite}_replay" \
+      > /dev/null 2> "$out/${suite}_replay.err"
+  done
+fi
 echo "== GPU tests (rc $tests_rc)"; [ -f "$out/gpu_tests.txt" ] && grep -E "PASS|FAIL" "$out/gpu_tests.txt" | tail -n 6
 want python && { echo "== Python GPU tests (rc $python_rc)"; tail -n 8 "$out/python_gpu.txt"; }
 want torchbench && { echo "== torch_benchmark (rc $torchbench_rc)"; cat "$out/torch_benchmark.txt"; }
@@ -137,6 +155,12 @@ fi
 if want autotune; then
   echo "== autotune cold (rc $cold_rc, $cold)"; cat "$out/autotune_cold.txt"; grep -E "faulted|failed" "$out/autotune_cold.err" | head -5
   echo "== autotune warm (rc $warm_rc, $warm)"; cat "$out/autotune_warm.txt"
+fi
+if want corpus; then
+  for suite in ${CORPUS_SUITES:-heldout_fresh heldout_col2im heldout_torch_layers heldout}; do
+    echo "== corpus $suite: $(tail -n 1 "$out/${suite}_corpus.txt")"
+    sed -n '/^| selection/,/^$/p' "$out/${suite}_replay.md" 2>/dev/null || tail -n 3 "$out/${suite}_replay.err"
+  done
 fi
 if want model; then
   echo "== cost model: fitted to the default suite tuned cold in $full"; cat "$out/model_fit.txt"

@@ -189,6 +189,23 @@ absl::StatusOr<std::vector<TunedResolver::NearbyEstimate>> Library::Estimates(
 absl::StatusOr<Explanation> Library::Explain(const TileOp& op,
                                              const tuning::DeviceIdentity& device) const {
   TT_ASSIGN_OR_RETURN(Resolution resolution, Resolve(device, op));
+  return Explained(resolution);
+}
+
+absl::StatusOr<std::vector<Explanation>> Library::Alternatives(
+    const TileOp& op, const tuning::DeviceIdentity& device, int count) const {
+  if (count < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("asked for ", count, " alternatives; accepted is 1 or more"));
+  }
+  TT_ASSIGN_OR_RETURN(std::vector<Resolution> resolutions,
+                      resolver_->Alternatives(device, op, static_cast<size_t>(count)));
+  std::vector<Explanation> out;
+  for (const Resolution& resolution : resolutions) out.push_back(Explained(resolution));
+  return out;
+}
+
+Explanation Library::Explained(const Resolution& resolution) const {
   const BuiltKernel& built = resolution.built;
   Explanation out;
   out.level = resolution.level;

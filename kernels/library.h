@@ -243,6 +243,15 @@ class Library {
   // How `op` resolves on a GPU of `device` (name and compute capability) and whether a
   // baked kernel serves it; needs no GPU and compiles nothing.
   absl::StatusOr<Explanation> Explain(const TileOp& op, const tuning::DeviceIdentity& device) const;
+  // The kernels the library chooses among for `op` on a GPU of `device`, at most `count`:
+  // the exact record's variant, the nearby records' variants fitted to `op` (fastest
+  // predicted first where the library selects by a cost model, nearest first otherwise)
+  // and the operator's heuristic, each kernel once (TunedResolver::Alternatives). What
+  // Explain answers is one of them. A tuner measures them all so that a corpus holds what
+  // any selection among them would launch. InvalidArgument for a count below 1.
+  absl::StatusOr<std::vector<Explanation>> Alternatives(const TileOp& op,
+                                                        const tuning::DeviceIdentity& device,
+                                                        int count) const;
   // The variants of the nearest records the library weighs for `op` on a GPU of `device`
   // (name, compute capability and SM count), each with the prediction of the GPU's
   // built-in cost model where one is built in, whether or not it selects by it
@@ -271,6 +280,8 @@ class Library {
   // The baked image of `built`'s kernel, if one is linked in: the CUBIN for its target, or
   // else the PTX of the newest virtual architecture not newer than the target.
   const PrebuiltKernelImage* FindPrebuilt(const BuiltKernel& built) const;
+  // What Explain says of a resolution.
+  Explanation Explained(const Resolution& resolution) const;
   absl::StatusOr<Device*> CurrentDevice();
   absl::StatusOr<Device*> DeviceFor(int ordinal);
   // The cached entry for `op` on `device`, resolved, compiled and loaded on first use.

@@ -387,6 +387,37 @@ TEST(LibraryTest, MissRecordingFromTheEnvironmentCanBeTurnedOff) {
   EXPECT_FALSE(std::ifstream(misses).good()) << misses << " was written";
 }
 
+// The kernels the library chooses among hold what it launches, each kernel once, at most
+// as many as asked; a count below 1 is refused naming it.
+TEST(LibraryTest, AlternativesHoldWhatTheLibraryLaunches) {
+  auto library = Library::Create(Isolated());
+  ASSERT_TRUE(library.ok()) << library.status();
+  tuning::DeviceIdentity h200;
+  h200.set_name("NVIDIA H200");
+  h200.set_cc_major(9);
+  h200.set_sm_count(132);
+  for (const char* spec : {"col2im:f16:32,35,35,64:k=5:p=2", "copy:f16:6000,5000",
+                           "im2col:f16:32,32,32,128:k=2:s=2:layout=nchw"}) {
+    auto op = BuiltinTileOps().ParseSpec(spec);
+    ASSERT_TRUE(op.ok()) << op.status();
+    auto chosen = (*library)->Explain(**op, h200);
+    ASSERT_TRUE(chosen.ok()) << chosen.status();
+    auto alternatives = (*library)->Alternatives(**op, h200, 5);
+    ASSERT_TRUE(alternatives.ok()) << alternatives.status();
+    ASSERT_GE(alternatives->size(), 2u) << spec;
+    EXPECT_LE(alternatives->size(), 5u) << spec;
+    std::set<std::string> variants;
+    for (const Explanation& alternative : *alternatives) {
+      EXPECT_TRUE(variants.insert(alternative.variant).second) << spec << ": " << alternative.variant;
+    }
+    EXPECT_EQ(variants.count(chosen->variant), 1u) << spec << ": " << chosen->variant;
+  }
+  auto op = BuiltinTileOps().ParseSpec("copy:f16:6000,5000");
+  auto none = (*library)->Alternatives(**op, h200, 0);
+  EXPECT_TRUE(absl::IsInvalidArgument(none.status())) << none.status();
+  EXPECT_THAT(std::string(none.status().message()), HasSubstr("asked for 0 alternatives"));
+}
+
 // Asked to (TILETUNE_COST_MODEL=1 or LibraryOptions::cost_model), a problem with no exact
 // record runs the variant of its nearby records that the built-in model of the GPU
 // predicts fastest, and says so; by default, the nearest record's. The model needs the

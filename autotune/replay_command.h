@@ -1,0 +1,44 @@
+// `autotune replay`: what the library would launch for each problem of a corpus, by each of
+// its selections, and what that kernel measured there; no GPU.
+//
+//   autotune --suite=autotune/suites/heldout.txt --cost_model=none --library_alternatives=8 \
+//     --output=heldout.corpus.txtpb                          # on the GPU: every candidate
+//   autotune replay heldout.corpus.txtpb [--cost_model=FILE] [--database=PATH] [-o PREFIX]
+//
+// A corpus is a tuning's own output, each record holding every candidate it measured. For
+// each record's problem, on the record's GPU, replay asks the library (its databases: the
+// built-in ones and $TILETUNE_DB, or --database alone; never the user folder) what it would
+// launch:
+//   nearest   the nearest record's variant fitted to the problem (the default selection);
+//   model     the cost model's pick (LibraryOptions::cost_model; --cost_model names a model
+//             file that answers before the built-in one);
+//   choices   the kernels the library chooses among (Library::Alternatives: the nearby
+//             records' variants and the heuristic's), the fastest of them that was measured:
+//             what a perfect selection among them would get.
+// Each kernel is found among the record's measured candidates by its source hash, else by
+// its variant (path, form, tile, threads, vector, hints), and its time is put over the
+// fastest candidate's. A kernel the tuning did not measure is counted as such, not guessed.
+// So a selection rule or model is judged on measured times, here, before any GPU runs it.
+//
+// The times are the tuning's: first-pass medians for most candidates, the re-measured
+// leaders' for the fastest few; differences of a few percent are within their noise.
+//
+// Exit codes: 0 replayed; 1 the report could not be written; 2 usage error
+// ($TILETUNE_COST_MODEL set: replay compares both selections itself); 3 a corpus, the
+// database or the model does not read.
+#ifndef AUTOTUNE_REPLAY_COMMAND_H_
+#define AUTOTUNE_REPLAY_COMMAND_H_
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace tiletune {
+namespace autotune {
+
+int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::FILE* err);
+
+}  // namespace autotune
+}  // namespace tiletune
+
+#endif  // AUTOTUNE_REPLAY_COMMAND_H_
