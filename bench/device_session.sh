@@ -1,24 +1,26 @@
 #!/usr/bin/env bash
 # On the GPU machine: every staged GPU test, compute-sanitizer on selected cases (set
-# SANITIZE / SANITIZE_IM2COL / SANITIZE_COL2IM to a gtest filter of copy_gpu_test / im2col_gpu_test /
-# col2im_gpu_test), the copy, im2col, col2im (with F.fold) and dispatch benchmarks
-# when staged, and the autotuner's default suite cold
-# (empty compile cache) then warm. Logs go to a scratch folder and come back as one
-# archive, $OUT/logs.tar.gz (the device tool returns at most 8 files), plus the databases;
-# a summary last.
-# PARTS picks what runs (default all but region): tests, bench, autotune, region (the
-# region benchmark's problems tuned, then benchmarked with that database and, with
-# REGION_HEURISTIC=1, without), python (the wheel staged in .device/wheel by
-# `bash kernels/python/build_wheel.sh .device/wheel`, installed without network and its
-# PyTorch GPU tests run), torchbench (bench/torch_benchmark.py from that wheel,
-# TORCHBENCH_ARGS=--quick for f16 only), model (the default suite tuned cold as the corpus,
-# `autotune fit` to it, then the suite tuned cold again with --cost_model and
-# MODEL_TOP_K, and `autotune diff` of the two), corpus (each suite of CORPUS_SUITES, default
-# the four held-out ones, tuned with every candidate and the library's choices measured,
-# --cost_model=none --library_alternatives=9, into $OUT/SUITE.corpus.txtpb, resumable, and
-# `autotune replay` of it: the library's selections timed by what was measured, so they can
-# be compared again on the CPU); BENCH names the benchmarks. One device call is capped
-# at 10 minutes, so e.g. PARTS=tests first, then PARTS="bench autotune".
+# SANITIZE / SANITIZE_IM2COL / SANITIZE_COL2IM to a gtest filter of copy_gpu_test /
+# im2col_gpu_test / col2im_gpu_test), the copy, im2col, col2im (with F.fold) and dispatch
+# benchmarks when staged, and the autotuner's default suite cold (empty compile cache) then
+# warm. Logs go to a scratch folder and come back as one archive, $OUT/logs.tar.gz (the
+# device tool returns at most 8 files), plus the databases; a summary last.
+# PARTS picks what runs (default: tests bench autotune):
+#   region      the region benchmark's problems tuned, then benchmarked with that database
+#               and, with REGION_HEURISTIC=1, without;
+#   python      the wheel staged in .device/wheel by `bash kernels/python/build_wheel.sh
+#               .device/wheel`, installed without network, and its PyTorch GPU tests;
+#   torchbench  bench/torch_benchmark.py from that wheel (TORCHBENCH_ARGS=--quick: f16 only);
+#   model       the default suite tuned cold as the corpus, `autotune fit` to it, the suite
+#               tuned cold again with --cost_model and MODEL_TOP_K, and `autotune diff`;
+#   corpus      each suite of CORPUS_SUITES (default the four held-out ones) tuned with every
+#               candidate and the library's choices measured (--cost_model=none
+#               --library_alternatives=9), and `autotune replay` of it: the library's
+#               selections timed by what was measured. All in $OUT/corpora.tar.gz, to be
+#               replayed again on the CPU; CORPUS_FROM names a folder of earlier
+#               SUITE.corpus.txtpb to resume.
+# BENCH names the benchmarks. One device call is capped at 10 minutes, so e.g. PARTS=tests
+# first, then PARTS="bench autotune".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 parts="${PARTS:-tests bench autotune}"
@@ -26,7 +28,7 @@ want() { [[ " $parts " == *" $1 "* ]]; }
 final="${OUT:-device-logs}"
 out=/tmp/tt-logs
 rm -rf "$out" && mkdir -p "$out" "$final"
-trap 'tar -C /tmp -czf "$final/logs.tar.gz" tt-logs; cp "$out"/*.txtpb "$out"/*.md "$out"/*.svg "$final"/ 2>/dev/null' EXIT
+trap 'tar -C /tmp --exclude=tt-logs/corpora -czf "$final/logs.tar.gz" tt-logs; cp "$out"/*.txtpb "$out"/*.md "$out"/*.svg "$final"/ 2>/dev/null; [ -d "$out/corpora" ] && tar -C "$out" -czf "$final/corpora.tar.gz" corpora' EXIT
 export LD_LIBRARY_PATH="$PWD/.device/bin:${LD_LIBRARY_PATH:-}"
 export TILETUNE_REQUIRE_GPU=1  # GPU tests fail, not skip, without a GPU of their architecture
 cudnn_lib=$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], "lib"))' 2>/dev/null) && export LD_LIBRARY_PATH="$cudnn_lib:$LD_LIBRARY_PATH"
@@ -123,15 +125,17 @@ if want model; then
 fi
 if want corpus; then
   export TILETUNE_CACHE_DIR=/tmp/tiletune-corpus-cache
+  corpora="$out/corpora"
+  mkdir -p "$corpora"
   for suite in ${CORPUS_SUITES:-heldout_fresh heldout_col2im heldout_torch_layers heldout}; do
-    [ -f "${CORPUS_FROM:-/nonexistent}/$suite.corpus.txtpb" ] && cp "$CORPUS_FROM/$suite.corpus.txtpb" "$out/" \
-      && chmod u+w "$out/$suite.corpus.txtpb"
+    [ -f "${CORPUS_FROM:-/nonexistent}/$suite.corpus.txtpb" ] && cp "$CORPUS_FROM/$suite.corpus.txtpb" "$corpora/" \
+      && chmod u+w "$corpora/$suite.corpus.txtpb"
     t=$(now)
     timeout "${CORPUS_SECONDS:-500}" .device/bin/autotune --suite="autotune/suites/$suite.txt" \
-      --cost_model=none --library_alternatives=9 --output="$out/$suite.corpus.txtpb" --report=false \
+      --cost_model=none --library_alternatives=9 --output="$corpora/$suite.corpus.txtpb" --report=false \
       > "$out/${suite}_corpus.txt" 2> "$out/${suite}_corpus.err"
     echo "rc $? in $(secs $t)" >> "$out/${suite}_corpus.txt"
-    .device/bin/autotune replay "$out/$suite.corpus.txtpb" -o "$out/${suite}_replay" \
+    .device/bin/autotune replay "$corpora/$suite.corpus.txtpb" -o "$corpora/${suite}_replay" \
       > /dev/null 2> "$out/${suite}_replay.err"
   done
 fi
@@ -159,7 +163,7 @@ fi
 if want corpus; then
   for suite in ${CORPUS_SUITES:-heldout_fresh heldout_col2im heldout_torch_layers heldout}; do
     echo "== corpus $suite: $(tail -n 1 "$out/${suite}_corpus.txt")"
-    sed -n '/^| selection/,/^$/p' "$out/${suite}_replay.md" 2>/dev/null || tail -n 3 "$out/${suite}_replay.err"
+    sed -n '/^| selection/,/^$/p' "$out/corpora/${suite}_replay.md" 2>/dev/null || tail -n 3 "$out/${suite}_replay.err"
   done
 fi
 if want model; then
