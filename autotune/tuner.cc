@@ -194,6 +194,14 @@ absl::StatusOr<Selection> Tuner::Select(const TuningTask& task, Evaluator& evalu
   selection.winner = top[among_top.winner];
   selection.tied.clear();
   for (int tied : among_top.tied) selection.tied.push_back(top[tied]);
+  // Within noise of the fastest, the library's choice wins the tie: what the library
+  // launches stays, and a tuning never records a kernel that rounds unable to tell them
+  // apart found no faster than it.
+  if (auto it = std::find(selection.tied.begin(), selection.tied.end(), library);
+      library >= 0 && it != selection.tied.end()) {
+    std::rotate(selection.tied.begin(), it, it + 1);
+    selection.winner = library;
+  }
 
   // Regret: fresh rounds over the same leaders, judged apart from the samples above.
   TT_ASSIGN_OR_RETURN(auto regret_rounds, Interleaved(evaluator, top));

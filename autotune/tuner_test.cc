@@ -275,6 +275,45 @@ TEST(TunerTest, TheLibrarysChoiceIsAlwaysAFinalist) {
   }
 }
 
+// Within the noise band of the fastest (1% here: the simulator's samples do not spread),
+// the library's choice wins; beyond it, the fastest does.
+TEST(TunerTest, TheLibrarysChoiceWinsATie) {
+  const TuningTask task = Task("copy:f16:1024,1024");
+  Trial library = task.definition->Heuristic(*task.op, task.target);
+  // No launch of the search space has 320 threads; more than the fastest's 128, so the
+  // tie-break by resources alone would not pick it.
+  library.launch.threads = 320;
+  auto built = BuildCandidates(*task.definition, *task.op, task.target, {library});
+  ASSERT_TRUE(built.ok()) << built.status();
+  const std::string library_sha = built->candidates[0].source_sha256;
+  for (double over_fastest : {1.005, 1.03}) {
+    SCOPED_TRACE(absl::StrCat("the library's choice at ", over_fastest, "x the fastest"));
+    // Every other kernel at 10 to 20 us, one at 5 us, the library's choice just above it.
+    std::string fastest;
+    SimulatedDeviceOptions options = Options();
+    options.time_us = [&](const Candidate& c, const TuningTask&) {
+      if (c.source_sha256 == library_sha) return 5.0 * over_fastest;
+      if (fastest.empty() && c.lowered->launch.threads == 128) fastest = c.source_sha256;
+      return c.source_sha256 == fastest ? 5.0 : TimeOf(c.source_sha256);
+    };
+    Tuner::Options tuner_options = TunerOptions();
+    tuner_options.compile_threads = 1;  // `fastest` is set by the first 128-thread kernel timed
+    tuner_options.library_choice = [&](const TuningTask&) {
+      return std::optional<LibraryChoice>(LibraryChoice{library, "nearest"});
+    };
+    SimulatedCompilationProvider compiler;
+    SimulatedDevice device(options);
+    Tuner tuner(device, compiler, tuner_options);
+    std::map<std::string, std::string> faulted;
+    TuneStats stats;
+    absl::StatusOr<tuning::TuningRecord> record = tuner.Tune(task, &faulted, &stats);
+    ASSERT_TRUE(record.ok()) << record.status();
+    ASSERT_FALSE(fastest.empty());
+    EXPECT_EQ(record->winner().source_sha256(), over_fastest < 1.01 ? library_sha : fastest);
+    EXPECT_NEAR(stats.library_over_winner, over_fastest < 1.01 ? 1.0 : over_fastest, 1e-9);
+  }
+}
+
 // The library's alternatives outside the search space are measured whatever a cost model
 // thinks of them, so that a corpus holds what any selection among them would launch; one
 // may win.
