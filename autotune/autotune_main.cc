@@ -302,7 +302,14 @@ void AddProvenance(int samples, tuning::TuningRecord& record) {
       absl::StrCat("autotune ",
                    suite.empty() ? absl::StrCat("--problems=", absl::GetFlag(FLAGS_problems))
                                  : absl::StrCat("--suite=", suite),
-                   " --samples=", samples));
+                   " --samples=", samples,
+                   absl::GetFlag(FLAGS_cost_model).empty()
+                       ? ""
+                       : absl::StrCat(" --cost_model=", absl::GetFlag(FLAGS_cost_model)),
+                   absl::GetFlag(FLAGS_library_alternatives) > 0
+                       ? absl::StrCat(" --library_alternatives=",
+                                      absl::GetFlag(FLAGS_library_alternatives))
+                       : ""));
 }
 
 // The cost model --cost_model names: a file; "none"; or, empty, the built-in model of
@@ -918,9 +925,9 @@ std::string Usage(const TileOpRegistry& ops) {
       "       autotune export DB [--format=csv|json]                a database as CSV or JSON\n"
       "       autotune fit CORPUS... [-o MODEL]                     fit the cost model to "
       "tunings' measurements\n"
-      "       autotune rank SPEC... [--cost_model=FILE]              the cost model's ranking "
+      "       autotune rank SPEC... [--cost_model=FILE]             the cost model's ranking "
       "of a problem's candidates\n"
-      "       autotune replay CORPUS... [--cost_model=FILE]          the library's selections "
+      "       autotune replay CORPUS... [--cost_model=FILE]         the library's selections "
       "timed by a corpus, no GPU\n"
       "(each subcommand takes --help)\n"
       "\nflags:\n",

@@ -1,59 +1,87 @@
 #!/usr/bin/env bash
 # `autotune replay` end to end on the simulated device (no GPU): a tuning that measures
 # every candidate and the library's alternatives (the simulated GPU named as the H200, so
-# the built-in records answer) is the corpus; replay finds each selection's kernel in it,
-# and its ratios agree with what the tuning itself measured of the library's choice. Bad
-# arguments and corpora are refused with their exit codes.
+# the built-in records answer) is the corpus; replay finds each selection's kernel in it by
+# its source, its ratios are the ones the tuner measured of the library's choice, and a
+# problem the library holds exactly is listed apart. Bad arguments and corpora are refused
+# with their exit codes.
 set -euo pipefail
 
 bin="autotune/autotune"
 tmp="$TEST_TMPDIR"
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# Three problems no shipped record holds, and one the shipped database holds exactly.
 problems="im2col:f16:32,32,32,128:k=2:s=2:layout=nchw;copy:f16:6000,5000"
 problems+=";col2im:f16:16,40,40,96:k=3:p=1:layout=nchw;copy:u8:src=300x4097[0:300,3:4000]"
 unset TILETUNE_COST_MODEL TILETUNE_COST_MODEL_FILE TILETUNE_DB
+export TILETUNE_DB_DIR="$tmp/no_user_records"
+mkdir -p "$TILETUNE_DB_DIR"
+rows() { grep -E '^\| (copy|im2col|col2im) ' "$1" || true; }
 
+rc=0
 "$bin" --simulate="seed=3,name=NVIDIA H200" --problems="$problems" --cost_model=none \
   --library_alternatives=9 --output="$tmp/corpus.txtpb" --report=false \
-  >"$tmp/tune.out" 2>"$tmp/tune.err" || { cat "$tmp/tune.err"; fail "the simulated tuning exited $?"; }
-"$bin" replay "$tmp/corpus.txtpb" -o "$tmp/replay" >"$tmp/replay.out" 2>"$tmp/replay.err" \
-  || { cat "$tmp/replay.err"; fail "replay exited $?"; }
+  >"$tmp/tune.out" 2>"$tmp/tune.err" || rc=$?
+[[ $rc == 0 ]] || { cat "$tmp/tune.err"; fail "the simulated tuning exited $rc"; }
+grep -q 'command_line: "autotune --problems=.* --cost_model=none --library_alternatives=9"' \
+  "$tmp/corpus.txtpb" || fail "the corpus's provenance does not say how it was tuned"
+"$bin" replay "$tmp/corpus.txtpb" -o "$tmp/replay" >"$tmp/replay.out" 2>"$tmp/replay.err" || rc=$?
+[[ $rc == 0 ]] || { cat "$tmp/replay.err"; fail "replay exited $rc"; }
 cat "$tmp/replay.out"
 cmp -s "$tmp/replay.out" "$tmp/replay.md" || fail "-o did not write the report printed"
-grep -q '^4 problem(s) of ' "$tmp/replay.out" || fail "no count of problems"
-# The tuning measured the library's choice, and every alternative it was given.
-grep -q '^| nearest record (the default) | 4 of 4 | ' "$tmp/replay.out" \
-  || fail "the nearest record's kernel was not found for every problem"
-rows=$(grep -cE '^\| (copy|im2col|col2im) ' "$tmp/replay.out")
-[[ "$rows" == 4 ]] || fail "expected 4 problem rows, got $rows"
-awk -F'|' '/^\| (copy|im2col|col2im) / { split($8, m, " of "); if (m[1] + 0 != m[2] + 0 || m[2] + 0 < 2) bad = 1 }
-           END { exit bad }' "$tmp/replay.out" || fail "not every one of the library's choices was measured"
-# Each problem's nearest ratio is the one the tuner reported for the library's choice,
-# within the tuning's two sets of rounds (the simulator adds no noise: equal).
+grep -q '^4 problem(s) of .*, measured on NVIDIA H200 (sm_9\.0, ' "$tmp/replay.out" \
+  || fail "no count of problems and GPU"
+grep -q ' 1 problem(s) the library holds exactly ' "$tmp/replay.out" || fail "the exact problem is not counted apart"
+# The tuning measured the library's choice (by its source), and every alternative it was given.
+grep -q '^| nearest record (the default) | 3 | 3 | ' "$tmp/replay.out" \
+  || fail "the nearest record's kernel was not found for every selected problem"
+[[ "$(rows "$tmp/replay.out" | wc -l)" == 4 ]] || fail "expected 4 problem rows"
+rows "$tmp/replay.out" | awk -F'|' '{ split($8, m, " of "); if (m[1] + 0 != m[2] + 0 || m[2] + 0 < 2) bad = 1 }
+  END { exit bad }' || fail "not every one of the library's choices was measured"
+! rows "$tmp/replay.out" | grep -q '~' || fail "a kernel was found by its variant, not its source"
+# The exact problem comes last, and says so.
+rows "$tmp/replay.out" | tail -n 1 | grep -q '^| copy u8 \[300, 3997\].*(exact)' \
+  || fail "the exact problem is not listed last"
+# The winner's time is the record's: the ratios are over it.
+winners=$(awk '/^  winner_statistics \{/ {w = 1} w && /median_us:/ {printf "%.2f\n", $2; w = 0}' \
+  "$tmp/corpus.txtpb" | sort)
+[[ "$(rows "$tmp/replay.out" | awk -F'|' '{ gsub(/ /, "", $3); print $3 }' | sort)" == "$winners" ]] \
+  || fail "the winner column is not the records' winners' times"
+# Each problem's nearest ratio is the one the tuner measured of the library's choice over its
+# winner (the simulator adds no noise: equal), and the library's choice lost somewhere.
 grep -oE "library's choice \([a-z]+\) [0-9.]+x" "$tmp/tune.err" | sed -E 's/.* ([0-9.]+)x/\1/' \
-  >"$tmp/tuner_ratios"
-awk -F'|' '/^\| (copy|im2col|col2im) / { gsub(/ /, "", $5); print $5 }' "$tmp/replay.out" \
-  >"$tmp/replay_ratios"
+  | sort >"$tmp/tuner_ratios" || true
+rows "$tmp/replay.out" | awk -F'|' '{ gsub(/ /, "", $5); print $5 }' | sort >"$tmp/replay_ratios"
 [[ "$(wc -l < "$tmp/tuner_ratios")" == 4 ]] || { cat "$tmp/tune.err"; fail "the tuner did not report 4 ratios"; }
-paste "$tmp/tuner_ratios" "$tmp/replay_ratios" | awk '{ d = $1 - $2; if (d < -0.002 || d > 0.002) { print; bad = 1 } } END { exit bad }' \
+paste "$tmp/tuner_ratios" "$tmp/replay_ratios" \
+  | awk '{ d = $1 - $2; if (d < -0.002 || d > 0.002) { print; bad = 1 } } END { exit bad }' \
   || fail "replay's nearest ratios differ from the tuner's"
-# No ratio below 1: the fastest measured kernel is the denominator.
-awk -F'|' '/^\| (copy|im2col|col2im) / { for (i = 5; i <= 9; i += 2) { gsub(/ /, "", $i); if ($i != "notmeasured" && $i + 0 < 0.9995) bad = 1 } }
-           END { exit bad }' "$tmp/replay.out" || fail "a ratio below 1"
+awk '$1 > 1.01 { found = 1 } END { exit !found }' "$tmp/replay_ratios" \
+  || fail "the library's choice was the winner everywhere: the ratios test nothing"
 
-# A fitted model file serves the cost-model selection.
-"$bin" fit "$tmp/corpus.txtpb" -o "$tmp/model.txtpb" >/dev/null 2>&1 || fail "fit exited $?"
-"$bin" replay "$tmp/corpus.txtpb" --cost_model="$tmp/model.txtpb" >"$tmp/model.out" 2>&1 \
-  || { cat "$tmp/model.out"; fail "replay with a model file exited $?"; }
-grep -q "the model: .*/model.txtpb\." "$tmp/model.out" || fail "the report does not name the model file"
+# A fitted model file serves the cost-model selection, and the report names it.
+"$bin" fit "$tmp/corpus.txtpb" -o "$tmp/model.txtpb" >/dev/null 2>&1 || fail "fit failed"
+"$bin" replay "$tmp/corpus.txtpb" --cost_model="$tmp/model.txtpb" >"$tmp/model.out" 2>&1 || rc=$?
+[[ $rc == 0 ]] || { cat "$tmp/model.out"; fail "replay with a model file exited $rc"; }
+grep -q "the cost model: .*/model.txtpb\." "$tmp/model.out" || fail "the report does not name the model file"
+grep -q '^| cost model (where it chose) | 3 | 3 | ' "$tmp/model.out" || fail "the model did not choose for every problem"
+rows "$tmp/model.out" | grep -q 'by the model' || fail "no row says the model chose"
+
+# A winners-only database is no corpus, and replay says so.
+"$bin" merge "$tmp/corpus.txtpb" --winners_only -o "$tmp/winners.txtpb" >/dev/null 2>&1 || fail "merge failed"
+"$bin" replay "$tmp/winners.txtpb" >/dev/null 2>"$tmp/winners.err" || fail "replay of winners exited $?"
+grep -q '4 record(s) hold only their winner: not a corpus' "$tmp/winners.err" \
+  || fail "a winners-only database is not called out"
 
 # Refusals.
 set +e
 "$bin" replay >/dev/null 2>"$tmp/none.err"; [[ $? == 2 ]] || fail "no corpus: not a usage error"
 grep -q 'give at least one corpus' "$tmp/none.err" || fail "no corpus: no message"
-TILETUNE_COST_MODEL=1 "$bin" replay "$tmp/corpus.txtpb" >/dev/null 2>"$tmp/env.err"
-[[ $? == 2 ]] || fail "TILETUNE_COST_MODEL=1: not a usage error"
-grep -q "TILETUNE_COST_MODEL='1' is set" "$tmp/env.err" || fail "TILETUNE_COST_MODEL=1: no message"
+for var in TILETUNE_COST_MODEL=1 TILETUNE_COST_MODEL_FILE=$tmp/model.txtpb; do
+  env "$var" "$bin" replay "$tmp/corpus.txtpb" >/dev/null 2>"$tmp/env.err"
+  [[ $? == 2 ]] || fail "$var: not a usage error"
+  grep -q "${var%%=*}='.*' is set" "$tmp/env.err" || fail "$var: no message"
+done
 echo 'records { device {' >"$tmp/bad.txtpb"
 "$bin" replay "$tmp/bad.txtpb" >/dev/null 2>"$tmp/bad.err"; [[ $? == 3 ]] || fail "a broken corpus: not exit 3"
 grep -q 'bad.txtpb' "$tmp/bad.err" || fail "a broken corpus is refused without naming it"

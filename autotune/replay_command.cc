@@ -1,12 +1,12 @@
 #include "autotune/replay_command.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,8 +17,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "compiler/backend/tuned_resolver.h"
 #include "compiler/base/abbreviate.h"
 #include "compiler/base/command_line.h"
+#include "compiler/lower/lowered_kernel.h"
 #include "compiler/ops/builtin_ops.h"
 #include "compiler/ops/candidates.h"
 #include "compiler/target/target.h"
@@ -34,11 +36,14 @@ constexpr char kUsage[] =
     "usage: autotune replay CORPUS... [--cost_model=FILE] [--database=PATH] [--choices=N] "
     "[-o PREFIX]";
 
-// The kernels one record measured: time by source hash and by variant (the hash left out).
+// What one record measured: each kernel's median (the fastest where a kernel repeats), by
+// source hash and by variant (the hash left out); the status of each kernel that was tried
+// and did not measure; the winner's median, which the ratios are over.
 struct Measured {
   std::map<std::string, double> by_sha;
   std::map<std::string, double> by_variant;
-  double fastest_us = 0;
+  std::map<std::string, std::string> failed_by_sha;
+  double winner_us = 0;
 };
 
 std::string VariantKey(tuning::Variant variant) {
@@ -46,45 +51,55 @@ std::string VariantKey(tuning::Variant variant) {
   return tuning::DescribeVariant(variant);
 }
 
+void KeepMin(std::map<std::string, double>& map, const std::string& key, double us) {
+  if (key.empty()) return;
+  auto [it, added] = map.emplace(key, us);
+  if (!added && us < it->second) it->second = us;
+}
+
 Measured MeasuredOf(const tuning::TuningRecord& record) {
   Measured measured;
   auto add = [&](const tuning::Variant& variant, const tuning::Statistics& statistics) {
     const double us = statistics.median_us();
     if (!(us > 0) || !std::isfinite(us)) return;
-    for (auto* map : {&measured.by_sha, &measured.by_variant}) {
-      const std::string key = map == &measured.by_sha ? variant.source_sha256() : VariantKey(variant);
-      if (key.empty()) continue;
-      auto [it, added] = map->emplace(key, us);
-      if (!added) it->second = std::min(it->second, us);
-    }
-    if (measured.fastest_us == 0 || us < measured.fastest_us) measured.fastest_us = us;
+    KeepMin(measured.by_sha, variant.source_sha256(), us);
+    KeepMin(measured.by_variant, VariantKey(variant), us);
   };
   add(record.winner(), record.winner_statistics());
+  measured.winner_us = record.winner_statistics().median_us();
   for (const tuning::CandidateResult& candidate : record.candidates()) {
     if (candidate.status() == tuning::CandidateResult::OK && candidate.has_statistics()) {
       add(candidate.variant(), candidate.statistics());
+    } else if (candidate.status() != tuning::CandidateResult::PRUNED &&
+               !candidate.variant().source_sha256().empty()) {
+      measured.failed_by_sha[candidate.variant().source_sha256()] =
+          tuning::CandidateResult::Status_Name(candidate.status());
     }
   }
   return measured;
 }
 
-// One kernel the library would launch, and what it measured in the record.
+// One kernel the library would launch, and what the record measured of it.
 struct Pick {
-  std::string level;       // "nearest", "heuristic", ...
-  std::string kernel;      // "simt_im2col/row tile 32x128, 128 threads, 16 B"
+  ResolutionLevel level = ResolutionLevel::kHeuristic;
+  bool chosen_by_model = false;
+  std::string kernel;  // "simt_im2col/row tile 32x128, 128 threads, 16 B"
   std::optional<double> us;
-  std::string error;       // why there is no pick
+  bool by_variant = false;  // found by its variant, not its source hash
+  std::string failed;       // the status of a kernel the tuning tried and could not time
+  std::string error;        // why there is no kernel
 };
 
 Pick Find(const Measured& measured, const TileOpDefinition& definition, const TileOp& op,
           const Target& target, const Explanation& explained) {
   Pick pick;
-  pick.level = ResolutionLevelName(explained.level);
+  pick.level = explained.level;
+  pick.chosen_by_model = explained.chosen_by_model;
+  pick.kernel = explained.variant;
   absl::StatusOr<CandidateSet> built =
       BuildCandidates(definition, op, target, {Trial{explained.hints, explained.launch}});
   if (!built.ok() || built->candidates.empty()) {
     pick.error = built.ok() ? "it did not build" : std::string(built.status().message());
-    pick.kernel = explained.variant;
     return pick;
   }
   const Candidate& c = built->candidates.front();
@@ -95,24 +110,111 @@ Pick Find(const Measured& measured, const TileOpDefinition& definition, const Ti
                              ", ", l.vector_bytes, " B");
   if (auto it = measured.by_sha.find(c.source_sha256); it != measured.by_sha.end()) {
     pick.us = it->second;
+  } else if (auto failed = measured.failed_by_sha.find(c.source_sha256);
+             failed != measured.failed_by_sha.end()) {
+    pick.failed = failed->second;
   } else if (auto it = measured.by_variant.find(VariantKey(c.variant));
              it != measured.by_variant.end()) {
     pick.us = it->second;
+    pick.by_variant = true;
   }
   return pick;
 }
 
 struct Row {
   std::string problem;
-  double fastest_us = 0;
+  double winner_us = 0;
+  bool exact = false;  // the library holds the problem: no selection is exercised
   Pick nearest, model;
-  // The library's choices: how many, how many measured, the fastest measured.
+  // The library's choices (and the nearest record's pick): how many, how many measured,
+  // the fastest measured.
   int choices = 0;
   int choices_measured = 0;
   std::optional<double> best_choice_us;
 };
 
-// Geomean and worst of measured over fastest, over the rows `pick` measured.
+// The libraries replay asks: the default selection and the cost model's.
+struct Libraries {
+  std::unique_ptr<Library> nearest;
+  std::unique_ptr<Library> by_model;
+};
+
+absl::StatusOr<Libraries> MakeLibraries(const CommandLine& line) {
+  auto make = [&](bool by_model) {
+    LibraryOptions options;
+    options.user_directory = "";
+    options.record_misses_from_environment = false;
+    options.tune_on_miss_ms = 0;
+    options.cost_model = by_model;
+    if (line.Has("database")) {
+      options.databases = {UserPath(line.String("database"))};
+      options.builtin = false;
+    }
+    if (line.Has("cost_model")) options.cost_model_file = UserPath(line.String("cost_model"));
+    return Library::Create(std::move(options));
+  };
+  Libraries libraries;
+  absl::StatusOr<std::unique_ptr<Library>> nearest = make(false);
+  if (!nearest.ok()) return nearest.status();
+  if (!(*nearest)->database_status().ok()) return (*nearest)->database_status();
+  absl::StatusOr<std::unique_ptr<Library>> by_model = make(true);
+  if (!by_model.ok()) return by_model.status();
+  return Libraries{*std::move(nearest), *std::move(by_model)};
+}
+
+// The row of one record; nullopt, with why in `skipped`, for a record replay cannot use.
+std::optional<Row> ReplayRecord(const tuning::TuningRecord& record, const Libraries& libraries,
+                                int choices, std::string* skipped) {
+  const TileOpRegistry& ops = BuiltinTileOps();
+  absl::StatusOr<const TileOpDefinition*> definition = ops.For(record.problem());
+  absl::StatusOr<std::unique_ptr<TileOp>> op =
+      definition.ok() ? (*definition)->FromProblem(record.problem())
+                      : absl::StatusOr<std::unique_ptr<TileOp>>(definition.status());
+  absl::StatusOr<Target> target = TargetOf(record.device());
+  if (!op.ok() || !target.ok()) {
+    *skipped = std::string(op.ok() ? target.status().message() : op.status().message());
+    return std::nullopt;
+  }
+  Row row;
+  row.problem = (*definition)->Describe(**op);
+  const Measured measured = MeasuredOf(record);
+  row.winner_us = measured.winner_us;
+  if (!(row.winner_us > 0)) {
+    *skipped = absl::StrCat(row.problem, ": its winner has no time");
+    return std::nullopt;
+  }
+  auto pick = [&](const Library& library) {
+    absl::StatusOr<Explanation> explained = library.Explain(**op, record.device());
+    if (!explained.ok()) {
+      Pick none;
+      none.error = std::string(explained.status().message());
+      return none;
+    }
+    return Find(measured, **definition, **op, *target, *explained);
+  };
+  row.nearest = pick(*libraries.nearest);
+  row.model = pick(*libraries.by_model);
+  row.exact = row.nearest.level == ResolutionLevel::kExact;
+  std::vector<Pick> picks = {row.nearest};
+  absl::StatusOr<std::vector<Explanation>> alternatives =
+      libraries.nearest->Alternatives(**op, record.device(), choices);
+  if (alternatives.ok()) {
+    for (const Explanation& alternative : *alternatives) {
+      picks.push_back(Find(measured, **definition, **op, *target, alternative));
+    }
+  }
+  std::set<std::string> seen;
+  for (const Pick& p : picks) {
+    if (!p.error.empty() || !seen.insert(p.kernel).second) continue;
+    ++row.choices;
+    if (!p.us.has_value()) continue;
+    ++row.choices_measured;
+    if (!row.best_choice_us.has_value() || *p.us < *row.best_choice_us) row.best_choice_us = p.us;
+  }
+  return row;
+}
+
+// Geomean and worst of measured over the winner's time, over the rows `get` gives a time.
 struct Summary {
   int measured = 0;
   double geomean = 0;
@@ -120,18 +222,18 @@ struct Summary {
   std::string worst_problem;
 };
 template <typename Get>
-Summary Summarize(const std::vector<Row>& rows, Get get) {
+Summary Summarize(const std::vector<const Row*>& rows, Get get) {
   Summary s;
   double log_sum = 0;
-  for (const Row& row : rows) {
-    const std::optional<double> us = get(row);
+  for (const Row* row : rows) {
+    const std::optional<double> us = get(*row);
     if (!us.has_value()) continue;
-    const double ratio = *us / row.fastest_us;
+    const double ratio = *us / row->winner_us;
     ++s.measured;
     log_sum += std::log(ratio);
-    if (ratio > s.worst) {
+    if (s.measured == 1 || ratio > s.worst) {
       s.worst = ratio;
-      s.worst_problem = row.problem;
+      s.worst_problem = row->problem;
     }
   }
   if (s.measured > 0) s.geomean = std::exp(log_sum / s.measured);
@@ -139,60 +241,96 @@ Summary Summarize(const std::vector<Row>& rows, Get get) {
 }
 
 std::string Cell(const std::string& text) {
-  return absl::StrReplaceAll(text, {{"|", "\\|"}, {"\n", " "}});
+  return absl::StrReplaceAll(text, {{"|", "/"}, {"\n", " "}});
 }
 
-std::string Ratio(const std::optional<double>& us, double fastest_us) {
-  return us.has_value() ? absl::StrFormat("%.3f", *us / fastest_us) : "not measured";
+std::string PickCell(const Pick& p) {
+  if (!p.error.empty()) return absl::StrCat("none: ", p.error);
+  return absl::StrCat(p.kernel, " (", ResolutionLevelName(p.level),
+                      p.chosen_by_model ? ", by the model" : "", ")");
 }
 
-std::string Markdown(const std::vector<Row>& rows, const std::string& corpora,
-                     const std::string& databases, const std::string& model) {
+std::string RatioCell(const Pick& p, double winner_us) {
+  if (p.us.has_value()) return absl::StrFormat("%s%.3f", p.by_variant ? "~" : "", *p.us / winner_us);
+  return p.failed.empty() ? "not measured" : p.failed;
+}
+
+std::string Markdown(const std::vector<Row>& rows, const std::string& header) {
+  std::vector<const Row*> selected, exact;
+  for (const Row& row : rows) (row.exact ? exact : selected).push_back(&row);
+  std::vector<const Row*> by_model, both;
+  for (const Row* row : selected) {
+    if (row->model.chosen_by_model) by_model.push_back(row);
+    if (row->model.chosen_by_model && row->nearest.us.has_value() && row->model.us.has_value()) {
+      both.push_back(row);
+    }
+  }
   std::string md = absl::StrCat(
-      "# autotune replay: the library's selections, timed by the corpus\n\n", rows.size(),
-      " problem(s) of ", corpora, "; the library's databases: ", databases,
-      "; the model: ", model,
-      ". Each selection's kernel over the fastest the tuning measured (a kernel it did not "
-      "measure is left out of its row's figures).\n\n"
-      "| selection | measured | geomean | worst |\n| --- | ---: | ---: | --- |\n");
-  auto line = [&](const std::string& name, const Summary& s) {
-    absl::StrAppend(&md, "| ", name, " | ", s.measured, " of ", rows.size(), " | ",
+      "# autotune replay: the library's selections, timed by the corpus\n\n", header,
+      " Each kernel's time is over the tuning's winner's; ~ marks a kernel found by its variant "
+      "rather than its source (the corpus was measured with other code); a kernel the tuning "
+      "did not time is left out of its selection's figures. ",
+      exact.size(), " problem(s) the library holds exactly (no selection is made) are listed "
+      "last and left out.\n\n"
+      "| selection | problems | measured | geomean | worst |\n| --- | ---: | ---: | ---: | --- |\n");
+  auto line = [&](const std::string& name, const std::vector<const Row*>& of, const Summary& s) {
+    absl::StrAppend(&md, "| ", name, " | ", of.size(), " | ", s.measured, " | ",
                     s.measured > 0 ? absl::StrFormat("%.3f", s.geomean) : "-", " | ",
                     s.measured > 0 ? absl::StrFormat("%.3f (%s)", s.worst, Cell(s.worst_problem))
                                    : "-",
                     " |\n");
   };
-  line("nearest record (the default)", Summarize(rows, [](const Row& r) { return r.nearest.us; }));
-  line("cost model", Summarize(rows, [](const Row& r) { return r.model.us; }));
-  line("the fastest of the library's choices",
-       Summarize(rows, [](const Row& r) { return r.best_choice_us; }));
-  // Where both selections were measured, side by side.
-  std::vector<Row> both;
-  for (const Row& row : rows) {
-    if (row.nearest.us.has_value() && row.model.us.has_value()) both.push_back(row);
-  }
-  const Summary nearest = Summarize(both, [](const Row& r) { return r.nearest.us; });
-  const Summary by_model = Summarize(both, [](const Row& r) { return r.model.us; });
-  absl::StrAppend(&md, "\nOn the ", both.size(),
-                  " problem(s) where both selections were measured: nearest record ",
-                  both.empty() ? "-" : absl::StrFormat("%.3f", nearest.geomean), ", cost model ",
-                  both.empty() ? "-" : absl::StrFormat("%.3f", by_model.geomean), ".\n\n");
-  absl::StrAppend(&md,
-                  "| problem | fastest us | nearest record (level) | ratio | cost model (level) | "
-                  "ratio | choices measured | fastest choice |\n"
-                  "| --- | ---: | --- | ---: | --- | ---: | ---: | ---: |\n");
-  for (const Row& row : rows) {
-    auto pick = [](const Pick& p) {
-      return p.error.empty() ? absl::StrCat(p.kernel, " (", p.level, ")")
-                             : absl::StrCat("none: ", p.error);
-    };
-    absl::StrAppend(&md, "| ", Cell(row.problem), " | ", absl::StrFormat("%.2f", row.fastest_us),
-                    " | ", Cell(pick(row.nearest)), " | ", Ratio(row.nearest.us, row.fastest_us),
-                    " | ", Cell(pick(row.model)), " | ", Ratio(row.model.us, row.fastest_us), " | ",
-                    row.choices_measured, " of ", row.choices, " | ",
-                    Ratio(row.best_choice_us, row.fastest_us), " |\n");
+  line("nearest record (the default)", selected,
+       Summarize(selected, [](const Row& r) { return r.nearest.us; }));
+  line("cost model (where it chose)", by_model,
+       Summarize(by_model, [](const Row& r) { return r.model.us; }));
+  line("the fastest of the library's choices", selected,
+       Summarize(selected, [](const Row& r) { return r.best_choice_us; }));
+  absl::StrAppend(
+      &md, "\nOn the ", both.size(),
+      " problem(s) where the model chose and both selections were measured: nearest record ",
+      both.empty() ? "-" : absl::StrFormat("%.3f", Summarize(both, [](const Row& r) {
+                                                     return r.nearest.us;
+                                                   }).geomean),
+      ", cost model ",
+      both.empty() ? "-" : absl::StrFormat("%.3f", Summarize(both, [](const Row& r) {
+                                                     return r.model.us;
+                                                   }).geomean),
+      ".\n\n| problem | winner us | nearest record (level) | ratio | cost model (level) | ratio | "
+      "choices measured | fastest choice |\n"
+      "| --- | ---: | --- | ---: | --- | ---: | ---: | ---: |\n");
+  std::vector<const Row*> ordered = selected;
+  ordered.insert(ordered.end(), exact.begin(), exact.end());
+  for (const Row* row : ordered) {
+    absl::StrAppend(&md, "| ", Cell(row->problem), " | ", absl::StrFormat("%.2f", row->winner_us),
+                    " | ", Cell(PickCell(row->nearest)), " | ",
+                    RatioCell(row->nearest, row->winner_us), " | ", Cell(PickCell(row->model)),
+                    " | ", RatioCell(row->model, row->winner_us), " | ", row->choices_measured,
+                    " of ", row->choices, " | ",
+                    row->best_choice_us.has_value()
+                        ? absl::StrFormat("%.3f", *row->best_choice_us / row->winner_us)
+                        : "not measured",
+                    " |\n");
   }
   return md;
+}
+
+absl::StatusOr<std::vector<tuning::TuningDatabase>> ReadCorpora(
+    const std::vector<std::string>& paths) {
+  std::vector<tuning::TuningDatabase> corpora;
+  for (const std::string& path : paths) {
+    tuning::ReadOptions read;
+    read.semantics = BuiltinTileOps().RecordValidator();
+    absl::StatusOr<tuning::TuningDatabase> corpus = tuning::ReadTuningDatabase(UserPath(path), read);
+    if (!corpus.ok()) return corpus.status();
+    corpora.push_back(*std::move(corpus));
+  }
+  return corpora;
+}
+
+std::string GpuName(const tuning::DeviceIdentity& device) {
+  return absl::StrCat(Printable(device.name(), 80), " (sm_", device.cc_major(), ".",
+                      device.cc_minor(), ", ", device.sm_count(), " SMs)");
 }
 
 }  // namespace
@@ -214,11 +352,11 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   if (line.ok() && line->help()) {
     std::fprintf(out,
                  "%s\n  What the library would launch for each problem of the corpus (a tuning "
-                 "with every\n  candidate kept, e.g. autotune --cost_model=none "
+                 "with every\n  candidate kept: autotune --cost_model=none "
                  "--library_alternatives=9), by the\n  nearest record and by the cost model, "
                  "and what that kernel measured there; no GPU.\n\nflags:\n%s\nenvironment:\n%s\n"
                  "exit codes: 0 replayed; 1 the report could not be written; 2 usage error; 3 a "
-                 "corpus, the database or the model does not read\n",
+                 "corpus, the database or the model does not read, or no record replays\n",
                  kUsage, FlagHelp(flags).c_str(), EnvironmentHelp().c_str());
     return 0;
   }
@@ -229,101 +367,67 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   if (line.ok() && line->positional().empty()) {
     line = absl::InvalidArgumentError(absl::StrCat("give at least one corpus; ", kUsage));
   }
-  if (const char* env = std::getenv("TILETUNE_COST_MODEL"); line.ok() && env != nullptr && *env) {
-    line = absl::InvalidArgumentError(absl::StrCat(
-        "TILETUNE_COST_MODEL='", Printable(env, 40),
-        "' is set: replay compares the nearest record's selection with the cost model's "
-        "itself; unset it"));
+  // Replay sets both selections itself; the variables would change one silently.
+  for (const char* name : {"TILETUNE_COST_MODEL", "TILETUNE_COST_MODEL_FILE"}) {
+    if (const char* env = std::getenv(name); line.ok() && env != nullptr && *env) {
+      line = absl::InvalidArgumentError(absl::StrCat(
+          name, "='", Printable(env, 40),
+          "' is set: replay compares the nearest record's selection with the cost model's "
+          "itself (--cost_model names a model file); unset it"));
+    }
   }
   if (!line.ok()) {
     std::fprintf(err, "autotune replay: %s\n", BoundedMessage(line.status().message()).c_str());
     return 2;
   }
-  const TileOpRegistry& ops = BuiltinTileOps();
-  std::vector<tuning::TuningDatabase> corpora;
-  for (const std::string& path : line->positional()) {
-    tuning::ReadOptions read;
-    read.semantics = ops.RecordValidator();
-    absl::StatusOr<tuning::TuningDatabase> corpus = tuning::ReadTuningDatabase(UserPath(path), read);
-    if (!corpus.ok()) {
-      std::fprintf(err, "autotune replay: %s\n", BoundedMessage(corpus.status().message()).c_str());
-      return 3;
-    }
-    corpora.push_back(*std::move(corpus));
-  }
-  // The two libraries: the default selection and the cost model's.
-  auto make = [&](bool by_model) {
-    LibraryOptions options;
-    options.user_directory = "";
-    options.record_misses_from_environment = false;
-    options.tune_on_miss_ms = 0;
-    options.cost_model = by_model;
-    if (line->Has("database")) {
-      options.databases = {UserPath(line->String("database"))};
-      options.builtin = false;
-    }
-    if (line->Has("cost_model")) options.cost_model_file = UserPath(line->String("cost_model"));
-    return Library::Create(std::move(options));
-  };
-  absl::StatusOr<std::unique_ptr<Library>> nearest = make(false);
-  absl::StatusOr<std::unique_ptr<Library>> by_model =
-      nearest.ok() ? make(true) : absl::StatusOr<std::unique_ptr<Library>>(nearest.status());
-  absl::Status loaded = by_model.ok() ? (*nearest)->database_status() : by_model.status();
-  if (!loaded.ok()) {
-    std::fprintf(err, "autotune replay: %s\n", BoundedMessage(loaded.message()).c_str());
+  absl::StatusOr<std::vector<tuning::TuningDatabase>> corpora = ReadCorpora(line->positional());
+  if (!corpora.ok()) {
+    std::fprintf(err, "autotune replay: %s\n", BoundedMessage(corpora.status().message()).c_str());
     return 3;
   }
-  const int choices = static_cast<int>(line->Int("choices", 9));
+  absl::StatusOr<Libraries> libraries = MakeLibraries(*line);
+  if (!libraries.ok()) {
+    std::fprintf(err, "autotune replay: %s\n", BoundedMessage(libraries.status().message()).c_str());
+    return 3;
+  }
   std::vector<Row> rows;
-  for (const tuning::TuningDatabase& corpus : corpora) {
+  std::set<std::string> gpus;
+  int winners_only = 0;
+  for (const tuning::TuningDatabase& corpus : *corpora) {
     for (const tuning::TuningRecord& record : corpus.records()) {
-      absl::StatusOr<const TileOpDefinition*> definition = ops.For(record.problem());
-      absl::StatusOr<std::unique_ptr<TileOp>> op =
-          definition.ok() ? (*definition)->FromProblem(record.problem())
-                          : absl::StatusOr<std::unique_ptr<TileOp>>(definition.status());
-      absl::StatusOr<Target> target = Target::Parse(
-          Target::ArchNameForDevice(record.device().cc_major(), record.device().cc_minor()));
-      if (!op.ok() || !target.ok()) {
-        std::fprintf(err, "autotune replay: a record left out: %s\n",
-                     BoundedMessage(op.ok() ? target.status().message() : op.status().message())
-                         .c_str());
+      if (record.candidates_size() == 0) ++winners_only;
+      std::string skipped;
+      std::optional<Row> row =
+          ReplayRecord(record, *libraries, static_cast<int>(line->Int("choices", 9)), &skipped);
+      if (!row.has_value()) {
+        std::fprintf(err, "autotune replay: a record left out: %s\n", BoundedMessage(skipped).c_str());
         continue;
       }
-      Row row;
-      row.problem = (*definition)->Describe(**op);
-      const Measured measured = MeasuredOf(record);
-      row.fastest_us = measured.fastest_us;
-      if (!(row.fastest_us > 0)) continue;
-      auto pick = [&](const Library& library) {
-        absl::StatusOr<Explanation> explained = library.Explain(**op, record.device());
-        if (!explained.ok()) {
-          Pick none;
-          none.error = std::string(explained.status().message());
-          return none;
-        }
-        return Find(measured, **definition, **op, *target, *explained);
-      };
-      row.nearest = pick(**nearest);
-      row.model = pick(**by_model);
-      absl::StatusOr<std::vector<Explanation>> alternatives =
-          (*nearest)->Alternatives(**op, record.device(), choices);
-      if (alternatives.ok()) {
-        for (const Explanation& alternative : *alternatives) {
-          const Pick p = Find(measured, **definition, **op, *target, alternative);
-          ++row.choices;
-          if (!p.us.has_value()) continue;
-          ++row.choices_measured;
-          if (!row.best_choice_us.has_value() || *p.us < *row.best_choice_us) row.best_choice_us = p.us;
-        }
-      }
-      rows.push_back(std::move(row));
+      gpus.insert(GpuName(record.device()));
+      rows.push_back(*std::move(row));
     }
+  }
+  if (winners_only > 0) {
+    std::fprintf(err,
+                 "autotune replay: %d record(s) hold only their winner: not a corpus (a "
+                 "--winners_only database?); a selection there is timed only where it is the "
+                 "winner\n",
+                 winners_only);
+  }
+  if (rows.empty()) {
+    std::fprintf(err, "autotune replay: no record of the corpora could be replayed\n");
+    return 3;
   }
   std::vector<std::string> paths;
   for (const std::string& path : line->positional()) paths.push_back(Printable(path, 400));
-  const std::string md = Markdown(
-      rows, absl::StrJoin(paths, ", "), (*nearest)->database_origin(),
-      line->Has("cost_model") ? Printable(line->String("cost_model"), 400) : "the built-in one");
+  const std::string header = absl::StrCat(
+      rows.size(), " problem(s) of ", absl::StrJoin(paths, ", "), ", measured on ",
+      absl::StrJoin(gpus, " and "), ". The library's databases: ",
+      (*libraries).nearest->database_origin(), "; the cost model: ",
+      line->Has("cost_model") ? Printable(line->String("cost_model"), 400)
+                              : std::string("the built-in one of the GPU, where one is"),
+      ".");
+  const std::string md = Markdown(rows, header);
   std::fputs(md.c_str(), out);
   if (line->Has("output")) {
     const std::string path = UserPath(line->String("output")) + ".md";

@@ -1,7 +1,7 @@
 // `autotune replay`: what the library would launch for each problem of a corpus, by each of
 // its selections, and what that kernel measured there; no GPU.
 //
-//   autotune --suite=autotune/suites/heldout.txt --cost_model=none --library_alternatives=8 \
+//   autotune --suite=autotune/suites/heldout.txt --cost_model=none --library_alternatives=9 \
 //     --output=heldout.corpus.txtpb                          # on the GPU: every candidate
 //   autotune replay heldout.corpus.txtpb [--cost_model=FILE] [--database=PATH] [-o PREFIX]
 //
@@ -11,21 +11,25 @@
 // launch:
 //   nearest   the nearest record's variant fitted to the problem (the default selection);
 //   model     the cost model's pick (LibraryOptions::cost_model; --cost_model names a model
-//             file that answers before the built-in one);
+//             file that answers before the built-in one), where a model of the GPU chose;
 //   choices   the kernels the library chooses among (Library::Alternatives: the nearby
-//             records' variants and the heuristic's), the fastest of them that was measured:
-//             what a perfect selection among them would get.
-// Each kernel is found among the record's measured candidates by its source hash, else by
-// its variant (path, form, tile, threads, vector, hints), and its time is put over the
-// fastest candidate's. A kernel the tuning did not measure is counted as such, not guessed.
-// So a selection rule or model is judged on measured times, here, before any GPU runs it.
+//             records' variants and the heuristic's, and the nearest record's pick), the
+//             fastest of them that was measured: what a perfect selection among them gets.
+//             A model with trees also weighs the operator's search space, which a tuning with
+//             no cost model measures in its first phase and for its leading hints' launches.
+// Each kernel is found among the record's candidates by its source hash (else by its
+// variant, marked ~: the corpus was measured with other code), and its time is put over the
+// winner's. A kernel the tuning tried and could not time shows its status; one it did not
+// try is counted as not measured, not guessed. Problems the library holds exactly exercise
+// no selection: they are listed apart. So a selection rule or model is judged on measured
+// times, here, before any GPU runs it.
 //
 // The times are the tuning's: first-pass medians for most candidates, the re-measured
-// leaders' for the fastest few; differences of a few percent are within their noise.
+// finalists' for the fastest few; differences of a few percent are within their noise.
 //
 // Exit codes: 0 replayed; 1 the report could not be written; 2 usage error
-// ($TILETUNE_COST_MODEL set: replay compares both selections itself); 3 a corpus, the
-// database or the model does not read.
+// ($TILETUNE_COST_MODEL or $TILETUNE_COST_MODEL_FILE set: replay sets both selections
+// itself); 3 a corpus, the database or the model does not read, or no record replays.
 #ifndef AUTOTUNE_REPLAY_COMMAND_H_
 #define AUTOTUNE_REPLAY_COMMAND_H_
 

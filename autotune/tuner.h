@@ -112,7 +112,8 @@ class Tuner {
   struct Anchors {
     std::string library;
     std::string heuristic;
-    std::set<std::string> alternatives;  // Options::library_alternatives'
+    // Options::library_alternatives that the search space lacked.
+    std::set<std::string> alternatives;
     // Whether a candidate of source hash `sha` is one of them.
     bool Has(const std::string& sha) const {
       return !sha.empty() && (sha == library || sha == heuristic || alternatives.count(sha) > 0);

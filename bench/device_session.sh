@@ -18,7 +18,7 @@
 #               --library_alternatives=9), and `autotune replay` of it: the library's
 #               selections timed by what was measured. All in $OUT/corpora.tar.gz, to be
 #               replayed again on the CPU; CORPUS_FROM names a folder of earlier
-#               SUITE.corpus.txtpb to resume.
+#               SUITE.corpus.txtpb to resume; CORPUS_SECONDS (default 480) bounds them all.
 # BENCH names the benchmarks. One device call is capped at 10 minutes, so e.g. PARTS=tests
 # first, then PARTS="bench autotune".
 set -uo pipefail
@@ -125,13 +125,21 @@ if want model; then
 fi
 if want corpus; then
   export TILETUNE_CACHE_DIR=/tmp/tiletune-corpus-cache
+  # The library's choices come from the shipped databases alone, as a user's would.
+  export TILETUNE_DB_DIR=/tmp/tiletune-no-user-records
+  mkdir -p "$TILETUNE_DB_DIR"
   corpora="$out/corpora"
   mkdir -p "$corpora"
+  # One deadline for all the suites (a call is capped at 10 minutes); a suite cut short
+  # resumes from CORPUS_FROM in the next call.
+  deadline=$(( $(date +%s) + ${CORPUS_SECONDS:-480} ))
   for suite in ${CORPUS_SUITES:-heldout_fresh heldout_col2im heldout_torch_layers heldout}; do
     [ -f "${CORPUS_FROM:-/nonexistent}/$suite.corpus.txtpb" ] && cp "$CORPUS_FROM/$suite.corpus.txtpb" "$corpora/" \
       && chmod u+w "$corpora/$suite.corpus.txtpb"
+    left=$(( deadline - $(date +%s) ))
+    [ "$left" -gt 10 ] || { echo "rc skipped: no time left" > "$out/${suite}_corpus.txt"; continue; }
     t=$(now)
-    timeout "${CORPUS_SECONDS:-500}" .device/bin/autotune --suite="autotune/suites/$suite.txt" \
+    timeout "$left" .device/bin/autotune --suite="autotune/suites/$suite.txt" \
       --cost_model=none --library_alternatives=9 --output="$corpora/$suite.corpus.txtpb" --report=false \
       > "$out/${suite}_corpus.txt" 2> "$out/${suite}_corpus.err"
     echo "rc $? in $(secs $t)" >> "$out/${suite}_corpus.txt"
@@ -163,7 +171,7 @@ fi
 if want corpus; then
   for suite in ${CORPUS_SUITES:-heldout_fresh heldout_col2im heldout_torch_layers heldout}; do
     echo "== corpus $suite: $(tail -n 1 "$out/${suite}_corpus.txt")"
-    sed -n '/^| selection/,/^$/p' "$out/corpora/${suite}_replay.md" 2>/dev/null || tail -n 3 "$out/${suite}_replay.err"
+    sed -n '/^| selection/,/^$/p' "$out/corpora/${suite}_replay.md" 2>/dev/null || tail -n 3 "$out/${suite}_replay.err" 2>/dev/null
   done
 fi
 if want model; then

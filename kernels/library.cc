@@ -189,7 +189,7 @@ absl::StatusOr<std::vector<TunedResolver::NearbyEstimate>> Library::Estimates(
 absl::StatusOr<Explanation> Library::Explain(const TileOp& op,
                                              const tuning::DeviceIdentity& device) const {
   TT_ASSIGN_OR_RETURN(Resolution resolution, Resolve(device, op));
-  return Explained(resolution);
+  return ExplanationOf(resolution);
 }
 
 absl::StatusOr<std::vector<Explanation>> Library::Alternatives(
@@ -201,11 +201,11 @@ absl::StatusOr<std::vector<Explanation>> Library::Alternatives(
   TT_ASSIGN_OR_RETURN(std::vector<Resolution> resolutions,
                       resolver_->Alternatives(device, op, static_cast<size_t>(count)));
   std::vector<Explanation> out;
-  for (const Resolution& resolution : resolutions) out.push_back(Explained(resolution));
+  for (const Resolution& resolution : resolutions) out.push_back(ExplanationOf(resolution));
   return out;
 }
 
-Explanation Library::Explained(const Resolution& resolution) const {
+Explanation Library::ExplanationOf(const Resolution& resolution) const {
   const BuiltKernel& built = resolution.built;
   Explanation out;
   out.level = resolution.level;
@@ -220,6 +220,7 @@ Explanation Library::Explained(const Resolution& resolution) const {
   out.num_tiles = built.lowered->num_tiles;
   out.shared_bytes = built.lowered->shared_bytes;
   out.variant = tuning::DescribeVariant(VariantOf(out.hints, *built.lowered, ""));
+  out.chosen_by_model = resolution.chosen_by_model;
   return out;
 }
 

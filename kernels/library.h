@@ -214,6 +214,8 @@ struct Explanation {
   // The same as a database describes a variant (tuning::DescribeVariant): path, form, tile,
   // threads, vector width and hints of the kernel as fitted to this problem.
   std::string variant;
+  // The library's cost model chose it (LibraryOptions::cost_model, with a model of the GPU).
+  bool chosen_by_model = false;
 };
 
 class Library {
@@ -243,12 +245,14 @@ class Library {
   // How `op` resolves on a GPU of `device` (name and compute capability) and whether a
   // baked kernel serves it; needs no GPU and compiles nothing.
   absl::StatusOr<Explanation> Explain(const TileOp& op, const tuning::DeviceIdentity& device) const;
-  // The kernels the library chooses among for `op` on a GPU of `device`, at most `count`:
-  // the exact record's variant, the nearby records' variants fitted to `op` (fastest
-  // predicted first where the library selects by a cost model, nearest first otherwise)
-  // and the operator's heuristic, each kernel once (TunedResolver::Alternatives). What
-  // Explain answers is one of them. A tuner measures them all so that a corpus holds what
-  // any selection among them would launch. InvalidArgument for a count below 1.
+  // Up to `count` kernels the library chooses among for `op` on a GPU of `device`: the
+  // exact record's variant, the nearby records' variants fitted to `op` (fastest predicted
+  // first where the library selects by a cost model, nearest first otherwise) and the
+  // operator's heuristic, each kernel once (TunedResolver::Alternatives). What Explain
+  // answers is among them when `count` reaches past the records it weighs (a model with
+  // trees also weighs the operator's search space, which is not listed here). A tuner
+  // measures them so that a corpus holds what a selection among them launches
+  // (`autotune replay`). InvalidArgument for a count below 1.
   absl::StatusOr<std::vector<Explanation>> Alternatives(const TileOp& op,
                                                         const tuning::DeviceIdentity& device,
                                                         int count) const;
@@ -281,7 +285,7 @@ class Library {
   // else the PTX of the newest virtual architecture not newer than the target.
   const PrebuiltKernelImage* FindPrebuilt(const BuiltKernel& built) const;
   // What Explain says of a resolution.
-  Explanation Explained(const Resolution& resolution) const;
+  Explanation ExplanationOf(const Resolution& resolution) const;
   absl::StatusOr<Device*> CurrentDevice();
   absl::StatusOr<Device*> DeviceFor(int ordinal);
   // The cached entry for `op` on `device`, resolved, compiled and loaded on first use.

@@ -413,6 +413,7 @@ TEST(LibraryTest, AlternativesHoldWhatTheLibraryLaunches) {
     EXPECT_EQ(variants.count(chosen->variant), 1u) << spec << ": " << chosen->variant;
   }
   auto op = BuiltinTileOps().ParseSpec("copy:f16:6000,5000");
+  ASSERT_TRUE(op.ok()) << op.status();
   auto none = (*library)->Alternatives(**op, h200, 0);
   EXPECT_TRUE(absl::IsInvalidArgument(none.status())) << none.status();
   EXPECT_THAT(std::string(none.status().message()), HasSubstr("asked for 0 alternatives"));
@@ -436,6 +437,7 @@ TEST(LibraryTest, CostModelChoosesAmongNearbyRecordsOnlyWhenAsked) {
   ASSERT_TRUE(nearest.ok()) << nearest.status();
   EXPECT_EQ(nearest->level, ResolutionLevel::kNearest);
   EXPECT_THAT(nearest->detail, Not(HasSubstr("cost model")));
+  EXPECT_FALSE(nearest->chosen_by_model);
   setenv("TILETUNE_COST_MODEL", "1", 1);
   auto library = Library::Create(options);
   unsetenv("TILETUNE_COST_MODEL");
@@ -445,9 +447,11 @@ TEST(LibraryTest, CostModelChoosesAmongNearbyRecordsOnlyWhenAsked) {
   EXPECT_EQ(chosen->level, ResolutionLevel::kNearest);
   EXPECT_THAT(chosen->detail, HasSubstr("the cost model's fastest of the variants of the 8 nearest"));
   EXPECT_THAT(chosen->detail, HasSubstr("kernels/tuned/h200.model.txtpb"));
+  EXPECT_TRUE(chosen->chosen_by_model);
   auto elsewhere = (*library)->Explain(**op, other);
   ASSERT_TRUE(elsewhere.ok()) << elsewhere.status();
   EXPECT_THAT(elsewhere->detail, Not(HasSubstr("cost model")));
+  EXPECT_FALSE(elsewhere->chosen_by_model);
   h200.clear_sm_count();
   auto no_sms = (*library)->Explain(**op, h200);
   ASSERT_TRUE(no_sms.ok()) << no_sms.status();

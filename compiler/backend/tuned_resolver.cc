@@ -743,6 +743,7 @@ absl::StatusOr<Resolution> TunedResolver::Resolve(const tuning::DeviceIdentity& 
           absl::StrFormat(" (the cost model's fastest of %d kernels of the operator's search "
                           "space, predicted %.2f us; no nearby record lowers; %s)",
                           candidates.size(), *best->predicted_us, model->origin));
+      best->resolution.chosen_by_model = true;
       return std::move(best->resolution);
     }
     if (best != nullptr) {
@@ -766,6 +767,7 @@ absl::StatusOr<Resolution> TunedResolver::Resolve(const tuning::DeviceIdentity& 
               ? absl::StrFormat("; %s; a kernel of the search space)", model->origin)
               : absl::StrFormat("; %s, distance %.2f, rank %d)", model->origin, best->distance,
                                 best->rank + 1));
+      best->resolution.chosen_by_model = true;
       return std::move(best->resolution);
     }
   }

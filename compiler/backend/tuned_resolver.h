@@ -70,6 +70,9 @@ struct Resolution {
   // The database the answering record came from (Options::origins); empty for the
   // heuristic.
   std::string origin;
+  // The cost model chose it (Options::select_by_model, with a model of the GPU), rather
+  // than the exact or nearest record, or the heuristic.
+  bool chosen_by_model = false;
 };
 
 // The target a device of `device`'s compute capability compiles for ("sm_90a" for 9.0).
