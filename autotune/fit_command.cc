@@ -193,7 +193,7 @@ int RunFitCommand(const std::vector<std::string>& args, std::FILE* out, std::FIL
     std::string csv =
         "problem,op,kernel,variant,median_us,bytes,vector_bytes,tma,cp_async,waves,"
         "inflight_per_sm,tiles_per_sm,read_bytes,written_bytes,threads,accesses_per_thread,"
-        "shared_per_cta,stages\n";
+        "shared_per_cta,stages,load_scatter,gather_reads\n";
     auto quoted = [](const std::string& field) {
       return absl::StrCat("\"", absl::StrReplaceAll(field, {{"\"", "\"\""}}), "\"");
     };
@@ -205,7 +205,8 @@ int RunFitCommand(const std::vector<std::string>& args, std::FILE* out, std::FIL
                       t.vector_bytes, ",", t.tma ? 1 : 0, ",", t.cp_async ? 1 : 0, ",",
                       t.waves, ",", t.inflight_per_sm, ",", t.tiles_per_sm, ",", t.read_bytes,
                       ",", t.written_bytes, ",", t.threads, ",", t.accesses_per_thread, ",",
-                      t.shared_per_cta, ",", t.stages, "\n");
+                      t.shared_per_cta, ",", t.stages, ",", t.load_scatter, ",", t.gather_reads,
+                      "\n");
     }
     const std::string path = UserPath(line->String("terms"));
     if (absl::Status written = tuning::WriteFileAtomically(path, csv); !written.ok()) {

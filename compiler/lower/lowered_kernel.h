@@ -112,6 +112,12 @@ struct LoweredTileKernel {
   // Its width then sets how many neighbouring elements a warp's loads take at once, and a
   // narrower one may read better. Unset: the kernel moves vectors both ways.
   std::optional<int64_t> gather_reads;
+  // Set for a kernel whose neighbouring threads do not load neighbouring vectors (the
+  // element gathers of the planes forms, which load one element at a time): the input bytes
+  // between the addresses two neighbouring threads load in one instruction. Unset: they load
+  // adjacent vectors of vector_bytes. How many 32-byte sectors a warp's load touches follows
+  // (the cost model's load_scatter).
+  std::optional<double> load_lane_stride_bytes;
   std::vector<TensorMapSpec> tensor_maps;
 
   // The kernel's two pointer parameters are its operands' start addresses: the buffer

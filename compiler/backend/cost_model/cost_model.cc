@@ -17,6 +17,8 @@ namespace tiletune {
 namespace {
 
 constexpr int kTerms = 14;
+// The trees' features after the kinds: log2 load_scatter, ln gather_reads.
+constexpr int kAccessFeatures = 2;
 
 // The grids floor_us and the knot are chosen from.
 constexpr double kFloorsUs[] = {0, 0.5, 1, 1.5, 2, 3, 4, 6, 8};
@@ -261,6 +263,16 @@ KernelTerms TermsOf(const LoweredTileKernel& lowered, const DeviceConstants& dev
   terms.shared_per_cta = static_cast<double>(lowered.shared_bytes);
   terms.stages = std::max(lowered.stages, 1);
   terms.kind = absl::StrCat(lowered.path_name, "/", lowered.form_name);
+  // A warp's load: 32 threads, each loading one element (a gather) or one vector, the
+  // neighbours `stride` bytes apart; the sectors that spans over the fewest its bytes need.
+  const double element = std::max(lowered.element_bytes, 1);
+  const double lane = lowered.load_lane_stride_bytes.has_value() ? element : terms.vector_bytes;
+  const double stride = lowered.load_lane_stride_bytes.value_or(lane);
+  const double fewest = std::ceil(32 * lane / 32);
+  const double sectors = stride >= 32 ? 32 * std::ceil(lane / 32)
+                                      : std::ceil((31 * std::max(stride, 0.0) + lane) / 32);
+  terms.load_scatter = sectors / fewest;
+  terms.gather_reads = static_cast<double>(lowered.gather_reads.value_or(1));
   return terms;
 }
 
@@ -284,6 +296,8 @@ std::vector<double> CostModel::TreeFeatures(const KernelTerms& terms) const {
   std::vector<double> x = TermVector(terms, knot_bytes_);
   x.erase(x.begin());  // the intercept
   for (const std::string& kind : kinds_) x.push_back(terms.kind == kind ? 1.0 : 0.0);
+  x.push_back(std::log2(std::max(terms.load_scatter, 1e-3)));
+  x.push_back(std::log(std::max(terms.gather_reads, 1.0)));
   return x;
 }
 
@@ -402,7 +416,7 @@ absl::StatusOr<CostModel> CostModel::FromProto(const tuning::CostModel& proto) {
   }
   model.kinds_.assign(proto.kinds().begin(), proto.kinds().end());
   model.tree_base_ = proto.tree_base();
-  const int features = kTerms - 1 + proto.kinds_size();
+  const int features = kTerms - 1 + proto.kinds_size() + kAccessFeatures;
   for (int t = 0; t < proto.trees_size(); ++t) {
     const tuning::RegressionTree& p = proto.trees(t);
     const int nodes = p.feature_size();

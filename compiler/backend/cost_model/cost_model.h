@@ -26,9 +26,10 @@
 // alike, whichever pair fits best.
 //
 // A fit may add boosted regression trees (FitOptions::trees): fitted to log time over the
-// same terms and the kernel's kind (its path and form), they model what a sum of terms
-// cannot, such as one form's cost growing with a term that costs another form nothing. A
-// model with trees estimates exp(its base + the sum of its trees).
+// same terms, the kernel's kind (its path and form), and how its loads spread
+// (log2 load_scatter, ln gather_reads), they model what a sum of terms cannot, such as one
+// form's cost growing with a term that costs another form nothing. A model with trees
+// estimates exp(its base + the sum of its trees).
 #ifndef COMPILER_BACKEND_COST_MODEL_COST_MODEL_H_
 #define COMPILER_BACKEND_COST_MODEL_COST_MODEL_H_
 
@@ -67,6 +68,12 @@ struct KernelTerms {
   double shared_per_cta = 0;      // bytes of shared memory
   double stages = 1;
   std::string kind;               // "path/form" (LoweredTileKernel's names), for trees
+  // For trees: the 32-byte sectors a warp's load touches over the fewest its bytes need (1:
+  // neighbouring threads load neighbouring bytes; LoweredTileKernel::load_lane_stride_bytes),
+  // and the input elements summed per output element (LoweredTileKernel::gather_reads, 1
+  // where unset).
+  double load_scatter = 1;
+  double gather_reads = 1;
 };
 KernelTerms TermsOf(const LoweredTileKernel& lowered, const DeviceConstants& device);
 
@@ -129,7 +136,9 @@ class CostModel {
   int tree_count() const { return static_cast<int>(trees_.size()); }
 
  private:
-  // The trees' features of a kernel: the terms but the intercept, then its kind's 0/1.
+  // The trees' features of a kernel: the terms but the intercept, its kind's 0/1, then
+  // kAccessFeatures of how its loads spread (after the kinds, so that the indices of a
+  // model fitted without them still hold).
   std::vector<double> TreeFeatures(const KernelTerms& terms) const;
 
   double floor_us_ = 0;

@@ -182,13 +182,64 @@ TEST(CostModelTest, TreesLearnWhatTheTermsCannotAndSurviveTheFile) {
   EXPECT_THAT(std::string(CostModel::FromProto(loop).status().message()),
               HasSubstr("cost model tree 0 node"));
   tuning::CostModel unknown = proto;
-  unknown.mutable_trees(1)->set_feature(0, 13 + 2);
+  // 13 terms, 2 kinds and 2 access features.
+  unknown.mutable_trees(1)->set_feature(0, 13 + 2 + 2);
   EXPECT_THAT(std::string(CostModel::FromProto(unknown).status().message()),
-              HasSubstr("feature 15 (accepted: -1 to 14)"));
+              HasSubstr("feature 17 (accepted: -1 to 16)"));
   FitOptions too_deep = trees;
   too_deep.depth = 40;
   EXPECT_THAT(std::string(CostModel::Fit(samples, too_deep).status().message()),
               HasSubstr("depth 40 (1 to 12)"));
+}
+
+// How a warp's loads spread is the trees' to learn: kernels alike in every term but their
+// load_scatter (an element gather whose neighbouring threads load far apart pays for the
+// sectors) are told apart with trees, and a model fitted before these features existed
+// (trees splitting only on terms and kinds) still reads and estimates as it did.
+TEST(CostModelTest, TreesLearnFromHowTheLoadsSpread) {
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<CostSample> samples;
+  for (int p = 0; p < 10; ++p) {
+    const double bytes = std::pow(2.0, 24 + u(rng));
+    for (int k = 0; k < 30; ++k) {
+      CostSample s;
+      s.problem = absl::StrCat("p", p);
+      s.op = "im2col";
+      s.terms.bytes = s.terms.read_bytes = s.terms.written_bytes = bytes;
+      s.terms.threads = 32 << (k % 4);
+      s.terms.kind = "simt_im2col/planes";
+      s.terms.load_scatter = 1 << (k % 5);
+      s.terms.gather_reads = 1;
+      s.median_us = (2 + bytes / 3e6 * (1 + 0.5 * s.terms.load_scatter)) * (1 + 0.02 * (2 * u(rng) - 1));
+      samples.push_back(s);
+    }
+  }
+  FitOptions trees;
+  trees.trees = 60;
+  trees.depth = 3;
+  auto linear = LeaveOneProblemOut(samples, FitOptions{});
+  auto boosted = LeaveOneProblemOut(samples, trees);
+  ASSERT_TRUE(linear.ok() && boosted.ok());
+  EXPECT_LT(boosted->back().median_abs_log_error, linear->back().median_abs_log_error / 2);
+  EXPECT_LT(boosted->back().mean_top1_regret, 0.02);
+
+  // A file from before: its trees split on features below the kinds' end only.
+  auto model = CostModel::Fit(samples, trees);
+  ASSERT_TRUE(model.ok()) << model.status();
+  tuning::CostModel old = model->ToProto(tuning::DeviceIdentity());
+  for (tuning::RegressionTree& tree : *old.mutable_trees()) {
+    for (int i = 0; i < tree.feature_size(); ++i) {
+      if (tree.feature(i) >= 13 + 1) tree.set_feature(i, 10);  // a term's index instead
+    }
+  }
+  auto back = CostModel::FromProto(old);
+  ASSERT_TRUE(back.ok()) << back.status();
+  KernelTerms scattered = samples[4].terms, dense = samples[0].terms;
+  ASSERT_GT(scattered.load_scatter, dense.load_scatter);
+  dense.threads = scattered.threads;
+  EXPECT_DOUBLE_EQ(back->EstimateUs(scattered), back->EstimateUs(dense))
+      << "a model without the access features does not see them";
 }
 
 // The k a tuner measures: the operator's; for an operator the fit gave none (never in its
@@ -250,6 +301,34 @@ TEST(CostModelTest, TermsFollowTheLowering) {
   // A persistent grid of one CTA an SM, four 32 KiB stages each.
   EXPECT_NEAR(c.waves, 4096.0 / 132, 1e-9);
   EXPECT_NEAR(c.inflight_per_sm, 4 * 32768.0, 1e-6);
+  // Neighbouring threads load neighbouring vectors: no sector beyond the bytes' own.
+  EXPECT_EQ(a.load_scatter, 1);
+  EXPECT_EQ(a.gather_reads, 1);
+}
+
+// An element gather's warp load: 32 threads of one element each, `stride` bytes apart. At
+// 32 bytes or more each thread has a sector of its own; packed closer they share them; a
+// stride below the element (col2im's planes at stride 2 and more) reads one element for
+// several threads.
+TEST(CostModelTest, LoadScatterCountsTheSectorsOfAWarpsLoad) {
+  const DeviceConstants h200 = DeviceConstantsFor(*Target::Parse("sm_90a"), 132);
+  LoweredTileKernel gather;
+  gather.element_bytes = 2;
+  gather.vector_bytes = 16;
+  gather.num_tiles = 1000;
+  gather.tile_bytes = 16384;
+  gather.launch.threads = 256;
+  gather.gather_reads = 9;
+  auto scatter = [&](double stride) {
+    gather.load_lane_stride_bytes = stride;
+    return TermsOf(gather, h200).load_scatter;
+  };
+  EXPECT_EQ(scatter(2), 1);         // 64 bytes in 2 sectors
+  EXPECT_EQ(scatter(16), 16 / 2.0);  // 498 bytes span 16 sectors, for 2 sectors' bytes
+  EXPECT_EQ(scatter(32), 16);       // a sector each
+  EXPECT_EQ(scatter(224), 16);
+  EXPECT_EQ(scatter(0.5), 1 / 2.0);  // 17.5 bytes: 1 sector
+  EXPECT_EQ(TermsOf(gather, h200).gather_reads, 9);
 }
 
 }  // namespace

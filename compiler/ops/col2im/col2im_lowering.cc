@@ -195,6 +195,10 @@ void FinishLowering(const Target& target, LoweredCol2im& l) {
     const Im2colGeometry& g = l.geometry;
     auto taps = [](int64_t k, int64_t s, int64_t d) { return CeilDiv(k * std::gcd(s, d), s); };
     l.gather_reads = taps(g.kh, g.sh, g.dh) * taps(g.kw, g.sw, g.dw);
+    // Neighbouring threads sum neighbouring vectors of an image row: a tap's matrix row
+    // holds one element for every SW pixels of it.
+    l.load_lane_stride_bytes =
+        static_cast<double>(l.vector_elems) * l.element_bytes / static_cast<double>(g.sw);
   }
   l.col_policy = ChooseL2Policy(l.hints.EvictionFor("col"), target, "column loads",
                                 l.decision_log);

@@ -228,6 +228,23 @@ TEST(Col2imLoweringTest, PlanesFormCountsTheReadsOfAPixel) {
                             Launch(1, 16, false));
   ASSERT_TRUE(direct.ok()) << direct.status();
   EXPECT_EQ(direct->gather_reads, std::nullopt);
+  EXPECT_EQ(direct->load_lane_stride_bytes, std::nullopt);
+}
+
+// Neighbouring threads of the planes form sum neighbouring vectors of an image row; a tap's
+// matrix row holds an element for every SW pixels, so their loads lie vector / SW elements
+// apart.
+TEST(Col2imLoweringTest, PlanesFormLoadsAVectorOverTheStrideApart) {
+  for (int64_t stride : {1, 2, 4}) {
+    Col2imOp op = Col2imOp::Dense(DataType::kF16, G(2, 32, 32, 3, 4, 4, stride, stride, 1, 1, 0, 0));
+    op.order = ColumnOrder::kChannelRows;
+    auto lowered = LowerCol2im(op, T("sm_90a"), Launch(4, 32, false));
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    ASSERT_TRUE(lowered->load_lane_stride_bytes.has_value());
+    EXPECT_DOUBLE_EQ(*lowered->load_lane_stride_bytes,
+                     lowered->vector_elems * 2.0 / static_cast<double>(stride))
+        << "stride " << stride;
+  }
 }
 
 TEST(Col2imLoweringTest, ErrorsNameTheValue) {

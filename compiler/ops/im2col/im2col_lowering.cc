@@ -413,7 +413,13 @@ void FinishLowering(const Target& target, LoweredIm2col& l) {
                         ? l.flat_vector_elems
                         : l.vector_elems) *
                    l.element_bytes;
-  if (l.path == Im2colPath::kSimtPlanes && !l.shared_gather && !l.span_gather) l.gather_reads = 1;
+  if (l.path == Im2colPath::kSimtPlanes && !l.shared_gather && !l.span_gather) {
+    l.gather_reads = 1;
+    // Neighbouring threads gather neighbouring vectors of an output row: their elements lie
+    // a vector's columns apart, each column SW image elements along the row.
+    l.load_lane_stride_bytes =
+        static_cast<double>(l.vector_elems) * l.geometry.sw * l.element_bytes;
+  }
   l.img_policy = ChooseL2Policy(l.hints.EvictionFor("img"), target, "image loads",
                                 l.decision_log);
   l.col_policy = ChooseL2Policy(l.hints.EvictionFor("col"), target, "column stores",

@@ -610,6 +610,8 @@ TEST(Im2colPlanesTest, TilesVectorsAndRefusals) {
   EXPECT_EQ(whole->vector_elems, 8);
   EXPECT_EQ(whole->num_tiles, 64 * 64 * 3);
   EXPECT_EQ(whole->gather_reads, 1);  // one image element per column-matrix element
+  // Neighbouring threads' elements: a vector of 8 columns apart, at stride 1, 2 B each.
+  EXPECT_EQ(whole->load_lane_stride_bytes, 8 * 1 * 2);
   auto part = LowerIm2col(op, T("sm_90a"), Launch(4, 12, 256));
   ASSERT_TRUE(part.ok()) << part.status();
   EXPECT_EQ(part->segments, 4);
@@ -813,6 +815,7 @@ TEST(Im2colPlanesTest, SharedGatherTakesTilesOfWholePlanesAndRows) {
   EXPECT_EQ(whole->shared_bytes, 2 * 58 * 58 * 2);
   EXPECT_EQ(whole->form_name, kPlanesSharedForm);
   EXPECT_EQ(whole->gather_reads, std::nullopt);  // its loads take image rows in order
+  EXPECT_EQ(whole->load_lane_stride_bytes, std::nullopt);
   EXPECT_THAT(DescribeIm2colPlan(*whole), HasSubstr("shared: 2 plane window(s) of 58 x 58"));
   // Bands of 8 output rows read 10 image rows.
   auto band = LowerIm2col(op, T("sm_90a"), Launch(9, 8 * 56, 256));
