@@ -71,6 +71,32 @@ absl::StatusOr<tuning::TuningRecord> TuneToCompletion(const TuningTask& task,
   return absl::DeadlineExceededError("still faulting");
 }
 
+// A model estimating every kernel alike: a tuning with it measures the first k as listed.
+CostModel FlatModel() {
+  tuning::CostModel proto;
+  proto.set_floor_us(1);
+  proto.set_inflight_knot_bytes(4096);
+  for (const std::string& term : CostTermNames()) {
+    proto.add_terms(term);
+    proto.add_coefficients(0);
+  }
+  absl::StatusOr<CostModel> model = CostModel::FromProto(proto);
+  EXPECT_TRUE(model.ok()) << model.status();
+  return *std::move(model);
+}
+
+// One tuning of `task` on a fresh simulated device.
+absl::StatusOr<tuning::TuningRecord> TuneOnce(const TuningTask& task,
+                                              const SimulatedDeviceOptions& options,
+                                              const Tuner::Options& tuner_options,
+                                              TuneStats& stats) {
+  SimulatedCompilationProvider compiler;
+  SimulatedDevice device(options);
+  Tuner tuner(device, compiler, tuner_options);
+  std::map<std::string, std::string> faulted;
+  return tuner.Tune(task, &faulted, &stats);
+}
+
 // The OK candidates of a record, the winner included, by source hash.
 std::vector<std::string> MeasuredShas(const tuning::TuningRecord& record) {
   std::vector<std::string> shas = {record.winner().source_sha256()};
@@ -240,26 +266,14 @@ TEST(TunerTest, TheLibrarysChoiceIsAlwaysAFinalist) {
     tuner_options.library_choice = [&](const TuningTask&) {
       return std::optional<LibraryChoice>(LibraryChoice{library, "nearest"});
     };
-    tuning::CostModel proto;
-    proto.set_floor_us(1);
-    proto.set_inflight_knot_bytes(4096);
-    for (const std::string& term : CostTermNames()) {
-      proto.add_terms(term);
-      proto.add_coefficients(0);
-    }
-    absl::StatusOr<CostModel> model = CostModel::FromProto(proto);
-    ASSERT_TRUE(model.ok()) << model.status();
+    const CostModel model = FlatModel();
     if (with_model) {
-      tuner_options.cost_model = &*model;
+      tuner_options.cost_model = &model;
       tuner_options.model_top_k = 1;
       tuner_options.gpu = DeviceConstantsFor(task.target, 132);
     }
-    SimulatedCompilationProvider compiler;
-    SimulatedDevice device(options);
-    Tuner tuner(device, compiler, tuner_options);
-    std::map<std::string, std::string> faulted;
     TuneStats stats;
-    absl::StatusOr<tuning::TuningRecord> record = tuner.Tune(task, &faulted, &stats);
+    absl::StatusOr<tuning::TuningRecord> record = TuneOnce(task, options, tuner_options, stats);
     ASSERT_TRUE(record.ok()) << record.status();
     const std::vector<std::string> measured = MeasuredShas(*record);
     EXPECT_NE(std::find(measured.begin(), measured.end(), library_sha), measured.end());
@@ -301,12 +315,8 @@ TEST(TunerTest, TheLibrarysChoiceWinsATie) {
     tuner_options.library_choice = [&](const TuningTask&) {
       return std::optional<LibraryChoice>(LibraryChoice{library, "nearest"});
     };
-    SimulatedCompilationProvider compiler;
-    SimulatedDevice device(options);
-    Tuner tuner(device, compiler, tuner_options);
-    std::map<std::string, std::string> faulted;
     TuneStats stats;
-    absl::StatusOr<tuning::TuningRecord> record = tuner.Tune(task, &faulted, &stats);
+    absl::StatusOr<tuning::TuningRecord> record = TuneOnce(task, options, tuner_options, stats);
     ASSERT_TRUE(record.ok()) << record.status();
     ASSERT_FALSE(fastest.empty());
     EXPECT_EQ(record->winner().source_sha256(), over_fastest < 1.01 ? library_sha : fastest);
@@ -342,26 +352,14 @@ TEST(TunerTest, TheLibrarysAlternativesAreMeasured) {
       for (const Trial& trial : alternatives) out.push_back(LibraryChoice{trial, "nearest"});
       return out;
     };
-    tuning::CostModel proto;
-    proto.set_floor_us(1);
-    proto.set_inflight_knot_bytes(4096);
-    for (const std::string& term : CostTermNames()) {
-      proto.add_terms(term);
-      proto.add_coefficients(0);
-    }
-    absl::StatusOr<CostModel> model = CostModel::FromProto(proto);
-    ASSERT_TRUE(model.ok()) << model.status();
+    const CostModel model = FlatModel();
     if (with_model) {
-      tuner_options.cost_model = &*model;
+      tuner_options.cost_model = &model;
       tuner_options.model_top_k = 1;
       tuner_options.gpu = DeviceConstantsFor(task.target, 132);
     }
-    SimulatedCompilationProvider compiler;
-    SimulatedDevice device(options);
-    Tuner tuner(device, compiler, tuner_options);
-    std::map<std::string, std::string> faulted;
     TuneStats stats;
-    absl::StatusOr<tuning::TuningRecord> record = tuner.Tune(task, &faulted, &stats);
+    absl::StatusOr<tuning::TuningRecord> record = TuneOnce(task, options, tuner_options, stats);
     ASSERT_TRUE(record.ok()) << record.status();
     const std::vector<std::string> measured = MeasuredShas(*record);
     for (const std::string& sha : shas) {
