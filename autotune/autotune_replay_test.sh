@@ -67,6 +67,15 @@ grep -q "the cost model: .*/model.txtpb\." "$tmp/model.out" || fail "the report 
 grep -q '^| cost model (where it chose) | 3 | 3 | ' "$tmp/model.out" || fail "the model did not choose for every problem"
 rows "$tmp/model.out" | grep -q 'by the model' || fail "no row says the model chose"
 
+# With a margin no prediction clears, the model keeps every nearest record's variant.
+"$bin" replay "$tmp/corpus.txtpb" --model_margin=1000 >"$tmp/margin.out" 2>&1 || rc=$?
+[[ $rc == 0 ]] || { cat "$tmp/margin.out"; fail "replay --model_margin exited $rc"; }
+grep -q 'only when it predicts it 1000% faster' "$tmp/margin.out" || fail "the report does not state the margin"
+rows "$tmp/margin.out" | awk -F'|' '{ if ($5 != $7) bad = 1 } END { exit bad }' \
+  || fail "with a margin of 1000% the model's picks are not the nearest record's"
+rows "$tmp/replay.out" | awk -F'|' '{ if ($5 != $7) found = 1 } END { exit !found }' \
+  || fail "without a margin the model picks the nearest record's variant everywhere: the margin tests nothing"
+
 # A winners-only database is no corpus, and replay says so.
 "$bin" merge "$tmp/corpus.txtpb" --winners_only -o "$tmp/winners.txtpb" >/dev/null 2>&1 || fail "merge failed"
 "$bin" replay "$tmp/winners.txtpb" >/dev/null 2>"$tmp/winners.err" || fail "replay of winners exited $?"
@@ -88,6 +97,9 @@ grep -q 'bad.txtpb' "$tmp/bad.err" || fail "a broken corpus is refused without n
 "$bin" replay "$tmp/corpus.txtpb" --cost_model="$tmp/missing.txtpb" >/dev/null 2>"$tmp/model.err"
 [[ $? == 3 ]] || fail "a missing model: not exit 3"
 grep -q 'missing.txtpb' "$tmp/model.err" || fail "a missing model is refused without naming it"
+"$bin" replay "$tmp/corpus.txtpb" --model_margin=-5 >/dev/null 2>"$tmp/margin.err"
+[[ $? == 2 ]] || fail "--model_margin=-5: not a usage error"
+grep -q -- '--model_margin' "$tmp/margin.err" || fail "--model_margin=-5 is refused without naming the flag"
 "$bin" replay "$tmp/corpus.txtpb" --choices=0 >/dev/null 2>"$tmp/choices.err"
 [[ $? == 2 ]] || fail "--choices=0: not a usage error"
 grep -q -- '--choices' "$tmp/choices.err" || fail "--choices=0 is refused without naming the flag"

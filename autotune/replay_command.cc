@@ -33,8 +33,8 @@ namespace autotune {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: autotune replay CORPUS... [--cost_model=FILE] [--database=PATH] [--choices=N] "
-    "[-o PREFIX]";
+    "usage: autotune replay CORPUS... [--cost_model=FILE] [--model_margin=P] [--database=PATH] "
+    "[--choices=N] [-o PREFIX]";
 
 // What one record measured: each kernel's median (the fastest where a kernel repeats), by
 // source hash and by variant (the hash left out); the status of each kernel that was tried
@@ -151,6 +151,7 @@ absl::StatusOr<Libraries> MakeLibraries(const CommandLine& line) {
       options.builtin = false;
     }
     if (line.Has("cost_model")) options.cost_model_file = UserPath(line.String("cost_model"));
+    options.cost_model_margin = static_cast<double>(line.Int("model_margin", 0)) / 100;
     return Library::Create(std::move(options));
   };
   Libraries libraries;
@@ -346,6 +347,10 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
        "N: the library's choices weighed per problem, 1 to 64 (default 9: the nearby "
        "records' variants a model weighs and the heuristic's)",
        0, 1, 64},
+      {"model_margin", FlagType::kInt,
+       "P: the cost model replaces the nearest record's variant only with a kernel it "
+       "predicts P percent faster, 0 to 1000 (default 0: the fastest predicted)",
+       0, 0, 1000},
       {"output", FlagType::kString, "PREFIX: also write the report to PREFIX.md", 'o'},
   };
   absl::StatusOr<CommandLine> line = ParseCommandLine(args, flags, 1 << 16);
@@ -426,6 +431,10 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
       (*libraries).nearest->database_origin(), "; the cost model: ",
       line->Has("cost_model") ? Printable(line->String("cost_model"), 400)
                               : std::string("the built-in one of the GPU, where one is"),
+      line->Int("model_margin", 0) > 0
+          ? absl::StrCat(", taking a kernel over the nearest record's only when it predicts it ",
+                         line->Int("model_margin", 0), "% faster")
+          : "",
       ".");
   const std::string md = Markdown(rows, header);
   std::fputs(md.c_str(), out);

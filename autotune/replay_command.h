@@ -3,7 +3,7 @@
 //
 //   autotune --suite=autotune/suites/heldout.txt --cost_model=none --library_alternatives=9 \
 //     --output=heldout.corpus.txtpb                          # on the GPU: every candidate
-//   autotune replay heldout.corpus.txtpb [--cost_model=FILE] [--database=PATH] [-o PREFIX]
+//   autotune replay heldout.corpus.txtpb [--cost_model=FILE] [--model_margin=P] [-o PREFIX]
 //
 // A corpus is a tuning's own output, each record holding every candidate it measured. For
 // each record's problem, on the record's GPU, replay asks the library (its databases: the
@@ -11,7 +11,9 @@
 // launch:
 //   nearest   the nearest record's variant fitted to the problem (the default selection);
 //   model     the cost model's pick (LibraryOptions::cost_model; --cost_model names a model
-//             file that answers before the built-in one), where a model of the GPU chose;
+//             file that answers before the built-in one; --model_margin=P keeps the nearest
+//             record's variant unless the model predicts another P% faster), where a model
+//             of the GPU chose;
 //   choices   the kernels the library chooses among (Library::Alternatives: the nearby
 //             records' variants and the heuristic's, and the nearest record's pick), the
 //             fastest of them that was measured: what a perfect selection among them gets.

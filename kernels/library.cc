@@ -324,6 +324,7 @@ absl::StatusOr<std::unique_ptr<Library>> Library::Create(LibraryOptions options)
     resolver_options.cost_models.insert(resolver_options.cost_models.begin(), std::move(file));
   }
   resolver_options.select_by_model = options.cost_model;
+  resolver_options.model_margin = options.cost_model_margin;
   // Kernels baked into the program, by their source.
   absl::flat_hash_map<absl::string_view, std::vector<const PrebuiltKernelImage*>> images;
   for (const PrebuiltKernelSet* set : stack_options.baked) {

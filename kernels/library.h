@@ -88,6 +88,9 @@ struct LibraryOptions {
   // means $TILETUNE_COST_MODEL_FILE, empty again, none. A file that does not read fails
   // Library::Create, whether or not the library selects by a model: it was asked for.
   std::string cost_model_file;
+  // With cost_model: how much faster than the nearest record's variant the model must
+  // predict a kernel to run it instead (TunedResolver::Options::model_margin; 0.1: 10%).
+  double cost_model_margin = 0;
   // Append each problem that resolves without an exact record, once, to this suite file
   // (kernels/miss_recorder.h); empty means $TILETUNE_RECORD_MISSES (unless
   // record_misses_from_environment is false); empty again, off.

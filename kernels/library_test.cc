@@ -497,6 +497,20 @@ TEST(LibraryTest, ACostModelFileWithTreesChoosesFromTheSearchSpace) {
   EXPECT_THAT(chosen->detail, HasSubstr("vec=2B"));
   EXPECT_THAT(chosen->detail, HasSubstr("kernels of the operator's search space"));
   EXPECT_THAT(chosen->detail, HasSubstr(path));
+  // With a margin no prediction clears, the nearest record's variant stays, and says why.
+  options.cost_model_margin = 50;
+  auto kept = (*Library::Create(options))->Explain(**op, builtin->front().device);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(kept->level, ResolutionLevel::kNearest);
+  EXPECT_TRUE(kept->chosen_by_model);
+  EXPECT_THAT(kept->detail, HasSubstr("the nearest usable record's; the cost model's fastest of"));
+  EXPECT_THAT(kept->detail, HasSubstr("is not 5000% faster than its"));
+  LibraryOptions plain = Isolated();
+  EXPECT_EQ(kept->variant, (*Library::Create(plain))->Explain(**op, builtin->front().device)->variant);
+  options.cost_model_margin = -1;
+  EXPECT_THAT(std::string(Library::Create(options).status().message()),
+              HasSubstr("a cost-model margin of -1; accepted: 0 to 100"));
+  options.cost_model_margin = 0;
   options.cost_model_file = TempPath("no_such.model.txtpb");
   EXPECT_THAT(std::string(Library::Create(options).status().message()),
               HasSubstr("no_such.model.txtpb"));

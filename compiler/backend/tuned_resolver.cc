@@ -38,7 +38,8 @@ TunedResolver::TunedResolver(Options options)
     : registry_(options.registry),
       ops_(options.ops),
       cost_models_(std::move(options.cost_models)),
-      select_by_model_(options.select_by_model) {
+      select_by_model_(options.select_by_model),
+      model_margin_(options.model_margin) {
   for (size_t d = 0; d < options.databases.size(); ++d) {
     const std::string origin = d < options.origins.size() ? options.origins[d] : "";
     for (auto& record : *options.databases[d].mutable_records()) {
@@ -59,6 +60,10 @@ absl::StatusOr<std::unique_ptr<TunedResolver>> TunedResolver::Create(Options opt
   }
   if (options.ops == nullptr) {
     return absl::InvalidArgumentError("TunedResolver needs a tile-operator registry");
+  }
+  if (!(options.model_margin >= 0 && options.model_margin <= 100)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a cost-model margin of ", options.model_margin, "; accepted: 0 to 100"));
   }
   return std::unique_ptr<TunedResolver>(new TunedResolver(std::move(options)));
 }
@@ -745,6 +750,20 @@ absl::StatusOr<Resolution> TunedResolver::Resolve(const tuning::DeviceIdentity& 
                           candidates.size(), *best->predicted_us, model->origin));
       best->resolution.chosen_by_model = true;
       return std::move(best->resolution);
+    }
+    if (best != nullptr && model_margin_ > 0 && best != &candidates.front() &&
+        candidates.front().predicted_us.has_value() &&
+        *best->predicted_us * (1 + model_margin_) > *candidates.front().predicted_us) {
+      // Not faster by the margin: the nearest record's measured kernel stays.
+      Candidate& nearest = candidates.front();
+      nearest.resolution.detail = absl::StrCat(
+          why, nearest.resolution.detail,
+          absl::StrFormat(" (the nearest usable record's; the cost model's fastest of %d "
+                          "kernels, %.2f us, is not %.0f%% faster than its %.2f us; %s)",
+                          candidates.size(), *best->predicted_us, 100 * model_margin_,
+                          *nearest.predicted_us, model->origin));
+      nearest.resolution.chosen_by_model = true;
+      return std::move(nearest.resolution);
     }
     if (best != nullptr) {
       const Candidate& nearest = candidates.front();

@@ -106,6 +106,12 @@ class TunedResolver {
     // Alternatives use them only with it.
     std::vector<GpuCostModel> cost_models;
     bool select_by_model = false;
+    // How much faster than the nearest record's variant the model must predict another
+    // kernel for selection to take it: 0.1 takes it only below 1 / 1.1 of the nearest's
+    // prediction. The nearest record's kernel was measured on a problem like this one; the
+    // model's estimates are not measurements, and a margin keeps small predicted gains from
+    // trading it for a kernel nobody timed. 0: the fastest predicted, however close.
+    double model_margin = 0;
   };
   static constexpr size_t kModelCandidates = 8;
 
@@ -244,6 +250,7 @@ class TunedResolver {
   size_t shadowed_ = 0;
   std::vector<GpuCostModel> cost_models_;
   bool select_by_model_ = false;
+  double model_margin_ = 0;
 };
 
 }  // namespace tiletune
