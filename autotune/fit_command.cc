@@ -99,8 +99,9 @@ int RunFitCommand(const std::vector<std::string>& args, std::FILE* out, std::FIL
       {"terms", FlagType::kString,
        "PATH: also write every kernel's problem, operator, variant, time and terms as CSV"},
       {"trees", FlagType::kInt,
-       "N: add N boosted regression trees of 4 levels over the terms and the kernel's "
-       "path/form, which then give the estimate (default 0: the terms' sum alone)",
+       "N: add N boosted regression trees of 4 levels over the terms, the kernel's "
+       "path/form and how its loads spread, which then give the estimate (default 0: the "
+       "terms' sum alone)",
        0, 0, 2000},
   };
   absl::StatusOr<CommandLine> line = ParseCommandLine(args, flags, 1 << 20);
@@ -170,8 +171,8 @@ int RunFitCommand(const std::vector<std::string>& args, std::FILE* out, std::FIL
     std::fprintf(out, "  %-14s %+.4f\n", CostTermNames()[i].c_str(), model->coefficients()[i]);
   }
   if (model->tree_count() > 0) {
-    std::fprintf(out, "  then %d regression trees over those terms and the kernel's path/form give "
-                 "the estimate\n", model->tree_count());
+    std::fprintf(out, "  then %d regression trees over those terms, the kernel's path/form and how "
+                 "its loads spread give the estimate\n", model->tree_count());
   }
   std::fprintf(out,
                "leave one problem out (fitted without it, then its kernels estimated):\n"

@@ -72,7 +72,7 @@ absl::StatusOr<tuning::TuningRecord> TuneToCompletion(const TuningTask& task,
 }
 
 // A model estimating every kernel alike: a tuning with it measures the first k as listed.
-CostModel FlatModel() {
+absl::StatusOr<CostModel> FlatModel() {
   tuning::CostModel proto;
   proto.set_floor_us(1);
   proto.set_inflight_knot_bytes(4096);
@@ -80,9 +80,7 @@ CostModel FlatModel() {
     proto.add_terms(term);
     proto.add_coefficients(0);
   }
-  absl::StatusOr<CostModel> model = CostModel::FromProto(proto);
-  EXPECT_TRUE(model.ok()) << model.status();
-  return *std::move(model);
+  return CostModel::FromProto(proto);
 }
 
 // One tuning of `task` on a fresh simulated device.
@@ -266,9 +264,10 @@ TEST(TunerTest, TheLibrarysChoiceIsAlwaysAFinalist) {
     tuner_options.library_choice = [&](const TuningTask&) {
       return std::optional<LibraryChoice>(LibraryChoice{library, "nearest"});
     };
-    const CostModel model = FlatModel();
+    const absl::StatusOr<CostModel> model = FlatModel();
+    ASSERT_TRUE(model.ok()) << model.status();
     if (with_model) {
-      tuner_options.cost_model = &model;
+      tuner_options.cost_model = &*model;
       tuner_options.model_top_k = 1;
       tuner_options.gpu = DeviceConstantsFor(task.target, 132);
     }
@@ -352,9 +351,10 @@ TEST(TunerTest, TheLibrarysAlternativesAreMeasured) {
       for (const Trial& trial : alternatives) out.push_back(LibraryChoice{trial, "nearest"});
       return out;
     };
-    const CostModel model = FlatModel();
+    const absl::StatusOr<CostModel> model = FlatModel();
+    ASSERT_TRUE(model.ok()) << model.status();
     if (with_model) {
-      tuner_options.cost_model = &model;
+      tuner_options.cost_model = &*model;
       tuner_options.model_top_k = 1;
       tuner_options.gpu = DeviceConstantsFor(task.target, 132);
     }

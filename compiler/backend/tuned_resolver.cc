@@ -63,7 +63,9 @@ absl::StatusOr<std::unique_ptr<TunedResolver>> TunedResolver::Create(Options opt
   }
   if (!(options.model_margin >= 0 && options.model_margin <= 100)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "a cost-model margin of ", options.model_margin, "; accepted: 0 to 100"));
+        "a cost-model margin of ", options.model_margin,
+        " (the fraction faster a kernel must be predicted to replace the nearest record's: "
+        "0.1 for 10%); accepted: 0 to 100"));
   }
   return std::unique_ptr<TunedResolver>(new TunedResolver(std::move(options)));
 }
@@ -694,6 +696,54 @@ absl::StatusOr<std::vector<Resolution>> TunedResolver::Alternatives(
   return out;
 }
 
+// The nearest usable record answers, unless its kernel moves narrower vectors here than on
+// its own problem (what made it fast there no longer holds, as in Repathed): then the first
+// of the next kWiderRecordTries records whose kernel moves wider vectors here than the
+// nearest's does.
+std::optional<Resolution> TunedResolver::NearestUsable(
+    const std::vector<std::pair<double, size_t>>& near, const std::string& why,
+    const std::shared_ptr<const DeviceCodegen>& codegen, const TileOp& op,
+    const tuning::Problem& problem, const Target& target) const {
+  std::optional<Resolution> nearest;
+  double nearest_distance = 0;
+  int narrowed_from = 0;
+  int tries = 0;
+  for (const auto& [distance, index] : near) {
+    // Past a narrowing nearest, every record tried counts, usable or not.
+    if (nearest.has_value() && ++tries > kWiderRecordTries) break;
+    auto resolution = Attempt(records_[index], ResolutionLevel::kNearest, codegen, op, problem, target);
+    if (!resolution.ok()) continue;
+    const int here = resolution->built.lowered->vector_bytes;
+    if (!nearest.has_value()) {
+      nearest_distance = distance;
+      const int own = records_[index].winner().lowering().vector_bytes();
+      nearest = *std::move(resolution);
+      if (here >= own) break;
+      narrowed_from = own;
+      continue;
+    }
+    if (here > nearest->built.lowered->vector_bytes) {
+      resolution->detail = absl::StrCat(
+          why, resolution->detail, " (of ", near.size(),
+          " record(s) of this operator, element size and architecture, the nearest (distance ",
+          absl::StrFormat("%.2f", nearest_distance), ") moves ",
+          nearest->built.lowered->vector_bytes, "-byte vectors here against ", narrowed_from,
+          " on its own problem; this one, ", here, "-byte ones; distance ",
+          absl::StrFormat("%.2f", distance), ")");
+      return *std::move(resolution);
+    }
+  }
+  if (nearest.has_value()) {
+    // Why this one: its place among the candidates and how far its features are.
+    nearest->detail = absl::StrCat(
+        why, nearest->detail, " (nearest usable of ", near.size(),
+        " record(s) of this operator, element size and architecture by size, "
+        "launch-boundness, alignment, shape and dtype; distance ",
+        absl::StrFormat("%.2f", nearest_distance), ")");
+  }
+  return nearest;
+}
+
 absl::StatusOr<Resolution> TunedResolver::Resolve(const tuning::DeviceIdentity& device,
                                                   const TileOp& op) const {
   TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, ops_->For(op));
@@ -751,19 +801,29 @@ absl::StatusOr<Resolution> TunedResolver::Resolve(const tuning::DeviceIdentity& 
       best->resolution.chosen_by_model = true;
       return std::move(best->resolution);
     }
-    if (best != nullptr && model_margin_ > 0 && best != &candidates.front() &&
-        candidates.front().predicted_us.has_value() &&
-        *best->predicted_us * (1 + model_margin_) > *candidates.front().predicted_us) {
-      // Not faster by the margin: the nearest record's measured kernel stays.
-      Candidate& nearest = candidates.front();
-      nearest.resolution.detail = absl::StrCat(
-          why, nearest.resolution.detail,
-          absl::StrFormat(" (the nearest usable record's; the cost model's fastest of %d "
-                          "kernels, %.2f us, is not %.0f%% faster than its %.2f us; %s)",
-                          candidates.size(), *best->predicted_us, 100 * model_margin_,
-                          *nearest.predicted_us, model->origin));
-      nearest.resolution.chosen_by_model = true;
-      return std::move(nearest.resolution);
+    if (best != nullptr && model_margin_ > 0) {
+      // The kernel the nearest record's selection launches stays unless the model predicts
+      // another faster by the margin; one it cannot predict stays too.
+      std::optional<Resolution> kept =
+          NearestUsable(near, why, codegen, op, probe.problem(), target);
+      const Candidate* same = nullptr;
+      for (const Candidate& c : candidates) {
+        if (kept.has_value() && KernelKey(c.resolution.built) == KernelKey(kept->built)) same = &c;
+      }
+      if (kept.has_value() && same != best &&
+          (same == nullptr || !same->predicted_us.has_value() ||
+           *best->predicted_us * (1 + model_margin_) > *same->predicted_us)) {
+        kept->detail = absl::StrCat(
+            kept->detail,
+            same != nullptr && same->predicted_us.has_value()
+                ? absl::StrFormat("; kept over the cost model's fastest of %d kernels, "
+                                  "predicted %.2f us against its %.2f us, not %g%% faster (%s)",
+                                  candidates.size(), *best->predicted_us, *same->predicted_us,
+                                  100 * model_margin_, model->origin)
+                : absl::StrFormat("; kept: the cost model (%s) does not predict it", model->origin));
+        kept->chosen_by_model = true;
+        return *std::move(kept);
+      }
     }
     if (best != nullptr) {
       const Candidate& nearest = candidates.front();
@@ -790,46 +850,9 @@ absl::StatusOr<Resolution> TunedResolver::Resolve(const tuning::DeviceIdentity& 
       return std::move(best->resolution);
     }
   }
-  // The nearest usable record answers, unless its kernel moves narrower vectors here than
-  // on its own problem (what made it fast there no longer holds, as in Repathed): then the
-  // first of the next kWiderRecordTries records whose kernel moves wider vectors here than
-  // the nearest's does.
-  std::optional<Resolution> nearest;
-  double nearest_distance = 0;
-  int narrowed_from = 0;
-  int tries = 0;
-  for (const auto& [distance, index] : near) {
-    // Past a narrowing nearest, every record tried counts, usable or not.
-    if (nearest.has_value() && ++tries > kWiderRecordTries) break;
-    auto resolution = Attempt(records_[index], ResolutionLevel::kNearest, codegen, op, probe.problem(), target);
-    if (!resolution.ok()) continue;
-    const int here = resolution->built.lowered->vector_bytes;
-    if (!nearest.has_value()) {
-      nearest_distance = distance;
-      const int own = records_[index].winner().lowering().vector_bytes();
-      nearest = *std::move(resolution);
-      if (here >= own) break;
-      narrowed_from = own;
-      continue;
-    }
-    if (here > nearest->built.lowered->vector_bytes) {
-      resolution->detail = absl::StrCat(
-          why, resolution->detail, " (of ", near.size(),
-          " record(s) of this operator, element size and architecture, the nearest (distance ",
-          absl::StrFormat("%.2f", nearest_distance), ") moves ",
-          nearest->built.lowered->vector_bytes, "-byte vectors here against ", narrowed_from,
-          " on its own problem; this one, ", here, "-byte ones; distance ",
-          absl::StrFormat("%.2f", distance), ")");
-      return resolution;
-    }
-  }
-  if (nearest.has_value()) {
-    // Why this one: its place among the candidates and how far its features are.
-    nearest->detail = absl::StrCat(
-        why, nearest->detail, " (nearest usable of ", near.size(),
-        " record(s) of this operator, element size and architecture by size, "
-        "launch-boundness, alignment, shape and dtype; distance ",
-        absl::StrFormat("%.2f", nearest_distance), ")");
+  if (std::optional<Resolution> nearest =
+          NearestUsable(near, why, codegen, op, probe.problem(), target);
+      nearest.has_value()) {
     return *std::move(nearest);
   }
   absl::StrAppend(&why, near.empty() ? "no record for this architecture, operator and "

@@ -154,6 +154,14 @@ class TunedResolver {
   // The request `record`'s winner makes of `op` (its hints over the tuned ones), if a
   // codegen lowers it. `problem` is `op` as a database problem (made once by the caller).
   // `record` is one of records_; the answer names its origin.
+  // The nearest usable record's variant of `near` (Ranked), or a wider one's where the
+  // nearest's narrows here (kWiderRecordTries), with `why` and the reason in its detail;
+  // none when no record of `near` lowers.
+  std::optional<Resolution> NearestUsable(const std::vector<std::pair<double, size_t>>& near,
+                                          const std::string& why,
+                                          const std::shared_ptr<const DeviceCodegen>& codegen,
+                                          const TileOp& op, const tuning::Problem& problem,
+                                          const Target& target) const;
   absl::StatusOr<Resolution> Attempt(const tuning::TuningRecord& record, ResolutionLevel level,
                                      const std::shared_ptr<const DeviceCodegen>& codegen,
                                      const TileOp& op, const tuning::Problem& problem,

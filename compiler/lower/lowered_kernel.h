@@ -112,12 +112,12 @@ struct LoweredTileKernel {
   // Its width then sets how many neighbouring elements a warp's loads take at once, and a
   // narrower one may read better. Unset: the kernel moves vectors both ways.
   std::optional<int64_t> gather_reads;
-  // Set for a kernel whose neighbouring threads do not load neighbouring vectors (the
-  // element gathers of the planes forms, which load one element at a time): the input bytes
-  // between the addresses two neighbouring threads load in one instruction. Unset: they load
-  // adjacent vectors of vector_bytes. How many 32-byte sectors a warp's load touches follows
-  // (the cost model's load_scatter).
-  std::optional<double> load_lane_stride_bytes;
+  // Set for a kernel that loads its input element by element (the planes forms' element
+  // gathers): the 32-byte sectors one warp load instruction touches, on average over the
+  // first warp of the middle tile, walked with the kernel's own index arithmetic
+  // (MeanWarpLoadSectors). These are L1 requests: a thread's neighbouring elements come
+  // back from L1. Unset: neighbouring threads load neighbouring vectors of vector_bytes.
+  std::optional<double> warp_load_sectors;
   std::vector<TensorMapSpec> tensor_maps;
 
   // The kernel's two pointer parameters are its operands' start addresses: the buffer

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -170,6 +171,21 @@ absl::StatusOr<LoopLayout> ChooseLoopLayout(const ResolvedHints& hints, int thre
     cols *= 2;
   }
   return LoopLayout{threads / cols, cols};
+}
+
+double MeanWarpLoadSectors(const std::vector<std::vector<std::optional<int64_t>>>& loads) {
+  double total = 0;
+  int counted = 0;
+  for (const std::vector<std::optional<int64_t>>& instruction : loads) {
+    std::set<int64_t> sectors;
+    for (const std::optional<int64_t>& at : instruction) {
+      if (at.has_value()) sectors.insert(*at >= 0 ? *at / kSectorBytes : -1 - (-1 - *at) / kSectorBytes);
+    }
+    if (sectors.empty()) continue;
+    total += static_cast<double>(sectors.size());
+    ++counted;
+  }
+  return counted > 0 ? total / counted : 0;
 }
 
 int64_t ResidentCtasPerSm(const Target& target, int threads, int64_t dynamic_shared) {

@@ -1,6 +1,7 @@
 // The lowering rules every operator shares, on made-up path chains.
 #include "compiler/lower/lowering_rules.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -145,6 +146,27 @@ TEST(SharedFitTest, NamesTheLimitThatIsExceeded) {
   CheckSharedFit(100 * 1024, 3, T("sm_90a"), why);
   ASSERT_EQ(why.size(), 1u);
   EXPECT_THAT(why[0], HasSubstr("3 CTAs per SM"));
+}
+
+// A warp load's sectors: the distinct 32-byte sectors its lanes touch, averaged over the
+// instructions some lane makes.
+TEST(MeanWarpLoadSectorsTest, CountsDistinctSectorsPerInstruction) {
+  std::vector<std::optional<int64_t>> packed, apart, half;
+  for (int64_t lane = 0; lane < kWarpLanes; ++lane) {
+    packed.push_back(lane * 2);   // 64 B: 2 sectors
+    apart.push_back(lane * 32);   // a sector each
+    half.push_back(lane % 2 == 0 ? std::optional<int64_t>(lane * 4) : std::nullopt);  // 16 lanes over 124 B
+  }
+  EXPECT_EQ(MeanWarpLoadSectors({packed}), 2);
+  EXPECT_EQ(MeanWarpLoadSectors({apart}), 32);
+  EXPECT_EQ(MeanWarpLoadSectors({half}), 4);
+  EXPECT_EQ(MeanWarpLoadSectors({packed, apart}), 17);
+  // An instruction no lane makes does not count; none at all is 0.
+  EXPECT_EQ(MeanWarpLoadSectors({packed, std::vector<std::optional<int64_t>>(32)}), 2);
+  EXPECT_EQ(MeanWarpLoadSectors({}), 0);
+  // Offsets 31 and 32 lie in neighbouring sectors; -1 in the one before 0.
+  EXPECT_EQ(MeanWarpLoadSectors({{31, 32}}), 2);
+  EXPECT_EQ(MeanWarpLoadSectors({{-1, 0}}), 2);
 }
 
 }  // namespace

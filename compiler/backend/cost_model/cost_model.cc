@@ -11,14 +11,20 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "compiler/lower/lowering_rules.h"
 
 namespace tiletune {
 namespace {
 
 constexpr int kTerms = 14;
-// The trees' features after the kinds: log2 load_scatter, ln gather_reads.
-constexpr int kAccessFeatures = 2;
+// The trees' features after the kinds, as a model file names them: log2 load_scatter and
+// ln gather_reads.
+const std::vector<std::string>& AccessFeatureNames() {
+  static const std::vector<std::string>* const names =
+      new std::vector<std::string>{"load_scatter", "gather_reads"};
+  return *names;
+}
 
 // The grids floor_us and the knot are chosen from.
 constexpr double kFloorsUs[] = {0, 0.5, 1, 1.5, 2, 3, 4, 6, 8};
@@ -263,15 +269,13 @@ KernelTerms TermsOf(const LoweredTileKernel& lowered, const DeviceConstants& dev
   terms.shared_per_cta = static_cast<double>(lowered.shared_bytes);
   terms.stages = std::max(lowered.stages, 1);
   terms.kind = absl::StrCat(lowered.path_name, "/", lowered.form_name);
-  // A warp's load: 32 threads, each loading one element (a gather) or one vector, the
-  // neighbours `stride` bytes apart; the sectors that spans over the fewest its bytes need.
-  const double element = std::max(lowered.element_bytes, 1);
-  const double lane = lowered.load_lane_stride_bytes.has_value() ? element : terms.vector_bytes;
-  const double stride = lowered.load_lane_stride_bytes.value_or(lane);
-  const double fewest = std::ceil(32 * lane / 32);
-  const double sectors = stride >= 32 ? 32 * std::ceil(lane / 32)
-                                      : std::ceil((31 * std::max(stride, 0.0) + lane) / 32);
-  terms.load_scatter = sectors / fewest;
+  // An element gather's warp load against the fewest sectors a warp's elements fill (a
+  // vector kernel's loads fill theirs).
+  if (lowered.warp_load_sectors.has_value() && *lowered.warp_load_sectors > 0) {
+    const double fewest = std::ceil(static_cast<double>(kWarpLanes * std::max(lowered.element_bytes, 1)) /
+                                    static_cast<double>(kSectorBytes));
+    terms.load_scatter = *lowered.warp_load_sectors / fewest;
+  }
   terms.gather_reads = static_cast<double>(lowered.gather_reads.value_or(1));
   return terms;
 }
@@ -416,7 +420,17 @@ absl::StatusOr<CostModel> CostModel::FromProto(const tuning::CostModel& proto) {
   }
   model.kinds_.assign(proto.kinds().begin(), proto.kinds().end());
   model.tree_base_ = proto.tree_base();
-  const int features = kTerms - 1 + proto.kinds_size() + kAccessFeatures;
+  // The access features a file names are a prefix of this tiletune's, in order; a file
+  // naming none (fitted before they existed) splits on terms and kinds only.
+  const std::vector<std::string>& access = AccessFeatureNames();
+  for (int i = 0; i < proto.access_features_size(); ++i) {
+    if (i >= static_cast<int>(access.size()) || proto.access_features(i) != access[i]) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cost model access feature ", i, " is '", proto.access_features(i).substr(0, 40),
+          "'; this tiletune's are ", absl::StrJoin(access, ", "), ", in that order"));
+    }
+  }
+  const int features = kTerms - 1 + proto.kinds_size() + proto.access_features_size();
   for (int t = 0; t < proto.trees_size(); ++t) {
     const tuning::RegressionTree& p = proto.trees(t);
     const int nodes = p.feature_size();
@@ -471,6 +485,9 @@ tuning::CostModel CostModel::ToProto(const tuning::DeviceIdentity& device) const
   proto.set_samples(samples_);
   for (const auto& [op, k] : top_k_) (*proto.mutable_top_k())[op] = k;
   for (const std::string& kind : kinds_) proto.add_kinds(kind);
+  if (!trees_.empty()) {
+    for (const std::string& name : AccessFeatureNames()) proto.add_access_features(name);
+  }
   proto.set_tree_base(tree_base_);
   for (const RegressionTree& tree : trees_) {
     tuning::RegressionTree* p = proto.add_trees();

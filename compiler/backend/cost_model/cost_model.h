@@ -68,10 +68,10 @@ struct KernelTerms {
   double shared_per_cta = 0;      // bytes of shared memory
   double stages = 1;
   std::string kind;               // "path/form" (LoweredTileKernel's names), for trees
-  // For trees: the 32-byte sectors a warp's load touches over the fewest its bytes need (1:
-  // neighbouring threads load neighbouring bytes; LoweredTileKernel::load_lane_stride_bytes),
-  // and the input elements summed per output element (LoweredTileKernel::gather_reads, 1
-  // where unset).
+  // For trees: an element gather's 32-byte sectors per warp load over the fewest a warp's
+  // elements fill (LoweredTileKernel::warp_load_sectors; 1 for kernels loading vectors, below
+  // 1 where neighbouring threads load the same elements), and the input elements summed per
+  // output element (LoweredTileKernel::gather_reads, 1 where unset).
   double load_scatter = 1;
   double gather_reads = 1;
 };

@@ -224,22 +224,22 @@ TEST(CostModelTest, TreesLearnFromHowTheLoadsSpread) {
   EXPECT_LT(boosted->back().median_abs_log_error, linear->back().median_abs_log_error / 2);
   EXPECT_LT(boosted->back().mean_top1_regret, 0.02);
 
-  // A file from before: its trees split on features below the kinds' end only.
+  // The file names the features after the kinds, and a reader checks them: a model fitted
+  // before they existed names none and may split on none of them; one naming features this
+  // tiletune lacks is refused.
   auto model = CostModel::Fit(samples, trees);
   ASSERT_TRUE(model.ok()) << model.status();
-  tuning::CostModel old = model->ToProto(tuning::DeviceIdentity());
-  for (tuning::RegressionTree& tree : *old.mutable_trees()) {
-    for (int i = 0; i < tree.feature_size(); ++i) {
-      if (tree.feature(i) >= 13 + 1) tree.set_feature(i, 10);  // a term's index instead
-    }
-  }
-  auto back = CostModel::FromProto(old);
-  ASSERT_TRUE(back.ok()) << back.status();
-  KernelTerms scattered = samples[4].terms, dense = samples[0].terms;
-  ASSERT_GT(scattered.load_scatter, dense.load_scatter);
-  dense.threads = scattered.threads;
-  EXPECT_DOUBLE_EQ(back->EstimateUs(scattered), back->EstimateUs(dense))
-      << "a model without the access features does not see them";
+  const tuning::CostModel proto = model->ToProto(tuning::DeviceIdentity());
+  EXPECT_THAT(proto.access_features(), ElementsAre("load_scatter", "gather_reads"));
+  tuning::CostModel old = proto;
+  old.clear_access_features();
+  EXPECT_THAT(std::string(CostModel::FromProto(old).status().message()),
+              HasSubstr("(accepted: -1 to 13)"));  // 13 terms and 1 kind
+  tuning::CostModel renamed = proto;
+  renamed.set_access_features(0, "load_spread");
+  EXPECT_THAT(std::string(CostModel::FromProto(renamed).status().message()),
+              HasSubstr("access feature 0 is 'load_spread'; this tiletune's are load_scatter, "
+                        "gather_reads"));
 }
 
 // The k a tuner measures: the operator's; for an operator the fit gave none (never in its
@@ -306,28 +306,26 @@ TEST(CostModelTest, TermsFollowTheLowering) {
   EXPECT_EQ(a.gather_reads, 1);
 }
 
-// An element gather's warp load: 32 threads of one element each, `stride` bytes apart. At
-// 32 bytes or more each thread has a sector of its own; packed closer they share them; a
-// stride below the element (col2im's planes at stride 2 and more) reads one element for
-// several threads.
-TEST(CostModelTest, LoadScatterCountsTheSectorsOfAWarpsLoad) {
+// An element gather's load_scatter: its warp loads' sectors over the fewest that 32 of its
+// elements fill (2 for f16, 4 for f32); a kernel loading vectors has 1.
+TEST(CostModelTest, LoadScatterIsTheWarpsSectorsOverTheFewest) {
   const DeviceConstants h200 = DeviceConstantsFor(*Target::Parse("sm_90a"), 132);
   LoweredTileKernel gather;
-  gather.element_bytes = 2;
   gather.vector_bytes = 16;
   gather.num_tiles = 1000;
   gather.tile_bytes = 16384;
   gather.launch.threads = 256;
   gather.gather_reads = 9;
-  auto scatter = [&](double stride) {
-    gather.load_lane_stride_bytes = stride;
+  auto scatter = [&](int element_bytes, std::optional<double> sectors) {
+    gather.element_bytes = element_bytes;
+    gather.warp_load_sectors = sectors;
     return TermsOf(gather, h200).load_scatter;
   };
-  EXPECT_EQ(scatter(2), 1);         // 64 bytes in 2 sectors
-  EXPECT_EQ(scatter(16), 16 / 2.0);  // 498 bytes span 16 sectors, for 2 sectors' bytes
-  EXPECT_EQ(scatter(32), 16);       // a sector each
-  EXPECT_EQ(scatter(224), 16);
-  EXPECT_EQ(scatter(0.5), 1 / 2.0);  // 17.5 bytes: 1 sector
+  EXPECT_EQ(scatter(2, 16), 8);
+  EXPECT_EQ(scatter(4, 16), 4);
+  EXPECT_EQ(scatter(2, 32), 16);
+  EXPECT_EQ(scatter(2, 1), 0.5);  // neighbouring threads loading the same elements
+  EXPECT_EQ(scatter(2, std::nullopt), 1);
   EXPECT_EQ(TermsOf(gather, h200).gather_reads, 9);
 }
 

@@ -183,6 +183,88 @@ std::vector<std::string> CheckSimt(const Target& target, const LaunchParams& lau
   return why;
 }
 
+// The planes form's loads, as the emitter's PlanesKernel and tt_sum make them, for the first
+// warp of the middle tile: thread j sums vector j's pixels one by one (the tile's run of
+// whole image rows, or its rows of part rows), each pixel loading its window positions
+// (i, j) of the SpanH x SpanW that can reach it, a position that does not reach it its
+// plane's first element (or, dilated, one clamped into the plane), in one instruction per
+// (pixel, position); a wide window's loop loads the reaching positions only, in order.
+double PlanesWarpLoadSectors(const LoweredCol2im& l) {
+  const Im2colGeometry& g = l.geometry;
+  const int64_t v = l.vector_elems;
+  const int64_t span_h = CeilDiv(g.EffectiveKh(), g.sh), span_w = CeilDiv(g.EffectiveKw(), g.sw);
+  const bool loop = span_h * span_w > 64;  // the emitter's kMaxUnrolledSpan
+  const bool dilated = g.dh != 1 || g.dw != 1;
+  const int64_t plane_bytes = g.kh * g.kw * l.k * l.element_bytes;
+  const int64_t tile = l.num_tiles / 2;
+  // Instruction (e, i, j) is e * span + i * span_w + j; the loop's t-th load, e * span + t.
+  const int64_t span = loop ? g.kh * g.kw : span_h * span_w;
+  std::vector<std::vector<std::optional<int64_t>>> loads(v * span);
+  const int64_t per_plane = l.tiles_h * l.tiles_w, row_vectors = CeilDiv(l.tile_w, v);
+  for (int64_t lane = 0; lane < kWarpLanes; ++lane) {
+    // The lane's pixels: how many it sums, and the plane, row and column of its e-th.
+    int64_t valid = 0;
+    if (l.flat_rows) {
+      const int64_t r0 = tile * l.tile_h;
+      valid = std::clamp<int64_t>(std::min(l.tile_h, g.n * g.c * g.h - r0) * g.w - lane * v, 0, v);
+    } else {
+      const int64_t t = tile % per_plane;
+      const int64_t h = t / l.tiles_w * l.tile_h + lane / row_vectors;
+      const int64_t w = t % l.tiles_w * l.tile_w + lane % row_vectors * v;
+      valid = lane < l.tile_h * row_vectors && h < g.h && w < g.w ? v : 0;
+    }
+    for (int64_t e = 0; e < valid; ++e) {
+      int64_t plane = tile / per_plane, h = 0, w = 0;
+      if (l.flat_rows) {
+        const int64_t at = tile * l.tile_h * g.w + lane * v + e;
+        plane = at / (g.h * g.w);
+        h = at / g.w % g.h;
+        w = at % g.w;
+      } else {
+        const int64_t t = tile % per_plane;
+        h = t / l.tiles_w * l.tile_h + lane / row_vectors;
+        w = t % l.tiles_w * l.tile_w + lane % row_vectors * v + e;
+      }
+      const int64_t h_im = h + g.ph, w_im = w + g.pw;
+      const int64_t oh0 = h_im < g.EffectiveKh() ? 0 : (h_im - g.EffectiveKh()) / g.sh + 1;
+      const int64_t oh1 = std::min(h_im / g.sh + 1, l.oh);
+      const int64_t ow0 = w_im < g.EffectiveKw() ? 0 : (w_im - g.EffectiveKw()) / g.sw + 1;
+      const int64_t ow1 = std::min(w_im / g.sw + 1, l.ow);
+      const int64_t from = plane * plane_bytes;
+      // Window position (oh, ow): its tap's matrix row, clamped into the plane.
+      auto at = [&](int64_t oh, int64_t ow) {
+        const int64_t hk = std::max<int64_t>(h_im - oh * g.sh, 0) / g.dh;
+        const int64_t wk = std::max<int64_t>(w_im - ow * g.sw, 0) / g.dw;
+        return from + ((hk * g.kw + wk) * l.k + std::min(oh, l.oh - 1) * l.ow +
+                       std::min(ow, l.ow - 1)) * l.element_bytes;
+      };
+      auto reaches = [&](int64_t oh, int64_t ow) {
+        return oh < oh1 && ow < ow1 && (h_im - oh * g.sh) % g.dh == 0 &&
+               (w_im - ow * g.sw) % g.dw == 0;
+      };
+      if (loop) {
+        int64_t t = 0;
+        for (int64_t oh = oh0; oh < oh1; ++oh) {
+          for (int64_t ow = ow0; ow < ow1 && t < span; ++ow) {
+            if (reaches(oh, ow)) loads[e * span + t++].push_back(at(oh, ow));
+          }
+        }
+        continue;
+      }
+      // Undilated, a pixel no window reaches loads nothing; otherwise every position loads,
+      // one that does not reach the pixel its plane's first element (dilated: clamped).
+      if (!dilated && (oh1 <= oh0 || ow1 <= ow0)) continue;
+      for (int64_t i = 0; i < span_h; ++i) {
+        for (int64_t j = 0; j < span_w; ++j) {
+          const int64_t oh = oh0 + i, ow = ow0 + j;
+          loads[e * span + i * span_w + j].push_back(reaches(oh, ow) || dilated ? at(oh, ow) : from);
+        }
+      }
+    }
+  }
+  return MeanWarpLoadSectors(loads);
+}
+
 // What every form ends with: the widest access (the shared-memory forms copy 16-byte
 // chunks), the L2 policies and the kernel's name.
 void FinishLowering(const Target& target, LoweredCol2im& l) {
@@ -195,10 +277,7 @@ void FinishLowering(const Target& target, LoweredCol2im& l) {
     const Im2colGeometry& g = l.geometry;
     auto taps = [](int64_t k, int64_t s, int64_t d) { return CeilDiv(k * std::gcd(s, d), s); };
     l.gather_reads = taps(g.kh, g.sh, g.dh) * taps(g.kw, g.sw, g.dw);
-    // Neighbouring threads sum neighbouring vectors of an image row: a tap's matrix row
-    // holds one element for every SW pixels of it.
-    l.load_lane_stride_bytes =
-        static_cast<double>(l.vector_elems) * l.element_bytes / static_cast<double>(g.sw);
+    l.warp_load_sectors = PlanesWarpLoadSectors(l);
   }
   l.col_policy = ChooseL2Policy(l.hints.EvictionFor("col"), target, "column loads",
                                 l.decision_log);

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "compiler/ops/im2col/conv_spec.h"
 #include "compiler/ops/im2col/im2col_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -228,23 +229,34 @@ TEST(Col2imLoweringTest, PlanesFormCountsTheReadsOfAPixel) {
                             Launch(1, 16, false));
   ASSERT_TRUE(direct.ok()) << direct.status();
   EXPECT_EQ(direct->gather_reads, std::nullopt);
-  EXPECT_EQ(direct->load_lane_stride_bytes, std::nullopt);
+  EXPECT_EQ(direct->warp_load_sectors, std::nullopt);
 }
 
-// Neighbouring threads of the planes form sum neighbouring vectors of an image row; a tap's
-// matrix row holds an element for every SW pixels, so their loads lie vector / SW elements
-// apart.
-TEST(Col2imLoweringTest, PlanesFormLoadsAVectorOverTheStrideApart) {
-  for (int64_t stride : {1, 2, 4}) {
-    Col2imOp op = Col2imOp::Dense(DataType::kF16, G(2, 32, 32, 3, 4, 4, stride, stride, 1, 1, 0, 0));
+// The planes form's warp loads (thread j sums vector j's pixels, loading each pixel's window
+// positions), walked into 32-byte sectors per instruction, here where they can be counted
+// by hand.
+TEST(Col2imLoweringTest, PlanesFormWalksItsWarpsLoads) {
+  auto sectors = [](const Im2colGeometry& g, int width) {
+    Col2imOp op = Col2imOp::Dense(DataType::kF16, g);
     op.order = ColumnOrder::kChannelRows;
-    auto lowered = LowerCol2im(op, T("sm_90a"), Launch(4, 32, false));
-    ASSERT_TRUE(lowered.ok()) << lowered.status();
-    ASSERT_TRUE(lowered->load_lane_stride_bytes.has_value());
-    EXPECT_DOUBLE_EQ(*lowered->load_lane_stride_bytes,
-                     lowered->vector_elems * 2.0 / static_cast<double>(stride))
-        << "stride " << stride;
-  }
+    op.img.strides = NchwStrides(g);  // F.fold's layout: a plane's rows side by side
+    op.hints.coalesced_width = width;
+    auto lowered = LowerCol2im(op, T("sm_90a"), Launch(4, 64, false));
+    EXPECT_TRUE(lowered.ok()) << lowered.status();
+    return lowered.ok() ? lowered->warp_load_sectors.value_or(-1) : -1;
+  };
+  // A 1x1 window: a pixel loads its own column. Vectors of 8: a warp is 4 image rows of 8
+  // threads 16 B apart, 4 sectors a row; vectors of 1: 32 threads 2 B apart, 2 sectors.
+  const Im2colGeometry pointwise = G(2, 64, 64, 3, 1, 1, 1, 1, 1, 1, 0, 0);
+  EXPECT_EQ(sectors(pointwise, 8), 16);
+  EXPECT_EQ(sectors(pointwise, 1), 2);
+  // 2x2 patches: with vectors of 1, neighbouring pixels take alternate taps, two matrix rows
+  // of 16 threads 2 B apart, a sector each (a stride of a vector over SW would say one).
+  const Im2colGeometry patches = G(2, 64, 64, 3, 2, 2, 2, 2, 1, 1, 0, 0);
+  EXPECT_EQ(sectors(patches, 1), 2);
+  // Vectors of 8: instruction e takes tap column e % 2 at window column 4j + e / 2: 8 threads
+  // 8 B apart on each of 4 image rows, 2 sectors a row.
+  EXPECT_EQ(sectors(patches, 8), 8);
 }
 
 TEST(Col2imLoweringTest, ErrorsNameTheValue) {

@@ -407,6 +407,48 @@ absl::Status PlaceTiles(const Im2colOp& op, const LaunchParams& launch, LoweredI
   return absl::OkStatus();
 }
 
+// The planes form's element gather, as the emitter's PlanesKernel runs it, for the first
+// warp of the middle tile: thread j gathers vector j of the tile (the tile's run of whole
+// matrix rows, or its segments of part rows), element e of every thread's vector in load
+// instruction e; an element past the matrix, the run, or the image loads the image's first.
+double PlanesWarpLoadSectors(const LoweredIm2col& l) {
+  const Im2colGeometry& g = l.geometry;
+  const int64_t taps = g.kh * g.kw, v = l.vector_elems;
+  const int64_t tile = l.num_tiles / 2;
+  const int64_t m0 = tile / l.tiles_k * l.block_m, k0 = tile % l.tiles_k * l.block_k;
+  const bool whole = l.block_k == l.k;
+  const int64_t run = std::min(l.block_m, l.m - m0) * l.k;
+  const int64_t seg_vectors = l.segment_elems / v;
+  std::vector<std::vector<std::optional<int64_t>>> loads(v);
+  for (int64_t j = 0; j < kWarpLanes; ++j) {
+    // The vector's first element as (matrix row, column), and whether the lane has one.
+    int64_t r = 0, p = 0, valid = 0;
+    if (whole) {
+      r = m0 + j * v / l.k;
+      p = j * v % l.k;
+      valid = std::clamp<int64_t>(run - j * v, 0, v);
+    } else if (j < l.segments * seg_vectors) {
+      r = m0 + j / seg_vectors;
+      p = k0 + j % seg_vectors * v;
+      valid = r < l.m && p < l.k ? v : 0;
+    }
+    for (int64_t e = 0; e < v; ++e) {
+      // Element e steps along the matrix row, wrapping to the next as the kernel does.
+      const int64_t at = r * l.k + p + e;
+      const int64_t row = at / l.k, column = at % l.k;
+      const int64_t plane = row / taps, kh = row % taps / g.kw, kw = row % taps % g.kw;
+      const int64_t ih = column / l.ow * g.sh + kh * g.dh - g.ph;
+      const int64_t iw = column % l.ow * g.sw + kw * g.dw - g.pw;
+      const bool inside = e < valid && ih >= 0 && ih < g.h && iw >= 0 && iw < g.w;
+      loads[e].push_back(inside ? (plane / g.c * l.img_strides[0] + plane % g.c * l.img_strides[3] +
+                                   ih * l.img_strides[1] + iw * l.img_strides[2]) *
+                                      l.element_bytes
+                                : 0);
+    }
+  }
+  return MeanWarpLoadSectors(loads);
+}
+
 // What every form ends with: the widest access, the L2 policies and the kernel's name.
 void FinishLowering(const Target& target, LoweredIm2col& l) {
   l.vector_bytes = (l.path == Im2colPath::kSimtFlat || l.path == Im2colPath::kSimtStaged
@@ -415,10 +457,7 @@ void FinishLowering(const Target& target, LoweredIm2col& l) {
                    l.element_bytes;
   if (l.path == Im2colPath::kSimtPlanes && !l.shared_gather && !l.span_gather) {
     l.gather_reads = 1;
-    // Neighbouring threads gather neighbouring vectors of an output row: their elements lie
-    // a vector's columns apart, each column SW image elements along the row.
-    l.load_lane_stride_bytes =
-        static_cast<double>(l.vector_elems) * l.geometry.sw * l.element_bytes;
+    l.warp_load_sectors = PlanesWarpLoadSectors(l);
   }
   l.img_policy = ChooseL2Policy(l.hints.EvictionFor("img"), target, "image loads",
                                 l.decision_log);

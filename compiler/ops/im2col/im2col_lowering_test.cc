@@ -610,8 +610,7 @@ TEST(Im2colPlanesTest, TilesVectorsAndRefusals) {
   EXPECT_EQ(whole->vector_elems, 8);
   EXPECT_EQ(whole->num_tiles, 64 * 64 * 3);
   EXPECT_EQ(whole->gather_reads, 1);  // one image element per column-matrix element
-  // Neighbouring threads' elements: a vector of 8 columns apart, at stride 1, 2 B each.
-  EXPECT_EQ(whole->load_lane_stride_bytes, 8 * 1 * 2);
+  EXPECT_TRUE(whole->warp_load_sectors.has_value());
   auto part = LowerIm2col(op, T("sm_90a"), Launch(4, 12, 256));
   ASSERT_TRUE(part.ok()) << part.status();
   EXPECT_EQ(part->segments, 4);
@@ -800,6 +799,28 @@ TEST(Im2colSearchSpaceTest, WindowRowHintsWhereTheyWiden) {
       Im2colOp::Dense(DataType::kF16, G(32, 224, 224, 3, 7, 7, 2, 2, 1, 1, 3, 3)), T("sm_90a"))));
 }
 
+// The element gather's warp loads (thread j gathers vector j, element e of every vector in
+// load instruction e), walked into 32-byte sectors per instruction, here where they can be
+// counted by hand.
+TEST(Im2colPlanesTest, WarpLoadSectorsFollowTheGather) {
+  auto sectors = [](const Im2colGeometry& g, int width) {
+    Im2colOp op = Unfold(DataType::kF16, g);
+    op.hints.coalesced_width = width;
+    auto lowered = LowerIm2col(op, T("sm_90a"), Launch(4, 1 << 20, 128));
+    EXPECT_TRUE(lowered.ok()) << lowered.status();
+    return lowered.ok() ? lowered->warp_load_sectors.value_or(-1) : -1;
+  };
+  // A 1x1 window: a matrix row is an image plane. Vectors of 8 put neighbouring threads'
+  // elements 16 B apart, 498 B over 16 sectors; vectors of 1, 2 B apart, 2 sectors.
+  const Im2colGeometry pointwise = G(2, 64, 64, 8, 1, 1, 1, 1, 1, 1, 0, 0);
+  EXPECT_EQ(sectors(pointwise, 8), 16);
+  EXPECT_EQ(sectors(pointwise, 1), 2);
+  // Stride 2: vectors of 1 read every other element, 124 B over 4 sectors.
+  EXPECT_EQ(sectors(G(2, 64, 64, 8, 1, 1, 2, 2, 1, 1, 0, 0), 1), 4);
+  // 16x16 patches: each thread's element lies in a patch row of its own, a sector each.
+  EXPECT_EQ(sectors(G(2, 224, 224, 3, 16, 16, 16, 16, 1, 1, 0, 0), 1), 32);
+}
+
 // planes_gather=shared takes tiles of whole planes and whole output rows: each plane's image
 // window for the tile's rows is copied to shared memory once, its KH*KW tap rows read there.
 TEST(Im2colPlanesTest, SharedGatherTakesTilesOfWholePlanesAndRows) {
@@ -815,7 +836,7 @@ TEST(Im2colPlanesTest, SharedGatherTakesTilesOfWholePlanesAndRows) {
   EXPECT_EQ(whole->shared_bytes, 2 * 58 * 58 * 2);
   EXPECT_EQ(whole->form_name, kPlanesSharedForm);
   EXPECT_EQ(whole->gather_reads, std::nullopt);  // its loads take image rows in order
-  EXPECT_EQ(whole->load_lane_stride_bytes, std::nullopt);
+  EXPECT_EQ(whole->warp_load_sectors, std::nullopt);
   EXPECT_THAT(DescribeIm2colPlan(*whole), HasSubstr("shared: 2 plane window(s) of 58 x 58"));
   // Bands of 8 output rows read 10 image rows.
   auto band = LowerIm2col(op, T("sm_90a"), Launch(9, 8 * 56, 256));
