@@ -856,6 +856,12 @@ const std::vector<FlagSpec>& EvaluateFlags() {
       {"rounds", T::kInt, "N: timed rounds per problem, 1 to 1000 (default 15)", 0, 1, 1000},
       {"devices", T::kString, "N,...: CUDA devices; tuning uses all, the evaluation the first"},
       {"samples", T::kInt, "N: samples per variant when tuning, 1 to 1000 (default 5)", 0, 1, 1000},
+      {"cost_model", T::kString, "FILE|none: the cost model the per-problem tuning prunes with "
+                                 "(as autotune's --cost_model); none measures every candidate, "
+                                 "so that --tuned is a corpus for autotune replay"},
+      {"library_alternatives", T::kInt, "N: the per-problem tuning also measures up to N of the "
+                                        "kernels the library chooses among (as autotune's), 0 "
+                                        "to 64 (default 0)", 0, 0, 64},
       {"hang_seconds", T::kInt, "S: a variant running this long without progress is a hang, 1 "
                                 "to 86400 (default 60)", 0, 1, 86400},
   };

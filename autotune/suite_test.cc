@@ -137,16 +137,20 @@ TEST(SuiteTest, CheckedInSuitesParseAndTheHeldOutOneIsDisjoint) {
   const TileOpRegistry& ops = BuiltinTileOps();
   Target target = *Target::Parse("sm_90a");
   std::map<std::string, std::string> shipped;
+  std::set<std::string> before;  // every problem of the files before this one
   // The shipped suites first, then the held-out ones.
   for (const char* name :
        {"autotune/suites/h200_shipped.txt", "autotune/suites/h200_col2im.txt",
         "autotune/suites/heldout.txt", "autotune/suites/heldout_col2im.txt",
-        "autotune/suites/heldout_fresh.txt", "autotune/suites/heldout_torch_layers.txt"}) {
+        "autotune/suites/heldout_fresh.txt", "autotune/suites/heldout_torch_layers.txt",
+        "autotune/suites/heldout_fresh2.txt"}) {
     absl::StatusOr<std::string> text = tuning::ReadFileToString(name);
     ASSERT_TRUE(text.ok()) << text.status();
     auto problems = ParseSuiteFile(ops, *text, name);
     ASSERT_TRUE(problems.ok()) << problems.status();
     const bool held_out = std::string(name).find("heldout") != std::string::npos;
+    // A fresh set holds shapes of no other suite.
+    const bool fresh = std::string(name).find("fresh") != std::string::npos;
     if (held_out) {
       EXPECT_GE(problems->size(), 10u) << name;
     }
@@ -161,7 +165,9 @@ TEST(SuiteTest, CheckedInSuitesParseAndTheHeldOutOneIsDisjoint) {
       } else {
         EXPECT_EQ(shipped.count(key), 0u) << task->description << " is in the shipped suite";
       }
+      if (fresh) EXPECT_EQ(before.count(key), 0u) << name << ": " << task->description << " is in another suite";
     }
+    before.insert(seen.begin(), seen.end());
   }
 }
 

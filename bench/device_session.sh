@@ -13,12 +13,14 @@
 #   torchbench  bench/torch_benchmark.py from that wheel (TORCHBENCH_ARGS=--quick: f16 only);
 #   model       the default suite tuned cold as the corpus, `autotune fit` to it, the suite
 #               tuned cold again with --cost_model and MODEL_TOP_K, and `autotune diff`;
-#   corpus      each suite of CORPUS_SUITES (default the four held-out ones) tuned with every
-#               candidate and the library's choices measured (--cost_model=none
-#               --library_alternatives=9), and `autotune replay` of it: the library's
-#               selections timed by what was measured. All in $OUT/corpora.tar.gz, to be
-#               replayed again on the CPU; CORPUS_FROM names a folder of earlier
-#               SUITE.corpus.txtpb to resume; CORPUS_SECONDS (default 480) bounds them all.
+#   corpus      each suite of CORPUS_SUITES (default the four held-out ones) evaluated with its
+#               per-problem tuning measuring every candidate and the library's choices
+#               (`autotune evaluate --cost_model=none --library_alternatives=9`: the table
+#               SUITE_builtin.md, and the tuning as the corpus SUITE.corpus.txtpb), then
+#               `autotune replay` of the corpus: the library's selections timed by what was
+#               measured. All in $OUT/corpora.tar.gz, to be replayed again on the CPU;
+#               CORPUS_FROM names a folder of earlier SUITE.corpus.txtpb to resume;
+#               CORPUS_SECONDS (default 480) bounds them all.
 # BENCH names the benchmarks. One device call is capped at 10 minutes, so e.g. PARTS=tests
 # first, then PARTS="bench autotune".
 set -uo pipefail
@@ -139,8 +141,9 @@ if want corpus; then
     left=$(( deadline - $(date +%s) ))
     [ "$left" -gt 10 ] || { echo "rc skipped: no time left" > "$out/${suite}_corpus.txt"; continue; }
     t=$(now)
-    timeout "$left" .device/bin/autotune --suite="autotune/suites/$suite.txt" \
-      --cost_model=none --library_alternatives=9 --output="$corpora/$suite.corpus.txtpb" --report=false \
+    timeout "$left" .device/bin/autotune evaluate --suite="autotune/suites/$suite.txt" \
+      --cost_model=none --library_alternatives=9 --tuned="$corpora/$suite.corpus.txtpb" \
+      --output="$corpora/${suite}_builtin" --rounds=10 \
       > "$out/${suite}_corpus.txt" 2> "$out/${suite}_corpus.err"
     echo "rc $? in $(secs $t)" >> "$out/${suite}_corpus.txt"
     .device/bin/autotune replay "$corpora/$suite.corpus.txtpb" -o "$corpora/${suite}_replay" \
@@ -171,6 +174,7 @@ fi
 if want corpus; then
   for suite in ${CORPUS_SUITES:-heldout_fresh heldout_col2im heldout_torch_layers heldout}; do
     echo "== corpus $suite: $(tail -n 1 "$out/${suite}_corpus.txt")"
+    grep -m1 'problem(s) measured' "$out/corpora/${suite}_builtin.md" 2>/dev/null
     sed -n '/^| selection/,/^$/p' "$out/corpora/${suite}_replay.md" 2>/dev/null || tail -n 3 "$out/${suite}_replay.err" 2>/dev/null
   done
 fi
