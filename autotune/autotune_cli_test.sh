@@ -58,7 +58,8 @@ expect 2 "--problems and --suite are exclusive" --suite="$TEST_TMPDIR/suite.txt"
 expect 3 "no GPU to tune on" evaluate --suite="$TEST_TMPDIR/suite.txt" --output="$TEST_TMPDIR/ev"
 expect 2 "unknown flag --dry_run" evaluate --suite="$TEST_TMPDIR/suite.txt" --dry_run
 expect 2 "tune_on_miss=-3: accepted are integers 0 to 600000" evaluate --suite="$TEST_TMPDIR/suite.txt" --tune_on_miss=-3
-# A corpus from the evaluation's own tuning: the flags reach its tuning, which then needs a GPU.
+# A corpus from the evaluation's own tuning: the flags are taken (the supervisor passes them
+# to its tuning workers, as autotune's own), and the tuning then needs a GPU.
 expect 3 "no GPU to tune on" evaluate --suite="$TEST_TMPDIR/suite.txt" --output="$TEST_TMPDIR/ev" \
   --cost_model=none --library_alternatives=9
 expect 2 "library_alternatives=65: accepted are integers 0 to 64" evaluate --suite="$TEST_TMPDIR/suite.txt" --library_alternatives=65

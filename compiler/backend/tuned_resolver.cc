@@ -820,8 +820,10 @@ absl::StatusOr<Resolution> TunedResolver::Resolve(const tuning::DeviceIdentity& 
                                   "predicted %.2f us against its %.2f us, not %g%% faster (%s)",
                                   candidates.size(), *best->predicted_us, *same->predicted_us,
                                   100 * model_margin_, model->origin)
-                : absl::StrFormat("; kept: the cost model (%s) does not predict it", model->origin));
-        kept->chosen_by_model = true;
+                : absl::StrFormat("; kept: the cost model (%s) does not predict it",
+                                  model->origin));
+        // The model judged it unless it could not predict it.
+        kept->chosen_by_model = same != nullptr && same->predicted_us.has_value();
         return *std::move(kept);
       }
     }

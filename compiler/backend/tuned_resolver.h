@@ -107,8 +107,8 @@ class TunedResolver {
     std::vector<GpuCostModel> cost_models;
     bool select_by_model = false;
     // How much faster than the nearest record's variant the model must predict another
-    // kernel for selection to take it: 0.1 takes it only below 1 / 1.1 of the nearest's
-    // prediction. The nearest record's kernel was measured on a problem like this one; the
+    // kernel for selection to take it: 0.1 takes it only at or below 1 / 1.1 of the
+    // nearest's prediction; a nearest variant the model cannot predict stays. The nearest record's kernel was measured on a problem like this one; the
     // model's estimates are not measurements, and a margin keeps small predicted gains from
     // trading it for a kernel nobody timed. 0: the fastest predicted, however close.
     double model_margin = 0;
@@ -151,9 +151,6 @@ class TunedResolver {
  private:
   explicit TunedResolver(Options options);
 
-  // The request `record`'s winner makes of `op` (its hints over the tuned ones), if a
-  // codegen lowers it. `problem` is `op` as a database problem (made once by the caller).
-  // `record` is one of records_; the answer names its origin.
   // The nearest usable record's variant of `near` (Ranked), or a wider one's where the
   // nearest's narrows here (kWiderRecordTries), with `why` and the reason in its detail;
   // none when no record of `near` lowers.
@@ -162,6 +159,9 @@ class TunedResolver {
                                           const std::shared_ptr<const DeviceCodegen>& codegen,
                                           const TileOp& op, const tuning::Problem& problem,
                                           const Target& target) const;
+  // The request `record`'s winner makes of `op` (its hints over the tuned ones), if a
+  // codegen lowers it. `problem` is `op` as a database problem (made once by the caller).
+  // `record` is one of records_; the answer names its origin.
   absl::StatusOr<Resolution> Attempt(const tuning::TuningRecord& record, ResolutionLevel level,
                                      const std::shared_ptr<const DeviceCodegen>& codegen,
                                      const TileOp& op, const tuning::Problem& problem,

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -173,19 +172,23 @@ absl::StatusOr<LoopLayout> ChooseLoopLayout(const ResolvedHints& hints, int thre
   return LoopLayout{threads / cols, cols};
 }
 
-double MeanWarpLoadSectors(const std::vector<std::vector<std::optional<int64_t>>>& loads) {
+std::optional<double> MeanWarpLoadSectors(
+    const std::vector<std::vector<std::optional<int64_t>>>& loads) {
   double total = 0;
   int counted = 0;
+  std::vector<int64_t> sectors;
   for (const std::vector<std::optional<int64_t>>& instruction : loads) {
-    std::set<int64_t> sectors;
+    sectors.clear();
     for (const std::optional<int64_t>& at : instruction) {
-      if (at.has_value()) sectors.insert(*at >= 0 ? *at / kSectorBytes : -1 - (-1 - *at) / kSectorBytes);
+      // Rounded down, negative offsets included.
+      if (at.has_value()) sectors.push_back(*at >= 0 ? *at / kSectorBytes : -1 - (-1 - *at) / kSectorBytes);
     }
     if (sectors.empty()) continue;
-    total += static_cast<double>(sectors.size());
+    std::sort(sectors.begin(), sectors.end());
+    total += static_cast<double>(std::unique(sectors.begin(), sectors.end()) - sectors.begin());
     ++counted;
   }
-  return counted > 0 ? total / counted : 0;
+  return counted > 0 ? std::optional<double>(total / counted) : std::nullopt;
 }
 
 int64_t ResidentCtasPerSm(const Target& target, int threads, int64_t dynamic_shared) {

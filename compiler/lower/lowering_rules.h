@@ -39,11 +39,12 @@ inline constexpr int64_t kSectorBytes = 32;
 
 // The mean number of sectors one warp load instruction touches: `loads[i][lane]` is the
 // byte offset (from a 32-byte aligned base) that `lane` loads in instruction i, or none
-// where the lane makes no load. Instructions no lane makes are not counted; 0 when there
-// are none. The lowerings of kernels that gather element by element walk their first
-// warp's addresses with the kernel's own index arithmetic and keep this
+// where the lane makes no load. Instructions no lane makes are not counted; none when no
+// lane loads at all. The lowerings of kernels that gather element by element walk their
+// first warp's addresses with the kernel's own index arithmetic and keep this
 // (LoweredTileKernel::warp_load_sectors).
-double MeanWarpLoadSectors(const std::vector<std::vector<std::optional<int64_t>>>& loads);
+std::optional<double> MeanWarpLoadSectors(
+    const std::vector<std::vector<std::optional<int64_t>>>& loads);
 
 // CTAs of `threads` threads and `dynamic_shared` bytes of dynamic shared memory one SM of
 // `target` holds at once (registers aside): the fewest that its threads, its shared memory

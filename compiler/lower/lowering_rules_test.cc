@@ -163,7 +163,7 @@ TEST(MeanWarpLoadSectorsTest, CountsDistinctSectorsPerInstruction) {
   EXPECT_EQ(MeanWarpLoadSectors({packed, apart}), 17);
   // An instruction no lane makes does not count; none at all is 0.
   EXPECT_EQ(MeanWarpLoadSectors({packed, std::vector<std::optional<int64_t>>(32)}), 2);
-  EXPECT_EQ(MeanWarpLoadSectors({}), 0);
+  EXPECT_EQ(MeanWarpLoadSectors({}), std::nullopt);
   // Offsets 31 and 32 lie in neighbouring sectors; -1 in the one before 0.
   EXPECT_EQ(MeanWarpLoadSectors({{31, 32}}), 2);
   EXPECT_EQ(MeanWarpLoadSectors({{-1, 0}}), 2);

@@ -431,6 +431,16 @@ absl::StatusOr<CostModel> CostModel::FromProto(const tuning::CostModel& proto) {
     }
   }
   const int features = kTerms - 1 + proto.kinds_size() + proto.access_features_size();
+  for (int t = 0; t < proto.trees_size() && proto.access_features_size() == 0; ++t) {
+    for (int f : proto.trees(t).feature()) {
+      if (f >= features && f < features + static_cast<int>(access.size())) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "cost model tree ", t, " splits on feature ", f, ", past its terms and kinds, but "
+            "the model names no access features (a file written before it had to): fit it "
+            "again"));
+      }
+    }
+  }
   for (int t = 0; t < proto.trees_size(); ++t) {
     const tuning::RegressionTree& p = proto.trees(t);
     const int nodes = p.feature_size();

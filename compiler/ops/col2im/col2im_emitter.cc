@@ -229,14 +229,11 @@ class Col2imEmitter {
   // stride).
   int64_t SpanH() const { return CeilDiv(g_.EffectiveKh(), g_.sh); }
   int64_t SpanW() const { return CeilDiv(g_.EffectiveKw(), g_.sw); }
-  // Windows up to this many positions per pixel are summed by an unrolled loop; larger ones
-  // (wide kernels at stride 1) keep a bounded loop, for code size.
-  static constexpr int64_t kMaxUnrolledSpan = 64;
   // How tt_sum visits a pixel's window positions: unrolled over the span, addressing each
   // by fixed steps from the first (undilated windows) or by its tap; or a bounded loop.
   enum class SumForm { kSteps, kUnrolled, kLoop };
   SumForm PlanesSum() const {
-    if (SpanH() * SpanW() > kMaxUnrolledSpan) return SumForm::kLoop;
+    if (SpanH() * SpanW() > kCol2imMaxUnrolledSpan) return SumForm::kLoop;
     return g_.dh == 1 && g_.dw == 1 ? SumForm::kSteps : SumForm::kUnrolled;
   }
 

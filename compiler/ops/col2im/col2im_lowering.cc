@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -189,16 +190,20 @@ std::vector<std::string> CheckSimt(const Target& target, const LaunchParams& lau
 // (i, j) of the SpanH x SpanW that can reach it, a position that does not reach it its
 // plane's first element (or, dilated, one clamped into the plane), in one instruction per
 // (pixel, position); a wide window's loop loads the reaching positions only, in order.
-double PlanesWarpLoadSectors(const LoweredCol2im& l) {
+std::optional<double> PlanesWarpLoadSectors(const LoweredCol2im& l) {
   const Im2colGeometry& g = l.geometry;
   const int64_t v = l.vector_elems;
   const int64_t span_h = CeilDiv(g.EffectiveKh(), g.sh), span_w = CeilDiv(g.EffectiveKw(), g.sw);
-  const bool loop = span_h * span_w > 64;  // the emitter's kMaxUnrolledSpan
+  const bool loop = span_h * span_w > kCol2imMaxUnrolledSpan;
   const bool dilated = g.dh != 1 || g.dw != 1;
   const int64_t plane_bytes = g.kh * g.kw * l.k * l.element_bytes;
   const int64_t tile = l.num_tiles / 2;
-  // Instruction (e, i, j) is e * span + i * span_w + j; the loop's t-th load, e * span + t.
-  const int64_t span = loop ? g.kh * g.kw : span_h * span_w;
+  // Instruction (e, i, j): pixel e of the vector, window position (oh0 + i, ow0 + j); the
+  // loop visits the same positions in lockstep, loading the reaching ones only. A wide
+  // window's first kWalkedSpan x kWalkedSpan positions stand for the rest.
+  constexpr int64_t kWalkedSpan = 8;
+  const int64_t walk_h = std::min(span_h, kWalkedSpan), walk_w = std::min(span_w, kWalkedSpan);
+  const int64_t span = walk_h * walk_w;
   std::vector<std::vector<std::optional<int64_t>>> loads(v * span);
   const int64_t per_plane = l.tiles_h * l.tiles_w, row_vectors = CeilDiv(l.tile_w, v);
   for (int64_t lane = 0; lane < kWarpLanes; ++lane) {
@@ -242,22 +247,19 @@ double PlanesWarpLoadSectors(const LoweredCol2im& l) {
         return oh < oh1 && ow < ow1 && (h_im - oh * g.sh) % g.dh == 0 &&
                (w_im - ow * g.sw) % g.dw == 0;
       };
-      if (loop) {
-        int64_t t = 0;
-        for (int64_t oh = oh0; oh < oh1; ++oh) {
-          for (int64_t ow = ow0; ow < ow1 && t < span; ++ow) {
-            if (reaches(oh, ow)) loads[e * span + t++].push_back(at(oh, ow));
-          }
-        }
-        continue;
-      }
-      // Undilated, a pixel no window reaches loads nothing; otherwise every position loads,
-      // one that does not reach the pixel its plane's first element (dilated: clamped).
-      if (!dilated && (oh1 <= oh0 || ow1 <= ow0)) continue;
-      for (int64_t i = 0; i < span_h; ++i) {
-        for (int64_t j = 0; j < span_w; ++j) {
+      // Undilated, a pixel no window reaches loads nothing; otherwise each position loads: a
+      // reaching one its element, another its plane's first (dilated: clamped into the
+      // plane), or, in the loop, nothing.
+      if (!dilated && !loop && (oh1 <= oh0 || ow1 <= ow0)) continue;
+      for (int64_t i = 0; i < walk_h; ++i) {
+        for (int64_t j = 0; j < walk_w; ++j) {
           const int64_t oh = oh0 + i, ow = ow0 + j;
-          loads[e * span + i * span_w + j].push_back(reaches(oh, ow) || dilated ? at(oh, ow) : from);
+          std::vector<std::optional<int64_t>>& instruction = loads[e * span + i * walk_w + j];
+          if (reaches(oh, ow)) {
+            instruction.push_back(at(oh, ow));
+          } else if (!loop) {
+            instruction.push_back(dilated ? at(oh, ow) : from);
+          }
         }
       }
     }

@@ -77,6 +77,10 @@ std::string Col2imPathName(Col2imPath path);
 // "direct", "staged", "swept" or "planes".
 std::string Col2imFormName(Col2imPath path);
 
+// The planes form sums windows of up to this many positions per pixel by an unrolled loop;
+// larger ones (wide kernels at stride 1) keep a bounded loop, for code size.
+inline constexpr int64_t kCol2imMaxUnrolledSpan = 64;
+
 struct LoweredCol2im : LoweredTileKernel {
   Col2imPath path = Col2imPath::kSimtDirect;
   // The column matrix's order; for kChannelRows, m and k are its rows and columns

@@ -257,6 +257,11 @@ TEST(Col2imLoweringTest, PlanesFormWalksItsWarpsLoads) {
   // Vectors of 8: instruction e takes tap column e % 2 at window column 4j + e / 2: 8 threads
   // 8 B apart on each of 4 image rows, 2 sectors a row.
   EXPECT_EQ(sectors(patches, 8), 8);
+  // A 1x65 window (too wide to unroll: the loop form), 1-element vectors. The middle of 3
+  // tiles holds pixels w = 64..95, and at window step j each sums tap 64 - j at window column
+  // w - 64 + j: 32 neighbouring elements from element j of a 256-byte aligned matrix row, 2
+  // sectors at j = 0 and 3 after; walked over the first 8 steps.
+  EXPECT_DOUBLE_EQ(sectors(G(1, 1, 192, 1, 1, 65, 1, 1, 1, 1, 0, 0), 1), (2 + 3 * 7) / 8.0);
 }
 
 TEST(Col2imLoweringTest, ErrorsNameTheValue) {

@@ -410,8 +410,9 @@ absl::Status PlaceTiles(const Im2colOp& op, const LaunchParams& launch, LoweredI
 // The planes form's element gather, as the emitter's PlanesKernel runs it, for the first
 // warp of the middle tile: thread j gathers vector j of the tile (the tile's run of whole
 // matrix rows, or its segments of part rows), element e of every thread's vector in load
-// instruction e; an element past the matrix, the run, or the image loads the image's first.
-double PlanesWarpLoadSectors(const LoweredIm2col& l) {
+// instruction e; an element past the matrix, the run, or the image loads the image's first,
+// and a thread with no vector of the tile makes no load.
+std::optional<double> PlanesWarpLoadSectors(const LoweredIm2col& l) {
   const Im2colGeometry& g = l.geometry;
   const int64_t taps = g.kh * g.kw, v = l.vector_elems;
   const int64_t tile = l.num_tiles / 2;
@@ -421,13 +422,17 @@ double PlanesWarpLoadSectors(const LoweredIm2col& l) {
   const int64_t seg_vectors = l.segment_elems / v;
   std::vector<std::vector<std::optional<int64_t>>> loads(v);
   for (int64_t j = 0; j < kWarpLanes; ++j) {
-    // The vector's first element as (matrix row, column), and whether the lane has one.
+    // The vector's first element as (matrix row, column), and its elements in the matrix.
     int64_t r = 0, p = 0, valid = 0;
+    if (whole ? j * v >= run : j >= l.segments * seg_vectors) {
+      for (int64_t e = 0; e < v; ++e) loads[e].push_back(std::nullopt);
+      continue;
+    }
     if (whole) {
       r = m0 + j * v / l.k;
       p = j * v % l.k;
-      valid = std::clamp<int64_t>(run - j * v, 0, v);
-    } else if (j < l.segments * seg_vectors) {
+      valid = std::min(run - j * v, v);
+    } else {
       r = m0 + j / seg_vectors;
       p = k0 + j % seg_vectors * v;
       valid = r < l.m && p < l.k ? v : 0;

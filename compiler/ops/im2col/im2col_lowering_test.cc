@@ -803,10 +803,10 @@ TEST(Im2colSearchSpaceTest, WindowRowHintsWhereTheyWiden) {
 // load instruction e), walked into 32-byte sectors per instruction, here where they can be
 // counted by hand.
 TEST(Im2colPlanesTest, WarpLoadSectorsFollowTheGather) {
-  auto sectors = [](const Im2colGeometry& g, int width) {
+  auto sectors = [](const Im2colGeometry& g, int width, int64_t rows = 4) {
     Im2colOp op = Unfold(DataType::kF16, g);
     op.hints.coalesced_width = width;
-    auto lowered = LowerIm2col(op, T("sm_90a"), Launch(4, 1 << 20, 128));
+    auto lowered = LowerIm2col(op, T("sm_90a"), Launch(rows, 1 << 20, 128));
     EXPECT_TRUE(lowered.ok()) << lowered.status();
     return lowered.ok() ? lowered->warp_load_sectors.value_or(-1) : -1;
   };
@@ -819,6 +819,17 @@ TEST(Im2colPlanesTest, WarpLoadSectorsFollowTheGather) {
   EXPECT_EQ(sectors(G(2, 64, 64, 8, 1, 1, 2, 2, 1, 1, 0, 0), 1), 4);
   // 16x16 patches: each thread's element lies in a patch row of its own, a sector each.
   EXPECT_EQ(sectors(G(2, 224, 224, 3, 16, 16, 16, 16, 1, 1, 0, 0), 1), 32);
+  // A tile of one 8x8 plane is a run of 8 vectors of 8: 8 threads 16 B apart, 4 sectors; the
+  // other 24 threads have no vector and make no load.
+  EXPECT_EQ(sectors(G(2, 8, 8, 3, 1, 1, 1, 1, 1, 1, 0, 0), 8, 1), 4);
+  // Part rows: tiles of 2 rows x 64 columns are 2 segments of 8 vectors, on two planes
+  // 8 KiB apart (1x1 window): 2 x 4 sectors; threads 16 to 31 make no load.
+  Im2colOp part = Unfold(DataType::kF16, pointwise);
+  part.hints.coalesced_width = 8;
+  auto segments = LowerIm2col(part, T("sm_90a"), Launch(2, 64, 128));
+  ASSERT_TRUE(segments.ok()) << segments.status();
+  EXPECT_EQ(segments->segments, 2);
+  EXPECT_EQ(segments->warp_load_sectors, 8);
 }
 
 // planes_gather=shared takes tiles of whole planes and whole output rows: each plane's image
