@@ -108,11 +108,12 @@ if want autotune; then
 fi
 model_rc=skipped
 if want model; then
-  # The corpus: the default suite tuned from an empty compile cache (every candidate kept).
+  # The corpus: the default suite tuned from an empty compile cache, every candidate measured
+  # (no cost model prunes it).
   export TILETUNE_CACHE_DIR=/tmp/tiletune-model-cache
   rm -rf "$TILETUNE_CACHE_DIR"
   t=$(now)
-  timeout 200 .device/bin/autotune --output="$out/model_corpus.txtpb" --report=false \
+  timeout 200 .device/bin/autotune --output="$out/model_corpus.txtpb" --report=false --cost_model=none \
     > "$out/model_full.txt" 2> "$out/model_full.err"
   full=$(secs $t)
   .device/bin/autotune fit "$out/model_corpus.txtpb" ${MODEL_CORPUS:-} -o "$out/h200.model.txtpb" \
