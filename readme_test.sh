@@ -2,13 +2,14 @@
 # README.md's environment-variable table is the one every tool prints in --help (all come
 # from EnvironmentHelp() in compiler/base/command_line.cc): the same variables, in the
 # same order, with the same words, in README and in the --help of autotune (and merge,
-# diff, export, evaluate, fit, rank), compiler and bake. And README keeps the two commands CI runs.
+# diff, export, evaluate, fit, rank, replay), compiler and bake. And README keeps the two commands CI runs.
 set -euo pipefail
 readme="README.md"
 env_of() { "$@" --help | sed -n '/^environment:$/,/^$/p' | sed '1d;/^$/d;/^exit codes/d'; }
 help=$(env_of autotune/autotune)
 for tool in "autotune/autotune merge" "autotune/autotune diff" "autotune/autotune export" \
-  "autotune/autotune evaluate" "autotune/autotune fit" "autotune/autotune rank" compiler/compiler kernels/bake; do
+  "autotune/autotune evaluate" "autotune/autotune fit" "autotune/autotune rank" \
+  "autotune/autotune replay" compiler/compiler kernels/bake; do
   # shellcheck disable=SC2086
   [ "$(env_of $tool)" = "$help" ] || { echo "FAIL: $tool --help has another environment table" >&2; exit 1; }
 done
