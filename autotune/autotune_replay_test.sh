@@ -39,6 +39,13 @@ grep -q '^| nearest record (the default) | 3 | 3 | ' "$tmp/replay.out" \
 rows "$tmp/replay.out" | awk -F'|' '{ split($8, m, " of "); if (m[1] + 0 != m[2] + 0 || m[2] + 0 < 2) bad = 1 }
   END { exit bad }' || fail "not every one of the library's choices was measured"
 ! rows "$tmp/replay.out" | grep -q '~' || fail "a kernel was found by its variant, not its source"
+# Per operator: the three selected problems are one of each, so each operator's geomean is
+# its one row's ratio.
+for op in copy im2col col2im; do
+  line=$(grep "^| \`$op\` | 1 | " "$tmp/replay.out") || fail "no per-operator row for $op"
+  ratio=$(rows "$tmp/replay.out" | grep "^| $op " | grep -v "(exact)" | awk -F'|' '{ gsub(/ /, "", $5); print $5 }')
+  [[ "$line" == *"| $ratio (1) |"* ]] || fail "$op's per-operator nearest geomean is not its row's $ratio: $line"
+done
 # The exact problem comes last, and says so.
 rows "$tmp/replay.out" | tail -n 1 | grep -q '^| copy u8 \[300, 3997\].*(exact)' \
   || fail "the exact problem is not listed last"

@@ -122,6 +122,7 @@ Pick Find(const Measured& measured, const TileOpDefinition& definition, const Ti
 }
 
 struct Row {
+  std::string op;  // the operator ("col2im")
   std::string problem;
   double winner_us = 0;
   bool exact = false;  // the library holds the problem: no selection is exercised
@@ -177,6 +178,7 @@ std::optional<Row> ReplayRecord(const tuning::TuningRecord& record, const Librar
     return std::nullopt;
   }
   Row row;
+  row.op = (*definition)->name();
   row.problem = (*definition)->Describe(**op);
   const Measured measured = MeasuredOf(record);
   row.winner_us = measured.winner_us;
@@ -256,6 +258,30 @@ std::string RatioCell(const Pick& p, double winner_us) {
   return p.failed.empty() ? "not measured" : p.failed;
 }
 
+// Per operator, the selections' geomeans over its problems (those each measured).
+std::string PerOperator(const std::vector<const Row*>& selected) {
+  std::map<std::string, std::vector<const Row*>> of;
+  for (const Row* row : selected) of[row->op].push_back(row);
+  std::string md =
+      "| operator | problems | nearest record | cost model (where it chose) | fastest choice |\n"
+      "| --- | ---: | ---: | ---: | ---: |\n";
+  auto geomean = [](const std::vector<const Row*>& rows, auto get) {
+    const Summary s = Summarize(rows, get);
+    return s.measured > 0 ? absl::StrFormat("%.3f (%d)", s.geomean, s.measured) : std::string("-");
+  };
+  for (const auto& [op, rows] : of) {
+    std::vector<const Row*> by_model;
+    for (const Row* row : rows) {
+      if (row->model.chosen_by_model) by_model.push_back(row);
+    }
+    absl::StrAppend(&md, "| `", op, "` | ", rows.size(), " | ",
+                    geomean(rows, [](const Row& r) { return r.nearest.us; }), " | ",
+                    geomean(by_model, [](const Row& r) { return r.model.us; }), " | ",
+                    geomean(rows, [](const Row& r) { return r.best_choice_us; }), " |\n");
+  }
+  return md;
+}
+
 std::string Markdown(const std::vector<Row>& rows, const std::string& header) {
   std::vector<const Row*> selected, exact;
   for (const Row& row : rows) (row.exact ? exact : selected).push_back(&row);
@@ -297,7 +323,8 @@ std::string Markdown(const std::vector<Row>& rows, const std::string& header) {
       both.empty() ? "-" : absl::StrFormat("%.3f", Summarize(both, [](const Row& r) {
                                                      return r.model.us;
                                                    }).geomean),
-      ".\n\n| problem | winner us | nearest record (level) | ratio | cost model (level) | ratio | "
+      ".\n\nPer operator (geomean, and in brackets the problems measured):\n\n", PerOperator(selected),
+      "\n| problem | winner us | nearest record (level) | ratio | cost model (level) | ratio | "
       "choices measured | fastest choice |\n"
       "| --- | ---: | --- | ---: | --- | ---: | ---: | ---: |\n");
   std::vector<const Row*> ordered = selected;
