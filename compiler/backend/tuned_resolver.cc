@@ -744,6 +744,94 @@ std::optional<Resolution> TunedResolver::NearestUsable(
   return nearest;
 }
 
+std::optional<Resolution> TunedResolver::ByModel(
+    const GpuCostModel& model, const std::vector<std::pair<double, size_t>>& near,
+    const std::string& why, const TileOpDefinition& definition,
+    const std::shared_ptr<const DeviceCodegen>& codegen, const TileOp& op,
+    const tuning::Problem& problem, const Target& target, int sm_count) const {
+  std::vector<Candidate> candidates =
+      NearCandidates(near, kModelCandidates, &model, definition, codegen, op, problem, target,
+                     sm_count);
+  const size_t from_records = candidates.size();
+  // A model with trees estimates kernels well enough to weigh the operator's own search
+  // space too; a terms-only one compares only measured records' variants, each scaled by
+  // its record's measurement. With no nearby record at all, the older architecture's
+  // records and the heuristic answer (Resolve), as without a model.
+  if (model.model.tree_count() > 0 && !near.empty()) {
+    std::set<std::string> kernels;
+    for (const Candidate& c : candidates) kernels.insert(KernelKey(c.resolution.built));
+    for (Candidate& c : SpaceCandidates(model, definition, codegen, op, target, sm_count, kernels)) {
+      candidates.push_back(std::move(c));
+    }
+  }
+  Candidate* best = nullptr;
+  for (Candidate& c : candidates) {
+    if (c.predicted_us.has_value() && (best == nullptr || *c.predicted_us < *best->predicted_us)) {
+      best = &c;
+    }
+  }
+  if (best != nullptr && from_records == 0) {
+    best->resolution.detail = absl::StrCat(
+        why, best->resolution.detail,
+        absl::StrFormat(" (the cost model's fastest of %d kernels of the operator's search "
+                        "space, predicted %.2f us; no nearby record lowers; %s)",
+                        candidates.size(), *best->predicted_us, model.origin));
+    best->resolution.chosen_by_model = true;
+    return std::move(best->resolution);
+  }
+  if (best != nullptr && model_margin_ > 0) {
+    // The kernel the nearest record's selection launches stays unless the model predicts
+    // another faster by the margin; one it cannot predict stays too.
+    std::optional<Resolution> kept =
+        NearestUsable(near, why, codegen, op, problem, target);
+    const Candidate* same = nullptr;
+    for (const Candidate& c : candidates) {
+      if (kept.has_value() && KernelKey(c.resolution.built) == KernelKey(kept->built)) same = &c;
+    }
+    if (kept.has_value() && same != best &&
+        (same == nullptr || !same->predicted_us.has_value() ||
+         *best->predicted_us * (1 + model_margin_) > *same->predicted_us)) {
+      kept->detail = absl::StrCat(
+          kept->detail,
+          same != nullptr && same->predicted_us.has_value()
+              ? absl::StrFormat("; kept over the cost model's fastest of %d kernels, "
+                                "predicted %.2f us against its %.2f us, not %g%% faster (%s)",
+                                candidates.size(), *best->predicted_us, *same->predicted_us,
+                                100 * model_margin_, model.origin)
+              : absl::StrFormat("; kept: the cost model (%s) does not predict it",
+                                model.origin));
+      // The model judged it unless it could not predict it.
+      kept->chosen_by_model = same != nullptr && same->predicted_us.has_value();
+      return kept;
+    }
+  }
+  if (best != nullptr) {
+    const Candidate& nearest = candidates.front();
+    best->resolution.detail = absl::StrCat(
+        why, best->resolution.detail,
+        absl::StrFormat(" (the cost model's fastest of the variants of the %d nearest usable "
+                        "record(s) of %d",
+                        from_records, near.size()),
+        candidates.size() > from_records
+            ? absl::StrFormat(" and %d kernels of the operator's search space",
+                              candidates.size() - from_records)
+            : "",
+        absl::StrFormat(", predicted %.2f us", *best->predicted_us),
+        &nearest == best
+            ? ", the nearest's own"
+            : nearest.predicted_us.has_value()
+                  ? absl::StrFormat(" against the nearest's %.2f us", *nearest.predicted_us)
+                  : "",
+        best - candidates.data() >= static_cast<std::ptrdiff_t>(from_records)
+            ? absl::StrFormat("; %s; a kernel of the search space)", model.origin)
+            : absl::StrFormat("; %s, distance %.2f, rank %d)", model.origin, best->distance,
+                              best->rank + 1));
+    best->resolution.chosen_by_model = true;
+    return std::move(best->resolution);
+  }
+  return std::nullopt;
+}
+
 absl::StatusOr<Resolution> TunedResolver::Resolve(const tuning::DeviceIdentity& device,
                                                   const TileOp& op) const {
   TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, ops_->For(op));
@@ -768,88 +856,11 @@ absl::StatusOr<Resolution> TunedResolver::Resolve(const tuning::DeviceIdentity& 
 
   // 2. Nearest problem of the same operator and element size on the same architecture.
   const std::vector<std::pair<double, size_t>> near = Ranked(*definition, problem, device);
-  // With a cost model of this GPU: the variant of the nearby records it predicts fastest.
+  // With a cost model of this GPU: the kernel it predicts fastest.
   if (const GpuCostModel* model = SelectingModelFor(device); model != nullptr) {
-    std::vector<Candidate> candidates =
-        NearCandidates(near, kModelCandidates, model, *definition, codegen, op, problem, target,
-                       device.sm_count());
-    const size_t from_records = candidates.size();
-    // A model with trees estimates kernels well enough to weigh the operator's own search
-    // space too; a terms-only one compares only measured records' variants, each scaled by
-    // its record's measurement. With no nearby record at all, the older architecture's
-    // records and the heuristic below answer, as without a model.
-    if (model->model.tree_count() > 0 && !near.empty()) {
-      std::set<std::string> kernels;
-      for (const Candidate& c : candidates) kernels.insert(KernelKey(c.resolution.built));
-      for (Candidate& c : SpaceCandidates(*model, *definition, codegen, op, target,
-                                          device.sm_count(), kernels)) {
-        candidates.push_back(std::move(c));
-      }
-    }
-    Candidate* best = nullptr;
-    for (Candidate& c : candidates) {
-      if (c.predicted_us.has_value() && (best == nullptr || *c.predicted_us < *best->predicted_us)) {
-        best = &c;
-      }
-    }
-    if (best != nullptr && from_records == 0) {
-      best->resolution.detail = absl::StrCat(
-          why, best->resolution.detail,
-          absl::StrFormat(" (the cost model's fastest of %d kernels of the operator's search "
-                          "space, predicted %.2f us; no nearby record lowers; %s)",
-                          candidates.size(), *best->predicted_us, model->origin));
-      best->resolution.chosen_by_model = true;
-      return std::move(best->resolution);
-    }
-    if (best != nullptr && model_margin_ > 0) {
-      // The kernel the nearest record's selection launches stays unless the model predicts
-      // another faster by the margin; one it cannot predict stays too.
-      std::optional<Resolution> kept =
-          NearestUsable(near, why, codegen, op, probe.problem(), target);
-      const Candidate* same = nullptr;
-      for (const Candidate& c : candidates) {
-        if (kept.has_value() && KernelKey(c.resolution.built) == KernelKey(kept->built)) same = &c;
-      }
-      if (kept.has_value() && same != best &&
-          (same == nullptr || !same->predicted_us.has_value() ||
-           *best->predicted_us * (1 + model_margin_) > *same->predicted_us)) {
-        kept->detail = absl::StrCat(
-            kept->detail,
-            same != nullptr && same->predicted_us.has_value()
-                ? absl::StrFormat("; kept over the cost model's fastest of %d kernels, "
-                                  "predicted %.2f us against its %.2f us, not %g%% faster (%s)",
-                                  candidates.size(), *best->predicted_us, *same->predicted_us,
-                                  100 * model_margin_, model->origin)
-                : absl::StrFormat("; kept: the cost model (%s) does not predict it",
-                                  model->origin));
-        // The model judged it unless it could not predict it.
-        kept->chosen_by_model = same != nullptr && same->predicted_us.has_value();
-        return *std::move(kept);
-      }
-    }
-    if (best != nullptr) {
-      const Candidate& nearest = candidates.front();
-      best->resolution.detail = absl::StrCat(
-          why, best->resolution.detail,
-          absl::StrFormat(" (the cost model's fastest of the variants of the %d nearest usable "
-                          "record(s) of %d",
-                          from_records, near.size()),
-          candidates.size() > from_records
-              ? absl::StrFormat(" and %d kernels of the operator's search space",
-                                candidates.size() - from_records)
-              : "",
-          absl::StrFormat(", predicted %.2f us", *best->predicted_us),
-          &nearest == best
-              ? ", the nearest's own"
-              : nearest.predicted_us.has_value()
-                    ? absl::StrFormat(" against the nearest's %.2f us", *nearest.predicted_us)
-                    : "",
-          best - candidates.data() >= static_cast<std::ptrdiff_t>(from_records)
-              ? absl::StrFormat("; %s; a kernel of the search space)", model->origin)
-              : absl::StrFormat("; %s, distance %.2f, rank %d)", model->origin, best->distance,
-                                best->rank + 1));
-      best->resolution.chosen_by_model = true;
-      return std::move(best->resolution);
+    if (std::optional<Resolution> chosen = ByModel(*model, near, why, *definition, codegen, op,
+                                                   problem, target, device.sm_count())) {
+      return *std::move(chosen);
     }
   }
   if (std::optional<Resolution> nearest =

@@ -159,6 +159,17 @@ class TunedResolver {
                                           const std::shared_ptr<const DeviceCodegen>& codegen,
                                           const TileOp& op, const tuning::Problem& problem,
                                           const Target& target) const;
+  // Selection by `model` (Options::select_by_model): among the variants of the
+  // kModelCandidates nearest usable records of `near` and, for a model with trees, the
+  // operator's search space, the kernel it predicts fastest, unless Options::model_margin
+  // keeps the nearest record's (NearestUsable). None where it predicts none, or no record of
+  // `near` lowers and the model has no trees.
+  std::optional<Resolution> ByModel(const GpuCostModel& model,
+                                    const std::vector<std::pair<double, size_t>>& near,
+                                    const std::string& why, const TileOpDefinition& definition,
+                                    const std::shared_ptr<const DeviceCodegen>& codegen,
+                                    const TileOp& op, const tuning::Problem& problem,
+                                    const Target& target, int sm_count) const;
   // The request `record`'s winner makes of `op` (its hints over the tuned ones), if a
   // codegen lowers it. `problem` is `op` as a database problem (made once by the caller).
   // `record` is one of records_; the answer names its origin.
