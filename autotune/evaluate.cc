@@ -18,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "compiler/base/status_macros.h"
+#include "compiler/lower/lowered_kernel.h"
 #include "compiler/tuning_db/measurement.h"
 #include "kernels/library.h"
 #include "kernels/measure.h"
@@ -35,10 +36,7 @@ constexpr int kMaxBatch = 200;
 constexpr std::chrono::minutes kTuningWait{10};
 
 std::string DescribeLaunch(const LaunchInfo& info) {
-  return absl::StrCat(info.path, info.form.empty() ? "" : absl::StrCat("/", info.form), " tile ",
-                      absl::StrJoin(info.launch.tile, "x"), ", ", info.launch.threads, " threads",
-                      info.launch.stages > 1 ? absl::StrCat(", ", info.launch.stages, " stages")
-                                             : "");
+  return LaunchSummary(info.path, info.form, info.launch);
 }
 
 // Launch or, with items (batch_copy), LaunchItems.

@@ -104,10 +104,8 @@ Pick Find(const Measured& measured, const TileOpDefinition& definition, const Ti
   }
   const Candidate& c = built->candidates.front();
   const LoweredTileKernel& l = *c.lowered;
-  pick.kernel = absl::StrCat(l.path_name, l.form_name.empty() ? "" : "/", l.form_name, " tile ",
-                             absl::StrJoin(l.launch.tile, "x"), ", ", l.launch.threads, " threads",
-                             l.launch.stages > 1 ? absl::StrCat(", ", l.launch.stages, " stages") : "",
-                             ", ", l.vector_bytes, " B");
+  pick.kernel =
+      absl::StrCat(LaunchSummary(l.path_name, l.form_name, l.launch), ", ", l.vector_bytes, " B");
   if (auto it = measured.by_sha.find(c.source_sha256); it != measured.by_sha.end()) {
     pick.us = it->second;
   } else if (auto failed = measured.failed_by_sha.find(c.source_sha256);

@@ -83,6 +83,13 @@ absl::StatusOr<CostModel> FlatModel() {
   return CostModel::FromProto(proto);
 }
 
+// Options that measure only `model`'s first choice per phase (and the anchors).
+void MeasureTopOne(const CostModel& model, const TuningTask& task, Tuner::Options& options) {
+  options.cost_model = &model;
+  options.model_top_k = 1;
+  options.gpu = DeviceConstantsFor(task.target, 132);
+}
+
 // One tuning of `task` on a fresh simulated device.
 absl::StatusOr<tuning::TuningRecord> TuneOnce(const TuningTask& task,
                                               const SimulatedDeviceOptions& options,
@@ -266,11 +273,7 @@ TEST(TunerTest, TheLibrarysChoiceIsAlwaysAFinalist) {
     };
     const absl::StatusOr<CostModel> model = FlatModel();
     ASSERT_TRUE(model.ok()) << model.status();
-    if (with_model) {
-      tuner_options.cost_model = &*model;
-      tuner_options.model_top_k = 1;
-      tuner_options.gpu = DeviceConstantsFor(task.target, 132);
-    }
+    if (with_model) MeasureTopOne(*model, task, tuner_options);
     TuneStats stats;
     absl::StatusOr<tuning::TuningRecord> record = TuneOnce(task, options, tuner_options, stats);
     ASSERT_TRUE(record.ok()) << record.status();
@@ -353,11 +356,7 @@ TEST(TunerTest, TheLibrarysAlternativesAreMeasured) {
     };
     const absl::StatusOr<CostModel> model = FlatModel();
     ASSERT_TRUE(model.ok()) << model.status();
-    if (with_model) {
-      tuner_options.cost_model = &*model;
-      tuner_options.model_top_k = 1;
-      tuner_options.gpu = DeviceConstantsFor(task.target, 132);
-    }
+    if (with_model) MeasureTopOne(*model, task, tuner_options);
     TuneStats stats;
     absl::StatusOr<tuning::TuningRecord> record = TuneOnce(task, options, tuner_options, stats);
     ASSERT_TRUE(record.ok()) << record.status();

@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace tiletune {
 
@@ -53,6 +54,13 @@ int64_t LoweredTileKernel::GridSizeForItems(int sm_count, int64_t items) const {
       std::max<int64_t>(1, items > kMaxGrid / per_item ? kMaxGrid : items * per_item);
   if (launch.ctas_per_sm <= 0) return tiles;
   return std::min<int64_t>(tiles, static_cast<int64_t>(launch.ctas_per_sm) * sm_count);
+}
+
+std::string LaunchSummary(const std::string& path, const std::string& form,
+                          const LaunchParams& launch) {
+  return absl::StrCat(path, form.empty() ? "" : absl::StrCat("/", form), " tile ",
+                      absl::StrJoin(launch.tile, "x"), ", ", launch.threads, " threads",
+                      launch.stages > 1 ? absl::StrCat(", ", launch.stages, " stages") : "");
 }
 
 std::string PlanHeader(const LoweredTileKernel& l) {

@@ -152,6 +152,11 @@ struct LoweredTileKernel {
   std::vector<std::string> decision_log;
 };
 
+// A launch in a few words, for tables: "simt_im2col/row tile 32x128, 128 threads" (and ",
+// 2 stages" where it pipelines); `form` may be empty.
+std::string LaunchSummary(const std::string& path, const std::string& form,
+                          const LaunchParams& launch);
+
 // The lines every plan starts with (kernel, target, path and form, dtype) and the lines
 // it ends with (stages, shared memory, barriers, the L2 policies as `l2_policies` says
 // them, grid, then the decision log), for an operator's DescribePlan to put its own
