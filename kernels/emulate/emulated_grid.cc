@@ -1,5 +1,6 @@
 #include "kernels/emulate/emulated_grid.h"
 
+#include <sys/mman.h>
 #include <ucontext.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <numeric>
 #include <random>
 #include <string>
@@ -30,19 +32,42 @@ using host_abi::tt_emu_operand;
 using host_abi::tt_emu_thread;
 
 constexpr size_t kStackBytes = 256 * 1024;
+constexpr size_t kGuardPage = 4096;
 constexpr int kWarpSize = 32;
 // Shared addresses are offsets into the CTA's arena from here, so 0 is never one.
 constexpr uint32_t kSharedBase = 0x400;
-// Room for static __shared__ variables beyond the dynamic shared memory.
+// The arena: static __shared__ variables first (up to this many bytes), then the dynamic
+// shared memory, as CUDA lays them out.
 constexpr uint64_t kStaticSharedBytes = 4096;
+
+// A fiber's stack, with an inaccessible page below it so an overflow faults at once.
+class Stack {
+ public:
+  Stack() {
+    void* p = mmap(nullptr, kStackBytes + kGuardPage, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return;
+    mprotect(p, kGuardPage, PROT_NONE);
+    base_ = static_cast<char*>(p);
+  }
+  ~Stack() {
+    if (base_ != nullptr) munmap(base_, kStackBytes + kGuardPage);
+  }
+  Stack(const Stack&) = delete;
+  Stack& operator=(const Stack&) = delete;
+  char* bottom() const { return base_ == nullptr ? nullptr : base_ + kGuardPage; }
+
+ private:
+  char* base_ = nullptr;
+};
 
 using Transfer = std::function<void()>;
 
 enum class ThreadState { kReady, kBlockBarrier, kWarpBarrier, kBarrierWait, kDone };
 
+// What one CUDA thread of the running CTA holds; reset for each CTA.
 struct Fiber {
   ucontext_t context;
-  std::unique_ptr<char[]> stack;
   tt_emu_thread thread;
   ThreadState state = ThreadState::kReady;
   uint32_t wait_barrier = 0;
@@ -64,6 +89,7 @@ struct Mbarrier {
 
 int TypeBytes(const PtxStatement& s) {
   const std::string type = s.opcode.substr(s.opcode.rfind('.') + 1);
+  if (absl::EndsWith(type, "128")) return 16;
   if (absl::EndsWith(type, "8")) return 1;
   if (absl::EndsWith(type, "16")) return 2;
   if (absl::EndsWith(type, "32")) return 4;
@@ -78,17 +104,17 @@ int VectorCount(const PtxStatement& s) {
 
 class Grid {
  public:
-  explicit Grid(const GridLaunch& launch) : launch_(launch), fibers_(launch.threads) {
-    for (Fiber& f : fibers_) f.stack.reset(new char[kStackBytes]);
-    arena_.resize(static_cast<size_t>(launch.dynamic_shared_bytes + kStaticSharedBytes));
+  explicit Grid(const GridLaunch& launch)
+      : launch_(launch), fibers_(launch.threads), stacks_(launch.threads) {
+    arena_.resize(static_cast<size_t>(kStaticSharedBytes + launch.dynamic_shared_bytes));
   }
 
   absl::Status Run();
 
   // The callbacks of the kernel library (through EmulatorHostApi).
   void Asm(const char* text, tt_emu_operand* operands, int outputs, int count);
-  void Sync(int scope);
-  void* DynamicShared() { return arena_.data(); }
+  void Sync(host_abi::tt_emu_scope scope);
+  void* DynamicShared() { return arena_.data() + kStaticSharedBytes; }
   void* StaticShared(uint64_t bytes, uint64_t align);
   uint32_t SharedAddress(const void* pointer);
 
@@ -103,10 +129,12 @@ class Grid {
   void Fail(const std::string& message);
   Fiber& Self() { return fibers_[current_]; }
 
-  // Operands.
-  uint64_t In(const PtxOperand& o) const;
+  // Operands: an operand's value, and operand %n's.
+  uint64_t In(const PtxOperand& o);
+  uint64_t InRegister(int n);
   void Out(int n, uint64_t value);
   bool CheckGlobal(uint64_t address, uint64_t bytes, const char* what);
+  bool CheckAligned(uint64_t address, uint64_t align, const char* what);
   uint8_t* Shared(uint64_t address, uint64_t bytes, const char* what);
   Mbarrier* Barrier(uint64_t address, const char* what);
   void Drain(Mbarrier& barrier);
@@ -117,19 +145,21 @@ class Grid {
   void Load(const PtxStatement& s, bool shared);
   void Store(const PtxStatement& s, bool shared);
   void CpAsync(const PtxStatement& s);
-  void WaitGroups(std::deque<std::vector<Transfer>>& groups, std::vector<Transfer>& open,
-                  int64_t pending);
+  static void WaitGroups(std::deque<std::vector<Transfer>>& groups, int64_t pending);
+  void CheckNothingInFlight(Fiber& self);
   void MbarrierOp(const PtxStatement& s);
   void BulkCopy(const PtxStatement& s);
-  void TensorTile(const PtxStatement& s, bool load);
+  enum class Direction { kLoad, kStore };
+  void TensorTile(const PtxStatement& s, Direction direction);
   void TensorIm2col(const PtxStatement& s);
   void AddToBarrier(uint64_t bar, int64_t bytes, Transfer transfer);
   const EmulatedTensorMap* Map(uint64_t address);
 
   const GridLaunch& launch_;
   std::vector<Fiber> fibers_;
+  std::vector<Stack> stacks_;
   std::vector<uint8_t> arena_;
-  uint64_t arena_used_ = 0;
+  uint64_t static_used_ = 0;  // bytes of the static area the CTA's threads declared
   std::unordered_map<uint64_t, Mbarrier> barriers_;
   std::unordered_map<const char*, absl::StatusOr<PtxStatement>> parsed_;
   ucontext_t scheduler_;
@@ -139,6 +169,7 @@ class Grid {
   tt_emu_operand* operands_ = nullptr;
   int outputs_ = 0;
   int count_ = 0;
+  const char* text_ = "";  // the running asm statement, for messages
   absl::Status error_;
   std::mt19937_64 rng_;
 };
@@ -148,10 +179,18 @@ thread_local Grid* running = nullptr;
 // ---- Scheduling --------------------------------------------------------------------------
 
 absl::Status Grid::Run() {
+  for (const Stack& stack : stacks_) {
+    if (stack.bottom() == nullptr)
+      return absl::ResourceExhaustedError("no memory for fiber stacks");
+  }
   Grid* outer = running;
   running = this;
+  std::vector<int64_t> order(static_cast<size_t>(launch_.grid));
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937_64 rng(launch_.seed);
+  std::shuffle(order.begin(), order.end(), rng);
   absl::Status status;
-  for (int64_t block = 0; block < launch_.grid && status.ok(); ++block) status = RunBlock(block);
+  for (size_t i = 0; i < order.size() && status.ok(); ++i) status = RunBlock(order[i]);
   running = outer;
   return status;
 }
@@ -160,30 +199,41 @@ void Grid::FiberMain(int hi, int lo, int index) {
   Grid* grid = reinterpret_cast<Grid*>((static_cast<uintptr_t>(static_cast<uint32_t>(hi)) << 32) |
                                        static_cast<uint32_t>(lo));
   grid->launch_.entry(grid->launch_.args);
-  // What is still in flight lands: the hardware completes a thread's copies.
   Fiber& self = grid->fibers_[index];
-  grid->WaitGroups(self.cp_groups, self.cp_open, 0);
-  grid->WaitGroups(self.bulk_groups, self.bulk_open, 0);
+  grid->CheckNothingInFlight(self);
   self.state = ThreadState::kDone;
 }  // returns to the scheduler through uc_link
+
+// A thread that exits with copies it never waited for leaves them touching shared memory
+// of a CTA that is gone.
+void Grid::CheckNothingInFlight(Fiber& self) {
+  size_t copies = self.cp_open.size() + self.bulk_open.size();
+  for (const auto* groups : {&self.cp_groups, &self.bulk_groups}) {
+    for (const std::vector<Transfer>& group : *groups) copies += group.size();
+  }
+  if (copies > 0) {
+    Fail(absl::StrCat("the thread exited with ", copies,
+                      " asynchronous copies it never waited for (cp.async.wait_group, "
+                      "cp.async.bulk.wait_group)"));
+  }
+}
 
 absl::Status Grid::RunBlock(int64_t block) {
   block_ = block;
   rng_.seed(launch_.seed ^ (static_cast<uint64_t>(block) * 0x9e3779b97f4a7c15ull));
   for (uint8_t& b : arena_) b = static_cast<uint8_t>(rng_());
-  arena_used_ = static_cast<uint64_t>(launch_.dynamic_shared_bytes);
+  static_used_ = 0;
   barriers_.clear();
   const uintptr_t self = reinterpret_cast<uintptr_t>(this);
   for (int t = 0; t < launch_.threads; ++t) {
     Fiber& f = fibers_[t];
-    f = Fiber{ucontext_t{}, std::move(f.stack)};
+    f = Fiber{};
     f.thread.thread_idx = {static_cast<unsigned>(t), 0, 0};
     f.thread.block_idx = {static_cast<unsigned>(block), 0, 0};
     f.thread.block_dim = {static_cast<unsigned>(launch_.threads), 1, 1};
     f.thread.grid_dim = {static_cast<unsigned>(launch_.grid), 1, 1};
-    f.static_cursor = static_cast<uint64_t>(launch_.dynamic_shared_bytes);
     getcontext(&f.context);
-    f.context.uc_stack.ss_sp = f.stack.get();
+    f.context.uc_stack.ss_sp = stacks_[t].bottom();
     f.context.uc_stack.ss_size = kStackBytes;
     f.context.uc_link = &scheduler_;
     makecontext(&f.context, reinterpret_cast<void (*)()>(&Grid::FiberMain), 3,
@@ -201,16 +251,24 @@ absl::Status Grid::RunBlock(int64_t block) {
       swapcontext(&scheduler_, &fibers_[t].context);
       in_fiber_ = false;
       if (!error_.ok()) {
-        return absl::Status(error_.code(), absl::StrCat("CTA ", block, ", thread ", t, ": ",
-                                                        error_.message()));
+        return absl::Status(error_.code(),
+                            absl::StrCat("CTA ", block, ", thread ", t, ": ", error_.message()));
       }
     }
     if (std::all_of(fibers_.begin(), fibers_.end(),
                     [](const Fiber& f) { return f.state == ThreadState::kDone; })) {
+      for (const auto& [address, barrier] : barriers_) {
+        if (!barrier.transfers.empty()) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "CTA ", block, " ended with ", barrier.transfers.size(),
+              " copies to the mbarrier at shared 0x", absl::Hex(address), " nobody waited for"));
+        }
+      }
       return absl::OkStatus();
     }
     const bool released = Release();
-    if (!error_.ok()) return absl::Status(error_.code(), absl::StrCat("CTA ", block, ": ", error_.message()));
+    if (!error_.ok())
+      return absl::Status(error_.code(), absl::StrCat("CTA ", block, ": ", error_.message()));
     if (!released) {
       return absl::DeadlineExceededError(
           absl::StrCat("CTA ", block, " deadlocked: ", DescribeWaits()));
@@ -271,13 +329,18 @@ std::string Grid::DescribeWaits() const {
   for (size_t t = 0; t < fibers_.size() && waits.size() < 8; ++t) {
     const Fiber& f = fibers_[t];
     switch (f.state) {
-      case ThreadState::kBlockBarrier: waits.push_back(absl::StrCat("thread ", t, " at __syncthreads")); break;
-      case ThreadState::kWarpBarrier: waits.push_back(absl::StrCat("thread ", t, " at __syncwarp")); break;
+      case ThreadState::kBlockBarrier:
+        waits.push_back(absl::StrCat("thread ", t, " at __syncthreads"));
+        break;
+      case ThreadState::kWarpBarrier:
+        waits.push_back(absl::StrCat("thread ", t, " at __syncwarp"));
+        break;
       case ThreadState::kBarrierWait:
         waits.push_back(absl::StrCat("thread ", t, " waits on the mbarrier at shared 0x",
                                      absl::Hex(f.wait_barrier), " for parity ", f.wait_parity));
         break;
-      default: break;
+      default:
+        break;
     }
   }
   return absl::StrJoin(waits, "; ");
@@ -289,7 +352,9 @@ void Grid::Yield(ThreadState state) {
   swapcontext(&f.context, &scheduler_);
 }
 
-void Grid::Sync(int scope) { Yield(scope == 0 ? ThreadState::kBlockBarrier : ThreadState::kWarpBarrier); }
+void Grid::Sync(host_abi::tt_emu_scope scope) {
+  Yield(scope == host_abi::tt_emu_block ? ThreadState::kBlockBarrier : ThreadState::kWarpBarrier);
+}
 
 void Grid::Fail(const std::string& message) {
   if (error_.ok()) error_ = absl::FailedPreconditionError(message);
@@ -303,13 +368,14 @@ void Grid::Fail(const std::string& message) {
 void* Grid::StaticShared(uint64_t bytes, uint64_t align) {
   Fiber& f = Self();
   f.static_cursor = (f.static_cursor + align - 1) / align * align;
-  if (f.static_cursor + bytes > arena_.size()) {
+  if (f.static_cursor + bytes > kStaticSharedBytes) {
     Fail(absl::StrCat("static __shared__ variables take more than the emulator's ",
                       kStaticSharedBytes, " B"));
+    return arena_.data();
   }
   void* p = arena_.data() + f.static_cursor;
   f.static_cursor += bytes;
-  arena_used_ = std::max(arena_used_, f.static_cursor);
+  static_used_ = std::max(static_used_, f.static_cursor);
   return p;
 }
 
@@ -322,31 +388,58 @@ uint32_t Grid::SharedAddress(const void* pointer) {
   return kSharedBase + static_cast<uint32_t>(p - arena_.data());
 }
 
+bool Grid::CheckAligned(uint64_t address, uint64_t align, const char* what) {
+  if (align <= 1 || address % align == 0) return true;
+  Fail(absl::StrCat(what, " at 0x", absl::Hex(address), ", which is not ", align, "-byte aligned"));
+  return false;
+}
+
 bool Grid::CheckGlobal(uint64_t address, uint64_t bytes, const char* what) {
   for (const HostRange& r : launch_.buffers) {
     if (address >= r.begin && address + bytes <= r.end) return true;
   }
   std::vector<std::string> ranges;
   for (const HostRange& r : launch_.buffers) {
-    ranges.push_back(absl::StrCat(r.name, " [0x", absl::Hex(r.begin), ", 0x", absl::Hex(r.end), ")"));
+    ranges.push_back(
+        absl::StrCat(r.name, " [0x", absl::Hex(r.begin), ", 0x", absl::Hex(r.end), ")"));
   }
   Fail(absl::StrCat(what, " of ", bytes, " B at 0x", absl::Hex(address),
                     " is outside every buffer: ", absl::StrJoin(ranges, ", ")));
   return false;
 }
 
+// Shared memory in use: the static variables declared, and the dynamic shared memory.
 uint8_t* Grid::Shared(uint64_t address, uint64_t bytes, const char* what) {
-  if (address < kSharedBase || address - kSharedBase + bytes > arena_used_) {
+  const uint64_t offset = address - kSharedBase;
+  const uint64_t dynamic_end =
+      kStaticSharedBytes + static_cast<uint64_t>(launch_.dynamic_shared_bytes);
+  const bool in_static = address >= kSharedBase && offset + bytes <= static_used_;
+  const bool in_dynamic =
+      address >= kSharedBase && offset >= kStaticSharedBytes && offset + bytes <= dynamic_end;
+  if (!in_static && !in_dynamic) {
     Fail(absl::StrCat(what, " of ", bytes, " B at shared 0x", absl::Hex(address),
-                      " is outside the CTA's ", arena_used_, " B of shared memory"));
+                      " is outside the CTA's shared memory (", static_used_, " B static, ",
+                      launch_.dynamic_shared_bytes, " B dynamic)"));
     return nullptr;
   }
-  return arena_.data() + (address - kSharedBase);
+  return arena_.data() + offset;
 }
 
-uint64_t Grid::In(const PtxOperand& o) const {
+uint64_t Grid::In(const PtxOperand& o) {
   if (o.kind == PtxOperand::Kind::kImmediate) return static_cast<uint64_t>(o.immediate);
-  const tt_emu_operand& op = operands_[o.registers[0]];
+  if (o.registers.empty()) {
+    Fail(absl::StrCat("PTX '", text_, "' reads an operand that holds no value"));
+    return 0;
+  }
+  return InRegister(o.registers[0]);
+}
+
+uint64_t Grid::InRegister(int n) {
+  if (n < outputs_) {
+    Fail(absl::StrCat("PTX '", text_, "' reads %", n, ", an output"));
+    return 0;
+  }
+  const tt_emu_operand& op = operands_[n];
   const uint64_t mask = op.bytes >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * op.bytes)) - 1;
   return op.in & mask;
 }
@@ -359,7 +452,8 @@ void Grid::Out(int n, uint64_t value) {
 Mbarrier* Grid::Barrier(uint64_t address, const char* what) {
   auto it = barriers_.find(address);
   if (it == barriers_.end()) {
-    Fail(absl::StrCat(what, " on shared 0x", absl::Hex(address), ", which is no initialised mbarrier"));
+    Fail(absl::StrCat(what, " on shared 0x", absl::Hex(address),
+                      ", which is no initialised mbarrier"));
     return nullptr;
   }
   return &it->second;
@@ -382,12 +476,9 @@ void Grid::Drain(Mbarrier& barrier) {
   }
 }
 
-void Grid::WaitGroups(std::deque<std::vector<Transfer>>& groups, std::vector<Transfer>& open,
-                      int64_t pending) {
-  if (pending == 0 && !open.empty()) {  // a wait for everything takes the uncommitted ones too
-    groups.push_back(std::move(open));
-    open.clear();
-  }
+// Lands the oldest committed groups until at most `pending` remain (a wait_group waits for
+// committed groups only).
+void Grid::WaitGroups(std::deque<std::vector<Transfer>>& groups, int64_t pending) {
   while (static_cast<int64_t>(groups.size()) > pending) {
     for (Transfer& t : groups.front()) t();
     groups.pop_front();
@@ -403,11 +494,13 @@ void Grid::Asm(const char* text, tt_emu_operand* operands, int outputs, int coun
   operands_ = operands;
   outputs_ = outputs;
   count_ = count;
+  text_ = text;
   const PtxStatement& s = *it->second;
   for (const PtxOperand& o : s.operands) {
     for (const std::vector<int>* list : {&o.registers, &o.coordinates}) {
       for (int r : *list) {
-        if (r >= count) return Fail(absl::StrCat("PTX '", text, "' names operand %", r, " of ", count));
+        if (r >= count)
+          return Fail(absl::StrCat("PTX '", text, "' names operand %", r, " of ", count));
       }
     }
   }
@@ -419,9 +512,11 @@ void Grid::Execute(const PtxStatement& s) {
   if (s.wait_loop) return MbarrierOp(s);
   if (absl::StartsWith(op, "fence.")) return;
   if (absl::StartsWith(op, "createpolicy.")) return Out(0, 0x1c0ffee0ull);
-  if (absl::StartsWith(op, "mov.")) {
+  if (absl::StartsWith(op, "mov.") && s.operands.size() == 2 &&
+      s.operands[1].kind == PtxOperand::Kind::kSpecial) {
     const std::string& reg = s.operands[1].special;
-    return Out(0, reg == "nsmid" ? static_cast<uint64_t>(launch_.sm_count) : 0);
+    if (reg == "nsmid") return Out(0, static_cast<uint64_t>(launch_.sm_count));
+    if (reg == "tid.y" || reg == "tid.z") return Out(0, 0);  // tile kernels launch 1-D blocks
   }
   if (absl::StartsWith(op, "ld.global")) return Load(s, false);
   if (absl::StartsWith(op, "ld.shared")) return Load(s, true);
@@ -445,15 +540,21 @@ void Grid::Execute(const PtxStatement& s) {
     self.cp_open.clear();
     return;
   }
-  if (op == "cp.async.wait_group") return WaitGroups(self.cp_groups, self.cp_open, static_cast<int64_t>(In(s.operands[0])));
-  if (op == "cp.async.wait_all") return WaitGroups(self.cp_groups, self.cp_open, 0);
+  if (op == "cp.async.wait_group") {
+    return WaitGroups(self.cp_groups, static_cast<int64_t>(In(s.operands[0])));
+  }
+  if (op == "cp.async.wait_all") {  // commits, then waits for everything
+    self.cp_groups.push_back(std::move(self.cp_open));
+    self.cp_open.clear();
+    return WaitGroups(self.cp_groups, 0);
+  }
   if (op == "cp.async.bulk.commit_group") {
     self.bulk_groups.push_back(std::move(self.bulk_open));
     self.bulk_open.clear();
     return;
   }
   if (absl::StartsWith(op, "cp.async.bulk.wait_group")) {
-    return WaitGroups(self.bulk_groups, self.bulk_open, static_cast<int64_t>(In(s.operands[0])));
+    return WaitGroups(self.bulk_groups, static_cast<int64_t>(In(s.operands[0])));
   }
   if (absl::StartsWith(op, "cp.async.bulk.prefetch")) {
     CheckGlobal(In(s.operands[0]), In(s.operands[1]), "cp.async.bulk.prefetch");
@@ -461,7 +562,8 @@ void Grid::Execute(const PtxStatement& s) {
   }
   if (absl::StartsWith(op, "cp.async.bulk.tensor")) {
     if (s.HasModifier("im2col")) return TensorIm2col(s);
-    return TensorTile(s, absl::StrContains(op, ".shared::cluster.global"));
+    return TensorTile(
+        s, absl::StrContains(op, ".shared::cluster.global") ? Direction::kLoad : Direction::kStore);
   }
   if (absl::StartsWith(op, "cp.async.bulk.")) return BulkCopy(s);
   if (absl::StartsWith(op, "cp.async.")) return CpAsync(s);
@@ -473,6 +575,7 @@ void Grid::Load(const PtxStatement& s, bool shared) {
   const int bytes = TypeBytes(s);
   const int n = VectorCount(s);
   const uint64_t address = In(s.operands[1]);
+  if (!CheckAligned(address, static_cast<uint64_t>(bytes * n), s.opcode.c_str())) return;
   const uint8_t* from = nullptr;
   if (shared) {
     from = Shared(address, static_cast<uint64_t>(bytes * n), "ld.shared");
@@ -480,6 +583,10 @@ void Grid::Load(const PtxStatement& s, bool shared) {
     from = reinterpret_cast<const uint8_t*>(address);
   }
   if (from == nullptr) return;
+  if (static_cast<int>(s.operands[0].registers.size()) != n) {
+    return Fail(absl::StrCat("PTX '", text_, "' loads ", n, " values into ",
+                             s.operands[0].registers.size(), " operands"));
+  }
   for (int i = 0; i < n; ++i) {
     uint64_t v = 0;
     std::memcpy(&v, from + i * bytes, static_cast<size_t>(bytes));
@@ -491,6 +598,7 @@ void Grid::Store(const PtxStatement& s, bool shared) {
   const int bytes = TypeBytes(s);
   const int n = VectorCount(s);
   const uint64_t address = In(s.operands[0]);
+  if (!CheckAligned(address, static_cast<uint64_t>(bytes * n), s.opcode.c_str())) return;
   uint8_t* to = nullptr;
   if (shared) {
     to = Shared(address, static_cast<uint64_t>(bytes * n), "st.shared");
@@ -499,8 +607,12 @@ void Grid::Store(const PtxStatement& s, bool shared) {
   }
   if (to == nullptr) return;
   const PtxOperand& values = s.operands[1];
+  if (static_cast<int>(values.registers.size()) != n) {
+    return Fail(
+        absl::StrCat("PTX '", text_, "' stores ", values.registers.size(), " values as ", n));
+  }
   for (int i = 0; i < n; ++i) {
-    const uint64_t v = operands_[values.registers[static_cast<size_t>(i)]].in;
+    const uint64_t v = InRegister(values.registers[static_cast<size_t>(i)]);
     std::memcpy(to + i * bytes, &v, static_cast<size_t>(bytes));
   }
 }
@@ -510,9 +622,15 @@ void Grid::CpAsync(const PtxStatement& s) {
   const uint64_t dst = In(s.operands[0]);
   const uint64_t src = In(s.operands[1]);
   const uint64_t size = In(s.operands[2]);
-  const uint64_t valid = !s.HasModifier("L2::cache_hint") && s.operands.size() > 3
-                             ? In(s.operands[3])
-                             : size;
+  const uint64_t valid =
+      !s.HasModifier("L2::cache_hint") && s.operands.size() > 3 ? In(s.operands[3]) : size;
+  if (valid > size) {
+    return Fail(absl::StrCat("cp.async of ", size, " B with a source size of ", valid));
+  }
+  if (!CheckAligned(dst, size, "cp.async's shared address") ||
+      !CheckAligned(src, size, "cp.async's global address")) {
+    return;
+  }
   uint8_t* to = Shared(dst, size, "cp.async");
   if (to == nullptr || (valid > 0 && !CheckGlobal(src, valid, "cp.async"))) return;
   Self().cp_open.push_back([to, src, size, valid]() {
@@ -525,7 +643,10 @@ void Grid::MbarrierOp(const PtxStatement& s) {
   const std::string& op = s.opcode;
   if (absl::StartsWith(op, "mbarrier.init")) {
     const uint64_t address = In(s.operands[0]);
-    if (Shared(address, 8, "mbarrier.init") == nullptr) return;
+    if (!CheckAligned(address, 8, "mbarrier.init") ||
+        Shared(address, 8, "mbarrier.init") == nullptr) {
+      return;
+    }
     const uint32_t count = static_cast<uint32_t>(In(s.operands[1]));
     barriers_[address] = Mbarrier{count, count, 0, 0, {}};
     return;
@@ -561,6 +682,12 @@ void Grid::AddToBarrier(uint64_t bar, int64_t bytes, Transfer transfer) {
 
 void Grid::BulkCopy(const PtxStatement& s) {
   const uint64_t bytes = In(s.operands[2]);
+  if (bytes % 16 != 0)
+    return Fail(absl::StrCat("a bulk copy of ", bytes, " B, not a multiple of 16"));
+  if (!CheckAligned(In(s.operands[0]), 16, "a bulk copy's destination") ||
+      !CheckAligned(In(s.operands[1]), 16, "a bulk copy's source")) {
+    return;
+  }
   if (absl::StrContains(s.opcode, ".shared::cluster.global")) {  // load: [smem], [gmem], n, [bar]
     uint8_t* to = Shared(In(s.operands[0]), bytes, "cp.async.bulk load");
     const uint64_t src = In(s.operands[1]);
@@ -573,9 +700,8 @@ void Grid::BulkCopy(const PtxStatement& s) {
   const uint64_t dst = In(s.operands[0]);
   const uint8_t* from = Shared(In(s.operands[1]), bytes, "cp.async.bulk store");
   if (from == nullptr || !CheckGlobal(dst, bytes, "cp.async.bulk store")) return;
-  Self().bulk_open.push_back([dst, from, bytes]() {
-    std::memcpy(reinterpret_cast<void*>(dst), from, bytes);
-  });
+  Self().bulk_open.push_back(
+      [dst, from, bytes]() { std::memcpy(reinterpret_cast<void*>(dst), from, bytes); });
 }
 
 const EmulatedTensorMap* Grid::Map(uint64_t address) {
@@ -589,27 +715,32 @@ const EmulatedTensorMap* Grid::Map(uint64_t address) {
 
 // A tiled tensor copy: every element of the box (traversal strides apply), out-of-bounds
 // elements read as zero and are not written.
-void Grid::TensorTile(const PtxStatement& s, bool load) {
+void Grid::TensorTile(const PtxStatement& s, Direction direction) {
+  const bool load = direction == Direction::kLoad;
   const PtxOperand& tensor = s.operands[load ? 1 : 0];
-  const EmulatedTensorMap* map = Map(In(PtxOperand{PtxOperand::Kind::kRegister, tensor.registers}));
+  const EmulatedTensorMap* map = Map(In(tensor));
   if (map == nullptr) return;
   const int rank = static_cast<int>(map->rank);
   if (static_cast<int>(tensor.coordinates.size()) != rank) {
-    return Fail(absl::StrCat("a ", tensor.coordinates.size(), "-D tensor copy of a rank-", rank, " map"));
+    return Fail(
+        absl::StrCat("a ", tensor.coordinates.size(), "-D tensor copy of a rank-", rank, " map"));
   }
   std::vector<int64_t> start(rank), counts(rank);
   int64_t elements = 1;
   for (int d = 0; d < rank; ++d) {
-    start[d] = static_cast<int32_t>(In(PtxOperand{PtxOperand::Kind::kRegister, {tensor.coordinates[d]}}));
-    const int64_t stride = std::max<int64_t>(1, map->element_strides[d]);
+    start[d] = static_cast<int32_t>(InRegister(tensor.coordinates[static_cast<size_t>(d)]));
+    // The innermost dimension's traversal stride is 1 without interleaving.
+    const int64_t stride = d == 0 ? 1 : std::max<int64_t>(1, map->element_strides[d]);
     counts[d] = (map->box[d] + stride - 1) / stride;
     elements *= counts[d];
   }
   const int64_t eb = map->element_bytes;
-  uint8_t* smem = Shared(In(s.operands[load ? 0 : 1]), static_cast<uint64_t>(elements * eb),
+  const uint64_t smem_address = In(s.operands[load ? 0 : 1]);
+  if (!CheckAligned(smem_address, 16, "a tensor copy's shared memory")) return;
+  uint8_t* smem = Shared(smem_address, static_cast<uint64_t>(elements * eb),
                          load ? "tensor load" : "tensor store");
   if (smem == nullptr) return;
-  // Checked now: every in-bounds element's global address.
+  // Each in-bounds element's global address is checked as the copy lands.
   Grid* grid = this;
   EmulatedTensorMap m = *map;
   Transfer transfer = [grid, m, start, counts, elements, eb, smem, load]() {
@@ -621,7 +752,8 @@ void Grid::TensorTile(const PtxStatement& s, bool load) {
       for (size_t d = 0; d < start.size(); ++d) {
         index[d] = rest % counts[d];
         rest /= counts[d];
-        const int64_t x = start[d] + index[d] * std::max<int64_t>(1, m.element_strides[d]);
+        const int64_t x =
+            start[d] + index[d] * (d == 0 ? 1 : std::max<int64_t>(1, m.element_strides[d]));
         inside = inside && x >= 0 && x < static_cast<int64_t>(m.dims[d]);
         address += static_cast<uint64_t>(x) * (d == 0 ? eb : m.strides_bytes[d - 1]);
       }
@@ -630,7 +762,9 @@ void Grid::TensorTile(const PtxStatement& s, bool load) {
         if (load) std::memset(at, 0, static_cast<size_t>(eb));
         continue;
       }
-      if (!grid->CheckGlobal(address, static_cast<uint64_t>(eb), load ? "tensor load" : "tensor store")) return;
+      if (!grid->CheckGlobal(address, static_cast<uint64_t>(eb),
+                             load ? "tensor load" : "tensor store"))
+        return;
       if (load) {
         std::memcpy(at, reinterpret_cast<const void*>(address), static_cast<size_t>(eb));
       } else {
@@ -648,22 +782,25 @@ void Grid::TensorTile(const PtxStatement& s, bool load) {
 // channels outside the image read as zero.
 void Grid::TensorIm2col(const PtxStatement& s) {
   const PtxOperand& tensor = s.operands[1];
-  const EmulatedTensorMap* map = Map(In(PtxOperand{PtxOperand::Kind::kRegister, tensor.registers}));
+  const EmulatedTensorMap* map = Map(In(tensor));
   if (map == nullptr) return;
-  if (map->rank != 4 || tensor.coordinates.size() != 4 || s.operands[3].registers.size() != 2) {
-    return Fail("an im2col tensor copy that is not rank 4 with two offsets");
+  if (map->mode != EmulatedTensorMap::Mode::kIm2col || map->rank != 4 ||
+      tensor.coordinates.size() != 4 || s.operands[3].registers.size() != 2) {
+    return Fail("an im2col tensor copy that is not of a rank-4 im2col map with two offsets");
   }
   auto coordinate = [&](int i) {
-    return static_cast<int64_t>(static_cast<int32_t>(
-        In(PtxOperand{PtxOperand::Kind::kRegister, {tensor.coordinates[static_cast<size_t>(i)]}})));
+    return static_cast<int64_t>(
+        static_cast<int32_t>(InRegister(tensor.coordinates[static_cast<size_t>(i)])));
   };
   const int64_t c0 = coordinate(0), w0 = coordinate(1), h0 = coordinate(2), n0 = coordinate(3);
-  const int64_t off_w = static_cast<uint16_t>(In(PtxOperand{PtxOperand::Kind::kRegister, {s.operands[3].registers[0]}}));
-  const int64_t off_h = static_cast<uint16_t>(In(PtxOperand{PtxOperand::Kind::kRegister, {s.operands[3].registers[1]}}));
+  const int64_t off_w = static_cast<uint16_t>(InRegister(s.operands[3].registers[0]));
+  const int64_t off_h = static_cast<uint16_t>(InRegister(s.operands[3].registers[1]));
   const EmulatedTensorMap m = *map;
   const int64_t eb = m.element_bytes;
   const int64_t bytes = int64_t{m.pixels_per_column} * m.channels_per_pixel * eb;
-  uint8_t* smem = Shared(In(s.operands[0]), static_cast<uint64_t>(bytes), "im2col tensor load");
+  const uint64_t smem_address = In(s.operands[0]);
+  if (!CheckAligned(smem_address, 16, "a tensor copy's shared memory")) return;
+  uint8_t* smem = Shared(smem_address, static_cast<uint64_t>(bytes), "im2col tensor load");
   if (smem == nullptr) return;
   Grid* grid = this;
   AddToBarrier(In(s.operands[2]), bytes, [grid, m, c0, w0, h0, n0, off_w, off_h, eb, smem]() {
@@ -710,7 +847,7 @@ void Grid::TensorIm2col(const PtxStatement& s) {
 void HostRunAsm(const char* text, tt_emu_operand* operands, int outputs, int count) {
   running->Asm(text, operands, outputs, count);
 }
-void HostSync(int scope) { running->Sync(scope); }
+void HostSync(host_abi::tt_emu_scope scope) { running->Sync(scope); }
 void* HostDynamicShared() { return running->DynamicShared(); }
 void* HostStaticShared(unsigned long long bytes, unsigned long long align) {
   return running->StaticShared(bytes, align);
@@ -722,9 +859,11 @@ unsigned HostSharedAddress(const void* pointer) { return running->SharedAddress(
 absl::Status RunGrid(const GridLaunch& launch) {
   if (launch.entry == nullptr || launch.current == nullptr || launch.threads < 1 ||
       launch.threads > 1024 || launch.grid < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("an emulated launch of ", launch.grid, " CTAs of ",
-                                                   launch.threads, " threads"));
+    return absl::InvalidArgumentError(absl::StrCat("an emulated launch of ", launch.grid,
+                                                   " CTAs of ", launch.threads, " threads"));
   }
+  static std::mutex* const serial = new std::mutex;
+  std::lock_guard<std::mutex> lock(*serial);
   Grid grid(launch);
   return grid.Run();
 }
@@ -764,9 +903,9 @@ uint16_t FloatToHalf(float f) {
   std::memcpy(&bits, &f, 4);
   const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
   const uint32_t abs = bits & 0x7fffffffu;
-  if (abs > 0x7f800000u) return 0x7fffu;  // the canonical NaN
+  if (abs > 0x7f800000u) return 0x7fffu;          // the canonical NaN
   if (abs >= 0x477ff000u) return sign | 0x7c00u;  // rounds to infinity
-  if (abs < 0x38800000u) {  // a subnormal half (or zero): round at 2^-24
+  if (abs < 0x38800000u) {                        // a subnormal half (or zero): round at 2^-24
     const float magnitude = std::fabs(f);
     const float scaled = magnitude * 16777216.0f;  // exact: a power of two
     const float rounded = std::nearbyint(scaled);  // ties to even in the default mode

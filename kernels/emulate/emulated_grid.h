@@ -14,10 +14,17 @@
 //     never complete is reported as a deadlock, naming what each thread waits for.
 //   - Every global access the PTX interpreter makes is checked against the launch's
 //     buffers, and every shared one against the CTA's shared memory.
-// Plain C++ loads and stores in a kernel body are not checked.
+//   - Alignment is checked as the hardware requires it: vector accesses, cp.async, bulk
+//     copies, mbarriers, tensor-copy shared memory.
+//   - A thread that exits with copies it never waited for, or a CTA that ends with tensor or
+//     bulk loads nobody waited for, is an error (on a GPU they touch shared memory after the
+//     CTA is gone).
+//   - CTAs run in a random order.
+// Plain C++ loads and stores in a kernel body are not checked, nor is anything about
+// memory ordering that only hardware shows (compute-sanitizer's racecheck does that).
 //
-// One launch at a time per process thread (the kernel's callbacks find it through a
-// thread-local pointer).
+// Launches are serialised across the process (a kernel library's current-thread variable
+// is shared). A kernel that loops forever hangs its caller.
 #ifndef KERNELS_EMULATE_EMULATED_GRID_H_
 #define KERNELS_EMULATE_EMULATED_GRID_H_
 
@@ -42,16 +49,17 @@ struct HostRange {
 // TensorMapSpec's fields with the base address resolved.
 struct EmulatedTensorMap {
   static constexpr uint32_t kMagic = 0x7474656d;  // "ttem"
+  enum class Mode : uint32_t { kTiled, kIm2col };
   uint32_t magic = kMagic;
   uint32_t rank = 0;
   uint64_t base = 0;
   uint32_t element_bytes = 0;
-  uint32_t im2col = 0;
-  uint64_t dims[5] = {};          // innermost first
-  uint64_t strides_bytes[4] = {}; // of dims[1..]
-  uint16_t box[5] = {};           // tiled maps
+  Mode mode = Mode::kTiled;
+  uint64_t dims[5] = {};           // innermost first
+  uint64_t strides_bytes[4] = {};  // of dims[1..]
+  uint16_t box[5] = {};            // tiled maps
   uint8_t element_strides[5] = {};
-  int8_t lower_corner[2] = {};    // im2col maps: W, H
+  int8_t lower_corner[2] = {};  // im2col maps: W, H
   int8_t upper_corner[2] = {};
   uint16_t channels_per_pixel = 0;
   uint16_t pixels_per_column = 0;

@@ -1,14 +1,18 @@
 #include "kernels/emulate/host_emulator.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <spawn.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -19,6 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "compiler/base/status_macros.h"
 #include "kernels/emulate/host_source.h"
@@ -37,35 +42,62 @@ struct FreeDeleter {
 using AlignedBytes = std::unique_ptr<uint8_t[], FreeDeleter>;
 
 AlignedBytes Allocate(size_t bytes) {
-  const size_t rounded = (std::max<size_t>(bytes, 1) + kBufferAlign - 1) / kBufferAlign * kBufferAlign;
+  const size_t rounded =
+      (std::max<size_t>(bytes, 1) + kBufferAlign - 1) / kBufferAlign * kBufferAlign;
   return AlignedBytes(static_cast<uint8_t*>(std::aligned_alloc(kBufferAlign, rounded)));
 }
 
-// Runs `argv`, returning its exit status and what it printed.
+// Runs `argv` with its output in `log_path`; returns its exit status and that output.
 absl::StatusOr<std::pair<int, std::string>> RunCommand(const std::vector<std::string>& argv,
-                                                        const std::string& log_path) {
-  const pid_t pid = fork();
-  if (pid < 0) return absl::InternalError(absl::StrCat("fork: ", std::strerror(errno)));
-  if (pid == 0) {
-    FILE* log = std::fopen(log_path.c_str(), "w");
-    if (log != nullptr) {
-      dup2(fileno(log), 1);
-      dup2(fileno(log), 2);
-    }
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    std::_Exit(127);
+                                                       const std::string& log_path) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) {
+    return absl::InternalError(absl::StrCat("running ", argv[0], ": ", std::strerror(spawned)));
   }
   int status = 0;
-  waitpid(pid, &status, 0);
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return absl::InternalError(absl::StrCat("waitpid: ", std::strerror(errno)));
+  }
   std::ifstream in(log_path);
   std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return std::make_pair(WIFEXITED(status) ? WEXITSTATUS(status) : 128, output);
+  return std::make_pair(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), output);
 }
 
-EmulatedTensorMap EncodeMap(const TensorMapSpec& spec, uint64_t operand) {
+// The checks cuTensorMapEncodeTiled / Im2col make of what the emulator's maps hold.
+absl::Status CheckMapSpec(const TensorMapSpec& spec, uint64_t base) {
+  std::vector<std::string> faults;
+  if (base % 16 != 0)
+    faults.push_back(absl::StrCat("base 0x", absl::Hex(base), " is not 16-byte aligned"));
+  if (spec.dims.empty() || spec.dims.size() > 5)
+    faults.push_back(absl::StrCat("rank ", spec.dims.size()));
+  for (uint64_t stride : spec.strides_bytes) {
+    if (stride % 16 != 0)
+      faults.push_back(absl::StrCat("stride ", stride, " B is not a multiple of 16"));
+  }
+  for (uint32_t box : spec.box) {
+    if (box == 0 || box > 256) faults.push_back(absl::StrCat("box ", box, " is not in [1, 256]"));
+  }
+  if (!spec.im2col.has_value() && !spec.box.empty() &&
+      spec.box[0] * static_cast<uint64_t>(spec.element_bytes) % 16 != 0) {
+    faults.push_back(
+        absl::StrCat("the inner box of ", spec.box[0], " elements is not a multiple of 16 B"));
+  }
+  if (faults.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("tensor map: ", absl::StrJoin(faults, "; ")));
+}
+
+absl::StatusOr<EmulatedTensorMap> EncodeMap(const TensorMapSpec& spec, uint64_t operand) {
+  TT_RETURN_IF_ERROR(CheckMapSpec(spec, operand + static_cast<uint64_t>(spec.base_offset_bytes)));
   EmulatedTensorMap map;
   map.rank = static_cast<uint32_t>(spec.dims.size());
   map.base = operand + static_cast<uint64_t>(spec.base_offset_bytes);
@@ -74,13 +106,14 @@ EmulatedTensorMap EncodeMap(const TensorMapSpec& spec, uint64_t operand) {
   for (size_t d = 0; d < spec.strides_bytes.size() && d < 4; ++d) {
     map.strides_bytes[d] = spec.strides_bytes[d];
   }
-  for (size_t d = 0; d < spec.box.size() && d < 5; ++d) map.box[d] = static_cast<uint16_t>(spec.box[d]);
+  for (size_t d = 0; d < spec.box.size() && d < 5; ++d)
+    map.box[d] = static_cast<uint16_t>(spec.box[d]);
   for (size_t d = 0; d < 5; ++d) {
     map.element_strides[d] =
         d < spec.element_strides.size() ? static_cast<uint8_t>(spec.element_strides[d]) : 1;
   }
   if (spec.im2col.has_value()) {
-    map.im2col = 1;
+    map.mode = EmulatedTensorMap::Mode::kIm2col;
     for (int i = 0; i < 2; ++i) {
       map.lower_corner[i] = static_cast<int8_t>(spec.im2col->lower_corner[static_cast<size_t>(i)]);
       map.upper_corner[i] = static_cast<int8_t>(spec.im2col->upper_corner[static_cast<size_t>(i)]);
@@ -90,6 +123,11 @@ EmulatedTensorMap EncodeMap(const TensorMapSpec& spec, uint64_t operand) {
   }
   return map;
 }
+
+// A CUtensorMap parameter's storage.
+struct alignas(64) MapParameter {
+  unsigned char bytes[128];
+};
 
 }  // namespace
 
@@ -123,10 +161,8 @@ HostEmulator::HostEmulator(std::vector<HostKernel> kernels, Options options)
 HostEmulator::~HostEmulator() {
   libraries_.clear();
   if (!directory_.empty()) {
-    const std::string command = absl::StrCat("rm -rf '", directory_, "'");
-    if (std::system(command.c_str()) != 0) {
-      // Nothing to do: a temporary folder left behind.
-    }
+    std::error_code ignored;  // a temporary folder left behind is no error
+    std::filesystem::remove_all(directory_, ignored);
   }
 }
 
@@ -160,8 +196,8 @@ absl::Status HostEmulator::Build() {
     absl::StatusOr<std::string> kernel = HostKernelText(
         kernels_[i].source, kernels_[i].lowered->kernel_name, absl::StrCat("tt_emu_entry_", i));
     if (!kernel.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("kernel ", i, " (", kernels_[i].lowered->kernel_name,
-                                                     "): ", kernel.status().message()));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "kernel ", i, " (", kernels_[i].lowered->kernel_name, "): ", kernel.status().message()));
     }
     absl::StrAppend(&text, *kernel);
   }
@@ -177,9 +213,9 @@ absl::Status HostEmulator::Build() {
     if (!run.ok()) {
       results[static_cast<size_t>(lib)] = run.status();
     } else if (run->first != 0) {
-      results[static_cast<size_t>(lib)] = absl::InternalError(absl::StrCat(
-          options_.compiler, " failed on ", base, ".cc (exit ", run->first, "):\n",
-          run->second.substr(0, 4000)));
+      results[static_cast<size_t>(lib)] =
+          absl::InternalError(absl::StrCat(options_.compiler, " failed on ", base, ".cc (exit ",
+                                           run->first, "):\n", run->second.substr(0, 4000)));
     }
   };
   for (int first = 0; first < count; first += options_.jobs) {
@@ -196,7 +232,8 @@ absl::Status HostEmulator::Build() {
     const std::string path = absl::StrCat(directory_, "/kernels", lib, ".so");
     library->handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (library->handle == nullptr) return absl::InternalError(absl::StrCat("dlopen: ", dlerror()));
-    library->current = static_cast<host_abi::tt_emu_thread**>(dlsym(library->handle, kCurrentThreadSymbol));
+    library->current =
+        static_cast<host_abi::tt_emu_thread**>(dlsym(library->handle, kCurrentThreadSymbol));
     auto** api = static_cast<const host_abi::tt_emu_host**>(dlsym(library->handle, kHostApiSymbol));
     if (library->current == nullptr || api == nullptr) {
       return absl::InternalError(absl::StrCat(path, " lacks the emulator's symbols"));
@@ -206,8 +243,19 @@ absl::Status HostEmulator::Build() {
   }
   for (int i = 0; i < size(); ++i) {
     const Library* library = libraries_[static_cast<size_t>(i / per)].get();
-    void* entry = dlsym(library->handle, absl::StrCat("tt_emu_entry_", i).c_str());
-    if (entry == nullptr) return absl::InternalError(absl::StrCat("no entry for kernel ", i));
+    const std::string name = absl::StrCat("tt_emu_entry_", i);
+    void* entry = dlsym(library->handle, name.c_str());
+    void* params = dlsym(library->handle, absl::StrCat(name, "_params").c_str());
+    if (entry == nullptr || params == nullptr) {
+      return absl::InternalError(absl::StrCat("no entry for kernel ", i));
+    }
+    // The kernel takes the arguments its lowering says a launch passes.
+    const int taken = reinterpret_cast<int (*)()>(params)();
+    if (taken != kernels_[i].lowered->param_count()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("kernel ", i, " (", kernels_[i].lowered->kernel_name, ") takes ", taken,
+                       " arguments; its lowering passes ", kernels_[i].lowered->param_count()));
+    }
     library_of_.push_back(library);
     entries_.push_back(reinterpret_cast<void (*)(void**)>(entry));
   }
@@ -221,8 +269,10 @@ absl::Status HostEmulator::Launch(int index, uint8_t* input, uint8_t* output,
     return absl::InvalidArgumentError(absl::StrCat("kernel ", index, " of ", size()));
   }
   const LoweredTileKernel& lowered = *kernels_[static_cast<size_t>(index)].lowered;
-  uint64_t input_start = reinterpret_cast<uint64_t>(input) + static_cast<uint64_t>(offsets.input_bytes);
-  uint64_t output_start = reinterpret_cast<uint64_t>(output) + static_cast<uint64_t>(offsets.output_bytes);
+  uint64_t input_start =
+      reinterpret_cast<uint64_t>(input) + static_cast<uint64_t>(offsets.input_bytes);
+  uint64_t output_start =
+      reinterpret_cast<uint64_t>(output) + static_cast<uint64_t>(offsets.output_bytes);
   TT_RETURN_IF_ERROR(CheckTileOperands(lowered, input_start, output_start));
   std::vector<void*> args = {&input_start, &output_start};
   uint64_t table = 0;
@@ -230,24 +280,24 @@ absl::Status HostEmulator::Launch(int index, uint8_t* input, uint8_t* output,
   int64_t grid = lowered.GridSize(options_.sm_count);
   if (lowered.item_table) {
     if (items == nullptr) return absl::InvalidArgumentError("an item-table kernel needs its items");
-    if (items->count == 0) return absl::OkStatus();
     table = reinterpret_cast<uint64_t>(items->bytes.data());
     count = items->count;
+    TT_RETURN_IF_ERROR(CheckItemArgs(ItemArgs{table, count}));
+    if (count == 0) return absl::OkStatus();
     grid = lowered.GridSizeForItems(options_.sm_count, items->count);
     args.push_back(&table);
     args.push_back(&count);
   }
-  std::vector<EmulatedTensorMap> maps;
-  maps.reserve(lowered.tensor_maps.size());
-  for (const TensorMapSpec& spec : lowered.tensor_maps) {
-    maps.push_back(EncodeMap(spec, spec.operand == TensorMapSpec::Operand::kInput ? input_start
-                                                                                  : output_start));
-  }
-  // The kernel's parameter is a 128-byte CUtensorMap; each map gets that room.
-  std::vector<std::array<uint64_t, 16>> parameters(maps.size());
-  for (size_t i = 0; i < maps.size(); ++i) {
-    std::memcpy(parameters[i].data(), &maps[i], sizeof(EmulatedTensorMap));
-    args.push_back(parameters[i].data());
+  // Each map in a CUtensorMap parameter's 128 bytes.
+  std::vector<MapParameter> parameters(lowered.tensor_maps.size());
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    const TensorMapSpec& spec = lowered.tensor_maps[i];
+    TT_ASSIGN_OR_RETURN(
+        EmulatedTensorMap map,
+        EncodeMap(spec,
+                  spec.operand == TensorMapSpec::Operand::kInput ? input_start : output_start));
+    std::memcpy(parameters[i].bytes, &map, sizeof(map));
+    args.push_back(parameters[i].bytes);
   }
   GridLaunch launch;
   launch.entry = entries_[static_cast<size_t>(index)];
@@ -271,11 +321,14 @@ absl::Status HostEmulator::Verify(int index, const TileOpDefinition& definition,
   std::memset(output.get(), images.poison, images.expected.size());
   const ItemTableImage items = definition.ExampleItems(op);
   TT_ASSIGN_OR_RETURN(RegionOffsets offsets, definition.Offsets(op));
+  // The buffers themselves, not their guard zones: on the GPU those are in the same
+  // allocation, so an access there would not fault, but it reads or writes past the buffer.
+  const OperandSizes sizes = definition.Sizes(op);
+  const uint64_t in_start = reinterpret_cast<uint64_t>(input.get()) + kGuardBytes;
+  const uint64_t out_start = reinterpret_cast<uint64_t>(output.get()) + kGuardBytes;
   std::vector<HostRange> buffers = {
-      {definition.operand_names()[0], reinterpret_cast<uint64_t>(input.get()),
-       reinterpret_cast<uint64_t>(input.get()) + images.input.size()},
-      {definition.operand_names()[1], reinterpret_cast<uint64_t>(output.get()),
-       reinterpret_cast<uint64_t>(output.get()) + images.expected.size()}};
+      {definition.operand_names()[0], in_start, in_start + sizes.input_bytes},
+      {definition.operand_names()[1], out_start, out_start + sizes.output_bytes}};
   if (!items.bytes.empty()) {
     buffers.push_back({"item table", reinterpret_cast<uint64_t>(items.bytes.data()),
                        reinterpret_cast<uint64_t>(items.bytes.data()) + items.bytes.size()});

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <map>
@@ -17,59 +18,13 @@
 #include "compiler/ops/candidates.h"
 #include "compiler/target/target.h"
 #include "gtest/gtest.h"
-#include "kernels/emulate/emulated_grid.h"
-#include "kernels/emulate/host_source.h"
 
 namespace tiletune {
 namespace {
 
-TEST(HalfTest, ConvertsAsPtxCvtDoes) {
-  for (uint32_t h = 0; h < 0x10000; ++h) {
-    const bool nan = (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0;
-    const uint16_t back = FloatToHalf(HalfToFloat(static_cast<uint16_t>(h)));
-    EXPECT_EQ(back, nan ? 0x7fffu : h) << "half 0x" << std::hex << h;
-  }
-  EXPECT_EQ(FloatToHalf(1.0f + std::ldexp(1.0f, -11)), 0x3c00u);      // a tie: to even
-  EXPECT_EQ(FloatToHalf(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3c02u);  // a tie: to even
-  EXPECT_EQ(FloatToHalf(std::ldexp(1.0f, -25)), 0x0000u);             // a subnormal tie
-  EXPECT_EQ(FloatToHalf(3 * std::ldexp(1.0f, -25)), 0x0002u);
-  EXPECT_EQ(FloatToHalf(65519.0f), 0x7bffu);
-  EXPECT_EQ(FloatToHalf(65520.0f), 0x7c00u);
-  EXPECT_EQ(FloatToHalf(-0.0f), 0x8000u);
-}
-
-TEST(HostSourceTest, RewritesAsmSharedMemoryAndTheKernel) {
-  const std::string cuda = R"(
-typedef unsigned char u8;
-__device__ __forceinline__ u32 tt_ld(const u8* p) {
-  u32 v;
-  asm volatile("ld.global.nc.u32 %0, [%1];" : "=r"(v) : "l"(p));  // asm in a comment: asm(
-  return v;
-}
-extern "C" __global__ void __launch_bounds__(128) tt_k(const u8* __restrict__ src, u8* dst) {
-  extern __shared__ __align__(16) u8 tt_smem[];
-  __shared__ __align__(8) u64 tt_bar[2];
-  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-}
-)";
-  absl::StatusOr<std::string> host = HostKernelText(cuda, "tt_k", "entry_7");
-  ASSERT_TRUE(host.ok()) << host.status();
-  EXPECT_NE(host->find("tt_emu_operand tt_emu_ops[] = {tt_emu_out(v), tt_emu_in(p)}"), std::string::npos)
-      << *host;
-  EXPECT_NE(host->find("// asm in a comment: asm("), std::string::npos) << *host;
-  EXPECT_NE(host->find("u8* const tt_smem = tt_emu_dynamic_shared<u8>()"), std::string::npos) << *host;
-  EXPECT_NE(host->find("auto& tt_bar = tt_emu_static_shared<u64[2]>(8)"), std::string::npos) << *host;
-  EXPECT_NE(host->find("run_asm(\"fence.proxy.async.shared::cta;\", 0, 0, 0)"), std::string::npos) << *host;
-  EXPECT_NE(host->find("extern \"C\" void entry_7(void** args)"), std::string::npos) << *host;
-  EXPECT_NE(host->find("tt_k(*reinterpret_cast<const u8**>(args[0]), *reinterpret_cast<u8**>(args[1]))"),
-            std::string::npos) << *host;
-  EXPECT_EQ(host->find("extern \"C\" __global__"), std::string::npos) << *host;
-  EXPECT_FALSE(HostKernelText("asm volatile(\"x;\" : \"=r\"(v)", "k", "e").ok());
-  EXPECT_FALSE(HostKernelText("__global__ void other() {}", "k", "e").ok());
-}
-
 // A hand-written kernel of `threads` threads over 64 B of input and output.
-std::unique_ptr<HostEmulator> HandKernel(const std::string& body, int threads, int64_t shared_bytes) {
+std::unique_ptr<HostEmulator> HandKernel(const std::string& body, int threads,
+                                         int64_t shared_bytes) {
   auto lowered = std::make_shared<LoweredTileKernel>();
   lowered->kernel_name = "tt_hand";
   lowered->launch.threads = threads;
@@ -82,7 +37,8 @@ typedef unsigned long long u64;
 __device__ __forceinline__ u32 tt_smem_addr(const void* p) { return static_cast<u32>(__cvta_generic_to_shared(p)); }
 extern "C" __global__ void tt_hand(const u8* __restrict__ src, u8* __restrict__ dst) {
   extern __shared__ __align__(16) u8 tt_smem[];
-)", body, "}\n");
+)",
+                                          body, "}\n");
   absl::StatusOr<std::unique_ptr<HostEmulator>> emulator =
       HostEmulator::Create({HostKernel{lowered, source}}, {});
   EXPECT_TRUE(emulator.ok()) << emulator.status();
@@ -90,7 +46,8 @@ extern "C" __global__ void tt_hand(const u8* __restrict__ src, u8* __restrict__ 
 }
 
 // Runs the hand kernel over fresh input; returns its status and leaves the output in `out`.
-absl::Status RunHand(const HostEmulator& emulator, std::vector<uint8_t>& in, std::vector<uint8_t>& out) {
+absl::Status RunHand(const HostEmulator& emulator, std::vector<uint8_t>& in,
+                     std::vector<uint8_t>& out) {
   alignas(256) static uint8_t input[256];
   alignas(256) static uint8_t output[256];
   for (int i = 0; i < 64; ++i) input[i] = static_cast<uint8_t>(i * 7 + 1);
@@ -109,24 +66,26 @@ constexpr char kCpAsyncCopy[] = R"(
   const u32 t = threadIdx.x;
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(tt_smem_addr(tt_smem + 16 * t)), "l"(src + 16 * t), "r"(16u) : "memory");
   asm volatile("cp.async.commit_group;" ::: "memory");
-  WAIT
+  WAIT_BEFORE
   __syncthreads();
   for (int i = 0; i < 16; ++i) dst[16 * t + i] = tt_smem[16 * ((t + 1) % 4) + i];
+  WAIT_AFTER
 )";
 
 TEST(HostEmulatorTest, CopiesLandWhenTheKernelWaits) {
   std::vector<uint8_t> in, out;
   const std::string wait = "asm volatile(\"cp.async.wait_group %0;\" :: \"n\"(0) : \"memory\");";
-  std::unique_ptr<HostEmulator> waits =
-      HandKernel(absl::StrReplaceAll(kCpAsyncCopy, {{"WAIT", wait}}), 4, 64);
+  std::unique_ptr<HostEmulator> waits = HandKernel(
+      absl::StrReplaceAll(kCpAsyncCopy, {{"WAIT_BEFORE", wait}, {"WAIT_AFTER", ""}}), 4, 64);
   ASSERT_NE(waits, nullptr);
   ASSERT_TRUE(RunHand(*waits, in, out).ok());
   // Each thread writes the next thread's 16 bytes, which reached shared memory by its copy.
   std::vector<uint8_t> rotated(in.begin() + 16, in.end());
   rotated.insert(rotated.end(), in.begin(), in.begin() + 16);
   EXPECT_EQ(out, rotated);
-  // Without the wait, the other threads' copies have not landed: the kernel reads garbage.
-  std::unique_ptr<HostEmulator> races = HandKernel(absl::StrReplaceAll(kCpAsyncCopy, {{"WAIT", ""}}), 4, 64);
+  // Waiting only after reading, the kernel reads shared memory the copies have not reached.
+  std::unique_ptr<HostEmulator> races = HandKernel(
+      absl::StrReplaceAll(kCpAsyncCopy, {{"WAIT_BEFORE", ""}, {"WAIT_AFTER", wait}}), 4, 64);
   ASSERT_NE(races, nullptr);
   ASSERT_TRUE(RunHand(*races, in, out).ok());
   EXPECT_NE(out, rotated);
@@ -145,12 +104,36 @@ TEST(HostEmulatorTest, ReportsDeadlocksAndAccessesOutsideTheBuffers) {
   u32 v;
   asm volatile("ld.global.nc.u32 %0, [%1];" : "=r"(v) : "l"(src + 64));
   dst[0] = v;
-)", 1, 16);
+)",
+                                                      1, 16);
   ASSERT_NE(overread, nullptr);
   const absl::Status outside = RunHand(*overread, in, out);
   EXPECT_EQ(outside.code(), absl::StatusCode::kFailedPrecondition) << outside;
   EXPECT_NE(outside.message().find("ld.global of 4 B"), std::string::npos) << outside;
   EXPECT_NE(outside.message().find("outside every buffer"), std::string::npos) << outside;
+}
+
+TEST(HostEmulatorTest, RefusesUncommittedCopiesAndMisalignedVectors) {
+  std::vector<uint8_t> in, out;
+  // wait_group waits for committed groups only: this copy is never waited for.
+  std::unique_ptr<HostEmulator> uncommitted = HandKernel(R"(
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(tt_smem_addr(tt_smem)), "l"(src), "r"(16u) : "memory");
+  asm volatile("cp.async.wait_group %0;" :: "n"(0) : "memory");
+)",
+                                                         1, 16);
+  ASSERT_NE(uncommitted, nullptr);
+  const absl::Status lost = RunHand(*uncommitted, in, out);
+  EXPECT_NE(lost.message().find("never waited for"), std::string::npos) << lost;
+
+  std::unique_ptr<HostEmulator> misaligned = HandKernel(R"(
+  u32 a, b;
+  asm volatile("ld.global.nc.v2.u32 {%0, %1}, [%2];" : "=r"(a), "=r"(b) : "l"(src + 4));
+  dst[0] = a + b;
+)",
+                                                        1, 16);
+  ASSERT_NE(misaligned, nullptr);
+  const absl::Status fault = RunHand(*misaligned, in, out);
+  EXPECT_NE(fault.message().find("not 8-byte aligned"), std::string::npos) << fault;
 }
 
 // Problems of every operator and layout, small enough to emulate thread by thread.
@@ -171,49 +154,135 @@ const std::vector<std::string>& Problems() {
   return *problems;
 }
 
-// Every kernel of each problem's first search phase, its heuristic and a sample of its
-// second phase's launches, on Hopper (TMA paths), Ampere (cp.async) and Turing (neither), run on the CPU and compared bit-exact with the reference.
-TEST(HostEmulatorTest, EverySearchedKernelMatchesItsReference) {
+// Verifies every kernel of `spec`'s first search phase and its heuristic (plus
+// `launches` of its second phase's launches, with the heuristic's hints) on `arch`.
+// Returns how many it verified, counting them by path and form into `paths`.
+int VerifySearchedKernels(const std::string& spec, const std::string& arch, size_t launches,
+                          std::map<std::string, int>& paths) {
+  SCOPED_TRACE(absl::StrCat(arch, " ", spec));
   const TileOpRegistry& ops = BuiltinTileOps();
+  const Target target = *Target::Parse(arch);
+  absl::StatusOr<std::unique_ptr<TileOp>> op = ops.ParseSpec(spec);
+  EXPECT_TRUE(op.ok()) << op.status();
+  if (!op.ok()) return 0;
+  const TileOpDefinition& definition = **ops.For(**op);
+  const SearchSpace space = definition.Search(**op, target);
+  const Trial heuristic = definition.Heuristic(**op, target);
+  std::vector<Trial> trials = space.first;
+  trials.push_back(heuristic);
+  const size_t step = std::max<size_t>(1, space.launches.size() / std::max<size_t>(1, launches));
+  for (size_t i = 0; launches > 0 && i < space.launches.size(); i += step) {
+    trials.push_back(Trial{heuristic.hints, space.launches[i]});
+  }
+  absl::StatusOr<CandidateSet> set = BuildCandidates(definition, **op, target, trials);
+  EXPECT_TRUE(set.ok()) << set.status();
+  if (!set.ok()) return 0;
+  std::vector<HostKernel> kernels;
+  for (const Candidate& c : set->candidates) kernels.push_back({c.lowered, c.source.text});
+  absl::StatusOr<std::unique_ptr<HostEmulator>> emulator = HostEmulator::Create(kernels, {});
+  EXPECT_TRUE(emulator.ok()) << emulator.status();
+  if (!emulator.ok()) return 0;
+  std::mt19937_64 rng(std::hash<std::string>()(spec));
+  for (int i = 0; i < (*emulator)->size(); ++i) {
+    const LoweredTileKernel& k = (*emulator)->lowered(i);
+    const absl::Status status = (*emulator)->Verify(i, definition, **op, rng);
+    EXPECT_TRUE(status.ok()) << LaunchSummary(k.path_name, k.form_name, k.launch) << ": " << status;
+    ++paths[absl::StrCat(k.path_name, "/", k.form_name)];
+  }
+  return (*emulator)->size();
+}
+
+std::string Summary(int verified, const std::map<std::string, int>& paths) {
+  std::vector<std::string> seen;
+  for (const auto& [path, n] : paths) seen.push_back(absl::StrCat(path, " ", n));
+  return absl::StrCat(verified, " kernels verified on the CPU: ", absl::StrJoin(seen, ", "));
+}
+
+// Every kernel of each problem's first search phase, its heuristic and a sample of its
+// second phase's launches, on Hopper (TMA paths), Ampere (cp.async) and Turing (neither), run on
+// the CPU and compared bit-exact with the reference.
+TEST(HostEmulatorTest, EverySearchedKernelMatchesItsReference) {
   int verified = 0;
   std::map<std::string, int> paths;
   for (const char* arch : {"sm_90a", "sm_80", "sm_75"}) {
-    const Target target = *Target::Parse(arch);
     for (const std::string& spec : Problems()) {
-      SCOPED_TRACE(absl::StrCat(arch, " ", spec));
-      absl::StatusOr<std::unique_ptr<TileOp>> op = ops.ParseSpec(spec);
-      ASSERT_TRUE(op.ok()) << op.status();
-      const TileOpDefinition& definition = **ops.For(**op);
-      const SearchSpace space = definition.Search(**op, target);
-      const Trial heuristic = definition.Heuristic(**op, target);
-      std::vector<Trial> trials = space.first;
-      trials.push_back(heuristic);
-      // And second-phase launches (tiles, threads, stages) with the heuristic's hints,
-      // spread over the list.
-      constexpr size_t kLaunches = 12;
-      const size_t step = std::max<size_t>(1, space.launches.size() / kLaunches);
-      for (size_t i = 0; i < space.launches.size(); i += step) {
-        trials.push_back(Trial{heuristic.hints, space.launches[i]});
-      }
-      absl::StatusOr<CandidateSet> set = BuildCandidates(definition, **op, target, trials);
-      ASSERT_TRUE(set.ok()) << set.status();
-      std::vector<HostKernel> kernels;
-      for (const Candidate& c : set->candidates) kernels.push_back({c.lowered, c.source.text});
-      absl::StatusOr<std::unique_ptr<HostEmulator>> emulator = HostEmulator::Create(kernels, {});
-      ASSERT_TRUE(emulator.ok()) << emulator.status();
-      std::mt19937_64 rng(std::hash<std::string>()(spec));
-      for (int i = 0; i < (*emulator)->size(); ++i) {
-        const LoweredTileKernel& k = (*emulator)->lowered(i);
-        const absl::Status status = (*emulator)->Verify(i, definition, **op, rng);
-        EXPECT_TRUE(status.ok()) << LaunchSummary(k.path_name, k.form_name, k.launch) << ": " << status;
-        ++verified;
-        ++paths[absl::StrCat(k.path_name, "/", k.form_name)];
-      }
+      verified += VerifySearchedKernels(spec, arch, /*launches=*/12, paths);
     }
   }
-  std::vector<std::string> seen;
-  for (const auto& [path, n] : paths) seen.push_back(absl::StrCat(path, " ", n));
-  std::cout << verified << " kernels verified on the CPU: " << absl::StrJoin(seen, ", ") << "\n";
+  std::cout << Summary(verified, paths) << "\n";
+}
+
+// A random problem of a random operator, small enough to emulate: geometry, dtype, layout,
+// region offsets and pitches drawn widely, so that tails, padding, odd channel counts and
+// misaligned rows occur. It may be invalid (the caller skips those).
+std::string RandomProblem(std::mt19937_64& rng) {
+  auto pick = [&](std::initializer_list<int> values) {
+    return *(values.begin() + rng() % values.size());
+  };
+  auto in = [&](int lo, int hi) {
+    return lo + static_cast<int>(rng() % static_cast<uint64_t>(hi - lo + 1));
+  };
+  const char* floats[] = {"f16", "bf16", "f32"};
+  switch (rng() % 5) {
+    case 0: {  // a dense copy
+      const char* types[] = {"u8", "f16", "f32", "f64"};
+      std::vector<std::string> dims;
+      for (int d = in(1, 3); d > 0; --d) dims.push_back(std::to_string(in(1, d == 1 ? 700 : 40)));
+      return absl::StrCat("copy:", types[rng() % 4], ":", absl::StrJoin(dims, ","));
+    }
+    case 1: {  // regions of two buffers
+      const char* types[] = {"u8", "f16", "f32"};
+      const int rows = in(1, 200), cols = in(1, 300);
+      const int src_pitch = cols + in(0, 40), dst_pitch = cols + pick({0, 0, 1, 8, 33});
+      const int r0 = in(0, 5), c0 = in(0, src_pitch - cols), d0 = in(0, dst_pitch - cols);
+      return absl::StrCat("copy:", types[rng() % 3], ":src=", rows + r0, "x", src_pitch, "[", r0,
+                          ":", rows + r0, ",", c0, ":", c0 + cols, "]:dst=", rows, "x", dst_pitch,
+                          "[0:", rows, ",", d0, ":", d0 + cols, "]");
+    }
+    case 2:
+    case 3: {  // im2col or col2im
+      const bool fold = rng() % 2 == 0;
+      const int k = pick({1, 2, 3, 3, 4, 5, 7}), s = pick({1, 1, 2, 3}), d = pick({1, 1, 1, 2});
+      const bool patchify = rng() % 5 == 0;
+      const int kh = patchify ? pick({2, 4, 8}) : k, kw = patchify ? kh : pick({k, k, 1, 3});
+      const std::string window = patchify ? absl::StrCat(":k=", kh, ":s=", kh)
+                                          : absl::StrCat(":k=", kh, "x", kw, ":s=", s, ":d=", d,
+                                                         ":p=", in(0, 2), "x", in(0, 2));
+      const std::string type = !fold && rng() % 4 == 0 ? "u8" : floats[rng() % 3];
+      return absl::StrCat(fold ? "col2im:" : "im2col:", type, ":", in(1, 3), ",", in(1, 20), ",",
+                          in(1, 20), ",", pick({1, 2, 3, 4, 5, 8, 16, 24, 64}), window,
+                          rng() % 2 == 0 ? ":layout=nchw" : "");
+    }
+    default: {  // many small copies in one launch
+      const int item = pick({8, 24, 256, 1000, 4096});
+      return absl::StrCat("batch_copy:", floats[rng() % 3], ":", in(1, 40), ":", item,
+                          ":src=", in(40, 60), ":dst=", in(40, 60),
+                          rng() % 2 == 0 ? ":regions" : "");
+    }
+  }
+}
+
+// Random problems (a fixed seed here; TILETUNE_EMULATE_PROBLEMS and TILETUNE_EMULATE_SEED
+// run more, or others, by hand), each verified on a random architecture.
+TEST(HostEmulatorTest, RandomProblemsMatchTheirReferences) {
+  const char* count_env = std::getenv("TILETUNE_EMULATE_PROBLEMS");
+  const char* seed_env = std::getenv("TILETUNE_EMULATE_SEED");
+  const int problems = count_env != nullptr ? std::atoi(count_env) : 10;
+  std::mt19937_64 rng(seed_env != nullptr ? std::strtoull(seed_env, nullptr, 10) : 2026);
+  const TileOpRegistry& ops = BuiltinTileOps();
+  int verified = 0, drawn = 0;
+  std::map<std::string, int> paths;
+  while (drawn < problems) {
+    const std::string spec = RandomProblem(rng);
+    const char* arch = rng() % 2 == 0 ? "sm_90a" : "sm_80";
+    absl::StatusOr<std::unique_ptr<TileOp>> op = ops.ParseSpec(spec);
+    if (!op.ok()) continue;
+    const OperandSizes sizes = (*ops.For(**op))->Sizes(**op);
+    if (sizes.input_bytes > (size_t{1} << 20) || sizes.output_bytes > (size_t{1} << 21)) continue;
+    ++drawn;
+    verified += VerifySearchedKernels(spec, arch, /*launches=*/4, paths);
+  }
+  std::cout << Summary(verified, paths) << "\n";
 }
 
 }  // namespace

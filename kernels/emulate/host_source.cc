@@ -49,8 +49,8 @@ struct alignas(4) ushort2 { unsigned short x, y; };
 inline uint2 make_uint2(unsigned x, unsigned y) { return uint2{x, y}; }
 inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return uint4{x, y, z, w}; }
 
-inline void __syncthreads() { tt_emu_host_api->sync(0); }
-inline void __syncwarp(unsigned = 0xffffffffu) { tt_emu_host_api->sync(1); }
+inline void __syncthreads() { tt_emu_host_api->sync(tt_emu_block); }
+inline void __syncwarp(unsigned = 0xffffffffu) { tt_emu_host_api->sync(tt_emu_warp); }
 inline unsigned __cvta_generic_to_shared(const void* p) { return tt_emu_host_api->shared_address(p); }
 inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
   const unsigned long long v = (static_cast<unsigned long long>(y) << 32) | x;
@@ -218,12 +218,16 @@ absl::StatusOr<std::string> OperandCall(absl::string_view operand) {
   const size_t open = operand.find('(');
   if (operand.empty() || operand[0] != '"' || open == absl::string_view::npos ||
       operand.back() != ')') {
-    return absl::InvalidArgumentError(absl::StrCat("asm operand '", operand, "' is not \"c\"(expr)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("asm operand '", operand, "' is not \"c\"(expr)"));
   }
   const absl::string_view constraint = operand.substr(0, open);
   const absl::string_view expression = operand.substr(open);  // with its parentheses
-  const bool output = constraint.find('=') != absl::string_view::npos ||
-                      constraint.find('+') != absl::string_view::npos;
+  if (constraint.find('+') != absl::string_view::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("asm operand '", operand, "' is read and written ('+'): not emulated"));
+  }
+  const bool output = constraint.find('=') != absl::string_view::npos;
   return absl::StrCat(output ? "tt_emu_out" : "tt_emu_in", expression);
 }
 
@@ -232,16 +236,15 @@ absl::StatusOr<std::string> AsmCall(const Scanner& scanner, absl::string_view te
                                     size_t close) {
   std::vector<absl::string_view> sections = scanner.SplitTopLevel(open + 1, close, ':');
   if (sections.size() > 4) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "asm statement with ", sections.size(), " sections: ", text.substr(open, close - open)));
+    return absl::InvalidArgumentError(absl::StrCat("asm statement with ", sections.size(),
+                                                   " sections: ", text.substr(open, close - open)));
   }
   const std::string tmpl(absl::StripAsciiWhitespace(sections[0]));
   std::vector<std::string> operands;
   int outputs = 0;
   for (size_t s = 1; s < sections.size() && s <= 2; ++s) {
     const size_t at = sections[s].data() - text.data();
-    for (absl::string_view operand :
-         scanner.SplitTopLevel(at, at + sections[s].size(), ',')) {
+    for (absl::string_view operand : scanner.SplitTopLevel(at, at + sections[s].size(), ',')) {
       if (absl::StripAsciiWhitespace(operand).empty()) continue;
       TT_ASSIGN_OR_RETURN(std::string call, OperandCall(operand));
       operands.push_back(std::move(call));
@@ -364,11 +367,12 @@ absl::StatusOr<std::string> Entry(absl::string_view text, absl::string_view kern
   const std::vector<absl::string_view> parameters = scanner.SplitTopLevel(open + 1, close, ',');
   for (size_t i = 0; i < parameters.size(); ++i) {
     if (absl::StripAsciiWhitespace(parameters[i]).empty()) continue;
-    arguments.push_back(absl::StrCat("*reinterpret_cast<", ParameterType(parameters[i]),
-                                     "*>(args[", i, "])"));
+    arguments.push_back(
+        absl::StrCat("*reinterpret_cast<", ParameterType(parameters[i]), "*>(args[", i, "])"));
   }
   return absl::StrCat("extern \"C\" void ", entry, "(void** args) {\n  (void)args;\n  ",
-                      kernel_name, "(", absl::StrJoin(arguments, ", "), ");\n}\n");
+                      kernel_name, "(", absl::StrJoin(arguments, ", "), ");\n}\n",
+                      "extern \"C\" int ", entry, "_params() { return ", arguments.size(), "; }\n");
 }
 
 }  // namespace
@@ -380,6 +384,16 @@ std::string HostLibraryPrelude() {
 
 absl::StatusOr<std::string> HostKernelText(absl::string_view cuda, absl::string_view kernel_name,
                                            absl::string_view entry) {
+  // Several kernels share a translation unit: a macro would leak from one to the next.
+  // And asm spelled otherwise would not be rewritten.
+  const Scanner scanner(cuda);
+  for (absl::string_view refused : {"#define", "__asm__", "__asm"}) {
+    const size_t at = refused[0] == '#' ? cuda.find(refused) : scanner.FindWord(refused, 0);
+    if (at != absl::string_view::npos) {
+      return absl::InvalidArgumentError(absl::StrCat("the host emulator does not rewrite '",
+                                                     refused, "' (at: ", cuda.substr(at, 60), ")"));
+    }
+  }
   // extern "C" goes: the kernel keeps C++ linkage inside its namespace.
   const std::string plain = absl::StrReplaceAll(cuda, {{"extern \"C\" __global__", "__global__"}});
   TT_ASSIGN_OR_RETURN(std::string text, RewriteAsm(plain));

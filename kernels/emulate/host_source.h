@@ -30,8 +30,10 @@ std::string HostLibraryPrelude();
 
 // `cuda` (one kernel's generated source) as host C++ in namespace `entry`_ns, with an
 // extern "C" function `entry(void** args)` that runs kernel `kernel_name` for the current
-// thread. InvalidArgument naming what it cannot rewrite (an unbalanced asm statement, a
-// kernel it cannot find).
+// thread, and `entry_params()` returning how many arguments it takes. InvalidArgument
+// naming what it cannot rewrite: an unbalanced asm statement, a read-write ('+') operand,
+// asm spelled __asm__, a #define (kernels share a translation unit), a kernel it cannot
+// find.
 absl::StatusOr<std::string> HostKernelText(absl::string_view cuda, absl::string_view kernel_name,
                                            absl::string_view entry);
 

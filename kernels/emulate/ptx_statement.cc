@@ -73,8 +73,8 @@ absl::StatusOr<PtxOperand> ParseOperand(absl::string_view text, absl::string_vie
     operand.kind = PtxOperand::Kind::kAddress;
     const size_t brace = text.find('{');
     const absl::string_view base = brace == absl::string_view::npos ? text : text.substr(0, brace);
-    TT_ASSIGN_OR_RETURN(int n, RegisterNumber(absl::StripSuffix(absl::StripAsciiWhitespace(base), ","),
-                                              whole));
+    TT_ASSIGN_OR_RETURN(
+        int n, RegisterNumber(absl::StripSuffix(absl::StripAsciiWhitespace(base), ","), whole));
     operand.registers = {n};
     if (brace != absl::string_view::npos) {
       absl::string_view coordinates = text.substr(brace + 1);

@@ -1,8 +1,8 @@
 // One inline PTX statement of a generated kernel, parsed for the host emulator: its
 // instruction and operands, with %N naming the asm statement's operands.
 //
-//   TT_ASSIGN_OR_RETURN(PtxStatement s, ParsePtxStatement("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"));
-//   s.opcode == "ld.global.nc.v4.u32"; s.operands[0].registers == {0, 1, 2, 3}
+//   TT_ASSIGN_OR_RETURN(PtxStatement s, ParsePtxStatement("ld.global.nc.v4.u32 {%0, %1, %2, %3},
+//   [%4];")); s.opcode == "ld.global.nc.v4.u32"; s.operands[0].registers == {0, 1, 2, 3}
 //
 // The emulator knows the statements tiletune's snippets and emitters write; a statement
 // it cannot parse is an error, never a silent no-op.
@@ -20,12 +20,12 @@ namespace tiletune {
 
 struct PtxOperand {
   enum class Kind {
-    kRegister,  // %N
-    kVector,    // {%A, %B, ...}
-    kAddress,   // [%N] or a tensor address [%N, {%A, %B, ...}]
-    kImmediate, // 16
-    kSpecial,   // %tid.y, %nsmid
-    kSink,      // _
+    kRegister,   // %N
+    kVector,     // {%A, %B, ...}
+    kAddress,    // [%N] or a tensor address [%N, {%A, %B, ...}]
+    kImmediate,  // 16
+    kSpecial,    // %tid.y, %nsmid
+    kSink,       // _
   };
   Kind kind = Kind::kRegister;
   // The operand numbers: one for a register or an address's base, several for a vector.

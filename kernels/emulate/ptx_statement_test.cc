@@ -31,7 +31,8 @@ TEST(PtxStatementTest, ReadsTensorAddressesImmediatesAndSpecials) {
   EXPECT_EQ(s->operands[1].coordinates, (std::vector<int>{2, 3, 4, 5}));
   EXPECT_EQ(s->operands[3].registers, (std::vector<int>{7, 8}));
 
-  absl::StatusOr<PtxStatement> copy = ParsePtxStatement("cp.async.cg.shared.global [%0], [%1], 16, %2;");
+  absl::StatusOr<PtxStatement> copy =
+      ParsePtxStatement("cp.async.cg.shared.global [%0], [%1], 16, %2;");
   ASSERT_TRUE(copy.ok()) << copy.status();
   EXPECT_EQ(copy->operands[2].kind, PtxOperand::Kind::kImmediate);
   EXPECT_EQ(copy->operands[2].immediate, 16);
@@ -41,7 +42,8 @@ TEST(PtxStatementTest, ReadsTensorAddressesImmediatesAndSpecials) {
   EXPECT_EQ(mov->operands[1].kind, PtxOperand::Kind::kSpecial);
   EXPECT_EQ(mov->operands[1].special, "tid.y");
 
-  absl::StatusOr<PtxStatement> arrive = ParsePtxStatement("mbarrier.arrive.shared::cta.b64 _, [%0];");
+  absl::StatusOr<PtxStatement> arrive =
+      ParsePtxStatement("mbarrier.arrive.shared::cta.b64 _, [%0];");
   ASSERT_TRUE(arrive.ok()) << arrive.status();
   EXPECT_EQ(arrive->operands[0].kind, PtxOperand::Kind::kSink);
 }
