@@ -114,6 +114,14 @@ class CopyEmitter {
     if (l_.head_tail) {
       Constant("u64", "kSlotBytes", l_.vector_elems * l_.element_bytes);
       Constant("u64", "kRowBytes", l_.extents[rank_ - 1] * l_.element_bytes);
+      if (l_.shifted) {
+        // From the first src byte to one past the last: the shifted loads stay inside it.
+        int64_t span = l_.extents[rank_ - 1] * l_.element_bytes;
+        for (int d = 0; d + 1 < rank_; ++d) {
+          span += (l_.extents[d] - 1) * l_.src_strides[d] * l_.element_bytes;
+        }
+        Constant("u64", "kSrcSpanBytes", span);
+      }
       Constant("u64", "kRowSlots", l_.row_slots);
       Constant("u64", "kTileSlots", RowVectors());
     }
@@ -263,10 +271,26 @@ class CopyEmitter {
     absl::StrAppend(
         &out_,
         "// The 16 bytes at src address `s`, of any alignment: the two aligned 16-B blocks\n"
-        "// holding them (the second only when `s` is not aligned), funnel-shifted.\n"
-        "__device__ __forceinline__ tt_vec tt_ld_shifted(u64 s", policy_param, ") {\n"
+        "// holding them (the second only when `s` is not aligned), funnel-shifted. Where a\n"
+        "// block would leave the copy's src span [first, end) (the first and last slots of\n"
+        "// the copy), the bytes are gathered one by one instead: no load leaves the span.\n"
+        "__device__ __forceinline__ tt_vec tt_ld_shifted(u64 s, u64 first, u64 end",
+        policy_param, ") {\n"
         "  const u64 a = s & ~u64(15);\n"
         "  const u32 m = u32(s & 15);\n"
+        "  if (a < first || a + (m == 0 ? 16 : 32) > end) {\n"
+        "    u32 b[4] = {0, 0, 0, 0};\n"
+        "#pragma unroll\n"
+        "    for (u32 k = 0; k < 16; ++k) {\n"
+        "      b[k / 4] |= u32(*reinterpret_cast<const u8*>(s + k)) << (8 * (k % 4));\n"
+        "    }\n"
+        "    tt_vec v;\n"
+        "    v.x = b[0];\n"
+        "    v.y = b[1];\n"
+        "    v.z = b[2];\n"
+        "    v.w = b[3];\n"
+        "    return v;\n"
+        "  }\n"
         "  const tt_vec x = tt_ld_global(reinterpret_cast<const u8*>(a)", Policy(), ");\n"
         "  if (m == 0) return x;\n"
         "  const tt_vec y = tt_ld_global(reinterpret_cast<const u8*>(a + 16)", Policy(), ");\n"
@@ -293,6 +317,11 @@ class CopyEmitter {
   void HeadTailKernel() {
     if (l_.shifted) ShiftedLoad();
     KernelSignature(false);
+    if (l_.shifted) {
+      absl::StrAppend(&out_,
+                      "  const u64 span_first = reinterpret_cast<u64>(src);\n"
+                      "  const u64 span_end = span_first + kSrcSpanBytes;\n");
+    }
     absl::StrAppend(&out_,
                     "  const u32 tr = threadIdx.x / kCols;\n"
                     "  const u32 tc = threadIdx.x % kCols;\n"
@@ -323,7 +352,7 @@ class CopyEmitter {
                     "      if (end - begin == kSlotBytes) {\n"
                     "        full[i] = true;\n"
                     "        at[i] = lo;\n",
-                    l_.shifted ? "        v[i] = tt_ld_shifted(lo + delta"
+                    l_.shifted ? "        v[i] = tt_ld_shifted(lo + delta, span_first, span_end"
                                : "        v[i] = tt_ld_global(reinterpret_cast<const u8*>(lo + delta)",
                     Policy(),
                     ");\n"

@@ -61,6 +61,7 @@ enum : u64 { kSrcStride1 = 1ull };
 enum : u64 { kDstStride1 = 1ull };
 enum : u64 { kSlotBytes = 16ull };
 enum : u64 { kRowBytes = 3997ull };
+enum : u64 { kSrcSpanBytes = 1229000ull };
 enum : u64 { kRowSlots = 251ull };
 enum : u64 { kTileSlots = 256ull };
 enum : u64 { kVector = 16ull };
@@ -116,10 +117,25 @@ __device__ __forceinline__ void tt_copy_piece(u64 begin, u64 end, long long delt
   }
 }
 // The 16 bytes at src address `s`, of any alignment: the two aligned 16-B blocks
-// holding them (the second only when `s` is not aligned), funnel-shifted.
-__device__ __forceinline__ tt_vec tt_ld_shifted(u64 s, u64 policy) {
+// holding them (the second only when `s` is not aligned), funnel-shifted. Where a
+// block would leave the copy's src span [first, end) (the first and last slots of
+// the copy), the bytes are gathered one by one instead: no load leaves the span.
+__device__ __forceinline__ tt_vec tt_ld_shifted(u64 s, u64 first, u64 end, u64 policy) {
   const u64 a = s & ~u64(15);
   const u32 m = u32(s & 15);
+  if (a < first || a + (m == 0 ? 16 : 32) > end) {
+    u32 b[4] = {0, 0, 0, 0};
+#pragma unroll
+    for (u32 k = 0; k < 16; ++k) {
+      b[k / 4] |= u32(*reinterpret_cast<const u8*>(s + k)) << (8 * (k % 4));
+    }
+    tt_vec v;
+    v.x = b[0];
+    v.y = b[1];
+    v.z = b[2];
+    v.w = b[3];
+    return v;
+  }
   const tt_vec x = tt_ld_global(reinterpret_cast<const u8*>(a), policy);
   if (m == 0) return x;
   const tt_vec y = tt_ld_global(reinterpret_cast<const u8*>(a + 16), policy);
@@ -142,6 +158,8 @@ __device__ __forceinline__ tt_vec tt_ld_shifted(u64 s, u64 policy) {
 
 extern "C" __global__ void __launch_bounds__(kThreads) tt_copy_sync_simt(const u8* __restrict__ src, u8* __restrict__ dst) {
   const u64 policy = tt_make_policy();
+  const u64 span_first = reinterpret_cast<u64>(src);
+  const u64 span_end = span_first + kSrcSpanBytes;
   const u32 tr = threadIdx.x / kCols;
   const u32 tc = threadIdx.x % kCols;
   for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {
@@ -170,7 +188,7 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_copy_sync_simt(const u
       if (end - begin == kSlotBytes) {
         full[i] = true;
         at[i] = lo;
-        v[i] = tt_ld_shifted(lo + delta, policy);
+        v[i] = tt_ld_shifted(lo + delta, span_first, span_end, policy);
       } else {
         tt_copy_piece(begin, end, delta);
       }
