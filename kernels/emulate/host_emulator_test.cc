@@ -152,6 +152,8 @@ const std::vector<std::string>& Problems() {
       "col2im:bf16:2,12,12,64:k=3:p=1",
       "col2im:f32:2,16,16,8:k=4:s=2:p=1",
       "col2im:f16:2,10,10,32:k=3:p=1:layout=nchw",
+      "col2im:bf16:2,32,32,3:k=16:s=16:layout=nchw",
+      "col2im:f32:2,15,16,4:k=3x2:s=2:d=2:p=1:layout=nchw",
       "batch_copy:f16:40:2048:src=64",
   };
   return *problems;

@@ -65,6 +65,7 @@ TEST(Col2imCodegenTest, MatchesGoldens) {
   } cases[] = {
       {"col2im_planes_fold_f16", fold, Launch(8, 56, false)},
       {"col2im_planes_nhwc_f32", fold_f32, Launch(2, 8, false, 64)},
+      {"col2im_planes_staged_fold_f16", fold, Launch(8, 56, true)},
       {"col2im_direct_resnet_f16", resnet, Launch(1, 32, false)},
       {"col2im_staged_stem_f16", stem, Launch(2, 224, true)},
       {"col2im_direct_asymmetric_bf16", asymmetric, Launch(2, 8, false, 128)},

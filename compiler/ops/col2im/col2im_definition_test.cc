@@ -222,7 +222,9 @@ TEST(Col2imDefinitionTest, NchwLayoutRoundTripsAndLowersToPlanes) {
     with.hints = trial.hints;
     auto lowered = LowerCol2im(with, target, trial.launch);
     ASSERT_TRUE(lowered.ok()) << lowered.status();
-    EXPECT_EQ(lowered->path, Col2imPath::kSimtPlanes);
+    // through_shared trials take the staged planes form.
+    EXPECT_EQ(lowered->path, trial.launch.through_shared ? Col2imPath::kSimtPlanesStaged
+                                                         : Col2imPath::kSimtPlanes);
   }
   const Trial heuristic = col2im.Heuristic(fold, target);
   Col2imOp with = fold;

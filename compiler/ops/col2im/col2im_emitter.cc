@@ -58,7 +58,10 @@ class Col2imEmitter {
 
  private:
   bool Staged() const { return l_.path == Col2imPath::kSimtStaged; }
-  bool Planes() const { return l_.path == Col2imPath::kSimtPlanes; }
+  bool Planes() const {
+    return l_.path == Col2imPath::kSimtPlanes || l_.path == Col2imPath::kSimtPlanesStaged;
+  }
+  bool PlanesStaged() const { return l_.path == Col2imPath::kSimtPlanesStaged; }
   bool Swept() const { return Col2imSwept(l_.path); }
   bool Tma() const { return l_.path == Col2imPath::kTmaSwept; }
   std::string ColPolicy() const { return l_.col_policy ? ", col_policy" : ""; }
@@ -274,6 +277,7 @@ class Col2imEmitter {
     Constant("u32", "kVector", l_.vector_elems);
     Constant("u32", "kRowVectors", CeilDiv(l_.tile_w, l_.vector_elems));
     Constant("u32", "kItems", l_.tile_h * CeilDiv(l_.tile_w, l_.vector_elems));
+    if (PlanesStaged()) Constant("u32", "kStageL", l_.stage_rows * l_.ow);
   }
 
   // tt_sum's body after its window bounds: how it visits a pixel's window positions.
@@ -352,6 +356,84 @@ class Col2imEmitter {
         "  }\n");
   }
 
+  // planes_staged: per tile (tile_h whole rows of one plane), each tap's run of the window
+  // rows reaching it into shared memory, neighbouring threads loading neighbouring
+  // elements; then every pixel's sum from there, oh then ow ascending, as tt_sum orders it.
+  void StagedPlanesKernel() {
+    const bool hint = l_.col_policy.has_value();
+    const std::string unroll = SpanH() * SpanW() <= kCol2imMaxUnrolledSpan ? "#pragma unroll\n" : "";
+    absl::StrAppend(
+        &out_,
+        "\n// One column-matrix element by a non-coherent load.\n"
+        "__device__ __forceinline__ tt_elem tt_ld_col(const u8* p", hint ? ", u64 policy" : "",
+        ") {\n  tt_elem v;\n  asm(\"ld.global.nc", hint ? ".L2::cache_hint" : "",
+        l_.element_bytes == 4 ? ".u32 %0, [%1]" : ".u16 %0, [%1]", hint ? ", %2" : "",
+        ";\" : \"=", l_.element_bytes == 4 ? "r" : "h", "\"(v) : \"l\"(p)",
+        hint ? ", \"l\"(policy)" : "", ");\n  return v;\n}\n",
+        "\n// Pixel (h, w)'s sum from the stage, whose runs start at window row oh = pos0 / OW.\n"
+        "__device__ __forceinline__ float tt_sum(const tt_elem* stage, int pos0, int h, int w) {\n"
+        "  const int h_im = h + kPH, w_im = w + kPW;\n"
+        "  const int oh0 = h_im < kEKH ? 0 : (h_im - kEKH) / kSH + 1;\n"
+        "  const int oh1 = min(h_im / kSH + 1, kOH);\n"
+        "  const int ow0 = w_im < kEKW ? 0 : (w_im - kEKW) / kSW + 1;\n"
+        "  const int ow1 = min(w_im / kSW + 1, kOW);\n"
+        "  float acc = 0.0f;\n",
+        unroll,
+        "  for (int i = 0; i < kSpanH; ++i) {\n"
+        "    const int oh = oh0 + i, hk = h_im - oh * kSH;\n"
+        "    if (oh >= oh1 || hk % kDH != 0) continue;\n"
+        "    const tt_elem* const row = stage + (hk / kDH) * kKW * int(kStageL) + oh * kOW - pos0;\n",
+        unroll,
+        "    for (int j = 0; j < kSpanW; ++j) {\n"
+        "      const int ow = ow0 + j, wk = w_im - ow * kSW;\n"
+        "      if (ow >= ow1 || wk % kDW != 0) continue;\n"
+        "      acc += tt_widen(row[(wk / kDW) * int(kStageL) + ow]);\n"
+        "    }\n"
+        "  }\n"
+        "  return acc;\n"
+        "}\n");
+    absl::StrAppend(&out_, "\nextern \"C\" __global__ void __launch_bounds__(kThreads) ",
+                    l_.kernel_name, "(const u8* __restrict__ col, u8* __restrict__ img) {\n");
+    if (l_.col_policy) absl::StrAppend(&out_, "  const u64 col_policy = tt_make_col_policy();\n");
+    if (l_.img_policy) absl::StrAppend(&out_, "  const u64 img_policy = tt_make_img_policy();\n");
+    absl::StrAppend(
+        &out_,
+        "  extern __shared__ __align__(16) u8 tt_smem[];\n"
+        "  tt_elem* const stage = reinterpret_cast<tt_elem*>(tt_smem);\n"
+        "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n"
+        "    const u64 plane = tile / kTilesPerPlane;\n"
+        "    const int h0 = int(tile % kTilesPerPlane * kTileH);\n"
+        "    const int h1 = min(h0 + int(kTileH), int(kH));\n"
+        "    // The window rows reaching rows [h0, h1): [lo, hi).\n"
+        "    const int lo = h0 + kPH < kEKH ? 0 : (h0 + kPH - kEKH) / kSH + 1;\n"
+        "    const int hi = min((h1 - 1 + kPH) / kSH + 1, kOH);\n"
+        "    const int pos0 = lo * kOW;\n"
+        "    const u32 run = hi > lo ? u32(hi - lo) * u32(kOW) : 0u;\n"
+        "    const u64 n = plane / kC, c = plane % kC;\n"
+        "    const u8* const from = col + (plane * kTaps * kL + u64(pos0)) * kElementBytes;\n"
+        "    u8* const to = img + (n * kImgStrideN + c * kImgStrideC) * kElementBytes;\n"
+        "    __syncthreads();  // the previous tile's sums are done with the stage\n"
+        "    for (u32 i = threadIdx.x; i < u32(kTaps) * kStageL; i += kThreads) {\n"
+        "      const u32 tap = i / kStageL, q = i % kStageL;\n"
+        "      if (q < run) stage[i] = tt_ld_col(from + (u64(tap) * kL + q) * kElementBytes",
+        hint ? ", col_policy" : "",
+        ");\n"
+        "    }\n"
+        "    __syncthreads();\n"
+        "    for (u32 i = threadIdx.x; i < kItems; i += kThreads) {\n"
+        "      const int h = h0 + int(i / kRowVectors), w = int(i % kRowVectors * kVector);\n"
+        "      if (h >= h1) continue;\n"
+        "      tt_lanes out;\n"
+        "#pragma unroll\n"
+        "      for (u32 e = 0; e < kVector; ++e) out.e[e] = tt_round(tt_sum(stage, pos0, h, w + int(e)));\n"
+        "      tt_st_global(to + (u64(h) * kImgStrideH + u64(w) * kImgStrideW) * kElementBytes, out.v",
+        ImgPolicy(),
+        ");\n"
+        "    }\n"
+        "  }\n"
+        "}\n");
+  }
+
   // The planes form. tt_sum: pixel (h, w) of the plane whose column-matrix rows start at
   // `from`, summed over the window positions reaching it, oh ascending then ow ascending
   // (taps kh descending, then kw descending: F.fold's order), in f32. With a dense NCHW
@@ -360,6 +442,7 @@ class Col2imEmitter {
   // stepping (plane, h, w) along each; otherwise tile t is tile t % kTilesPerPlane of plane
   // t / kTilesPerPlane = n * C + c, vectors along a row.
   void PlanesKernel() {
+    if (PlanesStaged()) return StagedPlanesKernel();
     const bool hint = l_.col_policy.has_value();
     const SumForm form = PlanesSum();
     absl::StrAppend(

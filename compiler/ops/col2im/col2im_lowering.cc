@@ -270,22 +270,47 @@ std::optional<double> PlanesWarpLoadSectors(const LoweredCol2im& l) {
 // What every form ends with: the widest access (the shared-memory forms copy 16-byte
 // chunks), the L2 policies and the kernel's name.
 void FinishLowering(const Target& target, LoweredCol2im& l) {
-  l.vector_bytes = l.path == Col2imPath::kSimtDirect || l.path == Col2imPath::kSimtPlanes
-                       ? l.vector_elems * l.element_bytes
-                       : 16;
-  if (l.path == Col2imPath::kSimtPlanes) {
+  const bool planes =
+      l.path == Col2imPath::kSimtPlanes || l.path == Col2imPath::kSimtPlanesStaged;
+  l.vector_bytes = l.path == Col2imPath::kSimtDirect || planes ? l.vector_elems * l.element_bytes
+                                                               : 16;
+  if (planes) {
     // The taps reaching a pixel along an axis: kh with kh * D = h + P (mod S), one in every
     // S / gcd(S, D) of the K taps, so ceil(K * gcd(S, D) / S) at most.
     const Im2colGeometry& g = l.geometry;
     auto taps = [](int64_t k, int64_t s, int64_t d) { return CeilDiv(k * std::gcd(s, d), s); };
     l.gather_reads = taps(g.kh, g.sh, g.dh) * taps(g.kw, g.sw, g.dw);
-    l.warp_load_sectors = PlanesWarpLoadSectors(l);
+    // The staged form's warps load 32 neighbouring elements of a run.
+    l.warp_load_sectors = l.path == Col2imPath::kSimtPlanes
+                              ? PlanesWarpLoadSectors(l)
+                              : std::optional<double>(std::max(1.0, l.element_bytes * 32 / 32.0));
   }
   l.col_policy = ChooseL2Policy(l.hints.EvictionFor("col"), target, "column loads",
                                 l.decision_log);
   l.img_policy = ChooseL2Policy(l.hints.EvictionFor("img"), target, "image stores",
                                 l.decision_log);
   l.kernel_name = absl::StrCat("tt_col2im_", l.form_name);
+}
+
+// The window rows oh reaching image rows [h0, h1): [first, last), as the emitted kernel
+// computes them (the bounds of rows h0 and h1 - 1).
+std::pair<int64_t, int64_t> WindowRowsReaching(const Im2colGeometry& g, int64_t oh_count,
+                                               int64_t h0, int64_t h1) {
+  const int64_t ekh = g.EffectiveKh();
+  const int64_t first = h0 + g.ph < ekh ? 0 : (h0 + g.ph - ekh) / g.sh + 1;
+  const int64_t last = std::min((h1 - 1 + g.ph) / g.sh + 1, oh_count);
+  return {first, last};
+}
+
+// The planes_staged form's stage: the most window rows any tile of tile_h rows needs.
+int64_t PlanesStageRows(const LoweredCol2im& l) {
+  int64_t most = 0;
+  for (int64_t h0 = 0; h0 < l.geometry.h; h0 += l.tile_h) {
+    const auto [first, last] =
+        WindowRowsReaching(l.geometry, l.oh, h0, std::min(h0 + l.tile_h, l.geometry.h));
+    most = std::max(most, last - first);
+  }
+  return std::max<int64_t>(most, 1);
 }
 
 // The planes form (channel-row columns): tiles over every (n, c) plane, the vector along
@@ -299,8 +324,17 @@ absl::Status LowerPlanes(const Target& target, const LaunchParams& launch, Lower
         "channel_rows columns of OH*OW=", l.k, " per row: the planes form needs below 2^31"));
   }
   const int64_t image_rows = g.n * g.c * g.h;
+  const bool staged = launch.through_shared;
   // A dense NCHW image is the matrix [N*C*H, W]: tiles of whole rows of it are runs.
-  l.flat_rows = l.img_strides == NchwStrides(g) && launch.tile[1] >= g.w;
+  l.flat_rows = !staged && l.img_strides == NchwStrides(g) && launch.tile[1] >= g.w;
+  if (staged) {
+    // Tiles of whole rows of one plane.
+    l.tile_h = std::min(launch.tile[0], g.h);
+    l.tile_w = g.w;
+    l.tiles_h = CeilDiv(g.h, l.tile_h);
+    l.tiles_w = 1;
+    l.stage_rows = PlanesStageRows(l);
+  }
   std::vector<VectorConstraint> constraints;
   std::string limit;
   int legal = 1;
@@ -336,6 +370,9 @@ absl::Status LowerPlanes(const Target& target, const LaunchParams& launch, Lower
   TT_ASSIGN_OR_RETURN(l.vector_elems, ChooseVectorWidth(l.hints, legal, l.element_bytes, limit,
                                                         " along W", l.decision_log));
   l.items_per_thread = CeilDiv(l.tile_h * CeilDiv(l.tile_w, l.vector_elems), launch.threads);
+  if (staged) {
+    l.shared_bytes = RoundUp(g.kh * g.kw * l.stage_rows * l.ow * l.element_bytes, 16);
+  }
   const std::string no_copy =
       "channel_rows columns (F.fold's layout) have only the SIMT planes form";
   auto swept = [&](bool tma) {
@@ -349,9 +386,12 @@ absl::Status LowerPlanes(const Target& target, const LaunchParams& launch, Lower
       why.push_back(absl::StrCat("stages=", launch.stages,
                                  ": simt_col2im is not pipelined; use stages=1"));
     }
-    if (launch.through_shared) {
-      why.push_back("through_shared=true: the planes form sums straight from the column "
-                    "matrix; leave through_shared unset");
+    if (staged) {
+      if (launch.tile[1] < g.w) {
+        why.push_back(absl::StrCat("tile_w=", launch.tile[1], " < W=", g.w,
+                                   ": the planes_staged form stages whole rows; set tile_w >= W"));
+      }
+      CheckSharedFit(l.shared_bytes, launch.ctas_per_sm, target, why);
     }
     for (std::string& reason : CheckPositions(g)) why.push_back(std::move(reason));
     return why;
@@ -363,8 +403,21 @@ absl::Status LowerPlanes(const Target& target, const LaunchParams& launch, Lower
       {Instruction::kSync, Col2imPathName(Col2imPath::kSimtPlanes), simt},
   };
   TT_ASSIGN_OR_RETURN(size_t chosen, ChoosePath(chain, l.hints, "col2im", target, l.decision_log));
-  l.path = Col2imPath::kSimtPlanes;
+  l.path = staged ? Col2imPath::kSimtPlanesStaged : Col2imPath::kSimtPlanes;
   l.instruction = chain[chosen].instruction;
+  if (staged) {
+    l.decision_log.push_back(absl::StrCat(
+        "col2im ", DataTypeName(l.dtype), " ", Im2colGeometryToString(g),
+        " from channel_rows columns [N, C*KH*KW, OH*OW]; planes_staged form: ", g.n * g.c,
+        " planes x ", l.tiles_h, " = ", l.num_tiles, " tiles of ", l.tile_h,
+        " whole rows; each tile first copies, for each of its ", g.kh * g.kw,
+        " taps, the run of up to ", l.stage_rows, " window rows x ", l.ow,
+        " columns reaching it into shared memory (", l.shared_bytes,
+        " B, neighbouring threads loading neighbouring elements), then each thread sums ",
+        l.vector_elems, " neighbouring pixel(s) from there (oh then ow ascending) and stores "
+        "them, at most ", l.items_per_thread, " per thread per tile"));
+    return absl::OkStatus();
+  }
   l.decision_log.push_back(absl::StrCat(
       "col2im ", DataTypeName(l.dtype), " ", Im2colGeometryToString(g),
       " from channel_rows columns [N, C*KH*KW, OH*OW]; planes form: ",
@@ -394,6 +447,7 @@ std::string Col2imFormName(Col2imPath path) {
   switch (path) {
     case Col2imPath::kSimtStaged: return "staged";
     case Col2imPath::kSimtPlanes: return "planes";
+    case Col2imPath::kSimtPlanesStaged: return "planes_staged";
     case Col2imPath::kCpAsyncSwept:
     case Col2imPath::kTmaSwept: return "swept";
     default: return "direct";

@@ -45,7 +45,10 @@
 // [N*C*H, W] (one run, which may cross planes); each thread sums `vector_elems` neighbouring
 // pixels straight from the column matrix, each over the window positions reaching it, oh
 // then ow ascending (its taps kh descending then kw descending: F.fold's order), and stores
-// them as one vector.
+// them as one vector. With through_shared, the planes_staged form: a tile is tile_h whole
+// rows of one plane; the CTA first copies, for every tap, the run of the matrix row holding
+// the window rows oh that reach the tile (contiguous: oh * OW + ow), neighbouring threads
+// loading neighbouring elements, into shared memory, then sums from there in the same order.
 // All visit an element's taps in the same order, so they give identical bits. The
 // fallback policy of compiler/lower/lowering_rules.h holds: tma and cp_async name the
 // swept form's two copy engines; disable_tma leaves cp.async.
@@ -70,11 +73,12 @@ enum class Col2imPath {
   kCpAsyncSwept,  // "cp_async_col2im", swept form
   kTmaSwept,      // "tma_col2im", swept form
   kSimtPlanes,    // "simt_col2im", planes form (channel-row columns)
+  kSimtPlanesStaged,  // "simt_col2im", planes_staged form (channel-row columns)
 };
 
 // "simt_col2im", "cp_async_col2im" or "tma_col2im".
 std::string Col2imPathName(Col2imPath path);
-// "direct", "staged", "swept" or "planes".
+// "direct", "staged", "swept", "planes" or "planes_staged".
 std::string Col2imFormName(Col2imPath path);
 
 // The planes form sums windows of up to this many positions per pixel by an unrolled loop;
@@ -89,6 +93,9 @@ struct LoweredCol2im : LoweredTileKernel {
   // Planes form: the image is dense NCHW and the tile spans its width, so tiles are
   // tile_h rows of the matrix [N*C*H, W] (crossing planes), each a contiguous run.
   bool flat_rows = false;
+  // planes_staged form: the window rows oh a tile's stage holds at most; each tap's run is
+  // stage_rows * OW elements of shared memory.
+  int64_t stage_rows = 0;
 
   Im2colGeometry geometry;
   // Element strides of the image's N, H, W, C dimensions.

@@ -232,6 +232,43 @@ TEST(Col2imLoweringTest, PlanesFormCountsTheReadsOfAPixel) {
   EXPECT_EQ(direct->warp_load_sectors, std::nullopt);
 }
 
+// through_shared gives the planes_staged form: tiles of whole rows of one plane, a stage
+// holding every tap's run of the window rows that reach the tile.
+TEST(Col2imLoweringTest, PlanesStagedFormPlansItsStage) {
+  // F.fold of a 3x3 stride-1 pad-1 window: rows [8, 16) are reached by window rows [7, 17).
+  Col2imOp op = Col2imOp::Dense(DataType::kF16, G(2, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1));
+  op.order = ColumnOrder::kChannelRows;
+  op.img.strides = {64 * 56 * 56, 56, 1, 56 * 56};  // NCHW
+  auto l = LowerCol2im(op, T("sm_90a"), Launch(8, 56, true));
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->form_name, "planes_staged");
+  EXPECT_EQ(l->kernel_name, "tt_col2im_planes_staged");
+  EXPECT_EQ(l->tiles_h, 7);
+  EXPECT_EQ(l->num_tiles, 2 * 64 * 7);
+  EXPECT_EQ(l->stage_rows, 10);
+  EXPECT_EQ(l->shared_bytes, 9 * 10 * 56 * 2);
+  EXPECT_EQ(l->vector_elems, 8);
+  EXPECT_EQ(l->gather_reads, 9);
+  // Patches (k = s = 16): a tile of 16 rows is one window row; of 20 rows, two.
+  Col2imOp patches = Col2imOp::Dense(DataType::kBF16, G(2, 32, 32, 3, 16, 16, 16, 16, 1, 1, 0, 0));
+  patches.order = ColumnOrder::kChannelRows;
+  auto p16 = LowerCol2im(patches, T("sm_90a"), Launch(16, 32, true));
+  ASSERT_TRUE(p16.ok()) << p16.status();
+  EXPECT_EQ(p16->stage_rows, 1);
+  auto p20 = LowerCol2im(patches, T("sm_90a"), Launch(20, 32, true));
+  ASSERT_TRUE(p20.ok()) << p20.status();
+  EXPECT_EQ(p20->stage_rows, 2);
+  // Part rows, and a stage larger than shared memory, are refused with the reason.
+  auto part = LowerCol2im(op, T("sm_90a"), Launch(8, 32, true));
+  ASSERT_FALSE(part.ok());
+  EXPECT_NE(part.status().message().find("stages whole rows"), std::string::npos) << part.status();
+  Col2imOp wide = Col2imOp::Dense(DataType::kF32, G(1, 64, 4096, 1, 7, 7, 1, 1, 1, 1, 3, 3));
+  wide.order = ColumnOrder::kChannelRows;
+  auto big = LowerCol2im(wide, T("sm_90a"), Launch(64, 4096, true));
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.status().message().find("shared"), std::string::npos) << big.status();
+}
+
 // The planes form's warp loads (thread j sums vector j's pixels, loading each pixel's window
 // positions), walked into 32-byte sectors per instruction, here where they can be counted
 // by hand.

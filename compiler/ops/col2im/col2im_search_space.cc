@@ -71,9 +71,17 @@ LaunchParams PlanesLaunch(const Col2imOp& op, int64_t pixels, int threads) {
   return MakeLaunch(rows, cols, threads, false, 0);
 }
 
+// The planes_staged form's launch: about `pixels` pixels of whole rows of one plane.
+LaunchParams StagedPlanesLaunch(const Col2imOp& op, int64_t pixels, int threads) {
+  const Im2colGeometry& g = op.geometry;
+  const int64_t rows = std::clamp<int64_t>(pixels / g.w, 1, g.h);
+  return MakeLaunch(rows, g.w, threads, /*staged=*/true, 0);
+}
+
 SearchSpace PlanesSearchSpace(const Col2imOp& op) {
   SearchSpace space;
   const LaunchParams base = PlanesLaunch(op, kPlanesTilePixels, 256);
+  const LaunchParams staged = StagedPlanesLaunch(op, kPlanesTilePixels, 256);
   for (std::optional<int> width : std::vector<std::optional<int>>{std::nullopt, 1, 2, 4}) {
     for (bool stream : {false, true}) {
       Hints hints;
@@ -81,16 +89,22 @@ SearchSpace PlanesSearchSpace(const Col2imOp& op) {
       hints.prefer_instruction = Instruction::kSync;
       if (stream) hints.annotations["col_eviction_policy"] = "evict_first";
       space.first.push_back({hints, base});
+      // The staged form reads whole runs: the widest vector its stores allow.
+      if (!width.has_value()) space.first.push_back({hints, staged});
     }
   }
+  auto add = [&](const LaunchParams& launch) {
+    bool seen = false;
+    for (const LaunchParams& have : space.launches) {
+      seen = seen || (have.tile == launch.tile && have.threads == launch.threads &&
+                      have.through_shared == launch.through_shared);
+    }
+    if (!seen) space.launches.push_back(launch);
+  };
   for (int64_t pixels : {1024, 2048, 4096, 8192, 16384}) {
     for (int threads : {128, 256, 512}) {
-      const LaunchParams launch = PlanesLaunch(op, pixels, threads);
-      bool seen = false;
-      for (const LaunchParams& have : space.launches) {
-        seen = seen || (have.tile == launch.tile && have.threads == launch.threads);
-      }
-      if (!seen) space.launches.push_back(launch);
+      add(PlanesLaunch(op, pixels, threads));
+      add(StagedPlanesLaunch(op, pixels, threads));
     }
   }
   return space;
