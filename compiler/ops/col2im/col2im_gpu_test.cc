@@ -85,7 +85,8 @@ std::optional<Im2colGeometry> DrawGeometry(std::mt19937_64& rng, const GeometryR
 Col2imCase RandomCase(Col2imPath path, int index) {
   const bool staged = path == Col2imPath::kSimtStaged;
   const bool swept = Col2imSwept(path);
-  const bool planes = path == Col2imPath::kSimtPlanes;
+  const bool planes_staged = path == Col2imPath::kSimtPlanesStaged;
+  const bool planes = path == Col2imPath::kSimtPlanes || planes_staged;
   std::mt19937_64 rng(0xc021 + 7919 * index + static_cast<int>(path));
   const Target target = *Target::Parse("sm_90a");
   for (;;) {
@@ -134,19 +135,20 @@ Col2imCase RandomCase(Col2imPath path, int index) {
     launch.threads = static_cast<int>(
         swept ? Pick(rng, std::vector<int64_t>{32, 64, 128, 256, 448, 512})
               : Pick(rng, std::vector<int64_t>{32, 64, 128, 256}));
-    launch.through_shared = staged || swept;
+    launch.through_shared = staged || swept || planes_staged;
     launch.stages = swept ? static_cast<int>(Uniform(rng, 2, 5)) : 1;
     launch.ctas_per_sm = static_cast<int>(Uniform(rng, 0, 2));
     if (planes) {
       // Tiles within a plane, and (dense NCHW images) runs of whole rows crossing planes.
       launch.tile = {Pick(rng, std::vector<int64_t>{1, 2, 5, 8, 40}),
-                     Pick(rng, std::vector<int64_t>{1, 3, 8, 16, g.w, g.w + 3})};
+                     planes_staged ? Pick(rng, std::vector<int64_t>{g.w, g.w + 3})
+                                   : Pick(rng, std::vector<int64_t>{1, 3, 8, 16, g.w, g.w + 3})};
     }
     auto lowered = LowerCol2im(op, target, launch);
     if (!lowered.ok() || lowered->path != path) continue;
     return {absl::StrFormat("%s_%s_%03d_%s", Col2imFormName(path),
                             path == Col2imPath::kTmaSwept  ? "tma"
-                            : path == Col2imPath::kSimtPlanes ? "simt"
+                            : planes                           ? "simt"
                                                               : "cp_async",
                             index,
                             DataTypeName(dtype)),
@@ -211,6 +213,7 @@ std::vector<Col2imCase> Cases() {
   for (int i = 0; i < 60; ++i) cases.push_back(RandomCase(Col2imPath::kTmaSwept, i));
   for (int i = 0; i < 60; ++i) cases.push_back(RandomCase(Col2imPath::kCpAsyncSwept, i));
   for (int i = 0; i < 80; ++i) cases.push_back(RandomCase(Col2imPath::kSimtPlanes, i));
+  for (int i = 0; i < 60; ++i) cases.push_back(RandomCase(Col2imPath::kSimtPlanesStaged, i));
   for (int i = 0; i < 30; ++i) cases.push_back(RandomRunCase(i));
   // F.fold's layout at network sizes, with the heuristic's launch.
   for (const auto& [name, dtype, g] :
@@ -224,6 +227,9 @@ std::vector<Col2imCase> Cases() {
     const Trial trial = Col2imHeuristic(op, *Target::Parse("sm_90a"));
     op.hints = trial.hints;
     cases.push_back({name, op, trial.launch, Col2imPath::kSimtPlanes});
+    // And the staged planes form, 16 whole rows a tile.
+    cases.push_back({name + "_staged", op, Launch(16, g.w, true, 256),
+                     Col2imPath::kSimtPlanesStaged});
   }
   {
     // A dilated window with the stride equal to the dilation along H, one-pixel tiles and
