@@ -356,6 +356,18 @@ class Col2imEmitter {
         "  }\n");
   }
 
+  // tt_ld_col: one column-matrix element by a non-coherent load (the planes forms).
+  std::string ColElementLoad() const {
+    const bool hint = l_.col_policy.has_value();
+    return absl::StrCat(
+        "\n// One column-matrix element by a non-coherent load.\n"
+        "__device__ __forceinline__ tt_elem tt_ld_col(const u8* p", hint ? ", u64 policy" : "",
+        ") {\n  tt_elem v;\n  asm(\"ld.global.nc", hint ? ".L2::cache_hint" : "",
+        l_.element_bytes == 4 ? ".u32 %0, [%1]" : ".u16 %0, [%1]", hint ? ", %2" : "",
+        ";\" : \"=", l_.element_bytes == 4 ? "r" : "h", "\"(v) : \"l\"(p)",
+        hint ? ", \"l\"(policy)" : "", ");\n  return v;\n}\n");
+  }
+
   // planes_staged: per tile (tile_h whole rows of one plane), each tap's run of the window
   // rows reaching it into shared memory, neighbouring threads loading neighbouring
   // elements; then every pixel's sum from there, oh then ow ascending, as tt_sum orders it.
@@ -364,12 +376,7 @@ class Col2imEmitter {
     const std::string unroll = SpanH() * SpanW() <= kCol2imMaxUnrolledSpan ? "#pragma unroll\n" : "";
     absl::StrAppend(
         &out_,
-        "\n// One column-matrix element by a non-coherent load.\n"
-        "__device__ __forceinline__ tt_elem tt_ld_col(const u8* p", hint ? ", u64 policy" : "",
-        ") {\n  tt_elem v;\n  asm(\"ld.global.nc", hint ? ".L2::cache_hint" : "",
-        l_.element_bytes == 4 ? ".u32 %0, [%1]" : ".u16 %0, [%1]", hint ? ", %2" : "",
-        ";\" : \"=", l_.element_bytes == 4 ? "r" : "h", "\"(v) : \"l\"(p)",
-        hint ? ", \"l\"(policy)" : "", ");\n  return v;\n}\n",
+        ColElementLoad(),
         "\n// Pixel (h, w)'s sum from the stage, whose runs start at window row oh = pos0 / OW.\n"
         "__device__ __forceinline__ float tt_sum(const tt_elem* stage, int pos0, int h, int w) {\n"
         "  const int h_im = h + kPH, w_im = w + kPW;\n"
@@ -447,12 +454,7 @@ class Col2imEmitter {
     const SumForm form = PlanesSum();
     absl::StrAppend(
         &out_,
-        "\n// One column-matrix element by a non-coherent load.\n"
-        "__device__ __forceinline__ tt_elem tt_ld_col(const u8* p", hint ? ", u64 policy" : "",
-        ") {\n  tt_elem v;\n  asm(\"ld.global.nc", hint ? ".L2::cache_hint" : "",
-        l_.element_bytes == 4 ? ".u32 %0, [%1]" : ".u16 %0, [%1]", hint ? ", %2" : "",
-        ";\" : \"=", l_.element_bytes == 4 ? "r" : "h", "\"(v) : \"l\"(p)",
-        hint ? ", \"l\"(policy)" : "", ");\n  return v;\n}\n",
+        ColElementLoad(),
         "\n__device__ __forceinline__ float tt_sum(const u8* from, int h, int w",
         hint ? ", u64 col_policy" : "",
         ") {\n"
