@@ -17,7 +17,7 @@ first3() { local p; for p in "$@"; do printf '*/%s_000_*:*/%s_001_*:*/%s_002_*:'
 declare -A samples=(
   [copy]='Paths/CopyGpuTest.*/tma_f16:Paths/CopyGpuTest.*/tma_1stage_*:Paths/CopyGpuTest.*/cp_async*:Paths/CopyGpuTest.*/simt_*:Paths/CopyGpuTest.*/bulk_*:Paths/CopyGpuTest.*/slice_*:Regions/CopyRegionGpuTest.*/r?_*:Paths/CopyGpuTest.*/span_*:*SpanFormReadsOnlyItsSpan'
   [im2col]="$(first3 simt tma staged flat staged_phase staged_bulk planes planes_span planes_shared simt_window_row)*/resnet_3x3_s2_tma:*SpanGatherReadsOnlyTheImage"
-  [col2im]="$(first3 staged_cp_async direct_cp_async swept_cp_async planes_simt planes_runs)*/swept_tma_00*:*/stem_7x7_s2_p3_swept_bands_persistent"
+  [col2im]="$(first3 staged_cp_async direct_cp_async swept_cp_async planes_simt planes_staged_simt planes_runs)*/swept_tma_00*:*/stem_7x7_s2_p3_swept_bands_persistent"
 )
 rows=()
 for op in ${SANITIZE_OPS-copy im2col col2im}; do

@@ -610,6 +610,10 @@ std::string DescribeCol2imPlan(const LoweredCol2im& l) {
                     l.sweep.group_rows, " rows x ", l.sweep.group_threads, " threads, ",
                     l.sums_per_thread, " f32 sums per thread\n");
   }
+  if (l.path == Col2imPath::kSimtPlanesStaged) {
+    absl::StrAppend(&out, "stage       ", l.geometry.kh * l.geometry.kw, " taps x ", l.stage_rows,
+                    " window rows x ", l.ow, " columns (", l.shared_bytes, " B)\n");
+  }
   if (l.path == Col2imPath::kSimtStaged) {
     absl::StrAppend(&out, "stage       ", l.stage.rows, " window rows x ", l.stage.cols,
                     " columns x runs of up to ", l.stage.run_elems, " elements (", l.stage.taps_h,

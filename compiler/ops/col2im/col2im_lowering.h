@@ -4,7 +4,7 @@
 //   Col2imOp op = Col2imOp::Dense(DataType::kF16, geometry);
 //   LaunchParams launch;
 //   launch.tile = {2, 56};            // tile_h, tile_w (output rows, columns)
-//   launch.through_shared = true;     // the staged form
+//   launch.through_shared = true;     // the staged form (planes_staged for F.fold's layout)
 //   TT_ASSIGN_OR_RETURN(LoweredCol2im lowered, LowerCol2im(op, target, launch));
 //   std::cout << DescribeCol2imPlan(lowered);
 //

@@ -71,10 +71,19 @@ LaunchParams PlanesLaunch(const Col2imOp& op, int64_t pixels, int threads) {
   return MakeLaunch(rows, cols, threads, false, 0);
 }
 
-// The planes_staged form's launch: about `pixels` pixels of whole rows of one plane.
+// The planes_staged form's launch: about `pixels` pixels of whole rows of one plane, fewer
+// rows while its stage (every tap's run of the window rows reaching them) would pass 48 KB,
+// the shared memory every architecture gives a CTA.
 LaunchParams StagedPlanesLaunch(const Col2imOp& op, int64_t pixels, int threads) {
+  constexpr int64_t kStageBudget = 48 * 1024;
   const Im2colGeometry& g = op.geometry;
-  const int64_t rows = std::clamp<int64_t>(pixels / g.w, 1, g.h);
+  const int64_t ow = (g.w + 2 * g.pw - g.EffectiveKw()) / g.sw + 1;
+  // Window rows reaching `rows` image rows, at most.
+  auto stage_bytes = [&](int64_t rows) {
+    return g.kh * g.kw * ((rows + g.EffectiveKh() - 2) / g.sh + 1) * ow * DataTypeBytes(op.img.dtype);
+  };
+  int64_t rows = std::clamp<int64_t>(pixels / g.w, 1, g.h);
+  while (rows > 1 && stage_bytes(rows) > kStageBudget) rows = (rows + 1) / 2;
   return MakeLaunch(rows, g.w, threads, /*staged=*/true, 0);
 }
 

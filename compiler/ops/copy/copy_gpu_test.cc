@@ -20,6 +20,7 @@
 #include "compiler/ops/copy/copy_search_space.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kernels/emulate/gpu_test_emulation.h"
 #include "kernels/runtime/gpu_test_util.h"
 #include "kernels/tile_kernel.h"
 #include "kernels/verify.h"
@@ -208,14 +209,17 @@ std::vector<CopyCase> Cases() {
 
 class CopyGpuTest : public ::testing::TestWithParam<CopyCase> {
  protected:
-  void SetUp() override { TT_SKIP_WITHOUT_GPU(context_); }
+  void SetUp() override {
+    if (EmulatingGpuTests()) return;  // context_ stays null: the case runs on the CPU
+    TT_SKIP_WITHOUT_GPU(context_);
+  }
 
   std::unique_ptr<Context> context_;
 };
 
 TEST_P(CopyGpuTest, BitExactAgainstReference) {
   const CopyCase& c = GetParam();
-  auto target = Target::Parse(context_->info().ArchName());
+  auto target = Target::Parse(context_ == nullptr ? "sm_90a" : context_->info().ArchName());
   ASSERT_TRUE(target.ok());
   if (c.path == CopyPath::kTma || c.path == CopyPath::kBulk1d) {
     TT_SKIP_UNLESS(target->HasTma(), "no TMA on " << target->ArchName());
@@ -233,6 +237,12 @@ TEST_P(CopyGpuTest, BitExactAgainstReference) {
   ASSERT_EQ(lowered->path, c.path) << DescribeCopyPlan(*lowered);
   ASSERT_EQ(lowered->span, c.name.rfind("span_", 0) == 0) << DescribeCopyPlan(*lowered);
   auto shared = std::make_shared<const LoweredCopy>(*lowered);
+  if (context_ == nullptr) {
+    std::mt19937_64 rng(std::random_device{}());
+    const absl::Status verified = VerifyEmulated(copy, shared, op, rng, /*runs=*/2);
+    ASSERT_TRUE(verified.ok()) << verified;
+    return;
+  }
   auto kernel = TileKernel::Create(*context_, copy, shared, TestCompiler());
   ASSERT_TRUE(kernel.ok()) << kernel.status();
   std::mt19937_64 rng(std::random_device{}());
@@ -343,19 +353,28 @@ absl::StatusOr<std::shared_ptr<const LoweredTileKernel>> LowerRegionCase(const R
 
 class CopyRegionGpuTest : public ::testing::TestWithParam<RegionCase> {
  protected:
-  void SetUp() override { TT_SKIP_WITHOUT_GPU(context_); }
+  void SetUp() override {
+    if (EmulatingGpuTests()) return;  // context_ stays null: the case runs on the CPU
+    TT_SKIP_WITHOUT_GPU(context_);
+  }
 
   std::unique_ptr<Context> context_;
 };
 
 TEST_P(CopyRegionGpuTest, BitExactOnRandomRegions) {
   const RegionCase& c = GetParam();
-  auto target = Target::Parse(context_->info().ArchName());
+  auto target = Target::Parse(context_ == nullptr ? "sm_90a" : context_->info().ArchName());
   ASSERT_TRUE(target.ok());
   const CopyDefinition copy;
   CopyOp op;
   auto lowered = LowerRegionCase(c, *target, op);
   ASSERT_TRUE(lowered.ok()) << lowered.status() << "\n" << copy.Describe(op);
+  if (context_ == nullptr) {
+    std::mt19937_64 rng(std::random_device{}());
+    const absl::Status verified = VerifyEmulated(copy, *lowered, op, rng, /*runs=*/2);
+    ASSERT_TRUE(verified.ok()) << verified;
+    return;
+  }
   auto kernel = TileKernel::Create(*context_, copy, *lowered, TestCompiler());
   ASSERT_TRUE(kernel.ok()) << kernel.status();
   std::mt19937_64 rng(std::random_device{}());
@@ -391,6 +410,7 @@ TEST(CopyRegionCasesTest, ReachEveryPathAndTheHeadTailForm) {
 // One kernel serves a region at any offset of the alignments it was lowered for: lowered
 // once, then verified at other offsets of the same key.
 TEST_F(CopyRegionGpuTest, OneKernelServesOtherOffsets) {
+  if (context_ == nullptr) GTEST_SKIP() << "needs a GPU: not emulated";
   auto target = Target::Parse(context_->info().ArchName());
   ASSERT_TRUE(target.ok());
   const CopyDefinition copy;
@@ -440,6 +460,7 @@ TEST_F(CopyRegionGpuTest, OneKernelServesOtherOffsets) {
 // block would leave the allocation (compute-sanitizer's memcheck, which
 // bench/sanitize_on_device.sh runs over the span tests, reports any such load).
 TEST_F(CopyRegionGpuTest, SpanFormReadsOnlyItsSpan) {
+  if (context_ == nullptr) GTEST_SKIP() << "needs a GPU: not emulated";
   auto target = Target::Parse(context_->info().ArchName());
   ASSERT_TRUE(target.ok());
   const CopyDefinition copy;
@@ -478,6 +499,7 @@ TEST_F(CopyRegionGpuTest, SpanFormReadsOnlyItsSpan) {
 
 // Bad launches are refused before anything runs: misaligned starts, overlapping operands.
 TEST_F(CopyRegionGpuTest, RefusesMisalignedAndOverlappingOperands) {
+  if (context_ == nullptr) GTEST_SKIP() << "needs a GPU: not emulated";
   auto target = Target::Parse(context_->info().ArchName());
   ASSERT_TRUE(target.ok());
   const CopyDefinition copy;

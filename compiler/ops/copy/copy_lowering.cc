@@ -444,7 +444,8 @@ absl::Status ChooseVector(const LaunchParams& launch, LoweredCopy& l) {
       shifted ? absl::StrCat("shifted form: src and dst starts agree only modulo ", slot,
                              " B; rows of ", row_bytes, " B in dst-aligned 16-B slots (",
                              l.row_slots, " at most per row), each loaded as the two aligned "
-                             "16-B blocks of src holding it and funnel-shifted into place; "
+                             "16-B blocks of src holding it and funnel-shifted into place (byte "
+                             "by byte where those blocks would leave the copy's src span); "
                              "partial slots piecewise; ", fixed)
               : absl::StrCat("head_tail form: rows of ", row_bytes, " B in aligned ", slot_bytes,
                              "-B slots (", l.row_slots, " at most per row), the partial first "

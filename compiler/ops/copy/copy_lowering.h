@@ -55,7 +55,8 @@ struct LoweredCopy : LoweredTileKernel {
   // The shifted form (form_name "shifted"), head_tail's kernel for src and dst starts that
   // agree only modulo 1, 2 or 4 B: dst-aligned 16-B slots, each loaded as the two aligned
   // 16-B blocks of src that hold its bytes and funnel-shifted into place. Those loads may
-  // read up to 15 bytes beyond a row, within the row's aligned blocks.
+  // read up to 15 bytes beyond a row, never beyond the copy's src span (a slot whose
+  // blocks would leave it is gathered byte by byte).
   bool shifted = false;
   // head_tail: slots a row spans at most, whatever its start's alignment.
   int64_t row_slots = 0;
