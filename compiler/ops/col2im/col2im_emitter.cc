@@ -277,7 +277,10 @@ class Col2imEmitter {
     Constant("u32", "kVector", l_.vector_elems);
     Constant("u32", "kRowVectors", CeilDiv(l_.tile_w, l_.vector_elems));
     Constant("u32", "kItems", l_.tile_h * CeilDiv(l_.tile_w, l_.vector_elems));
-    if (PlanesStaged()) Constant("u32", "kStageL", l_.stage_rows * l_.ow);
+    if (PlanesStaged()) {
+      Constant("u32", "kStageL", l_.stage_rows * l_.ow);
+      Constant("u32", "kStageBytes", PlanesStageBytes(l_));
+    }
   }
 
   // tt_sum's body after its window bounds: how it visits a pixel's window positions.
@@ -370,7 +373,8 @@ class Col2imEmitter {
 
   // planes_staged: per tile (tile_h whole rows of one plane), each tap's run of the window
   // rows reaching it into shared memory, neighbouring threads loading neighbouring
-  // elements; then every pixel's sum from there, oh then ow ascending, as tt_sum orders it.
+  // elements; then every pixel's sum from there, oh then ow ascending, as tt_sum orders it,
+  // neighbouring lanes summing neighbouring pixels; vectors go out through a warp's slice.
   void StagedPlanesKernel() {
     const bool hint = l_.col_policy.has_value();
     const std::string unroll = SpanH() * SpanW() <= kCol2imMaxUnrolledSpan ? "#pragma unroll\n" : "";
@@ -407,6 +411,10 @@ class Col2imEmitter {
         &out_,
         "  extern __shared__ __align__(16) u8 tt_smem[];\n"
         "  tt_elem* const stage = reinterpret_cast<tt_elem*>(tt_smem);\n"
+        "  // The warp's 32 vectors, summed pixel by pixel before each lane stores its own.\n"
+        "  tt_elem* const slice = reinterpret_cast<tt_elem*>(tt_smem + kStageBytes) + "
+        "threadIdx.x / 32 * 32 * kVector;\n"
+        "  const u32 lane = threadIdx.x % 32;\n"
         "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n"
         "    const u64 plane = tile / kTilesPerPlane;\n"
         "    const int h0 = int(tile % kTilesPerPlane * kTileH);\n"
@@ -427,15 +435,27 @@ class Col2imEmitter {
         ");\n"
         "    }\n"
         "    __syncthreads();\n"
-        "    for (u32 i = threadIdx.x; i < kItems; i += kThreads) {\n"
-        "      const int h = h0 + int(i / kRowVectors), w = int(i % kRowVectors * kVector);\n"
-        "      if (h >= h1) continue;\n"
-        "      tt_lanes out;\n"
+        "    // A warp takes 32 vectors at a time. Lane l sums the warp's pixels l, l + 32, ...\n"
+        "    // (neighbouring lanes read neighbouring stage elements: no bank conflicts), then\n"
+        "    // takes its own vector back from the warp's slice of shared memory and stores it.\n"
+        "    for (u32 i0 = threadIdx.x / 32 * 32; i0 < kItems; i0 += kThreads) {\n"
         "#pragma unroll\n"
-        "      for (u32 e = 0; e < kVector; ++e) out.e[e] = tt_round(tt_sum(stage, pos0, h, w + int(e)));\n"
-        "      tt_st_global(to + (u64(h) * kImgStrideH + u64(w) * kImgStrideW) * kElementBytes, out.v",
+        "      for (u32 e = 0; e < kVector; ++e) {\n"
+        "        const u32 f = e * 32 + lane, i = i0 + f / kVector;\n"
+        "        const int h = h0 + int(i / kRowVectors);\n"
+        "        const int w = int(i % kRowVectors * kVector + f % kVector);\n"
+        "        slice[f] = i < kItems && h < h1 ? tt_round(tt_sum(stage, pos0, h, w)) : tt_elem(0);\n"
+        "      }\n"
+        "      __syncwarp();\n"
+        "      const u32 i = i0 + lane;\n"
+        "      const int h = h0 + int(i / kRowVectors), w = int(i % kRowVectors * kVector);\n"
+        "      if (i < kItems && h < h1) {\n"
+        "        tt_st_global(to + (u64(h) * kImgStrideH + u64(w) * kImgStrideW) * kElementBytes,\n"
+        "                     *reinterpret_cast<const tt_vec*>(slice + lane * kVector)",
         ImgPolicy(),
         ");\n"
+        "      }\n"
+        "      __syncwarp();  // the slice is read before the next vectors are summed into it\n"
         "    }\n"
         "  }\n"
         "}\n");

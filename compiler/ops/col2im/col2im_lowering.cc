@@ -371,7 +371,8 @@ absl::Status LowerPlanes(const Target& target, const LaunchParams& launch, Lower
                                                         " along W", l.decision_log));
   l.items_per_thread = CeilDiv(l.tile_h * CeilDiv(l.tile_w, l.vector_elems), launch.threads);
   if (staged) {
-    l.shared_bytes = RoundUp(g.kh * g.kw * l.stage_rows * l.ow * l.element_bytes, 16);
+    // The stage, then each warp's 32 vectors.
+    l.shared_bytes = PlanesStageBytes(l) + launch.threads * l.vector_elems * l.element_bytes;
   }
   const std::string no_copy =
       "channel_rows columns (F.fold's layout) have only the SIMT planes form";
@@ -452,6 +453,10 @@ std::string Col2imFormName(Col2imPath path) {
     case Col2imPath::kTmaSwept: return "swept";
     default: return "direct";
   }
+}
+
+int64_t PlanesStageBytes(const LoweredCol2im& l) {
+  return RoundUp(l.geometry.kh * l.geometry.kw * l.stage_rows * l.ow * l.element_bytes, 16);
 }
 
 bool Col2imSwept(Col2imPath path) {
@@ -612,7 +617,8 @@ std::string DescribeCol2imPlan(const LoweredCol2im& l) {
   }
   if (l.path == Col2imPath::kSimtPlanesStaged) {
     absl::StrAppend(&out, "stage       ", l.geometry.kh * l.geometry.kw, " taps x ", l.stage_rows,
-                    " window rows x ", l.ow, " columns (", l.shared_bytes, " B)\n");
+                    " window rows x ", l.ow, " columns (", PlanesStageBytes(l),
+                    " B), then each warp's 32 vectors\n");
   }
   if (l.path == Col2imPath::kSimtStaged) {
     absl::StrAppend(&out, "stage       ", l.stage.rows, " window rows x ", l.stage.cols,

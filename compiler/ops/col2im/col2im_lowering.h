@@ -158,6 +158,10 @@ struct LoweredCol2im : LoweredTileKernel {
   std::optional<EvictionPolicy> img_policy;
 };
 
+// The planes_staged form's stage in shared memory (every tap's run of stage_rows window
+// rows), rounded up to 16 bytes; its warps' vector slices follow it.
+int64_t PlanesStageBytes(const LoweredCol2im& lowered);
+
 // Whether `path` is one of the swept form's.
 bool Col2imSwept(Col2imPath path);
 

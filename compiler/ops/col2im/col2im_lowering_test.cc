@@ -246,7 +246,7 @@ TEST(Col2imLoweringTest, PlanesStagedFormPlansItsStage) {
   EXPECT_EQ(l->tiles_h, 7);
   EXPECT_EQ(l->num_tiles, 2 * 64 * 7);
   EXPECT_EQ(l->stage_rows, 10);
-  EXPECT_EQ(l->shared_bytes, 9 * 10 * 56 * 2);
+  EXPECT_EQ(l->shared_bytes, 9 * 10 * 56 * 2 + 256 * 16);  // the stage, each warp's vectors
   EXPECT_EQ(l->vector_elems, 8);
   EXPECT_EQ(l->gather_reads, 9);
   // Patches (k = s = 16): a tile of 16 rows is one window row; of 20 rows, two.

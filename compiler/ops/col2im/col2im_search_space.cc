@@ -72,10 +72,10 @@ LaunchParams PlanesLaunch(const Col2imOp& op, int64_t pixels, int threads) {
 }
 
 // The planes_staged form's launch: about `pixels` pixels of whole rows of one plane, fewer
-// rows while its stage (every tap's run of the window rows reaching them) would pass 48 KB,
-// the shared memory every architecture gives a CTA.
+// rows while its stage (every tap's run of the window rows reaching them) and its warps'
+// vector slices would pass 48 KB, the shared memory every architecture gives a CTA.
 LaunchParams StagedPlanesLaunch(const Col2imOp& op, int64_t pixels, int threads) {
-  constexpr int64_t kStageBudget = 48 * 1024;
+  const int64_t kStageBudget = 48 * 1024 - threads * 16;
   const Im2colGeometry& g = op.geometry;
   const int64_t ow = (g.w + 2 * g.pw - g.EffectiveKw()) / g.sw + 1;
   // Window rows reaching `rows` image rows, at most.

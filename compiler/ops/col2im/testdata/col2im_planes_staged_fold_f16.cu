@@ -98,6 +98,7 @@ enum : u32 { kVector = 8u };
 enum : u32 { kRowVectors = 7u };
 enum : u32 { kItems = 56u };
 enum : u32 { kStageL = 560u };
+enum : u32 { kStageBytes = 10080u };
 
 // One column-matrix element by a non-coherent load.
 __device__ __forceinline__ tt_elem tt_ld_col(const u8* p, u64 policy) {
@@ -133,6 +134,9 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_col2im_planes_staged(c
   const u64 col_policy = tt_make_col_policy();
   extern __shared__ __align__(16) u8 tt_smem[];
   tt_elem* const stage = reinterpret_cast<tt_elem*>(tt_smem);
+  // The warp's 32 vectors, summed pixel by pixel before each lane stores its own.
+  tt_elem* const slice = reinterpret_cast<tt_elem*>(tt_smem + kStageBytes) + threadIdx.x / 32 * 32 * kVector;
+  const u32 lane = threadIdx.x % 32;
   for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {
     const u64 plane = tile / kTilesPerPlane;
     const int h0 = int(tile % kTilesPerPlane * kTileH);
@@ -151,13 +155,25 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_col2im_planes_staged(c
       if (q < run) stage[i] = tt_ld_col(from + (u64(tap) * kL + q) * kElementBytes, col_policy);
     }
     __syncthreads();
-    for (u32 i = threadIdx.x; i < kItems; i += kThreads) {
-      const int h = h0 + int(i / kRowVectors), w = int(i % kRowVectors * kVector);
-      if (h >= h1) continue;
-      tt_lanes out;
+    // A warp takes 32 vectors at a time. Lane l sums the warp's pixels l, l + 32, ...
+    // (neighbouring lanes read neighbouring stage elements: no bank conflicts), then
+    // takes its own vector back from the warp's slice of shared memory and stores it.
+    for (u32 i0 = threadIdx.x / 32 * 32; i0 < kItems; i0 += kThreads) {
 #pragma unroll
-      for (u32 e = 0; e < kVector; ++e) out.e[e] = tt_round(tt_sum(stage, pos0, h, w + int(e)));
-      tt_st_global(to + (u64(h) * kImgStrideH + u64(w) * kImgStrideW) * kElementBytes, out.v);
+      for (u32 e = 0; e < kVector; ++e) {
+        const u32 f = e * 32 + lane, i = i0 + f / kVector;
+        const int h = h0 + int(i / kRowVectors);
+        const int w = int(i % kRowVectors * kVector + f % kVector);
+        slice[f] = i < kItems && h < h1 ? tt_round(tt_sum(stage, pos0, h, w)) : tt_elem(0);
+      }
+      __syncwarp();
+      const u32 i = i0 + lane;
+      const int h = h0 + int(i / kRowVectors), w = int(i % kRowVectors * kVector);
+      if (i < kItems && h < h1) {
+        tt_st_global(to + (u64(h) * kImgStrideH + u64(w) * kImgStrideW) * kElementBytes,
+                     *reinterpret_cast<const tt_vec*>(slice + lane * kVector));
+      }
+      __syncwarp();  // the slice is read before the next vectors are summed into it
     }
   }
 }
