@@ -1,12 +1,15 @@
 // Every architecture tiletune knows, and NVRTC 13 compiles for, resolves to a codegen
 // that emits its instruction set; and a sample of each operator's search space (one
 // kernel per path and form, plus the operator's heuristic) lowers for it within its
-// limits and compiles with NVRTC. Issue 38: an RTX 50-series GPU (sm_120) or DGX Spark
-// (sm_121) resolved to no codegen at all.
+// limits, compiles with NVRTC, and runs bit-exact against the operator's reference on
+// the CPU (kernels/emulate). Issue 38: an RTX 50-series GPU (sm_120) or DGX Spark (sm_121)
+// resolved to no codegen at all.
 #include <map>
 #include <memory>
+#include <random>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -16,6 +19,7 @@
 #include "compiler/ops/builtin_ops.h"
 #include "compiler/ops/candidates.h"
 #include "compiler/target/target.h"
+#include "kernels/emulate/host_emulator.h"
 #include "gtest/gtest.h"
 
 namespace tiletune {
@@ -52,6 +56,9 @@ TEST(EveryArchitectureTest, ResolvesAndCompilesEachOperatorsSearchSpaceSample) {
     }
     ++compiled_archs;
     std::set<std::string> paths_seen;
+    // What this architecture's codegen built, to run on the CPU.
+    std::vector<HostKernel> built_kernels;
+    std::vector<std::pair<const TileOpDefinition*, std::shared_ptr<TileOp>>> built_ops;
     for (const std::string& spec : Problems()) {
       SCOPED_TRACE(spec);
       absl::StatusOr<std::unique_ptr<TileOp>> op = ops.ParseSpec(spec);
@@ -77,7 +84,19 @@ TEST(EveryArchitectureTest, ResolvesAndCompilesEachOperatorsSearchSpaceSample) {
         CodegenRequest request{tuned, candidate->lowered->launch, *target};
         absl::StatusOr<BuiltKernel> built = (*codegen)->Build(request, **nvrtc);
         EXPECT_TRUE(built.ok()) << built.status();
+        if (built.ok()) {
+          built_kernels.push_back({built->lowered, built->source.text});
+          built_ops.emplace_back(definition, tuned);
+        }
       }
+    }
+    absl::StatusOr<std::unique_ptr<HostEmulator>> emulator =
+        HostEmulator::Create(built_kernels, {});
+    ASSERT_TRUE(emulator.ok()) << emulator.status();
+    std::mt19937_64 rng(target->arch());
+    for (int i = 0; i < (*emulator)->size(); ++i) {
+      const absl::Status verified = (*emulator)->Verify(i, *built_ops[i].first, *built_ops[i].second, rng);
+      EXPECT_TRUE(verified.ok()) << (*emulator)->lowered(i).kernel_name << ": " << verified;
     }
     // Hopper and Blackwell lower copies and im2col through TMA in the search's first
     // phase (so a tuning measures TMA on them, 100 KB of shared memory or 228); earlier
