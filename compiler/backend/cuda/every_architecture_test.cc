@@ -95,7 +95,8 @@ TEST(EveryArchitectureTest, ResolvesAndCompilesEachOperatorsSearchSpaceSample) {
     ASSERT_TRUE(emulator.ok()) << emulator.status();
     std::mt19937_64 rng(target->arch());
     for (int i = 0; i < (*emulator)->size(); ++i) {
-      const absl::Status verified = (*emulator)->Verify(i, *built_ops[i].first, *built_ops[i].second, rng);
+      const absl::Status verified =
+          (*emulator)->Verify(i, *built_ops[i].first, *built_ops[i].second, rng);
       EXPECT_TRUE(verified.ok()) << (*emulator)->lowered(i).kernel_name << ": " << verified;
     }
     // Hopper and Blackwell lower copies and im2col through TMA in the search's first

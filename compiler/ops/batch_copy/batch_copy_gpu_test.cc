@@ -100,7 +100,8 @@ TEST_P(BatchCopyGpuTest, BitExactAgainstReference) {
   ASSERT_TRUE(lowered.ok()) << lowered.status();
   if (context_ == nullptr) {
     std::mt19937_64 rng(std::random_device{}());
-    const absl::Status verified = VerifyEmulated(definition, std::make_shared<const LoweredBatchCopy>(*lowered), c.op, rng, /*runs=*/2);
+    const absl::Status verified = VerifyEmulated(
+        definition, std::make_shared<const LoweredBatchCopy>(*lowered), c.op, rng, /*runs=*/2);
     ASSERT_TRUE(verified.ok()) << verified;
     return;
   }

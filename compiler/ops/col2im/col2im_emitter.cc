@@ -377,7 +377,8 @@ class Col2imEmitter {
   // neighbouring lanes summing neighbouring pixels; vectors go out through a warp's slice.
   void StagedPlanesKernel() {
     const bool hint = l_.col_policy.has_value();
-    const std::string unroll = SpanH() * SpanW() <= kCol2imMaxUnrolledSpan ? "#pragma unroll\n" : "";
+    const std::string unroll =
+        SpanH() * SpanW() <= kCol2imMaxUnrolledSpan ? "#pragma unroll\n" : "";
     absl::StrAppend(
         &out_,
         ColElementLoad(),

@@ -80,7 +80,8 @@ LaunchParams StagedPlanesLaunch(const Col2imOp& op, int64_t pixels, int threads)
   const int64_t ow = (g.w + 2 * g.pw - g.EffectiveKw()) / g.sw + 1;
   // Window rows reaching `rows` image rows, at most.
   auto stage_bytes = [&](int64_t rows) {
-    return g.kh * g.kw * ((rows + g.EffectiveKh() - 2) / g.sh + 1) * ow * DataTypeBytes(op.img.dtype);
+    return g.kh * g.kw * ((rows + g.EffectiveKh() - 2) / g.sh + 1) * ow *
+           DataTypeBytes(op.img.dtype);
   };
   int64_t rows = std::clamp<int64_t>(pixels / g.w, 1, g.h);
   while (rows > 1 && stage_bytes(rows) > kStageBudget) rows = (rows + 1) / 2;

@@ -433,7 +433,8 @@ TEST_P(Im2colGpuTest, BitExactAgainstReference) {
   ASSERT_EQ(lowered->path, c.path) << DescribeIm2colPlan(*lowered);
   if (context_ == nullptr) {
     std::mt19937_64 rng(std::random_device{}());
-    const absl::Status verified = VerifyEmulated(im2col, std::make_shared<const LoweredIm2col>(*lowered), c.op, rng, /*runs=*/2);
+    const absl::Status verified = VerifyEmulated(
+        im2col, std::make_shared<const LoweredIm2col>(*lowered), c.op, rng, /*runs=*/2);
     ASSERT_TRUE(verified.ok()) << verified;
     return;
   }
