@@ -32,6 +32,7 @@ const std::vector<std::string>& Problems() {
       "im2col:f16:2,16,16,64:k=3:p=1",
       "im2col:f32:2,20,20,3:k=7:s=2:p=3",
       "col2im:bf16:2,16,16,64:k=3:p=1",
+      "col2im:f16:2,16,16,8:k=3:p=1:layout=nchw",  // F.fold's layout: the planes forms
   };
   return *problems;
 }
@@ -59,6 +60,7 @@ TEST(EveryArchitectureTest, ResolvesAndCompilesEachOperatorsSearchSpaceSample) {
     // What this architecture's codegen built, to run on the CPU.
     std::vector<HostKernel> built_kernels;
     std::vector<std::pair<const TileOpDefinition*, std::shared_ptr<TileOp>>> built_ops;
+    std::vector<std::string> built_names;  // spec and path/form, for messages
     for (const std::string& spec : Problems()) {
       SCOPED_TRACE(spec);
       absl::StatusOr<std::unique_ptr<TileOp>> op = ops.ParseSpec(spec);
@@ -87,6 +89,7 @@ TEST(EveryArchitectureTest, ResolvesAndCompilesEachOperatorsSearchSpaceSample) {
         if (built.ok()) {
           built_kernels.push_back({built->lowered, built->source.text});
           built_ops.emplace_back(definition, tuned);
+          built_names.push_back(absl::StrCat(spec, " ", path));
         }
       }
     }
@@ -97,7 +100,7 @@ TEST(EveryArchitectureTest, ResolvesAndCompilesEachOperatorsSearchSpaceSample) {
     for (int i = 0; i < (*emulator)->size(); ++i) {
       const absl::Status verified =
           (*emulator)->Verify(i, *built_ops[i].first, *built_ops[i].second, rng);
-      EXPECT_TRUE(verified.ok()) << (*emulator)->lowered(i).kernel_name << ": " << verified;
+      EXPECT_TRUE(verified.ok()) << built_names[i] << ": " << verified;
     }
     // Hopper and Blackwell lower copies and im2col through TMA in the search's first
     // phase (so a tuning measures TMA on them, 100 KB of shared memory or 228); earlier

@@ -99,10 +99,11 @@ TEST_P(BatchCopyGpuTest, BitExactAgainstReference) {
   auto lowered = LowerBatchCopy(c.op, *target, c.launch);
   ASSERT_TRUE(lowered.ok()) << lowered.status();
   if (context_ == nullptr) {
-    std::mt19937_64 rng(std::random_device{}());
+    const uint64_t seed = std::random_device{}();
+    std::mt19937_64 rng(seed);
     const absl::Status verified = VerifyEmulated(
         definition, std::make_shared<const LoweredBatchCopy>(*lowered), c.op, rng, /*runs=*/2);
-    ASSERT_TRUE(verified.ok()) << verified;
+    ASSERT_TRUE(verified.ok()) << verified << " (seed " << seed << ")";
     return;
   }
   auto kernel = TileKernel::Create(*context_, definition,

@@ -330,10 +330,12 @@ TEST_P(Col2imGpuTest, BitExactAgainstReference) {
   ASSERT_TRUE(lowered.ok()) << lowered.status();
   ASSERT_EQ(lowered->path, c.path) << DescribeCol2imPlan(*lowered);
   if (context_ == nullptr) {
-    std::mt19937_64 rng(std::random_device{}());
+    const uint64_t seed = std::random_device{}();
+    std::mt19937_64 rng(seed);
     const absl::Status verified = VerifyEmulated(
         col2im, std::make_shared<const LoweredCol2im>(*lowered), c.op, rng, /*runs=*/2);
-    ASSERT_TRUE(verified.ok()) << verified << "\n" << DescribeCol2imPlan(*lowered);
+    ASSERT_TRUE(verified.ok()) << verified << " (seed " << seed << ")\n"
+                               << DescribeCol2imPlan(*lowered);
     return;
   }
   auto kernel = TileKernel::Create(*context_, col2im,

@@ -413,10 +413,12 @@ absl::Status LowerPlanes(const Target& target, const LaunchParams& launch, Lower
         " planes x ", l.tiles_h, " = ", l.num_tiles, " tiles of ", l.tile_h,
         " whole rows; each tile first copies, for each of its ", g.kh * g.kw,
         " taps, the run of up to ", l.stage_rows, " window rows x ", l.ow,
-        " columns reaching it into shared memory (", l.shared_bytes,
-        " B, neighbouring threads loading neighbouring elements), then each thread sums ",
-        l.vector_elems, " neighbouring pixel(s) from there (oh then ow ascending) and stores "
-        "them, at most ", l.items_per_thread, " per thread per tile"));
+        " columns reaching it into shared memory (", PlanesStageBytes(l),
+        " B, neighbouring threads loading neighbouring elements); then each warp takes 32 "
+        "vectors of ", l.vector_elems, " pixel(s), its lanes summing neighbouring pixels from "
+        "the stage (oh then ow ascending) into the warp's slice of shared memory (",
+        l.shared_bytes - PlanesStageBytes(l), " B in all), and each lane stores its own "
+        "vector, at most ", l.items_per_thread, " per thread per tile"));
     return absl::OkStatus();
   }
   l.decision_log.push_back(absl::StrCat(

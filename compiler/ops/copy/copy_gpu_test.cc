@@ -238,9 +238,10 @@ TEST_P(CopyGpuTest, BitExactAgainstReference) {
   ASSERT_EQ(lowered->span, c.name.rfind("span_", 0) == 0) << DescribeCopyPlan(*lowered);
   auto shared = std::make_shared<const LoweredCopy>(*lowered);
   if (context_ == nullptr) {
-    std::mt19937_64 rng(std::random_device{}());
+    const uint64_t seed = std::random_device{}();
+    std::mt19937_64 rng(seed);
     const absl::Status verified = VerifyEmulated(copy, shared, op, rng, /*runs=*/2);
-    ASSERT_TRUE(verified.ok()) << verified;
+    ASSERT_TRUE(verified.ok()) << verified << " (seed " << seed << ")";
     return;
   }
   auto kernel = TileKernel::Create(*context_, copy, shared, TestCompiler());
@@ -370,9 +371,10 @@ TEST_P(CopyRegionGpuTest, BitExactOnRandomRegions) {
   auto lowered = LowerRegionCase(c, *target, op);
   ASSERT_TRUE(lowered.ok()) << lowered.status() << "\n" << copy.Describe(op);
   if (context_ == nullptr) {
-    std::mt19937_64 rng(std::random_device{}());
+    const uint64_t seed = std::random_device{}();
+    std::mt19937_64 rng(seed);
     const absl::Status verified = VerifyEmulated(copy, *lowered, op, rng, /*runs=*/2);
-    ASSERT_TRUE(verified.ok()) << verified;
+    ASSERT_TRUE(verified.ok()) << verified << " (seed " << seed << ")";
     return;
   }
   auto kernel = TileKernel::Create(*context_, copy, *lowered, TestCompiler());

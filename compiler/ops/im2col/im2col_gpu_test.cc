@@ -432,10 +432,11 @@ TEST_P(Im2colGpuTest, BitExactAgainstReference) {
   ASSERT_TRUE(lowered.ok()) << lowered.status();
   ASSERT_EQ(lowered->path, c.path) << DescribeIm2colPlan(*lowered);
   if (context_ == nullptr) {
-    std::mt19937_64 rng(std::random_device{}());
+    const uint64_t seed = std::random_device{}();
+    std::mt19937_64 rng(seed);
     const absl::Status verified = VerifyEmulated(
         im2col, std::make_shared<const LoweredIm2col>(*lowered), c.op, rng, /*runs=*/2);
-    ASSERT_TRUE(verified.ok()) << verified;
+    ASSERT_TRUE(verified.ok()) << verified << " (seed " << seed << ")";
     return;
   }
   auto kernel = TileKernel::Create(*context_, im2col,
