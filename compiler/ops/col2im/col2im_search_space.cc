@@ -71,27 +71,11 @@ LaunchParams PlanesLaunch(const Col2imOp& op, int64_t pixels, int threads) {
   return MakeLaunch(rows, cols, threads, false, 0);
 }
 
-// The planes_staged form's launch: about `pixels` pixels of whole rows of one plane, fewer
-// rows while its stage (every tap's run of the window rows reaching them) and its warps'
-// vector slices would pass 48 KB, the shared memory every architecture gives a CTA.
-LaunchParams StagedPlanesLaunch(const Col2imOp& op, int64_t pixels, int threads) {
-  const int64_t kStageBudget = 48 * 1024 - threads * 16;
-  const Im2colGeometry& g = op.geometry;
-  const int64_t ow = (g.w + 2 * g.pw - g.EffectiveKw()) / g.sw + 1;
-  // Window rows reaching `rows` image rows, at most.
-  auto stage_bytes = [&](int64_t rows) {
-    return g.kh * g.kw * ((rows + g.EffectiveKh() - 2) / g.sh + 1) * ow *
-           DataTypeBytes(op.img.dtype);
-  };
-  int64_t rows = std::clamp<int64_t>(pixels / g.w, 1, g.h);
-  while (rows > 1 && stage_bytes(rows) > kStageBudget) rows = (rows + 1) / 2;
-  return MakeLaunch(rows, g.w, threads, /*staged=*/true, 0);
-}
-
+// The planes_staged form (through_shared) is not searched: it measured slower than the
+// planes form on every fold tried (bench/results/col2im_planes_staged.md).
 SearchSpace PlanesSearchSpace(const Col2imOp& op) {
   SearchSpace space;
   const LaunchParams base = PlanesLaunch(op, kPlanesTilePixels, 256);
-  const LaunchParams staged = StagedPlanesLaunch(op, kPlanesTilePixels, 256);
   for (std::optional<int> width : std::vector<std::optional<int>>{std::nullopt, 1, 2, 4}) {
     for (bool stream : {false, true}) {
       Hints hints;
@@ -99,8 +83,6 @@ SearchSpace PlanesSearchSpace(const Col2imOp& op) {
       hints.prefer_instruction = Instruction::kSync;
       if (stream) hints.annotations["col_eviction_policy"] = "evict_first";
       space.first.push_back({hints, base});
-      // The staged form reads whole runs: the widest vector its stores allow.
-      if (!width.has_value()) space.first.push_back({hints, staged});
     }
   }
   auto add = [&](const LaunchParams& launch) {
@@ -114,7 +96,6 @@ SearchSpace PlanesSearchSpace(const Col2imOp& op) {
   for (int64_t pixels : {1024, 2048, 4096, 8192, 16384}) {
     for (int threads : {128, 256, 512}) {
       add(PlanesLaunch(op, pixels, threads));
-      add(StagedPlanesLaunch(op, pixels, threads));
     }
   }
   return space;
