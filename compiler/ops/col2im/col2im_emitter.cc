@@ -359,6 +359,17 @@ class Col2imEmitter {
         "  }\n");
   }
 
+  // The start of both planes forms' tt_sum: the window positions [oh0, oh1) x [ow0, ow1)
+  // reaching pixel (h, w), and the f32 sum.
+  static std::string WindowBounds() {
+    return "  const int h_im = h + kPH, w_im = w + kPW;\n"
+           "  const int oh0 = h_im < kEKH ? 0 : (h_im - kEKH) / kSH + 1;\n"
+           "  const int oh1 = min(h_im / kSH + 1, kOH);\n"
+           "  const int ow0 = w_im < kEKW ? 0 : (w_im - kEKW) / kSW + 1;\n"
+           "  const int ow1 = min(w_im / kSW + 1, kOW);\n"
+           "  float acc = 0.0f;\n";
+  }
+
   // tt_ld_col: one column-matrix element by a non-coherent load (the planes forms).
   std::string ColElementLoad() const {
     const bool hint = l_.col_policy.has_value();
@@ -383,13 +394,8 @@ class Col2imEmitter {
         &out_,
         ColElementLoad(),
         "\n// Pixel (h, w)'s sum from the stage, whose runs start at window row oh = pos0 / OW.\n"
-        "__device__ __forceinline__ float tt_sum(const tt_elem* stage, int pos0, int h, int w) {\n"
-        "  const int h_im = h + kPH, w_im = w + kPW;\n"
-        "  const int oh0 = h_im < kEKH ? 0 : (h_im - kEKH) / kSH + 1;\n"
-        "  const int oh1 = min(h_im / kSH + 1, kOH);\n"
-        "  const int ow0 = w_im < kEKW ? 0 : (w_im - kEKW) / kSW + 1;\n"
-        "  const int ow1 = min(w_im / kSW + 1, kOW);\n"
-        "  float acc = 0.0f;\n",
+        "__device__ __forceinline__ float tt_sum(const tt_elem* stage, int pos0, int h, int w) {\n",
+        WindowBounds(),
         unroll,
         "  for (int i = 0; i < kSpanH; ++i) {\n"
         "    const int oh = oh0 + i, hk = h_im - oh * kSH;\n"
@@ -478,13 +484,8 @@ class Col2imEmitter {
         ColElementLoad(),
         "\n__device__ __forceinline__ float tt_sum(const u8* from, int h, int w",
         hint ? ", u64 col_policy" : "",
-        ") {\n"
-        "  const int h_im = h + kPH, w_im = w + kPW;\n"
-        "  const int oh0 = h_im < kEKH ? 0 : (h_im - kEKH) / kSH + 1;\n"
-        "  const int oh1 = min(h_im / kSH + 1, kOH);\n"
-        "  const int ow0 = w_im < kEKW ? 0 : (w_im - kEKW) / kSW + 1;\n"
-        "  const int ow1 = min(w_im / kSW + 1, kOW);\n"
-        "  float acc = 0.0f;\n",
+        ") {\n",
+        WindowBounds(),
         PlanesSumBody(form, hint),
         "  return acc;\n"
         "}\n");
