@@ -20,7 +20,8 @@
 #               `autotune replay` of the corpus: the library's selections timed by what was
 #               measured. All in $OUT/corpora.tar.gz, to be replayed again on the CPU;
 #               CORPUS_FROM names a folder of earlier SUITE.corpus.txtpb to resume;
-#               CORPUS_SECONDS (default 480) bounds them all.
+#               CORPUS_SECONDS (default 480) bounds them all. CORPUS_EVALUATE=0 only tunes
+#               (no evaluate table): the replay needs no more.
 # BENCH names the benchmarks. One device call is capped at 10 minutes, so e.g. PARTS=tests
 # first, then PARTS="bench autotune".
 set -uo pipefail
@@ -142,10 +143,16 @@ if want corpus; then
     left=$(( deadline - $(date +%s) ))
     [ "$left" -gt 10 ] || { echo "rc skipped: no time left" > "$out/${suite}_corpus.txt"; continue; }
     t=$(now)
-    timeout "$left" .device/bin/autotune evaluate --suite="autotune/suites/$suite.txt" \
-      --cost_model=none --library_alternatives=9 --tuned="$corpora/$suite.corpus.txtpb" \
-      --output="$corpora/${suite}_builtin" --rounds=10 \
-      > "$out/${suite}_corpus.txt" 2> "$out/${suite}_corpus.err"
+    if [ "${CORPUS_EVALUATE:-1}" = 1 ]; then
+      timeout "$left" .device/bin/autotune evaluate --suite="autotune/suites/$suite.txt" \
+        --cost_model=none --library_alternatives=9 --tuned="$corpora/$suite.corpus.txtpb" \
+        --output="$corpora/${suite}_builtin" --rounds=10 \
+        > "$out/${suite}_corpus.txt" 2> "$out/${suite}_corpus.err"
+    else
+      timeout "$left" .device/bin/autotune --suite="autotune/suites/$suite.txt" --report=false \
+        --cost_model=none --library_alternatives=9 --output="$corpora/$suite.corpus.txtpb" \
+        > "$out/${suite}_corpus.txt" 2> "$out/${suite}_corpus.err"
+    fi
     echo "rc $? in $(secs $t)" >> "$out/${suite}_corpus.txt"
     .device/bin/autotune replay "$corpora/$suite.corpus.txtpb" -o "$corpora/${suite}_replay" \
       > /dev/null 2> "$out/${suite}_replay.err"

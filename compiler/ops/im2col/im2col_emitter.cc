@@ -198,7 +198,7 @@ class Im2colEmitter {
         Constant("u32", "kKH", g_.kh);
         Constant("u32", "kRowsPerTile", box.rows_per_tile);
         Constant("u32", "kPeriod", box.period_vectors);
-        Constant("u32", "kPeriodRows", box.period_rows);
+        if (!box.row_phase) Constant("u32", "kPeriodRows", box.period_rows);
         Constant("u32", "kUnits", Units());
         Constant("u32", "kUnitsPerElem", l_.element_bytes / box.unit_bytes);
         Constant("u32", "kTableWords", Units() * box.entry_bytes / 4);
@@ -814,12 +814,21 @@ class Im2colEmitter {
                       "    return inside(first, b) ? start(first, b) : nullptr;\n"
                       "  };\n");
     }
-    absl::StrAppend(
-        &out_,
+    const char* table_entry =
+        box.row_phase
+            ? "  // Unit u of the vector that starts at column p of a pixel: element f = p + its\n"
+              "  // element of that pixel's run and the next pixels'. The first tile's barrier\n"
+              "  // publishes the table.\n"
+              "  for (u32 i = threadIdx.x; i < kPeriod * kUnits; i += kThreads) {\n"
+              "    const u32 f = i / kUnits + i % kUnits / kUnitsPerElem, d = f / u32(kK),\n"
+              "              k = f % u32(kK);\n"
+            :
         "  // Unit u of vector p of a period: element f of the period's run, kPeriodRows rows of\n"
         "  // kK columns. The first tile's barrier publishes the table.\n"
         "  for (u32 i = threadIdx.x; i < kPeriod * kUnits; i += kThreads) {\n"
-        "    const u32 f = i / kUnitsPerElem, d = f / u32(kK), k = f % u32(kK);\n"
+        "    const u32 f = i / kUnitsPerElem, d = f / u32(kK), k = f % u32(kK);\n";
+    absl::StrAppend(
+        &out_, table_entry,
         "    const u32 kh = k / u32(kKW * kC), kw = k / u32(kC) % u32(kKW), c = k % u32(kC);\n"
         "    reinterpret_cast<", box.entry_bytes == 2 ? "u16" : "u32", "*>(tt_smem)[i] =\n"
         "        (kh * kBoxPitch + kBoxLead + (d * u32(kSW) + kw * u32(kDW)) * u32(kC) + c) *\n"
@@ -893,29 +902,56 @@ class Im2colEmitter {
           ") : tt_elem(0);\n"
           "    }\n");
     }
-    // The period's first output pixel: output row r / kOW of the tile, column r % kOW.
-    std::string first = box.rows_per_tile == 1
-                            ? "r * u32(kSW * kC)"
-                            : "(r / u32(kOW) * kKH * kBoxPitch + r % u32(kOW) * u32(kSW * kC))";
-    absl::StrAppend(
-        &out_,
-        "    __syncthreads();\n",
-        bulk ? "    tt_mbarrier_wait(&tt_bar, phase);\n"
-               "    phase ^= 1;\n"
-             : "",
-        "    u8* const out = col + m0 * kK * kElementBytes;\n"
-        "    const u32 boxes = tt_smem_addr(tt_smem) + kBoxOffset;\n",
-        l_.m % l_.block_m != 0
-            ? "    // The last tile holds only the output rows that exist.\n"
-              "    const u32 vectors = u32(row0 + kRowsPerTile <= kOutRows\n"
-              "                                ? kTileVectors\n"
-              "                                : (kOutRows - row0) * kOW * kK / kFlatVector);\n"
-            : "    const u32 vectors = kTileVectors;\n",
-        "    for (u32 v = threadIdx.x; v < vectors; v += kThreads) {\n"
-        "      const u32 p = v % u32(kPeriod), r = v / u32(kPeriod) * u32(kPeriodRows);\n"
-        "      const u32 at = boxes + ", first, " * u32(kElementBytes);\n"
-        "      const tt_offsets o = offsets[p];\n"
-        "      tt_vec x;\n");
+    absl::StrAppend(&out_, "    __syncthreads();\n",
+                    bulk ? "    tt_mbarrier_wait(&tt_bar, phase);\n"
+                           "    phase ^= 1;\n"
+                         : "");
+    if (box.row_phase) {
+      // One output row per tile (block_M = OW), its run at its own phase of the vector.
+      absl::StrAppend(
+          &out_,
+          "    // The row's run starts `head` elements before its first whole vector.\n"
+          "    const u32 head = u32((kFlatVector - m0 * kK % kFlatVector) % kFlatVector);\n"
+          "    const u32 vectors = (u32(kOW * kK) - head) / kFlatVector;\n"
+          "    const u32 tail = (u32(kOW * kK) - head) % kFlatVector;\n"
+          "    // The elements no whole vector holds, one at a time.\n"
+          "    for (u32 i = threadIdx.x; i < head + tail; i += kThreads) {\n"
+          "      const u32 f = i < head ? i : u32(kOW * kK) - tail + (i - head);\n"
+          "      const u32 q = f / u32(kK), k = f % u32(kK);\n"
+          "      const u32 kh = k / u32(kKW * kC), kw = k / u32(kC) % u32(kKW), c = k % u32(kC);\n"
+          "      reinterpret_cast<tt_elem*>(col)[m0 * kK + f] =\n"
+          "          box[kh * kBoxPitch + kBoxLead + (q * u32(kSW) + kw * u32(kDW)) * u32(kC) + c];\n"
+          "    }\n"
+          "    u8* const out = col + (m0 * kK + head) * kElementBytes;\n"
+          "    const u32 boxes = tt_smem_addr(tt_smem) + kBoxOffset;\n"
+          "    for (u32 v = threadIdx.x; v < vectors; v += kThreads) {\n"
+          "      // Its first element: column p of the row's pixel q.\n"
+          "      const u32 f = head + v * kFlatVector, q = f / u32(kK), p = f - q * u32(kK);\n"
+          "      const u32 at = boxes + q * u32(kSW * kC * kElementBytes);\n");
+    } else {
+      // The period's first output pixel: output row r / kOW of the tile, column r % kOW.
+      const std::string first =
+          box.rows_per_tile == 1
+              ? "r * u32(kSW * kC)"
+              : "(r / u32(kOW) * kKH * kBoxPitch + r % u32(kOW) * u32(kSW * kC))";
+      absl::StrAppend(
+          &out_,
+          "    u8* const out = col + m0 * kK * kElementBytes;\n"
+          "    const u32 boxes = tt_smem_addr(tt_smem) + kBoxOffset;\n",
+          l_.m % l_.block_m != 0
+              ? "    // The last tile holds only the output rows that exist.\n"
+                "    const u32 vectors = u32(row0 + kRowsPerTile <= kOutRows\n"
+                "                                ? kTileVectors\n"
+                "                                : (kOutRows - row0) * kOW * kK / kFlatVector);\n"
+              : "    const u32 vectors = kTileVectors;\n",
+          "    for (u32 v = threadIdx.x; v < vectors; v += kThreads) {\n"
+          "      const u32 p = v % u32(kPeriod), r = v / u32(kPeriod) * u32(kPeriodRows);\n"
+          "      const u32 at = boxes + ",
+          first, " * u32(kElementBytes);\n");
+    }
+    absl::StrAppend(&out_,
+                    "      const tt_offsets o = offsets[p];\n"
+                    "      tt_vec x;\n");
     const int per_word = 4 / box.unit_bytes;
     const char* fields[] = {"x", "y", "z", "w"};
     for (int64_t w = 0; w < units / per_word; ++w) {

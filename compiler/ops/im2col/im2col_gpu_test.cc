@@ -76,7 +76,9 @@ const T& Pick(std::mt19937_64& rng, const std::vector<T>& values) {
 // otherwise.
 //
 // With `phase` (staged, bulk), the cases the phase gather serves, asked for by annotation:
-// one output row per tile, one tile per CTA, 2-byte elements, a dense image.
+// one output row per tile, one tile per CTA, 2-byte elements, a dense image. With gather
+// "row_phase" (staged), those of staged_gather=row_phase: one output row per tile, each
+// row's run at its own phase of the vector.
 //
 // With `gather` (planes), the cases planes_gather=<gather> serves, asked for by annotation:
 // "span", or "shared" (tiles of whole planes and output rows). With "window_row" (row),
@@ -86,13 +88,15 @@ Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false, bool phase 
                       const std::string& gather = "") {
   const bool span = gather == "span", shared = gather == "shared";
   const bool window = gather == "window_row";
+  const bool row_phase = gather == "row_phase";
   const bool tma = path == Im2colPath::kTma;
   const bool staged = path == Im2colPath::kSimtStaged;
   const bool flat = staged || path == Im2colPath::kSimtFlat;
   const bool planes = path == Im2colPath::kSimtPlanes;
   std::mt19937_64 rng(0x1a2c0 + 7919 * index + (tma ? 1 : 0) + (flat ? 2 : 0) +
                       (staged ? 4 : 0) + (bulk ? 8 : 0) + (phase ? 16 : 0) + (planes ? 32 : 0) +
-                      (span ? 64 : 0) + (shared ? 128 : 0) + (window ? 256 : 0));
+                      (span ? 64 : 0) + (shared ? 128 : 0) + (window ? 256 : 0) +
+                      (row_phase ? 512 : 0));
   Target target = *Target::Parse("sm_90a");
   for (int attempt = 0;; ++attempt) {
     DataType dtype = phase ? Pick(rng, std::vector<DataType>{DataType::kF16, DataType::kBF16})
@@ -158,10 +162,12 @@ Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false, bool phase 
     // Bulk fills bring the image into L2 whole at the start or each tile's rows ahead:
     // half of each (these small problems would take the second by default).
     if (bulk) op.hints.annotations[kImgPrefetchKey] = Uniform(rng, 0, 1) == 0 ? "ahead" : "all";
-    if (staged) op.hints.annotations[kStagedGatherKey] = phase ? "phase" : "table";
+    if (staged) {
+      op.hints.annotations[kStagedGatherKey] = phase ? "phase" : row_phase ? "row_phase" : "table";
+    }
     if (window) {
       op.hints.annotations[kRowVectorKey] = "window_row";
-    } else if (!gather.empty()) {
+    } else if (planes && !gather.empty()) {
       op.hints.annotations[kPlanesGatherKey] = gather;
     }
     LaunchParams launch;
@@ -185,7 +191,7 @@ Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false, bool phase 
       launch = Launch(Pick(rng, std::vector<int64_t>{8, 16, 32, 64, 128, 256}),
                       channel_unit * Uniform(rng, 1, 8), 32, static_cast<int>(Uniform(rng, 1, 4)),
                       static_cast<int>(Uniform(rng, 0, 2)));
-    } else if (phase) {
+    } else if (phase || row_phase) {
       launch = Launch(g.OW(), g.K() + Uniform(rng, 0, 8),
                       Pick(rng, std::vector<int>{64, 128, 256, 512}), 1, 0);
     } else if (staged) {
@@ -212,6 +218,7 @@ Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false, bool phase 
     if (!lowered.ok() || lowered->path != path) continue;
     if (staged && lowered->box.bulk_fill != bulk) continue;
     if (staged && lowered->box.phase_gather != phase) continue;
+    if (staged && lowered->box.row_phase != row_phase) continue;
     if (planes && lowered->span_gather != span) continue;
     if (planes && lowered->shared_gather != shared) continue;
     if (lowered->window_row_vector != window) continue;
@@ -222,6 +229,7 @@ Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false, bool phase 
                             : planes ? "planes"
                             : tma    ? "tma"
                             : phase  ? "staged_phase"
+                            : row_phase ? (bulk ? "staged_row_phase_bulk" : "staged_row_phase")
                             : staged ? (bulk ? "staged_bulk" : "staged")
                             : flat   ? "flat"
                                      : "simt",
@@ -251,6 +259,9 @@ std::vector<Im2colCase> Cases() {
   }
   for (int i = 0; i < 40; ++i) {
     cases.push_back(RandomCase(Im2colPath::kSimtStaged, i, /*bulk=*/true, /*phase=*/true));
+  }
+  for (int i = 0; i < 40; ++i) {
+    cases.push_back(RandomCase(Im2colPath::kSimtStaged, i, i % 2 == 0, false, "row_phase"));
   }
   // Fixed shapes: ResNet-like layers scaled down, on both paths.
   struct Fixed {
@@ -304,6 +315,17 @@ std::vector<Im2colCase> Cases() {
        Launch(112, 147, 512, 1), false},
       {"stem_224_bulk_t512_phase", DataType::kF16, G(32, 224, 224, 3, 7, 7, 2, 2, 1, 1, 3, 3),
        Launch(112, 147, 512, 1), false, false, {{"staged_gather", "phase"}}},
+      // AlexNet's 11x11 s4 on a smaller image: OW = 7 and K = 363 are odd, so no period of
+      // vectors divides a row and each row starts at its own phase; filled by bulk copies,
+      // by the threads' loads, and with a persistent grid.
+      {"alexnet_11x11_s4_row_phase", DataType::kF16, G(3, 35, 35, 3, 11, 11, 4, 4, 1, 1, 0, 0),
+       Launch(7, 363, 256, 1), false, false, {{"staged_gather", "row_phase"}}},
+      {"alexnet_11x11_s4_row_phase_loads", DataType::kF16,
+       G(3, 35, 35, 3, 11, 11, 4, 4, 1, 1, 0, 0), Launch(7, 363, 128, 1), false,
+       /*disable_tma=*/true, {{"staged_gather", "row_phase"}}},
+      {"alexnet_11x11_s4_p2_row_phase_persistent", DataType::kBF16,
+       G(4, 31, 31, 3, 11, 11, 4, 4, 1, 1, 2, 2), Launch(7, 363, 512, 1, 2), false, false,
+       {{"staged_gather", "row_phase"}}},
       // Box rows too long for 16-bit offsets: the table holds 32-bit ones.
       {"staged_wide_f32_u32_table", DataType::kF32, G(1, 4, 2048, 3, 3, 3, 1, 1, 1, 1, 1, 1),
        Launch(2048, 27, 256, 1), false},

@@ -223,11 +223,19 @@ std::optional<LoweredIm2col::InputBox> PlanInputBox(const LoweredIm2col& l) {
     return std::nullopt;
   }
   int64_t vector = 16 / e;
-  while (vector * e >= 4 && l.ow % (vector / std::gcd(l.k, vector)) != 0) vector /= 2;
-  if (vector * e < 4 || vector <= l.vector_elems) return std::nullopt;
+  auto choice = l.hints.choices.find(kStagedGatherKey);
+  if (choice != l.hints.choices.end() && choice->second == "row_phase" && l.block_m == l.ow &&
+      vector > l.vector_elems && l.ow * l.k >= 2 * vector) {
+    // Each row at its own phase, with the widest vector, whether or not a period divides OW.
+    box.row_phase = true;
+    box.period_vectors = l.k;
+  } else {
+    while (vector * e >= 4 && l.ow % (vector / std::gcd(l.k, vector)) != 0) vector /= 2;
+    if (vector * e < 4 || vector <= l.vector_elems) return std::nullopt;
+    box.period_rows = vector / std::gcd(l.k, vector);
+    box.period_vectors = l.k / std::gcd(l.k, vector);
+  }
   box.vector_elems = static_cast<int>(vector);
-  box.period_rows = vector / std::gcd(l.k, vector);
-  box.period_vectors = l.k / std::gcd(l.k, vector);
   box.unit_bytes = static_cast<int>(std::min<int64_t>(e, 4));
   box.pixels = (l.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
   box.copy_pixels = std::max<int64_t>(0, std::min(g.w, box.pixels - g.pw));
@@ -240,9 +248,17 @@ std::optional<LoweredIm2col::InputBox> PlanInputBox(const LoweredIm2col& l) {
   const int64_t lead_bytes = (box.load_bytes - (g.pw * g.c * e) % box.load_bytes) % box.load_bytes;
   box.lead_elems = lead_bytes / e;
   box.pitch_elems = RoundUp(lead_bytes + box.pixels * g.c * e, box.load_bytes) / e;
-  // The offset table (one entry per unit of each vector of a period) comes first; an
-  // offset stays within one output row's KH box rows, so 16 bits hold it when they fit.
-  box.entry_bytes = g.kh * box.pitch_elems * e <= 0xffff ? 2 : 4;
+  // The offset table (one entry per unit of each vector of a period, or of each column a
+  // vector starts at) comes first. An offset used stays within one output row's KH box
+  // rows; with row_phase, entries no vector of the row uses may reach past it, and the
+  // largest entry decides. 16 bits hold them when they fit.
+  int64_t largest = g.kh * box.pitch_elems * e;
+  if (box.row_phase) {
+    const int64_t pixels_on = (l.k - 1 + vector - 1) / l.k;  // past the vector's first pixel
+    largest = std::max(largest, ((g.kh - 1) * box.pitch_elems + box.lead_elems +
+                                 (pixels_on * g.sw + (g.kw - 1) * g.dw + 1) * g.c) * e);
+  }
+  box.entry_bytes = largest <= 0xffff ? 2 : 4;
   box.offset_bytes =
       RoundUp(box.period_vectors * vector * e / box.unit_bytes * box.entry_bytes, 16);
   box.rows_per_tile = l.block_m / l.ow;
@@ -349,13 +365,21 @@ std::string PlanPhaseGather(const Target& target, const LaunchParams& launch, Lo
 }
 
 // The staged form's gather: the phase form where the annotation asks for it and it applies,
-// the table otherwise. The phase form ties with the table on some layers and loses on
-// others (bench/im2col_benchmark has both), so it is the tuner's choice, not the default.
+// the table otherwise (at each row's own phase where staged_gather=row_phase planned it).
+// The phase form ties with the table on some layers and loses on others
+// (bench/im2col_benchmark has both), so it is the tuner's choice, not the default.
 void ChooseGather(const Target& target, const LaunchParams& launch, LoweredIm2col& l) {
   LoweredIm2col::InputBox& box = l.box;
-  const std::string blocker = PlanPhaseGather(target, launch, l);
   auto choice = l.hints.choices.find(kStagedGatherKey);
   const bool asked = choice != l.hints.choices.end();
+  if (asked && choice->second == "row_phase") {
+    box.gather_reason =
+        box.row_phase ? "staged_gather=row_phase"
+                      : "staged_gather=row_phase not taken: it needs one output row per tile "
+                        "(block_M = OW) of at least two 16-byte vectors wider than C allows";
+    return;
+  }
+  const std::string blocker = PlanPhaseGather(target, launch, l);
   if (!blocker.empty()) {
     box.gather_reason = absl::StrCat(asked && choice->second == "phase"
                                          ? "staged_gather=phase not taken: "
@@ -768,9 +792,17 @@ void DescribeSimt(const std::string& vector_limit, int legal, LoweredIm2col& l) 
       return;
     }
     l.decision_log.push_back(absl::StrCat(
-        "gather by table (", l.shared_bytes, " B of shared memory): the run's vectors repeat "
-        "their pattern every ", box.period_rows, " row(s) (", box.period_vectors,
-        " vectors); each thread reads its vector's ",
+        "gather by table (", l.shared_bytes, " B of shared memory): ",
+        box.row_phase
+            ? absl::StrCat("no period of ", box.vector_elems,
+                           "-element vectors divides OW, so the table has an entry for each of "
+                           "the K = ",
+                           l.k,
+                           " columns a vector may start at, and each output row's elements "
+                           "before its first whole vector and after its last go one by one")
+            : absl::StrCat("the run's vectors repeat their pattern every ", box.period_rows,
+                           " row(s) (", box.period_vectors, " vectors)"),
+        "; each thread reads its vector's ",
         box.vector_elems * l.element_bytes / box.unit_bytes,
         " offsets from a table built once, loads the elements from the boxes and stores the "
         "vector, at most ", l.items_per_thread, " per thread per tile",
@@ -780,7 +812,8 @@ void DescribeSimt(const std::string& vector_limit, int legal, LoweredIm2col& l) 
   l.shared_bytes = FlatSharedBytes(l);
   l.decision_log.push_back(
       "input not staged (needs block_M a multiple of OW, contiguous pixels, a vector of at "
-      "least 4 B whose row period divides OW, and room in shared memory)");
+      "least 4 B whose row period divides OW or staged_gather=row_phase with block_M = OW, "
+      "and room in shared memory)");
   l.decision_log.push_back(absl::StrCat(
       "gather into shared (", l.shared_bytes, " B): consecutive threads take consecutive "
       "pixels of one kernel tap, C elements each, padding reads as zero; then shared -> "
@@ -993,8 +1026,11 @@ std::string DescribeIm2colPlan(const LoweredIm2col& l) {
         } else {
           absl::StrAppend(&out, "gather      by a table of ", l.box.period_vectors, " vectors x ",
                           l.box.vector_elems * l.element_bytes / l.box.unit_bytes, " offsets (",
-                          l.box.unit_bytes, "-byte units), repeating every ", l.box.period_rows,
-                          " row(s)\n");
+                          l.box.unit_bytes, "-byte units), ",
+                          l.box.row_phase
+                              ? "one per column a vector starts at (each row at its own phase)"
+                              : absl::StrCat("repeating every ", l.box.period_rows, " row(s)"),
+                          "\n");
         }
       }
       break;

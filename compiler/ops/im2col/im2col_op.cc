@@ -122,7 +122,7 @@ const std::string& Im2colOp::Name() {
 HintScope Im2colHintScope() {
   HintScope scope{Im2colOp::Name(), {"img", "col"}};
   scope.choices = {{kImgPrefetchKey, {"ahead", "all"}},
-                   {kStagedGatherKey, {"table", "phase"}},
+                   {kStagedGatherKey, {"table", "phase", "row_phase"}},
                    {kPlanesGatherKey, {"element", "span", "shared"}},
                    {kRowVectorKey, {"channels", "window_row"}}};
   return scope;

@@ -98,7 +98,8 @@ std::string Im2colGeometryToString(const Im2colGeometry& geometry);
 // What im2col accepts beyond the common hints: the image's and the column matrix's own
 // L2 policies (img_eviction_policy, col_eviction_policy), and two choices of the staged
 // form (im2col_lowering.h): img_prefetch=ahead|all, how a bulk-filled kernel brings the
-// image into L2, and staged_gather=table|phase, how its threads find their elements; and
+// image into L2, and staged_gather=table|phase|row_phase, how its threads find their
+// elements (row_phase: the table at each output row's own phase); and
 // the planes form's planes_gather=element|span|shared, how a thread reads its vector's
 // elements, and the row form's row_vector=channels|window_row, whether its vectors lie along
 // C or along a kernel row's KW*C elements (im2col_lowering.h).

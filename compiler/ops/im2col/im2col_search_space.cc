@@ -254,7 +254,7 @@ std::vector<Hints> AllIm2colHints() {
             // gather as well.
             if (!width && !disable_tma && instruction != Instruction::kTma) {
               for (const char* prefetch : {"ahead", "all"}) {
-                for (const char* gather : {"table", "phase"}) {
+                for (const char* gather : {"table", "phase", "row_phase"}) {
                   Hints choice = hints;
                   choice.annotations[kImgPrefetchKey] = prefetch;
                   choice.annotations[kStagedGatherKey] = gather;
