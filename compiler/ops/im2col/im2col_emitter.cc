@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -198,7 +199,12 @@ class Im2colEmitter {
         Constant("u32", "kKH", g_.kh);
         Constant("u32", "kRowsPerTile", box.rows_per_tile);
         Constant("u32", "kPeriod", box.period_vectors);
-        if (!box.row_phase) Constant("u32", "kPeriodRows", box.period_rows);
+        if (box.row_phase) {
+          Constant("u32", "kPhaseUnit", std::gcd(l_.k, int64_t{box.vector_elems}));
+          Constant("u32", "kVectorInverse", box.vector_inverse);
+        } else {
+          Constant("u32", "kPeriodRows", box.period_rows);
+        }
         Constant("u32", "kUnits", Units());
         Constant("u32", "kUnitsPerElem", l_.element_bytes / box.unit_bytes);
         Constant("u32", "kTableWords", Units() * box.entry_bytes / 4);
@@ -816,12 +822,12 @@ class Im2colEmitter {
     }
     const char* table_entry =
         box.row_phase
-            ? "  // Unit u of the vector that starts at column p of a pixel: element f = p + its\n"
-              "  // element of that pixel's run and the next pixels'. The first tile's barrier\n"
+            ? "  // Unit u of entry t: the vector that starts at column V t mod kK of a pixel, its\n"
+              "  // element f of that pixel's run and the next pixels'. The first tile's barrier\n"
               "  // publishes the table.\n"
               "  for (u32 i = threadIdx.x; i < kPeriod * kUnits; i += kThreads) {\n"
-              "    const u32 f = i / kUnits + i % kUnits / kUnitsPerElem, d = f / u32(kK),\n"
-              "              k = f % u32(kK);\n"
+              "    const u32 f = i / kUnits * kFlatVector % u32(kK) + i % kUnits / kUnitsPerElem,\n"
+              "              d = f / u32(kK), k = f % u32(kK);\n"
             :
         "  // Unit u of vector p of a period: element f of the period's run, kPeriodRows rows of\n"
         "  // kK columns. The first tile's barrier publishes the table.\n"
@@ -924,9 +930,10 @@ class Im2colEmitter {
           "    }\n"
           "    u8* const out = col + (m0 * kK + head) * kElementBytes;\n"
           "    const u32 boxes = tt_smem_addr(tt_smem) + kBoxOffset;\n"
+          "    // Vector 0 starts at column head of pixel 0: table entry t0, and vector v at t0 + v.\n"
+          "    const u32 t0 = head / kPhaseUnit * kVectorInverse % kPeriod;\n"
           "    for (u32 v = threadIdx.x; v < vectors; v += kThreads) {\n"
-          "      // Its first element: column p of the row's pixel q.\n"
-          "      const u32 f = head + v * kFlatVector, q = f / u32(kK), p = f - q * u32(kK);\n"
+          "      const u32 p = (t0 + v) % kPeriod, q = (head + v * kFlatVector) / u32(kK);\n"
           "      const u32 at = boxes + q * u32(kSW * kC * kElementBytes);\n");
     } else {
       // The period's first output pixel: output row r / kOW of the tile, column r % kOW.

@@ -5,6 +5,8 @@
 #include <numeric>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -211,6 +213,17 @@ int FlatVectorElems(const LoweredIm2col& l) {
 // Shared memory of the flat form: the tile's block_M rows.
 int64_t FlatSharedBytes(const LoweredIm2col& l) { return RoundUp(l.block_m * l.k * l.element_bytes, 16); }
 
+// x with a x = 1 modulo m, for a coprime to m (0 when m is 1).
+int64_t InverseModulo(int64_t a, int64_t m) {
+  int64_t r0 = m, r1 = a % m, t0 = 0, t1 = 1;
+  while (r1 != 0) {
+    const int64_t q = r0 / r1;
+    std::tie(r0, r1) = std::make_pair(r1, r0 - q * r1);
+    std::tie(t0, t1) = std::make_pair(t1, t0 - q * t1);
+  }
+  return ((t0 % m) + m) % m;
+}
+
 // The staged form's input box, when the tile is whole output rows of an image with
 // contiguous pixels; none otherwise. Its vector (at least 4 B, wider than C allows) must
 // repeat its pattern within an output row: the run's vectors repeat their (row, column)
@@ -228,7 +241,9 @@ std::optional<LoweredIm2col::InputBox> PlanInputBox(const LoweredIm2col& l) {
       vector > l.vector_elems && l.ow * l.k >= 2 * vector) {
     // Each row at its own phase, with the widest vector, whether or not a period divides OW.
     box.row_phase = true;
-    box.period_vectors = l.k;
+    box.period_vectors = l.k / std::gcd(l.k, vector);
+    box.vector_inverse =
+        InverseModulo(vector / std::gcd(l.k, vector), box.period_vectors);
   } else {
     while (vector * e >= 4 && l.ow % (vector / std::gcd(l.k, vector)) != 0) vector /= 2;
     if (vector * e < 4 || vector <= l.vector_elems) return std::nullopt;

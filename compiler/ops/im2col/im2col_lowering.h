@@ -136,13 +136,18 @@ struct LoweredIm2col : LoweredTileKernel {
     int64_t rows_per_tile = 0;   // output rows per tile
     int vector_elems = 0;        // elements per stored vector (>= 4 B); = flat_vector_elems
     int64_t period_rows = 0;     // V / gcd(K, V); divides OW (0 with row_phase)
-    int64_t period_vectors = 0;  // K / gcd(K, V): vectors per period (K with row_phase)
+    int64_t period_vectors = 0;  // K' = K / gcd(K, V): vectors per period
     // staged_gather=row_phase, for a tile of one output row: each row's run starts at its
-    // own phase of the (16-byte) vector, so the table has one entry per column k0 a vector
-    // may start at, its offsets from the box column of the vector's first pixel; the row's
-    // elements before its first whole vector and after its last go one by one. Serves rows
-    // whose vectors have no period dividing OW (say OW and K odd: AlexNet's 11x11 s4).
+    // own phase h < V of the (16-byte) vector, where a whole vector first begins; the row's
+    // elements before it and after its last whole vector go one by one. Vector v of the row
+    // starts at column (h + V v) mod K of a pixel, one of the K' columns V t mod K: table
+    // entry t holds the offsets of that vector's units from the box column of its first
+    // pixel, and the row's vectors take consecutive entries from t0 = vector_inverse x
+    // (h / gcd) mod K' on (vector_inverse: the inverse of V / gcd modulo K'), so a warp's
+    // table loads do not conflict. Serves rows whose vectors have no period dividing OW (say
+    // OW and K odd: AlexNet's 11x11 s4).
     bool row_phase = false;
+    int64_t vector_inverse = 0;
     int unit_bytes = 0;          // min(element, 4 B): one table entry and one shared load
     int entry_bytes = 0;         // 2 when every offset fits 16 bits, else 4
     int64_t pixels = 0;          // (OW - 1) * SW + (KW - 1) * DW + 1

@@ -529,6 +529,61 @@ TEST(Im2colLoweringTest, PhaseGatherWhereAskedForAndItApplies) {
               HasSubstr("invalid im2col staged_gather 'rows': accepted are table, phase"));
 }
 
+TEST(Im2colLoweringTest, RowPhaseGatherWhereAskedForAndItApplies) {
+  auto log_of = [](const LoweredIm2col& l) { return absl::StrJoin(l.decision_log, "\n"); };
+  // AlexNet's 11x11 s4: OW = 55 and K = 363 are odd, so no period of vectors divides a row.
+  Im2colOp alexnet = Im2colOp::Dense(DataType::kF16, G(64, 227, 227, 3, 11, 11, 4, 4, 1, 1, 0, 0));
+  alexnet.hints.prefer_instruction = Instruction::kSync;
+  // Unasked, the tile of one output row is not staged (the row form, which this launch
+  // cannot serve either).
+  auto unasked = LowerIm2col(alexnet, T("sm_90a"), Launch(55, 363, 256));
+  EXPECT_FALSE(unasked.ok() && unasked->path == Im2colPath::kSimtStaged);
+  Im2colOp asked = alexnet;
+  asked.hints.annotations = {{"staged_gather", "row_phase"}};
+  auto row = LowerIm2col(asked, T("sm_90a"), Launch(55, 363, 256));
+  ASSERT_TRUE(row.ok()) << row.status();
+  ASSERT_EQ(row->path, Im2colPath::kSimtStaged) << DescribeIm2colPlan(*row);
+  EXPECT_TRUE(row->box.row_phase);
+  EXPECT_FALSE(row->box.phase_gather);
+  EXPECT_EQ(row->box.vector_elems, 8);
+  // 363 vectors start at the 363 columns; 8 x 227 = 5 x 363 + 1.
+  EXPECT_EQ(row->box.period_vectors, 363);
+  EXPECT_EQ(row->box.vector_inverse, 227);
+  EXPECT_EQ(row->box.offset_bytes, 363 * 16);
+  EXPECT_THAT(log_of(*row), AllOf(HasSubstr("(staged_gather=row_phase)"),
+                                  HasSubstr("before its first whole vector and after its last")));
+  EXPECT_THAT(DescribeIm2colPlan(*row), HasSubstr("each row at its own phase"));
+  // C4 3x3 on 15x15, OW = 13: 8-element vectors repeat every 2 rows, which does not divide
+  // 13, and C gives 4-element ones already: no table. K = 36 shares 4 with the vector, so 9
+  // entries serve (every row's phase is a multiple of 4), and 2 x 5 = 1 modulo 9.
+  Im2colOp c4 = Im2colOp::Dense(DataType::kF16, G(2, 15, 15, 4, 3, 3, 1, 1, 1, 1, 0, 0));
+  c4.hints.prefer_instruction = Instruction::kSync;
+  auto period = LowerIm2col(c4, T("sm_90a"), Launch(13, 36, 128));
+  ASSERT_TRUE(period.ok()) << period.status();
+  EXPECT_NE(period->path, Im2colPath::kSimtStaged) << DescribeIm2colPlan(*period);
+  c4.hints.annotations = {{"staged_gather", "row_phase"}};
+  auto phased = LowerIm2col(c4, T("sm_90a"), Launch(13, 36, 128));
+  ASSERT_TRUE(phased.ok()) << phased.status();
+  EXPECT_TRUE(phased->box.row_phase);
+  EXPECT_EQ(phased->box.vector_elems, 8);
+  EXPECT_EQ(phased->box.period_vectors, 9);
+  EXPECT_EQ(phased->box.vector_inverse, 5);
+  // Two output rows per tile: not taken, and the log says why. On 16x16 (OW = 14, which a
+  // period of 2 rows divides) the C4 rows take the table; AlexNet's are not staged.
+  Im2colOp even = Im2colOp::Dense(DataType::kF16, G(2, 16, 16, 4, 3, 3, 1, 1, 1, 1, 0, 0));
+  even.hints = c4.hints;
+  auto two = LowerIm2col(even, T("sm_90a"), Launch(28, 36, 128));
+  ASSERT_TRUE(two.ok()) << two.status();
+  ASSERT_EQ(two->path, Im2colPath::kSimtStaged) << DescribeIm2colPlan(*two);
+  EXPECT_FALSE(two->box.row_phase);
+  EXPECT_THAT(log_of(*two), HasSubstr("staged_gather=row_phase not taken: it needs one output row "
+                                      "per tile"));
+  auto flat = LowerIm2col(asked, T("sm_90a"), Launch(110, 363, 256));
+  ASSERT_TRUE(flat.ok()) << flat.status();
+  EXPECT_EQ(flat->path, Im2colPath::kSimtFlat);
+  EXPECT_THAT(log_of(*flat), HasSubstr("or staged_gather=row_phase with block_M = OW"));
+}
+
 TEST(Im2colLoweringTest, BulkFillPrefetchesASmallImageWholeAndALargeOneAhead) {
   auto log_of = [](const LoweredIm2col& l) { return absl::StrJoin(l.decision_log, "\n"); };
   // The stem's 9633792-byte image is under a quarter of sm_90's 50 MB L2.
