@@ -12,7 +12,7 @@
 // operand an operator names in its HintScope (im2col: img_eviction_policy,
 // col_eviction_policy), which overrides eviction_policy for that operand's accesses, and
 // the operator's own choices, each a key with a fixed set of values (im2col: img_prefetch=
-// ahead|all, staged_gather=table|phase), which make a decision its lowering would
+// ahead|all, staged_gather=table|phase|row_phase), which make a decision its lowering would
 // otherwise take itself.
 //
 //   Hints hints;

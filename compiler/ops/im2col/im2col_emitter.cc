@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <numeric>
 #include <string>
 #include <vector>
 
@@ -192,7 +191,9 @@ class Im2colEmitter {
       // Window and output positions fit 32 bits (the geometry is validated).
       Constant("u32", "kTaps", g_.kh * g_.kw);
       Constant("u32", "kFlatVector", l_.flat_vector_elems);
-      Constant("u32", "kTileVectors", l_.block_m * l_.k / l_.flat_vector_elems);
+      if (!Staged() || !l_.box.row_phase) {  // a row_phase row counts its own vectors
+        Constant("u32", "kTileVectors", l_.block_m * l_.k / l_.flat_vector_elems);
+      }
       if (Staged()) {
         const LoweredIm2col::InputBox& box = l_.box;
         const int64_t copy_bytes = StagedRowCopyBytes(l_);
@@ -200,7 +201,7 @@ class Im2colEmitter {
         Constant("u32", "kRowsPerTile", box.rows_per_tile);
         Constant("u32", "kPeriod", box.period_vectors);
         if (box.row_phase) {
-          Constant("u32", "kPhaseUnit", std::gcd(l_.k, int64_t{box.vector_elems}));
+          Constant("u32", "kPhaseUnit", box.phase_unit);
           Constant("u32", "kVectorInverse", box.vector_inverse);
         } else {
           Constant("u32", "kPeriodRows", box.period_rows);
@@ -703,6 +704,9 @@ class Im2colEmitter {
   // vectors repeats its (row, column) pattern every kPeriodRows rows, so vector v takes
   // unit u from offsets[v % kPeriod].at[u] past the box column of its period's first
   // output pixel: one table load per unit, one shared load per unit, one global store.
+  // With box.row_phase (one output row a tile), the row's vector v takes entry
+  // (t0 + v) % kPeriod past the box column of its own first pixel, t0 from the row's phase
+  // (InputBox::row_phase), and the elements before and after its whole vectors go one by one.
   void StagedKernel() {
     if (l_.box.phase_gather) return StagedPhaseKernel();
     const LoweredIm2col::InputBox& box = l_.box;
@@ -822,9 +826,9 @@ class Im2colEmitter {
     }
     const char* table_entry =
         box.row_phase
-            ? "  // Unit u of entry t: the vector that starts at column V t mod kK of a pixel, its\n"
-              "  // element f of that pixel's run and the next pixels'. The first tile's barrier\n"
-              "  // publishes the table.\n"
+            ? "  // Unit u of entry t: of the vector that starts at column kFlatVector t mod kK of\n"
+              "  // a pixel, element f counted from that pixel's first (f >= kK: a later pixel's).\n"
+              "  // The first tile's barrier publishes the table.\n"
               "  for (u32 i = threadIdx.x; i < kPeriod * kUnits; i += kThreads) {\n"
               "    const u32 f = i / kUnits * kFlatVector % u32(kK) + i % kUnits / kUnitsPerElem,\n"
               "              d = f / u32(kK), k = f % u32(kK);\n"

@@ -78,7 +78,7 @@ const T& Pick(std::mt19937_64& rng, const std::vector<T>& values) {
 // With `phase` (staged, bulk), the cases the phase gather serves, asked for by annotation:
 // one output row per tile, one tile per CTA, 2-byte elements, a dense image. With gather
 // "row_phase" (staged), those of staged_gather=row_phase: one output row per tile, each
-// row's run at its own phase of the vector.
+// row's run at its own phase of the vector, mostly rows where that phase varies.
 //
 // With `gather` (planes), the cases planes_gather=<gather> serves, asked for by annotation:
 // "span", or "shared" (tiles of whole planes and output rows). With "window_row" (row),
@@ -192,8 +192,10 @@ Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false, bool phase 
                       channel_unit * Uniform(rng, 1, 8), 32, static_cast<int>(Uniform(rng, 1, 4)),
                       static_cast<int>(Uniform(rng, 0, 2)));
     } else if (phase || row_phase) {
+      // row_phase: sometimes a persistent grid (tile after tile per CTA).
       launch = Launch(g.OW(), g.K() + Uniform(rng, 0, 8),
-                      Pick(rng, std::vector<int>{64, 128, 256, 512}), 1, 0);
+                      Pick(rng, std::vector<int>{64, 128, 256, 512}), 1,
+                      row_phase ? static_cast<int>(Uniform(rng, 0, 2)) : 0);
     } else if (staged) {
       launch = Launch(g.OW() * Uniform(rng, 1, 3), g.K() + Uniform(rng, 0, 8),
                       Pick(rng, std::vector<int>{32, 64, 128, 256, 512}), 1,
@@ -219,6 +221,12 @@ Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false, bool phase 
     if (staged && lowered->box.bulk_fill != bulk) continue;
     if (staged && lowered->box.phase_gather != phase) continue;
     if (staged && lowered->box.row_phase != row_phase) continue;
+    // Rows whose phase varies (no period of vectors divides OW), three cases in four: where
+    // one does, every row starts a whole vector and the phase is 0.
+    if (row_phase && index % 4 != 0) {
+      const int64_t vector = 16 / e;
+      if (g.OW() % (vector / std::gcd(g.K(), vector)) == 0) continue;
+    }
     if (planes && lowered->span_gather != span) continue;
     if (planes && lowered->shared_gather != shared) continue;
     if (lowered->window_row_vector != window) continue;
@@ -315,17 +323,30 @@ std::vector<Im2colCase> Cases() {
        Launch(112, 147, 512, 1), false},
       {"stem_224_bulk_t512_phase", DataType::kF16, G(32, 224, 224, 3, 7, 7, 2, 2, 1, 1, 3, 3),
        Launch(112, 147, 512, 1), false, false, {{"staged_gather", "phase"}}},
-      // AlexNet's 11x11 s4 on a smaller image: OW = 7 and K = 363 are odd, so no period of
-      // vectors divides a row and each row starts at its own phase; filled by bulk copies,
-      // by the threads' loads, and with a persistent grid.
-      {"alexnet_11x11_s4_row_phase", DataType::kF16, G(3, 35, 35, 3, 11, 11, 4, 4, 1, 1, 0, 0),
-       Launch(7, 363, 256, 1), false, false, {{"staged_gather", "row_phase"}}},
-      {"alexnet_11x11_s4_row_phase_loads", DataType::kF16,
-       G(3, 35, 35, 3, 11, 11, 4, 4, 1, 1, 0, 0), Launch(7, 363, 128, 1), false,
-       /*disable_tma=*/true, {{"staged_gather", "row_phase"}}},
-      {"alexnet_11x11_s4_p2_row_phase_persistent", DataType::kBF16,
-       G(4, 31, 31, 3, 11, 11, 4, 4, 1, 1, 2, 2), Launch(7, 363, 512, 1, 2), false, false,
+      // staged_gather=row_phase. AlexNet's 11x11 s4 on smaller images: OW = 9 or 7 and
+      // K = 363 are odd, so no period of vectors divides a row and each row starts at its own
+      // phase. 40-pixel rows (240 B) fill by bulk copies, one tile per CTA and persistent;
+      // 35-pixel ones (210 B, not 16-byte aligned) by the threads' loads, likewise.
+      {"alexnet_11x11_s4_row_phase_bulk", DataType::kF16,
+       G(3, 40, 40, 3, 11, 11, 4, 4, 1, 1, 2, 2), Launch(9, 363, 256, 1), false, false,
        {{"staged_gather", "row_phase"}}},
+      {"alexnet_11x11_s4_row_phase_bulk_persistent", DataType::kBF16,
+       G(4, 40, 40, 3, 11, 11, 4, 4, 1, 1, 2, 2), Launch(9, 363, 512, 1, 2), false, false,
+       {{"staged_gather", "row_phase"}, {"img_prefetch", "ahead"}}},
+      {"alexnet_11x11_s4_row_phase_loads", DataType::kF16,
+       G(3, 35, 35, 3, 11, 11, 4, 4, 1, 1, 0, 0), Launch(7, 363, 128, 1), false, false,
+       {{"staged_gather", "row_phase"}}},
+      {"alexnet_11x11_s4_row_phase_loads_persistent", DataType::kBF16,
+       G(4, 35, 35, 3, 11, 11, 4, 4, 1, 1, 0, 0), Launch(7, 363, 512, 1, 2), false, false,
+       {{"staged_gather", "row_phase"}}},
+      // 8-byte elements (2-element vectors, two 4-byte units each), 1-byte ones with K = 45
+      // (16-element vectors), and K = 3 below the vector (a vector spans 6 pixels).
+      {"row_phase_f64_c3", DataType::kF64, G(2, 9, 9, 3, 3, 3, 1, 1, 1, 1, 1, 1),
+       Launch(9, 27, 64, 1), false, false, {{"staged_gather", "row_phase"}}},
+      {"row_phase_i8_c5_s2", DataType::kI8, G(2, 13, 13, 5, 3, 3, 2, 2, 1, 1, 1, 1),
+       Launch(7, 45, 128, 1), false, false, {{"staged_gather", "row_phase"}}},
+      {"row_phase_u8_k1x3_c1", DataType::kU8, G(2, 5, 21, 1, 1, 3, 1, 1, 1, 1, 0, 0),
+       Launch(19, 3, 32, 1), false, false, {{"staged_gather", "row_phase"}}},
       // Box rows too long for 16-bit offsets: the table holds 32-bit ones.
       {"staged_wide_f32_u32_table", DataType::kF32, G(1, 4, 2048, 3, 3, 3, 1, 1, 1, 1, 1, 1),
        Launch(2048, 27, 256, 1), false},
@@ -453,6 +474,11 @@ TEST_P(Im2colGpuTest, BitExactAgainstReference) {
   auto lowered = LowerIm2col(c.op, *target, c.launch);
   ASSERT_TRUE(lowered.ok()) << lowered.status();
   ASSERT_EQ(lowered->path, c.path) << DescribeIm2colPlan(*lowered);
+  // A case asking for the row_phase gather tests it, not a form it falls back to.
+  auto gather = c.op.hints.annotations.find(kStagedGatherKey);
+  if (gather != c.op.hints.annotations.end() && gather->second == "row_phase") {
+    ASSERT_TRUE(lowered->box.row_phase) << DescribeIm2colPlan(*lowered);
+  }
   if (context_ == nullptr) {
     const uint64_t seed = std::random_device{}();
     std::mt19937_64 rng(seed);

@@ -227,7 +227,9 @@ int64_t InverseModulo(int64_t a, int64_t m) {
 // The staged form's input box, when the tile is whole output rows of an image with
 // contiguous pixels; none otherwise. Its vector (at least 4 B, wider than C allows) must
 // repeat its pattern within an output row: the run's vectors repeat their (row, column)
-// phase every period_rows = V / gcd(K, V) rows, which must divide OW.
+// phase every period_rows = V / gcd(K, V) rows, which must divide OW. With
+// staged_gather=row_phase and a tile of one output row, the 16-byte vector at each row's
+// own phase instead (InputBox::row_phase), whatever OW.
 std::optional<LoweredIm2col::InputBox> PlanInputBox(const LoweredIm2col& l) {
   LoweredIm2col::InputBox box;
   const Im2colGeometry& g = l.geometry;
@@ -241,9 +243,9 @@ std::optional<LoweredIm2col::InputBox> PlanInputBox(const LoweredIm2col& l) {
       vector > l.vector_elems && l.ow * l.k >= 2 * vector) {
     // Each row at its own phase, with the widest vector, whether or not a period divides OW.
     box.row_phase = true;
-    box.period_vectors = l.k / std::gcd(l.k, vector);
-    box.vector_inverse =
-        InverseModulo(vector / std::gcd(l.k, vector), box.period_vectors);
+    box.phase_unit = std::gcd(l.k, vector);
+    box.period_vectors = l.k / box.phase_unit;
+    box.vector_inverse = InverseModulo(vector / box.phase_unit, box.period_vectors);
   } else {
     while (vector * e >= 4 && l.ow % (vector / std::gcd(l.k, vector)) != 0) vector /= 2;
     if (vector * e < 4 || vector <= l.vector_elems) return std::nullopt;
@@ -698,7 +700,14 @@ void ChooseSimtForm(const Target& target, const LaunchParams& launch, LoweredIm2
     l.flat_vector_elems = box->vector_elems;
     ChooseBoxFill(target, launch, l);
     ChooseGather(target, launch, l);
-  } else if (flat > l.vector_elems && fits(FlatSharedBytes(l))) {
+    return;
+  }
+  if (box.has_value() && box->row_phase) {
+    l.decision_log.push_back(absl::StrCat(
+        "staged_gather=row_phase not taken: its table and box (",
+        box->offset_bytes + InputBoxBytes(l, *box), " B) do not fit in shared memory"));
+  }
+  if (flat > l.vector_elems && fits(FlatSharedBytes(l))) {
     l.path = Im2colPath::kSimtFlat;
     l.flat_vector_elems = flat;
   }
@@ -809,12 +818,11 @@ void DescribeSimt(const std::string& vector_limit, int legal, LoweredIm2col& l) 
     l.decision_log.push_back(absl::StrCat(
         "gather by table (", l.shared_bytes, " B of shared memory): ",
         box.row_phase
-            ? absl::StrCat("no period of ", box.vector_elems,
-                           "-element vectors divides OW, so the table has an entry for each of "
-                           "the K = ",
-                           l.k,
-                           " columns a vector may start at, and each output row's elements "
-                           "before its first whole vector and after its last go one by one")
+            ? absl::StrCat("each output row's vectors start at the row's own phase, one of the ",
+                           box.period_vectors, " columns ", box.vector_elems,
+                           " t mod K a vector may start at (table entry t), and the row's "
+                           "elements before its first whole vector and after its last go one "
+                           "by one")
             : absl::StrCat("the run's vectors repeat their pattern every ", box.period_rows,
                            " row(s) (", box.period_vectors, " vectors)"),
         "; each thread reads its vector's ",

@@ -136,7 +136,7 @@ struct LoweredIm2col : LoweredTileKernel {
     int64_t rows_per_tile = 0;   // output rows per tile
     int vector_elems = 0;        // elements per stored vector (>= 4 B); = flat_vector_elems
     int64_t period_rows = 0;     // V / gcd(K, V); divides OW (0 with row_phase)
-    int64_t period_vectors = 0;  // K' = K / gcd(K, V): vectors per period
+    int64_t period_vectors = 0;  // K' = K / gcd(K, V): vectors per period, or table entries
     // staged_gather=row_phase, for a tile of one output row: each row's run starts at its
     // own phase h < V of the (16-byte) vector, where a whole vector first begins; the row's
     // elements before it and after its last whole vector go one by one. Vector v of the row
@@ -147,6 +147,7 @@ struct LoweredIm2col : LoweredTileKernel {
     // table loads do not conflict. Serves rows whose vectors have no period dividing OW (say
     // OW and K odd: AlexNet's 11x11 s4).
     bool row_phase = false;
+    int64_t phase_unit = 0;      // gcd(K, V): every row's phase is a multiple of it
     int64_t vector_inverse = 0;
     int unit_bytes = 0;          // min(element, 4 B): one table entry and one shared load
     int entry_bytes = 0;         // 2 when every offset fits 16 bits, else 4
