@@ -21,7 +21,8 @@
 #               measured. All in $OUT/corpora.tar.gz, to be replayed again on the CPU;
 #               CORPUS_FROM names a folder of earlier SUITE.corpus.txtpb to resume;
 #               CORPUS_SECONDS (default 480) bounds them all. CORPUS_EVALUATE=0 only tunes
-#               (no evaluate table): the replay needs no more.
+#               (no evaluate table): the replay needs no more. The suite name "default"
+#               tunes the built-in default suite.
 # BENCH names the benchmarks. One device call is capped at 10 minutes, so e.g. PARTS=tests
 # first, then PARTS="bench autotune".
 set -uo pipefail
@@ -143,7 +144,12 @@ if want corpus; then
     left=$(( deadline - $(date +%s) ))
     [ "$left" -gt 10 ] || { echo "rc skipped: no time left" > "$out/${suite}_corpus.txt"; continue; }
     t=$(now)
-    if [ "${CORPUS_EVALUATE:-1}" = 1 ]; then
+    # "default": the built-in default suite, which has no suite file (tuned, not evaluated).
+    if [ "$suite" = default ]; then
+      timeout "$left" .device/bin/autotune --report=false --cost_model=none \
+        --library_alternatives=9 --output="$corpora/$suite.corpus.txtpb" \
+        > "$out/${suite}_corpus.txt" 2> "$out/${suite}_corpus.err"
+    elif [ "${CORPUS_EVALUATE:-1}" = 1 ]; then
       timeout "$left" .device/bin/autotune evaluate --suite="autotune/suites/$suite.txt" \
         --cost_model=none --library_alternatives=9 --tuned="$corpora/$suite.corpus.txtpb" \
         --output="$corpora/${suite}_builtin" --rounds=10 \
