@@ -145,17 +145,15 @@ if want corpus; then
     [ "$left" -gt 10 ] || { echo "rc skipped: no time left" > "$out/${suite}_corpus.txt"; continue; }
     t=$(now)
     # "default": the built-in default suite, which has no suite file (tuned, not evaluated).
-    if [ "$suite" = default ]; then
-      timeout "$left" .device/bin/autotune --report=false --cost_model=none \
-        --library_alternatives=9 --output="$corpora/$suite.corpus.txtpb" \
-        > "$out/${suite}_corpus.txt" 2> "$out/${suite}_corpus.err"
-    elif [ "${CORPUS_EVALUATE:-1}" = 1 ]; then
-      timeout "$left" .device/bin/autotune evaluate --suite="autotune/suites/$suite.txt" \
+    problems=(--suite="autotune/suites/$suite.txt")
+    [ "$suite" = default ] && problems=()
+    if [ "${CORPUS_EVALUATE:-1}" = 1 ] && [ "$suite" != default ]; then
+      timeout "$left" .device/bin/autotune evaluate "${problems[@]}" \
         --cost_model=none --library_alternatives=9 --tuned="$corpora/$suite.corpus.txtpb" \
         --output="$corpora/${suite}_builtin" --rounds=10 \
         > "$out/${suite}_corpus.txt" 2> "$out/${suite}_corpus.err"
     else
-      timeout "$left" .device/bin/autotune --suite="autotune/suites/$suite.txt" --report=false \
+      timeout "$left" .device/bin/autotune "${problems[@]}" --report=false \
         --cost_model=none --library_alternatives=9 --output="$corpora/$suite.corpus.txtpb" \
         > "$out/${suite}_corpus.txt" 2> "$out/${suite}_corpus.err"
     fi
