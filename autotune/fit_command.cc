@@ -103,6 +103,9 @@ int RunFitCommand(const std::vector<std::string>& args, std::FILE* out, std::FIL
        "path/form and how its loads spread, which then give the estimate (default 0: the "
        "terms' sum alone)",
        0, 0, 2000},
+      {"rank", FlagType::kBool,
+       "fit the trees to order each problem's kernels (added to the terms' estimate, on "
+       "what differs within a problem, the slow tail capped) rather than to time them"},
   };
   absl::StatusOr<CommandLine> line = ParseCommandLine(args, flags, 1 << 20);
   if (line.ok() && line->help()) {
@@ -142,6 +145,7 @@ int RunFitCommand(const std::vector<std::string>& args, std::FILE* out, std::FIL
   absl::StatusOr<FitCorpus> corpus = CorpusSamples(databases, ops);
   FitOptions options;
   options.trees = static_cast<int>(line->Int("trees", 0));
+  options.rank = line->Bool("rank", false);
   absl::StatusOr<CostModel> model = corpus.ok() ? CostModel::Fit(corpus->samples, options)
                                                  : absl::StatusOr<CostModel>(corpus.status());
   absl::StatusOr<std::vector<LeaveOneOutError>> errors =
@@ -171,8 +175,14 @@ int RunFitCommand(const std::vector<std::string>& args, std::FILE* out, std::FIL
     std::fprintf(out, "  %-14s %+.4f\n", CostTermNames()[i].c_str(), model->coefficients()[i]);
   }
   if (model->tree_count() > 0) {
-    std::fprintf(out, "  then %d regression trees over those terms, the kernel's path/form and how "
-                 "its loads spread give the estimate\n", model->tree_count());
+    std::fprintf(out,
+                 model->trees_from_terms()
+                     ? "  then %d regression trees over those terms, the kernel's path/form and "
+                       "how its loads spread, fitted to order each problem's kernels, scale "
+                       "the terms' estimate\n"
+                     : "  then %d regression trees over those terms, the kernel's path/form and "
+                       "how its loads spread give the estimate\n",
+                 model->tree_count());
   }
   std::fprintf(out,
                "leave one problem out (fitted without it, then its kernels estimated):\n"

@@ -12,7 +12,8 @@
 #
 # DIR holds <suite>.corpus.txtpb files. Held-out suites ($HELDOUT, default every held-out
 # suite) are judged; every other corpus in DIR trains the model. $TREES (default 100)
-# boosted trees; $MARGINS (default "0 5 10 20") percent; $AUTOTUNE the autotune binary
+# boosted trees; $FIT_FLAGS more flags for `autotune fit` (e.g. --rank: trees that order
+# each problem's kernels); $MARGINS (default "0 5 10 20") percent; $AUTOTUNE the autotune binary
 # (default the repository's bazel-bin/autotune/autotune, else its .device/bin/autotune).
 # Writes the model and each replay under DIR/selection/.
 set -euo pipefail
@@ -44,7 +45,7 @@ if [ "${#train[@]}" -eq 0 ]; then
 fi
 
 echo "training corpora: ${train[*]}"
-"$autotune" fit "${train[@]}" --trees="$trees" -o "$out/model.txtpb" | tee "$out/fit.txt" |
+"$autotune" fit "${train[@]}" --trees="$trees" ${FIT_FLAGS:-} -o "$out/model.txtpb" | tee "$out/fit.txt" |
   sed -n '/leave one problem out/,$p'
 
 # One row per held-out suite and margin: the replay's summary line.

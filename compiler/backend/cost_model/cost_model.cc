@@ -355,6 +355,27 @@ absl::StatusOr<CostModel> CostModel::Fit(const std::vector<CostSample>& samples,
   }
   model.tree_base_ /= total_w;
   estimate.assign(samples.size(), model.tree_base_);
+  // Ranking trees: boosted from the terms' estimate, on each problem's kernels' differences
+  // (their residuals less the problem's mean), with the slow tail capped so that it does
+  // not outweigh the order of the fast kernels.
+  std::vector<std::vector<size_t>> problem_rows;
+  if (options.rank) {
+    model.trees_from_terms_ = true;
+    model.tree_base_ = 0;
+    std::map<std::string, std::vector<size_t>> rows;
+    for (size_t i = 0; i < samples.size(); ++i) rows[samples[i].problem].push_back(i);
+    for (auto& [problem, indices] : rows) {
+      double fastest = std::numeric_limits<double>::infinity();
+      for (size_t i : indices) fastest = std::min(fastest, y[i]);
+      for (size_t i : indices) {
+        y[i] = std::min(y[i], fastest + std::log(FitOptions::kRankCap));
+        estimate[i] =
+            std::log(Estimate(model.floor_us_, model.knot_bytes_, model.coefficients_,
+                              samples[i].terms));
+      }
+      problem_rows.push_back(std::move(indices));
+    }
+  }
   std::vector<std::vector<int>> sorted(x[0].size());
   for (size_t f = 0; f < sorted.size(); ++f) {
     sorted[f].resize(samples.size());
@@ -365,6 +386,11 @@ absl::StatusOr<CostModel> CostModel::Fit(const std::vector<CostSample>& samples,
   std::vector<double> residual(samples.size());
   for (int t = 0; t < options.trees; ++t) {
     for (size_t i = 0; i < samples.size(); ++i) residual[i] = y[i] - estimate[i];
+    for (const std::vector<size_t>& indices : problem_rows) {
+      double mean = 0;
+      for (size_t i : indices) mean += residual[i] / indices.size();
+      for (size_t i : indices) residual[i] -= mean;
+    }
     RegressionTree tree = FitTree(x, sorted, residual, weights, options.depth);
     for (double& v : tree.value) v = std::clamp(v * options.learning_rate, -kMaxLeaf, kMaxLeaf);
     for (size_t i = 0; i < samples.size(); ++i) estimate[i] += tree.Evaluate(x[i]);
@@ -420,6 +446,7 @@ absl::StatusOr<CostModel> CostModel::FromProto(const tuning::CostModel& proto) {
   }
   model.kinds_.assign(proto.kinds().begin(), proto.kinds().end());
   model.tree_base_ = proto.tree_base();
+  model.trees_from_terms_ = proto.trees_from_terms();
   // The access features a file names are a prefix of this tiletune's, in order; a file
   // naming none (fitted before they existed) splits on terms and kinds only.
   const std::vector<std::string>& access = AccessFeatureNames();
@@ -479,7 +506,9 @@ absl::StatusOr<CostModel> CostModel::FromProto(const tuning::CostModel& proto) {
 double CostModel::EstimateUs(const KernelTerms& terms) const {
   if (trees_.empty()) return Estimate(floor_us_, knot_bytes_, coefficients_, terms);
   const std::vector<double> x = TreeFeatures(terms);
-  double z = tree_base_;
+  double z = trees_from_terms_
+                 ? std::log(Estimate(floor_us_, knot_bytes_, coefficients_, terms))
+                 : tree_base_;
   for (const RegressionTree& tree : trees_) z += tree.Evaluate(x);
   return std::exp(std::clamp(z, -50.0, 50.0));
 }
@@ -499,6 +528,7 @@ tuning::CostModel CostModel::ToProto(const tuning::DeviceIdentity& device) const
     for (const std::string& name : AccessFeatureNames()) proto.add_access_features(name);
   }
   proto.set_tree_base(tree_base_);
+  proto.set_trees_from_terms(trees_from_terms_);
   for (const RegressionTree& tree : trees_) {
     tuning::RegressionTree* p = proto.add_trees();
     for (size_t i = 0; i < tree.feature.size(); ++i) {

@@ -95,6 +95,12 @@ struct FitOptions {
   int trees = 0;
   int depth = 4;
   double learning_rate = 0.1;
+  // Trees that order a problem's kernels rather than place them: boosted from the terms'
+  // estimate, on what differs among one problem's kernels (each problem's mean left out,
+  // and times past kRankCap times the problem's fastest counted as that), so they spend
+  // nothing on what all of a problem's kernels share. The terms give the scale.
+  bool rank = false;
+  static constexpr double kRankCap = 3;
 };
 
 // A regression tree over a feature vector (see tuning::RegressionTree).
@@ -134,6 +140,8 @@ class CostModel {
   double knot_bytes() const { return knot_bytes_; }
   const std::vector<double>& coefficients() const { return coefficients_; }
   int tree_count() const { return static_cast<int>(trees_.size()); }
+  // Whether the trees add to the terms' estimate (FitOptions::rank) rather than to a base.
+  bool trees_from_terms() const { return trees_from_terms_; }
 
  private:
   // The trees' features of a kernel: the terms but the intercept, its kind's 0/1, then
@@ -149,6 +157,7 @@ class CostModel {
   std::map<std::string, int> top_k_;
   std::vector<std::string> kinds_;
   double tree_base_ = 0;
+  bool trees_from_terms_ = false;
   std::vector<RegressionTree> trees_;
 };
 

@@ -192,6 +192,64 @@ TEST(CostModelTest, TreesLearnWhatTheTermsCannotAndSurviveTheFile) {
               HasSubstr("depth 40 (1 to 12)"));
 }
 
+// Ranking trees (FitOptions::rank) order each problem's kernels: where problems differ by
+// a factor no term explains (here up to 30x, as a layout or an operator's arithmetic can),
+// trees fitted to time spend themselves on it, while ranking trees see only what differs
+// within a problem. They add to the terms' estimate, and survive the file.
+TEST(CostModelTest, RankingTreesOrderEachProblemsKernels) {
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<CostSample> samples;
+  for (int p = 0; p < 16; ++p) {
+    const double bytes = std::pow(2.0, 22 + 4 * u(rng));
+    const double unexplained = std::exp(3.4 * u(rng));
+    for (int k = 0; k < 30; ++k) {
+      CostSample s;
+      s.problem = absl::StrCat("p", p);
+      s.op = "copy";
+      s.terms.bytes = s.terms.read_bytes = s.terms.written_bytes = bytes;
+      s.terms.threads = 32 << (k % 5);
+      s.terms.vector_bytes = 1 << (k / 5 % 5);
+      s.terms.kind = k % 3 ? "simt/rows" : "simt/planes";
+      // Wide vectors are faster; the planes kind wants 256 threads, the rows kind 64.
+      const double best_threads = k % 3 ? 64 : 256;
+      double us = unexplained * bytes / 3e6 * (1 + 4.0 / s.terms.vector_bytes) *
+                  (1 + 0.3 * std::abs(std::log2(s.terms.threads / best_threads)));
+      s.median_us = us * (1 + 0.01 * (2 * u(rng) - 1));
+      samples.push_back(s);
+    }
+  }
+  FitOptions time;
+  time.trees = 100;
+  FitOptions rank = time;
+  rank.rank = true;
+  auto time_errors = LeaveOneProblemOut(samples, time);
+  auto rank_errors = LeaveOneProblemOut(samples, rank);
+  ASSERT_TRUE(time_errors.ok() && rank_errors.ok());
+  EXPECT_LT(rank_errors->back().mean_top1_regret, 0.01)
+      << "ranking " << rank_errors->back().mean_top1_regret << ", timing "
+      << time_errors->back().mean_top1_regret;
+  EXPECT_LT(rank_errors->back().mean_top1_regret, time_errors->back().mean_top1_regret)
+      << "ranking " << rank_errors->back().mean_top1_regret << ", timing "
+      << time_errors->back().mean_top1_regret;
+
+  auto model = CostModel::Fit(samples, rank);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_TRUE(model->trees_from_terms());
+  const tuning::CostModel proto = model->ToProto(tuning::DeviceIdentity());
+  EXPECT_TRUE(proto.trees_from_terms());
+  auto back = CostModel::FromProto(proto);
+  ASSERT_TRUE(back.ok()) << back.status();
+  for (const CostSample& s : samples) {
+    EXPECT_DOUBLE_EQ(back->EstimateUs(s.terms), model->EstimateUs(s.terms));
+  }
+  // The same trees read as adding to a base estimate otherwise.
+  tuning::CostModel based = proto;
+  based.set_trees_from_terms(false);
+  EXPECT_NE(CostModel::FromProto(based)->EstimateUs(samples[0].terms),
+            model->EstimateUs(samples[0].terms));
+}
+
 // How a warp's loads spread is the trees' to learn: kernels alike in every term but their
 // load_scatter (an element gather whose neighbouring threads load far apart pays for the
 // sectors) are told apart with trees, and a model fitted before these features existed
