@@ -189,6 +189,19 @@ const std::vector<Variant>& Variants() {
        {{"img_prefetch", "ahead"}, {"staged_gather", "phase"}}},
       {"heuristic_phase_all", Instruction::kSync, {}, 0, 0, 0, false, true, false, false,
        {{"img_prefetch", "all"}, {"staged_gather", "phase"}}},
+      // The staged form at each output row's own phase (one row a tile), one CTA a tile and
+      // persistent grids, which build the gather table once per CTA rather than per row;
+      // skipped where the lowering does not take it.
+      {"simt_orow1_t256_row_phase", Instruction::kSync, {-1, 0}, 256, 1, 0, false, false, false,
+       false, {{"img_prefetch", "ahead"}, {"staged_gather", "row_phase"}}},
+      {"simt_orow1_t256_p2_row_phase", Instruction::kSync, {-1, 0}, 256, 1, 2, false, false,
+       false, false, {{"img_prefetch", "ahead"}, {"staged_gather", "row_phase"}}},
+      {"simt_orow1_t256_p4_row_phase", Instruction::kSync, {-1, 0}, 256, 1, 4, false, false,
+       false, false, {{"img_prefetch", "ahead"}, {"staged_gather", "row_phase"}}},
+      {"simt_orow1_t512_p2_row_phase", Instruction::kSync, {-1, 0}, 512, 1, 2, false, false,
+       false, false, {{"img_prefetch", "ahead"}, {"staged_gather", "row_phase"}}},
+      {"simt_orow1_t256_p4_row_phase_loads", Instruction::kSync, {-1, 0}, 256, 1, 4, false,
+       false, true, false, {{"staged_gather", "row_phase"}}},
   };
   return *variants;
 }
@@ -402,6 +415,11 @@ void BM_Im2col(benchmark::State& state, const Layer& layer, const Variant& varia
   for (const auto& [key, value] : variant.choices) op.hints.annotations[key] = value;
   auto lowered = LowerIm2col(op, *target, launch);
   if (!lowered.ok()) return skip(lowered.status());
+  if (auto gather = variant.choices.find("staged_gather");
+      gather != variant.choices.end() && gather->second == "row_phase" && !lowered->box.row_phase) {
+    return skip(absl::FailedPreconditionError(
+        "staged_gather=row_phase not taken for this layer (see the lowering's decision log)"));
+  }
   if (edited != nullptr) {
     if (edited->threads) lowered->launch.threads = *edited->threads;
     if (edited->ctas_per_sm) lowered->launch.ctas_per_sm = *edited->ctas_per_sm;

@@ -824,26 +824,52 @@ class Im2colEmitter {
                       "    return inside(first, b) ? start(first, b) : nullptr;\n"
                       "  };\n");
     }
-    const char* table_entry =
-        box.row_phase
-            ? "  // Unit u of entry t: of the vector that starts at column kFlatVector t mod kK of\n"
-              "  // a pixel, element f counted from that pixel's first (f >= kK: a later pixel's).\n"
-              "  // The first tile's barrier publishes the table.\n"
-              "  for (u32 i = threadIdx.x; i < kPeriod * kUnits; i += kThreads) {\n"
-              "    const u32 f = i / kUnits * kFlatVector % u32(kK) + i % kUnits / kUnitsPerElem,\n"
-              "              d = f / u32(kK), k = f % u32(kK);\n"
-            :
-        "  // Unit u of vector p of a period: element f of the period's run, kPeriodRows rows of\n"
-        "  // kK columns. The first tile's barrier publishes the table.\n"
-        "  for (u32 i = threadIdx.x; i < kPeriod * kUnits; i += kThreads) {\n"
-        "    const u32 f = i / kUnitsPerElem, d = f / u32(kK), k = f % u32(kK);\n";
+    const char* entry_type = box.entry_bytes == 2 ? "u16" : "u32";
+    if (box.row_phase) {
+      // One thread an entry, its units by walking (d, kh, kw, c) from the entry's first
+      // element: three divisions an entry rather than six a unit, since every output row
+      // (each CTA's tile) builds the whole table.
+      absl::StrAppend(
+          &out_,
+          "  // Unit u of entry t: of the vector that starts at column kFlatVector t mod kK of\n"
+          "  // a pixel, its element u / kUnitsPerElem counted from there (past kK: a later\n"
+          "  // pixel's, d pixels on). The first tile's barrier publishes the table.\n"
+          "  for (u32 t = threadIdx.x; t < kPeriod; t += kThreads) {\n"
+          "    const u32 f = t * kFlatVector % u32(kK);\n"
+          "    u32 d = 0, kh = f / u32(kKW * kC), kw = f / u32(kC) % u32(kKW), c = f % u32(kC);\n"
+          "    ", entry_type, "* const entry = reinterpret_cast<", entry_type,
+          "*>(tt_smem) + t * kUnits;\n"
+          "#pragma unroll\n"
+          "    for (u32 u = 0; u < kUnits; ++u) {\n"
+          "      entry[u] = (kh * kBoxPitch + kBoxLead + (d * u32(kSW) + kw * u32(kDW)) * u32(kC) + c) *\n"
+          "                     u32(kElementBytes) + u % kUnitsPerElem * 4;\n"
+          "      if (u % kUnitsPerElem == kUnitsPerElem - 1 && ++c == u32(kC)) {\n"
+          "        c = 0;\n"
+          "        if (++kw == u32(kKW)) {\n"
+          "          kw = 0;\n"
+          "          if (++kh == kKH) {\n"
+          "            kh = 0;\n"
+          "            ++d;\n"
+          "          }\n"
+          "        }\n"
+          "      }\n"
+          "    }\n"
+          "  }\n");
+    } else {
+      absl::StrAppend(
+          &out_,
+          "  // Unit u of vector p of a period: element f of the period's run, kPeriodRows rows of\n"
+          "  // kK columns. The first tile's barrier publishes the table.\n"
+          "  for (u32 i = threadIdx.x; i < kPeriod * kUnits; i += kThreads) {\n"
+          "    const u32 f = i / kUnitsPerElem, d = f / u32(kK), k = f % u32(kK);\n"
+          "    const u32 kh = k / u32(kKW * kC), kw = k / u32(kC) % u32(kKW), c = k % u32(kC);\n"
+          "    reinterpret_cast<", entry_type, "*>(tt_smem)[i] =\n"
+          "        (kh * kBoxPitch + kBoxLead + (d * u32(kSW) + kw * u32(kDW)) * u32(kC) + c) *\n"
+          "            u32(kElementBytes) + i % kUnitsPerElem * 4;\n"
+          "  }\n");
+    }
     absl::StrAppend(
-        &out_, table_entry,
-        "    const u32 kh = k / u32(kKW * kC), kw = k / u32(kC) % u32(kKW), c = k % u32(kC);\n"
-        "    reinterpret_cast<", box.entry_bytes == 2 ? "u16" : "u32", "*>(tt_smem)[i] =\n"
-        "        (kh * kBoxPitch + kBoxLead + (d * u32(kSW) + kw * u32(kDW)) * u32(kC) + c) *\n"
-        "            u32(kElementBytes) + i % kUnitsPerElem * 4;\n"
-        "  }\n",
+        &out_,
         // One CTA per tile runs the body once, without the loop: the looped form issues a
         // third more instructions at the same occupancy.
         one_tile ? "  {\n"
