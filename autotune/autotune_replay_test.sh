@@ -39,6 +39,11 @@ grep -q '^| nearest record (the default) | 3 | 3 | ' "$tmp/replay.out" \
 rows "$tmp/replay.out" | awk -F'|' '{ split($8, m, " of "); if (m[1] + 0 != m[2] + 0 || m[2] + 0 < 2) bad = 1 }
   END { exit bad }' || fail "not every one of the library's choices was measured"
 ! rows "$tmp/replay.out" | grep -q '~' || fail "a kernel was found by its variant, not its source"
+# The fastest choice is named (its kernel and level), and it is never slower than the nearest
+# record's, which is one of the choices.
+rows "$tmp/replay.out" | grep -v "(exact)" | awk -F'|' '
+  { split($9, f, ": "); if ($9 !~ /^ [0-9.]+: .* tile .*\((nearest|heuristic|exact)/ || f[1] + 0 > $5 + 0) bad = 1 }
+  END { exit bad }' || fail "a fastest choice is not named, or is slower than the nearest record's"
 # Per operator: the three selected problems are one of each, so each operator's geomean is
 # its one row's ratio.
 for op in copy im2col col2im; do

@@ -119,6 +119,12 @@ Pick Find(const Measured& measured, const TileOpDefinition& definition, const Ti
   return pick;
 }
 
+std::string PickCell(const Pick& p) {
+  if (!p.error.empty()) return absl::StrCat("none: ", p.error);
+  return absl::StrCat(p.kernel, " (", ResolutionLevelName(p.level),
+                      p.chosen_by_model ? ", by the model" : "", ")");
+}
+
 struct Row {
   std::string op;  // the operator ("col2im")
   std::string problem;
@@ -130,6 +136,7 @@ struct Row {
   int choices = 0;
   int choices_measured = 0;
   std::optional<double> best_choice_us;
+  std::string best_choice;  // the fastest choice's kernel and level (PickCell)
 };
 
 // The libraries replay asks: the default selection and the cost model's.
@@ -210,7 +217,10 @@ std::optional<Row> ReplayRecord(const tuning::TuningRecord& record, const Librar
     ++row.choices;
     if (!p.us.has_value()) continue;
     ++row.choices_measured;
-    if (!row.best_choice_us.has_value() || *p.us < *row.best_choice_us) row.best_choice_us = p.us;
+    if (!row.best_choice_us.has_value() || *p.us < *row.best_choice_us) {
+      row.best_choice_us = p.us;
+      row.best_choice = PickCell(p);
+    }
   }
   return row;
 }
@@ -245,11 +255,6 @@ std::string Cell(const std::string& text) {
   return absl::StrReplaceAll(text, {{"|", "/"}, {"\n", " "}});
 }
 
-std::string PickCell(const Pick& p) {
-  if (!p.error.empty()) return absl::StrCat("none: ", p.error);
-  return absl::StrCat(p.kernel, " (", ResolutionLevelName(p.level),
-                      p.chosen_by_model ? ", by the model" : "", ")");
-}
 
 std::string RatioCell(const Pick& p, double winner_us) {
   if (p.us.has_value()) return absl::StrFormat("%s%.3f", p.by_variant ? "~" : "", *p.us / winner_us);
@@ -334,7 +339,8 @@ std::string Markdown(const std::vector<Row>& rows, const std::string& header) {
                     " | ", RatioCell(row->model, row->winner_us), " | ", row->choices_measured,
                     " of ", row->choices, " | ",
                     row->best_choice_us.has_value()
-                        ? absl::StrFormat("%.3f", *row->best_choice_us / row->winner_us)
+                        ? absl::StrFormat("%.3f: %s", *row->best_choice_us / row->winner_us,
+                                          Cell(row->best_choice))
                         : "not measured",
                     " |\n");
   }
