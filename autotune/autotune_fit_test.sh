@@ -50,6 +50,18 @@ grep -qE "^  all +[0-9]+ +[0-9]+ +[0-9.]+ " "$tmp/trees.out" || fail "no leave-o
   || { cat "$tmp/rank_trees.out"; fail "rank with the trees model exited $?"; }
 "$bin" fit "$tmp/corpus.txtpb" --trees=-1 >/dev/null 2>"$tmp/trees_bad.err" && fail "--trees=-1 was accepted"
 grep -q -- '--trees' "$tmp/trees_bad.err" || fail "--trees=-1 is refused without naming the flag"
+# --rank: ranking trees, stated by the fit and kept in the file, which rank reads back; with
+# no trees it is a usage error.
+"$bin" fit "$tmp/corpus.txtpb" --trees=20 --rank -o "$tmp/rank.txtpb" >"$tmp/rank_fit.out" \
+  2>"$tmp/rank_fit.err" || { cat "$tmp/rank_fit.err"; fail "fit --rank exited $?"; }
+grep -q "fitted to order each problem's kernels" "$tmp/rank_fit.out" || fail "fit --rank does not say so"
+grep -q '^trees_from_terms: true' "$tmp/rank.txtpb" || fail "the ranking model's file does not say so"
+"$bin" rank "copy:f16:700,700" --cost_model="$tmp/rank.txtpb" >"$tmp/rank_rank.out" 2>&1 \
+  || { cat "$tmp/rank_rank.out"; fail "rank with the ranking model exited $?"; }
+rc=0
+"$bin" fit "$tmp/corpus.txtpb" --rank >/dev/null 2>"$tmp/rank_bad.err" || rc=$?
+[[ $rc == 2 ]] || fail "--rank without --trees exited $rc, not 2"
+grep -q -- '--rank fits trees' "$tmp/rank_bad.err" || fail "--rank without --trees: no message"
 
 # Tuning with the model measures its top k (and the heuristic's choice) per phase: fewer
 # candidates, and winners within 5% of the full tuning's (the simulator is deterministic).

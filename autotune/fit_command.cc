@@ -104,8 +104,9 @@ int RunFitCommand(const std::vector<std::string>& args, std::FILE* out, std::FIL
        "terms' sum alone)",
        0, 0, 2000},
       {"rank", FlagType::kBool,
-       "fit the trees to order each problem's kernels (added to the terms' estimate, on "
-       "what differs within a problem, the slow tail capped) rather than to time them"},
+       "with --trees: fit the trees to order each problem's kernels (added to the terms' "
+       "estimate, on what differs within a problem, the slow tail capped) rather than to time "
+       "them; the estimates then order a problem's kernels, their scale being the terms'"},
   };
   absl::StatusOr<CommandLine> line = ParseCommandLine(args, flags, 1 << 20);
   if (line.ok() && line->help()) {
@@ -124,6 +125,10 @@ int RunFitCommand(const std::vector<std::string>& args, std::FILE* out, std::FIL
   }
   if (line.ok() && line->positional().empty()) {
     line = absl::InvalidArgumentError(absl::StrCat("give at least one corpus; ", kUsage));
+  }
+  if (line.ok() && line->Bool("rank", false) && line->Int("trees", 0) == 0) {
+    line = absl::InvalidArgumentError(
+        "--rank fits trees: give --trees=N (N >= 1) with it; the terms alone have nothing to rank");
   }
   if (!line.ok()) {
     std::fprintf(err, "autotune fit: %s\n", BoundedMessage(line.status().message()).c_str());

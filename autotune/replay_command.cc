@@ -219,7 +219,7 @@ std::optional<Row> ReplayRecord(const tuning::TuningRecord& record, const Librar
     ++row.choices_measured;
     if (!row.best_choice_us.has_value() || *p.us < *row.best_choice_us) {
       row.best_choice_us = p.us;
-      row.best_choice = PickCell(p);
+      row.best_choice = absl::StrCat(p.by_variant ? "~" : "", PickCell(p));
     }
   }
   return row;
@@ -254,7 +254,6 @@ Summary Summarize(const std::vector<const Row*>& rows, Get get) {
 std::string Cell(const std::string& text) {
   return absl::StrReplaceAll(text, {{"|", "/"}, {"\n", " "}});
 }
-
 
 std::string RatioCell(const Pick& p, double winner_us) {
   if (p.us.has_value()) return absl::StrFormat("%s%.3f", p.by_variant ? "~" : "", *p.us / winner_us);
@@ -329,7 +328,7 @@ std::string Markdown(const std::vector<Row>& rows, const std::string& header) {
       ".\n\nPer operator (geomean, and in brackets the problems measured):\n\n", PerOperator(selected),
       "\n| problem | winner us | nearest record (level) | ratio | cost model (level) | ratio | "
       "choices measured | fastest choice |\n"
-      "| --- | ---: | --- | ---: | --- | ---: | ---: | ---: |\n");
+      "| --- | ---: | --- | ---: | --- | ---: | ---: | --- |\n");
   std::vector<const Row*> ordered = selected;
   ordered.insert(ordered.end(), exact.begin(), exact.end());
   for (const Row* row : ordered) {

@@ -536,7 +536,8 @@ std::optional<double> TunedResolver::Predicted(const GpuCostModel& model,
                                                int sm_count) const {
   const double estimated_here =
       model.model.EstimateUs(TermsOf(*candidate.built.lowered, DeviceConstantsFor(target, sm_count)));
-  // A model with trees estimates times themselves, so it compares a record's variant with
+  // A model with trees estimates times themselves (or, with ranking trees, orders one
+  // problem's kernels, which is all this compares), so it compares a record's variant with
   // the search space's kernels directly; scaled by the record's own measured time over its
   // estimate, the variants of a record whose winner measured below its estimate (as the
   // fastest of many noisy measurements tends to) would all look faster than they are.

@@ -445,6 +445,11 @@ absl::StatusOr<CostModel> CostModel::FromProto(const tuning::CostModel& proto) {
                                                    "; accepted: -", kMaxLeaf, " to ", kMaxLeaf));
   }
   model.kinds_.assign(proto.kinds().begin(), proto.kinds().end());
+  if (proto.trees_from_terms() && proto.tree_base() != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cost model has trees_from_terms and tree_base ", proto.tree_base(),
+        "; trees that add to the terms' estimate have no base (accepted: 0)"));
+  }
   model.tree_base_ = proto.tree_base();
   model.trees_from_terms_ = proto.trees_from_terms();
   // The access features a file names are a prefix of this tiletune's, in order; a file

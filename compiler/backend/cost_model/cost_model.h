@@ -29,7 +29,9 @@
 // same terms, the kernel's kind (its path and form), and how its loads spread
 // (log2 load_scatter, ln gather_reads), they model what a sum of terms cannot, such as one
 // form's cost growing with a term that costs another form nothing. A model with trees
-// estimates exp(its base + the sum of its trees).
+// estimates exp(its base + the sum of its trees). Ranking trees (FitOptions::rank) are
+// fitted instead to what differs among one problem's kernels and add to ln of the terms'
+// estimate: such a model orders a problem's kernels, and its scale is the terms'.
 #ifndef COMPILER_BACKEND_COST_MODEL_COST_MODEL_H_
 #define COMPILER_BACKEND_COST_MODEL_COST_MODEL_H_
 

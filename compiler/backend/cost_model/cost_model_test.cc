@@ -243,11 +243,17 @@ TEST(CostModelTest, RankingTreesOrderEachProblemsKernels) {
   for (const CostSample& s : samples) {
     EXPECT_DOUBLE_EQ(back->EstimateUs(s.terms), model->EstimateUs(s.terms));
   }
-  // The same trees read as adding to a base estimate otherwise.
+  // The same trees read as adding to a base estimate otherwise; trees that add to the
+  // terms' estimate have no base of their own.
   tuning::CostModel based = proto;
   based.set_trees_from_terms(false);
-  EXPECT_NE(CostModel::FromProto(based)->EstimateUs(samples[0].terms),
-            model->EstimateUs(samples[0].terms));
+  auto as_based = CostModel::FromProto(based);
+  ASSERT_TRUE(as_based.ok()) << as_based.status();
+  EXPECT_NE(as_based->EstimateUs(samples[0].terms), model->EstimateUs(samples[0].terms));
+  tuning::CostModel both = proto;
+  both.set_tree_base(1.5);
+  EXPECT_THAT(std::string(CostModel::FromProto(both).status().message()),
+              HasSubstr("trees_from_terms and tree_base 1.5"));
 }
 
 // How a warp's loads spread is the trees' to learn: kernels alike in every term but their

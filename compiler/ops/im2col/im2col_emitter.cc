@@ -827,8 +827,8 @@ class Im2colEmitter {
     const char* entry_type = box.entry_bytes == 2 ? "u16" : "u32";
     if (box.row_phase) {
       // One thread an entry, its units by walking (d, kh, kw, c) from the entry's first
-      // element: three divisions an entry rather than six a unit, since every output row
-      // (each CTA's tile) builds the whole table.
+      // element: five constant divisions an entry rather than seven a unit, since every
+      // output row (each CTA's tile, unless the grid is persistent) builds the whole table.
       absl::StrAppend(
           &out_,
           "  // Unit u of entry t: of the vector that starts at column kFlatVector t mod kK of\n"
