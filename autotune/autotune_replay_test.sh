@@ -89,6 +89,27 @@ rows "$tmp/margin.out" | same_kernels | grep -qv 1 && fail "with a margin of 100
 rows "$tmp/replay.out" | same_kernels | grep -q 0 \
   || fail "without a margin the model picks the nearest record's kernel everywhere: the margin tests nothing"
 
+# --leave_out: the problem the shipped database holds is replayed without its record (the
+# nearest record's selection then answers), the others as before; with the corpus itself as
+# the database, every problem is left out of it.
+"$bin" replay "$tmp/corpus.txtpb" --leave_out >"$tmp/leave.out" 2>"$tmp/leave.err" || rc=$?
+[[ $rc == 0 ]] || { cat "$tmp/leave.err"; fail "replay --leave_out exited $rc"; }
+grep -q 'without its own record (--leave_out): 1 of the 4 had one' "$tmp/leave.out" \
+  || fail "--leave_out does not say it left the exact problem's record out"
+grep -q ' 0 problem(s) the library holds exactly ' "$tmp/leave.out" \
+  || fail "--leave_out still resolved a problem exactly"
+rows "$tmp/leave.out" | grep '^| copy u8 \[300, 3997\]' | grep -q '(nearest' \
+  || fail "the left-out problem was not resolved from another record"
+diff <(rows "$tmp/replay.out" | grep -v 'copy u8 \[300, 3997\]') \
+  <(rows "$tmp/leave.out" | grep -v 'copy u8 \[300, 3997\]') >/dev/null \
+  || fail "--leave_out changed the rows of problems the database does not hold"
+"$bin" replay "$tmp/corpus.txtpb" --database="$tmp/corpus.txtpb" --leave_out >"$tmp/self.out" \
+  2>"$tmp/self.err" || rc=$?
+[[ $rc == 0 ]] || { cat "$tmp/self.err"; fail "replay --leave_out of its own database exited $rc"; }
+grep -q 'without its own record (--leave_out): 4 of the 4 had one' "$tmp/self.out" \
+  || fail "--leave_out with the corpus as the database did not leave every problem out"
+! rows "$tmp/self.out" | grep -q '(exact)' || fail "a problem resolved exactly from its own left-out record"
+
 # A winners-only database is no corpus, and replay says so.
 "$bin" merge "$tmp/corpus.txtpb" --winners_only -o "$tmp/winners.txtpb" >/dev/null 2>&1 || fail "merge failed"
 "$bin" replay "$tmp/winners.txtpb" >/dev/null 2>"$tmp/winners.err" || fail "replay of winners exited $?"
@@ -103,6 +124,11 @@ for var in TILETUNE_COST_MODEL=1 TILETUNE_COST_MODEL_FILE=$tmp/model.txtpb; do
   env "$var" "$bin" replay "$tmp/corpus.txtpb" >/dev/null 2>"$tmp/env.err"
   [[ $? == 2 ]] || fail "$var: not a usage error"
   grep -q "${var%%=*}='.*' is set" "$tmp/env.err" || fail "$var: no message"
+done
+for var in TILETUNE_DB=$tmp/corpus.txtpb TILETUNE_BUILTIN_DB=0; do
+  env "$var" "$bin" replay "$tmp/corpus.txtpb" --leave_out >/dev/null 2>"$tmp/leave_env.err"
+  [[ $? == 2 ]] || fail "$var with --leave_out: not a usage error"
+  grep -q "${var%%=*}='.*' is set: --leave_out" "$tmp/leave_env.err" || fail "$var with --leave_out: no message"
 done
 echo 'records { device {' >"$tmp/bad.txtpb"
 "$bin" replay "$tmp/bad.txtpb" >/dev/null 2>"$tmp/bad.err"; [[ $? == 3 ]] || fail "a broken corpus: not exit 3"

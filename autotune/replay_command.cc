@@ -20,6 +20,7 @@
 #include "compiler/backend/tuned_resolver.h"
 #include "compiler/base/abbreviate.h"
 #include "compiler/base/command_line.h"
+#include "compiler/base/status_macros.h"
 #include "compiler/lower/lowered_kernel.h"
 #include "compiler/ops/builtin_ops.h"
 #include "compiler/ops/candidates.h"
@@ -27,6 +28,7 @@
 #include "compiler/tuning_db/atomic_file.h"
 #include "compiler/tuning_db/tuning_db.h"
 #include "kernels/library.h"
+#include "kernels/shipped_databases.h"
 
 namespace tiletune {
 namespace autotune {
@@ -34,7 +36,7 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: autotune replay CORPUS... [--cost_model=FILE] [--model_margin=P] [--database=PATH] "
-    "[--choices=N] [-o PREFIX]";
+    "[--choices=N] [--leave_out] [-o PREFIX]";
 
 // What one record measured: each kernel's median (the fastest where a kernel repeats), by
 // source hash and by variant (the hash left out); the status of each kernel that was tried
@@ -145,14 +147,19 @@ struct Libraries {
   std::unique_ptr<Library> by_model;
 };
 
-absl::StatusOr<Libraries> MakeLibraries(const CommandLine& line) {
+// With `held` (--leave_out), the library reads those databases, held in memory, in place of
+// the built-in ones or --database.
+absl::StatusOr<Libraries> MakeLibraries(const CommandLine& line,
+                                        const std::vector<ShippedDatabase>* held = nullptr) {
   auto make = [&](bool by_model) {
     LibraryOptions options;
     options.user_directory = "";
     options.record_misses_from_environment = false;
     options.tune_on_miss_ms = 0;
     options.cost_model = by_model;
-    if (line.Has("database")) {
+    if (held != nullptr) {
+      options.shipped = held;
+    } else if (line.Has("database")) {
       options.databases = {UserPath(line.String("database"))};
       options.builtin = false;
     }
@@ -359,6 +366,63 @@ absl::StatusOr<std::vector<tuning::TuningDatabase>> ReadCorpora(
   return corpora;
 }
 
+// --leave_out: the databases the library reads (--database, else the built-in ones), each
+// with the keys of its records, so that a problem can be replayed without its own record.
+struct HeldDatabase {
+  std::string origin;
+  tuning::TuningDatabase database;
+  std::set<std::string> keys;
+};
+
+absl::StatusOr<std::vector<HeldDatabase>> HoldDatabases(const CommandLine& line) {
+  tuning::ReadOptions read;
+  read.semantics = BuiltinTileOps().RecordValidator();
+  std::vector<HeldDatabase> held;
+  auto hold = [&](std::string origin, absl::StatusOr<tuning::TuningDatabase> database) {
+    if (!database.ok()) return database.status();
+    HeldDatabase h{std::move(origin), *std::move(database), {}};
+    for (const tuning::TuningRecord& record : h.database.records()) {
+      h.keys.insert(tuning::RecordKey(record));
+    }
+    held.push_back(std::move(h));
+    return absl::OkStatus();
+  };
+  if (line.Has("database")) {
+    const std::string path = UserPath(line.String("database"));
+    TT_RETURN_IF_ERROR(hold(path, tuning::ReadTuningDatabase(path, read)));
+  } else {
+    for (const ShippedDatabase& shipped : ShippedDatabases()) {
+      TT_RETURN_IF_ERROR(hold(shipped.origin, tuning::ParseTuningDatabase(
+                                                  shipped.text, tuning::DatabaseFormat::kText,
+                                                  shipped.origin, read)));
+    }
+  }
+  return held;
+}
+
+// The held databases less every record of `key`; nullopt where none holds one (the
+// libraries of the whole databases answer then).
+absl::StatusOr<std::optional<std::vector<ShippedDatabase>>> Without(
+    const std::vector<HeldDatabase>& held, const std::string& key) {
+  bool any = false;
+  for (const HeldDatabase& h : held) any = any || h.keys.count(key) > 0;
+  if (!any) return std::optional<std::vector<ShippedDatabase>>();
+  std::vector<ShippedDatabase> less;
+  for (const HeldDatabase& h : held) {
+    tuning::TuningDatabase copy = h.database;
+    if (h.keys.count(key) > 0) {
+      copy.clear_records();
+      for (const tuning::TuningRecord& record : h.database.records()) {
+        if (tuning::RecordKey(record) != key) *copy.add_records() = record;
+      }
+    }
+    TT_ASSIGN_OR_RETURN(std::string text,
+                        tuning::SerializeTuningDatabase(copy, tuning::DatabaseFormat::kText));
+    less.push_back(ShippedDatabase{h.origin, std::move(text)});
+  }
+  return std::optional<std::vector<ShippedDatabase>>(std::move(less));
+}
+
 std::string GpuName(const tuning::DeviceIdentity& device) {
   return absl::StrCat(Printable(device.name(), 80), " (sm_", device.cc_major(), ".",
                       device.cc_minor(), ", ", device.sm_count(), " SMs)");
@@ -382,6 +446,10 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
        "predicts P percent faster, 0 to 1000 (default 0: the fastest predicted)",
        0, 0, 1000},
       {"output", FlagType::kString, "PREFIX: also write the report to PREFIX.md", 'o'},
+      {"leave_out", FlagType::kBool,
+       "replay each problem without its own record in the databases (a tuning's corpus "
+       "replayed against the database it went into: each problem's transfer from the others, "
+       "a validation set that is not the held-out suites)"},
   };
   absl::StatusOr<CommandLine> line = ParseCommandLine(args, flags, 1 << 16);
   if (line.ok() && line->help()) {
@@ -401,6 +469,17 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
   }
   if (line.ok() && line->positional().empty()) {
     line = absl::InvalidArgumentError(absl::StrCat("give at least one corpus; ", kUsage));
+  }
+  // --leave_out holds the databases it leaves records out of; the variables would add
+  // databases it does not hold, or drop those it does.
+  for (const char* name : {"TILETUNE_DB", "TILETUNE_BUILTIN_DB"}) {
+    if (const char* env = std::getenv(name);
+        line.ok() && line->Bool("leave_out", false) && env != nullptr && *env) {
+      line = absl::InvalidArgumentError(absl::StrCat(
+          name, "='", Printable(env, 40),
+          "' is set: --leave_out leaves each problem's record out of the built-in databases "
+          "or --database, held in memory; unset it (name a database with --database)"));
+    }
   }
   // Replay sets both selections itself; the variables would change one silently.
   for (const char* name : {"TILETUNE_COST_MODEL", "TILETUNE_COST_MODEL_FILE"}) {
@@ -425,15 +504,45 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
     std::fprintf(err, "autotune replay: %s\n", BoundedMessage(libraries.status().message()).c_str());
     return 3;
   }
+  const bool leave_out = line->Bool("leave_out", false);
+  absl::StatusOr<std::vector<HeldDatabase>> held =
+      leave_out ? HoldDatabases(*line) : std::vector<HeldDatabase>();
+  if (!held.ok()) {
+    std::fprintf(err, "autotune replay: %s\n", BoundedMessage(held.status().message()).c_str());
+    return 3;
+  }
   std::vector<Row> rows;
   std::set<std::string> gpus;
-  int winners_only = 0;
+  int winners_only = 0, left_out = 0;
   for (const tuning::TuningDatabase& corpus : *corpora) {
     for (const tuning::TuningRecord& record : corpus.records()) {
       if (record.candidates_size() == 0) ++winners_only;
+      // Without the problem's own record: libraries of the databases less it (which they
+      // read from `less`).
+      std::vector<ShippedDatabase> less;
+      std::optional<Libraries> own;
+      if (leave_out) {
+        absl::StatusOr<std::optional<std::vector<ShippedDatabase>>> without =
+            Without(*held, tuning::RecordKey(record));
+        absl::StatusOr<Libraries> made = absl::InternalError("unset");
+        if (without.ok() && without->has_value()) {
+          less = **std::move(without);
+          made = MakeLibraries(*line, &less);
+        }
+        if (!without.ok() || (without->has_value() && !made.ok())) {
+          const absl::Status& failed = without.ok() ? made.status() : without.status();
+          std::fprintf(err, "autotune replay: %s\n", BoundedMessage(failed.message()).c_str());
+          return 3;
+        }
+        if (made.ok()) {
+          own = *std::move(made);
+          ++left_out;
+        }
+      }
       std::string skipped;
       std::optional<Row> row =
-          ReplayRecord(record, *libraries, static_cast<int>(line->Int("choices", 9)), &skipped);
+          ReplayRecord(record, own.has_value() ? *own : *libraries,
+                       static_cast<int>(line->Int("choices", 9)), &skipped);
       if (!row.has_value()) {
         std::fprintf(err, "autotune replay: a record left out: %s\n", BoundedMessage(skipped).c_str());
         continue;
@@ -465,6 +574,10 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
           ? absl::StrCat(", taking a kernel over the nearest record's only when it predicts it ",
                          line->Int("model_margin", 0), "% faster")
           : "",
+      leave_out ? absl::StrCat(". Each problem is replayed without its own record (--leave_out): ",
+                               left_out, " of the ", rows.size(),
+                               " had one in the databases and were replayed without it")
+                : "",
       ".");
   const std::string md = Markdown(rows, header);
   std::fputs(md.c_str(), out);

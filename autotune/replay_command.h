@@ -1,9 +1,11 @@
 // `autotune replay`: what the library would launch for each problem of a corpus, by each of
 // its selections, and what that kernel measured there; no GPU.
 //
-//   autotune --suite=autotune/suites/heldout.txt --cost_model=none --library_alternatives=9 \
-//     --output=heldout.corpus.txtpb                          # on the GPU: every candidate
-//   autotune replay heldout.corpus.txtpb [--cost_model=FILE] [--model_margin=P] [-o PREFIX]
+//   # on the GPU, every candidate measured:
+//   autotune --suite=autotune/suites/heldout.txt --cost_model=none --library_alternatives=9
+//     --output=heldout.corpus.txtpb
+//   autotune replay heldout.corpus.txtpb [--cost_model=FILE] [--model_margin=P] [--leave_out]
+//     [-o PREFIX]
 //
 // A corpus is a tuning's own output, each record holding every candidate it measured. For
 // each record's problem, on the record's GPU, replay asks the library (its databases: the
@@ -25,6 +27,11 @@
 // try is counted as not measured, not guessed. Problems the library holds exactly exercise
 // no selection: they are listed apart. So a selection rule or model is judged on measured
 // times, here, before any GPU runs it.
+//
+// --leave_out replays each problem without its own record: the records of its key are
+// taken out of the databases (held in memory) for that problem alone. A tuning's corpus
+// replayed against the database its winners went into then shows each problem's transfer
+// from the others: a validation set for selection that is not the held-out suites.
 //
 // The times are the tuning's: first-pass medians for most candidates, the re-measured
 // finalists' for the fastest few; differences of a few percent are within their noise.
