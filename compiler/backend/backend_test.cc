@@ -516,6 +516,20 @@ TEST_F(TunedResolverTest, AGatheringKernelKeepsTheWidthItChose) {
   Resolution kept = resolve(chose, "col2im:f16:16,40,40,96:k=3:p=1:layout=nchw");
   EXPECT_EQ(kept.request.op->hints.coalesced_width, 4);
   EXPECT_EQ(kept.built.lowered->vector_bytes, 8);
+  // A further record whose kernel would move wider vectors here does not take over from a
+  // kernel summing gathered reads (NearestUsable): its narrower width was chosen.
+  const tuning::TuningRecord wider =
+      planes_record("col2im:f16:32,224,224,3:k=7:s=2:p=3:layout=nchw", 8, {4, 224});
+  auto both = Make({chose, wider})
+                  ->Resolve(H200(), **BuiltinTileOps().ParseSpec(
+                                        "col2im:f16:16,40,40,96:k=3:p=1:layout=nchw"));
+  ASSERT_TRUE(both.ok()) << both.status();
+  EXPECT_EQ(both->built.lowered->vector_bytes, 8) << both->detail;
+  EXPECT_THAT(both->detail, HasSubstr("nearest usable of 2"));
+  auto wider_alone = Make({wider})->Resolve(
+      H200(), **BuiltinTileOps().ParseSpec("col2im:f16:16,40,40,96:k=3:p=1:layout=nchw"));
+  ASSERT_TRUE(wider_alone.ok()) << wider_alone.status();
+  EXPECT_GT(wider_alone->built.lowered->vector_bytes, 8) << "the test needs a wider record";
   // 14 f16 pixels (28 bytes) a row allow no wider than 4-byte vectors; 28 pixels allow 8.
   const tuning::TuningRecord forced =
       planes_record("col2im:f16:32,14,14,256:k=3:p=1:layout=nchw", 2, {76, 14});
@@ -698,8 +712,8 @@ TEST_F(TunedResolverTest, AnIm2colTileOfWholeRowsTransfersAsWholeRows) {
   EXPECT_THAT(partial->request.launch.tile, ElementsAre(112, 64));
 }
 
-// Where the nearest record's kernel moves narrower vectors here than on its own problem,
-// a record a little further whose kernel keeps wider ones answers: the 16x16 patchify's
+// Where the nearest record's kernel moves narrower vectors here than a record a little
+// further does, that one answers: the 16x16 patchify's
 // vectors along a kernel row (16 B there) get 4 B on a 14x14 patchify, where the stem's
 // staged form still stores 16 B. Without such a record the nearest answers as before.
 TEST_F(TunedResolverTest, ARecordWhoseVectorsNarrowHereGivesWayToOneThatKeepsThem) {
@@ -757,6 +771,25 @@ TEST_F(TunedResolverTest, ARecordWhoseVectorsNarrowHereGivesWayToOneThatKeepsThe
   EXPECT_EQ(wide->built.lowered->form_name, "row") << wide->detail;
   EXPECT_EQ(wide->built.lowered->vector_bytes, 16);
   EXPECT_THAT(wide->detail, HasSubstr("nearest usable of 2"));
+  // A nearest record whose kernel moved 4-byte vectors on its own problem too (a 14x14
+  // patchify of another batch) gives way all the same to a further one that moves 16-byte
+  // ones here: its width was its problem's row length, not a choice this problem needs.
+  auto other14 = [&](int64_t n) {
+    Im2colOp op = conv(14, 14, 0);
+    op.geometry.n = n;
+    op.img = Im2colOp::Dense(DataType::kF16, op.geometry).img;
+    return op;
+  };
+  tuning::TuningRecord patchify14 = record(other14(64), "row", {32, 128}, true);
+  patchify14.mutable_winner()->mutable_lowering()->set_vector_bytes(4);
+  auto alone14 = Make({patchify14})->Resolve(H200(), conv(14, 14, 0));
+  ASSERT_TRUE(alone14.ok()) << alone14.status();
+  EXPECT_EQ(alone14->built.lowered->vector_bytes, 4) << alone14->detail;
+  auto wider = Make({patchify14, stem})->Resolve(H200(), conv(14, 14, 0));
+  ASSERT_TRUE(wider.ok()) << wider.status();
+  EXPECT_EQ(wider->built.lowered->form_name, "staged") << wider->detail;
+  EXPECT_EQ(wider->built.lowered->vector_bytes, 16);
+  EXPECT_THAT(wider->detail, HasSubstr("moves 4-byte vectors here; this one, 16-byte ones"));
 }
 
 // A record's tile that reached past its own problem (4096 over 1024 elements) transfers

@@ -76,7 +76,7 @@ namespace {
 // one that leaves too few tiles) before it uses the record's tile as stored.
 constexpr int kMaxHalvings = 8;
 // Records after the nearest usable one that resolution tries (usable or not) for one whose
-// kernel keeps wider vectors here, where the nearest's narrows.
+// kernel moves wider vectors here than the nearest's (NearestUsable).
 constexpr int kWiderRecordTries = 4;
 
 // Halves the outermost tile dimension above 1 (rows before columns, so each CTA keeps
@@ -697,10 +697,15 @@ absl::StatusOr<std::vector<Resolution>> TunedResolver::Alternatives(
   return out;
 }
 
-// The nearest usable record answers, unless its kernel moves narrower vectors here than on
-// its own problem (what made it fast there no longer holds, as in Repathed): then the first
-// of the next kWiderRecordTries records whose kernel moves wider vectors here than the
-// nearest's does.
+// The nearest usable record answers, unless the first of the next kWiderRecordTries records
+// whose kernel moves wider vectors here than the nearest's does: a memory-bound kernel's
+// width is most of its speed, and the nearest record's width may be its own problem's (its
+// alignment or row length) rather than this one's. A kernel that sums several gathered reads
+// per output element (LoweredTileKernel::gather_reads above 1: the NCHW folds) keeps the
+// nearest's width, where a narrower one reads better, unless the nearest's kernel moves
+// narrower vectors here than on its own problem (what made it fast there no longer holds, as
+// in Repathed). Chosen on each shipped tuning's problems replayed without their own records
+// (`autotune replay --leave_out`, bench/results/model_vs_nearest.md).
 std::optional<Resolution> TunedResolver::NearestUsable(
     const std::vector<std::pair<double, size_t>>& near, const std::string& why,
     const std::shared_ptr<const DeviceCodegen>& codegen, const TileOp& op,
@@ -710,7 +715,7 @@ std::optional<Resolution> TunedResolver::NearestUsable(
   int narrowed_from = 0;
   int tries = 0;
   for (const auto& [distance, index] : near) {
-    // Past a narrowing nearest, every record tried counts, usable or not.
+    // Past the nearest, every record tried counts, usable or not.
     if (nearest.has_value() && ++tries > kWiderRecordTries) break;
     auto resolution = Attempt(records_[index], ResolutionLevel::kNearest, codegen, op, problem, target);
     if (!resolution.ok()) continue;
@@ -719,8 +724,9 @@ std::optional<Resolution> TunedResolver::NearestUsable(
       nearest_distance = distance;
       const int own = records_[index].winner().lowering().vector_bytes();
       nearest = *std::move(resolution);
-      if (here >= own) break;
-      narrowed_from = own;
+      const std::optional<int64_t>& sums = nearest->built.lowered->gather_reads;
+      if (here >= own && sums.has_value() && *sums > 1) break;
+      if (here < own) narrowed_from = own;
       continue;
     }
     if (here > nearest->built.lowered->vector_bytes) {
@@ -728,8 +734,10 @@ std::optional<Resolution> TunedResolver::NearestUsable(
           why, resolution->detail, " (of ", near.size(),
           " record(s) of this operator, element size and architecture, the nearest (distance ",
           absl::StrFormat("%.2f", nearest_distance), ") moves ",
-          nearest->built.lowered->vector_bytes, "-byte vectors here against ", narrowed_from,
-          " on its own problem; this one, ", here, "-byte ones; distance ",
+          nearest->built.lowered->vector_bytes, "-byte vectors here",
+          narrowed_from > 0 ? absl::StrCat(" against ", narrowed_from, " on its own problem")
+                            : std::string(),
+          "; this one, ", here, "-byte ones; distance ",
           absl::StrFormat("%.2f", distance), ")");
       return *std::move(resolution);
     }
