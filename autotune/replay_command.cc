@@ -534,10 +534,7 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
           std::fprintf(err, "autotune replay: %s\n", BoundedMessage(failed.message()).c_str());
           return 3;
         }
-        if (made.ok()) {
-          own = *std::move(made);
-          ++left_out;
-        }
+        if (made.ok()) own = *std::move(made);
       }
       std::string skipped;
       std::optional<Row> row =
@@ -549,6 +546,7 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
       }
       gpus.insert(GpuName(record.device()));
       rows.push_back(*std::move(row));
+      if (own.has_value()) ++left_out;
     }
   }
   if (winners_only > 0) {

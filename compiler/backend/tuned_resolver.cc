@@ -702,9 +702,9 @@ absl::StatusOr<std::vector<Resolution>> TunedResolver::Alternatives(
 // width is most of its speed, and the nearest record's width may be its own problem's (its
 // alignment or row length) rather than this one's. A kernel that sums several gathered reads
 // per output element (LoweredTileKernel::gather_reads above 1: the NCHW folds) keeps the
-// nearest's width, where a narrower one reads better, unless the nearest's kernel moves
-// narrower vectors here than on its own problem (what made it fast there no longer holds, as
-// in Repathed). Chosen on each shipped tuning's problems replayed without their own records
+// nearest's width, where a narrower one reads better, and such a kernel does not take over
+// for its width either; both unless the nearest's kernel moves narrower vectors here than on
+// its own problem (what made it fast there no longer holds, as in Repathed). Chosen on each shipped tuning's problems replayed without their own records
 // (`autotune replay --leave_out`, bench/results/model_vs_nearest.md).
 std::optional<Resolution> TunedResolver::NearestUsable(
     const std::vector<std::pair<double, size_t>>& near, const std::string& why,
@@ -729,7 +729,9 @@ std::optional<Resolution> TunedResolver::NearestUsable(
       if (here < own) narrowed_from = own;
       continue;
     }
-    if (here > nearest->built.lowered->vector_bytes) {
+    const std::optional<int64_t>& sums = resolution->built.lowered->gather_reads;
+    if (here > nearest->built.lowered->vector_bytes &&
+        (narrowed_from > 0 || !sums.has_value() || *sums <= 1)) {
       resolution->detail = absl::StrCat(
           why, resolution->detail, " (of ", near.size(),
           " record(s) of this operator, element size and architecture, the nearest (distance ",

@@ -10,9 +10,9 @@
 //                 records of its compute capability transfer this way, never as exact.
 //                 A record of another problem is fitted to this one (Transfer: the
 //                 operator's AdaptLaunch, halvings, the vector width, the path). Where
-//                 the nearest record's kernel moves narrower vectors here than on its own
-//                 problem, the first of the next few usable records whose kernel moves
-//                 wider ones here answers instead. With a
+//                 one of the next few records' kernels moves wider vectors here than the
+//                 nearest's, the first such answers instead (not against a kernel summing
+//                 gathered reads, unless it narrowed from its own problem). With a
 //                 cost model of the GPU (Options::cost_models), the variant of the 8
 //                 nearest usable records it predicts fastest instead;
 //   3. older      with no usable record of the device's own compute capability: the
@@ -151,9 +151,9 @@ class TunedResolver {
  private:
   explicit TunedResolver(Options options);
 
-  // The nearest usable record's variant of `near` (Ranked), or a wider one's where the
-  // nearest's narrows here (kWiderRecordTries), with `why` and the reason in its detail;
-  // none when no record of `near` lowers.
+  // The nearest usable record's variant of `near` (Ranked), or that of one of the next
+  // kWiderRecordTries records whose kernel moves wider vectors here (see the definition for
+  // when), with `why` and the reason in its detail; none when no record of `near` lowers.
   std::optional<Resolution> NearestUsable(const std::vector<std::pair<double, size_t>>& near,
                                           const std::string& why,
                                           const std::shared_ptr<const DeviceCodegen>& codegen,
