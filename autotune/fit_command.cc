@@ -181,13 +181,12 @@ int RunFitCommand(const std::vector<std::string>& args, std::FILE* out, std::FIL
   }
   if (model->tree_count() > 0) {
     std::fprintf(out,
+                 "  then %d regression trees over those terms, the kernel's path/form and how "
+                 "its loads spread%s\n",
+                 model->tree_count(),
                  model->trees_from_terms()
-                     ? "  then %d regression trees over those terms, the kernel's path/form and "
-                       "how its loads spread, fitted to order each problem's kernels, scale "
-                       "the terms' estimate\n"
-                     : "  then %d regression trees over those terms, the kernel's path/form and "
-                       "how its loads spread give the estimate\n",
-                 model->tree_count());
+                     ? ", fitted to order each problem's kernels, scale the terms' estimate"
+                     : " give the estimate");
   }
   std::fprintf(out,
                "leave one problem out (fitted without it, then its kernels estimated):\n"

@@ -367,23 +367,28 @@ absl::StatusOr<std::vector<tuning::TuningDatabase>> ReadCorpora(
 }
 
 // --leave_out: the databases the library reads (--database, else the built-in ones), each
-// with the keys of its records, so that a problem can be replayed without its own record.
+// with the keys of its records and its text (what a library of it reads, where no record is
+// left out), so that a problem can be replayed without its own record.
 struct HeldDatabase {
   std::string origin;
   tuning::TuningDatabase database;
   std::set<std::string> keys;
+  std::string text;
 };
 
 absl::StatusOr<std::vector<HeldDatabase>> HoldDatabases(const CommandLine& line) {
   tuning::ReadOptions read;
   read.semantics = BuiltinTileOps().RecordValidator();
   std::vector<HeldDatabase> held;
-  auto hold = [&](std::string origin, absl::StatusOr<tuning::TuningDatabase> database) {
+  auto hold = [&](std::string origin, absl::StatusOr<tuning::TuningDatabase> database)
+      -> absl::Status {
     if (!database.ok()) return database.status();
-    HeldDatabase h{std::move(origin), *std::move(database), {}};
+    HeldDatabase h{std::move(origin), *std::move(database), {}, ""};
     for (const tuning::TuningRecord& record : h.database.records()) {
       h.keys.insert(tuning::RecordKey(record));
     }
+    TT_ASSIGN_OR_RETURN(h.text,
+                        tuning::SerializeTuningDatabase(h.database, tuning::DatabaseFormat::kText));
     held.push_back(std::move(h));
     return absl::OkStatus();
   };
@@ -409,12 +414,14 @@ absl::StatusOr<std::optional<std::vector<ShippedDatabase>>> Without(
   if (!any) return std::optional<std::vector<ShippedDatabase>>();
   std::vector<ShippedDatabase> less;
   for (const HeldDatabase& h : held) {
+    if (h.keys.count(key) == 0) {
+      less.push_back(ShippedDatabase{h.origin, h.text});
+      continue;
+    }
     tuning::TuningDatabase copy = h.database;
-    if (h.keys.count(key) > 0) {
-      copy.clear_records();
-      for (const tuning::TuningRecord& record : h.database.records()) {
-        if (tuning::RecordKey(record) != key) *copy.add_records() = record;
-      }
+    copy.clear_records();
+    for (const tuning::TuningRecord& record : h.database.records()) {
+      if (tuning::RecordKey(record) != key) *copy.add_records() = record;
     }
     TT_ASSIGN_OR_RETURN(std::string text,
                         tuning::SerializeTuningDatabase(copy, tuning::DatabaseFormat::kText));

@@ -128,6 +128,19 @@ TEST(CostModelTest, ProtoRoundTripAndBadFilesAreRefused) {
 // three times as much above 128 threads, the other nothing more. Left out problem by
 // problem, they estimate and rank the kernels far better than the terms alone; the trees
 // survive the file, and a file's broken tree is refused.
+// Kernel k of a sweep over one copy problem `p` of `bytes`: threads 32 << (k % 5), vectors
+// of 1 << (k / 5 % 5) bytes, of kind `kind`; its time is the caller's.
+CostSample SweptCopy(int p, int k, double bytes, const std::string& kind) {
+  CostSample s;
+  s.problem = absl::StrCat("p", p);
+  s.op = "copy";
+  s.terms.bytes = s.terms.read_bytes = s.terms.written_bytes = bytes;
+  s.terms.threads = 32 << (k % 5);
+  s.terms.vector_bytes = 1 << (k / 5 % 5);
+  s.terms.kind = kind;
+  return s;
+}
+
 TEST(CostModelTest, TreesLearnWhatTheTermsCannotAndSurviveTheFile) {
   std::mt19937_64 rng(11);
   std::uniform_real_distribution<double> u(0, 1);
@@ -135,13 +148,7 @@ TEST(CostModelTest, TreesLearnWhatTheTermsCannotAndSurviveTheFile) {
   for (int p = 0; p < 12; ++p) {
     const double bytes = std::pow(2.0, 24 + u(rng));
     for (int k = 0; k < 40; ++k) {
-      CostSample s;
-      s.problem = absl::StrCat("p", p);
-      s.op = "copy";
-      s.terms.bytes = s.terms.read_bytes = s.terms.written_bytes = bytes;
-      s.terms.threads = 32 << (k % 5);
-      s.terms.vector_bytes = 1 << (k / 5 % 5);
-      s.terms.kind = k % 2 ? "simt/rows" : "simt/planes";
+      CostSample s = SweptCopy(p, k, bytes, k % 2 ? "simt/rows" : "simt/planes");
       // 2 us plus the bytes at a bandwidth that narrow vectors lower; the planes kind
       // pays three times over above 128 threads.
       double us = 2 + bytes / 3e6 * (1 + 4.0 / s.terms.vector_bytes);
@@ -204,13 +211,7 @@ TEST(CostModelTest, RankingTreesOrderEachProblemsKernels) {
     const double bytes = std::pow(2.0, 22 + 4 * u(rng));
     const double unexplained = std::exp(3.4 * u(rng));
     for (int k = 0; k < 30; ++k) {
-      CostSample s;
-      s.problem = absl::StrCat("p", p);
-      s.op = "copy";
-      s.terms.bytes = s.terms.read_bytes = s.terms.written_bytes = bytes;
-      s.terms.threads = 32 << (k % 5);
-      s.terms.vector_bytes = 1 << (k / 5 % 5);
-      s.terms.kind = k % 3 ? "simt/rows" : "simt/planes";
+      CostSample s = SweptCopy(p, k, bytes, k % 3 ? "simt/rows" : "simt/planes");
       // Wide vectors are faster; the planes kind wants 256 threads, the rows kind 64.
       const double best_threads = k % 3 ? 64 : 256;
       double us = unexplained * bytes / 3e6 * (1 + 4.0 / s.terms.vector_bytes) *

@@ -7,12 +7,29 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 #include "compiler/codegen/ptx_snippets.h"
 #include "compiler/lower/lowering_rules.h"
 #include "compiler/ops/im2col/im2col_lowering.h"
 
 namespace tiletune {
 namespace {
+
+// The emitted statement, inside a loop over a window's elements at 6 spaces, that steps
+// (d, kh, kw, c) to the next element when `when` (which increments c) holds: c, then kw,
+// then kh wrap, and d counts the pixels past the first.
+std::string WindowStep(absl::string_view when) {
+  return absl::StrCat("      if (", when, ") {\n",
+                      "        c = 0;\n"
+                      "        if (++kw == u32(kKW)) {\n"
+                      "          kw = 0;\n"
+                      "          if (++kh == kKH) {\n"
+                      "            kh = 0;\n"
+                      "            ++d;\n"
+                      "          }\n"
+                      "        }\n"
+                      "      }\n");
+}
 
 class Im2colEmitter {
  public:
@@ -842,17 +859,8 @@ class Im2colEmitter {
           "#pragma unroll\n"
           "    for (u32 u = 0; u < kUnits; ++u) {\n"
           "      entry[u] = (kh * kBoxPitch + kBoxLead + (d * u32(kSW) + kw * u32(kDW)) * u32(kC) + c) *\n"
-          "                     u32(kElementBytes) + u % kUnitsPerElem * 4;\n"
-          "      if (u % kUnitsPerElem == kUnitsPerElem - 1 && ++c == u32(kC)) {\n"
-          "        c = 0;\n"
-          "        if (++kw == u32(kKW)) {\n"
-          "          kw = 0;\n"
-          "          if (++kh == kKH) {\n"
-          "            kh = 0;\n"
-          "            ++d;\n"
-          "          }\n"
-          "        }\n"
-          "      }\n"
+          "                     u32(kElementBytes) + u % kUnitsPerElem * 4;\n",
+          WindowStep("u % kUnitsPerElem == kUnitsPerElem - 1 && ++c == u32(kC)"),
           "    }\n"
           "  }\n");
     } else {
@@ -1151,17 +1159,8 @@ class Im2colEmitter {
         "      o[j / 2] |= (kLeadBytes + (kh * kRowElems + x - kBoxStart) * u32(kElementBytes)) << (j % 2 * 16);\n"
         "      masks |= u32(x < kBoxStart) << j;\n"
         "      masks |= u32(x + (kPeriods - 1) * kPeriodCols >= kBoxStart + kRowElems) << (8 + j);\n"
-        "      masks |= (zero >> kh & 1u) << (16 + j);\n"
-        "      if (++c == u32(kC)) {\n"
-        "        c = 0;\n"
-        "        if (++kw == u32(kKW)) {\n"
-        "          kw = 0;\n"
-        "          if (++kh == kKH) {\n"
-        "            kh = 0;\n"
-        "            ++d;\n"
-        "          }\n"
-        "        }\n"
-        "      }\n"
+        "      masks |= (zero >> kh & 1u) << (16 + j);\n",
+        WindowStep("++c == u32(kC)"),
         "    }\n"
         "  }\n"
         "  __syncthreads();  // publishes the mbarrier's initialisation\n"
