@@ -891,24 +891,25 @@ TEST_F(TunedResolverTest, ATransferredGridIsSpreadEvenlyOverTheSms) {
   EXPECT_THAT(even->request.launch.tile, ElementsAre(8192)) << even->detail;
 }
 
-// A transferred grid a little over one wave of resident CTAs (1100 tiles of 256 threads:
-// 8 per SM, 1024 at once on the assumed 128 SMs) runs at half the threads, all at once;
-// one of several waves keeps the record's threads.
-TEST_F(TunedResolverTest, ATransferredGridJustPastOneWaveHalvesItsThreads) {
+// A transferred grid whose resident CTAs keep enough bytes in flight keeps the record's
+// threads, however its tiles fall into waves (1100 tiles of 256 threads, 64 KiB each: 8
+// per SM at once, 1024 on the assumed 128 SMs, then 76 more). A starved one (the slice
+// rows test above) halves them, unless it is a persistent grid, which holds the CTAs it
+// names.
+TEST_F(TunedResolverTest, ThreadsHalveOnlyForBytesInFlight) {
   auto resolver = Make({SimtRecord(Op({16384, 16384}), {8192}, 256)});
-  auto tail = resolver->Resolve(H200(), Op({1100, 8192}));
-  ASSERT_TRUE(tail.ok()) << tail.status();
-  EXPECT_EQ(tail->request.launch.threads, 128) << tail->detail;
-  EXPECT_EQ(tail->built.lowered->num_tiles, 1100);
-  EXPECT_THAT(tail->detail, HasSubstr("128 threads (its 1100 tiles are 1.07 waves of the 1024 "
-                                      "CTAs resident at 256 threads, one at 128)"));
-  auto waves = resolver->Resolve(H200(), Op({3000, 8192}));
-  ASSERT_TRUE(waves.ok()) << waves.status();
-  EXPECT_EQ(waves->request.launch.threads, 256) << waves->detail;
-  // A persistent grid holds the CTAs it names: no tail wave, its threads stay.
-  tuning::TuningRecord persistent = SimtRecord(Op({16384, 16384}), {8192}, 256);
-  persistent.mutable_winner()->mutable_lowering()->set_ctas_per_sm(2);
-  auto held = Make({persistent})->Resolve(H200(), Op({1100, 8192}));
+  auto busy = resolver->Resolve(H200(), Op({1100, 8192}));
+  ASSERT_TRUE(busy.ok()) << busy.status();
+  EXPECT_EQ(busy->request.launch.threads, 256) << busy->detail;
+  EXPECT_EQ(busy->built.lowered->num_tiles, 1100);
+  const CopyOp rows_of_500 = Slice(DataType::kU8, {20000, 515}, {0, 3}, {20000, 500});
+  tuning::TuningRecord starved =
+      SimtRecord(Slice(DataType::kU8, {40000, 301}, {0, 1}, {40000, 250}), {8, 2048}, 256);
+  auto halved = Make({starved})->Resolve(H200(), rows_of_500);
+  ASSERT_TRUE(halved.ok()) << halved.status();
+  EXPECT_EQ(halved->request.launch.threads, 128) << halved->detail;
+  starved.mutable_winner()->mutable_lowering()->set_ctas_per_sm(2);
+  auto held = Make({starved})->Resolve(H200(), rows_of_500);
   ASSERT_TRUE(held.ok()) << held.status();
   EXPECT_EQ(held->request.launch.threads, 256) << held->detail;
   EXPECT_EQ(held->request.launch.ctas_per_sm, 2);

@@ -392,36 +392,27 @@ Resolution TunedResolver::FittedThreads(const tuning::TuningRecord& record,
   const int sm_count = RecordSmCount(record);
   const int threads = fitted.request.launch.threads;
   const int64_t tiles = fitted.built.lowered->num_tiles;
-  // A persistent grid (ctas_per_sm) has no tail wave, and holds the CTAs it names.
+  // A persistent grid (ctas_per_sm) holds the CTAs it names.
   if (threads < 256 || tiles <= 0 || fitted.request.launch.ctas_per_sm > 0) return fitted;
   const int64_t resident =
       ResidentCtas(target, sm_count, threads, fitted.built.lowered->shared_bytes);
-  // One wave: 1176 tiles of 256 threads are 8 CTAs per SM, 1056 at once on 132 SMs, then
-  // 120 more, each alone on its SM; at 128 threads all 1176 run at once.
-  const bool tail = tiles > resident && 2 * tiles <= 3 * resident;
   // Bytes in flight: an SM keeps the memory busy with about 64 KiB of loads and stores
   // under way; 8 resident CTAs of 4 rows of 224 i32 (7 KiB each, read and written) hold
   // 56 KiB, and 16 of 128 threads twice that.
   const double cta_bytes = static_cast<double>(definition.Sizes(op).bytes_moved) / tiles;
   const double per_sm = cta_bytes * static_cast<double>(resident / sm_count);
-  const bool starved = per_sm < kBytesInFlightPerSm && tiles > resident;
-  if (!tail && !starved) return fitted;
+  if (per_sm >= kBytesInFlightPerSm || tiles <= resident) return fitted;
   CodegenRequest request{fitted.request.op, fitted.request.launch, target};
   request.launch.threads = threads / 2;
   absl::StatusOr<BuiltKernel> built = fitted.codegen->BuildWithoutCompile(request);
   if (!built.ok() || built->lowered->num_tiles != tiles) return fitted;
   const int64_t halved = ResidentCtas(target, sm_count, threads / 2, built->lowered->shared_bytes);
-  if (tail ? tiles > halved : halved < 2 * resident) return fitted;
+  if (halved < 2 * resident) return fitted;
   fitted.detail = absl::StrCat(
-      fitted.detail, ", ", threads / 2, " threads (",
-      tail ? absl::StrFormat("its %d tiles are %.2f waves of the %d CTAs resident at %d "
-                             "threads, one at %d",
-                             tiles, static_cast<double>(tiles) / resident, resident, threads,
-                             threads / 2)
-           : absl::StrFormat("the CTAs resident at %d threads move %.0f KiB per SM at once, "
-                             "twice as many at %d",
-                             threads, per_sm / 1024, threads / 2),
-      ")");
+      fitted.detail, ", ", threads / 2, " threads ",
+      absl::StrFormat("(the CTAs resident at %d threads move %.0f KiB per SM at once, "
+                      "twice as many at %d)",
+                      threads, per_sm / 1024, threads / 2));
   fitted.request = std::move(request);
   fitted.built = *std::move(built);
   return fitted;

@@ -200,10 +200,8 @@ class TunedResolver {
                       const std::shared_ptr<const DeviceCodegen>& codegen, const TileOp& op,
                       const TileOp& resolved, const Target& target, const std::string& variant,
                       Resolution fitted) const;
-  // `fitted` at half its threads (256 or more, and the same tiles) where that makes its
-  // grid one wave of resident CTAs instead of one to one and a half (the tail wave of a
-  // few CTAs costs nearly a wave's time), or where its resident CTAs move too few bytes
-  // per SM to keep the memory busy and half the threads double them.
+  // `fitted` at half its threads (256 or more, and the same tiles) where its resident CTAs
+  // move too few bytes per SM to keep the memory busy and half the threads double them.
   Resolution FittedThreads(const tuning::TuningRecord& record, const TileOpDefinition& definition,
                            const TileOp& op, const Target& target, Resolution fitted) const;
   // The operator's heuristic, or the smallest safe launch when the op's own hints do not
