@@ -158,7 +158,7 @@ absl::StatusOr<Libraries> MakeLibraries(const CommandLine& line,
     options.tune_on_miss_ms = 0;
     options.cost_model = by_model;
     if (held != nullptr) {
-      options.shipped = held;
+      options.shipped = *held;
     } else if (line.Has("database")) {
       options.databases = {UserPath(line.String("database"))};
       options.builtin = false;

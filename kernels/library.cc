@@ -261,7 +261,8 @@ absl::StatusOr<DatabaseStackOptions> StackOptions(LibraryOptions& options) {
                                             "0 (leave the built-in databases out) and 1"));
   if (builtin.has_value() && !*builtin) options.builtin = false;
   if (options.builtin) {
-    stack.builtin = options.shipped != nullptr ? *options.shipped : ShippedDatabases();
+    stack.builtin = options.shipped.has_value() ? *std::move(options.shipped) : ShippedDatabases();
+    options.shipped.reset();
   }
   stack.validator = options.ops->RecordValidator();
   return stack;

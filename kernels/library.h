@@ -72,9 +72,9 @@ struct LibraryOptions {
   // Read the built-in databases under the others. False (or $TILETUNE_BUILTIN_DB=0)
   // leaves them out.
   bool builtin = true;
-  // The built-in databases; null means ShippedDatabases() (kernels/shipped_databases.h:
-  // the H200 database tuned on autotune/suites/).
-  const std::vector<ShippedDatabase>* shipped = nullptr;
+  // The built-in databases, taken by the library at Create; none means ShippedDatabases()
+  // (kernels/shipped_databases.h: the H200 database tuned on autotune/suites/).
+  std::optional<std::vector<ShippedDatabase>> shipped;
   // Choose among nearby records' variants with the built-in cost model of the GPU
   // (kernels/builtin_cost_models.h), where one is built in: a problem with no exact record
   // runs the kernel the model predicts fastest among the nearby records' variants (and, for

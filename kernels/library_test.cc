@@ -175,7 +175,7 @@ TEST(LibraryTest, CorruptOrForeignBuiltInDatabasesAreReportedAndSkipped) {
       ShippedDatabases()[0]};
   LibraryOptions options;
   options.cache_directory = TempPath("cache");
-  options.shipped = &shipped;
+  options.shipped = shipped;
   auto library = Library::Create(options);
   ASSERT_TRUE(library.ok()) << library.status();
   EXPECT_FALSE((*library)->database_status().ok());
@@ -184,7 +184,7 @@ TEST(LibraryTest, CorruptOrForeignBuiltInDatabasesAreReportedAndSkipped) {
   EXPECT_GT((*library)->database_records(), 0u);
 
   const std::vector<ShippedDatabase> only_bad = {shipped[1]};
-  options.shipped = &only_bad;
+  options.shipped = only_bad;
   auto bare = Library::Create(options);
   ASSERT_TRUE(bare.ok()) << bare.status();
   EXPECT_THAT((*bare)->database_status().message(), HasSubstr("99"));
