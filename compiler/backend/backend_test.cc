@@ -715,7 +715,9 @@ TEST_F(TunedResolverTest, AnIm2colTileOfWholeRowsTransfersAsWholeRows) {
 // Where the nearest record's kernel moves narrower vectors here than a record a little
 // further does, that one answers: the 16x16 patchify's
 // vectors along a kernel row (16 B there) get 4 B on a 14x14 patchify, where the stem's
-// staged form still stores 16 B. Without such a record the nearest answers as before.
+// staged form still stores 16 B. Without such a record, the operator's heuristic answers
+// where it moves wider vectors than the narrowed nearest; a nearest that was as narrow on
+// its own problem answers as it is.
 TEST_F(TunedResolverTest, ARecordWhoseVectorsNarrowHereGivesWayToOneThatKeepsThem) {
   auto conv = [](int64_t k, int64_t s, int64_t p) {
     Im2colGeometry g;
@@ -743,8 +745,11 @@ TEST_F(TunedResolverTest, ARecordWhoseVectorsNarrowHereGivesWayToOneThatKeepsThe
   const tuning::TuningRecord stem = record(conv(7, 2, 3), "staged", {112, 147}, false);
   auto alone = Make({patchify})->Resolve(H200(), conv(14, 14, 0));
   ASSERT_TRUE(alone.ok()) << alone.status();
-  EXPECT_EQ(alone->built.lowered->vector_bytes, 4) << alone->detail;
-  EXPECT_THAT(alone->detail, HasSubstr("nearest usable of 1"));
+  EXPECT_EQ(alone->level, ResolutionLevel::kHeuristic) << alone->detail;
+  EXPECT_EQ(alone->built.lowered->vector_bytes, 16) << alone->detail;
+  EXPECT_THAT(alone->detail, HasSubstr("moves 4-byte vectors here against 16 on its own problem, "
+                                       "and none of the 4 after it moves wider ones; the "
+                                       "heuristic's moves 16-byte ones"));
 
   auto r = Make({patchify, stem})->Resolve(H200(), conv(14, 14, 0));
   ASSERT_TRUE(r.ok()) << r.status();
@@ -753,7 +758,7 @@ TEST_F(TunedResolverTest, ARecordWhoseVectorsNarrowHereGivesWayToOneThatKeepsThe
   EXPECT_EQ(r->built.lowered->vector_bytes, 16);
   EXPECT_THAT(r->detail, HasSubstr("moves 4-byte vectors here against 16 on its own problem; "
                                    "this one, 16-byte ones"));
-  // A further record whose kernel narrows as much does not take over: the nearest answers.
+  // A further record whose kernel narrows as much does not take over: the heuristic does.
   auto other_batch = [&](int64_t n) {
     Im2colOp op = conv(16, 16, 0);
     op.geometry.n = n;
@@ -763,8 +768,8 @@ TEST_F(TunedResolverTest, ARecordWhoseVectorsNarrowHereGivesWayToOneThatKeepsThe
   auto same = Make({patchify, record(other_batch(64), "row", {32, 128}, true)})
                   ->Resolve(H200(), conv(14, 14, 0));
   ASSERT_TRUE(same.ok()) << same.status();
-  EXPECT_EQ(same->built.lowered->vector_bytes, 4) << same->detail;
-  EXPECT_THAT(same->detail, HasSubstr("nearest usable of 2"));
+  EXPECT_EQ(same->level, ResolutionLevel::kHeuristic) << same->detail;
+  EXPECT_THAT(same->detail, HasSubstr("the nearest of 2 record(s)"));
   // The 32x32 patchify keeps the 16-B vectors along its kernel rows: the nearest answers.
   auto wide = Make({patchify, stem})->Resolve(H200(), conv(32, 32, 0));
   ASSERT_TRUE(wide.ok()) << wide.status();
@@ -784,6 +789,7 @@ TEST_F(TunedResolverTest, ARecordWhoseVectorsNarrowHereGivesWayToOneThatKeepsThe
   patchify14.mutable_winner()->mutable_lowering()->set_vector_bytes(4);
   auto alone14 = Make({patchify14})->Resolve(H200(), conv(14, 14, 0));
   ASSERT_TRUE(alone14.ok()) << alone14.status();
+  EXPECT_EQ(alone14->level, ResolutionLevel::kNearest) << alone14->detail;
   EXPECT_EQ(alone14->built.lowered->vector_bytes, 4) << alone14->detail;
   auto wider = Make({patchify14, stem})->Resolve(H200(), conv(14, 14, 0));
   ASSERT_TRUE(wider.ok()) << wider.status();

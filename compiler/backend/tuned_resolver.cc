@@ -695,8 +695,11 @@ absl::StatusOr<std::vector<Resolution>> TunedResolver::Alternatives(
 // per output element (LoweredTileKernel::gather_reads above 1: the NCHW folds) keeps the
 // nearest's width, where a narrower one reads better, and such a kernel does not take over
 // for its width either; both unless the nearest's kernel moves narrower vectors here than on
-// its own problem (what made it fast there no longer holds, as in Repathed). Chosen on each shipped tuning's problems replayed without their own records
-// (`autotune replay --leave_out`, bench/results/model_vs_nearest.md).
+// its own problem (what made it fast there no longer holds, as in Repathed). Where the
+// nearest's kernel narrows so and none of the next records moves wider vectors here, the
+// operator's heuristic, planned for this problem, answers if it does. Both chosen on each
+// shipped tuning's problems replayed without their own records (`autotune replay
+// --leave_out`), then confirmed on the held-out replays (bench/results/model_vs_nearest.md).
 std::optional<Resolution> TunedResolver::NearestUsable(
     const std::vector<std::pair<double, size_t>>& near, const std::string& why,
     const std::shared_ptr<const DeviceCodegen>& codegen, const TileOp& op,
@@ -733,6 +736,25 @@ std::optional<Resolution> TunedResolver::NearestUsable(
           "; this one, ", here, "-byte ones; distance ",
           absl::StrFormat("%.2f", distance), ")");
       return *std::move(resolution);
+    }
+  }
+  if (nearest.has_value() && narrowed_from > 0) {
+    // No nearby record keeps its width here: the operator's heuristic, planned for this
+    // problem, where it moves wider vectors than the nearest's narrowed ones.
+    absl::StatusOr<const TileOpDefinition*> definition = ops_->For(op);
+    absl::StatusOr<Resolution> planned =
+        definition.ok() ? Heuristic(**definition, codegen, op, target)
+                        : absl::StatusOr<Resolution>(definition.status());
+    const int here = nearest->built.lowered->vector_bytes;
+    if (planned.ok() && planned->built.lowered->vector_bytes > here) {
+      planned->detail = absl::StrCat(
+          why, planned->detail, " (the nearest of ", near.size(),
+          " record(s) of this operator, element size and architecture (distance ",
+          absl::StrFormat("%.2f", nearest_distance), ") moves ", here,
+          "-byte vectors here against ", narrowed_from, " on its own problem, and none of the ",
+          kWiderRecordTries, " after it moves wider ones; the heuristic's moves ",
+          planned->built.lowered->vector_bytes, "-byte ones)");
+      return *std::move(planned);
     }
   }
   if (nearest.has_value()) {

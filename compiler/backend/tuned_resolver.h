@@ -152,7 +152,8 @@ class TunedResolver {
   explicit TunedResolver(Options options);
 
   // The nearest usable record's variant of `near` (Ranked), or that of one of the next
-  // kWiderRecordTries records whose kernel moves wider vectors here (see the definition for
+  // kWiderRecordTries records whose kernel moves wider vectors here, or the heuristic's
+  // where the nearest's narrows here and the heuristic's is wider (see the definition for
   // when), with `why` and the reason in its detail; none when no record of `near` lowers.
   std::optional<Resolution> NearestUsable(const std::vector<std::pair<double, size_t>>& near,
                                           const std::string& why,
