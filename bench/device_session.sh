@@ -23,8 +23,9 @@
 #               CORPUS_SECONDS (default 480) bounds them all. CORPUS_EVALUATE=0 only tunes
 #               (no evaluate table): the replay needs no more. The suite name "default"
 #               tunes the built-in default suite.
-# BENCH names the benchmarks. One device call is capped at 10 minutes, so e.g. PARTS=tests
-# first, then PARTS="bench autotune".
+# BENCH names the benchmarks. One device call is capped at 10 minutes, and every GPU test
+# takes longer than that on an H100: GPU_TESTS (run_on_device.sh) splits them, e.g.
+# PARTS=tests GPU_TESTS=im2col_gpu_test first, then the others, then PARTS="bench autotune".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 parts="${PARTS:-tests bench autotune}"
@@ -33,9 +34,7 @@ final="${OUT:-device-logs}"
 out=/tmp/tt-logs
 rm -rf "$out" && mkdir -p "$out" "$final"
 trap 'tar -C /tmp --exclude=tt-logs/corpora -czf "$final/logs.tar.gz" tt-logs; cp "$out"/*.txtpb "$out"/*.md "$out"/*.svg "$final"/ 2>/dev/null; [ -d "$out/corpora" ] && tar -C "$out" -czf "$final/corpora.tar.gz" corpora' EXIT
-export LD_LIBRARY_PATH="$PWD/.device/bin:${LD_LIBRARY_PATH:-}"
-export TILETUNE_REQUIRE_GPU=1  # GPU tests fail, not skip, without a GPU of their architecture
-cudnn_lib=$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], "lib"))' 2>/dev/null) && export LD_LIBRARY_PATH="$cudnn_lib:$LD_LIBRARY_PATH"
+source bench/device_env.sh
 now() { date +%s%N; }
 secs() { echo $(( ($(now) - $1) / 1000000 ))ms; }
 tests_rc=skipped

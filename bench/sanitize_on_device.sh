@@ -9,8 +9,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-device-logs}/sanitize"
 mkdir -p "$out"
-export LD_LIBRARY_PATH="$PWD/.device/bin:${LD_LIBRARY_PATH:-}"
-export TILETUNE_REQUIRE_GPU=1 TILETUNE_LINE_INFO=1
+source bench/device_env.sh
+export TILETUNE_LINE_INFO=1
 # A few cases of each form: every path and form of the operator, several dtypes. gtest
 # filters know only * and ?, so "first three cases" is spelled out by first3.
 first3() { local p; for p in "$@"; do printf '*/%s_000_*:*/%s_001_*:*/%s_002_*:' "$p" "$p" "$p"; done; }

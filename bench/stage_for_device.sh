@@ -2,7 +2,8 @@
 # Builds binaries and copies them into .device/ (ignored by git) so the device tool can
 # carry them to the GPU machine, which has no Bazel. Usage:
 #   bash bench/stage_for_device.sh //kernels/runtime:runtime_gpu_test //bench:copy_benchmark
-# Then, on the GPU machine: bash bench/run_on_device.sh (carry .device).
+# Then, on the GPU machine: bash bench/run_on_device.sh (carry .device). The binaries go
+# packed, as .device/bin.tgz; the device scripts unpack them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 grep -qx '/.device/' .git/info/exclude 2>/dev/null || echo '/.device/' >> .git/info/exclude
@@ -21,3 +22,7 @@ for t in "${targets[@]}"; do
 done
 cp -L /usr/lib/x86_64-linux-gnu/libbenchmark.so.1debian .device/bin/ 2>/dev/null || true
 ls -la .device/bin
+# The device tool carries at most 64 MiB: packed, the binaries are about a third of their
+# size. The device scripts unpack them (bench/device_env.sh).
+rm -f .device/bin.tgz && tar -C .device -czf .device/bin.tgz bin && rm -rf .device/bin
+du -h .device/bin.tgz

@@ -335,6 +335,17 @@ TEST_F(TunedResolverTest, TransferCrossesDtypesOfOneSizeAndDeviceNamesOfOneArchi
   EXPECT_EQ(other->level, ResolutionLevel::kNearest) << other->detail;
   EXPECT_THAT(other->detail, HasSubstr("no exact record"));
   EXPECT_THAT(other->detail, HasSubstr("distance 0.00"));
+  // The same problem's record keeps its width on the other board, though a further record
+  // moves wider vectors there: its tuning measured the wider ones on this very problem.
+  tuning::TuningRecord narrow = SimtRecord(f16, {8, 1024}, 256);
+  narrow.mutable_winner()->mutable_hints()->set_coalesced_width(4);
+  narrow.mutable_winner()->mutable_lowering()->set_vector_bytes(8);
+  const tuning::TuningRecord wide =
+      SimtRecord(Slice(DataType::kF16, {2048, 8192}, {0, 0}, {2048, 8192}), {8, 1024}, 256);
+  auto kept = Make({narrow, wide})->Resolve(h100, f16);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(kept->built.lowered->vector_bytes, 8) << kept->detail;
+  EXPECT_THAT(kept->detail, HasSubstr("distance 0.00"));
 }
 
 // Alternatives for tuning on a miss: the exact record's variant first, then the nearest

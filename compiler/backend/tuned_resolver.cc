@@ -697,7 +697,8 @@ absl::StatusOr<std::vector<Resolution>> TunedResolver::Alternatives(
 // for its width either; both unless the nearest's kernel moves narrower vectors here than on
 // its own problem (what made it fast there no longer holds, as in Repathed). Where the
 // nearest's kernel narrows so and none of the next records moves wider vectors here, the
-// operator's heuristic, planned for this problem, answers if it does. Both chosen on each
+// operator's heuristic, planned for this problem, answers if it does. A nearest record of
+// this very problem (tuned on another board of the architecture) answers as it is. Both chosen on each
 // shipped tuning's problems replayed without their own records (`autotune replay
 // --leave_out`), then confirmed on the held-out replays (bench/results/model_vs_nearest.md).
 std::optional<Resolution> TunedResolver::NearestUsable(
@@ -718,6 +719,9 @@ std::optional<Resolution> TunedResolver::NearestUsable(
       nearest_distance = distance;
       const int own = records_[index].winner().lowering().vector_bytes();
       nearest = *std::move(resolution);
+      // The same problem tuned on another board of this architecture: its tuning measured
+      // the other widths on this very problem.
+      if (records_[index].problem().SerializeAsString() == problem.SerializeAsString()) break;
       const std::optional<int64_t>& sums = nearest->built.lowered->gather_reads;
       if (here >= own && sums.has_value() && *sums > 1) break;
       if (here < own) narrowed_from = own;
