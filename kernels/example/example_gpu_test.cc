@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/ops/builtin_ops.h"
 #include "compiler/ops/copy/copy_op.h"
@@ -105,7 +106,11 @@ TEST_F(ExampleGpuTest, BakedKernelsRunBitExactWithTheJitOff) {
     std::unique_ptr<const TileOp> owned(op);
     auto info = (*library)->Inspect(*op);
     ASSERT_TRUE(info.ok()) << info.status();
-    EXPECT_EQ(info->level, ResolutionLevel::kExact);
+    // Exact on the board the records were tuned on; on another of its architecture (an
+    // H100 for H200 records) the same record answers as the nearest, at distance 0.
+    EXPECT_TRUE(info->level == ResolutionLevel::kExact ||
+                absl::StrContains(info->resolution_detail, "distance 0.00"))
+        << info->resolution_detail;
     EXPECT_TRUE(info->prebuilt);
     std::printf("baked first call (%s): %.3f ms host\n", op->op_name().c_str(), info->first_call_ms);
     CheckBitExact(**library, *op, /*graph=*/false);
