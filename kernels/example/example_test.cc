@@ -144,6 +144,22 @@ TEST(ExampleTest, BakedProblemsResolveExactWithoutNvrtc) {
     EXPECT_TRUE(explained->prebuilt) << explained->detail;
     EXPECT_EQ(explained->prebuilt_arch, "sm_90a");
   }
+  // Another board of the architecture (an H100 for these H200 records): the same records
+  // answer, at distance 0, so the same baked CUBINs serve it.
+  tuning::DeviceIdentity h100 = H200();
+  h100.set_name("NVIDIA H100 80GB HBM3");
+  for (const TileOp* op : std::vector<const TileOp*>{new CopyOp(DenseCopy(8192, 8192)),
+                                                     new Im2colOp(Layer1()), new CopyOp(slice)}) {
+    std::unique_ptr<const TileOp> owned(op);
+    auto on_h200 = (*library)->Explain(*op, H200());
+    auto on_h100 = (*library)->Explain(*op, h100);
+    ASSERT_TRUE(on_h200.ok() && on_h100.ok());
+    EXPECT_EQ(on_h100->level, ResolutionLevel::kNearest) << on_h100->detail;
+    EXPECT_THAT(on_h100->detail, HasSubstr("distance 0.00"));
+    EXPECT_TRUE(on_h100->prebuilt) << on_h100->detail;
+    EXPECT_EQ(on_h100->prebuilt_arch, "sm_90a");
+    EXPECT_EQ(on_h100->kernel_name, on_h200->kernel_name);
+  }
   // Off the baked list: resolved (nearest), but nothing baked serves it.
   auto other = (*library)->Explain(DenseCopy(1000, 1000), H200());
   ASSERT_TRUE(other.ok()) << other.status();
