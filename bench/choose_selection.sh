@@ -14,7 +14,8 @@
 # suite) are judged; every other corpus in DIR trains the model. $TREES (default 100)
 # boosted trees; $FIT_FLAGS more flags for `autotune fit` (e.g. --rank: trees that order
 # each problem's kernels); $MARGINS (default "0 5 10 20") percent; $AUTOTUNE the autotune binary
-# (default the repository's bazel-bin/autotune/autotune, else its .device/bin/autotune).
+# (default the repository's bazel-bin/autotune/autotune, else its .device/bin/autotune, as
+# bench/device_env.sh unpacks it).
 # Writes the model and each replay under DIR/selection/.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"

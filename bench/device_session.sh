@@ -23,9 +23,11 @@
 #               CORPUS_SECONDS (default 480) bounds them all. CORPUS_EVALUATE=0 only tunes
 #               (no evaluate table): the replay needs no more. The suite name "default"
 #               tunes the built-in default suite.
-# BENCH names the benchmarks. One device call is capped at 10 minutes, and every GPU test
-# takes longer than that on an H100: GPU_TESTS (run_on_device.sh) splits them, e.g.
-# PARTS=tests GPU_TESTS=im2col_gpu_test first, then the others, then PARTS="bench autotune".
+# BENCH names the benchmarks. One device call is capped at 10 minutes, and all the GPU tests
+# together take longer than that on an H100 (im2col_gpu_test alone about 4 minutes):
+# GPU_TESTS (run_on_device.sh) splits them, e.g. PARTS=tests GPU_TESTS=im2col_gpu_test
+# first, then the others, then PARTS="bench autotune"; TESTS_SECONDS (default 400) bounds
+# the tests of one call.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 parts="${PARTS:-tests bench autotune}"
@@ -34,7 +36,7 @@ final="${OUT:-device-logs}"
 out=/tmp/tt-logs
 rm -rf "$out" && mkdir -p "$out" "$final"
 trap 'tar -C /tmp --exclude=tt-logs/corpora -czf "$final/logs.tar.gz" tt-logs; cp "$out"/*.txtpb "$out"/*.md "$out"/*.svg "$final"/ 2>/dev/null; [ -d "$out/corpora" ] && tar -C "$out" -czf "$final/corpora.tar.gz" corpora' EXIT
-source bench/device_env.sh
+source bench/device_env.sh || exit 1
 now() { date +%s%N; }
 secs() { echo $(( ($(now) - $1) / 1000000 ))ms; }
 tests_rc=skipped

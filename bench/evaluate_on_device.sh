@@ -12,7 +12,7 @@ out="${OUT:-device-logs}"
 mkdir -p "$out"
 suite="${SUITE:-autotune/suites/heldout.txt}"
 name=$(basename "$suite" .txt)
-source bench/device_env.sh
+source bench/device_env.sh || exit 1
 bin=.device/bin
 [ -n "${TUNED:-}" ] && cp "$TUNED" "$out/$name.tuned.txtpb" && chmod u+w "$out/$name.tuned.txtpb"
 "$bin/autotune" --suite="$suite" --output="$out/$name.tuned.txtpb" --report=false \

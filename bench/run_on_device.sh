@@ -7,9 +7,12 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-device-logs}"
 mkdir -p "$out"
-source bench/device_env.sh
+source bench/device_env.sh || exit 1
 summary=()
 status=0
+for name in ${GPU_TESTS:-}; do
+  [ -x ".device/bin/$name" ] || { echo "GPU_TESTS names $name, which is not staged" >&2; exit 1; }
+done
 for test in .device/bin/*_gpu_test; do
   [ -x "$test" ] || continue
   name=$(basename "$test")
@@ -19,5 +22,9 @@ for test in .device/bin/*_gpu_test; do
   summary+=("$(printf '%-40s %s  %s' "$name" "$result" "$(grep -E '^\[  PASSED  \]|^\[  FAILED  \]|^\[  SKIPPED \]' "$out/$name.log" | tr '\n' ' ')")")
 done
 echo "== GPU tests"
+if [ ${#summary[@]} -eq 0 ]; then
+  echo "no GPU test is staged in .device/bin (bash bench/stage_for_device.sh)"
+  exit 1
+fi
 printf '%s\n' "${summary[@]}"
 exit $status

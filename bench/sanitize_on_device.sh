@@ -9,7 +9,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-device-logs}/sanitize"
 mkdir -p "$out"
-source bench/device_env.sh
+source bench/device_env.sh || exit 1
 export TILETUNE_LINE_INFO=1
 # A few cases of each form: every path and form of the operator, several dtypes. gtest
 # filters know only * and ?, so "first three cases" is spelled out by first3.

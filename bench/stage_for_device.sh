@@ -13,6 +13,7 @@ if [ ${#targets[@]} -eq 0 ]; then
   # their own flags (libtiletune.so: kernels/python/build_wheel.sh stages the wheel).
   mapfile -t targets < <(bazel query 'attr(tags, "gpu", tests(//...)) + kind("cc_binary", //...) except attr(tags, "fuzz", //...) except attr(tags, "manual", //...)' 2>/dev/null)
 fi
+rm -f .device/bin.tgz  # a failed staging leaves none behind to run
 bazel build "${targets[@]}"
 rm -rf .device/bin && mkdir -p .device/bin  # .device/wheel (the Python wheel) stays
 for t in "${targets[@]}"; do

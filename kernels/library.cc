@@ -261,8 +261,12 @@ absl::StatusOr<DatabaseStackOptions> StackOptions(LibraryOptions& options) {
                                             "0 (leave the built-in databases out) and 1"));
   if (builtin.has_value() && !*builtin) options.builtin = false;
   if (options.builtin) {
-    stack.builtin = options.shipped.has_value() ? *std::move(options.shipped) : ShippedDatabases();
-    options.shipped.reset();
+    if (options.shipped.has_value()) {
+      stack.builtin = *std::move(options.shipped);
+      options.shipped.reset();
+    } else {
+      stack.builtin = ShippedDatabases();
+    }
   }
   stack.validator = options.ops->RecordValidator();
   return stack;

@@ -24,6 +24,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::StartsWith;
 using ::testing::Not;
 
 class FakeCodegen : public DeviceCodegen {
@@ -344,6 +345,7 @@ TEST_F(TunedResolverTest, TransferCrossesDtypesOfOneSizeAndDeviceNamesOfOneArchi
       SimtRecord(Slice(DataType::kF16, {2048, 8192}, {0, 0}, {2048, 8192}), {8, 1024}, 256);
   auto kept = Make({narrow, wide})->Resolve(h100, f16);
   ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(kept->level, ResolutionLevel::kNearest) << kept->detail;
   EXPECT_EQ(kept->built.lowered->vector_bytes, 8) << kept->detail;
   EXPECT_THAT(kept->detail, HasSubstr("distance 0.00"));
 }
@@ -758,9 +760,9 @@ TEST_F(TunedResolverTest, ARecordWhoseVectorsNarrowHereGivesWayToOneThatKeepsThe
   ASSERT_TRUE(alone.ok()) << alone.status();
   EXPECT_EQ(alone->level, ResolutionLevel::kHeuristic) << alone->detail;
   EXPECT_EQ(alone->built.lowered->vector_bytes, 16) << alone->detail;
-  EXPECT_THAT(alone->detail, HasSubstr("moves 4-byte vectors here against 16 on its own problem, "
-                                       "and none of the 4 after it moves wider ones; the "
-                                       "heuristic's moves 16-byte ones"));
+  EXPECT_THAT(alone->detail, StartsWith("no exact record; heuristic: "));
+  EXPECT_THAT(alone->detail, HasSubstr("moves 4-byte vectors here against 16 on its own "
+                                       "problem; the heuristic's moves 16-byte ones"));
 
   auto r = Make({patchify, stem})->Resolve(H200(), conv(14, 14, 0));
   ASSERT_TRUE(r.ok()) << r.status();
@@ -781,6 +783,7 @@ TEST_F(TunedResolverTest, ARecordWhoseVectorsNarrowHereGivesWayToOneThatKeepsThe
   ASSERT_TRUE(same.ok()) << same.status();
   EXPECT_EQ(same->level, ResolutionLevel::kHeuristic) << same->detail;
   EXPECT_THAT(same->detail, HasSubstr("the nearest of 2 record(s)"));
+  EXPECT_THAT(same->detail, HasSubstr("and none of the 1 after it moves wider ones"));
   // The 32x32 patchify keeps the 16-B vectors along its kernel rows: the nearest answers.
   auto wide = Make({patchify, stem})->Resolve(H200(), conv(32, 32, 0));
   ASSERT_TRUE(wide.ok()) << wide.status();
@@ -807,6 +810,26 @@ TEST_F(TunedResolverTest, ARecordWhoseVectorsNarrowHereGivesWayToOneThatKeepsThe
   EXPECT_EQ(wider->built.lowered->form_name, "staged") << wider->detail;
   EXPECT_EQ(wider->built.lowered->vector_bytes, 16);
   EXPECT_THAT(wider->detail, HasSubstr("moves 4-byte vectors here; this one, 16-byte ones"));
+}
+
+// A nearest record whose vectors narrow here answers all the same where the heuristic's
+// kernel moves no wider ones: rows of 3 f16 at a pitch of 7 (too sparse for the span
+// form) get 2-byte vectors either way.
+TEST_F(TunedResolverTest, ANarrowedRecordAnswersWhereTheHeuristicIsNoWider) {
+  const CopyOp narrow_rows = Slice(DataType::kF16, {1 << 20, 7}, {0, 0}, {1 << 20, 3});
+  auto heuristic = Make({})->Resolve(H200(), narrow_rows);
+  ASSERT_TRUE(heuristic.ok()) << heuristic.status();
+  ASSERT_EQ(heuristic->level, ResolutionLevel::kHeuristic);
+  tuning::TuningRecord dense =
+      SimtRecord(Slice(DataType::kF16, {4096, 4096}, {0, 0}, {4096, 4096}), {8, 1024}, 256);
+  dense.mutable_winner()->mutable_lowering()->set_vector_bytes(16);
+  auto r = Make({dense})->Resolve(H200(), narrow_rows);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_LT(r->built.lowered->vector_bytes, 16) << r->detail;  // it narrowed here
+  ASSERT_LE(heuristic->built.lowered->vector_bytes, r->built.lowered->vector_bytes)
+      << heuristic->detail;
+  EXPECT_EQ(r->level, ResolutionLevel::kNearest) << r->detail;
+  EXPECT_THAT(r->detail, HasSubstr("nearest usable of 1"));
 }
 
 // A record's tile that reached past its own problem (4096 over 1024 elements) transfers

@@ -113,6 +113,11 @@ bool HalvingBalances(int64_t tiles, int sm_count) {
   return now < 0.8 && SmBalance(2 * tiles, sm_count) > now + 0.1;
 }
 
+// Whether a record's problem is this one (tuned on another board, or the exact record).
+bool SameProblem(const tuning::Problem& a, const tuning::Problem& b) {
+  return tuning::ProblemKey(a) == tuning::ProblemKey(b);
+}
+
 // The SMs of the record's GPU (128 when it names none).
 int RecordSmCount(const tuning::TuningRecord& record) {
   return record.device().sm_count() > 0 ? record.device().sm_count() : 128;
@@ -335,8 +340,8 @@ absl::StatusOr<Resolution> TunedResolver::Fit(
   TT_ASSIGN_OR_RETURN(Trial tuned, TrialOf(record.winner()));
   TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, ops_->For(op));
   // The same problem on another board or architecture keeps everything it was tuned with.
-  const bool same_problem = level == ResolutionLevel::kExact ||
-                            problem.SerializeAsString() == record.problem().SerializeAsString();
+  const bool same_problem =
+      level == ResolutionLevel::kExact || SameProblem(problem, record.problem());
   std::string width;  // what became of the record's coalesced_width, where it changed
   if (!same_problem && tuned.hints.coalesced_width.has_value()) {
     const std::optional<int> kept = TransferredWidth(*definition, record, tuned, op, target);
@@ -420,7 +425,7 @@ Resolution TunedResolver::FittedThreads(const tuning::TuningRecord& record,
 
 absl::StatusOr<Resolution> TunedResolver::Heuristic(
     const TileOpDefinition& definition, const std::shared_ptr<const DeviceCodegen>& codegen,
-    const TileOp& op, const Target& target) const {
+    const TileOp& op, const Target& target, bool safe_fallback) const {
   Trial heuristic = definition.Heuristic(op, target);
   std::unique_ptr<TileOp> resolved = op.Clone();
   resolved->hints = heuristic.hints;
@@ -429,7 +434,7 @@ absl::StatusOr<Resolution> TunedResolver::Heuristic(
   resolution.codegen = codegen;
   resolution.request = CodegenRequest{std::move(resolved), heuristic.launch, target};
   absl::StatusOr<BuiltKernel> built = codegen->BuildWithoutCompile(resolution.request);
-  if (!built.ok()) {
+  if (!built.ok() && safe_fallback) {
     // The op's own hints may not fit the heuristic launch: the smallest safe tile instead.
     LaunchParams safe;
     safe.tile.assign(heuristic.launch.tile.size(), 1);
@@ -697,17 +702,20 @@ absl::StatusOr<std::vector<Resolution>> TunedResolver::Alternatives(
 // for its width either; both unless the nearest's kernel moves narrower vectors here than on
 // its own problem (what made it fast there no longer holds, as in Repathed). Where the
 // nearest's kernel narrows so and none of the next records moves wider vectors here, the
-// operator's heuristic, planned for this problem, answers if it does. A nearest record of
-// this very problem (tuned on another board of the architecture) answers as it is. Both chosen on each
-// shipped tuning's problems replayed without their own records (`autotune replay
-// --leave_out`), then confirmed on the held-out replays (bench/results/model_vs_nearest.md).
+// operator's heuristic, at the launch it plans for this problem, answers if it does. Both
+// chosen on the shipped tunings' problems replayed without their own records (`autotune
+// replay --leave_out`); the held-out replays were unchanged by the heuristic's part
+// (bench/results/model_vs_nearest.md). A nearest record of this very problem, tuned on
+// another board of the architecture, answers as it is: its tuning measured the other
+// widths on this problem.
 std::optional<Resolution> TunedResolver::NearestUsable(
     const std::vector<std::pair<double, size_t>>& near, const std::string& why,
-    const std::shared_ptr<const DeviceCodegen>& codegen, const TileOp& op,
-    const tuning::Problem& problem, const Target& target) const {
+    const TileOpDefinition& definition, const std::shared_ptr<const DeviceCodegen>& codegen,
+    const TileOp& op, const tuning::Problem& problem, const Target& target) const {
   std::optional<Resolution> nearest;
   double nearest_distance = 0;
-  int narrowed_from = 0;
+  // The width the nearest's kernel moved on its own problem, where it moves narrower here.
+  std::optional<int> narrowed_from;
   int tries = 0;
   for (const auto& [distance, index] : near) {
     // Past the nearest, every record tried counts, usable or not.
@@ -721,7 +729,7 @@ std::optional<Resolution> TunedResolver::NearestUsable(
       nearest = *std::move(resolution);
       // The same problem tuned on another board of this architecture: its tuning measured
       // the other widths on this very problem.
-      if (records_[index].problem().SerializeAsString() == problem.SerializeAsString()) break;
+      if (SameProblem(records_[index].problem(), problem)) break;
       const std::optional<int64_t>& sums = nearest->built.lowered->gather_reads;
       if (here >= own && sums.has_value() && *sums > 1) break;
       if (here < own) narrowed_from = own;
@@ -729,35 +737,36 @@ std::optional<Resolution> TunedResolver::NearestUsable(
     }
     const std::optional<int64_t>& sums = resolution->built.lowered->gather_reads;
     if (here > nearest->built.lowered->vector_bytes &&
-        (narrowed_from > 0 || !sums.has_value() || *sums <= 1)) {
+        (narrowed_from.has_value() || !sums.has_value() || *sums <= 1)) {
       resolution->detail = absl::StrCat(
           why, resolution->detail, " (of ", near.size(),
           " record(s) of this operator, element size and architecture, the nearest (distance ",
           absl::StrFormat("%.2f", nearest_distance), ") moves ",
           nearest->built.lowered->vector_bytes, "-byte vectors here",
-          narrowed_from > 0 ? absl::StrCat(" against ", narrowed_from, " on its own problem")
-                            : std::string(),
+          narrowed_from.has_value()
+              ? absl::StrCat(" against ", *narrowed_from, " on its own problem")
+              : std::string(),
           "; this one, ", here, "-byte ones; distance ",
           absl::StrFormat("%.2f", distance), ")");
       return *std::move(resolution);
     }
   }
-  if (nearest.has_value() && narrowed_from > 0) {
-    // No nearby record keeps its width here: the operator's heuristic, planned for this
-    // problem, where it moves wider vectors than the nearest's narrowed ones.
-    absl::StatusOr<const TileOpDefinition*> definition = ops_->For(op);
+  if (nearest.has_value() && narrowed_from.has_value()) {
+    // No nearby record keeps its width here: the operator's heuristic, at the launch it
+    // plans for this problem, where it moves wider vectors than the nearest's narrowed ones.
     absl::StatusOr<Resolution> planned =
-        definition.ok() ? Heuristic(**definition, codegen, op, target)
-                        : absl::StatusOr<Resolution>(definition.status());
+        Heuristic(definition, codegen, op, target, /*safe_fallback=*/false);
     const int here = nearest->built.lowered->vector_bytes;
     if (planned.ok() && planned->built.lowered->vector_bytes > here) {
+      const int after = std::min(tries, kWiderRecordTries);
       planned->detail = absl::StrCat(
           why, planned->detail, " (the nearest of ", near.size(),
           " record(s) of this operator, element size and architecture (distance ",
           absl::StrFormat("%.2f", nearest_distance), ") moves ", here,
-          "-byte vectors here against ", narrowed_from, " on its own problem, and none of the ",
-          kWiderRecordTries, " after it moves wider ones; the heuristic's moves ",
-          planned->built.lowered->vector_bytes, "-byte ones)");
+          "-byte vectors here against ", *narrowed_from, " on its own problem",
+          after > 0 ? absl::StrCat(", and none of the ", after, " after it moves wider ones")
+                    : std::string(),
+          "; the heuristic's moves ", planned->built.lowered->vector_bytes, "-byte ones)");
       return *std::move(planned);
     }
   }
@@ -811,25 +820,32 @@ std::optional<Resolution> TunedResolver::ByModel(
     // The kernel the nearest record's selection launches stays unless the model predicts
     // another faster by the margin; one it cannot predict stays too.
     std::optional<Resolution> kept =
-        NearestUsable(near, why, codegen, op, problem, target);
+        NearestUsable(near, why, definition, codegen, op, problem, target);
     const Candidate* same = nullptr;
     for (const Candidate& c : candidates) {
       if (kept.has_value() && KernelKey(c.resolution.built) == KernelKey(kept->built)) same = &c;
     }
+    // Its estimate: as a candidate's, or, for a kernel no candidate holds (the heuristic's),
+    // from a model with trees, which estimates any kernel.
+    std::optional<double> kept_us = same != nullptr ? same->predicted_us : std::nullopt;
+    if (same == nullptr && kept.has_value() && model.model.tree_count() > 0) {
+      const double estimate = model.model.EstimateUs(
+          TermsOf(*kept->built.lowered, DeviceConstantsFor(target, sm_count)));
+      if (estimate > 0 && std::isfinite(estimate)) kept_us = estimate;
+    }
     if (kept.has_value() && same != best &&
-        (same == nullptr || !same->predicted_us.has_value() ||
-         *best->predicted_us * (1 + model_margin_) > *same->predicted_us)) {
+        (!kept_us.has_value() || *best->predicted_us * (1 + model_margin_) > *kept_us)) {
       kept->detail = absl::StrCat(
           kept->detail,
-          same != nullptr && same->predicted_us.has_value()
+          kept_us.has_value()
               ? absl::StrFormat("; kept over the cost model's fastest of %d kernels, "
                                 "predicted %.2f us against its %.2f us, not %g%% faster (%s)",
-                                candidates.size(), *best->predicted_us, *same->predicted_us,
+                                candidates.size(), *best->predicted_us, *kept_us,
                                 100 * model_margin_, model.origin)
               : absl::StrFormat("; kept: the cost model (%s) does not predict it",
                                 model.origin));
       // The model judged it unless it could not predict it.
-      kept->chosen_by_model = same != nullptr && same->predicted_us.has_value();
+      kept->chosen_by_model = kept_us.has_value();
       return kept;
     }
   }
@@ -892,7 +908,7 @@ absl::StatusOr<Resolution> TunedResolver::Resolve(const tuning::DeviceIdentity& 
     }
   }
   if (std::optional<Resolution> nearest =
-          NearestUsable(near, why, codegen, op, probe.problem(), target);
+          NearestUsable(near, why, *definition, codegen, op, probe.problem(), target);
       nearest.has_value()) {
     return *std::move(nearest);
   }

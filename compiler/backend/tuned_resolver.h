@@ -153,10 +153,12 @@ class TunedResolver {
 
   // The nearest usable record's variant of `near` (Ranked), or that of one of the next
   // kWiderRecordTries records whose kernel moves wider vectors here, or the heuristic's
-  // where the nearest's narrows here and the heuristic's is wider (see the definition for
-  // when), with `why` and the reason in its detail; none when no record of `near` lowers.
+  // where the nearest's narrows here and the heuristic's is wider; a nearest record of
+  // this very problem (another board's) as it is (see the definition for when), with `why`
+  // and the reason in its detail; none when no record of `near` lowers.
   std::optional<Resolution> NearestUsable(const std::vector<std::pair<double, size_t>>& near,
                                           const std::string& why,
+                                          const TileOpDefinition& definition,
                                           const std::shared_ptr<const DeviceCodegen>& codegen,
                                           const TileOp& op, const tuning::Problem& problem,
                                           const Target& target) const;
@@ -205,11 +207,12 @@ class TunedResolver {
   // move too few bytes per SM to keep the memory busy and half the threads double them.
   Resolution FittedThreads(const tuning::TuningRecord& record, const TileOpDefinition& definition,
                            const TileOp& op, const Target& target, Resolution fitted) const;
-  // The operator's heuristic, or the smallest safe launch when the op's own hints do not
-  // fit it.
+  // The operator's heuristic, or (with `safe_fallback`) the smallest safe launch when the
+  // op's own hints do not fit it.
   absl::StatusOr<Resolution> Heuristic(const TileOpDefinition& definition,
                                        const std::shared_ptr<const DeviceCodegen>& codegen,
-                                       const TileOp& op, const Target& target) const;
+                                       const TileOp& op, const Target& target,
+                                       bool safe_fallback = true) const;
 
   // A nearby record's variant fitted to the problem, with the record's distance and rank
   // (0: nearest) and the cost model's prediction of its time.

@@ -107,10 +107,18 @@ TEST_F(ExampleGpuTest, BakedKernelsRunBitExactWithTheJitOff) {
     auto info = (*library)->Inspect(*op);
     ASSERT_TRUE(info.ok()) << info.status();
     // Exact on the board the records were tuned on; on another of its architecture (an
-    // H100 for H200 records) the same record answers as the nearest, at distance 0.
+    // H100 for H200 records) the same record answers as the nearest, at distance 0: the
+    // kernel the H200 resolves.
     EXPECT_TRUE(info->level == ResolutionLevel::kExact ||
                 absl::StrContains(info->resolution_detail, "distance 0.00"))
         << info->resolution_detail;
+    tuning::DeviceIdentity h200;
+    h200.set_name("NVIDIA H200");
+    h200.set_cc_major(9);
+    h200.set_cc_minor(0);
+    auto on_h200 = (*library)->Explain(*op, h200);
+    ASSERT_TRUE(on_h200.ok()) << on_h200.status();
+    EXPECT_EQ(info->kernel_name, on_h200->kernel_name) << info->resolution_detail;
     EXPECT_TRUE(info->prebuilt);
     std::printf("baked first call (%s): %.3f ms host\n", op->op_name().c_str(), info->first_call_ms);
     CheckBitExact(**library, *op, /*graph=*/false);
