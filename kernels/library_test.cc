@@ -120,7 +120,9 @@ TEST(LibraryTest, BuiltInDatabaseIsLoadedWhenNoneIsGiven) {
 // (re-tune the record after changing what it emits). `TILETUNE_UPDATE_GOLDENS=1 bazel run
 // //kernels:library_test` rewrites a record's digest only where it is the raw-text digest
 // of the very source emitted today (records written before digests left comments out):
-// the same kernel, named the new way.
+// the same kernel, named the new way. Another board of the record's architecture (its name
+// changed: an H100 for an H200 record) resolves the same problem to the same kernel, as the
+// nearest record at distance 0.
 TEST(LibraryTest, EveryShippedRecordStillEmitsTheKernelItTimed) {
   const char* workspace = std::getenv("BUILD_WORKSPACE_DIRECTORY");
   const bool update = std::getenv("TILETUNE_UPDATE_GOLDENS") != nullptr && workspace != nullptr;
@@ -147,6 +149,15 @@ TEST(LibraryTest, EveryShippedRecordStillEmitsTheKernelItTimed) {
       auto resolution = (*resolver)->Resolve(record.device(), **op);
       ASSERT_TRUE(resolution.ok()) << problem << ": " << resolution.status();
       EXPECT_EQ(resolution->level, ResolutionLevel::kExact) << problem << ": " << resolution->detail;
+      tuning::DeviceIdentity other_board = record.device();
+      other_board.set_name(absl::StrCat(record.device().name(), " (another board)"));
+      auto elsewhere = (*resolver)->Resolve(other_board, **op);
+      ASSERT_TRUE(elsewhere.ok()) << problem << ": " << elsewhere.status();
+      EXPECT_EQ(elsewhere->level, ResolutionLevel::kNearest) << problem;
+      EXPECT_EQ(elsewhere->built.source.text, resolution->built.source.text)
+          << problem << ": " << elsewhere->detail;
+      EXPECT_EQ(elsewhere->request.launch.tile, resolution->request.launch.tile) << problem;
+      EXPECT_EQ(elsewhere->request.launch.threads, resolution->request.launch.threads) << problem;
       const std::string digest = KernelDigest(resolution->built.source.text);
       if (update && record.winner().source_sha256() == Sha256Hex(resolution->built.source.text)) {
         updated.mutable_records(i)->mutable_winner()->set_source_sha256(digest);
