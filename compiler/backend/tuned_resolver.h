@@ -12,7 +12,10 @@
 //                 operator's AdaptLaunch, halvings, the vector width, the path). Where
 //                 one of the next few records' kernels moves wider vectors here than the
 //                 nearest's, the first such answers instead (not against a kernel summing
-//                 gathered reads, unless it narrowed from its own problem). With a
+//                 gathered reads, unless it narrowed from its own problem); where the
+//                 nearest's narrowed and none does, the heuristic's kernel if it is
+//                 wider. A record of this very problem from another board of the
+//                 architecture answers as stored. With a
 //                 cost model of the GPU (Options::cost_models), the variant of the 8
 //                 nearest usable records it predicts fastest instead;
 //   3. older      with no usable record of the device's own compute capability: the

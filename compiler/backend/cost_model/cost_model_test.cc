@@ -124,10 +124,6 @@ TEST(CostModelTest, ProtoRoundTripAndBadFilesAreRefused) {
               HasSubstr("inflight_knot_bytes 0 (accepted: > 0)"));
 }
 
-// Trees (FitOptions::trees) learn what a sum of terms cannot: here one kernel kind costs
-// three times as much above 128 threads, the other nothing more. Left out problem by
-// problem, they estimate and rank the kernels far better than the terms alone; the trees
-// survive the file, and a file's broken tree is refused.
 // Kernel k of a sweep over one copy problem `p` of `bytes`: threads 32 << (k % 5), vectors
 // of 1 << (k / 5 % 5) bytes, of kind `kind`; its time is the caller's.
 CostSample SweptCopy(int p, int k, double bytes, const std::string& kind) {
@@ -141,6 +137,10 @@ CostSample SweptCopy(int p, int k, double bytes, const std::string& kind) {
   return s;
 }
 
+// Trees (FitOptions::trees) learn what a sum of terms cannot: here one kernel kind costs
+// three times as much above 128 threads, the other nothing more. Left out problem by
+// problem, they estimate and rank the kernels far better than the terms alone; the trees
+// survive the file, and a file's broken tree is refused.
 TEST(CostModelTest, TreesLearnWhatTheTermsCannotAndSurviveTheFile) {
   std::mt19937_64 rng(11);
   std::uniform_real_distribution<double> u(0, 1);
