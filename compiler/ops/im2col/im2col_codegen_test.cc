@@ -94,6 +94,8 @@ std::vector<GoldenCase> GoldenCases() {
   unfold_span.hints.annotations[kPlanesGatherKey] = "span";
   Im2colOp unfold_shared = unfold;
   unfold_shared.hints.annotations[kPlanesGatherKey] = "shared";
+  Im2colOp unfold_shared_runs = unfold;
+  unfold_shared_runs.hints.annotations[kPlanesGatherKey] = "shared_runs";
   // ViT's patchify of C3 with the row form's vectors along a kernel row (16 B).
   Im2colOp patchify = Im2colOp::Dense(DataType::kF16, G(2, 224, 224, 3, 16, 16, 16, 16, 1, 1, 0, 0));
   patchify.hints.prefer_instruction = Instruction::kSync;
@@ -106,6 +108,8 @@ std::vector<GoldenCase> GoldenCases() {
       {"im2col_simt_f16_unfold_planes_span", unfold_span, T("sm_90a"), Launch(3, 3136, 256, 1),
        Im2colPath::kSimtPlanes},
       {"im2col_simt_f16_unfold_planes_shared", unfold_shared, T("sm_90a"),
+       Launch(18, 8 * 56, 256, 1), Im2colPath::kSimtPlanes},
+      {"im2col_simt_f16_unfold_planes_shared_runs", unfold_shared_runs, T("sm_90a"),
        Launch(18, 8 * 56, 256, 1), Im2colPath::kSimtPlanes},
       {"im2col_simt_u8_unfold_planes_part_rows", unfold_odd, T("sm_75"), Launch(2, 4, 64, 1),
        Im2colPath::kSimtPlanes},

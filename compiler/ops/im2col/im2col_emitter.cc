@@ -51,6 +51,7 @@ class Im2colEmitter {
       Constants();
       if (l_.span_gather) SpanGather();
       if (l_.shared_gather) {
+        if (BoxRuns()) BoxRun();
         SharedPlanesKernel();
       } else {
         PlanesKernel();
@@ -446,6 +447,47 @@ class Im2colEmitter {
 
   std::string ImgPolicyParam() const { return l_.img_policy ? ", u64 img_policy" : ""; }
 
+  bool BoxRuns() const { return l_.box_runs; }
+
+  // tt_box_run(box, o): the vector of consecutive box elements from byte o. Element by
+  // element, a warp's loads from one box row hit each bank several times (its vectors lie
+  // a vector apart); instead it loads the aligned vector holding byte o and the next (the
+  // box has one vector of shared memory more for it), and shifts the pair into place.
+  // Without branches, so a thread's loads for its batch of vectors all issue together.
+  void BoxRun() {
+    const int words = l_.vector_elems * l_.element_bytes / 4;
+    const char* fields[] = {"x", "y", "z", "w"};
+    std::string gather, pick, place;
+    for (int i = 0; i < 2 * words; ++i) {
+      absl::StrAppend(&gather, "  w[", i, "] = ", i < words ? "lo." : "hi.", fields[i % words],
+                      ";\n");
+    }
+    // Word i of the run is word i + shift of the pair, shift < words: selects, since an
+    // array indexed at run time would live in local memory.
+    for (int i = 0; i <= words; ++i) {
+      std::string choice = absl::StrCat("w[", i, "]");
+      for (int shift = 1; shift < words; ++shift) {
+        choice = absl::StrCat("shift == ", shift, " ? w[", i + shift, "] : ", choice);
+      }
+      absl::StrAppend(&pick, "  const u32 r", i, " = ", choice, ";\n");
+    }
+    for (int i = 0; i < words; ++i) {
+      absl::StrAppend(&place, "  v.", fields[i], " = __funnelshift_r(r", i, ", r", i + 1,
+                      ", bits);\n");
+    }
+    absl::StrAppend(&out_,
+                    "\n// The vector of consecutive box elements from byte o of the box.\n"
+                    "__device__ __forceinline__ tt_vec tt_box_run(const u8* box, u32 o) {\n"
+                    "  const u32 s = o % u32(sizeof(tt_vec));\n"
+                    "  const tt_vec lo = tt_ld_shared(box + (o - s));\n"
+                    "  const tt_vec hi = tt_ld_shared(box + (o - s) + sizeof(tt_vec));\n"
+                    "  u32 w[", 2 * words, "];\n", gather,
+                    words > 1 ? "  const u32 shift = s / 4, bits = s % 4 * 8;\n"
+                              : "  const u32 bits = s * 8;\n",
+                    pick,
+                    "  tt_vec v;\n", place, "  return v;\n}\n");
+  }
+
   // The planes form with planes_gather=shared: tile t's rows reach kBoxPlanes planes at
   // most (from plane m0 / kTaps), its columns kBand output rows (from oh0). The CTA first
   // copies each plane's window of the image those rows read into shared memory: box row j
@@ -496,8 +538,11 @@ class Im2colEmitter {
                 "        valid[b] = j < vectors && m0 + q < kM && column < u32(kK) ? kVector : 0;\n"
                 "        at[b] = ((m0 + q) * kK + column) * kElementBytes;\n",
         "        u32 ohl = column / u32(kOW) - oh0, ow = column % u32(kOW);\n"
-        "        u32 at_box = offset(u32(m0) + q, plane0, ohl, ow);\n"
-        "#pragma unroll\n"
+        "        u32 at_box = offset(u32(m0) + q, plane0, ohl, ow);\n",
+        BoxRuns() ? "        // Every vector lies within one output row: a run of the box.\n"
+                    "        pack[b].v = tt_box_run(tt_smem, (valid[b] == kVector ? at_box : 0u) * "
+                    "u32(kElementBytes));\n"
+                  : absl::StrCat("#pragma unroll\n"
         "        for (u32 e = 0; e < kVector; ++e) {\n"
         "          tt_elem v = tt_elem(0);\n"
         "          if (e < valid[b]) v = box[at_box];\n"
@@ -514,7 +559,7 @@ class Im2colEmitter {
               : "            ++ohl;\n",
         "            at_box = offset(u32(m0) + q, plane0, ohl, 0);\n"
         "          }\n"
-        "        }\n"
+        "        }\n"),
         "      }\n",
         PlanesStores());
   }

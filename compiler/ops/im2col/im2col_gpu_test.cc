@@ -13,10 +13,12 @@
 #include <optional>
 #include <ostream>
 #include <random>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "compiler/codegen/codegen_test_util.h"
@@ -27,6 +29,7 @@
 #include "compiler/ops/im2col/im2col_reference.h"
 #include "compiler/ops/im2col/im2col_search_space.h"
 #include "compiler/ops/im2col/im2col_test_util.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/emulate/gpu_test_emulation.h"
 #include "kernels/runtime/gpu_test_util.h"
@@ -411,16 +414,45 @@ std::vector<Im2colCase> Cases() {
     op.hints.annotations[kPlanesGatherKey] = "shared";
     int n = 0;
     for (const Trial& trial : Im2colSearchSpace(op, *Target::Parse("sm_90a")).first) {
-      if (!trial.hints.annotations.count(kPlanesGatherKey) ||
-          trial.hints.annotations.at(kPlanesGatherKey) != "shared") {
-        continue;
-      }
+      if (!trial.hints.annotations.count(kPlanesGatherKey)) continue;
+      const std::string& gather = trial.hints.annotations.at(kPlanesGatherKey);
+      if (gather != "shared" && gather != "shared_runs") continue;
       Im2colOp shared = op;
       shared.hints = trial.hints;
       auto planned = LowerIm2col(shared, *Target::Parse("sm_90a"), trial.launch);
       if (!planned.ok() || !planned->shared_gather) continue;
-      cases.push_back({absl::StrCat(u.name, "_shared_", n++), shared, trial.launch,
+      if (gather == "shared_runs" && !planned->box_runs) continue;
+      cases.push_back({absl::StrCat(u.name, "_", gather, "_", n++), shared, trial.launch,
                        Im2colPath::kSimtPlanes});
+    }
+  }
+  // planes_gather=shared_runs (column stride 1, output rows of whole vectors: each vector
+  // loaded as two aligned vectors of the box and shifted into place), at every element size
+  // and vector width, at every alignment of a run in the box (its rows are W + 2 wide,
+  // dilation moves taps by 2), on the last vector of the box too.
+  for (DataType dtype : {DataType::kU8, DataType::kF16, DataType::kF32, DataType::kF64}) {
+    const int e = DataTypeBytes(dtype);
+    for (int vector_bytes = std::max(4, 2 * e); vector_bytes <= 16; vector_bytes *= 2) {
+      for (const auto& [h, w] : std::vector<std::pair<int64_t, int64_t>>{{8, 16}, {5, 40}, {3, 32}}) {
+        for (int64_t dilation : {1, 2}) {
+          const Im2colGeometry g = G(2, h, w, 3, 3, 3, 1, 1, dilation, dilation, dilation, dilation);
+          Im2colOp op = Im2colOp::Dense(dtype, g);
+          op.img.strides = NchwStrides(g);
+          op.order = ColumnOrder::kChannelRows;
+          op.hints.annotations[kPlanesGatherKey] = "shared_runs";
+          op.hints.coalesced_width = vector_bytes / e;
+          // Whole runs of 9 rows, and bands of two output rows.
+          for (const LaunchParams& launch : {Launch(9, g.OH() * g.OW(), 128, 1),
+                                             Launch(5, 2 * g.OW(), 64, 1)}) {
+            auto planned = LowerIm2col(op, *Target::Parse("sm_90a"), launch);
+            if (!planned.ok() || !planned->box_runs) continue;
+            cases.push_back({absl::StrCat("unfold_shared_box_run_", DataTypeName(dtype), "_",
+                                          vector_bytes, "B_", h, "x", w, "_d", dilation, "_",
+                                          launch.tile[0], "x", launch.tile[1]),
+                             op, launch, Im2colPath::kSimtPlanes});
+          }
+        }
+      }
     }
   }
   // The shared gather on a persistent grid (one CTA per SM, 512 tiles): each CTA refills
@@ -535,6 +567,18 @@ TEST(Im2colCasesTest, CoverTheGeometriesTheBriefAsksFor) {
   EXPECT_GE(gather[1], 40);
   EXPECT_GE(phase_prefetch[0], 10);
   EXPECT_GE(phase_prefetch[1], 10);
+  // The shared gather's box runs at every element size and vector width they serve.
+  std::set<std::pair<int, int>> box_runs;
+  for (const Im2colCase& c : cases) {
+    if (!absl::StrContains(c.name, "_box_run_")) continue;
+    auto lowered = LowerIm2col(c.op, *Target::Parse("sm_90a"), c.launch);
+    ASSERT_TRUE(lowered.ok()) << c.name << ": " << lowered.status();
+    EXPECT_TRUE(lowered->box_runs) << c.name;
+    box_runs.insert({lowered->element_bytes, lowered->vector_elems * lowered->element_bytes});
+  }
+  EXPECT_THAT(box_runs, ::testing::IsSupersetOf(std::vector<std::pair<int, int>>{
+                            {1, 4}, {1, 8}, {1, 16}, {2, 4}, {2, 8}, {2, 16}, {4, 8}, {4, 16},
+                            {8, 16}}));
 }
 
 // planes_gather=span reads nothing outside the image, even where its last byte ends a

@@ -570,11 +570,44 @@ std::string PlanSharedGather(const Target& target, LoweredIm2col& l) {
 // The planes form's gather: span or shared where the hint asks for it and it applies,
 // element by element otherwise (the default, so kernels tuned before the choice existed
 // are unchanged).
+// Why the shared gather's vectors cannot be read as runs of the box ("" when they can).
+std::string PlanBoxRuns(const LoweredIm2col& l) {
+  const Im2colGeometry& g = l.geometry;
+  const int64_t vector_bytes = l.vector_elems * l.element_bytes;
+  if (g.sw != 1) {
+    return absl::StrCat("at column stride ", g.sw, " a vector's elements are not consecutive in "
+                        "the box (stride 1 only)");
+  }
+  if (l.vector_elems < 2 || vector_bytes < 4) {
+    return absl::StrCat("its ", vector_bytes, "-byte vectors hold one element or are narrower "
+                        "than 4 bytes: nothing to gain over element loads");
+  }
+  if (l.ow % l.vector_elems != 0) {
+    return absl::StrCat("vectors of ", l.vector_elems, " elements cross its output rows of ",
+                        l.ow, " (rows must be a whole number of vectors)");
+  }
+  return "";
+}
+
 void ChoosePlanesGather(const Target& target, LoweredIm2col& l) {
   auto choice = l.hints.choices.find(kPlanesGatherKey);
   if (choice == l.hints.choices.end() || choice->second == "element") return;
-  const std::string blocker =
-      choice->second == "span" ? PlanSpanGather(l) : PlanSharedGather(target, l);
+  const bool runs = choice->second == "shared_runs";
+  std::string blocker = runs ? PlanBoxRuns(l) : "";
+  if (blocker.empty()) {
+    blocker = choice->second == "span" ? PlanSpanGather(l) : PlanSharedGather(target, l);
+  }
+  if (blocker.empty() && runs) {
+    if (l.shared_bytes + 16 > target.MaxSharedBytesPerBlock() - kReservedShared) {
+      l.decision_log.push_back(absl::StrCat(
+          kPlanesGatherKey, "=shared_runs not taken: its box and one more vector (",
+          l.shared_bytes + 16, " B) do not fit in shared memory; the shared gather reads "
+          "element by element"));
+    } else {
+      l.box_runs = true;
+      l.shared_bytes += 16;
+    }
+  }
   if (!blocker.empty()) {
     l.decision_log.push_back(
         absl::StrCat(kPlanesGatherKey, "=", choice->second, " not taken: ", blocker));

@@ -218,6 +218,12 @@ struct LoweredIm2col : LoweredTileKernel {
   // image window those rows read into shared memory (zeros where the window leaves the
   // image); its vectors then read their elements there.
   bool shared_gather = false;
+  // planes_gather=shared_runs where it applies: the shared gather where every vector lies
+  // within one output row (column stride 1, OW a whole number of vectors of at least 4
+  // bytes), so its elements are consecutive in the box: each vector is read as the two
+  // aligned vectors of the box holding it, shifted into place (shared_bytes holds one
+  // vector more, for the second).
+  bool box_runs = false;
   int64_t box_planes = 0;
   int64_t band_rows = 0;
   int64_t box_rows = 0;

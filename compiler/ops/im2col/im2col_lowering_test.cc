@@ -887,6 +887,44 @@ TEST(Im2colPlanesTest, WarpLoadSectorsFollowTheGather) {
   EXPECT_EQ(segments->warp_load_sectors, 8);
 }
 
+// planes_gather=shared_runs: the shared gather with each vector read as a run of the box,
+// where every vector lies within one output row (column stride 1, OW a whole number of
+// vectors of 4 bytes or more); the box has one vector more, for the run's second load.
+// Elsewhere it says why not, and the shared gather (or, where that cannot serve either, the
+// element gather) reads the elements.
+TEST(Im2colPlanesTest, SharedRunsWhereEveryVectorLiesInOneOutputRow) {
+  Im2colOp op = Unfold(DataType::kF16, Resnet());
+  op.hints.annotations[kPlanesGatherKey] = "shared_runs";
+  auto runs = LowerIm2col(op, T("sm_90a"), Launch(18, 3136, 256));
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  EXPECT_TRUE(runs->shared_gather);
+  EXPECT_TRUE(runs->box_runs);
+  EXPECT_EQ(runs->shared_bytes, 2 * 58 * 58 * 2 + 16);
+  EXPECT_EQ(runs->form_name, kPlanesSharedForm);
+  // 14 pixels a row: 8-element vectors cross rows; 2-element (4-byte) ones do not.
+  Im2colOp conv4 = Unfold(DataType::kF16, G(4, 14, 14, 256, 3, 3, 1, 1, 1, 1, 1, 1));
+  conv4.hints.annotations[kPlanesGatherKey] = "shared_runs";
+  auto crossing = LowerIm2col(conv4, T("sm_90a"), Launch(18, 196, 128));
+  ASSERT_TRUE(crossing.ok()) << crossing.status();
+  EXPECT_FALSE(crossing->box_runs);
+  EXPECT_FALSE(crossing->shared_gather);
+  EXPECT_THAT(absl::StrJoin(crossing->decision_log, "\n"),
+              HasSubstr("planes_gather=shared_runs not taken: vectors of 8 elements cross its "
+                        "output rows of 14 (rows must be a whole number of vectors)"));
+  conv4.hints.coalesced_width = 2;
+  auto narrow = LowerIm2col(conv4, T("sm_90a"), Launch(18, 196, 128));
+  ASSERT_TRUE(narrow.ok()) << narrow.status();
+  EXPECT_TRUE(narrow->box_runs);
+  // At column stride 2 a vector's elements are not consecutive in the box.
+  Im2colOp strided = Unfold(DataType::kF16, G(4, 28, 28, 64, 3, 3, 2, 2, 1, 1, 1, 1));
+  strided.hints.annotations[kPlanesGatherKey] = "shared_runs";
+  auto apart = LowerIm2col(strided, T("sm_90a"), Launch(9, 196, 128));
+  ASSERT_TRUE(apart.ok()) << apart.status();
+  EXPECT_FALSE(apart->box_runs);
+  EXPECT_THAT(absl::StrJoin(apart->decision_log, "\n"),
+              HasSubstr("at column stride 2 a vector's elements are not consecutive"));
+}
+
 // planes_gather=shared takes tiles of whole planes and whole output rows: each plane's image
 // window for the tile's rows is copied to shared memory once, its KH*KW tap rows read there.
 TEST(Im2colPlanesTest, SharedGatherTakesTilesOfWholePlanesAndRows) {

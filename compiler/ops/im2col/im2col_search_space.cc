@@ -200,8 +200,13 @@ SearchSpace PlanesSearchSpace(const Im2colOp& op) {
   shared.prefer_instruction = Instruction::kSync;
   SplitEviction(shared);
   shared.annotations[kPlanesGatherKey] = "shared";
+  // At column stride 1, also with each vector read as a run of the box (the lowering
+  // declines it where vectors would cross output rows).
+  Hints shared_runs = shared;
+  shared_runs.annotations[kPlanesGatherKey] = "shared_runs";
   for (const LaunchParams& launch : SharedPlanesLaunches(op)) {
     space.first.push_back({shared, launch});
+    if (op.geometry.sw == 1) space.first.push_back({shared_runs, launch});
     launches.push_back(launch);
   }
   for (int64_t elems : {2048, 4096, 8192, 16384, 32768}) {
