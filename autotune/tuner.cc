@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,26 +34,45 @@ void Count(const CandidateSet& set, TuneStats* stats, std::vector<std::string>* 
 
 std::vector<Hints> Tuner::LeaderHints(const std::vector<Run>& runs,
                                       const Anchors& anchors) const {
-  std::map<std::string, std::pair<double, const Candidate*>> best_per_path;
+  // The fastest run of each path, and of each form within a path.
+  using Best = std::pair<double, const Candidate*>;
+  std::map<std::string, Best> best_per_path;
+  std::map<std::string, std::map<std::string, Best>> best_per_form;
+  auto keep = [](std::map<std::string, Best>& best, const std::string& key, Best entry) {
+    auto it = best.find(key);
+    if (it == best.end() || entry.first < it->second.first) best[key] = entry;
+  };
   for (const Run& run : runs) {
     if (run.measurement.samples_us.empty()) continue;
     // The anchors ran at their own launches, the other hint sets at one representative
     // launch per path: they would lead on their launch alone.
     if (anchors.Has(run.candidate->source_sha256)) continue;
-    const double median = Median(run.measurement.samples_us);
-    const std::string& path = run.candidate->lowered->path_name;
-    auto it = best_per_path.find(path);
-    if (it == best_per_path.end() || median < it->second.first) {
-      best_per_path[path] = {median, run.candidate};
-    }
+    const Best entry = {Median(run.measurement.samples_us), run.candidate};
+    const LoweredTileKernel& lowered = *run.candidate->lowered;
+    keep(best_per_path, lowered.path_name, entry);
+    keep(best_per_form[lowered.path_name], lowered.form_name, entry);
   }
-  std::vector<std::pair<double, const Candidate*>> leaders;
-  for (auto& [path, entry] : best_per_path) leaders.push_back(entry);
+  std::vector<std::pair<Best, std::string>> leaders;
+  for (auto& [path, entry] : best_per_path) leaders.push_back({entry, path});
   std::sort(leaders.begin(), leaders.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
+            [](const auto& a, const auto& b) { return a.first.first < b.first.first; });
+  // The best hint set of each of the leading paths, then of each other form of those paths:
+  // one form fastest in the first phase (at its own launches) does not keep another form of
+  // its path from the launch sweep.
   std::vector<Hints> hints;
+  std::set<const Candidate*> taken;
   for (size_t i = 0; i < leaders.size() && static_cast<int>(i) < options_.leader_paths; ++i) {
-    hints.push_back(leaders[i].second->hints);
+    hints.push_back(leaders[i].first.second->hints);
+    taken.insert(leaders[i].first.second);
+  }
+  for (size_t i = 0; i < leaders.size() && static_cast<int>(i) < options_.leader_paths; ++i) {
+    std::vector<Best> forms;
+    for (auto& [form, entry] : best_per_form[leaders[i].second]) forms.push_back(entry);
+    std::sort(forms.begin(), forms.end(),
+              [](const Best& a, const Best& b) { return a.first < b.first; });
+    for (const Best& entry : forms) {
+      if (taken.insert(entry.second).second) hints.push_back(entry.second->hints);
+    }
   }
   return hints;
 }

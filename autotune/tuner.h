@@ -10,10 +10,11 @@
 //
 // Strategy. First phase: every hint set of the operator's search space at one
 // representative launch per path family. Second phase: every launch candidate for the
-// best hint set of each of the three best paths; when it builds nothing, stats say why and
-// the record lists the reason as a PRUNED candidate. With a cost model, each phase
-// measures only the model's model_top_k best estimated candidates and the operator's
-// heuristic choice (stats->model_skipped counts the rest). Then the five fastest (and the
+// best hint set of each of the three best paths, and of each other form of those paths;
+// when it builds nothing, stats say why and the record lists the reason as a PRUNED
+// candidate. With a cost model, each phase measures only the model's model_top_k best
+// estimated candidates and the operator's heuristic choice (stats->model_skipped counts
+// the rest). Then the five fastest (and the
 // library's choice) are measured again in interleaved rounds and the winner is chosen among
 // them only: the fastest, and among those within noise of it (winner.h) the library's
 // choice, else the one using fewer resources; results above the ceiling are cache
@@ -119,8 +120,8 @@ class Tuner {
       return !sha.empty() && (sha == library || sha == heuristic || alternatives.count(sha) > 0);
     }
   };
-  // The best hint set of each of the `leader_paths` best paths measured so far, the
-  // anchors left out.
+  // The best hint set of each of the `leader_paths` best paths measured so far, then of
+  // each other form of those paths, the anchors left out.
   std::vector<Hints> LeaderHints(const std::vector<Run>& runs, const Anchors& anchors) const;
   // The candidates a phase measures: all of them, or with a cost model its top k and the
   // anchors (stats->model_skipped counts the rest).

@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -148,6 +148,31 @@ TEST(TunerTest, PicksTheFastestVerifiedCandidateOfBothPhases) {
   EXPECT_TRUE(tuning::ValidateTuningDatabase(database, "tuned",
                                              BuiltinTileOps().RecordValidator())
                   .ok());
+}
+
+// The launch sweep covers the best hint set of each form of a leading path, not only of
+// the path: an NCHW unfold's shared gather, fastest in the first phase at its own tiles,
+// does not keep the element and span gathers (the planes form) from their launches.
+TEST(TunerTest, EveryFormOfALeadingPathHasItsLaunchesSwept) {
+  const TuningTask task = Task("im2col:f16:2,16,16,8:k=3:p=1:layout=nchw");
+  SimulatedDeviceOptions options = Options();
+  options.time_us = [](const Candidate& c, const TuningTask&) {
+    return (c.lowered->form_name == "planes_shared" ? 5 : 10) + 5 * UnitHash(c.source_sha256, 99);
+  };
+  TuneStats stats;
+  absl::StatusOr<tuning::TuningRecord> record = TuneOnce(task, options, TunerOptions(), stats);
+  ASSERT_TRUE(record.ok()) << record.status();
+  std::set<std::pair<std::string, std::string>> launches;  // (form, tile and threads)
+  for (const tuning::CandidateResult& c : record->candidates()) {
+    if (c.status() != tuning::CandidateResult::OK) continue;
+    const tuning::Lowering& lowering = c.variant().lowering();
+    launches.insert({lowering.form(), absl::StrCat(absl::StrJoin(lowering.tile(), "x"), "/",
+                                                   lowering.threads())});
+  }
+  int planes = 0, shared = 0;
+  for (const auto& [form, launch] : launches) (form == "planes" ? planes : shared) += 1;
+  EXPECT_GE(shared, 5);
+  EXPECT_GE(planes, 5) << "the planes form was measured at " << planes << " launch(es)";
 }
 
 TEST(TunerTest, WrongOutputsNeverWin) {

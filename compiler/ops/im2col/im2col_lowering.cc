@@ -592,11 +592,19 @@ std::string PlanBoxRuns(const LoweredIm2col& l) {
 void ChoosePlanesGather(const Target& target, LoweredIm2col& l) {
   auto choice = l.hints.choices.find(kPlanesGatherKey);
   if (choice == l.hints.choices.end() || choice->second == "element") return;
-  const bool runs = choice->second == "shared_runs";
-  std::string blocker = runs ? PlanBoxRuns(l) : "";
-  if (blocker.empty()) {
-    blocker = choice->second == "span" ? PlanSpanGather(l) : PlanSharedGather(target, l);
+  bool runs = choice->second == "shared_runs";
+  if (runs) {
+    // Where the runs cannot serve, the shared gather still can: a record tuned with them
+    // keeps its shared memory on problems whose rows its vectors would cross.
+    const std::string no_runs = PlanBoxRuns(l);
+    if (!no_runs.empty()) {
+      l.decision_log.push_back(absl::StrCat(kPlanesGatherKey, "=shared_runs: no runs (", no_runs,
+                                            "); the shared gather reads element by element"));
+      runs = false;
+    }
   }
+  const std::string blocker =
+      choice->second == "span" ? PlanSpanGather(l) : PlanSharedGather(target, l);
   if (blocker.empty() && runs) {
     if (l.shared_bytes + 16 > target.MaxSharedBytesPerBlock() - kReservedShared) {
       l.decision_log.push_back(absl::StrCat(

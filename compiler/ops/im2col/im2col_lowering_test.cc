@@ -890,8 +890,8 @@ TEST(Im2colPlanesTest, WarpLoadSectorsFollowTheGather) {
 // planes_gather=shared_runs: the shared gather with each vector read as a run of the box,
 // where every vector lies within one output row (column stride 1, OW a whole number of
 // vectors of 4 bytes or more); the box has one vector more, for the run's second load.
-// Elsewhere it says why not, and the shared gather (or, where that cannot serve either, the
-// element gather) reads the elements.
+// Elsewhere it says why not, and the shared gather reads the elements one by one (a record
+// tuned with runs keeps its shared memory where they do not apply).
 TEST(Im2colPlanesTest, SharedRunsWhereEveryVectorLiesInOneOutputRow) {
   Im2colOp op = Unfold(DataType::kF16, Resnet());
   op.hints.annotations[kPlanesGatherKey] = "shared_runs";
@@ -907,10 +907,12 @@ TEST(Im2colPlanesTest, SharedRunsWhereEveryVectorLiesInOneOutputRow) {
   auto crossing = LowerIm2col(conv4, T("sm_90a"), Launch(18, 196, 128));
   ASSERT_TRUE(crossing.ok()) << crossing.status();
   EXPECT_FALSE(crossing->box_runs);
-  EXPECT_FALSE(crossing->shared_gather);
+  EXPECT_TRUE(crossing->shared_gather);
+  EXPECT_EQ(crossing->shared_bytes, 2 * 16 * 16 * 2);  // no vector more
   EXPECT_THAT(absl::StrJoin(crossing->decision_log, "\n"),
-              HasSubstr("planes_gather=shared_runs not taken: vectors of 8 elements cross its "
-                        "output rows of 14 (rows must be a whole number of vectors)"));
+              HasSubstr("planes_gather=shared_runs: no runs (vectors of 8 elements cross its "
+                        "output rows of 14 (rows must be a whole number of vectors)); the "
+                        "shared gather reads element by element"));
   conv4.hints.coalesced_width = 2;
   auto narrow = LowerIm2col(conv4, T("sm_90a"), Launch(18, 196, 128));
   ASSERT_TRUE(narrow.ok()) << narrow.status();
@@ -921,6 +923,7 @@ TEST(Im2colPlanesTest, SharedRunsWhereEveryVectorLiesInOneOutputRow) {
   auto apart = LowerIm2col(strided, T("sm_90a"), Launch(9, 196, 128));
   ASSERT_TRUE(apart.ok()) << apart.status();
   EXPECT_FALSE(apart->box_runs);
+  EXPECT_TRUE(apart->shared_gather);
   EXPECT_THAT(absl::StrJoin(apart->decision_log, "\n"),
               HasSubstr("at column stride 2 a vector's elements are not consecutive"));
 }
