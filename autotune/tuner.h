@@ -14,18 +14,17 @@
 // when it builds nothing, stats say why and the record lists the reason as a PRUNED
 // candidate. With a cost model, each phase measures only the model's model_top_k best
 // estimated candidates and the operator's heuristic choice (stats->model_skipped counts
-// the rest). Then the five fastest (and the
-// library's choice) are measured again in interleaved rounds and the winner is chosen among
-// them only: the fastest, and among those within noise of it (winner.h) the library's
-// choice, else the one using fewer resources; results above the ceiling are cache
-// artefacts. Regret: a second set of interleaved rounds over the same
-// leaders, judged apart from the samples that chose the winner. Baselines: the winner and
-// the device's baselines (cudaMemcpy of the same bytes, the operator's library call) in
-// fresh interleaved rounds, recorded with the winner's speedup over each, vs_baseline and
-// the size-matched ceiling; a baseline that cannot be measured is recorded with why. A
-// variant that faults the
-// device makes Tune return Aborted with the variant added to `faulted` (see
-// evaluator.h); the caller retries in a new process.
+// the rest). Then the five fastest (and the library's choice) are measured again in
+// interleaved rounds and the winner is chosen among them only: the fastest, and among
+// those within noise of it (winner.h) the library's choice, else the one using fewer
+// resources; results above the ceiling are cache artefacts. Regret: a second set of
+// interleaved rounds over the same leaders, judged apart from the samples that chose the
+// winner. Baselines: the winner and the device's baselines (cudaMemcpy of the same bytes,
+// the operator's library call) in fresh interleaved rounds, recorded with the winner's
+// speedup over each, vs_baseline and the size-matched ceiling; a baseline that cannot be
+// measured is recorded with why. A variant that faults the device makes Tune return
+// Aborted with the variant added to `faulted` (see evaluator.h); the caller retries in a
+// new process.
 #ifndef AUTOTUNE_TUNER_H_
 #define AUTOTUNE_TUNER_H_
 
