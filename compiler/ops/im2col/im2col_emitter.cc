@@ -488,6 +488,35 @@ class Im2colEmitter {
                     "  tt_vec v;\n", place, "  return v;\n}\n");
   }
 
+  // The shared gather's read of vector b (its first element at box offset at_box): a run of
+  // the box, or element by element, stepping (ohl, ow) and, in whole rows, q.
+  std::string ReadVector(bool whole) const {
+    if (BoxRuns()) {
+      return "        // Every vector lies within one output row: a run of the box.\n"
+             "        pack[b].v = tt_box_run(tt_smem, (valid[b] == kVector ? at_box : 0u) * "
+             "u32(kElementBytes));\n";
+    }
+    return absl::StrCat(
+        "#pragma unroll\n"
+        "        for (u32 e = 0; e < kVector; ++e) {\n"
+        "          tt_elem v = tt_elem(0);\n"
+        "          if (e < valid[b]) v = box[at_box];\n"
+        "          pack[b].e[e] = v;\n"
+        "          // The next element: the next column, wrapping to the next output row",
+        whole ? " and\n          // from the last to the next tile row.\n" : ".\n",
+        "          at_box += u32(kSW);\n"
+        "          if (++ow == u32(kOW)) {\n"
+        "            ow = 0;\n",
+        whole ? "            if (++ohl == u32(kBand)) {\n"
+                "              ohl = 0;\n"
+                "              ++q;\n"
+                "            }\n"
+              : "            ++ohl;\n",
+        "            at_box = offset(u32(m0) + q, plane0, ohl, 0);\n"
+        "          }\n"
+        "        }\n");
+  }
+
   // The planes form with planes_gather=shared: tile t's rows reach kBoxPlanes planes at
   // most (from plane m0 / kTaps), its columns kBand output rows (from oh0). The CTA first
   // copies each plane's window of the image those rows read into shared memory: box row j
@@ -539,27 +568,7 @@ class Im2colEmitter {
                 "        at[b] = ((m0 + q) * kK + column) * kElementBytes;\n",
         "        u32 ohl = column / u32(kOW) - oh0, ow = column % u32(kOW);\n"
         "        u32 at_box = offset(u32(m0) + q, plane0, ohl, ow);\n",
-        BoxRuns() ? "        // Every vector lies within one output row: a run of the box.\n"
-                    "        pack[b].v = tt_box_run(tt_smem, (valid[b] == kVector ? at_box : 0u) * "
-                    "u32(kElementBytes));\n"
-                  : absl::StrCat("#pragma unroll\n"
-        "        for (u32 e = 0; e < kVector; ++e) {\n"
-        "          tt_elem v = tt_elem(0);\n"
-        "          if (e < valid[b]) v = box[at_box];\n"
-        "          pack[b].e[e] = v;\n"
-        "          // The next element: the next column, wrapping to the next output row",
-        whole ? " and\n          // from the last to the next tile row.\n" : ".\n",
-        "          at_box += u32(kSW);\n"
-        "          if (++ow == u32(kOW)) {\n"
-        "            ow = 0;\n",
-        whole ? "            if (++ohl == u32(kBand)) {\n"
-                "              ohl = 0;\n"
-                "              ++q;\n"
-                "            }\n"
-              : "            ++ohl;\n",
-        "            at_box = offset(u32(m0) + q, plane0, ohl, 0);\n"
-        "          }\n"
-        "        }\n"),
+        ReadVector(whole),
         "      }\n",
         PlanesStores());
   }
