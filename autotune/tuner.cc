@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,14 +33,9 @@ void Count(const CandidateSet& set, TuneStats* stats, std::vector<std::string>* 
 
 std::vector<Hints> Tuner::LeaderHints(const std::vector<Run>& runs,
                                       const Anchors& anchors) const {
-  // The fastest run of each path, and of each form within a path.
+  // The fastest run of each form of each path.
   using Best = std::pair<double, const Candidate*>;
-  std::map<std::string, Best> best_per_path;
-  std::map<std::string, std::map<std::string, Best>> best_per_form;
-  auto keep = [](std::map<std::string, Best>& best, const std::string& key, Best entry) {
-    auto it = best.find(key);
-    if (it == best.end() || entry.first < it->second.first) best[key] = entry;
-  };
+  std::map<std::string, std::map<std::string, Best>> best;
   for (const Run& run : runs) {
     if (run.measurement.samples_us.empty()) continue;
     // The anchors ran at their own launches, the other hint sets at one representative
@@ -49,30 +43,24 @@ std::vector<Hints> Tuner::LeaderHints(const std::vector<Run>& runs,
     if (anchors.Has(run.candidate->source_sha256)) continue;
     const Best entry = {Median(run.measurement.samples_us), run.candidate};
     const LoweredTileKernel& lowered = *run.candidate->lowered;
-    keep(best_per_path, lowered.path_name, entry);
-    keep(best_per_form[lowered.path_name], lowered.form_name, entry);
+    auto [it, added] = best[lowered.path_name].emplace(lowered.form_name, entry);
+    if (!added && entry.first < it->second.first) it->second = entry;
   }
-  std::vector<std::pair<Best, std::string>> leaders;
-  for (auto& [path, entry] : best_per_path) leaders.push_back({entry, path});
-  std::sort(leaders.begin(), leaders.end(),
-            [](const auto& a, const auto& b) { return a.first.first < b.first.first; });
-  // The best hint set of each of the leading paths, then of each other form of those paths:
-  // one form fastest in the first phase (at its own launches) does not keep another form of
-  // its path from the launch sweep.
-  std::vector<Hints> hints;
-  std::set<const Candidate*> taken;
-  for (size_t i = 0; i < leaders.size() && static_cast<int>(i) < options_.leader_paths; ++i) {
-    hints.push_back(leaders[i].first.second->hints);
-    taken.insert(leaders[i].first.second);
-  }
-  for (size_t i = 0; i < leaders.size() && static_cast<int>(i) < options_.leader_paths; ++i) {
-    std::vector<Best> forms;
-    for (auto& [form, entry] : best_per_form[leaders[i].second]) forms.push_back(entry);
-    std::sort(forms.begin(), forms.end(),
+  // Each path's forms, fastest first; the paths by their fastest form.
+  std::vector<std::vector<Best>> paths;
+  for (auto& [path, forms] : best) {
+    std::vector<Best>& sorted = paths.emplace_back();
+    for (auto& [form, entry] : forms) sorted.push_back(entry);
+    std::sort(sorted.begin(), sorted.end(),
               [](const Best& a, const Best& b) { return a.first < b.first; });
-    for (const Best& entry : forms) {
-      if (taken.insert(entry.second).second) hints.push_back(entry.second->hints);
-    }
+  }
+  std::sort(paths.begin(), paths.end(),
+            [](const auto& a, const auto& b) { return a.front().first < b.front().first; });
+  // The best hint set of each form of the leading paths: one form fastest in the first
+  // phase (at its own launches) does not keep another form of its path from the sweep.
+  std::vector<Hints> hints;
+  for (size_t i = 0; i < paths.size() && static_cast<int>(i) < options_.leader_paths; ++i) {
+    for (const Best& entry : paths[i]) hints.push_back(entry.second->hints);
   }
   return hints;
 }

@@ -51,7 +51,7 @@ class Im2colEmitter {
       Constants();
       if (l_.span_gather) SpanGather();
       if (l_.shared_gather) {
-        if (BoxRuns()) BoxRun();
+        if (l_.box_runs) BoxRun();
         SharedPlanesKernel();
       } else {
         PlanesKernel();
@@ -447,8 +447,6 @@ class Im2colEmitter {
 
   std::string ImgPolicyParam() const { return l_.img_policy ? ", u64 img_policy" : ""; }
 
-  bool BoxRuns() const { return l_.box_runs; }
-
   // tt_box_run(box, o): the vector of consecutive box elements from byte o. Element by
   // element, a warp's loads from one box row hit each bank several times (its vectors lie
   // a vector apart); instead it loads the aligned vector holding byte o and the next (the
@@ -491,7 +489,7 @@ class Im2colEmitter {
   // The shared gather's read of vector b (its first element at box offset at_box): a run of
   // the box, or element by element, stepping (ohl, ow) and, in whole rows, q.
   std::string ReadVector(bool whole) const {
-    if (BoxRuns()) {
+    if (l_.box_runs) {
       return "        // Every vector lies within one output row: a run of the box.\n"
              "        pack[b].v = tt_box_run(tt_smem, (valid[b] == kVector ? at_box : 0u) * "
              "u32(kElementBytes));\n";

@@ -567,9 +567,6 @@ std::string PlanSharedGather(const Target& target, LoweredIm2col& l) {
   return "";
 }
 
-// The planes form's gather: span or shared where the hint asks for it and it applies,
-// element by element otherwise (the default, so kernels tuned before the choice existed
-// are unchanged).
 // Why the shared gather's vectors cannot be read as runs of the box ("" when they can).
 std::string PlanBoxRuns(const LoweredIm2col& l) {
   const Im2colGeometry& g = l.geometry;
@@ -589,6 +586,10 @@ std::string PlanBoxRuns(const LoweredIm2col& l) {
   return "";
 }
 
+// The planes form's gather: span or shared where the hint asks for it and it applies,
+// element by element otherwise (the default, so kernels tuned before the choice existed
+// are unchanged); shared_runs is the shared gather with its vectors read as runs of the
+// box where they can be, element by element from the box where they cannot.
 void ChoosePlanesGather(const Target& target, LoweredIm2col& l) {
   auto choice = l.hints.choices.find(kPlanesGatherKey);
   if (choice == l.hints.choices.end() || choice->second == "element") return;

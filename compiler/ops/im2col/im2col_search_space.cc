@@ -200,8 +200,9 @@ SearchSpace PlanesSearchSpace(const Im2colOp& op) {
   shared.prefer_instruction = Instruction::kSync;
   SplitEviction(shared);
   shared.annotations[kPlanesGatherKey] = "shared";
-  // At column stride 1, also with each vector read as a run of the box (the lowering
-  // declines it where vectors would cross output rows).
+  // At column stride 1, also with each vector read as a run of the box (where vectors
+  // would cross output rows the lowering reads the box element by element: the shared
+  // gather's kernel, which the tuner measures once).
   Hints shared_runs = shared;
   shared_runs.annotations[kPlanesGatherKey] = "shared_runs";
   for (const LaunchParams& launch : SharedPlanesLaunches(op)) {
