@@ -144,7 +144,8 @@ TEST(SuiteTest, CheckedInSuitesParseAndTheHeldOutOneIsDisjoint) {
        {"autotune/suites/h200_shipped.txt", "autotune/suites/h200_col2im.txt",
         "autotune/suites/heldout.txt", "autotune/suites/heldout_col2im.txt",
         "autotune/suites/heldout_fresh.txt", "autotune/suites/heldout_torch_layers.txt",
-        "autotune/suites/heldout_fresh2.txt", "autotune/suites/narrow_channels.txt"}) {
+        "autotune/suites/heldout_fresh2.txt", "autotune/suites/heldout_fresh3.txt",
+        "autotune/suites/narrow_channels.txt"}) {
     absl::StatusOr<std::string> text = tuning::ReadFileToString(name);
     ASSERT_TRUE(text.ok()) << text.status();
     auto problems = ParseSuiteFile(ops, *text, name);
