@@ -129,14 +129,17 @@ int64_t SharedWindowElements(const Im2colGeometry& g, int64_t planes, int64_t ba
 // The shared gather's tile, tuned as planes x output rows, on another image: as many whole
 // planes (of its own KH*KW tap rows) and output rows per band (all of a shorter image's),
 // the bands evened out over the image, then fewer planes, then fewer rows, while the
-// windows would take more shared memory than the tuned tile's did (its occupancy).
+// windows would take more shared memory than the tuned kernel's did (its occupancy): the
+// windows of every plane and row a tuned tile reaches, which is what that kernel staged
+// (a tile of 20 rows of 9 taps reaches up to 4 planes, where 2 whole planes fit in it).
 LaunchParams FitSharedPlanesTile(const LaunchParams& tuned, const Im2colGeometry& theirs,
                                  const Im2colGeometry& ours) {
   const int64_t their_band = tuned.tile[1] >= theirs.OH() * theirs.OW()
                                  ? theirs.OH()
                                  : std::max<int64_t>(1, tuned.tile[1] / theirs.OW());
   int64_t planes = std::max<int64_t>(1, tuned.tile[0] / (theirs.kh * theirs.kw));
-  const int64_t budget = SharedWindowElements(theirs, planes, their_band);
+  const SharedGatherReach staged = SharedGatherReachOf(theirs, tuned.tile[0], tuned.tile[1]);
+  const int64_t budget = SharedWindowElements(theirs, staged.planes, staged.band);
   // Bands of at most the tuned rows, as even as their count allows; more bands (so fewer
   // rows each: one more band always helps or keeps the rows) while over the budget.
   int64_t bands = CeilDiv(ours.OH(), std::min(their_band, ours.OH()));

@@ -285,7 +285,7 @@ TEST(Im2colDefinitionTest, WholeRowPlanesTilesTransferAsWholeRows) {
 // A shared-gather planes tile transfers as planes x output rows: as many whole planes of
 // the problem's own taps and as many output rows per band (all of a shorter image's, bands
 // evened out), fewer planes and then fewer rows while the image windows would take more
-// shared memory than the tuned tile's.
+// shared memory than the tuned kernel staged.
 TEST(Im2colDefinitionTest, SharedPlanesTilesTransferAsPlanesAndRows) {
   const Im2colDefinition im2col;
   auto record = im2col.ParseSpec("f16:32,56,56,64:k=3:p=1:layout=nchw");
@@ -319,6 +319,19 @@ TEST(Im2colDefinitionTest, SharedPlanesTilesTransferAsPlanesAndRows) {
                                  kPlanesSharedForm)
                   .tile,
               ElementsAre(49, 11 * 256));
+  // The tuned kernel's windows are those of every plane its tiles reach: a 14x14 layer's
+  // tile of 20 rows of 9 taps staged 4 planes' (a tile may start within a plane), so on a
+  // 24x24 image 2 whole planes of bands of 12 rows (windows of 14 x 26) fit within them.
+  auto c256 = im2col.ParseSpec("f16:32,14,14,256:k=3:p=1:layout=nchw");
+  auto wider = im2col.ParseSpec("f16:32,24,24,256:k=3:p=1:layout=nchw");
+  ASSERT_TRUE(c256.ok() && wider.ok());
+  LaunchParams c256_tile;
+  c256_tile.tile = {20, 196};
+  c256_tile.threads = 128;
+  EXPECT_THAT(im2col.AdaptLaunch(**wider, *im2col.ToProblem(**c256), c256_tile,
+                                 kPlanesSharedForm)
+                  .tile,
+              ElementsAre(18, 12 * 24));
   // Over many images, kernels and strides the fit ends with a tile of whole planes and
   // whole output rows within the image.
   for (const auto& [spec, tile] : std::vector<std::pair<std::string, std::vector<int64_t>>>{

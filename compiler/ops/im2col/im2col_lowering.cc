@@ -544,11 +544,7 @@ std::string PlanSharedGather(const Target& target, LoweredIm2col& l) {
     return absl::StrCat("its ", g.kh, "x", g.kw, " windows at stride ", g.sh, "x", g.sw,
                         " read each image element at most once: nothing to share");
   }
-  auto reach = [](int64_t span, int64_t unit) {
-    return span % unit == 0 ? span / unit : CeilDiv(span - 1, unit) + 1;
-  };
-  const int64_t planes = std::min(reach(l.block_m, taps), g.n * g.c);
-  const int64_t band = l.block_k == l.k ? l.oh : std::min(reach(l.block_k, l.ow), l.oh);
+  const auto [planes, band] = SharedGatherReachOf(g, l.block_m, l.block_k);
   const int64_t rows = PlanesWindowRows(g, band), cols = PlanesWindowCols(g);
   const int64_t bytes = RoundUp(planes * rows * cols * l.element_bytes, 16);
   if (bytes > target.MaxSharedBytesPerBlock() - kReservedShared) {
@@ -965,6 +961,17 @@ bool IsSimt(Im2colPath path) { return path != Im2colPath::kTma; }
 std::string DescribeImagePrefetch(const LoweredIm2col::InputBox& box) {
   return box.prefetch_all ? "L2 prefetch of the whole image at the start"
                           : absl::StrCat("L2 prefetch ", box.prefetch_waves, " waves ahead");
+}
+
+SharedGatherReach SharedGatherReachOf(const Im2colGeometry& g, int64_t tile_rows,
+                                      int64_t tile_cols) {
+  auto reach = [](int64_t span, int64_t unit) {
+    return span % unit == 0 ? span / unit : CeilDiv(span - 1, unit) + 1;
+  };
+  SharedGatherReach r;
+  r.planes = std::min(reach(tile_rows, g.kh * g.kw), g.n * g.c);
+  r.band = tile_cols >= g.OH() * g.OW() ? g.OH() : std::min(reach(tile_cols, g.OW()), g.OH());
+  return r;
 }
 
 absl::StatusOr<LoweredIm2col> LowerIm2col(const Im2colOp& op, const Target& target,

@@ -90,6 +90,15 @@ inline int64_t PlanesWindowRows(const Im2colGeometry& g, int64_t band) {
 inline int64_t PlanesWindowCols(const Im2colGeometry& g) {
   return (g.OW() - 1) * g.sw + (g.kw - 1) * g.dw + 1;
 }
+// The planes and output rows whose windows the shared gather stages for a planes tile of
+// `tile_rows` matrix rows and `tile_cols` columns: the most any tile of that shape reaches
+// (its rows may start within a plane, its columns within an output row), within the image.
+struct SharedGatherReach {
+  int64_t planes = 1;
+  int64_t band = 1;  // output rows
+};
+SharedGatherReach SharedGatherReachOf(const Im2colGeometry& g, int64_t tile_rows,
+                                      int64_t tile_cols);
 bool IsSimt(Im2colPath path);
 
 // A lowered `im2col` kernel.
