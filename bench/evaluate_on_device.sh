@@ -6,6 +6,10 @@
 # two summaries print last. SUITE, TUNE_ON_MISS_MS (default 100) and ROUNDS override;
 # TUNED names an earlier per-problem tuning of the suite to resume from (its problems are
 # then not tuned again).
+# BASELINE=<another autotune binary> (an A/B of a selection change): in place of the two
+# modes, the built-in database through that binary and through this one, RUNS times
+# (default 2) in alternating order, each from an empty compile cache, against the same
+# per-problem tuning; a table of each problem's ratios under both prints last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-device-logs}"
@@ -19,6 +23,49 @@ bin=.device/bin
   > "$out/$name.tune.out" 2> "$out/$name.tune.log"
 echo "per-problem tuning: exit $?"
 status=0
+if [ -n "${BASELINE:-}" ]; then
+  runs=()
+  for run in $(seq "${RUNS:-2}"); do
+    order="baseline this"; [ $((run % 2)) -eq 0 ] && order="this baseline"
+    for side in $order; do
+      binary="$bin/autotune"; [ "$side" = baseline ] && binary="$BASELINE"
+      cache=$(mktemp -d)
+      TILETUNE_CACHE_DIR="$cache" "$binary" evaluate --suite="$suite" \
+        --tuned="$out/$name.tuned.txtpb" --output="$out/${name}_${side}_$run" \
+        --rounds="${ROUNDS:-15}" > "$out/${name}_${side}_$run.out" \
+        2> "$out/${name}_${side}_$run.log" || status=1
+      rm -rf "$cache"
+      runs+=("$out/${name}_${side}_$run.csv")
+    done
+  done
+  python3 - "${runs[@]}" <<'PY'
+import csv, math, sys
+ratios = {}  # problem -> side -> [ratio per run]
+for path in sys.argv[1:]:
+    side = "baseline" if "_baseline_" in path else "this"
+    try:
+        rows = list(csv.DictReader(open(path)))
+    except OSError:
+        print(f"{path}: missing (see its .log)")
+        continue
+    for row in rows:
+        if row["ratio"]:
+            ratios.setdefault(row["problem"], {}).setdefault(side, []).append(float(row["ratio"]))
+print("| problem | baseline | this |\n| --- | ---: | ---: |")
+logs = {"baseline": [], "this": []}
+for problem, sides in ratios.items():
+    cells = []
+    for side in ("baseline", "this"):
+        values = sides.get(side, [])
+        cells.append(" / ".join(f"{v:.3f}" for v in values) or "-")
+        logs[side] += [math.log(v) for v in values]
+    print(f"| {problem} | {cells[0]} | {cells[1]} |")
+for side, values in logs.items():
+    if values:
+        print(f"{side}: geomean over every run {math.exp(sum(values) / len(values)):.3f}")
+PY
+  exit $status
+fi
 for mode in builtin miss; do
   flags=()
   [ "$mode" = miss ] && flags=(--tune_on_miss="${TUNE_ON_MISS_MS:-100}")
