@@ -71,6 +71,30 @@ paste "$tmp/tuner_ratios" "$tmp/replay_ratios" \
 awk '$1 > 1.01 { found = 1 } END { exit !found }' "$tmp/replay_ratios" \
   || fail "the library's choice was the winner everywhere: the ratios test nothing"
 
+# --choices_csv: each selected problem's choices (the exact problem left out), the nearest
+# record's pick first (order 0) at the ratio the report gives it, each with the winner's time.
+"$bin" replay "$tmp/corpus.txtpb" --choices_csv="$tmp/choices.csv" >/dev/null 2>"$tmp/csv.err" \
+  || { cat "$tmp/csv.err"; fail "replay --choices_csv failed"; }
+python3 - "$tmp/choices.csv" "$tmp/replay.out" <<'PY' || fail "the choices CSV does not match the report"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert rows and list(rows[0]) == ("problem,op,order,level,kernel,us,winner_us,by_variant,"
+    "vector_bytes,threads,tiles,shared_bytes,distance,predicted_us").split(","), list(rows[0])
+problems = {}
+for row in rows:
+    problems.setdefault(row["problem"], []).append(row)
+assert len(problems) == 3, sorted(problems)
+report = {cells[1].strip(): cells[4].strip() for cells in
+          (line.split("|") for line in open(sys.argv[2]) if line.startswith("| ") and " tile " in line)}
+for problem, choices in problems.items():
+    first = choices[0]
+    assert first["order"] == "0" and len(choices) >= 2, (problem, len(choices))
+    assert len({c["winner_us"] for c in choices}) == 1, problem
+    ratio = float(first["us"]) / float(first["winner_us"])
+    assert abs(ratio - float(report[problem])) < 0.002, (problem, ratio, report[problem])
+    assert first["level"] != "nearest" or first["distance"], problem
+PY
+
 # A fitted model file serves the cost-model selection, and the report names it.
 "$bin" fit "$tmp/corpus.txtpb" -o "$tmp/model.txtpb" >/dev/null 2>&1 || fail "fit failed"
 "$bin" replay "$tmp/corpus.txtpb" --cost_model="$tmp/model.txtpb" >"$tmp/model.out" 2>&1 || rc=$?

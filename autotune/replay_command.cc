@@ -36,7 +36,7 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: autotune replay CORPUS... [--cost_model=FILE] [--model_margin=P] [--database=PATH] "
-    "[--choices=N] [--leave_out] [-o PREFIX]";
+    "[--choices=N] [--leave_out] [--choices_csv=PATH] [-o PREFIX]";
 
 // What one record measured: each kernel's median (the fastest where a kernel repeats), by
 // source hash and by variant (the hash left out); the status of each kernel that was tried
@@ -90,6 +90,12 @@ struct Pick {
   bool by_variant = false;  // found by its variant, not its source hash
   std::string failed;       // the status of a kernel the tuning tried and could not time
   std::string error;        // why there is no kernel
+  std::string detail;       // the library's account of it (Explanation::detail)
+  // The kernel as lowered for the problem (for --choices_csv).
+  int vector_bytes = 0;
+  int threads = 0;
+  int64_t tiles = 0;
+  int64_t shared_bytes = 0;
 };
 
 Pick Find(const Measured& measured, const TileOpDefinition& definition, const TileOp& op,
@@ -98,6 +104,7 @@ Pick Find(const Measured& measured, const TileOpDefinition& definition, const Ti
   pick.level = explained.level;
   pick.chosen_by_model = explained.chosen_by_model;
   pick.kernel = explained.variant;
+  pick.detail = explained.detail;
   absl::StatusOr<CandidateSet> built =
       BuildCandidates(definition, op, target, {Trial{explained.hints, explained.launch}});
   if (!built.ok() || built->candidates.empty()) {
@@ -108,6 +115,10 @@ Pick Find(const Measured& measured, const TileOpDefinition& definition, const Ti
   const LoweredTileKernel& l = *c.lowered;
   pick.kernel =
       absl::StrCat(LaunchSummary(l.path_name, l.form_name, l.launch), ", ", l.vector_bytes, " B");
+  pick.vector_bytes = l.vector_bytes;
+  pick.threads = l.launch.threads;
+  pick.tiles = l.num_tiles;
+  pick.shared_bytes = l.shared_bytes;
   if (auto it = measured.by_sha.find(c.source_sha256); it != measured.by_sha.end()) {
     pick.us = it->second;
   } else if (auto failed = measured.failed_by_sha.find(c.source_sha256);
@@ -139,6 +150,10 @@ struct Row {
   int choices_measured = 0;
   std::optional<double> best_choice_us;
   std::string best_choice;  // the fastest choice's kernel and level (PickCell)
+  // Every choice, the nearest record's pick first (for --choices_csv), and the cost model's
+  // view of the nearby records (Library::Estimates), by their details.
+  std::vector<Pick> picks;
+  std::map<std::string, TunedResolver::NearbyEstimate> estimates;
 };
 
 // The libraries replay asks: the default selection and the cost model's.
@@ -218,6 +233,12 @@ std::optional<Row> ReplayRecord(const tuning::TuningRecord& record, const Librar
       picks.push_back(Find(measured, **definition, **op, *target, alternative));
     }
   }
+  if (absl::StatusOr<std::vector<TunedResolver::NearbyEstimate>> nearby =
+          libraries.nearest->Estimates(**op, record.device());
+      nearby.ok()) {
+    for (const TunedResolver::NearbyEstimate& e : *nearby) row.estimates.emplace(e.variant, e);
+  }
+  row.picks = picks;
   std::set<std::string> seen;
   for (const Pick& p : picks) {
     if (!p.error.empty() || !seen.insert(p.kernel).second) continue;
@@ -353,6 +374,46 @@ std::string Markdown(const std::vector<Row>& rows, const std::string& header) {
   return md;
 }
 
+std::string CsvField(const std::string& text) {
+  return absl::StrCat("\"", absl::StrReplaceAll(text, {{"\"", "\"\""}, {"\n", " "}}), "\"");
+}
+
+// One line per choice of each problem the library does not hold exactly: its order (0: the
+// nearest record's pick, then Library::Alternatives's order), level, kernel, what the corpus
+// measured of it (empty: not measured) and the winner's time, and the cost model's view of
+// the record it came from (distance and prediction; empty for the heuristic).
+std::string ChoicesCsv(const std::vector<Row>& rows) {
+  std::string csv =
+      "problem,op,order,level,kernel,us,winner_us,by_variant,vector_bytes,threads,tiles,"
+      "shared_bytes,distance,predicted_us\n";
+  for (const Row& row : rows) {
+    if (row.exact) continue;
+    for (size_t i = 0; i < row.picks.size(); ++i) {
+      const Pick& p = row.picks[i];
+      if (!p.error.empty()) continue;
+      // A pick's detail holds its record's account (the estimate's key) within its own.
+      auto estimate = row.estimates.begin();
+      while (estimate != row.estimates.end() &&
+             p.detail.find(estimate->first) == std::string::npos) {
+        ++estimate;
+      }
+      absl::StrAppend(
+          &csv, CsvField(row.problem), ",", row.op, ",", i, ",", ResolutionLevelName(p.level), ",",
+          CsvField(p.kernel), ",", p.us.has_value() ? absl::StrFormat("%.4f", *p.us) : "", ",",
+          absl::StrFormat("%.4f", row.winner_us), ",", p.by_variant ? 1 : 0, ",", p.vector_bytes,
+          ",", p.threads, ",", p.tiles, ",", p.shared_bytes, ",",
+          estimate != row.estimates.end() ? absl::StrFormat("%.3f", estimate->second.distance)
+                                          : "",
+          ",",
+          estimate != row.estimates.end() && estimate->second.predicted_us.has_value()
+              ? absl::StrFormat("%.4f", *estimate->second.predicted_us)
+              : "",
+          "\n");
+    }
+  }
+  return csv;
+}
+
 absl::StatusOr<std::vector<tuning::TuningDatabase>> ReadCorpora(
     const std::vector<std::string>& paths) {
   std::vector<tuning::TuningDatabase> corpora;
@@ -453,6 +514,9 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
        "predicts P percent faster, 0 to 1000 (default 0: the fastest predicted)",
        0, 0, 1000},
       {"output", FlagType::kString, "PREFIX: also write the report to PREFIX.md", 'o'},
+      {"choices_csv", FlagType::kString,
+       "PATH: also write every choice of every problem, with what the corpus measured of it, "
+       "as CSV (data for fitting a selection)"},
       {"leave_out", FlagType::kBool,
        "replay each problem without its own record in the databases (a tuning's corpus "
        "replayed against the database it went into: each problem's transfer from the others, "
@@ -584,6 +648,13 @@ int RunReplayCommand(const std::vector<std::string>& args, std::FILE* out, std::
                                " had one in the databases and were replayed without it")
                 : "",
       ".");
+  if (line->Has("choices_csv")) {
+    const std::string path = UserPath(line->String("choices_csv"));
+    if (absl::Status written = tuning::WriteFileAtomically(path, ChoicesCsv(rows)); !written.ok()) {
+      std::fprintf(err, "autotune replay: %s\n", BoundedMessage(written.message()).c_str());
+      return 1;
+    }
+  }
   const std::string md = Markdown(rows, header);
   std::fputs(md.c_str(), out);
   if (line->Has("output")) {
