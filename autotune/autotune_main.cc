@@ -820,6 +820,8 @@ int RunEvaluate(const TileOpRegistry& ops, const std::vector<SuiteProblem>& prob
   options.progress = [](const std::string& line) {
     std::fprintf(stderr, "autotune evaluate: %s\n", line.c_str());
   };
+  std::string gpu;
+  options.gpu = &gpu;
   absl::StatusOr<std::vector<EvaluationRow>> rows = Evaluate(ops, problems, options);
   if (!rows.ok()) return Fail(1, rows.status());
   const std::string title = absl::StrCat(
@@ -828,7 +830,7 @@ int RunEvaluate(const TileOpRegistry& ops, const std::vector<SuiteProblem>& prob
       options.tune_on_miss_ms > 0 ? absl::StrCat(", tuning on a miss (", options.tune_on_miss_ms,
                                                  " ms)")
                                   : "",
-      ", against a tuning of each problem alone");
+      ", against a tuning of each problem alone", gpu.empty() ? "" : absl::StrCat(", on ", gpu));
   const std::string markdown = EvaluationMarkdown(*rows, title);
   absl::Status written = tuning::WriteFilesAtomically(
       {{prefix + ".md", markdown}, {prefix + ".csv", EvaluationCsv(*rows)}});

@@ -123,6 +123,11 @@ absl::StatusOr<std::vector<EvaluationRow>> Evaluate(const TileOpRegistry& ops,
                                                     const EvaluationOptions& options) {
   TT_ASSIGN_OR_RETURN(std::unique_ptr<Context> context, Context::Create(options.device));
   TT_RETURN_IF_ERROR(context->Activate());
+  if (options.gpu != nullptr) {
+    const DeviceInfo& info = context->info();
+    *options.gpu = absl::StrCat(info.name, " (sm_", info.cc_major, ".", info.cc_minor, ", ",
+                                info.sm_count, " SMs)");
+  }
   // The database under evaluation alone (else the built-in ones and $TILETUNE_DB); never
   // this user's folder, so that an evaluation says what every user gets.
   LibraryOptions evaluated_options;

@@ -40,6 +40,8 @@ struct EvaluationOptions {
   int rounds = 15;
   // One line per finished problem.
   std::function<void(const std::string&)> progress;
+  // Where set, receives the GPU it ran on: "NVIDIA H200 (sm_9.0, 132 SMs)", for reports.
+  std::string* gpu = nullptr;
 };
 
 struct EvaluationRow {
