@@ -386,6 +386,9 @@ std::vector<Im2colCase> Cases() {
        Launch(8, 3025, 512, 1)},
       {"unfold_resnet_7x7_c512_odd_rows", DataType::kF16, G(2, 7, 7, 512, 3, 3, 1, 1, 1, 1, 1, 1),
        Launch(168, 49, 256, 1)},
+      // Rows of 56 bytes: the search space's box runs take 8-byte vectors.
+      {"unfold_resnet_28x28", DataType::kF16, G(2, 28, 28, 32, 3, 3, 1, 1, 1, 1, 1, 1),
+       Launch(9, 784, 128, 1)},
   };
   // The heuristic's launch on network layers (what Library runs untuned).
   for (const auto& [name, dtype, g] :

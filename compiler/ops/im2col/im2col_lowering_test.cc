@@ -3,6 +3,7 @@
 #include "compiler/ops/im2col/im2col_lowering.h"
 
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -926,6 +927,34 @@ TEST(Im2colPlanesTest, SharedRunsWhereEveryVectorLiesInOneOutputRow) {
   EXPECT_TRUE(apart->shared_gather);
   EXPECT_THAT(absl::StrJoin(apart->decision_log, "\n"),
               HasSubstr("at column stride 2 a vector's elements are not consecutive"));
+}
+
+// Where 16-byte vectors would cross the output rows, the search space also offers the box
+// runs at the widest vector that keeps rows whole, and the runs are taken there.
+TEST(Im2colSearchSpaceTest, BoxRunsAtTheWidestVectorThatKeepsRowsWhole) {
+  auto narrow_runs = [](int64_t hw) {
+    const Im2colOp op = Unfold(DataType::kF16, G(4, hw, hw, 128, 3, 3, 1, 1, 1, 1, 1, 1));
+    std::set<int> widths;  // vector bytes of the runs taken
+    for (const Trial& trial : Im2colSearchSpace(op, T("sm_90a")).first) {
+      auto gather = trial.hints.annotations.find(kPlanesGatherKey);
+      if (gather == trial.hints.annotations.end() || gather->second != "shared_runs" ||
+          !trial.hints.coalesced_width.has_value()) {
+        continue;
+      }
+      Im2colOp with = op;
+      with.hints = trial.hints;
+      auto lowered = LowerIm2col(with, T("sm_90a"), trial.launch);
+      EXPECT_TRUE(lowered.ok()) << lowered.status();
+      if (!lowered.ok()) continue;
+      EXPECT_TRUE(lowered->box_runs) << hw;
+      widths.insert(lowered->vector_elems * lowered->element_bytes);
+    }
+    return widths;
+  };
+  EXPECT_THAT(narrow_runs(28), ::testing::ElementsAre(8));   // rows of 56 bytes
+  EXPECT_THAT(narrow_runs(14), ::testing::ElementsAre(4));   // rows of 28 bytes
+  EXPECT_THAT(narrow_runs(56), ::testing::IsEmpty());        // 16-byte vectors keep rows
+  EXPECT_THAT(narrow_runs(7), ::testing::IsEmpty());         // no vector of 4 bytes does
 }
 
 // planes_gather=shared takes tiles of whole planes and whole output rows: each plane's image

@@ -189,6 +189,19 @@ std::vector<LaunchParams> SharedPlanesLaunches(const Im2colOp& op) {
   return out;
 }
 
+// Where 16-byte vectors would cross the output rows (column stride 1), the widest vector
+// that keeps them whole, in elements, for the shared gather's box runs (PlanBoxRuns: at
+// least 2 elements and 4 bytes); none where 16 bytes keep rows whole or nothing does.
+std::optional<int> RowKeepingRunElems(const Im2colOp& op) {
+  const int64_t e = DataTypeBytes(op.img.dtype), ow = op.geometry.OW();
+  int64_t elems = 16 / e;
+  if (op.geometry.sw != 1 || elems < 2 || ow % elems == 0) return std::nullopt;
+  for (elems /= 2; elems >= 2 && elems * e >= 4; elems /= 2) {
+    if (ow % elems == 0) return static_cast<int>(elems);
+  }
+  return std::nullopt;
+}
+
 SearchSpace PlanesSearchSpace(const Im2colOp& op) {
   SearchSpace space;
   const LaunchParams base = PlanesLaunch(op, kPlanesTileElems, 256);
@@ -202,12 +215,17 @@ SearchSpace PlanesSearchSpace(const Im2colOp& op) {
   shared.annotations[kPlanesGatherKey] = "shared";
   // At column stride 1, also with each vector read as a run of the box (where vectors
   // would cross output rows the lowering reads the box element by element: the shared
-  // gather's kernel, which the tuner measures once).
+  // gather's kernel, which the tuner measures once), and there with the widest vectors
+  // that keep the rows whole too (a 28-pixel f16 row: 8-byte vectors).
   Hints shared_runs = shared;
   shared_runs.annotations[kPlanesGatherKey] = "shared_runs";
+  const std::optional<int> row_keeping = RowKeepingRunElems(op);
+  Hints narrow_runs = shared_runs;
+  narrow_runs.coalesced_width = row_keeping;
   for (const LaunchParams& launch : SharedPlanesLaunches(op)) {
     space.first.push_back({shared, launch});
     if (op.geometry.sw == 1) space.first.push_back({shared_runs, launch});
+    if (row_keeping.has_value()) space.first.push_back({narrow_runs, launch});
     launches.push_back(launch);
   }
   for (int64_t elems : {2048, 4096, 8192, 16384, 32768}) {
