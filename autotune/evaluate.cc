@@ -196,6 +196,11 @@ EvaluationSummary Summarize(const std::vector<EvaluationRow>& rows) {
       s.worst = row.ratio;
       s.worst_problem = row.problem;
     }
+    if (s.measured == 1 || row.ratio < s.lowest) {
+      s.lowest = row.ratio;
+      s.lowest_problem = row.problem;
+    }
+    if (row.ratio < EvaluationSummary::kTunerLosesBelow) ++s.tuner_lost;
     s.mean_first_call_ms += row.first_call_ms;
     s.max_first_call_ms = std::max(s.max_first_call_ms, row.first_call_ms);
     if (row.tuning_call_ms > 0) {
@@ -225,6 +230,12 @@ std::string EvaluationMarkdown(const std::vector<EvaluationRow>& rows, const std
                         "%.1f ms, largest %.1f ms.\n\n",
                         s.measured, s.failed, s.geomean, s.worst, MarkdownCell(s.worst_problem),
                         s.mean_first_call_ms, s.max_first_call_ms);
+  if (s.measured > 0) {
+    absl::StrAppendFormat(&md, "Lowest ratio %.3f (%s); below %.2f, where the per-problem "
+                          "tuning lost to the library's choice: %d row(s).\n\n",
+                          s.lowest, MarkdownCell(s.lowest_problem),
+                          EvaluationSummary::kTunerLosesBelow, s.tuner_lost);
+  }
   const bool tuning = s.tuned_on_miss > 0;
   if (tuning) {
     absl::StrAppendFormat(

@@ -77,6 +77,12 @@ struct EvaluationSummary {
   double geomean = 0;
   double worst = 0;
   std::string worst_problem;
+  // The lowest ratio, and how many rows fall below kTunerLosesBelow: the per-problem tuning
+  // slower than the library's choice (it measured that choice, so only by noise).
+  double lowest = 0;
+  std::string lowest_problem;
+  int tuner_lost = 0;
+  static constexpr double kTunerLosesBelow = 0.98;
   // Mean and largest first-call host time, milliseconds.
   double mean_first_call_ms = 0;
   double max_first_call_ms = 0;

@@ -31,7 +31,7 @@ EvaluationRow Row(const std::string& problem, double library_us, double tuned_us
   return row;
 }
 
-TEST(EvaluateTest, SummaryIsTheGeomeanAndWorstOfMeasuredRows) {
+TEST(EvaluateTest, SummaryIsTheGeomeanWorstAndLowestOfMeasuredRows) {
   std::vector<EvaluationRow> rows = {Row("a", 10, 10, 100), Row("b", 40, 10, 300),
                                      Row("c", 5, 10, 200)};
   EvaluationRow failed;
@@ -44,6 +44,9 @@ TEST(EvaluateTest, SummaryIsTheGeomeanAndWorstOfMeasuredRows) {
   EXPECT_NEAR(s.geomean, std::cbrt(1.0 * 4.0 * 0.5), 1e-12);
   EXPECT_DOUBLE_EQ(s.worst, 4.0);
   EXPECT_EQ(s.worst_problem, "b");
+  EXPECT_DOUBLE_EQ(s.lowest, 0.5);
+  EXPECT_EQ(s.lowest_problem, "c");
+  EXPECT_EQ(s.tuner_lost, 1);
   EXPECT_DOUBLE_EQ(s.mean_first_call_ms, 200);
   EXPECT_DOUBLE_EQ(s.max_first_call_ms, 300);
   EXPECT_EQ(Summarize({}).measured, 0);
@@ -58,6 +61,8 @@ TEST(EvaluateTest, MarkdownHasTheSummaryEveryRowAndWhy) {
   const std::string md = EvaluationMarkdown(rows, "title");
   EXPECT_THAT(md, HasSubstr("# title"));
   EXPECT_THAT(md, HasSubstr("geomean **1.200**, worst **1.200** (copy f16 [8, 8])"));
+  EXPECT_THAT(md, HasSubstr("Lowest ratio 1.200 (copy f16 [8, 8]); below 0.98, where the "
+                            "per-problem tuning lost to the library's choice: 0 row(s)."));
   EXPECT_THAT(md, HasSubstr("| copy f16 [8, 8] | nearest | sync_simt tile 4096, 256 threads | "
                             "12.00 | cp_async tile 32x256, 128 threads, 2 stages | 10.00 | "
                             "1.200 | 3.5 |"));

@@ -77,6 +77,6 @@ for mode in builtin miss; do
 done
 for mode in builtin miss; do
   echo "== $name, $mode"
-  grep -m1 'problem(s) measured' "$out/${name}_$mode.md" 2>/dev/null || tail -3 "$out/${name}_$mode.log"
+  grep -E -m2 'problem\(s\) measured|^Lowest ratio' "$out/${name}_$mode.md" 2>/dev/null || tail -3 "$out/${name}_$mode.log"
 done
 exit $status
