@@ -565,21 +565,7 @@ std::string PlanSharedGather(const Target& target, LoweredIm2col& l) {
 
 // Why the shared gather's vectors cannot be read as runs of the box ("" when they can).
 std::string PlanBoxRuns(const LoweredIm2col& l) {
-  const Im2colGeometry& g = l.geometry;
-  const int64_t vector_bytes = l.vector_elems * l.element_bytes;
-  if (g.sw != 1) {
-    return absl::StrCat("at column stride ", g.sw, " a vector's elements are not consecutive in "
-                        "the box (stride 1 only)");
-  }
-  if (l.vector_elems < 2 || vector_bytes < 4) {
-    return absl::StrCat("its ", vector_bytes, "-byte vectors hold one element or are narrower "
-                        "than 4 bytes: nothing to gain over element loads");
-  }
-  if (l.ow % l.vector_elems != 0) {
-    return absl::StrCat("vectors of ", l.vector_elems, " elements cross its output rows of ",
-                        l.ow, " (rows must be a whole number of vectors)");
-  }
-  return "";
+  return BoxRunsBlocker(l.geometry, l.element_bytes, l.vector_elems);
 }
 
 // The planes form's gather: span or shared where the hint asks for it and it applies,
@@ -961,6 +947,24 @@ bool IsSimt(Im2colPath path) { return path != Im2colPath::kTma; }
 std::string DescribeImagePrefetch(const LoweredIm2col::InputBox& box) {
   return box.prefetch_all ? "L2 prefetch of the whole image at the start"
                           : absl::StrCat("L2 prefetch ", box.prefetch_waves, " waves ahead");
+}
+
+std::string BoxRunsBlocker(const Im2colGeometry& g, int64_t element_bytes,
+                           int64_t vector_elems) {
+  const int64_t vector_bytes = vector_elems * element_bytes;
+  if (g.sw != 1) {
+    return absl::StrCat("at column stride ", g.sw, " a vector's elements are not consecutive in "
+                        "the box (stride 1 only)");
+  }
+  if (vector_elems < 2 || vector_bytes < 4) {
+    return absl::StrCat("its ", vector_bytes, "-byte vectors hold one element or are narrower "
+                        "than 4 bytes: nothing to gain over element loads");
+  }
+  if (g.OW() % vector_elems != 0) {
+    return absl::StrCat("vectors of ", vector_elems, " elements cross its output rows of ",
+                        g.OW(), " (rows must be a whole number of vectors)");
+  }
+  return "";
 }
 
 SharedGatherReach SharedGatherReachOf(const Im2colGeometry& g, int64_t tile_rows,

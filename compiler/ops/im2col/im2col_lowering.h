@@ -99,6 +99,11 @@ struct SharedGatherReach {
 };
 SharedGatherReach SharedGatherReachOf(const Im2colGeometry& g, int64_t tile_rows,
                                       int64_t tile_cols);
+// Why the shared gather cannot read vectors of `vector_elems` elements of `element_bytes`
+// as runs of the box on `g` ("" when it can): column stride 1, vectors of 2 elements and 4
+// bytes at least, output rows a whole number of vectors.
+std::string BoxRunsBlocker(const Im2colGeometry& g, int64_t element_bytes,
+                           int64_t vector_elems);
 bool IsSimt(Im2colPath path);
 
 // A lowered `im2col` kernel.

@@ -189,15 +189,15 @@ std::vector<LaunchParams> SharedPlanesLaunches(const Im2colOp& op) {
   return out;
 }
 
-// Where 16-byte vectors would cross the output rows (column stride 1), the widest vector
-// that keeps them whole, in elements, for the shared gather's box runs (PlanBoxRuns: at
-// least 2 elements and 4 bytes); none where 16 bytes keep rows whole or nothing does.
+// Where 16-byte vectors cannot be read as runs of the shared gather's box (they would
+// cross the output rows), the widest narrower vector that can, in elements
+// (BoxRunsBlocker); none where 16 bytes can or nothing can.
 std::optional<int> RowKeepingRunElems(const Im2colOp& op) {
-  const int64_t e = DataTypeBytes(op.img.dtype), ow = op.geometry.OW();
-  int64_t elems = 16 / e;
-  if (op.geometry.sw != 1 || elems < 2 || ow % elems == 0) return std::nullopt;
-  for (elems /= 2; elems >= 2 && elems * e >= 4; elems /= 2) {
-    if (ow % elems == 0) return static_cast<int>(elems);
+  const int64_t e = DataTypeBytes(op.img.dtype);
+  const int64_t widest = std::max<int64_t>(1, 16 / e);
+  if (BoxRunsBlocker(op.geometry, e, widest).empty()) return std::nullopt;
+  for (int64_t elems = widest / 2; elems >= 1; elems /= 2) {
+    if (BoxRunsBlocker(op.geometry, e, elems).empty()) return static_cast<int>(elems);
   }
   return std::nullopt;
 }
