@@ -17,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "autotune/csv.h"
 #include "compiler/base/status_macros.h"
 #include "compiler/lower/lowered_kernel.h"
 #include "compiler/tuning_db/measurement.h"
@@ -105,11 +106,6 @@ absl::Status EvaluateOne(const TileOpRegistry& ops, const TileOp& op, Library& e
   row.tuned_us = tuning::Median(timed.samples_us[1]);
   row.ratio = row.tuned_us > 0 ? row.library_us / row.tuned_us : 0;
   return absl::OkStatus();
-}
-
-std::string CsvField(const std::string& field) {
-  if (field.find_first_of(",\"\n") == std::string::npos) return field;
-  return absl::StrCat("\"", absl::StrReplaceAll(field, {{"\"", "\"\""}}), "\"");
 }
 
 std::string MarkdownCell(const std::string& text) {

@@ -17,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "autotune/csv.h"
 #include "compiler/backend/tuned_resolver.h"
 #include "compiler/base/abbreviate.h"
 #include "compiler/base/command_line.h"
@@ -372,10 +373,6 @@ std::string Markdown(const std::vector<Row>& rows, const std::string& header) {
                     " |\n");
   }
   return md;
-}
-
-std::string CsvField(const std::string& text) {
-  return absl::StrCat("\"", absl::StrReplaceAll(text, {{"\"", "\"\""}, {"\n", " "}}), "\"");
 }
 
 // One line per choice of each problem the library does not hold exactly: its order (0: the
