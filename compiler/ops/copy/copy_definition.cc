@@ -493,18 +493,22 @@ std::vector<int64_t> SqueezedCopyExtents(const CopyOp& op) {
   return squeezed;
 }
 
-// A tile wider than the record's rows moved only those rows' elements per CTA. Where this
-// problem's rows are of the same order (within 4x either way), that measured work is the
-// evidence: the tile keeps its width (the kernel then has the accesses per thread the
-// record measured) and takes as many rows as hold that work, a power of two (a [8, 2048]
-// tile over rows of 250 moved 8 x 250 per CTA; over rows of 500 it is [4, 2048]). None for
-// a tile within the record's rows, or rows of another order (rows of 8 against 3000: its
-// CTAs' work says nothing there).
+// A tile wider than the record's rows (past the power of two that covers them) moved only
+// those rows' elements per CTA. Where this problem's rows are of the same order (within 4x
+// either way), that measured work is the evidence: the tile keeps its width (the kernel
+// then has the accesses per thread the record measured) and takes as many rows as hold that
+// work, a power of two (a [8, 2048] tile over rows of 250 moved 8 x 250 per CTA; over rows
+// of 500 it is [4, 2048]). Over narrower rows than the record's it keeps the width only as
+// many times theirs as it was over the record's rows, so its CTAs idle no more of their
+// lanes than the record's did (over rows of 125, [8, 1024]). None for a tile within the
+// record's rows (a [8, 1024] tile over rows of 1000 is a tile of whole rows, which
+// transfers as any other), or rows of another order (rows of 8 against 3000: its CTAs'
+// work says nothing there).
 std::optional<std::vector<int64_t>> MeasuredWorkTile(const std::vector<int64_t>& tile,
                                                      const std::vector<int64_t>& their_extents,
                                                      const std::vector<int64_t>& target) {
   const int64_t their_row = their_extents.back(), row = target.back();
-  if (tile.back() <= their_row) return std::nullopt;
+  if (tile.back() <= CoverPowerOfTwo(their_row)) return std::nullopt;
   if (CoverPowerOfTwo(row) > 4 * CoverPowerOfTwo(their_row) ||
       CoverPowerOfTwo(their_row) > 4 * CoverPowerOfTwo(row)) {
     return std::nullopt;
@@ -513,11 +517,13 @@ std::optional<std::vector<int64_t>> MeasuredWorkTile(const std::vector<int64_t>&
   for (size_t d = 0; d < tile.size(); ++d) {
     elements = std::min<int64_t>(elements * std::min(tile[d], their_extents[d]), int64_t{1} << 30);
   }
+  const int64_t width = std::min(
+      tile.back(), CoverPowerOfTwo(row) * (tile.back() / CoverPowerOfTwo(their_row)));
   std::vector<int64_t> fitted(target.size(), 1);
-  fitted.back() = tile.back();
+  fitted.back() = width;
   // A CTA's row: the whole row where the tile covers it, else the tile's width of it.
   int64_t rows = 1;
-  while (rows * 2 <= elements / std::min(tile.back(), row)) rows *= 2;
+  while (rows * 2 <= elements / std::min(width, row)) rows *= 2;
   for (size_t d = target.size() - 1; d-- > 0 && rows > 1;) {
     fitted[d] = std::min(target[d], rows);
     rows = (rows + fitted[d] - 1) / fitted[d];
