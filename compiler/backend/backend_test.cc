@@ -550,6 +550,11 @@ TEST_F(TunedResolverTest, AGatheringKernelKeepsTheWidthItChose) {
   EXPECT_EQ(widened.request.op->hints.coalesced_width, 4);
   EXPECT_EQ(widened.built.lowered->vector_bytes, 8);
   EXPECT_THAT(widened.detail, HasSubstr("coalesced_width=4 for this problem"));
+  // 24 pixels (48 bytes) a row would allow 16-byte vectors: a summing kernel widens by one
+  // doubling, to 8-byte ones.
+  Resolution doubled = resolve(forced, "col2im:bf16:32,24,24,192:k=3:p=1:layout=nchw");
+  EXPECT_EQ(doubled.request.op->hints.coalesced_width, 4) << doubled.detail;
+  EXPECT_EQ(doubled.built.lowered->vector_bytes, 8) << doubled.detail;
   // A 3x3 fold sums up to 9 reads a pixel; patches that do not overlap read one: the width
   // chosen for the sums does not carry, and the lowering takes the widest. Windows that
   // still overlap keep it (a 4x4 stride-2 fold: up to 2x2 reads).
@@ -810,6 +815,14 @@ TEST_F(TunedResolverTest, ARecordWhoseVectorsNarrowHereGivesWayToOneThatKeepsThe
   EXPECT_EQ(wider->built.lowered->form_name, "staged") << wider->detail;
   EXPECT_EQ(wider->built.lowered->vector_bytes, 16);
   EXPECT_THAT(wider->detail, HasSubstr("moves 4-byte vectors here; this one, 16-byte ones"));
+  // A further record whose own kernel moved narrower vectors than it would here does not
+  // take over: its tuning measured nothing at that width.
+  tuning::TuningRecord narrow_stem = stem;
+  narrow_stem.mutable_winner()->mutable_lowering()->set_vector_bytes(4);
+  auto unmeasured = Make({patchify14, narrow_stem})->Resolve(H200(), conv(14, 14, 0));
+  ASSERT_TRUE(unmeasured.ok()) << unmeasured.status();
+  EXPECT_EQ(unmeasured->built.lowered->form_name, "row") << unmeasured->detail;
+  EXPECT_EQ(unmeasured->built.lowered->vector_bytes, 4) << unmeasured->detail;
 }
 
 // A nearest record whose vectors narrow here answers all the same where the heuristic's
@@ -861,6 +874,19 @@ TEST_F(TunedResolverTest, ATransferredTileIsWhatEachOfTheRecordsCtasDid) {
   auto twice = short_rows->Resolve(H200(), rows_of_500);
   ASSERT_TRUE(twice.ok()) << twice.status();
   EXPECT_THAT(twice->request.launch.tile, ElementsAre(4, 2048)) << twice->detail;
+  // Over rows half the record's (125), the tile keeps its width only as many times the
+  // rows as it was over the record's (8 x 128), so its CTAs idle no more of their lanes.
+  auto half = short_rows->Resolve(H200(), Slice(DataType::kU8, {40000, 131}, {0, 3}, {40000, 128}));
+  ASSERT_TRUE(half.ok()) << half.status();
+  EXPECT_THAT(half->request.launch.tile, ElementsAre(8, 1024)) << half->detail;
+  // A tile within the power of two covering the record's rows ([8, 1024] over rows of
+  // 1000) is a tile of whole rows: over rows of 256 it is 32 of them, not 16 rows of a
+  // 1024-wide tile three quarters idle.
+  auto whole_rows =
+      Make({SimtRecord(Slice(DataType::kF16, {1000, 1001}, {0, 0}, {1000, 1000}), {8, 1024}, 256)});
+  auto quarter = whole_rows->Resolve(H200(), Slice(DataType::kF16, {65536, 260}, {0, 2}, {65536, 256}));
+  ASSERT_TRUE(quarter.ok()) << quarter.status();
+  EXPECT_THAT(quarter->request.launch.tile, ElementsAre(32, 256)) << quarter->detail;
   // 4000 B per CTA, read and written: 8 resident at 256 threads hold 31 KiB per SM, too
   // few to keep the memory busy; 16 at 128 threads.
   EXPECT_EQ(twice->request.launch.threads, 128) << twice->detail;

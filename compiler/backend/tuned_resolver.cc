@@ -156,7 +156,11 @@ std::string KernelKey(const BuiltKernel& built) {
 //    odd pitch), or chose it by a margin within noise: `op` takes the widest;
 //  - a kernel gathering its input element by element (LoweredTileKernel::gather_reads)
 //    whose own problem allowed no wider: `op` takes the widest its alignments allow, stated
-//    as the width (the lowering would store wider vectors that straddle image rows);
+//    as the width (the lowering would store wider vectors that straddle image rows), and
+//    where that kernel summed several reads per output element, at most twice the record's
+//    width: its tuning found wider better up to the widest it could try, and a summing
+//    kernel's best width is not its widest (each wider vector holds more sums of reads
+//    that straddle it), so past one doubling nothing measured speaks for it;
 //  - such a kernel that chose it where its own problem allowed wider, for how its loads
 //    coalesce: it is kept, unless the record's kernel summed several reads per output
 //    element and `op`'s, lowered at the record's launch, reads one (a 3x3 fold's width on
@@ -174,7 +178,9 @@ std::optional<int> TransferredWidth(const TileOpDefinition& definition,
   if (theirs == nullptr || !theirs->gather_reads.has_value() || !their_op.ok()) {
     return std::nullopt;
   }
-  if (width >= definition.WidestVectorBytes(**their_op)) return widest / element;
+  if (width >= definition.WidestVectorBytes(**their_op)) {
+    return (*theirs->gather_reads > 1 ? std::min(widest, 2 * width) : widest) / element;
+  }
   if (*theirs->gather_reads == 1) return tuned.hints.coalesced_width;
   std::unique_ptr<TileOp> ours = op.Clone();
   ours->hints = MergeHints(tuned.hints, op.hints);
@@ -694,9 +700,10 @@ absl::StatusOr<std::vector<Resolution>> TunedResolver::Alternatives(
 }
 
 // The nearest usable record answers, unless the first of the next kWiderRecordTries records
-// whose kernel moves wider vectors here than the nearest's does: a memory-bound kernel's
-// width is most of its speed, and the nearest record's width may be its own problem's (its
-// alignment or row length) rather than this one's. A kernel that sums several gathered reads
+// whose kernel moves wider vectors here than the nearest's, and no wider than it moved on its
+// own problem (so its tuning measured that width), does: a memory-bound kernel's width is
+// most of its speed, and the nearest record's width may be its own problem's (its alignment
+// or row length) rather than this one's. A kernel that sums several gathered reads
 // per output element (LoweredTileKernel::gather_reads above 1: the NCHW folds) keeps the
 // nearest's width, where a narrower one reads better, and such a kernel does not take over
 // for its width either; both unless the nearest's kernel moves narrower vectors here than on
@@ -737,6 +744,7 @@ std::optional<Resolution> TunedResolver::NearestUsable(
     }
     const std::optional<int64_t>& sums = resolution->built.lowered->gather_reads;
     if (here > nearest->built.lowered->vector_bytes &&
+        here <= records_[index].winner().lowering().vector_bytes() &&
         (narrowed_from.has_value() || !sums.has_value() || *sums <= 1)) {
       resolution->detail = absl::StrCat(
           why, resolution->detail, " (of ", near.size(),
