@@ -129,8 +129,7 @@ int64_t SharedWindowElements(const Im2colGeometry& g, int64_t planes, int64_t ba
 // The shared gather's tile, tuned as planes x output rows, on another image: as many whole
 // planes (of its own KH*KW tap rows) and output rows per band (all of a shorter image's),
 // the bands evened out over the image, then fewer planes, then fewer rows, while the
-// windows would take more shared memory than the tuned kernel's did (its occupancy), and
-// twice the planes where a smaller image's band holds half the tuned tile's elements: the
+// windows would take more shared memory than the tuned kernel's did (its occupancy): the
 // windows of every plane and row a tuned tile reaches, which is what that kernel staged
 // (a tile of 20 rows of 9 taps reaches up to 4 planes, where 2 whole planes fit in it).
 LaunchParams FitSharedPlanesTile(const LaunchParams& tuned, const Im2colGeometry& theirs,
@@ -148,16 +147,6 @@ LaunchParams FitSharedPlanesTile(const LaunchParams& tuned, const Im2colGeometry
   while (planes > 1 && SharedWindowElements(ours, planes, band) > budget) --planes;
   while (band > 1 && SharedWindowElements(ours, planes, band) > budget) {
     band = CeilDiv(ours.OH(), ++bands);
-  }
-  // A smaller image leaves each CTA fewer pixels of a plane: twice the planes, while that
-  // keeps within the matrix elements a tuned CTA moved, the windows' budget and the planes
-  // there are (doubling keeps the tile's elements a multiple of the vector they held).
-  const int64_t tuned_elements = tuned.tile[0] * tuned.tile[1];
-  const int64_t band_pixels = std::min(band, ours.OH()) * ours.OW();
-  while (2 * planes <= ours.n * ours.c &&
-         2 * planes * ours.kh * ours.kw * band_pixels <= tuned_elements &&
-         SharedWindowElements(ours, 2 * planes, band) <= budget) {
-    planes *= 2;
   }
   LaunchParams adapted = tuned;
   adapted.tile[0] = planes * ours.kh * ours.kw;

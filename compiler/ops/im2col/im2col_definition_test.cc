@@ -307,18 +307,6 @@ TEST(Im2colDefinitionTest, SharedPlanesTilesTransferAsPlanesAndRows) {
   // 32 rows at stride 2 in two bands of 16 (windows of 34 x 66): 6 planes of 16 taps.
   EXPECT_THAT(im2col.AdaptLaunch(**strided, from, tuned, kPlanesSharedForm).tile,
               ElementsAre(96, 16 * 32));
-  // A 14x14 record's 20 tap rows (2 planes) of all 196 pixels on a 10x10 image: twice the
-  // planes keep about the elements its CTAs moved (36 x 100 against 20 x 196), within the
-  // windows it staged (4 planes of 16 x 16, against 4 of 12 x 12).
-  auto fourteen = im2col.ParseSpec("f16:32,14,14,256:k=3:p=1:layout=nchw");
-  auto ten = im2col.ParseSpec("f16:32,10,10,512:k=3:p=1:layout=nchw");
-  ASSERT_TRUE(fourteen.ok() && ten.ok());
-  LaunchParams small_tuned;
-  small_tuned.tile = {20, 196};
-  small_tuned.threads = 128;
-  EXPECT_THAT(im2col.AdaptLaunch(**ten, *im2col.ToProblem(**fourteen), small_tuned,
-                                 kPlanesSharedForm).tile,
-              ElementsAre(36, 100));
   // One plane of the stem's bands of 28 rows (windows of 61 x 229) on a 512x512 image
   // (windows 517 wide): bands of 11 rows, the most whose windows (27 x 517) fit.
   auto stem = im2col.ParseSpec("f16:32,224,224,3:k=7:s=2:p=3:layout=nchw");
