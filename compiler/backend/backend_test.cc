@@ -884,7 +884,8 @@ TEST_F(TunedResolverTest, ATransferredTileIsWhatEachOfTheRecordsCtasDid) {
   // 1024-wide tile three quarters idle.
   auto whole_rows =
       Make({SimtRecord(Slice(DataType::kF16, {1000, 1001}, {0, 0}, {1000, 1000}), {8, 1024}, 256)});
-  auto quarter = whole_rows->Resolve(H200(), Slice(DataType::kF16, {65536, 260}, {0, 2}, {65536, 256}));
+  auto quarter =
+      whole_rows->Resolve(H200(), Slice(DataType::kF16, {65536, 260}, {0, 2}, {65536, 256}));
   ASSERT_TRUE(quarter.ok()) << quarter.status();
   EXPECT_THAT(quarter->request.launch.tile, ElementsAre(32, 256)) << quarter->detail;
   // 4000 B per CTA, read and written: 8 resident at 256 threads hold 31 KiB per SM, too
