@@ -4,8 +4,9 @@
 # (bench/evaluate_on_device.sh BASELINE=...) has to measure. Usage:
 #   bash bench/launch_diff.sh OLD_AUTOTUNE NEW_AUTOTUNE SUITE...
 # Prints each changed problem's launch under both, then a --problems list of them.
-# OLD_DB / NEW_DB stack a database on that side's built-in ones (TILETUNE_DB): the same
-# binary twice, with and without new records, says which launches the records move.
+# OLD_DB / NEW_DB stack a database on that side's built-in ones (TILETUNE_DB, which either
+# side otherwise inherits): the same binary twice, with and without new records, says which
+# launches the records move.
 set -euo pipefail
 [ $# -ge 3 ] || { echo "usage: $0 OLD_AUTOTUNE NEW_AUTOTUNE SUITE..." >&2; exit 2; }
 old="$1" new="$2"; shift 2
@@ -21,8 +22,8 @@ launches() {
 }
 changed=()
 for suite in "$@"; do
-  launches "$old" "$suite" "${OLD_DB:-}" > "$work/old"
-  launches "$new" "$suite" "${NEW_DB:-}" > "$work/new"
+  launches "$old" "$suite" "${OLD_DB-${TILETUNE_DB:-}}" > "$work/old"
+  launches "$new" "$suite" "${NEW_DB-${TILETUNE_DB:-}}" > "$work/new"
   while IFS=$'\t' read -r spec before && IFS=$'\t' read -r _ after <&3; do
     if [ "$before" != "$after" ]; then
       printf '%s (%s)\n  before: %s\n  after:  %s\n' "$spec" "$(basename "$suite")" "$before" "$after"
