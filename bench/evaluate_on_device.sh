@@ -10,6 +10,10 @@
 # modes, the built-in database through that binary and through this one, RUNS times
 # (default 2) in alternating order, each from an empty compile cache, against the same
 # per-problem tuning; a table of each problem's ratios under both prints last.
+# BASELINE_ENV / THIS_ENV: VAR=value words set for that side's runs alone (an A/B of a
+# database, e.g. THIS_ENV="TILETUNE_BUILTIN_DB=0 TILETUNE_DB=new.txtpb"); with either and no
+# BASELINE, both sides run this binary. The per-problem tuning runs in the caller's
+# environment.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-device-logs}"
@@ -23,14 +27,17 @@ bin=.device/bin
   > "$out/$name.tune.out" 2> "$out/$name.tune.log"
 echo "per-problem tuning: exit $?"
 status=0
+[ -z "${BASELINE:-}" ] && [ -n "${BASELINE_ENV:-}${THIS_ENV:-}" ] && BASELINE="$bin/autotune"
 if [ -n "${BASELINE:-}" ]; then
   runs=()
   for run in $(seq "${RUNS:-2}"); do
     order="baseline this"; [ $((run % 2)) -eq 0 ] && order="this baseline"
     for side in $order; do
-      binary="$bin/autotune"; [ "$side" = baseline ] && binary="$BASELINE"
+      binary="$bin/autotune" side_env="${THIS_ENV:-}"
+      [ "$side" = baseline ] && binary="$BASELINE" side_env="${BASELINE_ENV:-}"
       cache=$(mktemp -d)
-      TILETUNE_CACHE_DIR="$cache" "$binary" evaluate --suite="$suite" \
+      # shellcheck disable=SC2086  # side_env is a list of VAR=value words
+      env $side_env TILETUNE_CACHE_DIR="$cache" "$binary" evaluate --suite="$suite" \
         --tuned="$out/$name.tuned.txtpb" --output="$out/${name}_${side}_$run" \
         --rounds="${ROUNDS:-15}" > "$out/${name}_${side}_$run.out" \
         2> "$out/${name}_${side}_$run.log" || status=1
