@@ -142,6 +142,7 @@ TEST(SuiteTest, CheckedInSuitesParseAndTheHeldOutOneIsDisjoint) {
   // The shipped suites first, then the held-out ones, then the benchmarks.
   for (const char* name :
        {"autotune/suites/h200_shipped.txt", "autotune/suites/h200_col2im.txt",
+        "autotune/suites/h200_candidates.txt",
         "autotune/suites/heldout.txt", "autotune/suites/heldout_col2im.txt",
         "autotune/suites/heldout_fresh.txt", "autotune/suites/heldout_torch_layers.txt",
         "autotune/suites/heldout_fresh2.txt", "autotune/suites/heldout_fresh3.txt",
