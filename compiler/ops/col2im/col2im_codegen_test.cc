@@ -14,6 +14,7 @@
 #include "compiler/ops/col2im/col2im_lowering.h"
 #include "compiler/ops/col2im/col2im_op.h"
 #include "compiler/ops/col2im/col2im_search_space.h"
+#include "compiler/ops/im2col/conv_spec.h"
 #include "compiler/ops/im2col/im2col_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -58,6 +59,17 @@ TEST(Col2imCodegenTest, MatchesGoldens) {
   fold.hints.annotations["col_eviction_policy"] = "evict_first";
   Col2imOp fold_f32 = Col2imOp::Dense(DataType::kF32, G(2, 11, 10, 6, 3, 2, 2, 1, 1, 2, 1, 1));
   fold_f32.order = ColumnOrder::kChannelRows;
+  // F.fold of a ViT's 16x16 patches, by the patches form; a bf16 one of oblong 2x4 patches
+  // in runs of window rows, its columns streamed.
+  Col2imOp vit = Col2imOp::Dense(DataType::kF16, G(2, 224, 224, 3, 16, 16, 16, 16, 1, 1, 0, 0));
+  vit.img.strides = NchwStrides(vit.geometry);
+  vit.order = ColumnOrder::kChannelRows;
+  vit.hints.annotations["planes_gather"] = "patches";
+  Col2imOp oblong = Col2imOp::Dense(DataType::kBF16, G(2, 12, 20, 3, 2, 4, 2, 4, 1, 1, 0, 0));
+  oblong.img.strides = NchwStrides(oblong.geometry);
+  oblong.order = ColumnOrder::kChannelRows;
+  oblong.hints.annotations["planes_gather"] = "patches";
+  oblong.hints.annotations["col_eviction_policy"] = "evict_first";
   struct Case {
     std::string name;
     Col2imOp op;
@@ -66,6 +78,8 @@ TEST(Col2imCodegenTest, MatchesGoldens) {
       {"col2im_planes_fold_f16", fold, Launch(8, 56, false)},
       {"col2im_planes_nhwc_f32", fold_f32, Launch(2, 8, false, 64)},
       {"col2im_planes_staged_fold_f16", fold, Launch(8, 56, true)},
+      {"col2im_patches_vit_f16", vit, Launch(1, 14, false)},
+      {"col2im_patches_runs_bf16", oblong, Launch(2, 4, false, 64)},
       {"col2im_direct_resnet_f16", resnet, Launch(1, 32, false)},
       {"col2im_staged_stem_f16", stem, Launch(2, 224, true)},
       {"col2im_direct_asymmetric_bf16", asymmetric, Launch(2, 8, false, 128)},
@@ -120,6 +134,24 @@ TEST(Col2imCodegenTest, PtxHasTheFormsInstructions) {
   EXPECT_THAT(swept_ptx, HasSubstr("ld.shared.v4.u32"));
   EXPECT_THAT(swept_ptx, HasSubstr("bar.sync"));
   EXPECT_THAT(swept_ptx, Not(HasSubstr("atom")));
+}
+
+TEST(Col2imCodegenTest, PatchesFormCopiesThroughSharedMemory) {
+  // A ViT's patches: the taps' matrix rows in 16-byte vectors into shared memory, whole
+  // image rows out in 16-byte vectors, no sums of several reads.
+  Col2imOp vit = Col2imOp::Dense(DataType::kF16, G(2, 224, 224, 3, 16, 16, 16, 16, 1, 1, 0, 0));
+  vit.img.strides = NchwStrides(vit.geometry);
+  vit.order = ColumnOrder::kChannelRows;
+  vit.hints.annotations["planes_gather"] = "patches";
+  auto lowered = LowerCol2im(vit, T("sm_90a"), Launch(4, 14, false));
+  ASSERT_TRUE(lowered.ok()) << lowered.status();
+  ASSERT_EQ(lowered->path, Col2imPath::kSimtPatches);
+  const std::string ptx = Ptx(*lowered);
+  EXPECT_THAT(ptx, HasSubstr("ld.global.nc.v4.u32"));
+  EXPECT_THAT(ptx, HasSubstr("st.shared.v4.u32"));
+  EXPECT_THAT(ptx, HasSubstr("bar.sync"));
+  EXPECT_THAT(ptx, HasSubstr("st.global.v4.u32"));
+  EXPECT_THAT(ptx, Not(HasSubstr("atom")));
 }
 
 TEST(Col2imCodegenTest, EveryDtypeFormAndHintCompiles) {

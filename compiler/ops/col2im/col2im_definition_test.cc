@@ -77,7 +77,7 @@ TEST(Col2imDefinitionTest, FormsAreNamedPathsInTheDatabase) {
   const Col2imDefinition col2im;
   tuning::Lowering lowering;
   lowering.set_path("simt_col2im");
-  for (const char* form : {"", "direct", "staged"}) {
+  for (const char* form : {"", "direct", "staged", "planes", "planes_staged", "patches"}) {
     lowering.set_form(form);
     EXPECT_TRUE(col2im.CheckLowering(lowering).ok()) << form;
   }
@@ -245,6 +245,46 @@ TEST(Col2imDefinitionTest, NchwLayoutRoundTripsAndLowersToPlanes) {
 // A planes tile of whole image rows, tuned on one width, stays one of whole rows on
 // another (each tile one run of the dense NCHW image) with as many pixels as tuned; a 2-D
 // block of a plane, and the NHWC forms, keep theirs.
+// Where the windows tile the image (a ViT's patches), the search space's first phase holds
+// the patches form at its own tiles, every one of which builds; elsewhere none.
+TEST(Col2imSearchSpaceTest, PatchesFormIsSearchedWhereTheWindowsTileTheImage) {
+  const Col2imDefinition col2im;
+  auto vit = col2im.ParseSpec("f16:32,224,224,3:k=16:s=16:layout=nchw");
+  auto overlapping = col2im.ParseSpec("f16:32,56,56,64:k=3:p=1:layout=nchw");
+  ASSERT_TRUE(vit.ok() && overlapping.ok());
+  auto patches_trials = [&](const TileOp& op) {
+    std::vector<Trial> out;
+    for (const Trial& trial : col2im.Search(op, T("sm_90a")).first) {
+      auto gather = trial.hints.annotations.find("planes_gather");
+      if (gather != trial.hints.annotations.end() && gather->second == "patches") {
+        out.push_back(trial);
+      }
+    }
+    return out;
+  };
+  const std::vector<Trial> trials = patches_trials(**vit);
+  // 1, 2, 4 and 8 kernel rows, at 128 and 256 threads, columns streamed or not.
+  EXPECT_EQ(trials.size(), 16u);
+  auto built = BuildCandidates(col2im, **vit, T("sm_90a"), trials);
+  ASSERT_TRUE(built.ok()) << built.status();
+  ASSERT_EQ(built->candidates.size(), trials.size());
+  for (const Candidate& c : built->candidates) {
+    EXPECT_EQ(c.lowered->form_name, "patches");
+    EXPECT_LE(c.lowered->shared_bytes, 48 << 10);
+  }
+  EXPECT_TRUE(patches_trials(**overlapping).empty());
+  // A record's tile over every window row takes every one on another image.
+  const tuning::Problem from = *col2im.ToProblem(**vit);
+  auto larger = col2im.ParseSpec("bf16:8,384,384,3:k=16:s=16:layout=nchw");
+  ASSERT_TRUE(larger.ok());
+  LaunchParams tuned;
+  tuned.tile = {2, 14};
+  tuned.threads = 256;
+  EXPECT_THAT(col2im.AdaptLaunch(**larger, from, tuned, "patches").tile, ElementsAre(2, 24));
+  tuned.tile = {2, 7};
+  EXPECT_THAT(col2im.AdaptLaunch(**larger, from, tuned, "patches").tile, ElementsAre(2, 7));
+}
+
 TEST(Col2imDefinitionTest, WholeRowPlanesTilesTransferAsWholeRows) {
   const Col2imDefinition col2im;
   const Target target = *Target::Parse("sm_90a");

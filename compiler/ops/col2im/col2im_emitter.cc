@@ -27,9 +27,20 @@ class Col2imEmitter {
     if (Planes()) {
       absl::StrAppend(&out_, VectorAccessSnippet(vector_bytes, /*load_hint=*/false,
                                                  l_.img_policy.has_value(), "tt"));
+      if (Patches()) {
+        // The stage's loads: vectors of the column matrix into shared memory.
+        absl::StrAppend(&out_, VectorAccessSnippet(static_cast<int>(l_.patch_load_elems *
+                                                                    l_.element_bytes),
+                                                   l_.col_policy.has_value(),
+                                                   /*store_hint=*/false, "tp"));
+      }
       Elements();
       Constants();
-      PlanesKernel();
+      if (Patches()) {
+        PatchesKernel();
+      } else {
+        PlanesKernel();
+      }
       return out_;
     }
     // Image stores (and the direct form's column loads) take one vector along C.
@@ -59,8 +70,10 @@ class Col2imEmitter {
  private:
   bool Staged() const { return l_.path == Col2imPath::kSimtStaged; }
   bool Planes() const {
-    return l_.path == Col2imPath::kSimtPlanes || l_.path == Col2imPath::kSimtPlanesStaged;
+    return l_.path == Col2imPath::kSimtPlanes || l_.path == Col2imPath::kSimtPlanesStaged ||
+           Patches();
   }
+  bool Patches() const { return l_.path == Col2imPath::kSimtPatches; }
   bool PlanesStaged() const { return l_.path == Col2imPath::kSimtPlanesStaged; }
   bool Swept() const { return Col2imSwept(l_.path); }
   bool Tma() const { return l_.path == Col2imPath::kTmaSwept; }
@@ -141,6 +154,10 @@ class Col2imEmitter {
   void Constants() {
     absl::StrAppend(&out_,
                     "\n// Problem constants; enumerators fold into the code and take no storage.\n");
+    if (Patches()) {
+      PatchesConstants();
+      return;
+    }
     if (Planes()) {
       PlanesConstants();
       return;
@@ -281,6 +298,94 @@ class Col2imEmitter {
       Constant("u32", "kStageL", l_.stage_rows * l_.ow);
       Constant("u32", "kStageBytes", PlanesStageBytes(l_));
     }
+  }
+
+  void PatchesConstants() {
+    Constant("u32", "kThreads", l_.launch.threads);
+    Constant("u64", "kNumTiles", l_.num_tiles);
+    Constant("u32", "kPlaneTiles", l_.patch_row_tiles * l_.patch_oh_tiles);
+    Constant("u32", "kOhTiles", l_.patch_oh_tiles);
+    Constant("u32", "kPatchRows", l_.patch_rows);
+    Constant("u32", "kPatchOh", l_.patch_oh);
+    Constant("u32", "kKH", g_.kh);
+    Constant("u32", "kKW", g_.kw);
+    Constant("u32", "kOH", l_.oh);
+    Constant("u32", "kOW", l_.ow);
+    Constant("u64", "kL", l_.k);
+    Constant("u64", "kW", g_.w);
+    // Shared-memory elements from one matrix row's run to the next.
+    Constant("u32", "kPitch", l_.patch_oh * l_.ow);
+    Constant("u32", "kLoad", l_.patch_load_elems);
+    Constant("u32", "kVector", l_.vector_elems);
+    Constant("u32", "kRowVectors", g_.w / l_.vector_elems);
+    Constant("u64", "kElementBytes", l_.element_bytes);
+  }
+
+  // The patches form: tile t is kernel rows [kh0, kh0 + kPatchRows) x window rows
+  // [oh0, oh0 + kPatchOh) of plane t / kPlaneTiles. The CTA copies the matrix rows of those
+  // taps (tap kh * KW + kw; the run of the tile's window rows each, pitch kPitch) into shared
+  // memory, neighbouring threads loading neighbouring vectors, then stores image rows
+  // oh * KH + kh whole (kh fastest, so neighbouring rows of the image), pixel w being tap
+  // column w % KW of window column w / KW.
+  void PatchesKernel() {
+    const bool hint = l_.col_policy.has_value();
+    const std::string policy = hint ? ", col_policy" : "";
+    absl::StrAppend(&out_, "\nextern \"C\" __global__ void __launch_bounds__(kThreads) ",
+                    l_.kernel_name, "(const u8* __restrict__ col, u8* __restrict__ img) {\n");
+    if (l_.col_policy) absl::StrAppend(&out_, "  const u64 col_policy = tt_make_col_policy();\n");
+    if (l_.img_policy) absl::StrAppend(&out_, "  const u64 img_policy = tt_make_img_policy();\n");
+    absl::StrAppend(
+        &out_,
+        "  extern __shared__ __align__(16) u8 tt_smem[];\n"
+        "  const tt_elem* const stage = reinterpret_cast<const tt_elem*>(tt_smem);\n"
+        "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n"
+        "    const u64 plane = tile / kPlaneTiles;\n"
+        "    const u32 t = u32(tile % kPlaneTiles);\n"
+        "    const u32 kh0 = t / kOhTiles * kPatchRows, oh0 = t % kOhTiles * kPatchOh;\n"
+        "    const u32 rows = min(kPatchRows, kKH - kh0), ohs = min(kPatchOh, kOH - oh0);\n"
+        "    const u8* const from = col + ((plane * kKH + kh0) * kKW * kL + u64(oh0) * kOW) * "
+        "kElementBytes;\n"
+        "    __syncthreads();  // the previous tile's stores are done with the stage\n",
+        l_.patch_oh == l_.oh
+            ? absl::StrCat(
+                  "    // Every window row: the taps' matrix rows are one span.\n"
+                  "    const u32 loads = rows * kKW * u32(kL) / kLoad;\n"
+                  "    for (u32 i = threadIdx.x; i < loads; i += kThreads) {\n"
+                  "      const u64 at = u64(i) * kLoad * kElementBytes;\n"
+                  "      tp_st_shared(tt_smem + at, tp_ld_global(from + at",
+                  policy,
+                  "));\n"
+                  "    }\n")
+            : absl::StrCat(
+                  "    // A run of ohs window rows from each of the taps' matrix rows.\n"
+                  "    const u32 per_run = ohs * kOW / kLoad, loads = rows * kKW * per_run;\n"
+                  "    for (u32 i = threadIdx.x; i < loads; i += kThreads) {\n"
+                  "      const u32 r = i / per_run, j = i % per_run * kLoad;\n"
+                  "      tp_st_shared(tt_smem + (u64(r) * kPitch + j) * kElementBytes,\n"
+                  "                   tp_ld_global(from + (u64(r) * kL + j) * kElementBytes",
+                  policy,
+                  "));\n"
+                  "    }\n"),
+        "    __syncthreads();\n"
+        "    u8* const to = img + plane * kKH * kOH * kW * kElementBytes;\n"
+        "    const u32 items = rows * ohs * kRowVectors;\n"
+        "    for (u32 i = threadIdx.x; i < items; i += kThreads) {\n"
+        "      const u32 row = i / kRowVectors, x = i % kRowVectors * kVector;\n"
+        "      const u32 q = row % rows, o = row / rows;\n"
+        "      const tt_elem* const src = stage + q * kKW * kPitch + o * kOW;\n"
+        "      tt_lanes out;\n"
+        "#pragma unroll\n"
+        "      for (u32 e = 0; e < kVector; ++e) {\n"
+        "        // One element's sum, as the other forms start theirs: 0 + x, rounded back.\n"
+        "        const u32 w = x + e;\n"
+        "        out.e[e] = tt_round(0.0f + tt_widen(src[w % kKW * kPitch + w / kKW]));\n"
+        "      }\n"
+        "      tt_st_global(to + (u64((oh0 + o) * kKH + kh0 + q) * kW + x) * kElementBytes, out.v",
+        ImgPolicy(),
+        ");\n"
+        "    }\n"
+        "  }\n"
+        "}\n");
   }
 
   // tt_sum's body after its window bounds: how it visits a pixel's window positions.

@@ -157,6 +157,36 @@ Col2imCase RandomCase(Col2imPath path, int index) {
   }
 }
 
+// The patches form (planes_gather=patches): windows tiling a dense NCHW image exactly, of
+// square and oblong kernels from 1 to 16, at random tiles of kernel rows x window rows
+// (whole spans and runs), thread counts, vector widths and L2 policies.
+Col2imCase RandomPatchesCase(int index) {
+  std::mt19937_64 rng(0x9a7c + 7919 * index);
+  const DataType dtype =
+      Pick(rng, std::vector<DataType>{DataType::kF32, DataType::kF16, DataType::kBF16});
+  const std::vector<int64_t> kernels = {1, 2, 3, 4, 7, 8, 14, 16};
+  const int64_t kh = Pick(rng, kernels);
+  const int64_t kw = Uniform(rng, 0, 2) == 0 ? Pick(rng, kernels) : kh;
+  const int64_t oh = Uniform(rng, 1, 12), ow = Uniform(rng, 1, 12);
+  const Im2colGeometry g = G(Uniform(rng, 1, 3), oh * kh, ow * kw, Uniform(rng, 1, 5), kh, kw,
+                             kh, kw, 1, 1, 0, 0);
+  Col2imOp op = Col2imOp::Dense(dtype, g);
+  op.img.strides = NchwStrides(g);
+  op.order = ColumnOrder::kChannelRows;
+  op.hints.annotations[kCol2imPlanesGatherKey] = "patches";
+  const int roll = static_cast<int>(Uniform(rng, 0, 3));
+  if (roll == 0) op.hints.annotations["col_eviction_policy"] = "evict_first";
+  if (roll == 1) op.hints.annotations["img_eviction_policy"] = "evict_last";
+  // A width the image rows allow (every width divides a row of 16 elements).
+  if (roll == 2 && g.w % 2 == 0) op.hints.coalesced_width = 2;
+  LaunchParams launch;
+  launch.tile = {Uniform(rng, 1, kh + 1), Uniform(rng, 1, oh + 1)};
+  launch.threads = static_cast<int>(Pick(rng, std::vector<int64_t>{32, 64, 128, 256}));
+  launch.ctas_per_sm = static_cast<int>(Uniform(rng, 0, 2));
+  return {absl::StrFormat("patches_simt_%03d_%s", index, DataTypeName(dtype)), op, launch,
+          Col2imPath::kSimtPatches};
+}
+
 // F.fold's columns at unit stride and dilation along W (the ResNet and UNet layers' 3x3
 // s1), into images up to 48 pixels wide, with 2- to 8-pixel vectors: vectors whose windows
 // lie inside the matrix and vectors at its edges, in one kernel.
@@ -216,6 +246,7 @@ std::vector<Col2imCase> Cases() {
   for (int i = 0; i < 80; ++i) cases.push_back(RandomCase(Col2imPath::kSimtPlanes, i));
   for (int i = 0; i < 60; ++i) cases.push_back(RandomCase(Col2imPath::kSimtPlanesStaged, i));
   for (int i = 0; i < 30; ++i) cases.push_back(RandomRunCase(i));
+  for (int i = 0; i < 40; ++i) cases.push_back(RandomPatchesCase(i));
   // F.fold's layout at network sizes, with the heuristic's launch.
   for (const auto& [name, dtype, g] :
        std::vector<std::tuple<std::string, DataType, Im2colGeometry>>{
@@ -231,6 +262,13 @@ std::vector<Col2imCase> Cases() {
     // And the staged planes form, 16 whole rows a tile.
     cases.push_back({name + "_staged", op, Launch(16, g.w, true, 256),
                      Col2imPath::kSimtPlanesStaged});
+    // And the patches form where the windows tile the image, 2 kernel rows a tile.
+    if (PatchesBlocker(op).empty()) {
+      Col2imOp patches = op;
+      patches.hints.annotations[kCol2imPlanesGatherKey] = "patches";
+      cases.push_back({name + "_patches", patches, Launch(2, g.OH(), false, 256),
+                       Col2imPath::kSimtPatches});
+    }
   }
   {
     // A dilated window with the stride equal to the dilation along H, one-pixel tiles and
@@ -353,7 +391,7 @@ TEST(Col2imCasesTest, CoverTheGeometriesTheIssueAsksFor) {
   const std::vector<Col2imCase> cases = Cases();
   int gaps = 0, dilated = 0, asymmetric = 0, big_pad = 0, one_by_one = 0, strided_img = 0;
   int small_c[8] = {0};
-  int forms[static_cast<int>(Col2imPath::kSimtPlanesStaged) + 1] = {};  // by Col2imPath
+  int forms[static_cast<int>(Col2imPath::kSimtPatches) + 1] = {};  // by Col2imPath
   int dtypes[3] = {0, 0, 0};
   for (const Col2imCase& c : cases) {
     const Im2colGeometry& g = c.op.geometry;
@@ -374,6 +412,7 @@ TEST(Col2imCasesTest, CoverTheGeometriesTheIssueAsksFor) {
   EXPECT_GE(forms[static_cast<int>(Col2imPath::kTmaSwept)], 50);
   EXPECT_GE(forms[static_cast<int>(Col2imPath::kSimtPlanes)], 60);
   EXPECT_GE(forms[static_cast<int>(Col2imPath::kSimtPlanesStaged)], 60);
+  EXPECT_GE(forms[static_cast<int>(Col2imPath::kSimtPatches)], 40);
   EXPECT_GE(gaps, 40);
   EXPECT_GE(dilated, 100);
   EXPECT_GE(asymmetric, 150);

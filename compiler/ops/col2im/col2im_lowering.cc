@@ -270,8 +270,9 @@ std::optional<double> PlanesWarpLoadSectors(const LoweredCol2im& l) {
 // What every form ends with: the widest access (the shared-memory forms copy 16-byte
 // chunks), the L2 policies and the kernel's name.
 void FinishLowering(const Target& target, LoweredCol2im& l) {
-  const bool planes =
-      l.path == Col2imPath::kSimtPlanes || l.path == Col2imPath::kSimtPlanesStaged;
+  const bool planes = l.path == Col2imPath::kSimtPlanes ||
+                      l.path == Col2imPath::kSimtPlanesStaged ||
+                      l.path == Col2imPath::kSimtPatches;
   l.vector_bytes = l.path == Col2imPath::kSimtDirect || planes ? l.vector_elems * l.element_bytes
                                                                : 16;
   if (planes) {
@@ -280,10 +281,13 @@ void FinishLowering(const Target& target, LoweredCol2im& l) {
     const Im2colGeometry& g = l.geometry;
     auto taps = [](int64_t k, int64_t s, int64_t d) { return CeilDiv(k * std::gcd(s, d), s); };
     l.gather_reads = taps(g.kh, g.sh, g.dh) * taps(g.kw, g.sw, g.dw);
-    // The staged form's warps load 32 neighbouring elements of a run.
+    // The staged form's warps load 32 neighbouring elements of a run, the patches form's
+    // 32 neighbouring vectors.
+    const int64_t staged_load_bytes =
+        l.path == Col2imPath::kSimtPatches ? l.patch_load_elems * l.element_bytes : l.element_bytes;
     l.warp_load_sectors = l.path == Col2imPath::kSimtPlanes
                               ? PlanesWarpLoadSectors(l)
-                              : std::optional<double>(std::max(1.0, l.element_bytes * 32 / 32.0));
+                              : std::optional<double>(std::max(1.0, staged_load_bytes * 32 / 32.0));
   }
   l.col_policy = ChooseL2Policy(l.hints.EvictionFor("col"), target, "column loads",
                                 l.decision_log);
@@ -436,6 +440,93 @@ absl::Status LowerPlanes(const Target& target, const LaunchParams& launch, Lower
   return absl::OkStatus();
 }
 
+// The patches form (planes_gather=patches): tiles of patch_rows kernel rows x patch_oh
+// window rows of one plane, staged whole in shared memory and stored as whole image rows.
+absl::Status LowerPatches(const Col2imOp& op, const Target& target, const LaunchParams& launch,
+                          LoweredCol2im& l) {
+  const Im2colGeometry& g = l.geometry;
+  if (const std::string blocker = PatchesBlocker(op); !blocker.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        kCol2imPlanesGatherKey, "=patches: ", blocker, "; use ", kCol2imPlanesGatherKey,
+        "=element"));
+  }
+  l.m = g.n * g.c * g.kh * g.kw;
+  l.k = l.oh * l.ow;
+  if (l.k >= kTwoTo31) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "channel_rows columns of OH*OW=", l.k, " per row: the patches form needs below 2^31"));
+  }
+  l.patch_rows = std::clamp<int64_t>(launch.tile[0], 1, g.kh);
+  l.patch_oh = std::clamp<int64_t>(launch.tile[1], 1, l.oh);
+  l.patch_row_tiles = CeilDiv(g.kh, l.patch_rows);
+  l.patch_oh_tiles = CeilDiv(l.oh, l.patch_oh);
+  if (g.n * g.c > kTwoTo31 / l.patch_row_tiles / l.patch_oh_tiles) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        g.n * g.c, " planes x ", l.patch_row_tiles, " x ", l.patch_oh_tiles,
+        " tiles exceed the 2^31-1 CTA grid; use a larger tile"));
+  }
+  l.num_tiles = g.n * g.c * l.patch_row_tiles * l.patch_oh_tiles;
+  // The image rows a tile stores, whole.
+  l.tile_h = l.patch_rows * l.patch_oh;
+  l.tile_w = g.w;
+  l.tiles_h = l.patch_row_tiles * l.patch_oh_tiles;
+  l.tiles_w = 1;
+  l.tile_bytes = l.tile_h * g.w * l.element_bytes;
+  // Loads: a tile taking every window row reads one span of whole matrix rows (patch_rows *
+  // KW of them, from a multiple of that); otherwise a run of patch_oh * OW elements from
+  // each row, from a multiple of OW.
+  const int64_t e = l.element_bytes;
+  const int64_t load_align =
+      l.patch_oh == l.oh ? std::gcd<int64_t>(16, g.kw * l.k * e)
+                         : std::gcd(std::gcd<int64_t>(16, l.k * e), l.ow * e);
+  l.patch_load_elems = static_cast<int>(std::max<int64_t>(1, load_align / e));
+  // Stores: whole image rows of W elements.
+  std::string limit;
+  const int legal = WidestVector(l.element_bytes, true, "", {{"W=", g.w}}, &limit);
+  TT_ASSIGN_OR_RETURN(l.vector_elems, ChooseVectorWidth(l.hints, legal, l.element_bytes, limit,
+                                                        " along W", l.decision_log));
+  l.items_per_thread = CeilDiv(l.tile_h * (g.w / l.vector_elems), launch.threads);
+  l.shared_bytes = PatchesStageBytes(l);
+  auto swept = [&](bool tma) {
+    std::vector<std::string> why = {
+        "channel_rows columns (F.fold's layout) have only the SIMT planes and patches forms"};
+    if (tma && !target.HasTma()) why.push_back(absl::StrCat(target.ArchName(), " has no TMA (sm_90+)"));
+    return why;
+  };
+  auto simt = [&] {
+    std::vector<std::string> why;
+    if (launch.stages != 1) {
+      why.push_back(absl::StrCat("stages=", launch.stages,
+                                 ": simt_col2im is not pipelined; use stages=1"));
+    }
+    CheckSharedFit(l.shared_bytes, launch.ctas_per_sm, target, why);
+    return why;
+  };
+  const PathOption chain[] = {
+      {Instruction::kTma, Col2imPathName(Col2imPath::kTmaSwept), [&] { return swept(true); }},
+      {Instruction::kCpAsync, Col2imPathName(Col2imPath::kCpAsyncSwept),
+       [&] { return swept(false); }},
+      {Instruction::kSync, Col2imPathName(Col2imPath::kSimtPatches), simt},
+  };
+  TT_ASSIGN_OR_RETURN(size_t chosen, ChoosePath(chain, l.hints, "col2im", target, l.decision_log));
+  l.path = Col2imPath::kSimtPatches;
+  l.instruction = chain[chosen].instruction;
+  l.decision_log.push_back(absl::StrCat(
+      "col2im ", DataTypeName(l.dtype), " ", Im2colGeometryToString(g),
+      " from channel_rows columns [N, C*KH*KW, OH*OW]; patches form (the windows tile the "
+      "image exactly: each pixel is one column-matrix element): ",
+      g.n * g.c, " planes x ", l.patch_row_tiles, " x ", l.patch_oh_tiles, " = ", l.num_tiles,
+      " tiles of ", l.patch_rows, " kernel row(s) x ", l.patch_oh,
+      " window row(s); each tile loads the ", l.patch_rows * g.kw, " matrix rows of its taps (",
+      l.patch_oh == l.oh ? "one contiguous span" : absl::StrCat("runs of ", l.patch_oh * l.ow,
+                                                                 " elements"),
+      ") in ", l.patch_load_elems * e, "-byte vectors into shared memory (",
+      PatchesStageBytes(l), " B), then stores its ", l.tile_h, " whole image rows in ",
+      l.vector_elems * e, "-byte vectors, at most ", l.items_per_thread,
+      " per thread per tile"));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string Col2imPathName(Col2imPath path) {
@@ -451,6 +542,7 @@ std::string Col2imFormName(Col2imPath path) {
     case Col2imPath::kSimtStaged: return "staged";
     case Col2imPath::kSimtPlanes: return "planes";
     case Col2imPath::kSimtPlanesStaged: return "planes_staged";
+    case Col2imPath::kSimtPatches: return "patches";
     case Col2imPath::kCpAsyncSwept:
     case Col2imPath::kTmaSwept: return "swept";
     default: return "direct";
@@ -459,6 +551,31 @@ std::string Col2imFormName(Col2imPath path) {
 
 int64_t PlanesStageBytes(const LoweredCol2im& l) {
   return RoundUp(l.geometry.kh * l.geometry.kw * l.stage_rows * l.ow * l.element_bytes, 16);
+}
+
+int64_t PatchesStageBytes(const LoweredCol2im& l) {
+  return RoundUp(l.patch_rows * l.geometry.kw * l.patch_oh * l.ow * l.element_bytes, 16);
+}
+
+std::string PatchesBlocker(const Col2imOp& op) {
+  const Im2colGeometry& g = op.geometry;
+  std::vector<std::string> why;
+  if (op.order != ColumnOrder::kChannelRows) why.push_back("the columns are not channel_rows");
+  if (op.img.strides != NchwStrides(g)) why.push_back("the image is not dense NCHW");
+  if (g.kh != g.sh || g.kw != g.sw) {
+    why.push_back(absl::StrCat("kernel ", g.kh, "x", g.kw, " differs from stride ", g.sh, "x",
+                               g.sw));
+  }
+  if (g.dh != 1 || g.dw != 1) why.push_back(absl::StrCat("dilation ", g.dh, "x", g.dw));
+  if (g.ph != 0 || g.pw != 0) why.push_back(absl::StrCat("padding ", g.ph, "x", g.pw));
+  if (why.empty() && (g.h % g.kh != 0 || g.w % g.kw != 0)) {
+    why.push_back(absl::StrCat("image ", g.h, "x", g.w, " is not whole ", g.kh, "x", g.kw,
+                               " windows"));
+  }
+  if (why.empty()) return "";
+  return absl::StrCat("the windows must tile a dense NCHW image exactly (kernel = stride, no "
+                      "dilation or padding), but ",
+                      absl::StrJoin(why, ", "));
 }
 
 bool Col2imSwept(Col2imPath path) {
@@ -489,7 +606,12 @@ absl::StatusOr<LoweredCol2im> LowerCol2im(const Col2imOp& op, const Target& targ
   TT_RETURN_IF_ERROR(PlaceTiles(op, launch, l));
   if (op.order == ColumnOrder::kChannelRows) {
     l.order = op.order;
-    TT_RETURN_IF_ERROR(LowerPlanes(target, launch, l));
+    const auto gather = l.hints.choices.find(kCol2imPlanesGatherKey);
+    if (gather != l.hints.choices.end() && gather->second == "patches") {
+      TT_RETURN_IF_ERROR(LowerPatches(op, target, launch, l));
+    } else {
+      TT_RETURN_IF_ERROR(LowerPlanes(target, launch, l));
+    }
     l.path_name = Col2imPathName(l.path);
     l.form_name = Col2imFormName(l.path);
     FinishLowering(target, l);
@@ -590,7 +712,12 @@ std::string DescribeCol2imPlan(const LoweredCol2im& l) {
   absl::StrAppend(&out, "window      kernel ", g.kh, "x", g.kw, ", stride ", g.sh, "x", g.sw,
                   ", dilation ", g.dh, "x", g.dw, ", pad ", g.ph, "x", g.pw, " -> output ", l.oh,
                   "x", l.ow, "\n");
-  if (l.order == ColumnOrder::kChannelRows && l.flat_rows) {
+  if (l.path == Col2imPath::kSimtPatches) {
+    absl::StrAppend(&out, "tile        ", l.patch_rows, " kernel row(s) x ", l.patch_oh,
+                    " window row(s) of one plane: ", l.tile_h, " whole image rows (",
+                    l.tile_bytes, " B), ", g.n * g.c, " x ", l.patch_row_tiles, " x ",
+                    l.patch_oh_tiles, " = ", l.num_tiles, " tiles\n");
+  } else if (l.order == ColumnOrder::kChannelRows && l.flat_rows) {
     absl::StrAppend(&out, "tile        ", l.tile_h, " rows of the image as [N*C*H, W] (",
                     l.tile_bytes, " B), ", l.num_tiles, " tiles\n");
   } else if (l.order == ColumnOrder::kChannelRows) {
@@ -616,6 +743,11 @@ std::string DescribeCol2imPlan(const LoweredCol2im& l) {
                     " window columns), ", l.sweep.row_groups, " band(s) of ",
                     l.sweep.group_rows, " rows x ", l.sweep.group_threads, " threads, ",
                     l.sums_per_thread, " f32 sums per thread\n");
+  }
+  if (l.path == Col2imPath::kSimtPatches) {
+    absl::StrAppend(&out, "stage       ", l.patch_rows * g.kw, " matrix rows x ", l.patch_oh * l.ow,
+                    " elements (", PatchesStageBytes(l), " B), loaded in ",
+                    l.patch_load_elems * l.element_bytes, "-byte vectors\n");
   }
   if (l.path == Col2imPath::kSimtPlanesStaged) {
     absl::StrAppend(&out, "stage       ", l.geometry.kh * l.geometry.kw, " taps x ", l.stage_rows,

@@ -49,6 +49,15 @@
 // rows of one plane; the CTA first copies, for every tap, the run of the matrix row holding
 // the window rows oh that reach the tile (contiguous: oh * OW + ow), neighbouring threads
 // loading neighbouring elements, into shared memory, then sums from there in the same order.
+// With planes_gather=patches, where the windows tile a dense NCHW image exactly (kernel ==
+// stride, no dilation or padding, H = OH*KH and W = OW*KW: every pixel lies in one window,
+// as in a ViT's or a Swin's patches), the patches form: F.fold is then a permutation. A
+// tile is `patch_rows` kernel rows kh of one plane over `patch_oh` window rows oh
+// (LaunchParams::tile = {patch_rows, patch_oh}); the CTA copies the column-matrix rows
+// of those taps (all kw), the run of its window rows each (one contiguous span where it
+// takes them all), in `patch_load_elems`-element vectors into shared memory, then stores
+// the image rows oh*KH + kh they make, whole, in vectors along W; each element is added to
+// a zero f32 sum and rounded back, as the sums of the other forms are.
 // All visit an element's taps in the same order, so they give identical bits. The
 // fallback policy of compiler/lower/lowering_rules.h holds: tma and cp_async name the
 // swept form's two copy engines; disable_tma leaves cp.async.
@@ -74,11 +83,12 @@ enum class Col2imPath {
   kTmaSwept,      // "tma_col2im", swept form
   kSimtPlanes,    // "simt_col2im", planes form (channel-row columns)
   kSimtPlanesStaged,  // "simt_col2im", planes_staged form (channel-row columns)
+  kSimtPatches,       // "simt_col2im", patches form (channel-row columns, exact patches)
 };
 
 // "simt_col2im", "cp_async_col2im" or "tma_col2im".
 std::string Col2imPathName(Col2imPath path);
-// "direct", "staged", "swept", "planes" or "planes_staged".
+// "direct", "staged", "swept", "planes", "planes_staged" or "patches".
 std::string Col2imFormName(Col2imPath path);
 
 // The planes form sums windows of up to this many positions per pixel by an unrolled loop;
@@ -96,6 +106,11 @@ struct LoweredCol2im : LoweredTileKernel {
   // planes_staged form: the window rows oh a tile's stage holds at most; each tap's run is
   // stage_rows * OW elements of shared memory.
   int64_t stage_rows = 0;
+  // patches form: kernel rows and window rows per tile, the tiles of each along a plane,
+  // and the elements of each vector that loads the column matrix into shared memory.
+  int64_t patch_rows = 0, patch_oh = 0;
+  int64_t patch_row_tiles = 0, patch_oh_tiles = 0;
+  int patch_load_elems = 1;
 
   Im2colGeometry geometry;
   // Element strides of the image's N, H, W, C dimensions.
@@ -161,6 +176,11 @@ struct LoweredCol2im : LoweredTileKernel {
 // The planes_staged form's stage in shared memory (every tap's run of stage_rows window
 // rows), rounded up to 16 bytes; its warps' vector slices follow it.
 int64_t PlanesStageBytes(const LoweredCol2im& lowered);
+// The patches form's stage: patch_rows * KW column-matrix rows of patch_oh * OW elements.
+int64_t PatchesStageBytes(const LoweredCol2im& lowered);
+// Why the patches form does not apply to `op` (empty where it does): its windows must tile a
+// dense NCHW image exactly.
+std::string PatchesBlocker(const Col2imOp& op);
 
 // Whether `path` is one of the swept form's.
 bool Col2imSwept(Col2imPath path);

@@ -269,6 +269,62 @@ TEST(Col2imLoweringTest, PlanesStagedFormPlansItsStage) {
   EXPECT_NE(big.status().message().find("shared"), std::string::npos) << big.status();
 }
 
+// The patches form: tiles of kernel rows x window rows of one plane, one span of the
+// taps' matrix rows where a tile takes every window row (16-byte loads where the span's
+// bytes allow them), runs otherwise (as wide as the window rows allow); refused, with the
+// reasons, where the windows do not tile a dense NCHW image exactly.
+TEST(Col2imLoweringTest, PatchesFormTilesKernelRowsAndWindowRows) {
+  Col2imOp vit = Col2imOp::Dense(DataType::kF16, G(2, 224, 224, 3, 16, 16, 16, 16, 1, 1, 0, 0));
+  vit.img.strides = NchwStrides(vit.geometry);
+  vit.order = ColumnOrder::kChannelRows;
+  vit.hints.annotations["planes_gather"] = "patches";
+  auto whole = LowerCol2im(vit, T("sm_90a"), Launch(4, 14, false));
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ(whole->path, Col2imPath::kSimtPatches);
+  EXPECT_EQ(whole->kernel_name, "tt_col2im_patches");
+  EXPECT_EQ(whole->num_tiles, 2 * 3 * 4);
+  EXPECT_EQ(whole->tile_h, 4 * 14);  // image rows a tile stores
+  EXPECT_EQ(whole->shared_bytes, 4 * 16 * 14 * 14 * 2);
+  EXPECT_EQ(whole->patch_load_elems, 8);  // spans of 16 x 196 f16: 16-byte loads
+  EXPECT_EQ(whole->vector_elems, 8);
+  EXPECT_EQ(whole->gather_reads, 1);
+  EXPECT_THAT(DescribeCol2imPlan(*whole), HasSubstr("one contiguous span"));
+  // Bands of 5 window rows (3 tiles of them, the last of 4): runs of 5 x 14 elements from
+  // row starts 392 bytes apart, so 4-byte loads; kernel rows clipped to KH.
+  auto bands = LowerCol2im(vit, T("sm_90a"), Launch(32, 5, false));
+  ASSERT_TRUE(bands.ok()) << bands.status();
+  EXPECT_EQ(bands->patch_rows, 16);
+  EXPECT_EQ(bands->num_tiles, 2 * 3 * 3);
+  EXPECT_EQ(bands->patch_load_elems, 2);
+  EXPECT_THAT(DescribeCol2imPlan(*bands), HasSubstr("runs of 70 elements"));
+  // A stage beyond shared memory is refused with the reason.
+  auto big = LowerCol2im(vit, T("sm_90a"), Launch(16, 14, false));
+  ASSERT_TRUE(big.ok()) << big.status();  // 16 x 16 x 196 f16: 100 KB fits sm_90's 227
+  Col2imOp f32 = vit;
+  f32.img.dtype = DataType::kF32;
+  auto too_big = LowerCol2im(f32, T("sm_80"), Launch(16, 14, false));
+  ASSERT_FALSE(too_big.ok());
+  EXPECT_THAT(too_big.status().message(), HasSubstr("shared"));
+  // A 3x3 stride-1 padded window overlaps: refused, naming each reason.
+  Col2imOp overlap = Col2imOp::Dense(DataType::kF16, G(2, 14, 14, 8, 3, 3, 1, 1, 1, 1, 1, 1));
+  overlap.img.strides = NchwStrides(overlap.geometry);
+  overlap.order = ColumnOrder::kChannelRows;
+  overlap.hints.annotations["planes_gather"] = "patches";
+  auto refused = LowerCol2im(overlap, T("sm_90a"), Launch(1, 14, false));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(),
+              AllOf(HasSubstr("planes_gather=patches"), HasSubstr("kernel 3x3 differs from stride 1x1"),
+                    HasSubstr("padding 1x1"), HasSubstr("planes_gather=element")));
+  // Patches that leave a row or column of the image over, and an NHWC image.
+  Col2imOp ragged = Col2imOp::Dense(DataType::kF16, G(1, 17, 16, 3, 4, 4, 4, 4, 1, 1, 0, 0));
+  ragged.img.strides = NchwStrides(ragged.geometry);
+  ragged.order = ColumnOrder::kChannelRows;
+  EXPECT_THAT(PatchesBlocker(ragged), HasSubstr("image 17x16 is not whole 4x4 windows"));
+  ragged.img.strides = {17 * 16 * 3, 16 * 3, 3, 1};
+  EXPECT_THAT(PatchesBlocker(ragged), HasSubstr("not dense NCHW"));
+  EXPECT_EQ(PatchesBlocker(vit), "");
+}
+
 // The planes form's warp loads (thread j sums vector j's pixels, loading each pixel's window
 // positions), walked into 32-byte sectors per instruction, here where they can be counted
 // by hand.

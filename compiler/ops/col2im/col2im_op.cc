@@ -15,7 +15,11 @@ const std::string& Col2imOp::Name() {
   return *name;
 }
 
-HintScope Col2imHintScope() { return HintScope{Col2imOp::Name(), {"col", "img"}}; }
+HintScope Col2imHintScope() {
+  HintScope scope{Col2imOp::Name(), {"col", "img"}};
+  scope.choices = {{kCol2imPlanesGatherKey, {"element", "patches"}}};
+  return scope;
+}
 
 Col2imOp Col2imOp::Dense(DataType dtype, const Im2colGeometry& geometry) {
   Col2imOp op;

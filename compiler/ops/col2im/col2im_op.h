@@ -52,8 +52,11 @@
 namespace tiletune {
 
 // What col2im accepts beyond the common hints: the column matrix's and the image's own L2
-// policies (col_eviction_policy, img_eviction_policy).
+// policies (col_eviction_policy, img_eviction_policy), and for F.fold's layout
+// planes_gather=element|patches: each pixel gathered from the column matrix (the planes
+// form), or, where the windows tile the image exactly, the patches form (col2im_lowering.h).
 HintScope Col2imHintScope();
+inline constexpr char kCol2imPlanesGatherKey[] = "planes_gather";
 
 struct Col2imOp final : TileOp {
   // "col2im".
