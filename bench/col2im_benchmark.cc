@@ -1,6 +1,6 @@
-// col2im variants on the ResNet-50-like f16 layers of the default suite against a
-// size-matched bandwidth ceiling (cudaMemcpy of the same traffic), in the same run, on
-// rotated buffers. PyTorch F.fold is measured by bench/fold_baseline.py from the same
+// col2im variants on the ResNet-50-like f16 layers of the default suite, and F.fold of
+// patches (NCHW: the planes form against the patches form), against a size-matched
+// bandwidth ceiling (cudaMemcpy of the same traffic), in the same run, on rotated buffers. PyTorch F.fold is measured by bench/fold_baseline.py from the same
 // device call (this binary stays torch-free); that script also joins the two outputs.
 //
 // Bytes moved, for every counter: the column matrix read once plus the image written
@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -28,6 +29,8 @@
 #include "compiler/ops/col2im/col2im_definition.h"
 #include "compiler/ops/col2im/col2im_lowering.h"
 #include "compiler/ops/col2im/col2im_op.h"
+#include "compiler/ops/col2im/col2im_search_space.h"
+#include "compiler/ops/im2col/conv_spec.h"
 #include "kernels/tile_kernel.h"
 
 namespace tiletune {
@@ -116,23 +119,15 @@ const std::vector<Variant>& Variants() {
   return *variants;
 }
 
-void BM_Col2im(benchmark::State& state, const Layer& layer, const Variant& variant) {
+// Times `op` at `launch` against cudaMemcpy of the same traffic, in the same run, on rotated
+// buffers; the counters and label of every benchmark here.
+void MeasureCol2im(benchmark::State& state, const Col2imOp& op, const LaunchParams& launch) {
   auto skip = [&](const absl::Status& status) {
     state.SkipWithError(std::string(status.message()).c_str());
   };
   auto env_or = GetBenchEnv();
   if (!env_or.ok()) return skip(env_or.status());
   BenchEnv& env = **env_or;
-  const Im2colGeometry g = layer.Geometry();
-  Col2imOp op = Col2imOp::Dense(DataType::kF16, g);
-  if (variant.stream_columns) op.hints.annotations["col_eviction_policy"] = "evict_first";
-  op.hints.disable_tma = variant.disable_tma;
-  LaunchParams launch;
-  launch.tile = {variant.tile_h, variant.tile_w == 0 ? g.w : variant.tile_w};
-  launch.threads = variant.threads;
-  launch.through_shared = variant.staged;
-  launch.ctas_per_sm = variant.ctas_per_sm;
-  launch.stages = variant.stages;
   auto target = Target::Parse(env.context->info().ArchName());
   if (!target.ok()) return skip(target.status());
   auto lowered = LowerCol2im(op, *target, launch);
@@ -179,7 +174,85 @@ void BM_Col2im(benchmark::State& state, const Layer& layer, const Variant& varia
                               (*kernel)->lowered().form_name));
 }
 
+void BM_Col2im(benchmark::State& state, const Layer& layer, const Variant& variant) {
+  const Im2colGeometry g = layer.Geometry();
+  Col2imOp op = Col2imOp::Dense(DataType::kF16, g);
+  if (variant.stream_columns) op.hints.annotations["col_eviction_policy"] = "evict_first";
+  op.hints.disable_tma = variant.disable_tma;
+  LaunchParams launch;
+  launch.tile = {variant.tile_h, variant.tile_w == 0 ? g.w : variant.tile_w};
+  launch.threads = variant.threads;
+  launch.through_shared = variant.staged;
+  launch.ctas_per_sm = variant.ctas_per_sm;
+  launch.stages = variant.stages;
+  MeasureCol2im(state, op, launch);
+}
+
+// F.fold of patches (kernel = stride: a ViT's 16x16 and 14x14, ConvNeXt's 4x4, a UNet's
+// k2 s2 up-sampling), NCHW: the planes form at the heuristic's launch against the patches
+// form at tiles of 1, 2, 4 and 8 kernel rows (every window row where the stage stays under
+// 48 KB, else half of them).
+struct Fold {
+  std::string name;
+  DataType dtype;
+  int64_t n, h, w, c, kernel;
+};
+
+const std::vector<Fold>& Folds() {
+  static const std::vector<Fold>* const folds = new std::vector<Fold>{
+      {"vit_b16_f16_n32", DataType::kF16, 32, 224, 224, 3, 16},
+      {"vit_b16_f32_n32", DataType::kF32, 32, 224, 224, 3, 16},
+      {"vit_h14_bf16_n32", DataType::kBF16, 32, 224, 224, 3, 14},
+      {"convnext_k4_f16_n32", DataType::kF16, 32, 224, 224, 3, 4},
+      {"unet_k2_f16_n32_c128", DataType::kF16, 32, 64, 64, 128, 2},
+  };
+  return *folds;
+}
+
+void BM_Fold(benchmark::State& state, const Fold& fold, int64_t rows, int threads) {
+  Im2colGeometry g;
+  g.n = fold.n;
+  g.h = fold.h;
+  g.w = fold.w;
+  g.c = fold.c;
+  g.kh = g.kw = g.sh = g.sw = fold.kernel;
+  Col2imOp op = Col2imOp::Dense(fold.dtype, g);
+  op.img.strides = NchwStrides(g);
+  op.order = ColumnOrder::kChannelRows;
+  LaunchParams launch;
+  if (rows == 0) {
+    const Trial trial = Col2imHeuristic(op, *Target::Parse("sm_90a"));
+    op.hints = trial.hints;
+    launch = trial.launch;
+  } else {
+    op.hints.prefer_instruction = Instruction::kSync;
+    op.hints.annotations[kCol2imPlanesGatherKey] = "patches";
+    const int64_t oh = g.OH(), stage = rows * g.kw * oh * g.OW() * DataTypeBytes(fold.dtype);
+    launch.tile = {rows, stage > (48 << 10) ? (oh + 1) / 2 : oh};
+    launch.threads = threads;
+  }
+  MeasureCol2im(state, op, launch);
+}
+
 void RegisterAll() {
+  for (const Fold& fold : Folds()) {
+    const std::vector<std::pair<int64_t, int>> variants = {
+        {0, 0}, {1, 128}, {1, 256}, {2, 256}, {4, 256}, {8, 256}};
+    for (const auto& [rows, threads] : variants) {
+      if (rows > fold.kernel) continue;
+      benchmark::RegisterBenchmark(
+          absl::StrCat("fold/", fold.name, "/",
+                       rows == 0 ? std::string("planes_heuristic")
+                                 : absl::StrCat("patches_", rows, "rows_t", threads))
+              .c_str(),
+          [fold, rows = rows, threads = threads](benchmark::State& state) {
+            BM_Fold(state, fold, rows, threads);
+          })
+          ->UseManualTime()
+          ->Unit(benchmark::kMicrosecond)
+          ->MinTime(0.1);
+    }
+  }
   for (const Layer& layer : Layers()) {
     for (const Variant& variant : Variants()) {
       benchmark::RegisterBenchmark(
