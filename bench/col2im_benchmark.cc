@@ -221,7 +221,11 @@ void BM_Fold(benchmark::State& state, const Fold& fold, int64_t rows, int thread
   op.order = ColumnOrder::kChannelRows;
   LaunchParams launch;
   if (rows == 0) {
-    const Trial trial = Col2imHeuristic(op, *Target::Parse("sm_90a"));
+    auto env = GetBenchEnv();
+    if (!env.ok()) return state.SkipWithError(std::string(env.status().message()).c_str());
+    auto target = Target::Parse((*env)->context->info().ArchName());
+    if (!target.ok()) return state.SkipWithError(std::string(target.status().message()).c_str());
+    const Trial trial = Col2imHeuristic(op, *target);
     op.hints = trial.hints;
     launch = trial.launch;
   } else {

@@ -380,7 +380,7 @@ class Col2imEmitter {
         "        const u32 w = x + e;\n"
         "        out.e[e] = tt_round(0.0f + tt_widen(src[w % kKW * kPitch + w / kKW]));\n"
         "      }\n"
-        "      tt_st_global(to + (u64((oh0 + o) * kKH + kh0 + q) * kW + x) * kElementBytes, out.v",
+        "      tt_st_global(to + ((u64(oh0 + o) * kKH + kh0 + q) * kW + x) * kElementBytes, out.v",
         ImgPolicy(),
         ");\n"
         "    }\n"

@@ -44,7 +44,8 @@ absl::Status PlaceTiles(const Col2imOp& op, const LaunchParams& launch, LoweredC
   l.tile_w = std::min(launch.tile[1], g.w);
   l.tiles_h = CeilDiv(g.h, l.tile_h);
   l.tiles_w = CeilDiv(g.w, l.tile_w);
-  if (g.n > kTwoTo31 / l.tiles_h / l.tiles_w) {
+  // The planes and patches forms place their own tiles and check their own grids.
+  if (op.order != ColumnOrder::kChannelRows && g.n > kTwoTo31 / l.tiles_h / l.tiles_w) {
     return absl::InvalidArgumentError(absl::StrCat(
         g.n, " x ", l.tiles_h, " x ", l.tiles_w,
         " tiles exceed the 2^31-1 CTA grid; use a larger tile"));
@@ -500,6 +501,7 @@ absl::Status LowerPatches(const Col2imOp& op, const Target& target, const Launch
                                  ": simt_col2im is not pipelined; use stages=1"));
     }
     CheckSharedFit(l.shared_bytes, launch.ctas_per_sm, target, why);
+    for (std::string& reason : CheckPositions(g)) why.push_back(std::move(reason));
     return why;
   };
   const PathOption chain[] = {
@@ -618,6 +620,12 @@ absl::StatusOr<LoweredCol2im> LowerCol2im(const Col2imOp& op, const Target& targ
     return l;
   }
 
+  if (const auto gather = l.hints.choices.find(kCol2imPlanesGatherKey);
+      gather != l.hints.choices.end() && gather->second != "element") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        kCol2imPlanesGatherKey, "=", gather->second,
+        " applies to channel_rows columns (F.fold's layout) only; these are pixel rows"));
+  }
   std::string vector_limit;
   const int legal = LegalVectorElems(l, &vector_limit);
   TT_ASSIGN_OR_RETURN(l.vector_elems, ChooseVectorWidth(l.hints, legal, l.element_bytes,

@@ -323,6 +323,14 @@ TEST(Col2imLoweringTest, PatchesFormTilesKernelRowsAndWindowRows) {
   ragged.img.strides = {17 * 16 * 3, 16 * 3, 3, 1};
   EXPECT_THAT(PatchesBlocker(ragged), HasSubstr("not dense NCHW"));
   EXPECT_EQ(PatchesBlocker(vit), "");
+  // The hint asks for a channel_rows form: pixel-row columns refuse it, naming why.
+  Col2imOp nhwc = Col2imOp::Dense(DataType::kF16, G(2, 32, 32, 3, 16, 16, 16, 16, 1, 1, 0, 0));
+  nhwc.hints.annotations["planes_gather"] = "patches";
+  auto pixel_rows = LowerCol2im(nhwc, T("sm_90a"), Launch(1, 32, false));
+  ASSERT_FALSE(pixel_rows.ok());
+  EXPECT_THAT(pixel_rows.status().message(), HasSubstr("channel_rows columns (F.fold's layout) only"));
+  nhwc.hints.annotations["planes_gather"] = "element";
+  EXPECT_TRUE(LowerCol2im(nhwc, T("sm_90a"), Launch(1, 32, false)).ok());
 }
 
 // The planes form's warp loads (thread j sums vector j's pixels, loading each pixel's window

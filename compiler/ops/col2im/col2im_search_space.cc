@@ -121,8 +121,9 @@ SearchSpace PlanesSearchSpace(const Col2imOp& op) {
       add(PlanesLaunch(op, pixels, threads));
     }
   }
-  // Where the windows tile the image exactly, the patches form at its own tiles (first
-  // phase only: its tile means kernel rows x window rows).
+  // Where the windows tile the image exactly, the patches form at its own tiles (its tile
+  // means kernel rows x window rows; crossed with the launches above in the second phase,
+  // a tile clips to min(tile_h, KH) kernel rows over every window row).
   if (PatchesBlocker(op).empty()) {
     for (int threads : {128, 256}) {
       for (const LaunchParams& launch : PatchesLaunches(op, threads)) {

@@ -129,7 +129,7 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_col2im_patches(const u
         const u32 w = x + e;
         out.e[e] = tt_round(0.0f + tt_widen(src[w % kKW * kPitch + w / kKW]));
       }
-      tt_st_global(to + (u64((oh0 + o) * kKH + kh0 + q) * kW + x) * kElementBytes, out.v);
+      tt_st_global(to + ((u64(oh0 + o) * kKH + kh0 + q) * kW + x) * kElementBytes, out.v);
     }
   }
 }
