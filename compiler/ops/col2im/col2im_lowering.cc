@@ -560,24 +560,11 @@ int64_t PatchesStageBytes(const LoweredCol2im& l) {
 }
 
 std::string PatchesBlocker(const Col2imOp& op) {
-  const Im2colGeometry& g = op.geometry;
-  std::vector<std::string> why;
-  if (op.order != ColumnOrder::kChannelRows) why.push_back("the columns are not channel_rows");
-  if (op.img.strides != NchwStrides(g)) why.push_back("the image is not dense NCHW");
-  if (g.kh != g.sh || g.kw != g.sw) {
-    why.push_back(absl::StrCat("kernel ", g.kh, "x", g.kw, " differs from stride ", g.sh, "x",
-                               g.sw));
+  if (op.order != ColumnOrder::kChannelRows) {
+    return "the windows must tile a dense NCHW image exactly, but the columns are not "
+           "channel_rows";
   }
-  if (g.dh != 1 || g.dw != 1) why.push_back(absl::StrCat("dilation ", g.dh, "x", g.dw));
-  if (g.ph != 0 || g.pw != 0) why.push_back(absl::StrCat("padding ", g.ph, "x", g.pw));
-  if (why.empty() && (g.h % g.kh != 0 || g.w % g.kw != 0)) {
-    why.push_back(absl::StrCat("image ", g.h, "x", g.w, " is not whole ", g.kh, "x", g.kw,
-                               " windows"));
-  }
-  if (why.empty()) return "";
-  return absl::StrCat("the windows must tile a dense NCHW image exactly (kernel = stride, no "
-                      "dilation or padding), but ",
-                      absl::StrJoin(why, ", "));
+  return ExactPatchesBlocker(op.geometry, op.img.strides);
 }
 
 bool Col2imSwept(Col2imPath path) {

@@ -224,6 +224,25 @@ int ConvPixelAlignment(const Im2colGeometry& g, int element_bytes) {
   return align;
 }
 
+std::string ExactPatchesBlocker(const Im2colGeometry& g, const std::vector<int64_t>& img_strides) {
+  std::vector<std::string> why;
+  if (img_strides != NchwStrides(g)) why.push_back("the image is not dense NCHW");
+  if (g.kh != g.sh || g.kw != g.sw) {
+    why.push_back(absl::StrCat("kernel ", g.kh, "x", g.kw, " differs from stride ", g.sh, "x",
+                               g.sw));
+  }
+  if (g.dh != 1 || g.dw != 1) why.push_back(absl::StrCat("dilation ", g.dh, "x", g.dw));
+  if (g.ph != 0 || g.pw != 0) why.push_back(absl::StrCat("padding ", g.ph, "x", g.pw));
+  if (why.empty() && (g.h % g.kh != 0 || g.w % g.kw != 0)) {
+    why.push_back(absl::StrCat("image ", g.h, "x", g.w, " is not whole ", g.kh, "x", g.kw,
+                               " windows"));
+  }
+  if (why.empty()) return "";
+  return absl::StrCat("the windows must tile a dense NCHW image exactly (kernel = stride, no "
+                      "dilation or padding), but ",
+                      absl::StrJoin(why, ", "));
+}
+
 LaunchParams FitWholeRunTile(const LaunchParams& tuned, int64_t their_run, int64_t our_run,
                              int64_t max_growth) {
   if (tuned.tile.size() != 2 || their_run <= 0 || our_run <= 0 || max_growth <= 0 ||

@@ -31,6 +31,11 @@ enum class ConvLayout { kNhwc, kNchw };
 // {C*H*W, W, 1, H*W}.
 std::vector<int64_t> NchwStrides(const Im2colGeometry& g);
 
+// Why the windows of `g` do not tile a dense NCHW image of `img_strides` exactly (kernel =
+// stride, no dilation or padding, H and W whole windows: each pixel in one window, as a
+// ViT's patches are), or "" where they do: the patches forms of unfold and fold.
+std::string ExactPatchesBlocker(const Im2colGeometry& g, const std::vector<int64_t>& img_strides);
+
 // The image buffer of `layout`: extents {n, h, w, c}, dense NHWC strides or dense NCHW
 // ones {C*H*W, W, 1, H*W}.
 Buffer ConvImage(const std::string& name, DataType dtype, const Im2colGeometry& g,

@@ -19,6 +19,7 @@
 #include "compiler/base/sha256.h"
 #include "compiler/codegen/codegen_test_util.h"
 #include "compiler/cuda/nvrtc_compilation_provider.h"
+#include "compiler/ops/im2col/conv_spec.h"
 #include "compiler/ops/im2col/im2col_emitter.h"
 #include "compiler/ops/im2col/im2col_lowering.h"
 #include "compiler/ops/im2col/im2col_op.h"
@@ -100,7 +101,16 @@ std::vector<GoldenCase> GoldenCases() {
   Im2colOp patchify = Im2colOp::Dense(DataType::kF16, G(2, 224, 224, 3, 16, 16, 16, 16, 1, 1, 0, 0));
   patchify.hints.prefer_instruction = Instruction::kSync;
   patchify.hints.annotations[kRowVectorKey] = "window_row";
+  // F.unfold of a ViT's 16x16 patches by the patches form, over every window row.
+  Im2colOp unfold_patches =
+      Im2colOp::Dense(DataType::kF16, G(2, 224, 224, 3, 16, 16, 16, 16, 1, 1, 0, 0));
+  unfold_patches.img.strides = NchwStrides(unfold_patches.geometry);
+  unfold_patches.order = ColumnOrder::kChannelRows;
+  unfold_patches.hints.annotations[kPlanesGatherKey] = "patches";
+  unfold_patches.hints.annotations["col_eviction_policy"] = "evict_first";
   return {
+      {"im2col_simt_f16_unfold_planes_patches", unfold_patches, T("sm_90a"),
+       Launch(2, 14, 256, 1), Im2colPath::kSimtPlanes},
       {"im2col_simt_f16_patchify_window_row", patchify, T("sm_90a"), Launch(14, 768, 256, 1),
        Im2colPath::kSimtRow},
       {"im2col_simt_f16_unfold_planes", unfold, T("sm_90a"), Launch(3, 3136, 256, 1),

@@ -286,6 +286,47 @@ TEST(Im2colDefinitionTest, WholeRowPlanesTilesTransferAsWholeRows) {
 // the problem's own taps and as many output rows per band (all of a shorter image's, bands
 // evened out), fewer planes and then fewer rows while the image windows would take more
 // shared memory than the tuned kernel staged.
+// Where the windows tile the image (a ViT's patches), the first phase holds the patches form
+// at its own tiles, every one of which builds; elsewhere none. A record's tile over every
+// window row takes every one on another image.
+TEST(Im2colSearchSpaceTest, PatchesFormIsSearchedWhereTheWindowsTileTheImage) {
+  const Im2colDefinition im2col;
+  auto vit = im2col.ParseSpec("f16:32,224,224,3:k=16:s=16:layout=nchw");
+  auto overlapping = im2col.ParseSpec("f16:32,56,56,64:k=3:p=1:layout=nchw");
+  ASSERT_TRUE(vit.ok() && overlapping.ok());
+  auto patches_trials = [&](const TileOp& op) {
+    std::vector<Trial> out;
+    for (const Trial& trial : im2col.Search(op, T("sm_90a")).first) {
+      auto gather = trial.hints.annotations.find(kPlanesGatherKey);
+      if (gather != trial.hints.annotations.end() && gather->second == "patches") {
+        out.push_back(trial);
+      }
+    }
+    return out;
+  };
+  const std::vector<Trial> trials = patches_trials(**vit);
+  EXPECT_EQ(trials.size(), 16u);  // 1, 2, 4, 8 kernel rows x 2 thread counts x 2 policies
+  auto built = BuildCandidates(im2col, **vit, T("sm_90a"), trials);
+  ASSERT_TRUE(built.ok()) << built.status();
+  ASSERT_EQ(built->candidates.size(), trials.size());
+  for (const Candidate& c : built->candidates) {
+    EXPECT_EQ(c.lowered->form_name, kPlanesPatchesForm);
+    EXPECT_LE(c.lowered->shared_bytes, 48 << 10);
+  }
+  EXPECT_TRUE(patches_trials(**overlapping).empty());
+  const tuning::Problem from = *im2col.ToProblem(**vit);
+  auto larger = im2col.ParseSpec("bf16:8,384,384,3:k=16:s=16:layout=nchw");
+  ASSERT_TRUE(larger.ok());
+  LaunchParams tuned;
+  tuned.tile = {2, 14};
+  tuned.threads = 256;
+  EXPECT_THAT(im2col.AdaptLaunch(**larger, from, tuned, kPlanesPatchesForm).tile,
+              ElementsAre(2, 24));
+  tuned.tile = {2, 7};
+  EXPECT_THAT(im2col.AdaptLaunch(**larger, from, tuned, kPlanesPatchesForm).tile,
+              ElementsAre(2, 7));
+}
+
 TEST(Im2colDefinitionTest, SharedPlanesTilesTransferAsPlanesAndRows) {
   const Im2colDefinition im2col;
   auto record = im2col.ParseSpec("f16:32,56,56,64:k=3:p=1:layout=nchw");

@@ -47,10 +47,18 @@ class Im2colEmitter {
         absl::StrAppend(&out_, VectorAccessSnippet(16, l_.img_policy.has_value(),
                                                    /*store_hint=*/false, "tt_blk"));
       }
+      if (l_.patches) {
+        // The image rows' loads.
+        absl::StrAppend(&out_, VectorAccessSnippet(
+                                   static_cast<int>(l_.patch_load_elems * l_.element_bytes),
+                                   l_.img_policy.has_value(), /*store_hint=*/false, "tp"));
+      }
       ElementLoad();
       Constants();
       if (l_.span_gather) SpanGather();
-      if (l_.shared_gather) {
+      if (l_.patches) {
+        PatchesKernel();
+      } else if (l_.shared_gather) {
         if (l_.box_runs) BoxRun();
         SharedPlanesKernel();
       } else {
@@ -178,6 +186,16 @@ class Im2colEmitter {
       if (l_.span_gather) {
         Constant("u32", "kSpanBlocks", l_.span_blocks);
         Constant("u64", "kImageBytes", l_.image_bytes);
+      }
+      if (l_.patches) {
+        Constant("u32", "kPlaneTiles", l_.patch_row_tiles * l_.patch_oh_tiles);
+        Constant("u32", "kOhTiles", l_.patch_oh_tiles);
+        Constant("u32", "kPatchRows", l_.patch_rows);
+        Constant("u32", "kPatchOh", l_.patch_oh);
+        // Shared-memory elements from one tap's run to the next.
+        Constant("u32", "kPitch", l_.block_k);
+        Constant("u32", "kLoad", l_.patch_load_elems);
+        Constant("u32", "kRowLoads", g_.w / l_.patch_load_elems);
       }
       if (l_.shared_gather) {
         Constant("u64", "kPlanes", g_.n * g_.c);
@@ -513,6 +531,71 @@ class Im2colEmitter {
         "            at_box = offset(u32(m0) + q, plane0, ohl, 0);\n"
         "          }\n"
         "        }\n");
+  }
+
+  // The planes form with planes_gather=patches: tile t is kernel rows [kh0, kh0 +
+  // kPatchRows) x window rows [oh0, oh0 + kPatchOh) of plane t / kPlaneTiles. The CTA loads
+  // the image rows oh * KH + kh of the tile whole (kh fastest, so neighbouring rows of the
+  // image), neighbouring threads loading neighbouring vectors, and parts each vector's
+  // pixels into their taps' runs in shared memory (pixel w is tap column w % KW of window
+  // column w / KW); then it stores the runs, neighbouring threads storing neighbouring
+  // vectors: one span of the matrix where the tile takes every window row.
+  void PatchesKernel() {
+    const bool whole = l_.patch_oh == l_.oh;
+    KernelSignature();
+    absl::StrAppend(
+        &out_,
+        "  extern __shared__ __align__(16) u8 tt_smem[];\n"
+        "  tt_elem* const stage = reinterpret_cast<tt_elem*>(tt_smem);\n"
+        "  union Loaded {\n"
+        "    tp_vec v;\n"
+        "    tt_elem e[kLoad];\n"
+        "  };\n"
+        "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n"
+        "    const u64 plane = tile / kPlaneTiles;\n"
+        "    const u32 t = u32(tile % kPlaneTiles);\n"
+        "    const u32 kh0 = t / kOhTiles * kPatchRows, oh0 = t % kOhTiles * kPatchOh;\n"
+        "    const u32 rows = min(kPatchRows, u32(kKH) - kh0), ohs = min(kPatchOh, u32(kOH) - oh0);\n"
+        "    const u8* const from = img + plane * kH * kW * kElementBytes;\n"
+        "    __syncthreads();  // the previous tile's stores are done with the stage\n"
+        "    const u32 loads = rows * ohs * kRowLoads;\n"
+        "    for (u32 i = threadIdx.x; i < loads; i += kThreads) {\n"
+        "      const u32 row = i / kRowLoads, x = i % kRowLoads * kLoad;\n"
+        "      const u32 q = row % rows, o = row / rows;\n"
+        "      Loaded in;\n"
+        "      in.v = tp_ld_global(from + ((u64(oh0 + o) * kKH + kh0 + q) * kW + x) * kElementBytes",
+        ImgPolicy(),
+        ");\n"
+        "      tt_elem* const runs = stage + q * u32(kKW) * kPitch + o * u32(kOW);\n"
+        "#pragma unroll\n"
+        "      for (u32 e = 0; e < kLoad; ++e) {\n"
+        "        const u32 w = x + e;\n"
+        "        runs[w % u32(kKW) * kPitch + w / u32(kKW)] = in.e[e];\n"
+        "      }\n"
+        "    }\n"
+        "    __syncthreads();\n"
+        "    u8* const to = col + ((plane * kKH + kh0) * kKW * kOHW + u64(oh0) * kOW) * kElementBytes;\n",
+        whole ? absl::StrCat(
+                    "    // Every window row: the taps' runs are one span of the matrix.\n"
+                    "    const u32 stores = rows * u32(kKW) * u32(kOHW) / kVector;\n"
+                    "    for (u32 i = threadIdx.x; i < stores; i += kThreads) {\n"
+                    "      const u64 at = u64(i) * kVector * kElementBytes;\n"
+                    "      tt_st_global(to + at, tt_ld_shared(tt_smem + at)",
+                    ColPolicy(),
+                    ");\n"
+                    "    }\n")
+              : absl::StrCat(
+                    "    // A run of ohs window rows into each of the taps' matrix rows.\n"
+                    "    const u32 per_run = ohs * u32(kOW) / kVector, stores = rows * u32(kKW) * per_run;\n"
+                    "    for (u32 i = threadIdx.x; i < stores; i += kThreads) {\n"
+                    "      const u32 r = i / per_run, j = i % per_run * kVector;\n"
+                    "      tt_st_global(to + (u64(r) * kOHW + j) * kElementBytes,\n"
+                    "                   tt_ld_shared(tt_smem + (u64(r) * kPitch + j) * kElementBytes)",
+                    ColPolicy(),
+                    ");\n"
+                    "    }\n"),
+        "  }\n"
+        "}\n");
   }
 
   // The planes form with planes_gather=shared: tile t's rows reach kBoxPlanes planes at

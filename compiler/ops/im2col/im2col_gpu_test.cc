@@ -249,8 +249,38 @@ Im2colCase RandomCase(Im2colPath path, int index, bool bulk = false, bool phase 
   }
 }
 
+// The planes form with planes_gather=patches: windows tiling a dense NCHW image exactly, of
+// square and oblong kernels from 1 to 16, every element size, at random tiles of kernel rows
+// x window rows (whole spans and runs), thread counts, vector widths and L2 policies.
+Im2colCase RandomPatchesCase(int index) {
+  std::mt19937_64 rng(0x7a1c + 7919 * index);
+  const DataType dtype = Pick(rng, std::vector<DataType>{DataType::kU8, DataType::kF16,
+                                                         DataType::kBF16, DataType::kF32,
+                                                         DataType::kF64});
+  const std::vector<int64_t> kernels = {1, 2, 3, 4, 7, 8, 14, 16};
+  const int64_t kh = Pick(rng, kernels);
+  const int64_t kw = Uniform(rng, 0, 2) == 0 ? Pick(rng, kernels) : kh;
+  const int64_t oh = Uniform(rng, 1, 12), ow = Uniform(rng, 1, 12);
+  const Im2colGeometry g = G(Uniform(rng, 1, 3), oh * kh, ow * kw, Uniform(rng, 1, 5), kh, kw,
+                             kh, kw, 1, 1, 0, 0);
+  Im2colOp op = Im2colOp::Dense(dtype, g);
+  op.img.strides = NchwStrides(g);
+  op.order = ColumnOrder::kChannelRows;
+  op.hints.annotations[kPlanesGatherKey] = "patches";
+  const int roll = static_cast<int>(Uniform(rng, 0, 3));
+  if (roll == 0) op.hints.annotations["col_eviction_policy"] = "evict_first";
+  if (roll == 1) op.hints.annotations["img_eviction_policy"] = "evict_last";
+  if (roll == 2) op.hints.coalesced_width = 1;
+  LaunchParams launch = Launch(Uniform(rng, 1, kh + 1), Uniform(rng, 1, oh + 1),
+                               static_cast<int>(Pick(rng, std::vector<int64_t>{32, 64, 128, 256})),
+                               1, static_cast<int>(Uniform(rng, 0, 2)));
+  return {absl::StrFormat("planes_patches_%03d_%s", index, DataTypeName(dtype)), op, launch,
+          Im2colPath::kSimtPlanes};
+}
+
 std::vector<Im2colCase> Cases() {
   std::vector<Im2colCase> cases;
+  for (int i = 0; i < 40; ++i) cases.push_back(RandomPatchesCase(i));
   for (int i = 0; i < 130; ++i) cases.push_back(RandomCase(Im2colPath::kSimtRow, i));
   for (int i = 0; i < 80; ++i) {
     cases.push_back(RandomCase(Im2colPath::kSimtRow, i, false, false, "window_row"));
@@ -513,6 +543,10 @@ TEST_P(Im2colGpuTest, BitExactAgainstReference) {
   auto gather = c.op.hints.annotations.find(kStagedGatherKey);
   if (gather != c.op.hints.annotations.end() && gather->second == "row_phase") {
     ASSERT_TRUE(lowered->box.row_phase) << DescribeIm2colPlan(*lowered);
+  }
+  auto planes_gather = c.op.hints.annotations.find(kPlanesGatherKey);
+  if (planes_gather != c.op.hints.annotations.end() && planes_gather->second == "patches") {
+    ASSERT_TRUE(lowered->patches) << DescribeIm2colPlan(*lowered);
   }
   if (context_ == nullptr) {
     const uint64_t seed = std::random_device{}();

@@ -16,6 +16,7 @@
 #include "compiler/base/status_macros.h"
 #include "compiler/ir/buffer.h"
 #include "compiler/lower/lowering_rules.h"
+#include "compiler/ops/im2col/conv_spec.h"
 
 namespace tiletune {
 namespace {
@@ -501,7 +502,11 @@ void FinishLowering(const Target& target, LoweredIm2col& l) {
                         ? l.flat_vector_elems
                         : l.vector_elems) *
                    l.element_bytes;
-  if (l.path == Im2colPath::kSimtPlanes && !l.shared_gather && !l.span_gather) {
+  if (l.path == Im2colPath::kSimtPlanes && l.patches) {
+    // Each warp loads 32 neighbouring vectors of image rows.
+    l.gather_reads = 1;
+    l.warp_load_sectors = std::max(1.0, l.patch_load_elems * l.element_bytes * 32 / 32.0);
+  } else if (l.path == Im2colPath::kSimtPlanes && !l.shared_gather && !l.span_gather) {
     l.gather_reads = 1;
     l.warp_load_sectors = PlanesWarpLoadSectors(l);
   }
@@ -607,6 +612,90 @@ void ChoosePlanesGather(const Target& target, LoweredIm2col& l) {
   (choice->second == "span" ? l.span_gather : l.shared_gather) = true;
 }
 
+// The planes form with planes_gather=patches: tiles of patch_rows kernel rows x patch_oh
+// window rows of one plane, the image rows they read loaded whole into their taps' runs in
+// shared memory, the runs stored whole.
+absl::Status LowerPatches(const Target& target, const LaunchParams& launch, LoweredIm2col& l) {
+  const Im2colGeometry& g = l.geometry;
+  if (const std::string blocker = ExactPatchesBlocker(g, l.img_strides); !blocker.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(kPlanesGatherKey, "=patches: ", blocker,
+                                                   "; use ", kPlanesGatherKey, "=element"));
+  }
+  const int64_t e = l.element_bytes;
+  l.m = g.n * g.c * g.kh * g.kw;
+  l.k = l.oh * l.ow;
+  l.patch_rows = std::clamp<int64_t>(launch.tile[0], 1, g.kh);
+  l.patch_oh = std::clamp<int64_t>(launch.tile[1], 1, l.oh);
+  l.patch_row_tiles = CeilDiv(g.kh, l.patch_rows);
+  l.patch_oh_tiles = CeilDiv(l.oh, l.patch_oh);
+  if (g.n * g.c >= kTwoTo31 / l.patch_row_tiles / l.patch_oh_tiles) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        g.n * g.c, " planes x ", l.patch_row_tiles, " x ", l.patch_oh_tiles,
+        " tiles exceed the 2^31-1 CTA grid; use a larger tile"));
+  }
+  l.block_m = l.patch_rows * g.kw;
+  l.block_k = l.patch_oh * l.ow;
+  l.tiles_m = g.n * g.c * l.patch_row_tiles;
+  l.tiles_k = l.patch_oh_tiles;
+  l.num_tiles = l.tiles_m * l.tiles_k;
+  l.tile_bytes = l.block_m * l.block_k * e;
+  const bool whole = l.patch_oh == l.oh;
+  l.segments = whole ? 1 : l.block_m;
+  l.segment_elems = whole ? l.block_m * l.k : l.block_k;
+  // Loads: whole image rows of W elements.
+  l.patch_load_elems = static_cast<int>(std::max<int64_t>(1, std::gcd<int64_t>(16, g.w * e) / e));
+  // Stores: one span of whole matrix rows (patch_rows * KW of them, from a multiple of that)
+  // where a tile takes every window row; else a run of patch_oh * OW from each row, from a
+  // multiple of OW.
+  const int64_t store_align = whole ? std::gcd<int64_t>(16, g.kw * l.k * e)
+                                    : std::gcd(std::gcd<int64_t>(16, l.k * e), l.ow * e);
+  const int legal = static_cast<int>(std::max<int64_t>(1, store_align / e));
+  TT_ASSIGN_OR_RETURN(
+      l.vector_elems,
+      ChooseVectorWidth(l.hints, legal, e,
+                        whole ? absl::StrCat("the span of ", l.block_m, " matrix rows of ", l.k)
+                              : absl::StrCat("runs of ", l.block_k, " elements from rows of ", l.k),
+                        " along the matrix rows", l.decision_log));
+  l.items_per_thread =
+      static_cast<int>(CeilDiv(l.block_m * l.block_k / l.vector_elems, launch.threads));
+  l.shared_bytes = RoundUp(l.block_m * l.block_k * e, 16);
+  auto tma = [&] {
+    std::vector<std::string> why = {
+        "channel_rows columns (F.unfold's layout) have no TMA lowering; the planes form is SIMT"};
+    if (!target.HasTma()) why.push_back(absl::StrCat(target.ArchName(), " has no TMA (sm_90+)"));
+    return why;
+  };
+  auto simt = [&] {
+    std::vector<std::string> why;
+    if (launch.stages != 1) {
+      why.push_back(absl::StrCat("stages=", launch.stages,
+                                 ": simt_im2col is not pipelined; use stages=1"));
+    }
+    CheckSharedFit(l.shared_bytes, launch.ctas_per_sm, target, why);
+    return why;
+  };
+  const PathOption chain[] = {
+      {Instruction::kTma, Im2colPathName(Im2colPath::kTma), tma},
+      {Instruction::kSync, Im2colPathName(Im2colPath::kSimtPlanes), simt},
+  };
+  TT_ASSIGN_OR_RETURN(size_t chosen, ChoosePath(chain, l.hints, "im2col", target, l.decision_log));
+  l.path = Im2colPath::kSimtPlanes;
+  l.instruction = chain[chosen].instruction;
+  l.patches = true;
+  l.decision_log.push_back(absl::StrCat(
+      "im2col ", DataTypeName(l.dtype), " ", Im2colGeometryToString(g),
+      " in channel_rows order, planes form with ", kPlanesGatherKey,
+      "=patches (the windows tile the image exactly: each pixel is one matrix element): ",
+      g.n * g.c, " planes x ", l.patch_row_tiles, " x ", l.patch_oh_tiles, " = ", l.num_tiles,
+      " tiles of ", l.patch_rows, " kernel row(s) x ", l.patch_oh, " window row(s); each loads "
+      "its ", l.patch_rows * l.patch_oh, " whole image rows in ", l.patch_load_elems * e,
+      "-byte vectors into its ", l.block_m, " taps' runs in shared memory (", l.shared_bytes,
+      " B), then stores them (", whole ? "one contiguous span" : absl::StrCat("runs of ", l.block_k, " elements"),
+      ") in ", l.vector_elems * e, "-byte vectors, at most ", l.items_per_thread,
+      " per thread per tile"));
+  return absl::OkStatus();
+}
+
 // The planes form (channel-row columns): the tile over [N*C*KH*KW, OH*OW], the vector, the
 // items per thread and the path (TMA refused by the chain, so prefer_instruction=tma is an
 // error naming why).
@@ -624,6 +713,10 @@ absl::Status LowerPlanes(const Target& target, const LaunchParams& launch, Lower
     return absl::InvalidArgumentError(absl::StrCat(
         "channel_rows columns need H, W, OH*OW and the window's reach below 2^31; got H=", g.h,
         ", W=", g.w, ", OH*OW=", l.oh * l.ow));
+  }
+  if (const auto gather = l.hints.choices.find(kPlanesGatherKey);
+      gather != l.hints.choices.end() && gather->second == "patches") {
+    return LowerPatches(target, launch, l);
   }
   const int64_t taps = g.kh * g.kw;
   l.m = g.n * g.c * taps;
@@ -1003,7 +1096,9 @@ absl::StatusOr<LoweredIm2col> LowerIm2col(const Im2colOp& op, const Target& targ
     l.ow = op.geometry.OW();
     TT_RETURN_IF_ERROR(LowerPlanes(target, launch, l));
     l.path_name = Im2colPathName(l.path);
-    l.form_name = l.shared_gather ? kPlanesSharedForm : Im2colFormName(l.path);
+    l.form_name = l.shared_gather ? kPlanesSharedForm
+                  : l.patches     ? kPlanesPatchesForm
+                                  : Im2colFormName(l.path);
     FinishLowering(target, l);
     return l;
   }

@@ -82,6 +82,8 @@ std::string Im2colFormName(Im2colPath path);
 // The planes form with planes_gather=shared taken: its tile is whole planes and output
 // rows by design, which its transfer keeps (Im2colDefinition::AdaptLaunch).
 inline constexpr char kPlanesSharedForm[] = "planes_shared";
+// The planes form with planes_gather=patches taken: its tile is kernel rows x window rows.
+inline constexpr char kPlanesPatchesForm[] = "planes_patches";
 // The image window, rows and columns, one plane's tap rows read for `band` output rows (the
 // shared gather's box per plane, padding included).
 inline int64_t PlanesWindowRows(const Im2colGeometry& g, int64_t band) {
@@ -238,6 +240,18 @@ struct LoweredIm2col : LoweredTileKernel {
   // aligned vectors of the box holding it, shifted into place (shared_bytes holds one
   // vector more, for the second).
   bool box_runs = false;
+  // Planes form, planes_gather=patches where the windows tile a dense NCHW image exactly
+  // (ExactPatchesBlocker): F.unfold is then a permutation. A tile is `patch_rows` kernel
+  // rows of one plane over `patch_oh` window rows (LaunchParams::tile = {patch_rows,
+  // patch_oh}; block_M = patch_rows * KW matrix rows, block_K = patch_oh * OW columns). The
+  // CTA loads the image rows oh * KH + kh it reads, whole, in `patch_load_elems`-element
+  // vectors, parting each vector's pixels into their taps' runs in shared memory (tap
+  // kh * KW + kw, pitch block_K); it then stores those runs, one contiguous span where the
+  // tile takes every window row, in vector_elems-element vectors.
+  bool patches = false;
+  int64_t patch_rows = 0, patch_oh = 0;
+  int64_t patch_row_tiles = 0, patch_oh_tiles = 0;
+  int patch_load_elems = 1;
   int64_t box_planes = 0;
   int64_t band_rows = 0;
   int64_t box_rows = 0;

@@ -1024,5 +1024,50 @@ TEST(Im2colPlanesTest, SharedGatherTakesTilesOfWholePlanesAndRows) {
   EXPECT_GE(offered, 4);
 }
 
+// planes_gather=patches: tiles of kernel rows x window rows of one plane, the image rows
+// loaded whole in vectors along W, the taps' runs stored as one span where a tile takes
+// every window row (16-byte stores where the span's bytes allow them), as runs otherwise;
+// refused, naming each reason, where the windows do not tile a dense NCHW image exactly.
+TEST(Im2colPlanesTest, PatchesTileKernelRowsAndWindowRows) {
+  Im2colOp vit = Im2colOp::Dense(DataType::kF16, G(2, 224, 224, 3, 16, 16, 16, 16, 1, 1, 0, 0));
+  vit.img.strides = NchwStrides(vit.geometry);
+  vit.order = ColumnOrder::kChannelRows;
+  vit.hints.annotations[kPlanesGatherKey] = "patches";
+  auto whole = LowerIm2col(vit, T("sm_90a"), Launch(4, 14, 256));
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ(whole->path, Im2colPath::kSimtPlanes);
+  EXPECT_TRUE(whole->patches);
+  EXPECT_EQ(whole->form_name, "planes_patches");
+  EXPECT_EQ(whole->num_tiles, 2 * 3 * 4);
+  EXPECT_EQ(whole->block_m, 4 * 16);
+  EXPECT_EQ(whole->block_k, 14 * 14);
+  EXPECT_EQ(whole->shared_bytes, 4 * 16 * 196 * 2);
+  EXPECT_EQ(whole->patch_load_elems, 8);  // rows of 224 f16
+  EXPECT_EQ(whole->vector_elems, 8);      // spans of 16 x 196 f16
+  EXPECT_EQ(whole->gather_reads, 1);
+  // Bands of 5 window rows: runs of 70 elements from rows 392 bytes apart, 4-byte stores.
+  auto bands = LowerIm2col(vit, T("sm_90a"), Launch(32, 5, 256));
+  ASSERT_TRUE(bands.ok()) << bands.status();
+  EXPECT_EQ(bands->patch_rows, 16);
+  EXPECT_EQ(bands->num_tiles, 2 * 3 * 3);
+  EXPECT_EQ(bands->vector_elems, 2);
+  // Too large a stage for sm_80's shared memory is refused with the reason.
+  Im2colOp f64 = vit;
+  f64.img.dtype = DataType::kF64;
+  auto too_big = LowerIm2col(f64, T("sm_80"), Launch(16, 14, 256));
+  ASSERT_FALSE(too_big.ok());
+  EXPECT_THAT(too_big.status().message(), HasSubstr("shared"));
+  // Overlapping padded windows: refused, naming each reason and what to use.
+  Im2colOp overlap = Im2colOp::Dense(DataType::kF16, G(2, 14, 14, 8, 3, 3, 1, 1, 1, 1, 1, 1));
+  overlap.img.strides = NchwStrides(overlap.geometry);
+  overlap.order = ColumnOrder::kChannelRows;
+  overlap.hints.annotations[kPlanesGatherKey] = "patches";
+  auto refused = LowerIm2col(overlap, T("sm_90a"), Launch(1, 14, 256));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(),
+              AllOf(HasSubstr("planes_gather=patches"), HasSubstr("kernel 3x3 differs from stride 1x1"),
+                    HasSubstr("padding 1x1"), HasSubstr("planes_gather=element")));
+}
+
 }  // namespace
 }  // namespace tiletune

@@ -123,7 +123,7 @@ HintScope Im2colHintScope() {
   HintScope scope{Im2colOp::Name(), {"img", "col"}};
   scope.choices = {{kImgPrefetchKey, {"ahead", "all"}},
                    {kStagedGatherKey, {"table", "phase", "row_phase"}},
-                   {kPlanesGatherKey, {"element", "span", "shared", "shared_runs"}},
+                   {kPlanesGatherKey, {"element", "span", "shared", "shared_runs", "patches"}},
                    {kRowVectorKey, {"channels", "window_row"}}};
   return scope;
 }

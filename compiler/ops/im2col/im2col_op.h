@@ -100,8 +100,9 @@ std::string Im2colGeometryToString(const Im2colGeometry& geometry);
 // form (im2col_lowering.h): img_prefetch=ahead|all, how a bulk-filled kernel brings the
 // image into L2, and staged_gather=table|phase|row_phase, how its threads find their
 // elements (row_phase: the table at each output row's own phase); and
-// the planes form's planes_gather=element|span|shared, how a thread reads its vector's
-// elements, and the row form's row_vector=channels|window_row, whether its vectors lie along
+// the planes form's planes_gather=element|span|shared|shared_runs|patches, how a thread
+// reads its vector's elements (patches: windows tiling the image exactly, staged in shared
+// memory), and the row form's row_vector=channels|window_row, whether its vectors lie along
 // C or along a kernel row's KW*C elements (im2col_lowering.h).
 HintScope Im2colHintScope();
 inline constexpr char kImgPrefetchKey[] = "img_prefetch";
