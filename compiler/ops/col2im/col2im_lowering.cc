@@ -282,13 +282,13 @@ void FinishLowering(const Target& target, LoweredCol2im& l) {
     const Im2colGeometry& g = l.geometry;
     auto taps = [](int64_t k, int64_t s, int64_t d) { return CeilDiv(k * std::gcd(s, d), s); };
     l.gather_reads = taps(g.kh, g.sh, g.dh) * taps(g.kw, g.sw, g.dw);
-    // The staged form's warps load 32 neighbouring elements of a run, the patches form's
-    // 32 neighbouring vectors.
-    const int64_t staged_load_bytes =
-        l.path == Col2imPath::kSimtPatches ? l.patch_load_elems * l.element_bytes : l.element_bytes;
-    l.warp_load_sectors = l.path == Col2imPath::kSimtPlanes
-                              ? PlanesWarpLoadSectors(l)
-                              : std::optional<double>(std::max(1.0, staged_load_bytes * 32 / 32.0));
+    // The staged form's warps load 32 neighbouring elements of a run; the patches form's
+    // neighbouring threads load neighbouring vectors (warp_load_sectors unset).
+    if (l.path == Col2imPath::kSimtPlanes) {
+      l.warp_load_sectors = PlanesWarpLoadSectors(l);
+    } else if (l.path == Col2imPath::kSimtPlanesStaged) {
+      l.warp_load_sectors = std::max(1.0, l.element_bytes * 32 / 32.0);
+    }
   }
   l.col_policy = ChooseL2Policy(l.hints.EvictionFor("col"), target, "column loads",
                                 l.decision_log);

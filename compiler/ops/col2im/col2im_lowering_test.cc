@@ -288,6 +288,7 @@ TEST(Col2imLoweringTest, PatchesFormTilesKernelRowsAndWindowRows) {
   EXPECT_EQ(whole->patch_load_elems, 8);  // spans of 16 x 196 f16: 16-byte loads
   EXPECT_EQ(whole->vector_elems, 8);
   EXPECT_EQ(whole->gather_reads, 1);
+  EXPECT_FALSE(whole->warp_load_sectors.has_value());  // neighbouring vectors
   EXPECT_THAT(DescribeCol2imPlan(*whole), HasSubstr("one contiguous span"));
   // Bands of 5 window rows (3 tiles of them, the last of 4): runs of 5 x 14 elements from
   // row starts 392 bytes apart, so 4-byte loads; kernel rows clipped to KH.

@@ -503,9 +503,9 @@ void FinishLowering(const Target& target, LoweredIm2col& l) {
                         : l.vector_elems) *
                    l.element_bytes;
   if (l.path == Im2colPath::kSimtPlanes && l.patches) {
-    // Each warp loads 32 neighbouring vectors of image rows.
+    // One read per element; warp_load_sectors stays unset: neighbouring threads load
+    // neighbouring vectors of image rows.
     l.gather_reads = 1;
-    l.warp_load_sectors = std::max(1.0, l.patch_load_elems * l.element_bytes * 32 / 32.0);
   } else if (l.path == Im2colPath::kSimtPlanes && !l.shared_gather && !l.span_gather) {
     l.gather_reads = 1;
     l.warp_load_sectors = PlanesWarpLoadSectors(l);
@@ -1166,6 +1166,12 @@ std::string DescribeIm2colPlan(const LoweredIm2col& l) {
             ? absl::StrCat("shared: ", l.box_planes, " plane window(s) of ", l.box_rows, " x ",
                            l.box_cols, " elements per tile (", l.band_rows,
                            " output rows), ", l.shared_bytes, " B\n")
+        : l.patches
+            ? absl::StrCat("patches: ", l.patch_rows, " kernel row(s) x ", l.patch_oh,
+                           " window row(s) of one plane per tile, its image rows loaded whole in ",
+                           l.patch_load_elems * l.element_bytes,
+                           "-B vectors into the taps' runs in shared memory, ", l.shared_bytes,
+                           " B\n")
             : "element by element\n");
   } else {
     absl::StrAppend(&out, "columns     [", l.m, ", ", l.k, "] (M = N*OH*OW, K = KH*KW*C)\n");

@@ -1045,6 +1045,8 @@ TEST(Im2colPlanesTest, PatchesTileKernelRowsAndWindowRows) {
   EXPECT_EQ(whole->patch_load_elems, 8);  // rows of 224 f16
   EXPECT_EQ(whole->vector_elems, 8);      // spans of 16 x 196 f16
   EXPECT_EQ(whole->gather_reads, 1);
+  EXPECT_FALSE(whole->warp_load_sectors.has_value());  // neighbouring vectors
+  EXPECT_THAT(DescribeIm2colPlan(*whole), HasSubstr("patches: 4 kernel row(s) x 14 window row(s)"));
   // Bands of 5 window rows: runs of 70 elements from rows 392 bytes apart, 4-byte stores.
   auto bands = LowerIm2col(vit, T("sm_90a"), Launch(32, 5, 256));
   ASSERT_TRUE(bands.ok()) << bands.status();
