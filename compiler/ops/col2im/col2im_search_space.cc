@@ -71,29 +71,6 @@ LaunchParams PlanesLaunch(const Col2imOp& op, int64_t pixels, int threads) {
   return MakeLaunch(rows, cols, threads, false, 0);
 }
 
-// The patches form's tiles: 1, 2, 4 and 8 kernel rows (up to KH) over every window row, or
-// over bands of them where those would stage more than kPatchesStageBytes, with fewer
-// window rows per tile while the grid would hold under kPatchesMinTiles tiles.
-constexpr int64_t kPatchesStageBytes = 48 << 10;
-constexpr int64_t kPatchesMinTiles = 256;
-
-std::vector<LaunchParams> PatchesLaunches(const Col2imOp& op, int threads) {
-  const Im2colGeometry& g = op.geometry;
-  const int64_t e = DataTypeBytes(op.img.dtype), oh = g.OH(), ow = g.OW();
-  std::vector<LaunchParams> out;
-  for (int64_t rows = 1; rows <= 8 && rows <= g.kh; rows *= 2) {
-    int64_t band = oh;
-    auto tiles = [&] { return g.n * g.c * CeilDiv(g.kh, rows) * CeilDiv(oh, band); };
-    while (band > 1 && (rows * g.kw * band * ow * e > kPatchesStageBytes ||
-                        tiles() < kPatchesMinTiles)) {
-      band = CeilDiv(band, 2);
-    }
-    if (rows * g.kw * band * ow * e > kPatchesStageBytes) continue;
-    out.push_back(MakeLaunch(rows, band, threads, false, 0));
-  }
-  return out;
-}
-
 // The planes_staged form (through_shared) is not searched: it measured slower than the
 // planes form on every fold tried (bench/results/col2im_planes_staged.md).
 SearchSpace PlanesSearchSpace(const Col2imOp& op) {
@@ -126,7 +103,8 @@ SearchSpace PlanesSearchSpace(const Col2imOp& op) {
   // a tile clips to min(tile_h, KH) kernel rows over every window row).
   if (PatchesBlocker(op).empty()) {
     for (int threads : {128, 256}) {
-      for (const LaunchParams& launch : PatchesLaunches(op, threads)) {
+      for (const auto& [rows, band] : PatchesTiles(op.geometry, DataTypeBytes(op.img.dtype))) {
+        const LaunchParams launch = MakeLaunch(rows, band, threads, false, 0);
         for (bool stream : {false, true}) {
           Hints hints;
           hints.prefer_instruction = Instruction::kSync;

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "compiler/lower/lowering_rules.h"
 #include "absl/strings/str_split.h"
 #include "compiler/base/status_macros.h"
 #include "compiler/ir/buffer.h"
@@ -241,6 +242,21 @@ std::string ExactPatchesBlocker(const Im2colGeometry& g, const std::vector<int64
   return absl::StrCat("the windows must tile a dense NCHW image exactly (kernel = stride, no "
                       "dilation or padding), but ",
                       absl::StrJoin(why, ", "));
+}
+
+std::vector<std::pair<int64_t, int64_t>> PatchesTiles(const Im2colGeometry& g,
+                                                      int64_t element_bytes) {
+  constexpr int64_t kStageBytes = 48 << 10, kMinTiles = 256;
+  const int64_t oh = g.OH(), ow = g.OW();
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (int64_t rows = 1; rows <= 8 && rows <= g.kh; rows *= 2) {
+    int64_t band = oh;
+    auto stage = [&] { return rows * g.kw * band * ow * element_bytes; };
+    auto tiles = [&] { return g.n * g.c * CeilDiv(g.kh, rows) * CeilDiv(oh, band); };
+    while (band > 1 && (stage() > kStageBytes || tiles() < kMinTiles)) band = CeilDiv(band, 2);
+    if (stage() <= kStageBytes) out.push_back({rows, band});
+  }
+  return out;
 }
 
 LaunchParams FitWholeRunTile(const LaunchParams& tuned, int64_t their_run, int64_t our_run,

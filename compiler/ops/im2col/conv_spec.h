@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -35,6 +36,12 @@ std::vector<int64_t> NchwStrides(const Im2colGeometry& g);
 // stride, no dilation or padding, H and W whole windows: each pixel in one window, as a
 // ViT's patches are), or "" where they do: the patches forms of unfold and fold.
 std::string ExactPatchesBlocker(const Im2colGeometry& g, const std::vector<int64_t>& img_strides);
+
+// The patches forms' searched tiles, {kernel rows, window rows}: 1, 2, 4 and 8 kernel rows
+// (up to KH) over every window row, or over bands of them where those would stage more
+// than 48 KB, fewer window rows per tile while the grid would hold under 256 tiles.
+std::vector<std::pair<int64_t, int64_t>> PatchesTiles(const Im2colGeometry& g,
+                                                      int64_t element_bytes);
 
 // The image buffer of `layout`: extents {n, h, w, c}, dense NHWC strides or dense NCHW
 // ones {C*H*W, W, 1, H*W}.

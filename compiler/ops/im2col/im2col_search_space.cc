@@ -203,30 +203,6 @@ std::optional<int> RowKeepingRunElems(const Im2colOp& op) {
   return std::nullopt;
 }
 
-// The patches form's tiles (planes_gather=patches, where the windows tile the image
-// exactly): 1, 2, 4 and 8 kernel rows (up to KH) over every window row, or over bands of
-// them where those would stage more than kPatchesStageBytes, fewer window rows per tile
-// while the grid would hold under kPatchesMinTiles tiles.
-constexpr int64_t kPatchesStageBytes = 48 << 10;
-constexpr int64_t kPatchesMinTiles = 256;
-
-std::vector<LaunchParams> PatchesLaunches(const Im2colOp& op, int threads) {
-  const Im2colGeometry& g = op.geometry;
-  const int64_t e = DataTypeBytes(op.img.dtype), oh = g.OH(), ow = g.OW();
-  std::vector<LaunchParams> out;
-  for (int64_t rows = 1; rows <= 8 && rows <= g.kh; rows *= 2) {
-    int64_t band = oh;
-    auto tiles = [&] { return g.n * g.c * CeilDiv(g.kh, rows) * CeilDiv(oh, band); };
-    while (band > 1 && (rows * g.kw * band * ow * e > kPatchesStageBytes ||
-                        tiles() < kPatchesMinTiles)) {
-      band = CeilDiv(band, 2);
-    }
-    if (rows * g.kw * band * ow * e > kPatchesStageBytes) continue;
-    out.push_back(MakeLaunch(rows, band, threads, 1, 0));
-  }
-  return out;
-}
-
 SearchSpace PlanesSearchSpace(const Im2colOp& op) {
   SearchSpace space;
   const LaunchParams base = PlanesLaunch(op, kPlanesTileElems, 256);
@@ -237,7 +213,8 @@ SearchSpace PlanesSearchSpace(const Im2colOp& op) {
   // or not.
   if (ExactPatchesBlocker(op.geometry, op.img.strides).empty()) {
     for (int threads : {128, 256}) {
-      for (const LaunchParams& launch : PatchesLaunches(op, threads)) {
+      for (const auto& [rows, band] : PatchesTiles(op.geometry, DataTypeBytes(op.img.dtype))) {
+        const LaunchParams launch = MakeLaunch(rows, band, threads, 1, 0);
         for (bool split : {false, true}) {
           Hints hints;
           hints.prefer_instruction = Instruction::kSync;
