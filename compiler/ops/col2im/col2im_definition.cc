@@ -121,14 +121,8 @@ LaunchParams Col2imDefinition::AdaptLaunch(const TileOp& op, const tuning::Probl
   if (tuned.tile.size() != 2 || !from.has_col2im() || op.op_name() != name()) return tuned;
   const auto& conv = static_cast<const Col2imOp&>(op);
   if (tuned_form == Col2imFormName(Col2imPath::kSimtPatches)) {
-    // The patches form's tile is [kernel rows, window rows]: a tile that took every window
-    // row of its plane takes every one here too (one span of the matrix); the kernel rows
-    // as tuned (the lowering clips them to KH).
-    const Im2colGeometry theirs = ConvGeometryFromProblem(from.col2im());
-    if (tuned.tile[1] < theirs.OH()) return tuned;
-    LaunchParams adapted = tuned;
-    adapted.tile[1] = std::max<int64_t>(1, conv.geometry.OH());
-    return adapted;
+    return FitPatchesTile(tuned, ConvGeometryFromProblem(from.col2im()), conv.geometry,
+                          DataTypeBytes(op.dtype()));
   }
   // The planes form's tile is [image rows, W]: as wide as the image, each tile is one run
   // of the dense image; narrower, a 2-D block of each plane, kept as tuned.

@@ -283,6 +283,16 @@ TEST(Col2imSearchSpaceTest, PatchesFormIsSearchedWhereTheWindowsTileTheImage) {
   EXPECT_THAT(col2im.AdaptLaunch(**larger, from, tuned, "patches").tile, ElementsAre(2, 24));
   tuned.tile = {2, 7};
   EXPECT_THAT(col2im.AdaptLaunch(**larger, from, tuned, "patches").tile, ElementsAre(2, 7));
+  // On a much larger image, a whole band would stage more than the search's 48 KB: as
+  // many window rows as fit (2 kernel rows x 16 taps x 128 windows x 2 B = 8 KB each).
+  auto huge = col2im.ParseSpec("bf16:2,2048,2048,3:k=16:s=16:layout=nchw");
+  ASSERT_TRUE(huge.ok());
+  tuned.tile = {2, 14};
+  EXPECT_THAT(col2im.AdaptLaunch(**huge, from, tuned, "patches").tile, ElementsAre(2, 6));
+  // A tile of fewer window rows than its image's keeps them where they fit.
+  tuned.tile = {2, 7};
+  EXPECT_THAT(col2im.AdaptLaunch(**huge, from, tuned, "patches").tile, ElementsAre(2, 6));
+  EXPECT_THAT(col2im.AdaptLaunch(**larger, from, tuned, "patches").tile, ElementsAre(2, 7));
 }
 
 TEST(Col2imDefinitionTest, WholeRowPlanesTilesTransferAsWholeRows) {

@@ -246,15 +246,15 @@ std::string ExactPatchesBlocker(const Im2colGeometry& g, const std::vector<int64
 
 std::vector<std::pair<int64_t, int64_t>> PatchesTiles(const Im2colGeometry& g,
                                                       int64_t element_bytes) {
-  constexpr int64_t kStageBytes = 48 << 10, kMinTiles = 256;
+  constexpr int64_t kMinTiles = 256;
   const int64_t oh = g.OH(), ow = g.OW();
   std::vector<std::pair<int64_t, int64_t>> out;
   for (int64_t rows = 1; rows <= 8 && rows <= g.kh; rows *= 2) {
     int64_t band = oh;
     auto stage = [&] { return rows * g.kw * band * ow * element_bytes; };
     auto tiles = [&] { return g.n * g.c * CeilDiv(g.kh, rows) * CeilDiv(oh, band); };
-    while (band > 1 && (stage() > kStageBytes || tiles() < kMinTiles)) band = CeilDiv(band, 2);
-    if (stage() <= kStageBytes) out.push_back({rows, band});
+    while (band > 1 && (stage() > kPatchesStageBytes || tiles() < kMinTiles)) band = CeilDiv(band, 2);
+    if (stage() <= kPatchesStageBytes) out.push_back({rows, band});
   }
   return out;
 }
@@ -269,6 +269,25 @@ LaunchParams FitWholeRunTile(const LaunchParams& tuned, int64_t their_run, int64
   fitted.tile[1] = our_run;
   const int64_t rows = (max_growth * tuned.tile[0] * their_run + our_run / 2) / our_run;
   fitted.tile[0] = std::clamp<int64_t>(rows, 1, tuned.tile[0]);
+  return fitted;
+}
+
+LaunchParams FitPatchesTile(const LaunchParams& tuned, const Im2colGeometry& theirs,
+                            const Im2colGeometry& ours, int64_t element_bytes) {
+  if (tuned.tile.size() != 2 || tuned.tile[0] < 1 || tuned.tile[1] < 1 || theirs.OH() < 1 ||
+      theirs.OW() < 1 || ours.OH() < 1 || ours.OW() < 1 || element_bytes < 1) {
+    return tuned;
+  }
+  // Bytes staged per window row of a tile: its kernel rows' taps over one window row.
+  auto per_window_row = [&](const Im2colGeometry& g) {
+    return std::min(tuned.tile[0], g.kh) * g.kw * g.OW() * element_bytes;
+  };
+  const int64_t tuned_stage = per_window_row(theirs) * std::min(tuned.tile[1], theirs.OH());
+  LaunchParams fitted = tuned;
+  fitted.tile[1] = tuned.tile[1] >= theirs.OH() ? ours.OH() : std::min(tuned.tile[1], ours.OH());
+  const int64_t most =
+      std::max<int64_t>(1, std::max(kPatchesStageBytes, tuned_stage) / per_window_row(ours));
+  fitted.tile[1] = std::min(fitted.tile[1], most);
   return fitted;
 }
 

@@ -39,7 +39,9 @@ std::string ExactPatchesBlocker(const Im2colGeometry& g, const std::vector<int64
 
 // The patches forms' searched tiles, {kernel rows, window rows}: 1, 2, 4 and 8 kernel rows
 // (up to KH) over every window row, or over bands of them where those would stage more
-// than 48 KB, fewer window rows per tile while the grid would hold under 256 tiles.
+// than kPatchesStageBytes, fewer window rows per tile while the grid would hold under 256
+// tiles.
+inline constexpr int64_t kPatchesStageBytes = 48 << 10;
 std::vector<std::pair<int64_t, int64_t>> PatchesTiles(const Im2colGeometry& g,
                                                       int64_t element_bytes);
 
@@ -133,6 +135,15 @@ int ConvPixelAlignment(const Im2colGeometry& g, int element_bytes);
 // at least one). Any other tile as tuned.
 LaunchParams FitWholeRunTile(const LaunchParams& tuned, int64_t their_run, int64_t our_run,
                              int64_t max_growth);
+
+// The patches forms' fitting of a tuned tile [kernel rows, window rows] from the record's
+// geometry `theirs` to `ours`: the kernel rows as tuned (the lowerings clip them to KH); a
+// tile that took every window row of its plane takes every one here too (one span of the
+// matrix); and no tile stages more than the search's 48 KB (PatchesTiles), or the tuned
+// tile's bytes where those were more: fewer window rows where it would (at least one), so
+// a band that fit its own image's shared memory does not outgrow it on a larger image.
+LaunchParams FitPatchesTile(const LaunchParams& tuned, const Im2colGeometry& theirs,
+                            const Im2colGeometry& ours, int64_t element_bytes);
 
 // "<op> f16 N64 C64 56x56 k3x3 s1x1 d1x1 p1x1", then " NCHW" for the NCHW layout, or
 // " img strides [...]" for another image that is not dense, and " channel_rows" for

@@ -164,13 +164,7 @@ LaunchParams Im2colDefinition::AdaptLaunch(const TileOp& op, const tuning::Probl
   const Im2colGeometry& ours = static_cast<const Im2colOp&>(op).geometry;
   if (static_cast<const Im2colOp&>(op).order == ColumnOrder::kChannelRows) {
     if (tuned_form == kPlanesPatchesForm) {
-      // Kernel rows x window rows: a tile that took every window row of its plane takes
-      // every one here too (one span of the matrix); the kernel rows as tuned (the lowering
-      // clips them to KH).
-      if (tuned.tile[1] < theirs.OH()) return tuned;
-      LaunchParams adapted = tuned;
-      adapted.tile[1] = std::max<int64_t>(1, ours.OH());
-      return adapted;
+      return FitPatchesTile(tuned, theirs, ours, DataTypeBytes(op.dtype()));
     }
     if (tuned_form == kPlanesSharedForm && theirs.OW() > 0 && ours.OW() > 0) {
       return FitSharedPlanesTile(tuned, theirs, ours);

@@ -325,6 +325,16 @@ TEST(Im2colSearchSpaceTest, PatchesFormIsSearchedWhereTheWindowsTileTheImage) {
   tuned.tile = {2, 7};
   EXPECT_THAT(im2col.AdaptLaunch(**larger, from, tuned, kPlanesPatchesForm).tile,
               ElementsAre(2, 7));
+  // On a much larger image, a whole band would stage more than the search's 48 KB: as
+  // many window rows as fit (2 kernel rows x 16 taps x 128 windows x 2 B = 8 KB each).
+  auto huge = im2col.ParseSpec("bf16:2,2048,2048,3:k=16:s=16:layout=nchw");
+  ASSERT_TRUE(huge.ok());
+  tuned.tile = {2, 14};
+  EXPECT_THAT(im2col.AdaptLaunch(**huge, from, tuned, kPlanesPatchesForm).tile, ElementsAre(2, 6));
+  // A tile of fewer window rows than its image's keeps them where they fit.
+  tuned.tile = {2, 7};
+  EXPECT_THAT(im2col.AdaptLaunch(**huge, from, tuned, kPlanesPatchesForm).tile, ElementsAre(2, 6));
+  EXPECT_THAT(im2col.AdaptLaunch(**larger, from, tuned, kPlanesPatchesForm).tile, ElementsAre(2, 7));
 }
 
 TEST(Im2colDefinitionTest, SharedPlanesTilesTransferAsPlanesAndRows) {
