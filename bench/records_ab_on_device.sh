@@ -40,7 +40,7 @@ grep -- '--problems=' "$out/diff.txt" | sed "s/^--problems='//; s/'\$//" | tr ';
   > "$out/moved.txt"
 echo "$(grep -c . "$out/moved.txt") held-out problem(s) launch differently with the records ($out/diff.txt)"
 [ "${STOP_AFTER_DIFF:-0}" = 1 ] && exit 0
-sides="TILETUNE_BUILTIN_DB=0 TILETUNE_DB=$PWD/$out/with_records.txtpb"
+sides="TILETUNE_BUILTIN_DB=0 TILETUNE_DB=$(realpath "$out/with_records.txtpb")"
 status=0
 for suite in "$out/moved.txt" ${FRESH:-}; do
   [ -s "$suite" ] || continue
