@@ -451,43 +451,30 @@ absl::Status LowerPatches(const Col2imOp& op, const Target& target, const Launch
         kCol2imPlanesGatherKey, "=patches: ", blocker, "; use ", kCol2imPlanesGatherKey,
         "=element"));
   }
+  TT_ASSIGN_OR_RETURN(const PatchesPlan plan, PlanPatches(g, launch.tile, l.element_bytes));
   l.m = g.n * g.c * g.kh * g.kw;
   l.k = l.oh * l.ow;
-  if (l.k >= kTwoTo31) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "channel_rows columns of OH*OW=", l.k, " per row: the patches form needs below 2^31"));
-  }
-  l.patch_rows = std::clamp<int64_t>(launch.tile[0], 1, g.kh);
-  l.patch_oh = std::clamp<int64_t>(launch.tile[1], 1, l.oh);
-  l.patch_row_tiles = CeilDiv(g.kh, l.patch_rows);
-  l.patch_oh_tiles = CeilDiv(l.oh, l.patch_oh);
-  if (g.n * g.c > kTwoTo31 / l.patch_row_tiles / l.patch_oh_tiles) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        g.n * g.c, " planes x ", l.patch_row_tiles, " x ", l.patch_oh_tiles,
-        " tiles exceed the 2^31-1 CTA grid; use a larger tile"));
-  }
-  l.num_tiles = g.n * g.c * l.patch_row_tiles * l.patch_oh_tiles;
+  l.patch_rows = plan.rows;
+  l.patch_oh = plan.oh;
+  l.patch_row_tiles = plan.row_tiles;
+  l.patch_oh_tiles = plan.oh_tiles;
+  l.num_tiles = plan.tiles;
   // The image rows a tile stores, whole.
   l.tile_h = l.patch_rows * l.patch_oh;
   l.tile_w = g.w;
   l.tiles_h = l.patch_row_tiles * l.patch_oh_tiles;
   l.tiles_w = 1;
   l.tile_bytes = l.tile_h * g.w * l.element_bytes;
-  // Loads: a tile taking every window row reads one span of whole matrix rows (patch_rows *
-  // KW of them, from a multiple of that); otherwise a run of patch_oh * OW elements from
-  // each row, from a multiple of OW.
+  // Loads: the plan's span or runs of the matrix rows.
   const int64_t e = l.element_bytes;
-  const int64_t load_align =
-      l.patch_oh == l.oh ? std::gcd<int64_t>(16, g.kw * l.k * e)
-                         : std::gcd(std::gcd<int64_t>(16, l.k * e), l.ow * e);
-  l.patch_load_elems = static_cast<int>(std::max<int64_t>(1, load_align / e));
+  l.patch_load_elems = static_cast<int>(std::max<int64_t>(1, plan.matrix_align_bytes / e));
   // Stores: whole image rows of W elements.
   std::string limit;
   const int legal = WidestVector(l.element_bytes, true, "", {{"W=", g.w}}, &limit);
   TT_ASSIGN_OR_RETURN(l.vector_elems, ChooseVectorWidth(l.hints, legal, l.element_bytes, limit,
                                                         " along W", l.decision_log));
   l.items_per_thread = CeilDiv(l.tile_h * (g.w / l.vector_elems), launch.threads);
-  l.shared_bytes = PatchesStageBytes(l);
+  l.shared_bytes = plan.stage_bytes;
   auto swept = [&](bool tma) {
     std::vector<std::string> why = {
         "channel_rows columns (F.fold's layout) have only the SIMT planes and patches forms"};

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <numeric>
 #include <set>
 #include <string>
 #include <vector>
@@ -270,6 +271,37 @@ LaunchParams FitWholeRunTile(const LaunchParams& tuned, int64_t their_run, int64
   const int64_t rows = (max_growth * tuned.tile[0] * their_run + our_run / 2) / our_run;
   fitted.tile[0] = std::clamp<int64_t>(rows, 1, tuned.tile[0]);
   return fitted;
+}
+
+absl::StatusOr<PatchesPlan> PlanPatches(const Im2colGeometry& g, absl::Span<const int64_t> tile,
+                                        int64_t element_bytes) {
+  constexpr int64_t kTwoTo31 = int64_t{1} << 31;
+  if (tile.size() != 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the patches forms' tile is [kernel rows, window rows]; got ", tile.size(), " extents"));
+  }
+  const int64_t oh = g.OH(), ow = g.OW(), l = oh * ow;
+  if (l >= kTwoTo31) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "channel_rows columns of OH*OW=", l, " per row: the patches forms need below 2^31"));
+  }
+  PatchesPlan plan;
+  plan.rows = std::clamp<int64_t>(tile[0], 1, g.kh);
+  plan.oh = std::clamp<int64_t>(tile[1], 1, oh);
+  plan.row_tiles = CeilDiv(g.kh, plan.rows);
+  plan.oh_tiles = CeilDiv(oh, plan.oh);
+  if (g.n * g.c >= kTwoTo31 / plan.row_tiles / plan.oh_tiles) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        g.n * g.c, " planes x ", plan.row_tiles, " x ", plan.oh_tiles,
+        " tiles exceed the 2^31-1 CTA grid; use a larger tile"));
+  }
+  plan.tiles = g.n * g.c * plan.row_tiles * plan.oh_tiles;
+  plan.whole = plan.oh == oh;
+  const int64_t e = element_bytes;
+  plan.matrix_align_bytes = plan.whole ? std::gcd<int64_t>(16, g.kw * l * e)
+                                       : std::gcd(std::gcd<int64_t>(16, l * e), ow * e);
+  plan.stage_bytes = RoundUp(plan.rows * g.kw * plan.oh * ow * e, 16);
+  return plan;
 }
 
 LaunchParams FitPatchesTile(const LaunchParams& tuned, const Im2colGeometry& theirs,

@@ -136,6 +136,25 @@ int ConvPixelAlignment(const Im2colGeometry& g, int element_bytes);
 LaunchParams FitWholeRunTile(const LaunchParams& tuned, int64_t their_run, int64_t our_run,
                              int64_t max_growth);
 
+// The tiles of a patches form (a geometry ExactPatchesBlocker accepts) for
+// LaunchParams::tile = {kernel rows, window rows}, clipped to KH and OH: each tile is
+// `rows` kernel rows x `oh` window rows of one plane. Its column-matrix side is one span of
+// rows * KW whole matrix rows where it takes every window row (`whole`), else a run of
+// oh * OW elements from each of them, aligned to `matrix_align_bytes` (up to 16) either way;
+// its image side is rows * oh whole image rows. Both forms stage the matrix side
+// (`stage_bytes`, rounded up to 16 B).
+struct PatchesPlan {
+  int64_t rows = 0, oh = 0;
+  int64_t row_tiles = 0, oh_tiles = 0;  // per plane
+  int64_t tiles = 0;                    // N * C planes x row_tiles x oh_tiles
+  bool whole = false;
+  int64_t matrix_align_bytes = 1;
+  int64_t stage_bytes = 0;
+};
+// Fails where OH * OW or the grid reach 2^31.
+absl::StatusOr<PatchesPlan> PlanPatches(const Im2colGeometry& g, absl::Span<const int64_t> tile,
+                                        int64_t element_bytes);
+
 // The patches forms' fitting of a tuned tile [kernel rows, window rows] from the record's
 // geometry `theirs` to `ours`: the kernel rows as tuned (the lowerings clip them to KH); a
 // tile that took every window row of its plane takes every one here too (one span of the

@@ -622,34 +622,26 @@ absl::Status LowerPatches(const Target& target, const LaunchParams& launch, Lowe
                                                    "; use ", kPlanesGatherKey, "=element"));
   }
   const int64_t e = l.element_bytes;
+  TT_ASSIGN_OR_RETURN(const PatchesPlan plan, PlanPatches(g, launch.tile, e));
   l.m = g.n * g.c * g.kh * g.kw;
   l.k = l.oh * l.ow;
-  l.patch_rows = std::clamp<int64_t>(launch.tile[0], 1, g.kh);
-  l.patch_oh = std::clamp<int64_t>(launch.tile[1], 1, l.oh);
-  l.patch_row_tiles = CeilDiv(g.kh, l.patch_rows);
-  l.patch_oh_tiles = CeilDiv(l.oh, l.patch_oh);
-  if (g.n * g.c >= kTwoTo31 / l.patch_row_tiles / l.patch_oh_tiles) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        g.n * g.c, " planes x ", l.patch_row_tiles, " x ", l.patch_oh_tiles,
-        " tiles exceed the 2^31-1 CTA grid; use a larger tile"));
-  }
+  l.patch_rows = plan.rows;
+  l.patch_oh = plan.oh;
+  l.patch_row_tiles = plan.row_tiles;
+  l.patch_oh_tiles = plan.oh_tiles;
   l.block_m = l.patch_rows * g.kw;
   l.block_k = l.patch_oh * l.ow;
   l.tiles_m = g.n * g.c * l.patch_row_tiles;
   l.tiles_k = l.patch_oh_tiles;
-  l.num_tiles = l.tiles_m * l.tiles_k;
+  l.num_tiles = plan.tiles;
   l.tile_bytes = l.block_m * l.block_k * e;
-  const bool whole = l.patch_oh == l.oh;
+  const bool whole = plan.whole;
   l.segments = whole ? 1 : l.block_m;
   l.segment_elems = whole ? l.block_m * l.k : l.block_k;
   // Loads: whole image rows of W elements.
   l.patch_load_elems = static_cast<int>(std::max<int64_t>(1, std::gcd<int64_t>(16, g.w * e) / e));
-  // Stores: one span of whole matrix rows (patch_rows * KW of them, from a multiple of that)
-  // where a tile takes every window row; else a run of patch_oh * OW from each row, from a
-  // multiple of OW.
-  const int64_t store_align = whole ? std::gcd<int64_t>(16, g.kw * l.k * e)
-                                    : std::gcd(std::gcd<int64_t>(16, l.k * e), l.ow * e);
-  const int legal = static_cast<int>(std::max<int64_t>(1, store_align / e));
+  // Stores: the plan's span or runs of the matrix rows.
+  const int legal = static_cast<int>(std::max<int64_t>(1, plan.matrix_align_bytes / e));
   TT_ASSIGN_OR_RETURN(
       l.vector_elems,
       ChooseVectorWidth(l.hints, legal, e,
@@ -658,7 +650,7 @@ absl::Status LowerPatches(const Target& target, const LaunchParams& launch, Lowe
                         " along the matrix rows", l.decision_log));
   l.items_per_thread =
       static_cast<int>(CeilDiv(l.block_m * l.block_k / l.vector_elems, launch.threads));
-  l.shared_bytes = RoundUp(l.block_m * l.block_k * e, 16);
+  l.shared_bytes = plan.stage_bytes;
   auto tma = [&] {
     std::vector<std::string> why = {
         "channel_rows columns (F.unfold's layout) have no TMA lowering; the planes form is SIMT"};
