@@ -254,7 +254,9 @@ std::vector<std::pair<int64_t, int64_t>> PatchesTiles(const Im2colGeometry& g,
     int64_t band = oh;
     auto stage = [&] { return rows * g.kw * band * ow * element_bytes; };
     auto tiles = [&] { return g.n * g.c * CeilDiv(g.kh, rows) * CeilDiv(oh, band); };
-    while (band > 1 && (stage() > kPatchesStageBytes || tiles() < kMinTiles)) band = CeilDiv(band, 2);
+    while (band > 1 && (stage() > kPatchesStageBytes || tiles() < kMinTiles)) {
+      band = CeilDiv(band, 2);
+    }
     if (stage() <= kPatchesStageBytes) out.push_back({rows, band});
   }
   return out;

@@ -334,7 +334,8 @@ TEST(Im2colSearchSpaceTest, PatchesFormIsSearchedWhereTheWindowsTileTheImage) {
   // A tile of fewer window rows than its image's keeps them where they fit.
   tuned.tile = {2, 7};
   EXPECT_THAT(im2col.AdaptLaunch(**huge, from, tuned, kPlanesPatchesForm).tile, ElementsAre(2, 6));
-  EXPECT_THAT(im2col.AdaptLaunch(**larger, from, tuned, kPlanesPatchesForm).tile, ElementsAre(2, 7));
+  EXPECT_THAT(im2col.AdaptLaunch(**larger, from, tuned, kPlanesPatchesForm).tile,
+              ElementsAre(2, 7));
 }
 
 TEST(Im2colDefinitionTest, SharedPlanesTilesTransferAsPlanesAndRows) {
