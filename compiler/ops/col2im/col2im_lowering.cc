@@ -510,7 +510,7 @@ absl::Status LowerPatches(const Col2imOp& op, const Target& target, const Launch
       l.patch_oh == l.oh ? "one contiguous span" : absl::StrCat("runs of ", l.patch_oh * l.ow,
                                                                  " elements"),
       ") in ", l.patch_load_elems * e, "-byte vectors into shared memory (",
-      PatchesStageBytes(l), " B), then stores its ", l.tile_h, " whole image rows in ",
+      plan.stage_bytes, " B), then stores its ", l.tile_h, " whole image rows in ",
       l.vector_elems * e, "-byte vectors, at most ", l.items_per_thread,
       " per thread per tile"));
   return absl::OkStatus();
@@ -540,10 +540,6 @@ std::string Col2imFormName(Col2imPath path) {
 
 int64_t PlanesStageBytes(const LoweredCol2im& l) {
   return RoundUp(l.geometry.kh * l.geometry.kw * l.stage_rows * l.ow * l.element_bytes, 16);
-}
-
-int64_t PatchesStageBytes(const LoweredCol2im& l) {
-  return RoundUp(l.patch_rows * l.geometry.kw * l.patch_oh * l.ow * l.element_bytes, 16);
 }
 
 std::string PatchesBlocker(const Col2imOp& op) {
@@ -728,7 +724,7 @@ std::string DescribeCol2imPlan(const LoweredCol2im& l) {
   }
   if (l.path == Col2imPath::kSimtPatches) {
     absl::StrAppend(&out, "stage       ", l.patch_rows * g.kw, " matrix rows x ", l.patch_oh * l.ow,
-                    " elements (", PatchesStageBytes(l), " B), loaded in ",
+                    " elements (", l.shared_bytes, " B), loaded in ",
                     l.patch_load_elems * l.element_bytes, "-byte vectors\n");
   }
   if (l.path == Col2imPath::kSimtPlanesStaged) {

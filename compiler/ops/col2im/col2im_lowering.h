@@ -176,8 +176,6 @@ struct LoweredCol2im : LoweredTileKernel {
 // The planes_staged form's stage in shared memory (every tap's run of stage_rows window
 // rows), rounded up to 16 bytes; its warps' vector slices follow it.
 int64_t PlanesStageBytes(const LoweredCol2im& lowered);
-// The patches form's stage: patch_rows * KW column-matrix rows of patch_oh * OW elements.
-int64_t PatchesStageBytes(const LoweredCol2im& lowered);
 // Why the patches form does not apply to `op` (empty where it does): its windows must tile a
 // dense NCHW image exactly.
 std::string PatchesBlocker(const Col2imOp& op);

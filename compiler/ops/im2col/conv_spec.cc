@@ -54,6 +54,12 @@ absl::StatusOr<ConvLayout> ParseLayout(absl::string_view where, absl::string_vie
       "image, columns [N, C*KH*KW, OH*OW] as PyTorch's unfold and fold)"));
 }
 
+// The bytes a patches-form tile of `rows` kernel rows (clipped to KH) x `band` window rows
+// stages: its taps' matrix rows over those window rows, before rounding.
+int64_t PatchesStage(const Im2colGeometry& g, int64_t rows, int64_t band, int64_t element_bytes) {
+  return std::min(rows, g.kh) * g.kw * band * g.OW() * element_bytes;
+}
+
 }  // namespace
 
 std::vector<int64_t> NchwStrides(const Im2colGeometry& g) {
@@ -248,11 +254,11 @@ std::string ExactPatchesBlocker(const Im2colGeometry& g, const std::vector<int64
 std::vector<std::pair<int64_t, int64_t>> PatchesTiles(const Im2colGeometry& g,
                                                       int64_t element_bytes) {
   constexpr int64_t kMinTiles = 256;
-  const int64_t oh = g.OH(), ow = g.OW();
+  const int64_t oh = g.OH();
   std::vector<std::pair<int64_t, int64_t>> out;
   for (int64_t rows = 1; rows <= 8 && rows <= g.kh; rows *= 2) {
     int64_t band = oh;
-    auto stage = [&] { return rows * g.kw * band * ow * element_bytes; };
+    auto stage = [&] { return PatchesStage(g, rows, band, element_bytes); };
     auto tiles = [&] { return g.n * g.c * CeilDiv(g.kh, rows) * CeilDiv(oh, band); };
     while (band > 1 && (stage() > kPatchesStageBytes || tiles() < kMinTiles)) {
       band = CeilDiv(band, 2);
@@ -302,7 +308,7 @@ absl::StatusOr<PatchesPlan> PlanPatches(const Im2colGeometry& g, absl::Span<cons
   const int64_t e = element_bytes;
   plan.matrix_align_bytes = plan.whole ? std::gcd<int64_t>(16, g.kw * l * e)
                                        : std::gcd(std::gcd<int64_t>(16, l * e), ow * e);
-  plan.stage_bytes = RoundUp(plan.rows * g.kw * plan.oh * ow * e, 16);
+  plan.stage_bytes = RoundUp(PatchesStage(g, plan.rows, plan.oh, e), 16);
   return plan;
 }
 
@@ -312,15 +318,13 @@ LaunchParams FitPatchesTile(const LaunchParams& tuned, const Im2colGeometry& the
       theirs.OW() < 1 || ours.OH() < 1 || ours.OW() < 1 || element_bytes < 1) {
     return tuned;
   }
-  // Bytes staged per window row of a tile: its kernel rows' taps over one window row.
-  auto per_window_row = [&](const Im2colGeometry& g) {
-    return std::min(tuned.tile[0], g.kh) * g.kw * g.OW() * element_bytes;
-  };
-  const int64_t tuned_stage = per_window_row(theirs) * std::min(tuned.tile[1], theirs.OH());
+  const int64_t tuned_stage =
+      PatchesStage(theirs, tuned.tile[0], std::min(tuned.tile[1], theirs.OH()), element_bytes);
   LaunchParams fitted = tuned;
   fitted.tile[1] = tuned.tile[1] >= theirs.OH() ? ours.OH() : std::min(tuned.tile[1], ours.OH());
+  const int64_t per_window_row = PatchesStage(ours, tuned.tile[0], 1, element_bytes);
   const int64_t most =
-      std::max<int64_t>(1, std::max(kPatchesStageBytes, tuned_stage) / per_window_row(ours));
+      std::max<int64_t>(1, std::max(kPatchesStageBytes, tuned_stage) / per_window_row);
   fitted.tile[1] = std::min(fitted.tile[1], most);
   return fitted;
 }
