@@ -147,7 +147,7 @@ TEST(SuiteTest, CheckedInSuitesParseAndTheHeldOutOneIsDisjoint) {
         "autotune/suites/heldout_fresh.txt", "autotune/suites/heldout_torch_layers.txt",
         "autotune/suites/heldout_fresh2.txt", "autotune/suites/heldout_fresh3.txt",
         "autotune/suites/heldout_fresh4.txt", "autotune/suites/heldout_fresh5.txt",
-        "autotune/suites/narrow_channels.txt"}) {
+        "autotune/suites/heldout_fresh6.txt", "autotune/suites/narrow_channels.txt"}) {
     absl::StatusOr<std::string> text = tuning::ReadFileToString(name);
     ASSERT_TRUE(text.ok()) << text.status();
     auto problems = ParseSuiteFile(ops, *text, name);
