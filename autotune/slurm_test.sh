@@ -112,8 +112,14 @@ for _ in $(seq 1 600); do
   [ -z "$(squeue -h 2>/dev/null)" ] && break
   sleep 0.2
 done
+# What each task did, for a failure to name: its state and exit code as slurmctld keeps
+# them, and the end of its log.
+tasks_report() {
+  scontrol show job "$job" 2>/dev/null | grep -oE '\b(JobId|ArrayTaskId|JobState|Restarts|ExitCode)=[^ ]*' | paste -sd' '
+  for f in "$run"/log/task-*.out; do echo "== $(basename "$f")"; tail -4 "$f"; done
+}
 [ -z "$(squeue -h)" ] && [ -s "$run/out/tuned.txtpb" ] \
-  || fail "the merge did not run: $(cat "$run/log/merge.out" 2>/dev/null | tail -3; squeue)"
+  || fail "the merge did not run: $(cat "$run/log/merge.out" 2>/dev/null | tail -3; squeue; tasks_report)"
 elapsed=$(( $(date +%s) - start ))
 
 grep -q 'restart 1' "$run/log/task-1.out" || { cat "$run/log/task-1.out"; fail "task 1 was not requeued"; }
