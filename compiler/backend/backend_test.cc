@@ -577,6 +577,55 @@ TEST_F(TunedResolverTest, AGatheringKernelKeepsTheWidthItChose) {
   // (TransferDropsTheRecordsVectorWidth).
 }
 
+// batch_copy's two forms are two kernels: a regions problem takes a regions record of its
+// element size even where a blocks record's sizes are nearer, and a blocks record only
+// where its element size has no regions record.
+TEST_F(TunedResolverTest, ABatchCopyTakesARecordOfItsOwnForm) {
+  auto record = [](const std::string& spec, int64_t tile, int threads) {
+    const TileOpDefinition& batch = *BuiltinTileOps().Find("batch_copy").value();
+    tuning::TuningRecord r;
+    *r.mutable_device() = H200();
+    *r.mutable_problem() = *batch.ToProblem(**BuiltinTileOps().ParseSpec(spec));
+    tuning::Variant* v = r.mutable_winner();
+    v->mutable_lowering()->set_path("sync_simt");
+    v->mutable_lowering()->set_form(spec.find(":regions") != std::string::npos ? "regions"
+                                                                                : "blocks");
+    v->mutable_lowering()->add_tile(tile);
+    v->mutable_lowering()->set_threads(threads);
+    r.mutable_winner_statistics()->set_median_us(10);
+    r.mutable_winner_statistics()->set_sample_count(5);
+    return r;
+  };
+  const tuning::TuningRecord blocks =
+      record("batch_copy:f16:128:16384:src=16384:dst=16384", 16384, 128);
+  const tuning::TuningRecord regions =
+      record("batch_copy:bf16:1200:8192:src=1200:dst=1200:regions", 2048, 256);
+  const tuning::TuningRecord u8_regions =
+      record("batch_copy:u8:2000:4096:src=2000:dst=2000:regions", 4096, 128);
+  const std::string spec = "batch_copy:f16:114:16384:src=114:dst=114:regions";
+  auto r = Make({blocks, regions, u8_regions})
+               ->Resolve(H200(), **BuiltinTileOps().ParseSpec(spec));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->level, ResolutionLevel::kNearest);
+  EXPECT_EQ(r->built.lowered->form_name, "regions");
+  EXPECT_EQ(r->request.launch.threads, 256) << r->detail;
+  EXPECT_THAT(r->request.launch.tile, ElementsAre(2048)) << r->detail;
+  // Without a 2-byte regions record, the 2-byte blocks record answers (the u8 one moves
+  // other elements).
+  auto alone = Make({blocks, u8_regions})->Resolve(H200(), **BuiltinTileOps().ParseSpec(spec));
+  ASSERT_TRUE(alone.ok()) << alone.status();
+  EXPECT_EQ(alone->built.lowered->form_name, "regions");
+  EXPECT_EQ(alone->request.launch.threads, 128) << alone->detail;
+  EXPECT_THAT(alone->request.launch.tile, ElementsAre(16384)) << alone->detail;
+  // And a blocks problem keeps the blocks record over a regions one of nearer sizes.
+  auto b = Make({blocks, regions})
+               ->Resolve(H200(), **BuiltinTileOps().ParseSpec(
+                                     "batch_copy:bf16:1000:8192:src=1000:dst=1000"));
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->built.lowered->form_name, "blocks");
+  EXPECT_EQ(b->request.launch.threads, 128) << b->detail;
+}
+
 // A dense tensor of odd total size is one aligned run with a ragged end: it transfers
 // from dense records, not from slices whose every row starts misaligned.
 TEST_F(TunedResolverTest, AnOddSizedDenseTensorTakesADenseRecord) {

@@ -133,8 +133,11 @@ std::vector<double> BatchCopyDefinition::TransferFeatures(const tuning::Problem&
   const double e = dtype.ok() ? DataTypeBytes(*dtype) : 2;
   const double item_bytes = std::max<double>(1, p.item() * e);
   const double count = std::max<double>(1, p.count());
+  // The form is another kernel altogether (regions walk items of any size at any element
+  // offset, blocks whole aligned items): a record of the problem's own form answers before
+  // any of the other, which answers only where its element size has none of this form.
   return {std::log2(item_bytes), std::log2(count), std::log2(item_bytes * count),
-          p.form() == tuning::BATCH_COPY_FORM_REGIONS ? 4.0 : 0.0};
+          p.form() == tuning::BATCH_COPY_FORM_REGIONS ? 64.0 : 0.0};
 }
 
 std::string BatchCopyDefinition::SpecSyntax() const {
