@@ -229,6 +229,25 @@ tuning::TuningRecord Record(const tuning::DeviceIdentity& device, const CopyOp& 
   return record;
 }
 
+// An H200 record of the problem `spec` names (any operator's spec syntax), its winner
+// `path`'s `form` at `tile` and `threads`; a test sets the hints it needs on the winner.
+tuning::TuningRecord SpecRecord(const std::string& spec, const std::string& path,
+                                const std::string& form, std::vector<int64_t> tile,
+                                int threads) {
+  std::unique_ptr<TileOp> op = *BuiltinTileOps().ParseSpec(spec);
+  tuning::TuningRecord record;
+  *record.mutable_device() = H200();
+  *record.mutable_problem() = *(*BuiltinTileOps().For(*op))->ToProblem(*op);
+  tuning::Variant* v = record.mutable_winner();
+  v->mutable_lowering()->set_path(path);
+  v->mutable_lowering()->set_form(form);
+  for (int64_t t : tile) v->mutable_lowering()->add_tile(t);
+  v->mutable_lowering()->set_threads(threads);
+  record.mutable_winner_statistics()->set_median_us(10);
+  record.mutable_winner_statistics()->set_sample_count(5);
+  return record;
+}
+
 class TunedResolverTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -501,19 +520,9 @@ TEST_F(TunedResolverTest, TransferDropsTheRecordsVectorWidth) {
 // the widest the new image's rows allow, not to vectors straddling them.
 TEST_F(TunedResolverTest, AGatheringKernelKeepsTheWidthItChose) {
   auto planes_record = [](const std::string& spec, int width, std::vector<int64_t> tile) {
-    const TileOpDefinition& col2im = *BuiltinTileOps().Find("col2im").value();
-    tuning::TuningRecord record;
-    *record.mutable_device() = H200();
-    *record.mutable_problem() = *col2im.ToProblem(**BuiltinTileOps().ParseSpec(spec));
-    tuning::Variant* v = record.mutable_winner();
-    v->mutable_hints()->set_prefer_instruction("sync");
-    v->mutable_hints()->set_coalesced_width(width);
-    v->mutable_lowering()->set_path("simt_col2im");
-    v->mutable_lowering()->set_form("planes");
-    for (int64_t t : tile) v->mutable_lowering()->add_tile(t);
-    v->mutable_lowering()->set_threads(128);
-    record.mutable_winner_statistics()->set_median_us(20);
-    record.mutable_winner_statistics()->set_sample_count(5);
+    tuning::TuningRecord record = SpecRecord(spec, "simt_col2im", "planes", tile, 128);
+    record.mutable_winner()->mutable_hints()->set_prefer_instruction("sync");
+    record.mutable_winner()->mutable_hints()->set_coalesced_width(width);
     return record;
   };
   auto resolve = [&](const tuning::TuningRecord& record, const std::string& spec) {
@@ -581,27 +590,14 @@ TEST_F(TunedResolverTest, AGatheringKernelKeepsTheWidthItChose) {
 // element size even where a blocks record's sizes are nearer, and a blocks record only
 // where its element size has no regions record.
 TEST_F(TunedResolverTest, ABatchCopyTakesARecordOfItsOwnForm) {
-  auto record = [](const std::string& spec, int64_t tile, int threads) {
-    const TileOpDefinition& batch = *BuiltinTileOps().Find("batch_copy").value();
-    tuning::TuningRecord r;
-    *r.mutable_device() = H200();
-    *r.mutable_problem() = *batch.ToProblem(**BuiltinTileOps().ParseSpec(spec));
-    tuning::Variant* v = r.mutable_winner();
-    v->mutable_lowering()->set_path("sync_simt");
-    v->mutable_lowering()->set_form(spec.find(":regions") != std::string::npos ? "regions"
-                                                                                : "blocks");
-    v->mutable_lowering()->add_tile(tile);
-    v->mutable_lowering()->set_threads(threads);
-    r.mutable_winner_statistics()->set_median_us(10);
-    r.mutable_winner_statistics()->set_sample_count(5);
-    return r;
-  };
-  const tuning::TuningRecord blocks =
-      record("batch_copy:f16:128:16384:src=16384:dst=16384", 16384, 128);
+  const tuning::TuningRecord blocks = SpecRecord(
+      "batch_copy:f16:128:16384:src=16384:dst=16384", "sync_simt", "blocks", {16384}, 128);
   const tuning::TuningRecord regions =
-      record("batch_copy:bf16:1200:8192:src=1200:dst=1200:regions", 2048, 256);
+      SpecRecord("batch_copy:bf16:1200:8192:src=1200:dst=1200:regions", "sync_simt",
+                 "regions", {2048}, 256);
   const tuning::TuningRecord u8_regions =
-      record("batch_copy:u8:2000:4096:src=2000:dst=2000:regions", 4096, 128);
+      SpecRecord("batch_copy:u8:2000:4096:src=2000:dst=2000:regions", "sync_simt", "regions",
+                 {4096}, 128);
   const std::string spec = "batch_copy:f16:114:16384:src=114:dst=114:regions";
   auto r = Make({blocks, regions, u8_regions})
                ->Resolve(H200(), **BuiltinTileOps().ParseSpec(spec));
