@@ -58,6 +58,12 @@ grep -q "fitted to order each problem's kernels" "$tmp/rank_fit.out" || fail "fi
 grep -q '^trees_from_terms: true' "$tmp/rank.txtpb" || fail "the ranking model's file does not say so"
 "$bin" rank "copy:f16:700,700" --cost_model="$tmp/rank.txtpb" >"$tmp/rank_rank.out" 2>&1 \
   || { cat "$tmp/rank_rank.out"; fail "rank with the ranking model exited $?"; }
+# --registers: each printed kernel compiled (NVRTC, no GPU), its registers and the CTAs an
+# SM holds shown beside it, the library's fitted kernel's too.
+"$bin" rank "copy:f16:700,700" --top=3 --registers >"$tmp/rank_regs.out" 2>&1 \
+  || { cat "$tmp/rank_regs.out"; fail "rank --registers exited $?"; }
+[[ "$(grep -cE ', [0-9]+ registers, [0-9]+ CTAs/SM$' "$tmp/rank_regs.out")" == 4 ]] \
+  || { cat "$tmp/rank_regs.out"; fail "rank --registers does not show 3 ranked kernels' and the library's registers"; }
 rc=0
 "$bin" fit "$tmp/corpus.txtpb" --rank >/dev/null 2>"$tmp/rank_bad.err" || rc=$?
 [[ $rc == 2 ]] || fail "--rank without --trees exited $rc, not 2"

@@ -18,6 +18,9 @@
 #include "compiler/backend/tuned_resolver.h"
 #include "compiler/base/abbreviate.h"
 #include "compiler/base/command_line.h"
+#include "compiler/cuda/compilation_provider.h"
+#include "compiler/cuda/kernel_resources.h"
+#include "compiler/cuda/nvrtc_compilation_provider.h"
 #include "compiler/ir/hints.h"
 #include "compiler/ops/builtin_ops.h"
 #include "compiler/ops/candidates.h"
@@ -32,7 +35,7 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: autotune rank SPEC... [--target=sm_XY] [--sm_count=N] [--cost_model=FILE] "
-    "[--top=K]";
+    "[--top=K] [--registers]";
 
 std::string DescribeCandidate(const Candidate& c) {
   const LoweredTileKernel& l = *c.lowered;
@@ -45,6 +48,18 @@ std::string DescribeCandidate(const Candidate& c) {
                       " vec=", l.vector_bytes, "B", hints.empty() ? "" : " ", hints);
 }
 
+// ", 40 registers, 6 CTAs/SM" for `c` compiled for `arch` by `compiler`; ", resources: ..."
+// where it does not compile or ptxas says nothing.
+std::string Resources(CompilationProvider* compiler, const Candidate& c, const Target& target) {
+  if (compiler == nullptr) return "";
+  absl::StatusOr<KernelResources> r = CompileForResources(*compiler, c.source, target.ArchName());
+  if (!r.ok()) return absl::StrCat(", resources: ", BoundedMessage(r.status().message()));
+  const LoweredTileKernel& l = *c.lowered;
+  return absl::StrCat(", ", r->registers, " registers",
+                      r->spill_bytes > 0 ? absl::StrCat(" (", r->spill_bytes, " B spilled)") : "",
+                      ", ", ResidentCtas(*r, l.launch.threads, l.shared_bytes), " CTAs/SM");
+}
+
 }  // namespace
 
 int RunRankCommand(const std::vector<std::string>& args, std::FILE* out, std::FILE* err) {
@@ -55,6 +70,9 @@ int RunRankCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
       {"cost_model", FlagType::kString, "FILE: a model (autotune fit -o); default the built-in one"},
       {"top", FlagType::kInt, "K: candidates printed per problem, 1 to 100000 (default 10)", 0, 1,
        100000},
+      {"registers", FlagType::kBool,
+       "also compile each printed kernel (NVRTC, no GPU) and show its registers a thread and the "
+       "CTAs an SM holds (by registers, threads and shared memory; sm_70 and newer)"},
   };
   absl::StatusOr<CommandLine> line = ParseCommandLine(args, flags, 1 << 16);
   if (line.ok() && line->help()) {
@@ -104,6 +122,16 @@ int RunRankCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
   }
   const int sm_count = static_cast<int>(line->Int("sm_count", 132));
   const int top = static_cast<int>(line->Int("top", 10));
+  std::unique_ptr<CompilationProvider> compiler;
+  if (line->Bool("registers", false)) {
+    absl::StatusOr<std::unique_ptr<CompilationProvider>> nvrtc = NvrtcCompilationProvider::Create();
+    if (!nvrtc.ok()) {
+      std::fprintf(err, "autotune rank: --registers: %s\n",
+                   BoundedMessage(nvrtc.status().message()).c_str());
+      return 3;
+    }
+    compiler = *std::move(nvrtc);
+  }
   const DeviceConstants gpu = DeviceConstantsFor(*target, sm_count);
   const TileOpRegistry& ops = BuiltinTileOps();
   std::fprintf(out, "autotune rank: model %s; %s with %d SMs\n", origin.c_str(),
@@ -143,8 +171,9 @@ int RunRankCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
                  definition.Describe(**op).c_str(), ranked.size(),
                  model->TopKFor(definition.name()));
     for (size_t i = 0; i < ranked.size() && static_cast<int>(i) < top; ++i) {
-      std::fprintf(out, "  %3zu %10.2f us  %s\n", i + 1, ranked[i].first,
-                   DescribeCandidate(*ranked[i].second).c_str());
+      std::fprintf(out, "  %3zu %10.2f us  %s%s\n", i + 1, ranked[i].first,
+                   DescribeCandidate(*ranked[i].second).c_str(),
+                   Resources(compiler.get(), *ranked[i].second, *target).c_str());
     }
     if (library == nullptr) continue;
     absl::StatusOr<Explanation> chosen = library->Explain(**op, *model_gpu);
@@ -153,7 +182,15 @@ int RunRankCommand(const std::vector<std::string>& args, std::FILE* out, std::FI
     if (!chosen.ok() || !nearby.ok()) continue;
     std::fprintf(out, "  the library on %s launches (%s): %s\n", Printable(model_gpu->name(), 80).c_str(),
                  ResolutionLevelName(chosen->level).c_str(), chosen->detail.c_str());
-    std::fprintf(out, "  fitted to this problem: %s\n", chosen->variant.c_str());
+    std::string resources;
+    if (compiler != nullptr) {
+      absl::StatusOr<CandidateSet> launched =
+          BuildCandidates(definition, **op, *target, {Trial{chosen->hints, chosen->launch}});
+      if (launched.ok() && !launched->candidates.empty()) {
+        resources = Resources(compiler.get(), launched->candidates.front(), *target);
+      }
+    }
+    std::fprintf(out, "  fitted to this problem: %s%s\n", chosen->variant.c_str(), resources.c_str());
     std::fprintf(out, "  its %zu nearest records' variants, as the model predicts them:\n",
                  nearby->size());
     for (size_t i = 0; i < nearby->size(); ++i) {
