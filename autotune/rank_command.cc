@@ -22,6 +22,7 @@
 #include "compiler/cuda/kernel_resources.h"
 #include "compiler/cuda/nvrtc_compilation_provider.h"
 #include "compiler/ir/hints.h"
+#include "compiler/lower/lowering_rules.h"
 #include "compiler/ops/builtin_ops.h"
 #include "compiler/ops/candidates.h"
 #include "compiler/target/target.h"
@@ -57,7 +58,10 @@ std::string Resources(CompilationProvider* compiler, const Candidate& c, const T
   const LoweredTileKernel& l = *c.lowered;
   return absl::StrCat(", ", r->registers, " registers",
                       r->spill_bytes > 0 ? absl::StrCat(" (", r->spill_bytes, " B spilled)") : "",
-                      ", ", ResidentCtas(*r, l.launch.threads, l.shared_bytes), " CTAs/SM");
+                      ", ",
+                      ResidentCtasPerSm(target, l.launch.threads, l.shared_bytes + r->static_shared,
+                                        r->registers),
+                      " CTAs/SM");
 }
 
 }  // namespace

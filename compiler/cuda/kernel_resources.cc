@@ -1,6 +1,5 @@
 #include "compiler/cuda/kernel_resources.h"
 
-#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -54,21 +53,6 @@ absl::StatusOr<KernelResources> CompileForResources(CompilationProvider& compile
   options.extra_flags = {"--ptxas-options=-v"};
   TT_ASSIGN_OR_RETURN(Cubin cubin, compiler.CompileToCubin(source, options));
   return ParsePtxasLog(cubin.log);
-}
-
-int ResidentCtas(const KernelResources& resources, int threads, int64_t dynamic_shared,
-                 int max_threads_per_sm, int64_t shared_per_sm, int max_ctas_per_sm) {
-  if (threads <= 0) return 0;
-  const int warps = (threads + 31) / 32;
-  // Registers go to warps in units of 256 (8 a thread).
-  const int per_warp = (std::max(resources.registers, 1) * 32 + 255) / 256 * 256;
-  int ctas = std::min(65536 / (per_warp * warps), max_threads_per_sm / threads);
-  ctas = std::min(ctas, max_ctas_per_sm);
-  const int64_t shared = resources.static_shared + dynamic_shared;
-  if (shared > 0) {
-    ctas = std::min<int64_t>(ctas, shared_per_sm / (shared + 1024));
-  }
-  return std::max(ctas, 0);
 }
 
 }  // namespace tiletune

@@ -20,21 +20,5 @@ TEST(KernelResourcesTest, ReadsPtxasVerboseLog) {
   EXPECT_FALSE(ParsePtxasLog("ptxas info    : 0 bytes gmem\n").ok());
 }
 
-TEST(KernelResourcesTest, ResidentCtasTakeTheTightestLimit) {
-  KernelResources r;
-  r.registers = 255;  // 256 a thread once allocated: one CTA of 256 threads
-  EXPECT_EQ(ResidentCtas(r, 256, 16502), 1);
-  r.registers = 40;   // 10 Ki a CTA: 6
-  EXPECT_EQ(ResidentCtas(r, 256, 0), 6);
-  r.registers = 32;   // 8 Ki a CTA: 8, which the threads allow too
-  EXPECT_EQ(ResidentCtas(r, 256, 0), 8);
-  r.registers = 64;   // 16 Ki a CTA: 4
-  EXPECT_EQ(ResidentCtas(r, 256, 16502), 4);
-  r.registers = 32;   // 8 by threads, but 64 KiB of shared memory each: 3
-  EXPECT_EQ(ResidentCtas(r, 256, 65536), 3);
-  r.registers = 16;   // 32 CTAs of 32 threads at most
-  EXPECT_EQ(ResidentCtas(r, 32, 0), 32);
-}
-
 }  // namespace
 }  // namespace tiletune

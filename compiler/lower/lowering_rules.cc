@@ -191,9 +191,14 @@ std::optional<double> MeanWarpLoadSectors(
   return counted > 0 ? std::optional<double>(total / counted) : std::nullopt;
 }
 
-int64_t ResidentCtasPerSm(const Target& target, int threads, int64_t dynamic_shared) {
+int64_t ResidentCtasPerSm(const Target& target, int threads, int64_t dynamic_shared,
+                          int registers) {
   int64_t per_sm =
       std::min<int64_t>(kMaxResidentCtasPerSm, target.MaxThreadsPerSm() / std::max(threads, 1));
+  if (registers > 0) {
+    const int64_t per_warp = RoundUp(int64_t{registers} * kWarpLanes, kRegisterUnit);
+    per_sm = std::min(per_sm, kRegistersPerSm / (per_warp * CeilDiv(threads, kWarpLanes)));
+  }
   if (dynamic_shared > 0) {
     per_sm = std::min<int64_t>(per_sm,
                                target.MaxSharedBytesPerSm() / (dynamic_shared + kReservedShared));

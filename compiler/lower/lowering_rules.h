@@ -32,6 +32,9 @@ inline int64_t RoundUp(int64_t a, int64_t b) { return CeilDiv(a, b) * b; }
 inline constexpr int64_t kReservedShared = 1024;
 // Blocks an SM holds at once at most (sm_50 and later).
 inline constexpr int64_t kMaxResidentCtasPerSm = 32;
+// Registers an SM has (sm_70 to sm_121), given to warps in units of kRegisterUnit.
+inline constexpr int64_t kRegistersPerSm = 65536;
+inline constexpr int64_t kRegisterUnit = 256;
 
 // Threads a warp has, and bytes a global-memory sector has.
 inline constexpr int kWarpLanes = 32;
@@ -47,9 +50,11 @@ std::optional<double> MeanWarpLoadSectors(
     const std::vector<std::vector<std::optional<int64_t>>>& loads);
 
 // CTAs of `threads` threads and `dynamic_shared` bytes of dynamic shared memory one SM of
-// `target` holds at once (registers aside): the fewest that its threads, its shared memory
-// (with kReservedShared a block) and the block limit allow, at least 1.
-int64_t ResidentCtasPerSm(const Target& target, int threads, int64_t dynamic_shared);
+// `target` holds at once: the fewest that its threads, its shared memory (with
+// kReservedShared a block), the block limit and, where `registers` (a thread's, as ptxas
+// reports them) is above 0, its registers allow; at least 1.
+int64_t ResidentCtasPerSm(const Target& target, int threads, int64_t dynamic_shared,
+                          int registers = 0);
 
 // Per-thread vector accesses above which SIMT lowering refuses a tile (registers).
 inline constexpr int kMaxSimtItemsPerThread = 64;

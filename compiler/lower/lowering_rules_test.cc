@@ -28,6 +28,20 @@ std::vector<PathOption> Chain(std::string tma, std::string cp, std::string sync)
           {Instruction::kSync, "plain", check(sync)}};
 }
 
+// The CTAs an SM holds take the tightest of its threads, shared memory, block slots and,
+// given a thread's registers, its registers (64 Ki, to warps in units of 256).
+TEST(ResidentCtasPerSmTest, TakesTheTightestLimitRegistersIncluded) {
+  EXPECT_EQ(ResidentCtasPerSm(T("sm_90a"), 256, 16502), 8);           // threads
+  EXPECT_EQ(ResidentCtasPerSm(T("sm_90a"), 256, 16502, 255), 1);      // 256 a thread once allocated
+  EXPECT_EQ(ResidentCtasPerSm(T("sm_90a"), 256, 0, 40), 6);           // 10 Ki a CTA
+  EXPECT_EQ(ResidentCtasPerSm(T("sm_90a"), 256, 16502, 64), 4);       // 16 Ki a CTA
+  EXPECT_EQ(ResidentCtasPerSm(T("sm_90a"), 256, 65536, 32), 3);       // shared memory
+  EXPECT_EQ(ResidentCtasPerSm(T("sm_90a"), 32, 0, 16), 32);           // block slots
+  // Each architecture's own limits: an RTX 50-series SM runs 1536 threads, 100 KiB shared.
+  EXPECT_EQ(ResidentCtasPerSm(T("sm_120"), 256, 0, 32), 6);
+  EXPECT_EQ(ResidentCtasPerSm(T("sm_120"), 128, 32768, 32), 3);
+}
+
 TEST(ChoosePathTest, AutoChainTakesTheFirstThatFitsAndLogsTheRest) {
   std::vector<std::string> log;
   auto chosen = ChoosePath(Chain("no TMA here", "", ""), ResolvedHints{}, "op", T("sm_90a"), log);
