@@ -542,9 +542,13 @@ class Col2imEmitter {
         "    __syncthreads();  // the previous tile's sums are done with the stage\n"
         "    for (u32 i = threadIdx.x; i < u32(kTaps) * kStageL; i += kThreads) {\n"
         "      const u32 tap = i / kStageL, q = i % kStageL;\n"
-        "      if (q < run) stage[i] = tt_ld_col(from + (u64(tap) * kL + q) * kElementBytes",
+        "      // Past the run the load reads the matrix's first element (tt_ld_col may be\n"
+        "      // hoisted above the test); nothing is staged.\n"
+        "      const tt_elem v =\n"
+        "          tt_ld_col(q < run ? from + (u64(tap) * kL + q) * kElementBytes : col",
         hint ? ", col_policy" : "",
         ");\n"
+        "      if (q < run) stage[i] = v;\n"
         "    }\n"
         "    __syncthreads();\n"
         "    // A warp takes 32 vectors at a time. Lane l sums the warp's pixels l, l + 32, ...\n"

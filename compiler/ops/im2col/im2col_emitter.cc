@@ -1075,10 +1075,12 @@ class Im2colEmitter {
           "    for (u32 i = threadIdx.x; i < kBoxRows * kTail; i += kThreads) {\n"
           "      const u32 b = i / kTail, t = kChunks * (kLoad / kElementBytes) + i % kTail;\n"
           "      const u8* const from = source(row0, b);\n"
-          "      box[b * kBoxPitch + kBoxLead + kBoxStart + t] =\n"
-          "          from != nullptr ? tt_ld_elem(from + t * kElementBytes",
+          "      // A padding row reads the image's first element (tt_ld_elem may be hoisted\n"
+          "      // above the test) and stores zero.\n"
+          "      const tt_elem v = tt_ld_elem(from != nullptr ? from + t * kElementBytes : img",
           ImgPolicy(),
-          ") : tt_elem(0);\n"
+          ");\n"
+          "      box[b * kBoxPitch + kBoxLead + kBoxStart + t] = from != nullptr ? v : tt_elem(0);\n"
           "    }\n");
     }
     absl::StrAppend(&out_, "    __syncthreads();\n",

@@ -152,7 +152,11 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_col2im_planes_staged(c
     __syncthreads();  // the previous tile's sums are done with the stage
     for (u32 i = threadIdx.x; i < u32(kTaps) * kStageL; i += kThreads) {
       const u32 tap = i / kStageL, q = i % kStageL;
-      if (q < run) stage[i] = tt_ld_col(from + (u64(tap) * kL + q) * kElementBytes, col_policy);
+      // Past the run the load reads the matrix's first element (tt_ld_col may be
+      // hoisted above the test); nothing is staged.
+      const tt_elem v =
+          tt_ld_col(q < run ? from + (u64(tap) * kL + q) * kElementBytes : col, col_policy);
+      if (q < run) stage[i] = v;
     }
     __syncthreads();
     // A warp takes 32 vectors at a time. Lane l sums the warp's pixels l, l + 32, ...
