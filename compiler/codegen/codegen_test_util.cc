@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <regex>
 #include <sstream>
 #include <string>
 
@@ -49,6 +50,17 @@ void ExpectMatchesGolden(const std::string& folder, const std::string& name,
   golden << in.rdbuf();
   EXPECT_EQ(text, golden.str()) << name << " differs from " << relative
                                 << "; if intended, regenerate with " << regenerate;
+}
+
+void ExpectGuardedLoadsTakeSafeAddresses(const std::string& text, const std::string& what) {
+  static const std::regex arm(R"(\?\s*tt_ld_(elem|col)\()");
+  static const std::regex guarded(R"(^\s*if \(.*\)\s*[^;{]*=\s*tt_ld_(elem|col)\()");
+  std::istringstream lines(text);
+  std::string line;
+  for (int n = 1; std::getline(lines, line); ++n) {
+    EXPECT_FALSE(std::regex_search(line, arm) || std::regex_search(line, guarded))
+        << what << ", line " << n << ": a guarded load, hoistable above its test: " << line;
+  }
 }
 
 }  // namespace tiletune

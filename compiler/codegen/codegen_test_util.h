@@ -27,6 +27,12 @@ std::string TestPtx(const CudaSource& source, const std::string& arch);
 void ExpectMatchesGolden(const std::string& folder, const std::string& name,
                          const std::string& text, const std::string& test_target);
 
+// The emitters' element loads (tt_ld_elem, tt_ld_col) are non-volatile asm, which the
+// compiler may hoist above the test that guards them. Expects `text` (a kernel's source) to
+// give each such load an address valid on every path: never as an arm of `?:` nor as the
+// body of a one-line `if`. `what` names the kernel in failures.
+void ExpectGuardedLoadsTakeSafeAddresses(const std::string& text, const std::string& what);
+
 }  // namespace tiletune
 
 #endif  // COMPILER_CODEGEN_CODEGEN_TEST_UTIL_H_

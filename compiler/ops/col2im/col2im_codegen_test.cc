@@ -93,6 +93,7 @@ TEST(Col2imCodegenTest, MatchesGoldens) {
     const CudaSource source = EmitCol2imKernel(*lowered);
     ExpectMatchesGolden("compiler/ops/col2im/testdata", c.name, source.text,
                         "//compiler/ops/col2im:col2im_codegen_test");
+    ExpectGuardedLoadsTakeSafeAddresses(source.text, c.name);
     EXPECT_FALSE(Ptx(*lowered).empty()) << c.name;
   }
 }
@@ -172,6 +173,7 @@ TEST(Col2imCodegenTest, EveryDtypeFormAndHintCompiles) {
             if (!lowered.ok()) continue;  // a coalesced_width C does not allow
             const CudaSource source = EmitCol2imKernel(*lowered);
             if (!sources.insert(source.text).second) continue;
+            ExpectGuardedLoadsTakeSafeAddresses(source.text, HintsToString(lowered->hints));
             ASSERT_FALSE(TestPtx(source, arch).empty())
                 << DataTypeName(dtype) << " " << arch << " " << HintsToString(lowered->hints);
           }
