@@ -472,6 +472,30 @@ TEST_F(TunedResolverTest, AFittedTileLeavesTheRecordsThreadLayoutBehind) {
   ASSERT_TRUE(kept->request.op->hints.loop_layout.has_value());
 }
 
+// A record's simt_addressing names the kernel form it timed for its own problem: exact
+// resolution keeps it; another problem's lowering chooses its own.
+TEST_F(TunedResolverTest, AddressingStaysWithTheRecordsOwnProblem) {
+  const CopyOp own = Slice(DataType::kF16, {4096, 4096}, {0, 3}, {4096, 4000});
+  tuning::TuningRecord record = SimtRecord(own, {8, 1024}, 256);
+  (*record.mutable_winner()->mutable_hints()->mutable_annotations())["simt_addressing"] = "per_slot";
+  auto resolver = Make({record});
+  auto exact = resolver->Resolve(H200(), own);
+  ASSERT_TRUE(exact.ok()) << exact.status();
+  EXPECT_EQ(exact->level, ResolutionLevel::kExact);
+  EXPECT_EQ(exact->request.op->hints.annotations.at("simt_addressing"), "per_slot");
+  const auto* lowered = dynamic_cast<const LoweredCopy*>(exact->built.lowered.get());
+  ASSERT_NE(lowered, nullptr);
+  EXPECT_EQ(lowered->addressing, SimtAddressing::kPerSlot);
+  // A slice whose rows the record's tile does not divide (16-B vectors: no slot form).
+  auto other = resolver->Resolve(H200(), Slice(DataType::kF16, {2048, 4096}, {0, 0}, {2048, 4000}));
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_EQ(other->level, ResolutionLevel::kNearest);
+  EXPECT_EQ(other->request.op->hints.annotations.count("simt_addressing"), 0u);
+  lowered = dynamic_cast<const LoweredCopy*>(other->built.lowered.get());
+  ASSERT_NE(lowered, nullptr);
+  EXPECT_EQ(lowered->addressing, SimtAddressing::kTileOrigin);
+}
+
 // A slice's 2-D tile transferred to a dense tensor (one merged dimension) is fitted to
 // one dimension of as many elements, not used to tile the tensor's rows unmerged.
 TEST_F(TunedResolverTest, TransferredTilesAreFittedToTheMergedRank) {

@@ -349,6 +349,12 @@ absl::StatusOr<Resolution> TunedResolver::Fit(
   const bool same_problem =
       level == ResolutionLevel::kExact || SameProblem(problem, record.problem());
   std::string width;  // what became of the record's coalesced_width, where it changed
+  // Choices bound to the record's own geometry are left to this problem's lowering.
+  if (!same_problem) {
+    for (const std::string& key : definition->hint_scope().problem_bound) {
+      tuned.hints.annotations.erase(key);
+    }
+  }
   if (!same_problem && tuned.hints.coalesced_width.has_value()) {
     const std::optional<int> kept = TransferredWidth(*definition, record, tuned, op, target);
     if (kept != tuned.hints.coalesced_width) {

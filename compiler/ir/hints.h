@@ -83,6 +83,10 @@ struct HintScope {
   // The operator's own choices: annotation key -> its accepted values (im2col:
   // {"img_prefetch", {"ahead", "all"}}).
   std::map<std::string, std::vector<std::string>> choices;
+  // Choices that name a kernel form for one problem's geometry: a tuning record keeps them
+  // for its own problem, and its variant applied to another problem drops them, leaving
+  // the choice to that problem's lowering.
+  std::vector<std::string> problem_bound;
 };
 
 // Hints after applying annotations, each value parsed and range-checked.

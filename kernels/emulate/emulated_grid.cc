@@ -518,6 +518,12 @@ void Grid::Execute(const PtxStatement& s) {
     if (reg == "nsmid") return Out(0, static_cast<uint64_t>(launch_.sm_count));
     if (reg == "tid.y" || reg == "tid.z") return Out(0, 0);  // tile kernels launch 1-D blocks
   }
+  // A register copy (a value the compiler is to keep opaque).
+  if ((op == "mov.b64" || op == "mov.b32") && s.operands.size() == 2 &&
+      s.operands[0].kind == PtxOperand::Kind::kRegister &&
+      s.operands[1].kind == PtxOperand::Kind::kRegister) {
+    return Out(s.operands[0].registers[0], In(s.operands[1]));
+  }
   if (absl::StartsWith(op, "ld.global")) return Load(s, false);
   if (absl::StartsWith(op, "ld.shared")) return Load(s, true);
   if (absl::StartsWith(op, "st.global")) return Store(s, false);

@@ -91,6 +91,22 @@ TEST(HostEmulatorTest, CopiesLandWhenTheKernelWaits) {
   EXPECT_NE(out, rotated);
 }
 
+// A register move (the emitters keep a base opaque with one) passes its value through.
+TEST(HostEmulatorTest, MovesRegisters) {
+  std::vector<uint8_t> in, out;
+  std::unique_ptr<HostEmulator> moves = HandKernel(R"(
+  u64 a;
+  asm("mov.b64 %0, %1;" : "=l"(a) : "l"(reinterpret_cast<u64>(src) + 8));
+  u32 b;
+  asm("mov.b32 %0, %1;" : "=r"(b) : "r"(u32(threadIdx.x) + 5u));
+  dst[threadIdx.x] = reinterpret_cast<const u8*>(a)[threadIdx.x] + u8(b);
+)",
+                                                   4, 16);
+  ASSERT_NE(moves, nullptr);
+  ASSERT_TRUE(RunHand(*moves, in, out).ok());
+  for (int t = 0; t < 4; ++t) EXPECT_EQ(out[t], static_cast<uint8_t>(in[8 + t] + t + 5)) << t;
+}
+
 TEST(HostEmulatorTest, ReportsDeadlocksAndAccessesOutsideTheBuffers) {
   std::vector<uint8_t> in, out;
   std::unique_ptr<HostEmulator> deadlock =

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/base/sha256.h"
 #include "compiler/codegen/codegen_test_util.h"
+#include "compiler/cuda/kernel_resources.h"
 #include "compiler/cuda/nvrtc_compilation_provider.h"
 #include "compiler/ir/buffer.h"
 #include "compiler/ops/copy/copy_emitter.h"
@@ -370,6 +371,28 @@ TEST(CopyCodegenTest, HintedCpAsyncKeepsTheSharedAddressInOneRegister) {
   lowered = LowerCopy(op, T("sm_90a"), Launch({32, 256}, 256, 1));
   ASSERT_TRUE(lowered.ok()) << lowered.status();
   EXPECT_THAT(Ptx(*lowered), Not(HasSubstr("%tid.y")));
+}
+
+// A crop's rows fitted into a tile that divides none of its dimensions, the tile the library
+// fits from a record's: with each vector's offsets and bounds flag held across the loop,
+// ptxas gave such kernels over 200 registers a thread, one CTA an SM. Tile-origin
+// addressing leaves them a handful beyond the vectors they move.
+TEST(CopyCodegenTest, RaggedTilesKeepTheirRegistersFew) {
+  Buffer src = Buffer::RowMajor("src", DataType::kBF16, Scope::kGlobal, {16, 64, 227, 227});
+  Buffer dst = Buffer::RowMajor("dst", DataType::kBF16, Scope::kGlobal, {16, 64, 223, 223});
+  CopyOp crop{Region::Box(src, {0, 0, 2, 2}, {16, 64, 223, 223}), Region::Whole(dst)};
+  crop.hints.prefer_instruction = Instruction::kSync;
+  crop.hints.coalesced_width = 1;
+  for (int threads : {256, 512}) {
+    auto lowered = LowerCopy(crop, T("sm_90a"), Launch({1, 37, 223}, threads, 1, 0, false));
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    ASSERT_EQ(lowered->addressing, SimtAddressing::kTileOrigin) << DescribeCopyPlan(*lowered);
+    auto resources = CompileForResources(TestCompiler(), EmitCopyKernel(*lowered), "sm_90a");
+    ASSERT_TRUE(resources.ok()) << resources.status();
+    EXPECT_EQ(resources->spill_bytes, 0) << threads;
+    // About 33 vectors of 2 B a thread at 256 threads, 17 at 512.
+    EXPECT_LE(resources->registers, 64) << threads << " threads\n" << DescribeCopyPlan(*lowered);
+  }
 }
 
 // Every combination of the six hints, as keywords (and as annotations, which must give

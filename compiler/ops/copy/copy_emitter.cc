@@ -33,6 +33,9 @@ class CopyEmitter {
         } else if (l_.head_tail) {
           HeadTailLocate();
           HeadTailKernel();
+        } else if (Lean()) {
+          OriginLocate();
+          LeanSimtKernel();
         } else {
           Locate();
           SimtKernel();
@@ -42,8 +45,13 @@ class CopyEmitter {
         absl::StrAppend(&out_, VectorAccessSnippet(vector_bytes, hint, hint));
         absl::StrAppend(&out_, CpAsyncSnippet(vector_bytes, hint));
         Constants();
-        Locate();
-        CpAsyncKernel();
+        if (Lean()) {
+          OriginLocate();
+          LeanCpAsyncKernel();
+        } else {
+          Locate();
+          CpAsyncKernel();
+        }
         break;
       case CopyPath::kTma:
         absl::StrAppend(&out_, MbarrierSnippet());
@@ -65,6 +73,7 @@ class CopyEmitter {
   bool Simt() const {
     return l_.path == CopyPath::kSyncSimt || l_.path == CopyPath::kCpAsync;
   }
+  bool Lean() const { return l_.addressing == SimtAddressing::kTileOrigin; }
   int64_t TileRows() const {
     int64_t rows = 1;
     for (int d = 0; d + 1 < rank_; ++d) rows *= l_.tile[d];
@@ -87,6 +96,7 @@ class CopyEmitter {
                                : l_.launch.through_shared ? std::string("through shared, ")
                                                           : std::string("direct, "));
       }
+      if (Lean()) absl::StrAppend(&out_, "tile-origin addressing, ");
     }
     absl::StrAppend(&out_, l_.stages, " stage(s), L2 policy ",
                     l_.l2_policy ? EvictionPolicyName(*l_.l2_policy) : std::string("none"),
@@ -616,6 +626,261 @@ class CopyEmitter {
     absl::StrAppend(&out_, "  }\n}\n");
   }
 
+
+  // Whether a thread's rows split into a part of its own and a constant of the unrolled
+  // loop: the tile coordinates of row tr + j * kRows are those of tr plus those of
+  // j * kRows, with no carry between them, for every row of the tile.
+  bool RowsSeparate() const {
+    const int64_t rows = TileRows();
+    const int64_t step = l_.layout.rows;
+    auto digits = [&](int64_t row) {
+      std::vector<int64_t> out(rank_ > 1 ? rank_ - 1 : 1, 0);
+      for (int d = rank_ - 2; d >= 1; --d) {
+        out[d] = row % l_.tile[d];
+        row /= l_.tile[d];
+      }
+      out[0] = row;
+      return out;
+    };
+    for (int64_t tr = 0; tr < step && tr < rows; ++tr) {
+      const std::vector<int64_t> own = digits(tr);
+      for (int64_t base = 0; tr + base < rows; base += step) {
+        const std::vector<int64_t> sum = digits(tr + base), loop = digits(base);
+        for (size_t d = 0; d < sum.size(); ++d) {
+          if (sum[d] != own[d] + loop[d]) return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  // tile_origin addressing: tt_origin (a tile's first element), tt_row_offsets (a tile
+  // row's offsets within the tile), tt_inside (whether a vector of the tile is one of the
+  // copy's: the tile's own slots, and along dimensions shorter than their tile, the copy's
+  // extent), tt_opaque (a base the compiler keeps in one register, so that constant
+  // offsets from it become immediates).
+  void OriginLocate() {
+    absl::StrAppend(&out_,
+                    "\n// Byte offsets of tile `tile`'s first element. The last tile along a "
+                    "dimension the tiles do not\n// divide starts kTile before its end, "
+                    "overlapping its neighbour, which writes the same values.\n"
+                    "__device__ __forceinline__ void tt_origin(u64 tile, u64& src_byte, u64& "
+                    "dst_byte) {\n  u64 t = tile;\n");
+    for (int d = rank_ - 1; d >= 1; --d) {
+      absl::StrAppend(&out_, "  const u64 c", d, " = t % kTiles", d, ";\n  t /= kTiles", d, ";\n");
+    }
+    absl::StrAppend(&out_, "  const u64 c0 = t;\n");
+    std::vector<std::string> src_terms, dst_terms;
+    for (int d = 0; d < rank_; ++d) {
+      std::string origin;
+      if (l_.extents[d] % l_.tile[d] == 0) {
+        origin = absl::StrCat("c", d, " * kTile", d);
+      } else if (l_.extents[d] > l_.tile[d]) {
+        origin = absl::StrCat("(c", d, " + 1 == kTiles", d, " ? kExtent", d, " - kTile", d,
+                              " : c", d, " * kTile", d, ")");
+      } else {
+        absl::StrAppend(&out_, "  (void)c", d, ";  // one tile, longer than the copy\n");
+        continue;
+      }
+      absl::StrAppend(&out_, "  const u64 o", d, " = ", origin, ";\n");
+      src_terms.push_back(absl::StrCat("o", d, " * kSrcStride", d));
+      dst_terms.push_back(absl::StrCat("o", d, " * kDstStride", d));
+    }
+    if (src_terms.empty()) src_terms = dst_terms = {"0"};
+    absl::StrAppend(&out_, "  src_byte = (", absl::StrJoin(src_terms, " + "), ") * kElementBytes;\n",
+                    "  dst_byte = (", absl::StrJoin(dst_terms, " + "), ") * kElementBytes;\n}\n");
+
+    const int inner = rank_ - 1;
+    absl::StrAppend(&out_,
+                    "// Byte offsets of row `row` of a tile from the tile's first element.\n"
+                    "__device__ __forceinline__ void tt_row_offsets(u32 row, u64& src_byte, "
+                    "u64& dst_byte) {\n");
+    if (rank_ == 1) {
+      absl::StrAppend(&out_, "  (void)row;\n  src_byte = 0;\n  dst_byte = 0;\n}\n");
+    } else {
+      absl::StrAppend(&out_, "  u32 rest = row;\n");
+      for (int d = rank_ - 2; d >= 1; --d) {
+        absl::StrAppend(&out_, "  const u64 r", d, " = rest % kTile", d, ";\n  rest /= kTile", d,
+                        ";\n");
+      }
+      absl::StrAppend(&out_, "  const u64 r0 = rest;\n");
+      std::vector<std::string> src_terms, dst_terms;
+      for (int d = 0; d < inner; ++d) {
+        src_terms.push_back(absl::StrCat("r", d, " * kSrcStride", d));
+        dst_terms.push_back(absl::StrCat("r", d, " * kDstStride", d));
+      }
+      absl::StrAppend(&out_, "  src_byte = (", absl::StrJoin(src_terms, " + "),
+                      ") * kElementBytes;\n  dst_byte = (", absl::StrJoin(dst_terms, " + "),
+                      ") * kElementBytes;\n}\n");
+    }
+
+    // The vector slots a tile has, and along dimensions shorter than their tile, the copy's.
+    std::vector<std::string> inside;
+    if (TileRows() % l_.layout.rows != 0) inside.push_back("row < kTileRows");
+    if (RowVectors() % l_.layout.cols != 0) inside.push_back("vc < kRowVectors");
+    std::string row_digits;
+    bool short_row = false;
+    for (int d = 0; d < inner; ++d) short_row = short_row || l_.extents[d] < l_.tile[d];
+    if (short_row) {
+      absl::StrAppend(&row_digits, "  u32 rest = row;\n");
+      for (int d = rank_ - 2; d >= 1; --d) {
+        absl::StrAppend(&row_digits, "  const u32 r", d, " = rest % kTile", d, ";\n  rest /= kTile",
+                        d, ";\n");
+      }
+      absl::StrAppend(&row_digits, "  const u32 r0 = rest;\n");
+      for (int d = 0; d < inner; ++d) {
+        if (l_.extents[d] < l_.tile[d]) {
+          inside.push_back(absl::StrCat("r", d, " < kExtent", d));
+        } else {
+          absl::StrAppend(&row_digits, "  (void)r", d, ";\n");
+        }
+      }
+    }
+    if (l_.extents[inner] < l_.tile[inner]) {
+      inside.push_back(absl::StrCat("u64(vc) * kVector < kExtent", inner));
+    }
+    absl::StrAppend(&out_,
+                    "// Whether vector `vc` of row `row` is one of the tile's and of the copy's.\n"
+                    "__device__ __forceinline__ bool tt_inside(u32 row, u32 vc) {\n"
+                    "  (void)row;\n  (void)vc;\n",
+                    row_digits, "  return ",
+                    inside.empty() ? "true" : absl::StrJoin(inside, " && "), ";\n}\n");
+    absl::StrAppend(&out_,
+                    "__device__ __forceinline__ u32 tt_shared_offset(u32 row, u32 vc) {\n"
+                    "  return u32((u64(row) * kTile", inner,
+                    " + u64(vc) * kVector) * kElementBytes);\n}\n"
+                    "__device__ __forceinline__ u64 tt_opaque(u64 a) {\n"
+                    "  u64 r;\n"
+                    "  asm(\"mov.b64 %0, %1;\" : \"=l\"(r) : \"l\"(a));\n"
+                    "  return r;\n}\n");
+    // A slot's offsets from the thread's base.
+    const bool separate = RowsSeparate();
+    absl::StrAppend(&out_, "// Byte offsets of slot `i` (row `row`) from the thread's base",
+                    separate ? ", constants of the unrolled loop" : "", ".\n",
+                    "__device__ __forceinline__ void tt_slot(u32 i, u32 row, u64& src_byte, u64& "
+                    "dst_byte) {\n");
+    if (separate) {
+      absl::StrAppend(&out_, "  (void)row;\n  tt_row_offsets((i / kItemsCol) * kRows, src_byte, dst_byte);\n");
+    } else {
+      absl::StrAppend(&out_, "  tt_row_offsets(row, src_byte, dst_byte);\n");
+    }
+    absl::StrAppend(&out_,
+                    "  src_byte += u64(i % kItemsCol) * kCols * kVector * kSrcStride", inner,
+                    " * kElementBytes;\n"
+                    "  dst_byte += u64(i % kItemsCol) * kCols * kVector * kDstStride", inner,
+                    " * kElementBytes;\n}\n");
+    // The thread's own part: its column and, where rows separate, its row.
+    absl::StrAppend(&out_,
+                    "// Byte offsets of the thread's first slot of a tile from the tile's first "
+                    "element.\n"
+                    "__device__ __forceinline__ void tt_thread_offsets(u32 tr, u32 tc, u64& "
+                    "src_byte, u64& dst_byte) {\n");
+    if (separate) {
+      absl::StrAppend(&out_, "  tt_row_offsets(tr, src_byte, dst_byte);\n");
+    } else {
+      absl::StrAppend(&out_, "  (void)tr;\n  src_byte = 0;\n  dst_byte = 0;\n");
+    }
+    absl::StrAppend(&out_,
+                    "  src_byte += u64(tc) * kVector * kSrcStride", inner, " * kElementBytes;\n"
+                    "  dst_byte += u64(tc) * kVector * kDstStride", inner,
+                    " * kElementBytes;\n}\n");
+  }
+
+  // The start of a tile_origin kernel: the thread's coordinates and base offsets.
+  void LeanPrologue() {
+    absl::StrAppend(&out_,
+                    "  // threadIdx.x < kThreads; the modulo tells the compiler so.\n"
+                    "  const u32 tr = threadIdx.x % kThreads / kCols;\n"
+                    "  const u32 tc = threadIdx.x % kThreads % kCols;\n"
+                    "  u64 src_thread, dst_thread;\n"
+                    "  tt_thread_offsets(tr, tc, src_thread, dst_thread);\n");
+  }
+
+  // The lines that set `s` and `d`, the thread's bases in tile `tile` (indent `in`).
+  static std::string LeanBases(const std::string& in) {
+    return absl::StrCat(in, "u64 src_origin, dst_origin;\n", in,
+                        "tt_origin(tile, src_origin, dst_origin);\n", in,
+                        "const u8* s = reinterpret_cast<const u8*>(tt_opaque(reinterpret_cast<u64>(src) "
+                        "+ src_origin + src_thread));\n",
+                        in,
+                        "u8* d = reinterpret_cast<u8*>(tt_opaque(reinterpret_cast<u64>(dst) + "
+                        "dst_origin + dst_thread));\n");
+  }
+
+  static constexpr const char* kSlotLoop =
+      "#pragma unroll\n"
+      "    for (u32 i = 0; i < kItems; ++i) {\n"
+      "      const u32 row = tr + (i / kItemsCol) * kRows;\n"
+      "      const u32 vc = tc + (i % kItemsCol) * kCols;\n"
+      "      if (!tt_inside(row, vc)) continue;\n"
+      "      u64 so, dso;\n"
+      "      tt_slot(i, row, so, dso);\n";
+
+  void LeanSimtKernel() {
+    const bool shared = l_.launch.through_shared;
+    KernelSignature(false);
+    if (shared) absl::StrAppend(&out_, "  extern __shared__ __align__(128) u8 tt_smem[];\n");
+    LeanPrologue();
+    absl::StrAppend(&out_, "  for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {\n",
+                    LeanBases("    "), "    tt_vec v[kItems];\n", kSlotLoop,
+                    "      (void)dso;\n      v[i] = tt_ld_global(s + so", Policy(), ");\n    }\n");
+    if (shared) {
+      absl::StrAppend(&out_,
+                      "#pragma unroll\n"
+                      "    for (u32 i = 0; i < kItems; ++i) {\n"
+                      "      const u32 row = tr + (i / kItemsCol) * kRows;\n"
+                      "      const u32 vc = tc + (i % kItemsCol) * kCols;\n"
+                      "      if (tt_inside(row, vc)) tt_st_shared(tt_smem + tt_shared_offset(row, vc), v[i]);\n"
+                      "    }\n"
+                      "    __syncthreads();\n"
+                      "#pragma unroll\n"
+                      "    for (u32 i = 0; i < kItems; ++i) {\n"
+                      "      const u32 row = tr + (i / kItemsCol) * kRows;\n"
+                      "      const u32 vc = tc + (i % kItemsCol) * kCols;\n"
+                      "      if (tt_inside(row, vc)) v[i] = tt_ld_shared(tt_smem + tt_shared_offset(row, vc));\n"
+                      "    }\n");
+    }
+    absl::StrAppend(&out_, kSlotLoop, "      (void)so;\n      tt_st_global(d + dso, v[i]", Policy(),
+                    ");\n    }\n");
+    if (shared) absl::StrAppend(&out_, "    __syncthreads();\n");
+    absl::StrAppend(&out_, "  }\n}\n");
+  }
+
+  void LeanCpAsyncKernel() {
+    KernelSignature(false);
+    absl::StrAppend(&out_, "  extern __shared__ __align__(128) u8 tt_smem[];\n");
+    LeanPrologue();
+    absl::StrAppend(
+        &out_,
+        "  const u32 my_tiles = u32((kNumTiles - blockIdx.x + gridDim.x - 1) / gridDim.x);\n"
+        "  // Stage k % kStages <- tile k of this CTA, by cp.async.\n"
+        "  auto issue = [&](u32 k) {\n"
+        "    const u64 tile = blockIdx.x + u64(k) * gridDim.x;\n",
+        LeanBases("    "),
+        "    (void)d;\n"
+        "    u8* stage = tt_smem + (k % kStages) * kTileBytes;\n", kSlotLoop,
+        "      (void)dso;\n"
+        "      tt_cp_async(stage + tt_shared_offset(row, vc), s + so, true", Policy(),
+        ");\n"
+        "    }\n"
+        "  };\n"
+        "  // Global <- stage k % kStages, by vector stores.\n"
+        "  auto drain = [&](u32 k) {\n"
+        "    const u64 tile = blockIdx.x + u64(k) * gridDim.x;\n",
+        LeanBases("    "),
+        "    (void)s;\n"
+        "    const u8* stage = tt_smem + (k % kStages) * kTileBytes;\n"
+        "    tt_vec v[kItems];\n"
+        "#pragma unroll\n"
+        "    for (u32 i = 0; i < kItems; ++i) {\n"
+        "      const u32 row = tr + (i / kItemsCol) * kRows;\n"
+        "      const u32 vc = tc + (i % kItemsCol) * kCols;\n"
+        "      if (tt_inside(row, vc)) v[i] = tt_ld_shared(stage + tt_shared_offset(row, vc));\n"
+        "    }\n",
+        kSlotLoop, "      (void)so;\n      tt_st_global(d + dso, v[i]", Policy(), ");\n    }\n  };\n");
+    CpAsyncSchedule();
+  }
+
   void CpAsyncKernel() {
     KernelSignature(false);
     absl::StrAppend(
@@ -662,6 +927,11 @@ class CopyEmitter {
         ");\n"
         "    }\n"
         "  };\n");
+    CpAsyncSchedule();
+  }
+
+  // The cp.async pipeline over a CTA's tiles, from its issue and drain.
+  void CpAsyncSchedule() {
     if (l_.stages == 1) {
       absl::StrAppend(&out_,
                       "  for (u32 k = 0; k < my_tiles; ++k) {\n"

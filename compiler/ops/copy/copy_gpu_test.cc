@@ -100,6 +100,24 @@ std::vector<CopyCase> Cases() {
   cases.push_back({"rank5_simt", DataType::kBF16, {3, 4, 5, 7, 24}, {2, 3, 2, 4, 16},
                    CopyPath::kSyncSimt, 64, 1});
   cases.push_back({"rank3_tma", DataType::kU8, {9, 13, 64}, {4, 8, 32}, CopyPath::kTma, 32, 4, 3});
+  // Tile-origin addressing (tiles that do not divide the copy): rows that split into a
+  // thread part and a loop constant and rows that do not (tile rows 2x5 walked 4 at a time),
+  // dimensions shorter than their tile, a crop of a larger buffer.
+  cases.push_back({"origin_rows_apart_simt", DataType::kF32, {7, 13, 100}, {2, 5, 64},
+                   CopyPath::kSyncSimt, 64, 1, 0, false});
+  cases.push_back({"origin_rows_apart_shared", DataType::kF32, {7, 13, 100}, {2, 5, 64},
+                   CopyPath::kSyncSimt, 64, 1});
+  cases.push_back({"origin_short_dims_cp_async", DataType::kF16, {3, 2, 100}, {4, 4, 64},
+                   CopyPath::kCpAsync, 128, 2});
+  cases.push_back({"origin_short_dims_simt", DataType::kU8, {3, 2, 100}, {4, 4, 64},
+                   CopyPath::kSyncSimt, 128, 1, 0, false});
+  {
+    CopyCase c{"origin_crop_simt", DataType::kBF16, {6, 41, 45}, {1, 37, 40},
+               CopyPath::kSyncSimt, 256, 1, 0, false};
+    c.src_shape = {6, 45, 49};
+    c.src_offset = {0, 2, 2};
+    cases.push_back(c);
+  }
   // Scalar accesses: odd inner extents.
   cases.push_back({"odd_u8_simt", DataType::kU8, {17, 31}, {4, 32}, CopyPath::kSyncSimt, 32});
   cases.push_back({"odd_f32_cp_async", DataType::kF32, {19, 33}, {4, 16}, CopyPath::kCpAsync, 32, 2});
@@ -236,6 +254,9 @@ TEST_P(CopyGpuTest, BitExactAgainstReference) {
   ASSERT_TRUE(lowered.ok()) << lowered.status();
   ASSERT_EQ(lowered->path, c.path) << DescribeCopyPlan(*lowered);
   ASSERT_EQ(lowered->span, c.name.rfind("span_", 0) == 0) << DescribeCopyPlan(*lowered);
+  if (c.name.rfind("origin_", 0) == 0) {
+    ASSERT_EQ(lowered->addressing, SimtAddressing::kTileOrigin) << DescribeCopyPlan(*lowered);
+  }
   auto shared = std::make_shared<const LoweredCopy>(*lowered);
   if (context_ == nullptr) {
     const uint64_t seed = std::random_device{}();

@@ -593,6 +593,47 @@ std::string CopyPathName(CopyPath path) {
   return "unknown";
 }
 
+namespace {
+
+// Tile-origin addressing where the tile leaves a partial tile along some dimension, or
+// as the simt_addressing annotation asks.
+void ChooseAddressing(LoweredCopy& l) {
+  std::vector<std::string> moved, tested;
+  for (size_t d = 0; d < l.extents.size(); ++d) {
+    if (l.extents[d] % l.tile[d] == 0) continue;
+    (l.extents[d] > l.tile[d] ? moved : tested)
+        .push_back(absl::StrCat(d, " (", l.extents[d], " over ", l.tile[d], ")"));
+  }
+  const auto asked = l.hints.choices.find(kSimtAddressingKey);
+  const std::string by =
+      asked == l.hints.choices.end() ? "" : absl::StrCat(" (", kSimtAddressingKey, "=", asked->second, ")");
+  const bool ragged = !moved.empty() || !tested.empty();
+  if (asked == l.hints.choices.end() ? !ragged : asked->second == "per_slot") {
+    l.decision_log.push_back(absl::StrCat(
+        "per-slot addressing", by,
+        ragged ? ": each vector located and bounds-tested on its own" : ": the tile divides the copy"));
+    return;
+  }
+  l.addressing = SimtAddressing::kTileOrigin;
+  std::string why = absl::StrCat("tile-origin addressing", by,
+                                 ": each vector at the thread's base plus a constant");
+  if (!moved.empty()) {
+    absl::StrAppend(&why, "; the last tile moves back to end with the copy along dimension ",
+                    absl::StrJoin(moved, ", "));
+  }
+  if (!tested.empty()) {
+    absl::StrAppend(&why, "; bounds tested along dimension ", absl::StrJoin(tested, ", "),
+                    ", shorter than its tile");
+  }
+  l.decision_log.push_back(why);
+}
+
+}  // namespace
+
+std::string SimtAddressingName(SimtAddressing addressing) {
+  return addressing == SimtAddressing::kTileOrigin ? "tile_origin" : "per_slot";
+}
+
 absl::StatusOr<LoweredCopy> LowerCopy(const CopyOp& op, const Target& target,
                                       const LaunchParams& launch) {
   TT_RETURN_IF_ERROR(ValidateCopyOp(op));
@@ -652,6 +693,10 @@ absl::StatusOr<LoweredCopy> LowerCopy(const CopyOp& op, const Target& target,
   l.instruction = chain[chosen].second.instruction;
   l.vector_bytes = l.vector_elems * l.element_bytes;
   PlaceResources(launch, l);
+  if ((l.path == CopyPath::kSyncSimt || l.path == CopyPath::kCpAsync) && !l.span &&
+      !l.head_tail) {
+    ChooseAddressing(l);
+  }
   l.l2_policy = ChooseL2Policy(l.hints.eviction_policy, target, "every load and store",
                                l.decision_log);
   l.kernel_name = absl::StrCat("tt_copy_", l.path_name);

@@ -41,6 +41,23 @@ enum class CopyPath {
 // "tma", "bulk_1d", "cp_async", "sync_simt".
 std::string CopyPathName(CopyPath path);
 
+// How the SIMT and cp.async kernels (other than the head_tail and span forms) address a
+// tile's vectors.
+enum class SimtAddressing {
+  // Each vector located from the tile index on its own, bounds-tested against the copy,
+  // its dst offset kept from load to store. Where the tile divides the copy the tests
+  // fold away.
+  kPerSlot,
+  // The tile's origin worked out once; each vector at the thread's base plus a constant of
+  // the unrolled loop. Along a dimension the tiles do not divide, the last tile moves back
+  // to end where the copy does (it overlaps its neighbour, which writes the same values),
+  // so no vector needs a bounds test; only a dimension shorter than its tile is tested.
+  kTileOrigin,
+};
+
+// "per_slot", "tile_origin".
+std::string SimtAddressingName(SimtAddressing addressing);
+
 // A lowered `copy`. Dimensions are after squeezing unit dimensions and merging those
 // contiguous in both operands (unless the tile names the unmerged ones). The kernel takes
 // the regions' start addresses: offsets are launch arguments, and only their alignments
@@ -74,6 +91,10 @@ struct LoweredCopy : LoweredTileKernel {
   // aligned words of shared memory, so the kernel gathers each dst word with byte
   // permutes known at compile time. 0: the general gather.
   int span_group_rows = 0;
+  // SIMT and cp.async outside the head_tail and span forms: tile_origin where the tile
+  // leaves a partial tile along some dimension (per-slot offsets and tests there cost a
+  // thread its registers), per_slot where it divides the copy.
+  SimtAddressing addressing = SimtAddressing::kPerSlot;
 
   std::vector<int64_t> extents;
   std::vector<int64_t> src_strides;  // elements

@@ -13,6 +13,7 @@ namespace {
 using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 CopyOp Op(DataType dtype, std::vector<int64_t> shape) {
   Buffer src = Buffer::RowMajor("src", dtype, Scope::kGlobal, shape);
@@ -51,6 +52,48 @@ TEST(CopyLoweringTest, AutoChainPicksTheBestPathPerArchitecture) {
   auto pre_cp_async = LowerCopy(Op(DataType::kF16, {512, 512}), T("sm_75"), Launch({32, 64}, 128, 1));
   EXPECT_THAT(Log(*pre_cp_async), HasSubstr("tma rejected: sm_75 has no TMA"));
   EXPECT_THAT(Log(*pre_cp_async), HasSubstr("cp_async rejected: sm_75 has no cp.async"));
+}
+
+TEST(CopyLoweringTest, RaggedTilesTakeTileOriginAddressing) {
+  CopyOp op = Op(DataType::kF16, {512, 512});
+  op.hints.prefer_instruction = Instruction::kSync;
+  auto divides = LowerCopy(op, T("sm_90a"), Launch({32, 64}, 128, 1));
+  ASSERT_TRUE(divides.ok()) << divides.status();
+  EXPECT_EQ(divides->addressing, SimtAddressing::kPerSlot);
+  EXPECT_THAT(Log(*divides), HasSubstr("per-slot addressing: the tile divides the copy"));
+
+  CopyOp ragged = Op(DataType::kF16, {3, 500, 512});
+  ragged.hints.prefer_instruction = Instruction::kCpAsync;
+  auto moved = LowerCopy(ragged, T("sm_90a"), Launch({4, 32, 64}, 128, 2));
+  ASSERT_TRUE(moved.ok()) << moved.status();
+  EXPECT_EQ(moved->path, CopyPath::kCpAsync);
+  EXPECT_EQ(moved->addressing, SimtAddressing::kTileOrigin);
+  EXPECT_THAT(Log(*moved), HasSubstr("the last tile moves back to end with the copy along "
+                                     "dimension 1 (500 over 32)"));
+  EXPECT_THAT(Log(*moved), HasSubstr("bounds tested along dimension 0 (3 over 4)"));
+
+  // The simt_addressing annotation asks for either, whatever the tile.
+  ragged.hints.annotations["simt_addressing"] = "per_slot";
+  auto pinned = LowerCopy(ragged, T("sm_90a"), Launch({4, 32, 64}, 128, 2));
+  ASSERT_TRUE(pinned.ok()) << pinned.status();
+  EXPECT_EQ(pinned->addressing, SimtAddressing::kPerSlot);
+  EXPECT_THAT(Log(*pinned), HasSubstr("per-slot addressing (simt_addressing=per_slot): each "
+                                      "vector located and bounds-tested on its own"));
+  op.hints.annotations["simt_addressing"] = "tile_origin";
+  auto asked = LowerCopy(op, T("sm_90a"), Launch({32, 64}, 128, 1));
+  ASSERT_TRUE(asked.ok()) << asked.status();
+  EXPECT_EQ(asked->addressing, SimtAddressing::kTileOrigin);
+  op.hints.annotations["simt_addressing"] = "per_vector";
+  auto bad = LowerCopy(op, T("sm_90a"), Launch({32, 64}, 128, 1));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("per_slot"));
+
+  // TMA moves whole boxes with the copy engine's own bounds: no addressing to choose.
+  auto tma = LowerCopy(Op(DataType::kF16, {3, 500, 512}), T("sm_90a"), Launch({4, 32, 64}, 32, 2));
+  ASSERT_TRUE(tma.ok()) << tma.status();
+  EXPECT_EQ(tma->path, CopyPath::kTma);
+  EXPECT_EQ(tma->addressing, SimtAddressing::kPerSlot);
+  EXPECT_THAT(Log(*tma), Not(HasSubstr("addressing")));
 }
 
 TEST(CopyLoweringTest, DisableTmaSkipsTheCopyEngine) {

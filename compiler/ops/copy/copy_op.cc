@@ -16,7 +16,11 @@ const std::string& CopyOp::Name() {
   return *name;
 }
 
-HintScope CopyHintScope() { return HintScope{CopyOp::Name(), {}}; }
+HintScope CopyHintScope() {
+  HintScope scope{CopyOp::Name(), {}, {{kSimtAddressingKey, {"per_slot", "tile_origin"}}}};
+  scope.problem_bound = {kSimtAddressingKey};
+  return scope;
+}
 
 std::vector<int64_t> SqueezedExtents(const Region& region) {
   std::vector<int64_t> squeezed;

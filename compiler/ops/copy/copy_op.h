@@ -42,7 +42,13 @@ struct CopyOp final : TileOp {
   Region dst;
 };
 
-// What copy accepts beyond the common hints: nothing (no per-operand policies).
+// The annotation that picks how SIMT and cp.async kernels address a tile's vectors:
+// "per_slot" or "tile_origin" (copy_lowering.h, SimtAddressing); unset, the lowering picks
+// by whether the tile divides the copy. A record keeps it for its own problem only.
+inline constexpr char kSimtAddressingKey[] = "simt_addressing";
+
+// What copy accepts beyond the common hints: the simt_addressing choice (no per-operand
+// policies).
 HintScope CopyHintScope();
 
 // Both regions valid, same dtype, and equal extents once unit dimensions are dropped.

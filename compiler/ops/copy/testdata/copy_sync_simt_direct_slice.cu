@@ -1,6 +1,6 @@
 // tiletune copy kernel (generated; do not edit).
 //   path sync_simt, f16, extents [200, 256], tile [16, 128], 256 threads
-//   vector 8 x 2 B, layout 16x16, direct, 1 stage(s), L2 policy none
+//   vector 8 x 2 B, layout 16x16, direct, tile-origin addressing, 1 stage(s), L2 policy none
 
 typedef unsigned char u8;
 typedef unsigned short u16;
@@ -60,20 +60,27 @@ enum : u32 { kRowVectors = 16u };
 enum : u32 { kItemsCol = 1u };
 enum : u32 { kItems = 1u };
 
-// Byte offsets of vector `vc` of row `row` of tile `tile`; false when it lies outside the copy.
-__device__ __forceinline__ bool tt_locate(u64 tile, u32 row, u32 vc, u64& src_byte, u64& dst_byte) {
+// Byte offsets of tile `tile`'s first element. The last tile along a dimension the tiles do not
+// divide starts kTile before its end, overlapping its neighbour, which writes the same values.
+__device__ __forceinline__ void tt_origin(u64 tile, u64& src_byte, u64& dst_byte) {
   u64 t = tile;
   const u64 c1 = t % kTiles1;
   t /= kTiles1;
   const u64 c0 = t;
-  u32 rest = row;
-  const u64 g0 = c0 * kTile0 + rest;
-  const u64 g1 = c1 * kTile1 + u64(vc) * kVector;
-  src_byte = (g0 * kSrcStride0 + g1 * kSrcStride1) * kElementBytes;
-  dst_byte = (g0 * kDstStride0 + g1 * kDstStride1) * kElementBytes;
-  return g0 < kExtent0;
+  const u64 o0 = (c0 + 1 == kTiles0 ? kExtent0 - kTile0 : c0 * kTile0);
+  const u64 o1 = c1 * kTile1;
+  src_byte = (o0 * kSrcStride0 + o1 * kSrcStride1) * kElementBytes;
+  dst_byte = (o0 * kDstStride0 + o1 * kDstStride1) * kElementBytes;
 }
-__device__ __forceinline__ bool tt_in_tile(u32 row, u32 vc) {
+// Byte offsets of row `row` of a tile from the tile's first element.
+__device__ __forceinline__ void tt_row_offsets(u32 row, u64& src_byte, u64& dst_byte) {
+  u32 rest = row;
+  const u64 r0 = rest;
+  src_byte = (r0 * kSrcStride0) * kElementBytes;
+  dst_byte = (r0 * kDstStride0) * kElementBytes;
+}
+// Whether vector `vc` of row `row` is one of the tile's and of the copy's.
+__device__ __forceinline__ bool tt_inside(u32 row, u32 vc) {
   (void)row;
   (void)vc;
   return true;
@@ -81,25 +88,56 @@ __device__ __forceinline__ bool tt_in_tile(u32 row, u32 vc) {
 __device__ __forceinline__ u32 tt_shared_offset(u32 row, u32 vc) {
   return u32((u64(row) * kTile1 + u64(vc) * kVector) * kElementBytes);
 }
+__device__ __forceinline__ u64 tt_opaque(u64 a) {
+  u64 r;
+  asm("mov.b64 %0, %1;" : "=l"(r) : "l"(a));
+  return r;
+}
+// Byte offsets of slot `i` (row `row`) from the thread's base, constants of the unrolled loop.
+__device__ __forceinline__ void tt_slot(u32 i, u32 row, u64& src_byte, u64& dst_byte) {
+  (void)row;
+  tt_row_offsets((i / kItemsCol) * kRows, src_byte, dst_byte);
+  src_byte += u64(i % kItemsCol) * kCols * kVector * kSrcStride1 * kElementBytes;
+  dst_byte += u64(i % kItemsCol) * kCols * kVector * kDstStride1 * kElementBytes;
+}
+// Byte offsets of the thread's first slot of a tile from the tile's first element.
+__device__ __forceinline__ void tt_thread_offsets(u32 tr, u32 tc, u64& src_byte, u64& dst_byte) {
+  tt_row_offsets(tr, src_byte, dst_byte);
+  src_byte += u64(tc) * kVector * kSrcStride1 * kElementBytes;
+  dst_byte += u64(tc) * kVector * kDstStride1 * kElementBytes;
+}
 
 extern "C" __global__ void __launch_bounds__(kThreads) tt_copy_sync_simt(const u8* __restrict__ src, u8* __restrict__ dst) {
-  const u32 tr = threadIdx.x / kCols;
-  const u32 tc = threadIdx.x % kCols;
+  // threadIdx.x < kThreads; the modulo tells the compiler so.
+  const u32 tr = threadIdx.x % kThreads / kCols;
+  const u32 tc = threadIdx.x % kThreads % kCols;
+  u64 src_thread, dst_thread;
+  tt_thread_offsets(tr, tc, src_thread, dst_thread);
   for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {
+    u64 src_origin, dst_origin;
+    tt_origin(tile, src_origin, dst_origin);
+    const u8* s = reinterpret_cast<const u8*>(tt_opaque(reinterpret_cast<u64>(src) + src_origin + src_thread));
+    u8* d = reinterpret_cast<u8*>(tt_opaque(reinterpret_cast<u64>(dst) + dst_origin + dst_thread));
     tt_vec v[kItems];
-    bool ok[kItems];
-    u64 dst_byte[kItems];
 #pragma unroll
     for (u32 i = 0; i < kItems; ++i) {
       const u32 row = tr + (i / kItemsCol) * kRows;
       const u32 vc = tc + (i % kItemsCol) * kCols;
-      u64 src_byte;
-      ok[i] = tt_in_tile(row, vc) && tt_locate(tile, row, vc, src_byte, dst_byte[i]);
-      if (ok[i]) v[i] = tt_ld_global(src + src_byte);
+      if (!tt_inside(row, vc)) continue;
+      u64 so, dso;
+      tt_slot(i, row, so, dso);
+      (void)dso;
+      v[i] = tt_ld_global(s + so);
     }
 #pragma unroll
     for (u32 i = 0; i < kItems; ++i) {
-      if (ok[i]) tt_st_global(dst + dst_byte[i], v[i]);
+      const u32 row = tr + (i / kItemsCol) * kRows;
+      const u32 vc = tc + (i % kItemsCol) * kCols;
+      if (!tt_inside(row, vc)) continue;
+      u64 so, dso;
+      tt_slot(i, row, so, dso);
+      (void)so;
+      tt_st_global(d + dso, v[i]);
     }
   }
 }
