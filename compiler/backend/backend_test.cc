@@ -491,6 +491,7 @@ TEST_F(TunedResolverTest, AddressingStaysWithTheRecordsOwnProblem) {
   ASSERT_TRUE(other.ok()) << other.status();
   EXPECT_EQ(other->level, ResolutionLevel::kNearest);
   EXPECT_EQ(other->request.op->hints.annotations.count("simt_addressing"), 0u);
+  EXPECT_THAT(other->detail, HasSubstr("simt_addressing left to the lowering"));
   lowered = dynamic_cast<const LoweredCopy*>(other->built.lowered.get());
   ASSERT_NE(lowered, nullptr);
   EXPECT_EQ(lowered->addressing, SimtAddressing::kTileOrigin);

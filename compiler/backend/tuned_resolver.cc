@@ -350,10 +350,12 @@ absl::StatusOr<Resolution> TunedResolver::Fit(
       level == ResolutionLevel::kExact || SameProblem(problem, record.problem());
   std::string width;  // what became of the record's coalesced_width, where it changed
   // Choices bound to the record's own geometry are left to this problem's lowering.
+  std::string dropped;
   if (!same_problem) {
     for (const std::string& key : definition->hint_scope().problem_bound) {
-      tuned.hints.annotations.erase(key);
+      if (tuned.hints.annotations.erase(key) > 0) absl::StrAppend(&dropped, ", ", key);
     }
+    if (!dropped.empty()) absl::StrAppend(&dropped, " left to the lowering");
   }
   if (!same_problem && tuned.hints.coalesced_width.has_value()) {
     const std::optional<int> kept = TransferredWidth(*definition, record, tuned, op, target);
@@ -367,7 +369,8 @@ absl::StatusOr<Resolution> TunedResolver::Fit(
   resolved->hints = MergeHints(tuned.hints, op.hints);
   const std::string variant = absl::StrCat(ResolutionLevelName(level), ": record ",
                                            tuning::RecordKey(record), " -> ",
-                                           tuning::DescribeVariant(record.winner()), width);
+                                           tuning::DescribeVariant(record.winner()), width,
+                                           dropped);
   if (!same_problem) {
     std::optional<Resolution> fitted =
         Transfer(record, tuned, *definition, codegen, op, *resolved, target);

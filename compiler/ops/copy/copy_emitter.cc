@@ -659,34 +659,62 @@ class CopyEmitter {
   // copy's: the tile's own slots, and along dimensions shorter than their tile, the copy's
   // extent), tt_opaque (a base the compiler keeps in one register, so that constant
   // offsets from it become immediates).
+  // Dimensions a tile_origin kernel bounds-tests: those the tiles do not divide and whose
+  // last tile does not move back (every one shorter than its tile among them).
+  bool Tested(int d) const {
+    return l_.extents[d] % l_.tile[d] != 0 && !(d < static_cast<int>(l_.moved_back.size()) &&
+                                                l_.moved_back[d]);
+  }
+
+  // The statements that split tile row `row` into its coordinates r0.. (type `type`):
+  // the innermost row dimension first; below the outermost row dimension whose tile is
+  // longer than 1, a tile row is short of the next one, so that coordinate takes no modulo.
+  std::string RowDigits(const std::string& type) const {
+    std::string out = "  u32 rest = row;\n";
+    for (int d = rank_ - 2; d >= 1; --d) {
+      bool outer_units = true;
+      for (int e = 0; e < d; ++e) outer_units = outer_units && l_.tile[e] == 1;
+      if (outer_units) {
+        absl::StrAppend(&out, "  const ", type, " r", d, " = rest;\n  rest = 0;\n");
+      } else {
+        absl::StrAppend(&out, "  const ", type, " r", d, " = rest % kTile", d, ";\n  rest /= kTile",
+                        d, ";\n");
+      }
+    }
+    absl::StrAppend(&out, "  const ", type, " r0 = rest;\n");
+    return out;
+  }
+
   void OriginLocate() {
+    std::string limits;
+    for (int d = 0; d < rank_; ++d) {
+      if (Tested(d)) absl::StrAppend(&limits, " u32 e", d, ";");
+    }
     absl::StrAppend(&out_,
-                    "\n// Byte offsets of tile `tile`'s first element. The last tile along a "
-                    "dimension the tiles do not\n// divide starts kTile before its end, "
-                    "overlapping its neighbour, which writes the same values.\n"
+                    "\n// Elements of the copy from a tile's origin on, along the dimensions "
+                    "its vectors are tested on.\n"
+                    "struct tt_limits {", limits, " };\n"
+                    "// Byte offsets of tile `tile`'s first element, and its limits. A last tile "
+                    "that moves back starts\n// kTile before the end, overlapping its neighbour, "
+                    "which writes the same values.\n"
                     "__device__ __forceinline__ void tt_origin(u64 tile, u64& src_byte, u64& "
-                    "dst_byte) {\n  u64 t = tile;\n");
+                    "dst_byte, tt_limits& lim) {\n  (void)lim;\n  u64 t = tile;\n");
     for (int d = rank_ - 1; d >= 1; --d) {
       absl::StrAppend(&out_, "  const u64 c", d, " = t % kTiles", d, ";\n  t /= kTiles", d, ";\n");
     }
     absl::StrAppend(&out_, "  const u64 c0 = t;\n");
     std::vector<std::string> src_terms, dst_terms;
     for (int d = 0; d < rank_; ++d) {
-      std::string origin;
-      if (l_.extents[d] % l_.tile[d] == 0) {
-        origin = absl::StrCat("c", d, " * kTile", d);
-      } else if (l_.extents[d] > l_.tile[d]) {
-        origin = absl::StrCat("(c", d, " + 1 == kTiles", d, " ? kExtent", d, " - kTile", d,
-                              " : c", d, " * kTile", d, ")");
-      } else {
-        absl::StrAppend(&out_, "  (void)c", d, ";  // one tile, longer than the copy\n");
-        continue;
-      }
+      const bool moved = !Tested(d) && l_.extents[d] % l_.tile[d] != 0;
+      const std::string origin =
+          moved ? absl::StrCat("(c", d, " + 1 == kTiles", d, " ? kExtent", d, " - kTile", d,
+                               " : c", d, " * kTile", d, ")")
+                : absl::StrCat("c", d, " * kTile", d);
       absl::StrAppend(&out_, "  const u64 o", d, " = ", origin, ";\n");
+      if (Tested(d)) absl::StrAppend(&out_, "  lim.e", d, " = u32(kExtent", d, " - o", d, ");\n");
       src_terms.push_back(absl::StrCat("o", d, " * kSrcStride", d));
       dst_terms.push_back(absl::StrCat("o", d, " * kDstStride", d));
     }
-    if (src_terms.empty()) src_terms = dst_terms = {"0"};
     absl::StrAppend(&out_, "  src_byte = (", absl::StrJoin(src_terms, " + "), ") * kElementBytes;\n",
                     "  dst_byte = (", absl::StrJoin(dst_terms, " + "), ") * kElementBytes;\n}\n");
 
@@ -698,12 +726,7 @@ class CopyEmitter {
     if (rank_ == 1) {
       absl::StrAppend(&out_, "  (void)row;\n  src_byte = 0;\n  dst_byte = 0;\n}\n");
     } else {
-      absl::StrAppend(&out_, "  u32 rest = row;\n");
-      for (int d = rank_ - 2; d >= 1; --d) {
-        absl::StrAppend(&out_, "  const u64 r", d, " = rest % kTile", d, ";\n  rest /= kTile", d,
-                        ";\n");
-      }
-      absl::StrAppend(&out_, "  const u64 r0 = rest;\n");
+      absl::StrAppend(&out_, RowDigits("u64"));
       std::vector<std::string> src_terms, dst_terms;
       for (int d = 0; d < inner; ++d) {
         src_terms.push_back(absl::StrCat("r", d, " * kSrcStride", d));
@@ -714,35 +737,28 @@ class CopyEmitter {
                       ") * kElementBytes;\n}\n");
     }
 
-    // The vector slots a tile has, and along dimensions shorter than their tile, the copy's.
+    // The vector slots a tile has, and along the tested dimensions, the copy's.
     std::vector<std::string> inside;
     if (TileRows() % l_.layout.rows != 0) inside.push_back("row < kTileRows");
     if (RowVectors() % l_.layout.cols != 0) inside.push_back("vc < kRowVectors");
     std::string row_digits;
-    bool short_row = false;
-    for (int d = 0; d < inner; ++d) short_row = short_row || l_.extents[d] < l_.tile[d];
-    if (short_row) {
-      absl::StrAppend(&row_digits, "  u32 rest = row;\n");
-      for (int d = rank_ - 2; d >= 1; --d) {
-        absl::StrAppend(&row_digits, "  const u32 r", d, " = rest % kTile", d, ";\n  rest /= kTile",
-                        d, ";\n");
-      }
-      absl::StrAppend(&row_digits, "  const u32 r0 = rest;\n");
+    bool tested_row = false;
+    for (int d = 0; d < inner; ++d) tested_row = tested_row || Tested(d);
+    if (tested_row) {
+      absl::StrAppend(&row_digits, RowDigits("u32"));
       for (int d = 0; d < inner; ++d) {
-        if (l_.extents[d] < l_.tile[d]) {
-          inside.push_back(absl::StrCat("r", d, " < kExtent", d));
+        if (Tested(d)) {
+          inside.push_back(absl::StrCat("r", d, " < lim.e", d));
         } else {
           absl::StrAppend(&row_digits, "  (void)r", d, ";\n");
         }
       }
     }
-    if (l_.extents[inner] < l_.tile[inner]) {
-      inside.push_back(absl::StrCat("u64(vc) * kVector < kExtent", inner));
-    }
+    if (Tested(inner)) inside.push_back(absl::StrCat("vc * u32(kVector) < lim.e", inner));
     absl::StrAppend(&out_,
                     "// Whether vector `vc` of row `row` is one of the tile's and of the copy's.\n"
-                    "__device__ __forceinline__ bool tt_inside(u32 row, u32 vc) {\n"
-                    "  (void)row;\n  (void)vc;\n",
+                    "__device__ __forceinline__ bool tt_inside(u32 row, u32 vc, const tt_limits& "
+                    "lim) {\n  (void)row;\n  (void)vc;\n  (void)lim;\n",
                     row_digits, "  return ",
                     inside.empty() ? "true" : absl::StrJoin(inside, " && "), ";\n}\n");
     absl::StrAppend(&out_,
@@ -798,8 +814,8 @@ class CopyEmitter {
 
   // The lines that set `s` and `d`, the thread's bases in tile `tile` (indent `in`).
   static std::string LeanBases(const std::string& in) {
-    return absl::StrCat(in, "u64 src_origin, dst_origin;\n", in,
-                        "tt_origin(tile, src_origin, dst_origin);\n", in,
+    return absl::StrCat(in, "u64 src_origin, dst_origin;\n", in, "tt_limits lim;\n", in,
+                        "tt_origin(tile, src_origin, dst_origin, lim);\n", in,
                         "const u8* s = reinterpret_cast<const u8*>(tt_opaque(reinterpret_cast<u64>(src) "
                         "+ src_origin + src_thread));\n",
                         in,
@@ -812,7 +828,7 @@ class CopyEmitter {
       "    for (u32 i = 0; i < kItems; ++i) {\n"
       "      const u32 row = tr + (i / kItemsCol) * kRows;\n"
       "      const u32 vc = tc + (i % kItemsCol) * kCols;\n"
-      "      if (!tt_inside(row, vc)) continue;\n"
+      "      if (!tt_inside(row, vc, lim)) continue;\n"
       "      u64 so, dso;\n"
       "      tt_slot(i, row, so, dso);\n";
 
@@ -830,14 +846,14 @@ class CopyEmitter {
                       "    for (u32 i = 0; i < kItems; ++i) {\n"
                       "      const u32 row = tr + (i / kItemsCol) * kRows;\n"
                       "      const u32 vc = tc + (i % kItemsCol) * kCols;\n"
-                      "      if (tt_inside(row, vc)) tt_st_shared(tt_smem + tt_shared_offset(row, vc), v[i]);\n"
+                      "      if (tt_inside(row, vc, lim)) tt_st_shared(tt_smem + tt_shared_offset(row, vc), v[i]);\n"
                       "    }\n"
                       "    __syncthreads();\n"
                       "#pragma unroll\n"
                       "    for (u32 i = 0; i < kItems; ++i) {\n"
                       "      const u32 row = tr + (i / kItemsCol) * kRows;\n"
                       "      const u32 vc = tc + (i % kItemsCol) * kCols;\n"
-                      "      if (tt_inside(row, vc)) v[i] = tt_ld_shared(tt_smem + tt_shared_offset(row, vc));\n"
+                      "      if (tt_inside(row, vc, lim)) v[i] = tt_ld_shared(tt_smem + tt_shared_offset(row, vc));\n"
                       "    }\n");
     }
     absl::StrAppend(&out_, kSlotLoop, "      (void)so;\n      tt_st_global(d + dso, v[i]", Policy(),
@@ -875,7 +891,7 @@ class CopyEmitter {
         "    for (u32 i = 0; i < kItems; ++i) {\n"
         "      const u32 row = tr + (i / kItemsCol) * kRows;\n"
         "      const u32 vc = tc + (i % kItemsCol) * kCols;\n"
-        "      if (tt_inside(row, vc)) v[i] = tt_ld_shared(stage + tt_shared_offset(row, vc));\n"
+        "      if (tt_inside(row, vc, lim)) v[i] = tt_ld_shared(stage + tt_shared_offset(row, vc));\n"
         "    }\n",
         kSlotLoop, "      (void)so;\n      tt_st_global(d + dso, v[i]", Policy(), ");\n    }\n  };\n");
     CpAsyncSchedule();

@@ -41,6 +41,8 @@ struct CopyCase {
   std::optional<EvictionPolicy> eviction;
   // Optional larger buffers and offsets (slices); empty means the whole buffer.
   std::vector<int64_t> src_shape, src_offset, dst_shape, dst_offset;
+  // A simt_addressing annotation ("per_slot", "tile_origin"); empty: the lowering's choice.
+  std::string addressing;
 };
 
 // Keeps gtest from dumping the struct's bytes in failure messages.
@@ -66,6 +68,7 @@ CopyOp MakeOp(const CopyCase& c) {
   CopyOp op{region("src", c.src_shape, c.src_offset), region("dst", c.dst_shape, c.dst_offset)};
   op.hints.prefer_instruction = InstructionFor(c.path);
   op.hints.eviction_policy = c.eviction;
+  if (!c.addressing.empty()) op.hints.annotations[kSimtAddressingKey] = c.addressing;
   return op;
 }
 
@@ -111,12 +114,37 @@ std::vector<CopyCase> Cases() {
                    CopyPath::kCpAsync, 128, 2});
   cases.push_back({"origin_short_dims_simt", DataType::kU8, {3, 2, 100}, {4, 4, 64},
                    CopyPath::kSyncSimt, 128, 1, 0, false});
+  cases.push_back({"origin_rows_apart_cp_async", DataType::kBF16, {7, 13, 100}, {2, 5, 64},
+                   CopyPath::kCpAsync, 64, 2});
+  // Last tiles that move back (an overlap of at most a quarter of the dimension) beside
+  // tested ones, and a tile that divides the copy asked for tile-origin addressing.
+  cases.push_back({"origin_moved_back_simt", DataType::kF16, {301, 600}, {16, 256},
+                   CopyPath::kSyncSimt, 128, 1, 0, false});
+  cases.push_back({"origin_moved_back_cp_async", DataType::kF32, {67, 9, 530}, {4, 8, 64},
+                   CopyPath::kCpAsync, 128, 3});
+  {
+    CopyCase c{"origin_asked_divides", DataType::kF16, {64, 256}, {16, 64},
+               CopyPath::kSyncSimt, 128, 1, 0, false};
+    c.addressing = "tile_origin";
+    cases.push_back(c);
+  }
   {
     CopyCase c{"origin_crop_simt", DataType::kBF16, {6, 41, 45}, {1, 37, 40},
                CopyPath::kSyncSimt, 256, 1, 0, false};
     c.src_shape = {6, 45, 49};
     c.src_offset = {0, 2, 2};
     cases.push_back(c);
+  }
+  // Ragged tiles kept at per-slot addressing by the annotation (shipped records pin it).
+  for (CopyPath path : {CopyPath::kSyncSimt, CopyPath::kCpAsync}) {
+    for (bool shared : {false, true}) {
+      if (path == CopyPath::kCpAsync && !shared) continue;
+      CopyCase c{absl::StrCat("per_slot_ragged_", CopyPathName(path), shared ? "_shared" : ""),
+                 DataType::kF32, {7, 13, 100}, {2, 5, 64}, path, 64, path == CopyPath::kCpAsync ? 2 : 1,
+                 0, shared};
+      c.addressing = "per_slot";
+      cases.push_back(c);
+    }
   }
   // Scalar accesses: odd inner extents.
   cases.push_back({"odd_u8_simt", DataType::kU8, {17, 31}, {4, 32}, CopyPath::kSyncSimt, 32});
@@ -256,6 +284,13 @@ TEST_P(CopyGpuTest, BitExactAgainstReference) {
   ASSERT_EQ(lowered->span, c.name.rfind("span_", 0) == 0) << DescribeCopyPlan(*lowered);
   if (c.name.rfind("origin_", 0) == 0) {
     ASSERT_EQ(lowered->addressing, SimtAddressing::kTileOrigin) << DescribeCopyPlan(*lowered);
+  }
+  if (c.name.rfind("origin_moved_back_", 0) == 0) {
+    ASSERT_THAT(DescribeCopyPlan(*lowered), ::testing::HasSubstr("moves back"));
+    ASSERT_THAT(DescribeCopyPlan(*lowered), ::testing::HasSubstr("bounds tested"));
+  }
+  if (c.name.rfind("per_slot_", 0) == 0) {
+    ASSERT_EQ(lowered->addressing, SimtAddressing::kPerSlot) << DescribeCopyPlan(*lowered);
   }
   auto shared = std::make_shared<const LoweredCopy>(*lowered);
   if (context_ == nullptr) {

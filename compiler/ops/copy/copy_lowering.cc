@@ -596,19 +596,25 @@ std::string CopyPathName(CopyPath path) {
 namespace {
 
 // Tile-origin addressing where the tile leaves a partial tile along some dimension, or
-// as the simt_addressing annotation asks.
+// as the simt_addressing annotation asks. A last tile moves back where the overlap it
+// redoes is at most a quarter of the dimension; past that, a bounds test costs less.
 void ChooseAddressing(LoweredCopy& l) {
   std::vector<std::string> moved, tested;
+  l.moved_back.assign(l.extents.size(), false);
   for (size_t d = 0; d < l.extents.size(); ++d) {
-    if (l.extents[d] % l.tile[d] == 0) continue;
-    (l.extents[d] > l.tile[d] ? moved : tested)
-        .push_back(absl::StrCat(d, " (", l.extents[d], " over ", l.tile[d], ")"));
+    const int64_t extent = l.extents[d], tile = l.tile[d];
+    if (extent % tile == 0) continue;
+    const int64_t overlap = tile - extent % tile;
+    l.moved_back[d] = extent > tile && 4 * overlap <= extent;
+    (l.moved_back[d] ? moved : tested)
+        .push_back(absl::StrCat(d, " (", extent, " over ", tile, ")"));
   }
   const auto asked = l.hints.choices.find(kSimtAddressingKey);
   const std::string by =
       asked == l.hints.choices.end() ? "" : absl::StrCat(" (", kSimtAddressingKey, "=", asked->second, ")");
   const bool ragged = !moved.empty() || !tested.empty();
   if (asked == l.hints.choices.end() ? !ragged : asked->second == "per_slot") {
+    l.moved_back.clear();
     l.decision_log.push_back(absl::StrCat(
         "per-slot addressing", by,
         ragged ? ": each vector located and bounds-tested on its own" : ": the tile divides the copy"));
@@ -622,8 +628,8 @@ void ChooseAddressing(LoweredCopy& l) {
                     absl::StrJoin(moved, ", "));
   }
   if (!tested.empty()) {
-    absl::StrAppend(&why, "; bounds tested along dimension ", absl::StrJoin(tested, ", "),
-                    ", shorter than its tile");
+    absl::StrAppend(&why, "; bounds tested against the tile's share of the copy along dimension ",
+                    absl::StrJoin(tested, ", "));
   }
   l.decision_log.push_back(why);
 }

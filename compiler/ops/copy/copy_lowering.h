@@ -50,8 +50,9 @@ enum class SimtAddressing {
   kPerSlot,
   // The tile's origin worked out once; each vector at the thread's base plus a constant of
   // the unrolled loop. Along a dimension the tiles do not divide, the last tile moves back
-  // to end where the copy does (it overlaps its neighbour, which writes the same values),
-  // so no vector needs a bounds test; only a dimension shorter than its tile is tested.
+  // to end where the copy does (it overlaps its neighbour, which writes the same values)
+  // where that redoes little of the dimension, so its vectors need no bounds test; the
+  // others test each vector against what of the copy the tile holds.
   kTileOrigin,
 };
 
@@ -95,6 +96,10 @@ struct LoweredCopy : LoweredTileKernel {
   // leaves a partial tile along some dimension (per-slot offsets and tests there cost a
   // thread its registers), per_slot where it divides the copy.
   SimtAddressing addressing = SimtAddressing::kPerSlot;
+  // tile_origin: per dimension, whether the last tile moves back to end with the copy
+  // (where the overlap it redoes is at most a quarter of the dimension); a dimension the
+  // tiles do not divide that does not is bounds-tested against the tile's own extent.
+  std::vector<bool> moved_back;
 
   std::vector<int64_t> extents;
   std::vector<int64_t> src_strides;  // elements

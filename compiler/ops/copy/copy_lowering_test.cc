@@ -70,7 +70,16 @@ TEST(CopyLoweringTest, RaggedTilesTakeTileOriginAddressing) {
   EXPECT_EQ(moved->addressing, SimtAddressing::kTileOrigin);
   EXPECT_THAT(Log(*moved), HasSubstr("the last tile moves back to end with the copy along "
                                      "dimension 1 (500 over 32)"));
-  EXPECT_THAT(Log(*moved), HasSubstr("bounds tested along dimension 0 (3 over 4)"));
+  EXPECT_THAT(Log(*moved), HasSubstr("bounds tested against the tile's share of the copy "
+                                     "along dimension 0 (3 over 4)"));
+  EXPECT_THAT(moved->moved_back, ElementsAre(false, true, false));
+  // A last tile that would redo more than an eighth of its dimension is tested instead.
+  CopyOp short_rows = Op(DataType::kF16, {3, 40, 512});
+  short_rows.hints.prefer_instruction = Instruction::kCpAsync;
+  auto tested = LowerCopy(short_rows, T("sm_90a"), Launch({4, 32, 64}, 128, 2));
+  ASSERT_TRUE(tested.ok()) << tested.status();
+  EXPECT_THAT(tested->moved_back, ElementsAre(false, false, false));
+  EXPECT_THAT(Log(*tested), HasSubstr("along dimension 0 (3 over 4), 1 (40 over 32)"));
 
   // The simt_addressing annotation asks for either, whatever the tile.
   ragged.hints.annotations["simt_addressing"] = "per_slot";

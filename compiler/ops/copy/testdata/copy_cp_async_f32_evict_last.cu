@@ -88,9 +88,12 @@ enum : u32 { kRowVectors = 16u };
 enum : u32 { kItemsCol = 1u };
 enum : u32 { kItems = 4u };
 
-// Byte offsets of tile `tile`'s first element. The last tile along a dimension the tiles do not
-// divide starts kTile before its end, overlapping its neighbour, which writes the same values.
-__device__ __forceinline__ void tt_origin(u64 tile, u64& src_byte, u64& dst_byte) {
+// Elements of the copy from a tile's origin on, along the dimensions its vectors are tested on.
+struct tt_limits { };
+// Byte offsets of tile `tile`'s first element, and its limits. A last tile that moves back starts
+// kTile before the end, overlapping its neighbour, which writes the same values.
+__device__ __forceinline__ void tt_origin(u64 tile, u64& src_byte, u64& dst_byte, tt_limits& lim) {
+  (void)lim;
   u64 t = tile;
   const u64 c1 = t % kTiles1;
   t /= kTiles1;
@@ -108,9 +111,10 @@ __device__ __forceinline__ void tt_row_offsets(u32 row, u64& src_byte, u64& dst_
   dst_byte = (r0 * kDstStride0) * kElementBytes;
 }
 // Whether vector `vc` of row `row` is one of the tile's and of the copy's.
-__device__ __forceinline__ bool tt_inside(u32 row, u32 vc) {
+__device__ __forceinline__ bool tt_inside(u32 row, u32 vc, const tt_limits& lim) {
   (void)row;
   (void)vc;
+  (void)lim;
   return true;
 }
 __device__ __forceinline__ u32 tt_shared_offset(u32 row, u32 vc) {
@@ -148,7 +152,8 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_copy_cp_async(const u8
   auto issue = [&](u32 k) {
     const u64 tile = blockIdx.x + u64(k) * gridDim.x;
     u64 src_origin, dst_origin;
-    tt_origin(tile, src_origin, dst_origin);
+    tt_limits lim;
+    tt_origin(tile, src_origin, dst_origin, lim);
     const u8* s = reinterpret_cast<const u8*>(tt_opaque(reinterpret_cast<u64>(src) + src_origin + src_thread));
     u8* d = reinterpret_cast<u8*>(tt_opaque(reinterpret_cast<u64>(dst) + dst_origin + dst_thread));
     (void)d;
@@ -157,7 +162,7 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_copy_cp_async(const u8
     for (u32 i = 0; i < kItems; ++i) {
       const u32 row = tr + (i / kItemsCol) * kRows;
       const u32 vc = tc + (i % kItemsCol) * kCols;
-      if (!tt_inside(row, vc)) continue;
+      if (!tt_inside(row, vc, lim)) continue;
       u64 so, dso;
       tt_slot(i, row, so, dso);
       (void)dso;
@@ -168,7 +173,8 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_copy_cp_async(const u8
   auto drain = [&](u32 k) {
     const u64 tile = blockIdx.x + u64(k) * gridDim.x;
     u64 src_origin, dst_origin;
-    tt_origin(tile, src_origin, dst_origin);
+    tt_limits lim;
+    tt_origin(tile, src_origin, dst_origin, lim);
     const u8* s = reinterpret_cast<const u8*>(tt_opaque(reinterpret_cast<u64>(src) + src_origin + src_thread));
     u8* d = reinterpret_cast<u8*>(tt_opaque(reinterpret_cast<u64>(dst) + dst_origin + dst_thread));
     (void)s;
@@ -178,13 +184,13 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_copy_cp_async(const u8
     for (u32 i = 0; i < kItems; ++i) {
       const u32 row = tr + (i / kItemsCol) * kRows;
       const u32 vc = tc + (i % kItemsCol) * kCols;
-      if (tt_inside(row, vc)) v[i] = tt_ld_shared(stage + tt_shared_offset(row, vc));
+      if (tt_inside(row, vc, lim)) v[i] = tt_ld_shared(stage + tt_shared_offset(row, vc));
     }
 #pragma unroll
     for (u32 i = 0; i < kItems; ++i) {
       const u32 row = tr + (i / kItemsCol) * kRows;
       const u32 vc = tc + (i % kItemsCol) * kCols;
-      if (!tt_inside(row, vc)) continue;
+      if (!tt_inside(row, vc, lim)) continue;
       u64 so, dso;
       tt_slot(i, row, so, dso);
       (void)so;

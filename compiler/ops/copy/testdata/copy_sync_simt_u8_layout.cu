@@ -60,15 +60,19 @@ enum : u32 { kRowVectors = 32u };
 enum : u32 { kItemsCol = 2u };
 enum : u32 { kItems = 2u };
 
-// Byte offsets of tile `tile`'s first element. The last tile along a dimension the tiles do not
-// divide starts kTile before its end, overlapping its neighbour, which writes the same values.
-__device__ __forceinline__ void tt_origin(u64 tile, u64& src_byte, u64& dst_byte) {
+// Elements of the copy from a tile's origin on, along the dimensions its vectors are tested on.
+struct tt_limits { u32 e1; };
+// Byte offsets of tile `tile`'s first element, and its limits. A last tile that moves back starts
+// kTile before the end, overlapping its neighbour, which writes the same values.
+__device__ __forceinline__ void tt_origin(u64 tile, u64& src_byte, u64& dst_byte, tt_limits& lim) {
+  (void)lim;
   u64 t = tile;
   const u64 c1 = t % kTiles1;
   t /= kTiles1;
   const u64 c0 = t;
   const u64 o0 = (c0 + 1 == kTiles0 ? kExtent0 - kTile0 : c0 * kTile0);
-  const u64 o1 = (c1 + 1 == kTiles1 ? kExtent1 - kTile1 : c1 * kTile1);
+  const u64 o1 = c1 * kTile1;
+  lim.e1 = u32(kExtent1 - o1);
   src_byte = (o0 * kSrcStride0 + o1 * kSrcStride1) * kElementBytes;
   dst_byte = (o0 * kDstStride0 + o1 * kDstStride1) * kElementBytes;
 }
@@ -80,10 +84,11 @@ __device__ __forceinline__ void tt_row_offsets(u32 row, u64& src_byte, u64& dst_
   dst_byte = (r0 * kDstStride0) * kElementBytes;
 }
 // Whether vector `vc` of row `row` is one of the tile's and of the copy's.
-__device__ __forceinline__ bool tt_inside(u32 row, u32 vc) {
+__device__ __forceinline__ bool tt_inside(u32 row, u32 vc, const tt_limits& lim) {
   (void)row;
   (void)vc;
-  return true;
+  (void)lim;
+  return vc * u32(kVector) < lim.e1;
 }
 __device__ __forceinline__ u32 tt_shared_offset(u32 row, u32 vc) {
   return u32((u64(row) * kTile1 + u64(vc) * kVector) * kElementBytes);
@@ -116,7 +121,8 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_copy_sync_simt(const u
   tt_thread_offsets(tr, tc, src_thread, dst_thread);
   for (u64 tile = blockIdx.x; tile < kNumTiles; tile += gridDim.x) {
     u64 src_origin, dst_origin;
-    tt_origin(tile, src_origin, dst_origin);
+    tt_limits lim;
+    tt_origin(tile, src_origin, dst_origin, lim);
     const u8* s = reinterpret_cast<const u8*>(tt_opaque(reinterpret_cast<u64>(src) + src_origin + src_thread));
     u8* d = reinterpret_cast<u8*>(tt_opaque(reinterpret_cast<u64>(dst) + dst_origin + dst_thread));
     tt_vec v[kItems];
@@ -124,7 +130,7 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_copy_sync_simt(const u
     for (u32 i = 0; i < kItems; ++i) {
       const u32 row = tr + (i / kItemsCol) * kRows;
       const u32 vc = tc + (i % kItemsCol) * kCols;
-      if (!tt_inside(row, vc)) continue;
+      if (!tt_inside(row, vc, lim)) continue;
       u64 so, dso;
       tt_slot(i, row, so, dso);
       (void)dso;
@@ -134,20 +140,20 @@ extern "C" __global__ void __launch_bounds__(kThreads) tt_copy_sync_simt(const u
     for (u32 i = 0; i < kItems; ++i) {
       const u32 row = tr + (i / kItemsCol) * kRows;
       const u32 vc = tc + (i % kItemsCol) * kCols;
-      if (tt_inside(row, vc)) tt_st_shared(tt_smem + tt_shared_offset(row, vc), v[i]);
+      if (tt_inside(row, vc, lim)) tt_st_shared(tt_smem + tt_shared_offset(row, vc), v[i]);
     }
     __syncthreads();
 #pragma unroll
     for (u32 i = 0; i < kItems; ++i) {
       const u32 row = tr + (i / kItemsCol) * kRows;
       const u32 vc = tc + (i % kItemsCol) * kCols;
-      if (tt_inside(row, vc)) v[i] = tt_ld_shared(tt_smem + tt_shared_offset(row, vc));
+      if (tt_inside(row, vc, lim)) v[i] = tt_ld_shared(tt_smem + tt_shared_offset(row, vc));
     }
 #pragma unroll
     for (u32 i = 0; i < kItems; ++i) {
       const u32 row = tr + (i / kItemsCol) * kRows;
       const u32 vc = tc + (i % kItemsCol) * kCols;
-      if (!tt_inside(row, vc)) continue;
+      if (!tt_inside(row, vc, lim)) continue;
       u64 so, dso;
       tt_slot(i, row, so, dso);
       (void)so;
