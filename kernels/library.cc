@@ -168,7 +168,7 @@ const PrebuiltKernelImage* Library::FindPrebuilt(const BuiltKernel& built) const
 absl::StatusOr<Resolution> Library::Resolve(const tuning::DeviceIdentity& device,
                                             const TileOp& op) const {
   TT_ASSIGN_OR_RETURN(Resolution resolution, resolver_->Resolve(device, op));
-  if (misses_ != nullptr && resolution.level != ResolutionLevel::kExact) {
+  if (misses_ != nullptr && (resolution.level != ResolutionLevel::kExact || resolution.stale)) {
     absl::StatusOr<std::string> spec = options_.ops->FormatSpec(op);
     if (spec.ok()) {
       misses_->Record(*spec, absl::StrCat(ResolutionLevelName(resolution.level), " on ",
@@ -404,7 +404,7 @@ absl::StatusOr<std::unique_ptr<Library::Entry>> Library::Build(Device& device, c
   TT_ASSIGN_OR_RETURN(const TileOpDefinition* definition, options_.ops->For(op));
   TT_ASSIGN_OR_RETURN(Resolution resolution, Resolve(device.identity, op));
   bool tune = options_.jit && options_.tune_on_miss_ms > 0 &&
-              resolution.level != ResolutionLevel::kExact;
+              (resolution.level != ResolutionLevel::kExact || resolution.stale);
   bool tuned_before = false;
   if (tune) {
     std::string key;

@@ -301,7 +301,7 @@ class Library {
   absl::StatusOr<std::shared_ptr<Entry>> EntryToLaunch(Device& device,
                                                        const TileOpDefinition& definition,
                                                        const TileOp& op, CUstream stream);
-  // resolver_->Resolve, recording a problem that had no exact record (record_misses).
+  // resolver_->Resolve, recording a problem that had no exact record, or only a stale one (record_misses).
   absl::StatusOr<Resolution> Resolve(const tuning::DeviceIdentity& device, const TileOp& op) const;
   // Measures the candidates of `entry`'s tuning on a miss, whose compiles are in, unless
   // `stream` or a blocking stream is capturing a graph, or another thread does it: the

@@ -247,6 +247,36 @@ absl::StatusOr<Explanation> ExplainRecord(const Library& library, const tuning::
   return library.Explain(**op, record.device());
 }
 
+// A record whose kernel has changed since it was timed (written by an older tiletune) still
+// answers, and counts as a miss: it is recorded for tuning again.
+TEST(LibraryTest, ARecordOfAnotherKernelIsRecordedAsAMiss) {
+  tuning::TuningRecord stale = Retuned(7);
+  stale.mutable_winner()->set_source_sha256(std::string(64, '0'));
+  const std::string path = WriteRecords("stale.txtpb", {stale});
+  const std::string misses = TempPath("stale_misses.txt");
+  std::remove(misses.c_str());
+  LibraryOptions options = Isolated();
+  options.databases = {path};
+  options.record_misses = misses;
+  auto library = Library::Create(options);
+  ASSERT_TRUE(library.ok()) << library.status();
+  auto explained = ExplainRecord(**library, stale);
+  ASSERT_TRUE(explained.ok()) << explained.status();
+  EXPECT_EQ(explained->level, ResolutionLevel::kExact);
+  EXPECT_THAT(explained->detail, HasSubstr("the kernel has changed since this record timed it"));
+  std::ifstream in(misses);
+  std::string line;
+  ASSERT_TRUE(static_cast<bool>(std::getline(in, line)));
+  EXPECT_THAT(line, HasSubstr("# exact on "));
+  // The shipped record it came from describes today's kernel: no miss.
+  std::remove(misses.c_str());
+  options.databases.clear();
+  library = Library::Create(options);
+  ASSERT_TRUE(library.ok()) << library.status();
+  ASSERT_TRUE(ExplainRecord(**library, Retuned(7)).ok());
+  EXPECT_FALSE(std::ifstream(misses).good());
+}
+
 // Issue 35: TILETUNE_DB replaced the built-in records. Databases stack now: listed first
 // (in order), then the user folder, then the built-in ones; Explain names the file.
 TEST(LibraryTest, DatabasesStackInTheirDocumentedOrder) {

@@ -9,6 +9,7 @@
 #include "compiler/backend/cuda/cuda_codegens.h"
 #include "compiler/backend/registry.h"
 #include "compiler/backend/tuned_resolver.h"
+#include "compiler/cuda/kernel_digest.h"
 #include "compiler/ops/builtin_ops.h"
 #include "compiler/ops/copy/copy_lowering.h"
 #include "compiler/ops/copy/copy_op.h"
@@ -470,6 +471,27 @@ TEST_F(TunedResolverTest, AFittedTileLeavesTheRecordsThreadLayoutBehind) {
   auto kept = resolver->Resolve(H200(), Slice(DataType::kF16, {2048, 4096}, {0, 1}, {2048, 4001}));
   ASSERT_TRUE(kept.ok()) << kept.status();
   ASSERT_TRUE(kept->request.op->hints.loop_layout.has_value());
+}
+
+// A record names the kernel it timed by its digest: where today's kernel differs, the
+// record still answers and the resolution says it is stale.
+TEST_F(TunedResolverTest, ARecordOfAnotherKernelIsStale) {
+  const CopyOp op = Op({512, 512});
+  tuning::TuningRecord record = Record(H200(), op, "tma", {32, 64}, 32, 2);
+  auto unnamed = Make({record})->Resolve(H200(), op);
+  ASSERT_TRUE(unnamed.ok()) << unnamed.status();
+  EXPECT_FALSE(unnamed->stale);  // no digest: nothing to compare
+  record.mutable_winner()->set_source_sha256(KernelDigest(unnamed->built.source.text));
+  auto current = Make({record})->Resolve(H200(), op);
+  ASSERT_TRUE(current.ok()) << current.status();
+  EXPECT_EQ(current->level, ResolutionLevel::kExact);
+  EXPECT_FALSE(current->stale) << current->detail;
+  record.mutable_winner()->set_source_sha256(std::string(64, 'a'));
+  auto stale = Make({record})->Resolve(H200(), op);
+  ASSERT_TRUE(stale.ok()) << stale.status();
+  EXPECT_EQ(stale->level, ResolutionLevel::kExact);
+  EXPECT_TRUE(stale->stale);
+  EXPECT_THAT(stale->detail, HasSubstr("digest aaaaaaaaaaaa then"));
 }
 
 // A record's simt_addressing names the kernel form it timed for its own problem: exact

@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "compiler/base/status_macros.h"
+#include "compiler/cuda/kernel_digest.h"
 #include "compiler/ir/data_type.h"
 #include "compiler/lower/lowering_rules.h"
 #include "compiler/ops/candidates.h"
@@ -389,6 +390,16 @@ absl::StatusOr<Resolution> TunedResolver::Fit(
   resolution.request = CodegenRequest{std::move(resolved), tuned.launch, target};
   TT_ASSIGN_OR_RETURN(resolution.built, codegen->BuildWithoutCompile(resolution.request));
   resolution.detail = variant;
+  const std::string& timed = record.winner().source_sha256();
+  if (level == ResolutionLevel::kExact && !timed.empty()) {
+    const std::string now = KernelDigest(resolution.built.source.text);
+    if (now != timed) {
+      resolution.stale = true;
+      absl::StrAppend(&resolution.detail, "; the kernel has changed since this record timed it ",
+                      "(digest ", timed.substr(0, 12), " then, ", now.substr(0, 12),
+                      " now): tune the problem again to time this one");
+    }
+  }
   return resolution;
 }
 

@@ -76,6 +76,10 @@ struct Resolution {
   // The cost model chose it (Options::select_by_model, with a model of the GPU), rather
   // than the exact or nearest record, or the heuristic.
   bool chosen_by_model = false;
+  // An exact record whose kernel has changed since it was timed: the digest it holds is not
+  // the emitted kernel's (an older tiletune wrote it). It still answers; its time describes
+  // another kernel, so a caller may treat the problem as untuned.
+  bool stale = false;
 };
 
 // The target a device of `device`'s compute capability compiles for ("sm_90a" for 9.0).

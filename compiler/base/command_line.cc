@@ -214,11 +214,13 @@ std::string EnvironmentHelp() {
                               "nearest record's)"},
       {"TILETUNE_COST_MODEL_FILE", "FILE: a cost model (autotune fit -o, e.g. with --trees) "
                                    "that answers for its GPU before the built-in one"},
-      {"TILETUNE_RECORD_MISSES", "FILE: append each problem that had no exact record, once, "
-                                 "as a suite line for autotune --suite"},
+      {"TILETUNE_RECORD_MISSES", "FILE: append each problem that had no exact record (or one "
+                                 "that timed another kernel than today's), once, as a suite "
+                                 "line for autotune --suite"},
       {"TILETUNE_TUNE_ON_MISS", "milliseconds (or on) to tune a problem with no exact record "
-                                "once its candidates compiled in the background; records go "
-                                "to the user database folder"},
+                                "(or one that timed another kernel than today's) once its "
+                                "candidates compiled in the background; records go to the "
+                                "user database folder"},
       {"TILETUNE_JIT", "0: never compile; launch only what was baked into the program"},
       {"TILETUNE_CACHE_DIR", "the compile-cache folder (default $XDG_CACHE_HOME/tiletune/"
                              "kernels, else ~/.cache/tiletune/kernels)"},
