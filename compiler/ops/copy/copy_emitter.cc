@@ -206,9 +206,23 @@ class CopyEmitter {
                     "__device__ __forceinline__ bool tt_in_tile(u32 row, u32 vc) {\n  (void)row;\n"
                     "  (void)vc;\n  return ",
                     slot.empty() ? "true" : absl::StrJoin(slot, " && "), ";\n}\n",
-                    "__device__ __forceinline__ u32 tt_shared_offset(u32 row, u32 vc) {\n"
-                    "  return u32((u64(row) * kTile", inner,
-                    " + u64(vc) * kVector) * kElementBytes);\n}\n");
+                    SharedOffset());
+  }
+
+  // tt_shared_offset: where vector `vc` of tile row `row` sits in a tile staged in shared
+  // memory (both addressings stage tiles alike).
+  std::string SharedOffset() const {
+    return absl::StrCat("__device__ __forceinline__ u32 tt_shared_offset(u32 row, u32 vc) {\n"
+                        "  return u32((u64(row) * kTile", rank_ - 1,
+                        " + u64(vc) * kVector) * kElementBytes);\n}\n");
+  }
+
+  // The statements adding `vectors` vectors along the innermost dimension to src_byte and
+  // dst_byte.
+  std::string AddInnerVectors(const std::string& vectors) const {
+    return absl::StrCat("  src_byte += ", vectors, " * kVector * kSrcStride", rank_ - 1,
+                        " * kElementBytes;\n  dst_byte += ", vectors, " * kVector * kDstStride",
+                        rank_ - 1, " * kElementBytes;\n");
   }
 
   // head_tail: tt_locate gives the byte offsets of a tile row's copy row from the start
@@ -761,10 +775,7 @@ class CopyEmitter {
                     "lim) {\n  (void)row;\n  (void)vc;\n  (void)lim;\n",
                     row_digits, "  return ",
                     inside.empty() ? "true" : absl::StrJoin(inside, " && "), ";\n}\n");
-    absl::StrAppend(&out_,
-                    "__device__ __forceinline__ u32 tt_shared_offset(u32 row, u32 vc) {\n"
-                    "  return u32((u64(row) * kTile", inner,
-                    " + u64(vc) * kVector) * kElementBytes);\n}\n"
+    absl::StrAppend(&out_, SharedOffset(),
                     "__device__ __forceinline__ u64 tt_opaque(u64 a) {\n"
                     "  u64 r;\n"
                     "  asm(\"mov.b64 %0, %1;\" : \"=l\"(r) : \"l\"(a));\n"
@@ -780,11 +791,7 @@ class CopyEmitter {
     } else {
       absl::StrAppend(&out_, "  tt_row_offsets(row, src_byte, dst_byte);\n");
     }
-    absl::StrAppend(&out_,
-                    "  src_byte += u64(i % kItemsCol) * kCols * kVector * kSrcStride", inner,
-                    " * kElementBytes;\n"
-                    "  dst_byte += u64(i % kItemsCol) * kCols * kVector * kDstStride", inner,
-                    " * kElementBytes;\n}\n");
+    absl::StrAppend(&out_, AddInnerVectors("u64(i % kItemsCol) * kCols"), "}\n");
     // The thread's own part: its column and, where rows separate, its row.
     absl::StrAppend(&out_,
                     "// Byte offsets of the thread's first slot of a tile from the tile's first "
@@ -796,10 +803,7 @@ class CopyEmitter {
     } else {
       absl::StrAppend(&out_, "  (void)tr;\n  src_byte = 0;\n  dst_byte = 0;\n");
     }
-    absl::StrAppend(&out_,
-                    "  src_byte += u64(tc) * kVector * kSrcStride", inner, " * kElementBytes;\n"
-                    "  dst_byte += u64(tc) * kVector * kDstStride", inner,
-                    " * kElementBytes;\n}\n");
+    absl::StrAppend(&out_, AddInnerVectors("u64(tc)"), "}\n");
   }
 
   // The start of a tile_origin kernel: the thread's coordinates and base offsets.
