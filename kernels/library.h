@@ -60,7 +60,8 @@ inline constexpr int kDefaultTuneOnMissMs = 100;
 struct LibraryOptions {
   // The databases are stacked (kernels/database_stack.h): baked kernels, then these, then
   // the user database folder, then the built-in databases; the first that holds a
-  // problem's record answers.
+  // problem's record answers (a lower one's, where that record is stale and the lower one
+  // current: kernels/README.md).
   //
   // Tuning databases stacked over the user folder and the built-in ones, first wins; empty
   // means $TILETUNE_DB (':'-separated paths).

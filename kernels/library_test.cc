@@ -248,7 +248,8 @@ absl::StatusOr<Explanation> ExplainRecord(const Library& library, const tuning::
 }
 
 // A record whose kernel has changed since it was timed (written by an older tiletune) still
-// answers, and counts as a miss: it is recorded for tuning again.
+// answers, and counts as a miss: it is recorded for tuning again. Where a database below it
+// holds a current record of the problem (here the built-in one), that one answers instead.
 TEST(LibraryTest, ARecordOfAnotherKernelIsRecordedAsAMiss) {
   tuning::TuningRecord stale = Retuned(7);
   stale.mutable_winner()->set_source_sha256(std::string(64, '0'));
@@ -258,6 +259,17 @@ TEST(LibraryTest, ARecordOfAnotherKernelIsRecordedAsAMiss) {
   LibraryOptions options = Isolated();
   options.databases = {path};
   options.record_misses = misses;
+  {
+    auto library = Library::Create(options);
+    ASSERT_TRUE(library.ok()) << library.status();
+    auto explained = ExplainRecord(**library, stale);
+    ASSERT_TRUE(explained.ok()) << explained.status();
+    EXPECT_EQ(explained->level, ResolutionLevel::kExact);
+    EXPECT_THAT(explained->detail, HasSubstr("timed a kernel that has changed since"));
+    EXPECT_THAT(explained->database, Not(HasSubstr("stale.txtpb")));
+    EXPECT_FALSE(std::ifstream(misses).good());
+  }
+  options.builtin = false;
   auto library = Library::Create(options);
   ASSERT_TRUE(library.ok()) << library.status();
   auto explained = ExplainRecord(**library, stale);
@@ -271,6 +283,7 @@ TEST(LibraryTest, ARecordOfAnotherKernelIsRecordedAsAMiss) {
   // The shipped record it came from describes today's kernel: no miss.
   std::remove(misses.c_str());
   options.databases.clear();
+  options.builtin = true;
   library = Library::Create(options);
   ASSERT_TRUE(library.ok()) << library.status();
   ASSERT_TRUE(ExplainRecord(**library, Retuned(7)).ok());

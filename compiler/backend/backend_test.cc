@@ -494,6 +494,61 @@ TEST_F(TunedResolverTest, ARecordOfAnotherKernelIsStale) {
   EXPECT_THAT(stale->detail, HasSubstr("digest aaaaaaaaaaaa then"));
 }
 
+// A problem tuned again into a lower database (tuning on a miss writes to the user's
+// folder, below the databases TILETUNE_DB lists) answers from there while the record above
+// it is stale; a current record above still shadows it, and where every record is stale
+// the highest one answers, stale.
+TEST_F(TunedResolverTest, AStaleRecordGivesWayToACurrentOneBelowIt) {
+  const CopyOp op = Op({512, 512});
+  tuning::TuningRecord above = Record(H200(), op, "tma", {32, 64}, 32, 2);
+  tuning::TuningRecord below = Record(H200(), op, "cp_async", {64, 64}, 128, 2);
+  auto Stacked = [&](const tuning::TuningRecord& upper, const tuning::TuningRecord& lower) {
+    tuning::TuningDatabase high, low;
+    *high.add_records() = upper;
+    *low.add_records() = lower;
+    TunedResolver::Options options;
+    options.registry = &registry_;
+    options.ops = &BuiltinTileOps();
+    options.databases = {high, low};
+    options.origins = {"listed.txtpb", "user.txtpb"};
+    return std::move(TunedResolver::Create(std::move(options))).value();
+  };
+  auto Digest = [&](const tuning::TuningRecord& record) {
+    auto r = Make({record})->Resolve(H200(), op);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return KernelDigest(r->built.source.text);
+  };
+  below.mutable_winner()->set_source_sha256(Digest(below));
+  const std::string above_digest = Digest(above);
+  above.mutable_winner()->set_source_sha256(std::string(64, 'a'));
+
+  auto r = Stacked(above, below)->Resolve(H200(), op);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->level, ResolutionLevel::kExact);
+  EXPECT_FALSE(r->stale) << r->detail;
+  EXPECT_EQ(r->origin, "user.txtpb");
+  EXPECT_THAT(r->request.launch.tile, ElementsAre(64, 64));
+  EXPECT_THAT(r->detail, HasSubstr("below listed.txtpb whose record of this problem timed a "
+                                   "kernel that has changed since"));
+  auto alternatives = Stacked(above, below)->Alternatives(H200(), op, 1, 0);
+  ASSERT_TRUE(alternatives.ok()) << alternatives.status();
+  ASSERT_FALSE(alternatives->empty());
+  EXPECT_THAT((*alternatives)[0].request.launch.tile, ElementsAre(64, 64));
+
+  above.mutable_winner()->set_source_sha256(above_digest);
+  auto current = Stacked(above, below)->Resolve(H200(), op);
+  ASSERT_TRUE(current.ok()) << current.status();
+  EXPECT_EQ(current->origin, "listed.txtpb");
+  EXPECT_THAT(current->request.launch.tile, ElementsAre(32, 64));
+
+  above.mutable_winner()->set_source_sha256(std::string(64, 'a'));
+  below.mutable_winner()->set_source_sha256(std::string(64, 'b'));
+  auto both = Stacked(above, below)->Resolve(H200(), op);
+  ASSERT_TRUE(both.ok()) << both.status();
+  EXPECT_TRUE(both->stale);
+  EXPECT_EQ(both->origin, "listed.txtpb");
+}
+
 // A record's simt_addressing names the kernel form it timed for its own problem: exact
 // resolution keeps it; another problem's lowering chooses its own.
 TEST_F(TunedResolverTest, AddressingStaysWithTheRecordsOwnProblem) {

@@ -44,9 +44,13 @@ TunedResolver::TunedResolver(Options options)
   for (size_t d = 0; d < options.databases.size(); ++d) {
     const std::string origin = d < options.origins.size() ? options.origins[d] : "";
     for (auto& record : *options.databases[d].mutable_records()) {
-      // An earlier database's record of the same key shadows this one.
-      if (!by_key_.emplace(tuning::RecordKey(record), records_.size()).second) {
+      // An earlier database's record of the same key shadows this one (Exact).
+      std::string key = tuning::RecordKey(record);
+      if (!by_key_.emplace(key, records_.size()).second) {
         ++shadowed_;
+        shadowed_by_key_[key].push_back(shadowed_records_.size());
+        shadowed_records_.push_back(std::move(record));
+        shadowed_origins_.push_back(origin);
         continue;
       }
       records_.push_back(std::move(record));
@@ -338,6 +342,31 @@ absl::StatusOr<Resolution> TunedResolver::Attempt(
   absl::StatusOr<Resolution> resolution = Fit(record, level, codegen, op, problem, target);
   if (resolution.ok()) resolution->origin = origins_[&record - records_.data()];
   return resolution;
+}
+
+std::optional<absl::StatusOr<Resolution>> TunedResolver::Exact(
+    absl::flat_hash_map<std::string, size_t>::const_iterator by_key,
+    const std::shared_ptr<const DeviceCodegen>& codegen, const TileOp& op,
+    const tuning::Problem& problem, const Target& target) const {
+  if (by_key == by_key_.end()) return std::nullopt;
+  absl::StatusOr<Resolution> first =
+      Attempt(records_[by_key->second], ResolutionLevel::kExact, codegen, op, problem, target);
+  if (!first.ok() || !first->stale) return first;
+  auto shadowed = shadowed_by_key_.find(by_key->first);
+  if (shadowed == shadowed_by_key_.end()) return first;
+  for (size_t index : shadowed->second) {
+    absl::StatusOr<Resolution> below = Fit(shadowed_records_[index], ResolutionLevel::kExact,
+                                           codegen, op, problem, target);
+    if (!below.ok() || below->stale) continue;
+    below->origin = shadowed_origins_[index];
+    below->detail = absl::StrCat(
+        below->detail, "; from ",
+        below->origin.empty() ? "a lower database" : below->origin, ", below ",
+        first->origin.empty() ? "a database" : first->origin,
+        " whose record of this problem timed a kernel that has changed since");
+    return below;
+  }
+  return first;
 }
 
 absl::StatusOr<Resolution> TunedResolver::Fit(
@@ -648,13 +677,12 @@ absl::StatusOr<std::vector<Resolution>> TunedResolver::Alternatives(
     if (kernels.insert(KernelKey(resolution.built)).second) out.push_back(std::move(resolution));
     return out.size() < max_count;
   };
-  auto exact = by_key_.find(tuning::RecordKey(probe));
   // The records' variants, until the list is full.
   [&] {
-    if (exact != by_key_.end()) {
-      auto resolution =
-          Attempt(records_[exact->second], ResolutionLevel::kExact, codegen, op, probe.problem(), target);
-      if (resolution.ok() && !keep(*std::move(resolution))) return;
+    if (std::optional<absl::StatusOr<Resolution>> resolution =
+            Exact(by_key_.find(tuning::RecordKey(probe)), codegen, op, probe.problem(), target);
+        resolution.has_value() && resolution->ok() && !keep(**std::move(resolution))) {
+      return;
     }
     // With a cost model of this GPU, the nearby records' variants go fastest predicted
     // first (those it cannot predict after them); without, nearest first.
@@ -916,12 +944,10 @@ absl::StatusOr<Resolution> TunedResolver::Resolve(const tuning::DeviceIdentity& 
   std::string why;
 
   // 1. Exact.
-  auto exact = by_key_.find(tuning::RecordKey(probe));
-  if (exact != by_key_.end()) {
-    auto resolution =
-        Attempt(records_[exact->second], ResolutionLevel::kExact, codegen, op, probe.problem(), target);
-    if (resolution.ok()) return resolution;
-    why = absl::StrCat("exact record unusable (", resolution.status().message(), "); ");
+  if (std::optional<absl::StatusOr<Resolution>> resolution =
+          Exact(by_key_.find(tuning::RecordKey(probe)), codegen, op, problem, target)) {
+    if (resolution->ok()) return *std::move(resolution);
+    why = absl::StrCat("exact record unusable (", resolution->status().message(), "); ");
   } else {
     why = "no exact record; ";
   }

@@ -94,7 +94,9 @@ class TunedResolver {
     const TileOpRegistry* ops = nullptr;
     // Tuning databases to consult, highest precedence first: where two hold a record of
     // the same key, the earlier one's is used and the later one's ignored (nearest records
-    // too). Records of all of them are used otherwise.
+    // too), unless the earlier one's is stale (Resolution::stale) and the later one's is
+    // not: a problem tuned again into a lower database answers with its current kernel.
+    // Records of all of them are used otherwise.
     std::vector<tuning::TuningDatabase> databases;
     // What each database is called (a file, "... (built in)"), for Resolution::origin; may
     // be shorter than `databases`.
@@ -187,6 +189,13 @@ class TunedResolver {
                                      const std::shared_ptr<const DeviceCodegen>& codegen,
                                      const TileOp& op, const tuning::Problem& problem,
                                      const Target& target) const;
+  // The exact record of `key` (from `by_key`), attempted: the highest database's, unless
+  // its kernel has changed since it was timed (stale) and a record of the same key it
+  // shadows is current, which then answers. None when no database holds the key.
+  std::optional<absl::StatusOr<Resolution>> Exact(
+      absl::flat_hash_map<std::string, size_t>::const_iterator by_key,
+      const std::shared_ptr<const DeviceCodegen>& codegen, const TileOp& op,
+      const tuning::Problem& problem, const Target& target) const;
   // Attempt without the origin.
   absl::StatusOr<Resolution> Fit(const tuning::TuningRecord& record, ResolutionLevel level,
                                  const std::shared_ptr<const DeviceCodegen>& codegen,
@@ -275,6 +284,12 @@ class TunedResolver {
   std::vector<std::string> origins_;
   // RecordKey -> index into records_.
   absl::flat_hash_map<std::string, size_t> by_key_;
+  // Records a higher database's record of the same key shadows, and their origins: they
+  // answer only where every record above them is stale (Exact).
+  std::vector<tuning::TuningRecord> shadowed_records_;
+  std::vector<std::string> shadowed_origins_;
+  // RecordKey -> indices into shadowed_records_, highest database first.
+  absl::flat_hash_map<std::string, std::vector<size_t>> shadowed_by_key_;
   size_t shadowed_ = 0;
   std::vector<GpuCostModel> cost_models_;
   bool select_by_model_ = false;
