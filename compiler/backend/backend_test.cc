@@ -455,6 +455,33 @@ TEST_F(TunedResolverTest, TransferredTilesWiderThanTheRowsAreFittedToThem) {
   EXPECT_THAT(wide->request.launch.tile, ElementsAre(8, 2048));
 }
 
+// A tile of a few rows, each part of the record's long rows ([8, 1024] over rows of 8186),
+// over a copy of rows shorter than its width but within 4x of it (a crop of 223 of 227 px):
+// it covers the rows with a power of two and keeps its 8 rows a CTA, rather than taking
+// [1, 37, 223] to keep its elements. Rows far shorter, or too few for the record's threads
+// to each move a vector, fit as before.
+TEST_F(TunedResolverTest, ATileOfPartRowsKeepsItsRowsOverShorterOnes) {
+  auto resolver = Make(
+      {SimtRecord(Slice(DataType::kBF16, {8192, 8192}, {0, 3}, {8192, 8186}), {8, 1024}, 256)});
+  auto crop = resolver->Resolve(
+      H200(), Slice(DataType::kBF16, {16, 64, 227, 227}, {0, 0, 2, 2}, {16, 64, 223, 223}));
+  ASSERT_TRUE(crop.ok()) << crop.status();
+  EXPECT_THAT(crop->request.launch.tile, ElementsAre(1, 8, 256)) << crop->detail;
+  auto rows = resolver->Resolve(H200(), Slice(DataType::kBF16, {65536, 520}, {0, 3}, {65536, 480}));
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_THAT(rows->request.launch.tile, ElementsAre(8, 512)) << rows->detail;
+  // Rows of 11: the tile takes as many rows as keep its elements.
+  auto narrow = resolver->Resolve(H200(), Slice(DataType::kBF16, {400000, 12}, {0, 1}, {400000, 11}));
+  ASSERT_TRUE(narrow.ok()) << narrow.status();
+  EXPECT_THAT(narrow->request.launch.tile, ElementsAre(512, 16)) << narrow->detail;
+  // 16-byte vectors: 4 rows of 512 bytes are 128 vectors for 256 threads.
+  auto bytes = Make({SimtRecord(Slice(DataType::kU8, {16384, 4097}, {0, 0}, {16384, 4096}),
+                                {4, 2048}, 256)});
+  auto wide = bytes->Resolve(H200(), Slice(DataType::kU8, {100000, 512}, {0, 0}, {100000, 400}));
+  ASSERT_TRUE(wide.ok()) << wide.status();
+  EXPECT_THAT(wide->request.launch.tile, ElementsAre(16, 512)) << wide->detail;
+}
+
 // A thread layout tuned for a 2-D tile is not carried onto the 1-D tile it is fitted to
 // (8x32 over one row would leave 7 of 8 warps without work): the lowering picks one.
 TEST_F(TunedResolverTest, AFittedTileLeavesTheRecordsThreadLayoutBehind) {

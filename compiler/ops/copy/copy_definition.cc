@@ -559,6 +559,43 @@ std::optional<LaunchParams> SpanLaunch(const CopyOp& ours, const CopyOp& theirs,
   return adapted;
 }
 
+// A tile of a few of the record's rows, each a part of the row (tile [8, 1024] over rows of
+// 8186), over rows shorter than its width but of the same order (within 4x, powers of two
+// covering both): its width shrinks to cover the rows and it keeps its rows, spread over
+// this copy's outer dimensions innermost first ([1, 8, 256] over [1024, 223, 223]). The
+// record's tuning chose that many rows a CTA; giving a CTA more of the short rows instead,
+// to keep its elements, gives it more accesses a thread than any tile its tuning measured
+// there. Only while those rows give each of the record's `threads` a vector of `vector`
+// elements at least: a tile of fewer idles threads the record's kept busy. None for other
+// tiles (rows far shorter than the tile: [8, 2048] over rows of 11 takes as many rows as
+// keep its work; see the callers).
+std::optional<std::vector<int64_t>> RowsKeptTile(const std::vector<int64_t>& tile,
+                                                 const std::vector<int64_t>& their_extents,
+                                                 const std::vector<int64_t>& target,
+                                                 int threads, int64_t vector) {
+  if (tile.size() < 2 || target.size() < 2) return std::nullopt;
+  const int64_t width = tile.back(), row = target.back();
+  if (width >= their_extents.back() || row >= width || 4 * CoverPowerOfTwo(row) < width) {
+    return std::nullopt;
+  }
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < tile.size(); ++d) {
+    rows = std::min<int64_t>(rows * std::min(tile[d], their_extents[d]), int64_t{1} << 30);
+  }
+  int64_t outer = 1;  // the rows this copy has
+  for (size_t d = 0; d + 1 < target.size(); ++d) {
+    outer = std::min<int64_t>(outer * target[d], int64_t{1} << 30);
+  }
+  if (std::min(rows, outer) * row < int64_t{threads} * vector) return std::nullopt;
+  std::vector<int64_t> fitted(target.size(), 1);
+  fitted.back() = std::min(width, CoverPowerOfTwo(row));
+  for (size_t d = target.size() - 1; d-- > 0 && rows > 1;) {
+    fitted[d] = std::min(target[d], rows);
+    rows = (rows + fitted[d] - 1) / fitted[d];
+  }
+  return fitted;
+}
+
 }  // namespace
 
 LaunchParams CopyDefinition::AdaptLaunch(const TileOp& op, const tuning::Problem& from,
@@ -596,6 +633,15 @@ LaunchParams CopyDefinition::AdaptLaunch(const TileOp& op, const tuning::Problem
   if (std::optional<std::vector<int64_t>> measured =
           MeasuredWorkTile(adapted.tile, their_extents, target)) {
     adapted.tile = *std::move(measured);
+    return adapted;
+  }
+  // The vector a thread moves: the shifted form's 16-B slots whatever the alignments, else
+  // as wide as they allow.
+  const int vector_bytes = tuned_form == "shifted" ? 16 : WidestVectorBytes(op);
+  if (std::optional<std::vector<int64_t>> kept =
+          RowsKeptTile(adapted.tile, their_extents, target, tuned.threads,
+                       std::max(1, vector_bytes / DataTypeBytes(op.dtype())))) {
+    adapted.tile = *std::move(kept);
     return adapted;
   }
   if (target.size() != tuned.tile.size()) {
