@@ -474,7 +474,7 @@ TEST_F(TunedResolverTest, ATileOfPartRowsKeepsItsRowsOverShorterOnes) {
   auto narrow = resolver->Resolve(H200(), Slice(DataType::kBF16, {400000, 12}, {0, 1}, {400000, 11}));
   ASSERT_TRUE(narrow.ok()) << narrow.status();
   EXPECT_THAT(narrow->request.launch.tile, ElementsAre(512, 16)) << narrow->detail;
-  // 16-byte vectors: 4 rows of 512 bytes are 128 vectors for 256 threads.
+  // 16-byte vectors: 4 rows of 400 bytes are 100 vectors for 256 threads.
   auto bytes = Make({SimtRecord(Slice(DataType::kU8, {16384, 4097}, {0, 0}, {16384, 4096}),
                                 {4, 2048}, 256)});
   auto wide = bytes->Resolve(H200(), Slice(DataType::kU8, {100000, 512}, {0, 0}, {100000, 400}));
@@ -568,12 +568,25 @@ TEST_F(TunedResolverTest, AStaleRecordGivesWayToACurrentOneBelowIt) {
   EXPECT_EQ(current->origin, "listed.txtpb");
   EXPECT_THAT(current->request.launch.tile, ElementsAre(32, 64));
 
+  // A record above that no longer lowers (here: 33 threads) gives way too.
+  tuning::TuningRecord broken = Record(H200(), op, "tma", {32, 64}, 33, 2);
+  auto unlowered = Stacked(broken, below)->Resolve(H200(), op);
+  ASSERT_TRUE(unlowered.ok()) << unlowered.status();
+  EXPECT_EQ(unlowered->level, ResolutionLevel::kExact);
+  EXPECT_EQ(unlowered->origin, "user.txtpb");
+  EXPECT_THAT(unlowered->detail, HasSubstr("whose record of this problem does not lower"));
+
   above.mutable_winner()->set_source_sha256(std::string(64, 'a'));
+  tuning::TuningRecord undigested = below;
+  undigested.mutable_winner()->clear_source_sha256();
   below.mutable_winner()->set_source_sha256(std::string(64, 'b'));
-  auto both = Stacked(above, below)->Resolve(H200(), op);
-  ASSERT_TRUE(both.ok()) << both.status();
-  EXPECT_TRUE(both->stale);
-  EXPECT_EQ(both->origin, "listed.txtpb");
+  // Every record stale, or below it none known to be current: the highest answers, stale.
+  for (const tuning::TuningRecord& lower : {below, undigested}) {
+    auto both = Stacked(above, lower)->Resolve(H200(), op);
+    ASSERT_TRUE(both.ok()) << both.status();
+    EXPECT_TRUE(both->stale);
+    EXPECT_EQ(both->origin, "listed.txtpb");
+  }
 }
 
 // A record's simt_addressing names the kernel form it timed for its own problem: exact

@@ -351,19 +351,22 @@ std::optional<absl::StatusOr<Resolution>> TunedResolver::Exact(
   if (by_key == by_key_.end()) return std::nullopt;
   absl::StatusOr<Resolution> first =
       Attempt(records_[by_key->second], ResolutionLevel::kExact, codegen, op, problem, target);
-  if (!first.ok() || !first->stale) return first;
+  if (first.ok() && !first->stale) return first;
   auto shadowed = shadowed_by_key_.find(by_key->first);
   if (shadowed == shadowed_by_key_.end()) return first;
+  const std::string& above = origins_[by_key->second];
   for (size_t index : shadowed->second) {
+    // Only a record known to describe today's kernel: one with no digest may not.
+    if (shadowed_records_[index].winner().source_sha256().empty()) continue;
     absl::StatusOr<Resolution> below = Fit(shadowed_records_[index], ResolutionLevel::kExact,
                                            codegen, op, problem, target);
     if (!below.ok() || below->stale) continue;
     below->origin = shadowed_origins_[index];
     below->detail = absl::StrCat(
-        below->detail, "; from ",
-        below->origin.empty() ? "a lower database" : below->origin, ", below ",
-        first->origin.empty() ? "a database" : first->origin,
-        " whose record of this problem timed a kernel that has changed since");
+        below->detail, "; from ", below->origin.empty() ? "a lower database" : below->origin,
+        ", below ", above.empty() ? "a database" : above, " whose record of this problem ",
+        first.ok() ? "timed a kernel that has changed since"
+                   : absl::StrCat("does not lower (", first.status().message(), ")"));
     return below;
   }
   return first;

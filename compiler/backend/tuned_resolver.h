@@ -93,10 +93,11 @@ class TunedResolver {
     // The tile operators. Required; must outlive the resolver.
     const TileOpRegistry* ops = nullptr;
     // Tuning databases to consult, highest precedence first: where two hold a record of
-    // the same key, the earlier one's is used and the later one's ignored (nearest records
-    // too), unless the earlier one's is stale (Resolution::stale) and the later one's is
-    // not: a problem tuned again into a lower database answers with its current kernel.
-    // Records of all of them are used otherwise.
+    // the same key, the earlier one's is used and the later one's ignored, but for the
+    // exact problem where the earlier one's is stale (Resolution::stale) or does not lower
+    // and the later one's is current (its digest is today's kernel's): a problem tuned
+    // again into a lower database answers with its current kernel. Nearest records are
+    // ranked among the earlier ones only. Records of all of them are used otherwise.
     std::vector<tuning::TuningDatabase> databases;
     // What each database is called (a file, "... (built in)"), for Resolution::origin; may
     // be shorter than `databases`.
@@ -153,7 +154,8 @@ class TunedResolver {
   absl::StatusOr<std::vector<NearbyEstimate>> NearbyEstimates(const tuning::DeviceIdentity& device,
                                                               const TileOp& op) const;
 
-  // Records in use, and records ignored because an earlier database holds their key.
+  // Records in use, and records an earlier database's of the same key shadows (consulted
+  // only for their exact problem, where every record above is stale: Exact).
   size_t record_count() const { return records_.size(); }
   size_t shadowed_count() const { return shadowed_; }
 
@@ -190,8 +192,9 @@ class TunedResolver {
                                      const TileOp& op, const tuning::Problem& problem,
                                      const Target& target) const;
   // The exact record of `key` (from `by_key`), attempted: the highest database's, unless
-  // its kernel has changed since it was timed (stale) and a record of the same key it
-  // shadows is current, which then answers. None when no database holds the key.
+  // its kernel has changed since it was timed (stale) or it does not lower, and a record of
+  // the same key it shadows is current (a digest of today's kernel), which then answers.
+  // None when no database holds the key.
   std::optional<absl::StatusOr<Resolution>> Exact(
       absl::flat_hash_map<std::string, size_t>::const_iterator by_key,
       const std::shared_ptr<const DeviceCodegen>& codegen, const TileOp& op,

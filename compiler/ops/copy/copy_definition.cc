@@ -562,7 +562,8 @@ std::optional<LaunchParams> SpanLaunch(const CopyOp& ours, const CopyOp& theirs,
 // A tile of a few of the record's rows, each a part of the row (tile [8, 1024] over rows of
 // 8186), over rows shorter than its width but of the same order (within 4x, powers of two
 // covering both): its width shrinks to cover the rows and it keeps its rows, spread over
-// this copy's outer dimensions innermost first ([1, 8, 256] over [1024, 223, 223]). The
+// this copy's outer dimensions innermost first ([1, 8, 256] over [1024, 223, 223]; where an
+// outer extent does not divide them the split rounds up, as the elements' split does). The
 // record's tuning chose that many rows a CTA; giving a CTA more of the short rows instead,
 // to keep its elements, gives it more accesses a thread than any tile its tuning measured
 // there. Only while those rows give each of the record's `threads` a vector of `vector`
