@@ -493,6 +493,17 @@ std::vector<int64_t> SqueezedCopyExtents(const CopyOp& op) {
   return squeezed;
 }
 
+// `count` (rows or elements) spread over the first `dims` of `target`'s dimensions,
+// innermost first, into `tile`: each takes as much of what is left as its extent holds,
+// the next the rest, rounded up.
+void SpreadOver(const std::vector<int64_t>& target, size_t dims, int64_t count,
+                std::vector<int64_t>& tile) {
+  for (size_t d = dims; d-- > 0 && count > 1;) {
+    tile[d] = std::min(target[d], count);
+    count = (count + tile[d] - 1) / tile[d];
+  }
+}
+
 // A tile wider than the record's rows (past the power of two that covers them) moved only
 // those rows' elements per CTA. Where this problem's rows are of the same order (within 4x
 // either way), that measured work is the evidence: the tile keeps its width (the kernel
@@ -524,10 +535,7 @@ std::optional<std::vector<int64_t>> MeasuredWorkTile(const std::vector<int64_t>&
   // A CTA's row: the whole row where the tile covers it, else the tile's width of it.
   int64_t rows = 1;
   while (rows * 2 <= elements / std::min(width, row)) rows *= 2;
-  for (size_t d = target.size() - 1; d-- > 0 && rows > 1;) {
-    fitted[d] = std::min(target[d], rows);
-    rows = (rows + fitted[d] - 1) / fitted[d];
-  }
+  SpreadOver(target, target.size() - 1, rows, fitted);
   return fitted;
 }
 
@@ -590,10 +598,7 @@ std::optional<std::vector<int64_t>> RowsKeptTile(const std::vector<int64_t>& til
   if (std::min(rows, outer) * row < int64_t{threads} * vector) return std::nullopt;
   std::vector<int64_t> fitted(target.size(), 1);
   fitted.back() = std::min(width, CoverPowerOfTwo(row));
-  for (size_t d = target.size() - 1; d-- > 0 && rows > 1;) {
-    fitted[d] = std::min(target[d], rows);
-    rows = (rows + fitted[d] - 1) / fitted[d];
-  }
+  SpreadOver(target, target.size() - 1, rows, fitted);
   return fitted;
 }
 
@@ -651,10 +656,7 @@ LaunchParams CopyDefinition::AdaptLaunch(const TileOp& op, const tuning::Problem
       elements = std::min<int64_t>(elements * std::max<int64_t>(t, 1), int64_t{1} << 30);
     }
     adapted.tile.assign(target.size(), 1);
-    for (size_t d = target.size(); d-- > 0 && elements > 1;) {
-      adapted.tile[d] = std::min(target[d], elements);
-      elements = (elements + adapted.tile[d] - 1) / adapted.tile[d];
-    }
+    SpreadOver(target, target.size(), elements, adapted.tile);
     return adapted;
   }
   // Same rank: a tile dimension far wider than this problem's extent (a [*, 512] tile over
