@@ -728,9 +728,9 @@ TEST_F(TunedResolverTest, AGatheringKernelKeepsTheWidthItChose) {
   // (TransferDropsTheRecordsVectorWidth).
 }
 
-// batch_copy's two forms are two kernels: a regions problem takes a regions record of its
-// element size even where a blocks record's sizes are nearer, and a blocks record only
-// where its element size has no regions record.
+// batch_copy's two forms are two kernels: a regions problem takes a regions record even
+// where a blocks record's sizes are nearer, one of its own element size first, else one of
+// another size with its chunk's bytes; a blocks record only where no regions record is.
 TEST_F(TunedResolverTest, ABatchCopyTakesARecordOfItsOwnForm) {
   const tuning::TuningRecord blocks = SpecRecord(
       "batch_copy:f16:128:16384:src=16384:dst=16384", "sync_simt", "blocks", {16384}, 128);
@@ -738,7 +738,7 @@ TEST_F(TunedResolverTest, ABatchCopyTakesARecordOfItsOwnForm) {
       SpecRecord("batch_copy:bf16:1200:8192:src=1200:dst=1200:regions", "sync_simt",
                  "regions", {2048}, 256);
   const tuning::TuningRecord u8_regions =
-      SpecRecord("batch_copy:u8:2000:4096:src=2000:dst=2000:regions", "sync_simt", "regions",
+      SpecRecord("batch_copy:u8:1000:32768:src=1000:dst=1000:regions", "sync_simt", "regions",
                  {4096}, 128);
   const std::string spec = "batch_copy:f16:114:16384:src=114:dst=114:regions";
   auto r = Make({blocks, regions, u8_regions})
@@ -748,12 +748,19 @@ TEST_F(TunedResolverTest, ABatchCopyTakesARecordOfItsOwnForm) {
   EXPECT_EQ(r->built.lowered->form_name, "regions");
   EXPECT_EQ(r->request.launch.threads, 256) << r->detail;
   EXPECT_THAT(r->request.launch.tile, ElementsAre(2048)) << r->detail;
-  // Without a 2-byte regions record, the 2-byte blocks record answers (the u8 one moves
-  // other elements).
-  auto alone = Make({blocks, u8_regions})->Resolve(H200(), **BuiltinTileOps().ParseSpec(spec));
+  // Without a 2-byte regions record, the u8 one answers with its 4 KiB chunks (2048
+  // elements here), not the blocks record's one chunk an item.
+  auto other_size =
+      Make({blocks, u8_regions})->Resolve(H200(), **BuiltinTileOps().ParseSpec(spec));
+  ASSERT_TRUE(other_size.ok()) << other_size.status();
+  EXPECT_EQ(other_size->built.lowered->form_name, "regions");
+  EXPECT_EQ(other_size->request.launch.threads, 128) << other_size->detail;
+  EXPECT_THAT(other_size->request.launch.tile, ElementsAre(2048)) << other_size->detail;
+  EXPECT_THAT(other_size->detail, HasSubstr("of this operator and architecture"));
+  // With no regions record at all, the blocks record (its whole-item chunk kept whole).
+  auto alone = Make({blocks})->Resolve(H200(), **BuiltinTileOps().ParseSpec(spec));
   ASSERT_TRUE(alone.ok()) << alone.status();
   EXPECT_EQ(alone->built.lowered->form_name, "regions");
-  EXPECT_EQ(alone->request.launch.threads, 128) << alone->detail;
   EXPECT_THAT(alone->request.launch.tile, ElementsAre(16384)) << alone->detail;
   // And a blocks problem keeps the blocks record over a regions one of nearer sizes.
   auto b = Make({blocks, regions})
@@ -762,6 +769,27 @@ TEST_F(TunedResolverTest, ABatchCopyTakesARecordOfItsOwnForm) {
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_EQ(b->built.lowered->form_name, "blocks");
   EXPECT_EQ(b->request.launch.threads, 128) << b->detail;
+}
+
+// A fold whose windows tile the NCHW image exactly takes a record of that geometry (its
+// patches kernel) over a planes record whose sizes are nearer; a padded fold the other way.
+TEST_F(TunedResolverTest, ExactPatchesGeometryTakesAPatchesRecord) {
+  const tuning::TuningRecord planes = SpecRecord(
+      "col2im:f16:32,64,64,64:k=4:s=2:p=1:layout=nchw", "simt_col2im", "planes", {32, 64}, 128);
+  tuning::TuningRecord patches = SpecRecord("col2im:bf16:32,224,224,3:k=4:s=4:layout=nchw",
+                                            "simt_col2im", "patches", {1, 56}, 256);
+  (*patches.mutable_winner()->mutable_hints()->mutable_annotations())["planes_gather"] =
+      "patches";
+  auto resolver = Make({planes, patches});
+  auto fold = resolver->Resolve(
+      H200(), **BuiltinTileOps().ParseSpec("col2im:f16:32,76,76,16:k=4:s=4:layout=nchw"));
+  ASSERT_TRUE(fold.ok()) << fold.status();
+  EXPECT_EQ(fold->level, ResolutionLevel::kNearest);
+  EXPECT_EQ(fold->built.lowered->form_name, "patches") << fold->detail;
+  auto padded = resolver->Resolve(
+      H200(), **BuiltinTileOps().ParseSpec("col2im:f16:32,76,76,16:k=4:s=4:p=2:layout=nchw"));
+  ASSERT_TRUE(padded.ok()) << padded.status();
+  EXPECT_EQ(padded->built.lowered->form_name, "planes") << padded->detail;
 }
 
 // A dense tensor of odd total size is one aligned run with a ragged end: it transfers

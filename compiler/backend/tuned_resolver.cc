@@ -282,6 +282,12 @@ bool Sets(const Hints& hints, const std::string& key) {
   return key == "loop_layout" && hints.loop_layout.has_value();
 }
 
+// The records a nearest one is chosen among, for the resolution's detail.
+const char* Pool(const TileOpDefinition& definition) {
+  return definition.TransfersAcrossElementSizes() ? "this operator and architecture"
+                                                  : "this operator, element size and architecture";
+}
+
 }  // namespace
 
 Resolution TunedResolver::Repathed(const tuning::TuningRecord& record, const Trial& tuned,
@@ -526,7 +532,10 @@ std::vector<std::pair<double, size_t>> TunedResolver::Ranked(
       continue;
     }
     absl::StatusOr<DataType> theirs_dtype = ParseDataType(record.problem().dtype());
-    if (!theirs_dtype.ok() || DataTypeBytes(*theirs_dtype) != DataTypeBytes(*dtype)) continue;
+    if (!theirs_dtype.ok() || (DataTypeBytes(*theirs_dtype) != DataTypeBytes(*dtype) &&
+                               !definition.TransfersAcrossElementSizes())) {
+      continue;
+    }
     const std::vector<double> theirs = definition.TransferFeatures(record.problem());
     if (theirs.size() != features.size()) continue;
     double distance = *theirs_dtype == *dtype ? 0 : kOtherDtype;
@@ -752,7 +761,9 @@ absl::StatusOr<std::vector<Resolution>> TunedResolver::Alternatives(
 
 // The nearest usable record answers, unless the first of the next kWiderRecordTries records
 // whose kernel moves wider vectors here than the nearest's, and no wider than it moved on its
-// own problem (so its tuning measured that width), does: a memory-bound kernel's width is
+// own problem (so its tuning measured that width), and whose problem is of the nearest's
+// TransferFamily (a kernel family another problem kind cannot run: its width is that of
+// the family's problems, not a misfit), does: a memory-bound kernel's width is
 // most of its speed, and the nearest record's width may be its own problem's (its alignment
 // or row length) rather than this one's. A kernel that sums several gathered reads
 // per output element (LoweredTileKernel::gather_reads above 1: the NCHW folds) keeps the
@@ -772,6 +783,7 @@ std::optional<Resolution> TunedResolver::NearestUsable(
     const TileOp& op, const tuning::Problem& problem, const Target& target) const {
   std::optional<Resolution> nearest;
   double nearest_distance = 0;
+  size_t nearest_index = 0;
   // The width the nearest's kernel moved on its own problem, where it moves narrower here.
   std::optional<int> narrowed_from;
   int tries = 0;
@@ -783,6 +795,7 @@ std::optional<Resolution> TunedResolver::NearestUsable(
     const int here = resolution->built.lowered->vector_bytes;
     if (!nearest.has_value()) {
       nearest_distance = distance;
+      nearest_index = index;
       const int own = records_[index].winner().lowering().vector_bytes();
       nearest = *std::move(resolution);
       // The same problem tuned on another board of this architecture: its tuning measured
@@ -796,10 +809,12 @@ std::optional<Resolution> TunedResolver::NearestUsable(
     const std::optional<int64_t>& sums = resolution->built.lowered->gather_reads;
     if (here > nearest->built.lowered->vector_bytes &&
         here <= records_[index].winner().lowering().vector_bytes() &&
+        definition.TransferFamily(records_[index].problem()) ==
+            definition.TransferFamily(records_[nearest_index].problem()) &&
         (narrowed_from.has_value() || !sums.has_value() || *sums <= 1)) {
       resolution->detail = absl::StrCat(
           why, resolution->detail, " (of ", near.size(),
-          " record(s) of this operator, element size and architecture, the nearest (distance ",
+          " record(s) of ", Pool(definition), ", the nearest (distance ",
           absl::StrFormat("%.2f", nearest_distance), ") moves ",
           nearest->built.lowered->vector_bytes, "-byte vectors here",
           narrowed_from.has_value()
@@ -820,7 +835,7 @@ std::optional<Resolution> TunedResolver::NearestUsable(
       const int after = std::min(tries, kWiderRecordTries);
       planned->detail = absl::StrCat(
           why, planned->detail, " (the nearest of ", near.size(),
-          " record(s) of this operator, element size and architecture (distance ",
+          " record(s) of ", Pool(definition), " (distance ",
           absl::StrFormat("%.2f", nearest_distance), ") moves ", here,
           "-byte vectors here against ", *narrowed_from, " on its own problem",
           after > 0 ? absl::StrCat(", and none of the ", after, " after it moves wider ones")
@@ -833,7 +848,7 @@ std::optional<Resolution> TunedResolver::NearestUsable(
     // Why this one: its place among the candidates and how far its features are.
     nearest->detail = absl::StrCat(
         why, nearest->detail, " (nearest usable of ", near.size(),
-        " record(s) of this operator, element size and architecture by size, "
+        " record(s) of ", Pool(definition), " by size, "
         "launch-boundness, alignment, shape and dtype; distance ",
         absl::StrFormat("%.2f", nearest_distance), ")");
   }
@@ -955,7 +970,8 @@ absl::StatusOr<Resolution> TunedResolver::Resolve(const tuning::DeviceIdentity& 
     why = "no exact record; ";
   }
 
-  // 2. Nearest problem of the same operator and element size on the same architecture.
+  // 2. Nearest problem of the same operator (and element size, unless the operator's
+  // records transfer across them) on the same architecture.
   const std::vector<std::pair<double, size_t>> near = Ranked(*definition, problem, device);
   // With a cost model of this GPU: the kernel it predicts fastest.
   if (const GpuCostModel* model = SelectingModelFor(device); model != nullptr) {

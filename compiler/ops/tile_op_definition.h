@@ -193,6 +193,19 @@ class TileOpDefinition {
     (void)op;
     return 16;
   }
+  // The kernel family a problem's records belong to, where some kernels run on one kind of
+  // problem only (NCHW patches): a record of another family does not take over from the
+  // nearest record for the wider vectors its kernel moves (TunedResolver). By default one
+  // family.
+  virtual std::string TransferFamily(const tuning::Problem& problem) const {
+    (void)problem;
+    return "";
+  }
+  // Whether records of another element size transfer to this operator's problems: then its
+  // TransferFeatures tell the element sizes apart and AdaptLaunch converts their tiles. By
+  // default only records of the problem's own element size do (tiles, vectors and
+  // alignments are counted in elements).
+  virtual bool TransfersAcrossElementSizes() const { return false; }
   // A launch tuned for problem `from`, made to fit `op` when it transfers (tuned
   // resolution tries this first, then the launch as stored). `op` carries the hints it
   // will lower with: the record's, merged with the caller's. `tuned_form` is the form the

@@ -1,5 +1,6 @@
 #include "compiler/ops/batch_copy/batch_copy_definition.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -135,9 +136,10 @@ std::vector<double> BatchCopyDefinition::TransferFeatures(const tuning::Problem&
   const double count = std::max<double>(1, p.count());
   // The form is another kernel altogether (regions walk items of any size at any element
   // offset, blocks whole aligned items): a record of the problem's own form answers before
-  // any of the other, which answers only where its element size has none of this form.
+  // any of the other, of any element size (the sizes a little apart, as two doublings of
+  // the items are).
   return {std::log2(item_bytes), std::log2(count), std::log2(item_bytes * count),
-          p.form() == tuning::BATCH_COPY_FORM_REGIONS ? 64.0 : 0.0};
+          2.0 * std::log2(e), p.form() == tuning::BATCH_COPY_FORM_REGIONS ? 64.0 : 0.0};
 }
 
 std::string BatchCopyDefinition::SpecSyntax() const {
@@ -285,9 +287,13 @@ LaunchParams BatchCopyDefinition::AdaptLaunch(const TileOp& op, const tuning::Pr
   const BatchCopyOp& b = OpRef<BatchCopyOp>(op);
   LaunchParams launch = tuned;
   if (launch.tile.size() != 1 || !from.has_batch_copy()) return launch;
-  if (launch.tile[0] >= from.batch_copy().item() || launch.tile[0] > b.item) {
-    launch.tile[0] = b.item;
+  const bool whole = launch.tile[0] >= from.batch_copy().item();
+  absl::StatusOr<DataType> theirs = ParseDataType(from.dtype());
+  if (theirs.ok() && DataTypeBytes(*theirs) != DataTypeBytes(b.element_type)) {
+    launch.tile[0] = std::max<int64_t>(
+        1, launch.tile[0] * DataTypeBytes(*theirs) / DataTypeBytes(b.element_type));
   }
+  if (whole || launch.tile[0] > b.item) launch.tile[0] = b.item;
   return launch;
 }
 

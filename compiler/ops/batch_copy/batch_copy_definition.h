@@ -49,8 +49,12 @@ class BatchCopyDefinition final : public TileOpDefinition {
 
   SearchSpace Search(const TileOp& op, const Target& target) const override;
   Trial Heuristic(const TileOp& op, const Target& target) const override;
-  // A record's chunk fitted to `op`'s item: a whole-item chunk stays whole, a longer one
-  // than the item is cut to it (a chunk longer than the item does not lower).
+  // Items are bytes moved in 16-byte vectors: a record of another element size transfers
+  // with its chunk's bytes.
+  bool TransfersAcrossElementSizes() const override { return true; }
+  // A record's chunk fitted to `op`'s item: the same bytes where the record's element size
+  // differs; a whole-item chunk stays whole, a longer one than the item is cut to it (a
+  // chunk longer than the item does not lower).
   LaunchParams AdaptLaunch(const TileOp& op, const tuning::Problem& from,
                            const LaunchParams& tuned,
                            absl::string_view tuned_form) const override;

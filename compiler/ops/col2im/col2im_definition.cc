@@ -1,6 +1,7 @@
 #include "compiler/ops/col2im/col2im_definition.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -37,6 +38,40 @@ absl::StatusOr<std::unique_ptr<TileOp>> DenseOp(DataType dtype, const ConvSpec& 
   op->hints = std::move(hints);
   TT_RETURN_IF_ERROR(ValidateCol2imOp(*op));
   return op;
+}
+
+// The direct and staged forms' tile [rows, pixels] of an NHWC image: each CTA sums the
+// tile's pixels x all C channels. Across channel counts it keeps those elements, to the
+// nearest power-of-two multiple of the tuned pixels (by ratio): a record tuned at C64
+// gives C16 images four times its pixels, not a quarter of its work a CTA. It grows along
+// W first (a tile row is one contiguous run of pixels x C), past the image width into
+// whole rows, and shrinks rows first.
+LaunchParams FitPixelTile(const LaunchParams& tuned, const Im2colGeometry& theirs,
+                          const Im2colGeometry& ours) {
+  if (tuned.tile.size() != 2 || tuned.tile[0] < 1 || tuned.tile[1] < 1 || theirs.c < 1 ||
+      ours.c < 1 || theirs.c == ours.c) {
+    return tuned;
+  }
+  int64_t rows = std::min(tuned.tile[0], theirs.h), pixels = std::min(tuned.tile[1], theirs.w);
+  const int shift = static_cast<int>(std::lround(std::log2(static_cast<double>(theirs.c) /
+                                                           static_cast<double>(ours.c))));
+  if (shift == 0) return tuned;
+  for (int step = 0; step < std::abs(shift) && step < 16; ++step) {
+    if (shift > 0) {
+      if (pixels < ours.w) {
+        pixels *= 2;
+      } else if (rows < ours.h) {
+        rows *= 2;
+      }
+    } else if (rows > 1) {
+      rows = (rows + 1) / 2;
+    } else if (pixels > 1) {
+      pixels = (pixels + 1) / 2;
+    }
+  }
+  LaunchParams fitted = tuned;
+  fitted.tile = {rows, pixels};
+  return fitted;
 }
 
 }  // namespace
@@ -124,13 +159,24 @@ LaunchParams Col2imDefinition::AdaptLaunch(const TileOp& op, const tuning::Probl
     return FitPatchesTile(tuned, ConvGeometryFromProblem(from.col2im()), conv.geometry,
                           DataTypeBytes(op.dtype()));
   }
+  if (conv.order != ColumnOrder::kChannelRows) {
+    if (tuned_form == Col2imFormName(Col2imPath::kSimtDirect) ||
+        tuned_form == Col2imFormName(Col2imPath::kSimtStaged)) {
+      return FitPixelTile(tuned, ConvGeometryFromProblem(from.col2im()), conv.geometry);
+    }
+    return tuned;
+  }
   // The planes form's tile is [image rows, W]: as wide as the image, each tile is one run
   // of the dense image; narrower, a 2-D block of each plane, kept as tuned.
-  if (conv.order != ColumnOrder::kChannelRows) return tuned;
   // A run of whole rows keeps the tuned tile's pixels, so each thread sums as many as
   // tuned: a wider image takes fewer rows per tile, a narrower one as many as tuned. (The
   // rows of a tuned whole-row tile follow the width inversely; its pixels vary far less.)
   return FitWholeRunTile(tuned, from.col2im().w(), conv.geometry.w, /*max_growth=*/1);
+}
+
+std::string Col2imDefinition::TransferFamily(const tuning::Problem& problem) const {
+  return ConvTransferFamily(ConvGeometryFromProblem(problem.col2im()),
+                            problem.col2im().col_order() == tuning::COLUMN_ORDER_CHANNEL_ROWS);
 }
 
 std::vector<double> Col2imDefinition::TransferFeatures(const tuning::Problem& problem) const {

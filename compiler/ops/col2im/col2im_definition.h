@@ -26,6 +26,7 @@ class Col2imDefinition final : public TileOpDefinition {
   absl::StatusOr<std::unique_ptr<TileOp>> FromProblem(
       const tuning::Problem& problem) const override;
   absl::Status CheckLowering(const tuning::Lowering& lowering) const override;
+  std::string TransferFamily(const tuning::Problem& problem) const override;
   std::vector<double> TransferFeatures(const tuning::Problem& problem) const override;
   int WidestVectorBytes(const TileOp& op) const override;
   LaunchParams AdaptLaunch(const TileOp& op, const tuning::Problem& from,

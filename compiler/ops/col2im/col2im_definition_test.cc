@@ -326,5 +326,61 @@ TEST(Col2imDefinitionTest, WholeRowPlanesTilesTransferAsWholeRows) {
               ElementsAre(1, 32));
 }
 
+// An NHWC direct or staged tile is pixels x all C: across channel counts it keeps those
+// elements (the nearest power of two of its pixels), along W first and into whole rows past
+// the image width, and shrinks rows first. The planes and swept forms keep theirs.
+TEST(Col2imDefinitionTest, PixelTilesKeepTheirElementsAcrossChannelCounts) {
+  const Col2imDefinition col2im;
+  const Target target = *Target::Parse("sm_90a");
+  auto record = col2im.ParseSpec("bf16:8,128,128,64:k=2:s=2");
+  auto fewer = col2im.ParseSpec("bf16:64,141,141,16:k=2:s=2");
+  auto narrow = col2im.ParseSpec("bf16:64,20,20,4:k=2:s=2");
+  auto more = col2im.ParseSpec("bf16:32,35,35,768:k=2:s=2");
+  auto close = col2im.ParseSpec("bf16:8,48,48,80:k=4:s=2:p=1");
+  ASSERT_TRUE(record.ok() && fewer.ok() && narrow.ok() && more.ok() && close.ok());
+  const tuning::Problem from = *col2im.ToProblem(**record);
+  LaunchParams tuned;
+  tuned.tile = {1, 16};
+  tuned.threads = 128;
+  EXPECT_THAT(col2im.AdaptLaunch(**fewer, from, tuned, "direct").tile, ElementsAre(1, 64));
+  EXPECT_THAT(col2im.AdaptLaunch(**fewer, from, tuned, "staged").tile, ElementsAre(1, 64));
+  // 16 x 64 / 4 = 256 pixels: 32 of a 20-wide row, then 8 rows of it.
+  EXPECT_THAT(col2im.AdaptLaunch(**narrow, from, tuned, "direct").tile, ElementsAre(8, 32));
+  // C80 is within a power of two of C64 by ratio: as tuned.
+  EXPECT_THAT(col2im.AdaptLaunch(**close, from, tuned, "direct").tile, ElementsAre(1, 16));
+  EXPECT_THAT(col2im.AdaptLaunch(**fewer, from, tuned, "swept").tile, ElementsAre(1, 16));
+  tuned.tile = {2, 32};
+  // 64 x 64 / 768 = 5.3 pixels: 4 (within 1.33x, where 8 is 1.5x), the rows halved first.
+  EXPECT_THAT(col2im.AdaptLaunch(**more, from, tuned, "direct").tile, ElementsAre(1, 4));
+  for (const TileOp* op : {fewer->get(), narrow->get(), more->get()}) {
+    auto lowered = LowerCol2im(static_cast<const Col2imOp&>(*op), target,
+                               col2im.AdaptLaunch(*op, from, tuned, "direct"));
+    EXPECT_TRUE(lowered.ok()) << lowered.status();
+  }
+}
+
+// Where the windows tile an NCHW image exactly, the heuristic takes the patches form; with
+// the gather chosen by the caller, or elsewhere, the planes form.
+TEST(Col2imDefinitionTest, HeuristicTakesThePatchesFormWhereTheWindowsTileTheImage) {
+  const Col2imDefinition col2im;
+  const Target target = *Target::Parse("sm_90a");
+  auto vit = col2im.ParseSpec("f16:32,76,76,16:k=4:s=4:layout=nchw");
+  auto padded = col2im.ParseSpec("f16:32,76,76,16:k=4:s=4:p=1:layout=nchw");
+  ASSERT_TRUE(vit.ok() && padded.ok());
+  auto form = [&](const TileOp& op, const Hints& hints) {
+    Col2imOp with = static_cast<const Col2imOp&>(op);
+    with.hints = hints;
+    const Trial trial = col2im.Heuristic(with, target);
+    with.hints = trial.hints;
+    auto lowered = LowerCol2im(with, target, trial.launch);
+    return lowered.ok() ? lowered->form_name : std::string(lowered.status().message());
+  };
+  EXPECT_EQ(form(**vit, Hints{}), "patches");
+  EXPECT_EQ(form(**padded, Hints{}), "planes");
+  Hints planes;
+  planes.annotations["planes_gather"] = "element";
+  EXPECT_NE(form(**vit, planes), "patches");
+}
+
 }  // namespace
 }  // namespace tiletune

@@ -220,6 +220,15 @@ Trial Col2imHeuristic(const Col2imOp& op, const Target& target) {
     if (!mine.eviction_policy.has_value() && !mine.annotations.count("col_eviction_policy")) {
       trial.hints.annotations["col_eviction_policy"] = "evict_first";
     }
+    // Where the windows tile the image exactly, the patches form at its first tile (one
+    // kernel row over as many window rows as fit), as the im2col heuristic does.
+    if (!mine.annotations.count(kCol2imPlanesGatherKey) && PatchesBlocker(op).empty()) {
+      const auto tiles = PatchesTiles(op.geometry, DataTypeBytes(op.img.dtype));
+      if (!tiles.empty()) {
+        trial.launch = MakeLaunch(tiles.front().first, tiles.front().second, 128, false, 0);
+        trial.hints.annotations[kCol2imPlanesGatherKey] = "patches";
+      }
+    }
     return trial;
   }
   bool swept_tma = false;

@@ -329,6 +329,12 @@ LaunchParams FitPatchesTile(const LaunchParams& tuned, const Im2colGeometry& the
   return fitted;
 }
 
+std::string ConvTransferFamily(const Im2colGeometry& g, bool channel_rows) {
+  const bool tiles = g.kh > 0 && g.kw > 0 && g.kh == g.sh && g.kw == g.sw && g.dh == 1 &&
+                     g.dw == 1 && g.ph == 0 && g.pw == 0 && g.h % g.kh == 0 && g.w % g.kw == 0;
+  return channel_rows && tiles ? "patches" : "";
+}
+
 std::vector<double> ConvTransferFeatures(const Im2colGeometry& g, int element_bytes,
                                          bool channel_rows) {
   auto lg = [](int64_t v) { return std::log2(static_cast<double>(std::max<int64_t>(v, 1))); };
@@ -337,6 +343,10 @@ std::vector<double> ConvTransferFeatures(const Im2colGeometry& g, int element_by
   const int64_t m = std::max<int64_t>(g.n, 1) * std::max<int64_t>(g.OH(), 1) *
                     std::max<int64_t>(g.OW(), 1);
   const int64_t k = g.K();
+  // The patches forms apply only where the windows tile the image exactly; a record of that
+  // geometry carries a kernel no other problem can run, and the planes records' kernels
+  // leave such problems at up to twice their tuned time (bench/results/heldout_fresh6_miss.md).
+  const bool patches = !ConvTransferFamily(g, channel_rows).empty();
   return {lg(g.n), lg(g.h), lg(g.w), lg(g.c),
           // The window and how it moves: kernel area, stride and dilation classes.
           lg(g.kh * g.kw), 2.0 * lg(std::max(g.sh, g.sw)), 2.0 * lg(std::max(g.dh, g.dw)),
@@ -345,7 +355,9 @@ std::vector<double> ConvTransferFeatures(const Im2colGeometry& g, int element_by
           // Launch-bound: a column matrix under 8 MiB.
           m * k * element_bytes < (int64_t{8} << 20) ? 2.0 : 0.0,
           // Another kernel family altogether.
-          channel_rows ? 64.0 : 0.0};
+          channel_rows ? 64.0 : 0.0,
+          // Among those, the exact patches geometry.
+          patches ? 16.0 : 0.0};
 }
 
 std::string DescribeConvOp(const std::string& op, const Im2colGeometry& g, const Buffer& img,

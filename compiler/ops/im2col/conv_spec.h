@@ -126,6 +126,10 @@ Im2colGeometry ConvGeometryFromProblem(const ProblemMessage& p) {
 // Columns in channel_rows order are a feature far from every pixel_rows problem.
 std::vector<double> ConvTransferFeatures(const Im2colGeometry& g, int element_bytes,
                                          bool channel_rows);
+// "patches" where channel_rows columns' windows tile the image exactly (kernel = stride, no
+// dilation or padding: the geometry the patches forms need), else "": the operators'
+// TransferFamily.
+std::string ConvTransferFamily(const Im2colGeometry& g, bool channel_rows);
 // The widest vector along C (bytes, up to 16): the alignment of a pixel's C elements.
 int ConvPixelAlignment(const Im2colGeometry& g, int element_bytes);
 // The channel_rows ("planes") forms' fitting of a tuned tile [rows, run] to another

@@ -111,6 +111,11 @@ int Im2colDefinition::WidestVectorBytes(const TileOp& op) const {
   return ConvPixelAlignment(conv.geometry, DataTypeBytes(conv.img.dtype));
 }
 
+std::string Im2colDefinition::TransferFamily(const tuning::Problem& problem) const {
+  return ConvTransferFamily(ConvGeometryFromProblem(problem.im2col()),
+                            problem.im2col().col_order() == tuning::COLUMN_ORDER_CHANNEL_ROWS);
+}
+
 std::vector<double> Im2colDefinition::TransferFeatures(const tuning::Problem& problem) const {
   absl::StatusOr<DataType> dtype = ParseDataType(problem.dtype());
   return ConvTransferFeatures(ConvGeometryFromProblem(problem.im2col()),

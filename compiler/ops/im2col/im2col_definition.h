@@ -25,6 +25,7 @@ class Im2colDefinition final : public TileOpDefinition {
   absl::StatusOr<std::unique_ptr<TileOp>> FromProblem(
       const tuning::Problem& problem) const override;
   absl::Status CheckLowering(const tuning::Lowering& lowering) const override;
+  std::string TransferFamily(const tuning::Problem& problem) const override;
   std::vector<double> TransferFeatures(const tuning::Problem& problem) const override;
   int WidestVectorBytes(const TileOp& op) const override;
 

@@ -187,6 +187,29 @@ TEST(Im2colDefinitionTest, HeuristicKeepsTheImageInL2UnlessAsked) {
   EXPECT_FALSE(im2col.Heuristic(op, T("sm_90a")).hints.annotations.count("img_eviction_policy"));
 }
 
+// Where the windows tile an NCHW image exactly (a ViT's patchify), the heuristic takes the
+// patches form; with the gather chosen by the caller, or with padding, the planes form.
+TEST(Im2colDefinitionTest, HeuristicTakesThePatchesFormWhereTheWindowsTileTheImage) {
+  const Im2colDefinition im2col;
+  const Target target = T("sm_90a");
+  auto patchify = im2col.ParseSpec("bf16:32,70,70,24:k=14:s=14:layout=nchw");
+  auto padded = im2col.ParseSpec("bf16:32,70,70,24:k=14:s=14:p=1:layout=nchw");
+  ASSERT_TRUE(patchify.ok() && padded.ok());
+  auto form = [&](const TileOp& op, const Hints& hints) {
+    Im2colOp with = static_cast<const Im2colOp&>(op);
+    with.hints = hints;
+    const Trial trial = im2col.Heuristic(with, target);
+    with.hints = trial.hints;
+    auto lowered = LowerIm2col(with, target, trial.launch);
+    return lowered.ok() ? lowered->form_name : std::string(lowered.status().message());
+  };
+  EXPECT_EQ(form(**patchify, Hints{}), "planes_patches");
+  EXPECT_EQ(form(**padded, Hints{}), "planes");
+  Hints shared;
+  shared.annotations["planes_gather"] = "shared";
+  EXPECT_NE(form(**patchify, shared), "planes_patches");
+}
+
 TEST(Im2colDefinitionTest, HeuristicTakesWholeRowsWhereChannelsAreNarrow) {
   Im2colOp stem = Im2colOp::Dense(DataType::kF16, G(32, 224, 224, 3, 7, 7, 2, 2, 1, 1, 3, 3));
   Im2colOp narrowed = stem;
