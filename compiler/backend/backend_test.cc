@@ -1120,6 +1120,16 @@ TEST_F(TunedResolverTest, ATransferredTileIsWhatEachOfTheRecordsCtasDid) {
   ASSERT_TRUE(span.ok()) << span.status();
   EXPECT_THAT(span->request.launch.tile, ElementsAre(16, 500)) << span->detail;
   EXPECT_TRUE(static_cast<const LoweredCopy&>(*span->built.lowered).span) << span->detail;
+  // At a much wider pitch the record's span is 26.6 rows of 154 B: 32 of them (1.20x the
+  // span), not 16 (0.60x).
+  tuning::TuningRecord narrow_span =
+      SimtRecord(Slice(DataType::kF16, {4194304, 8}, {0, 1}, {4194304, 7}), {256, 7}, 128);
+  narrow_span.mutable_winner()->mutable_lowering()->set_form("span");
+  auto wider_pitch = Make({narrow_span})
+                         ->Resolve(H200(), Slice(DataType::kF16, {100000, 77}, {0, 6},
+                                                 {100000, 68}));
+  ASSERT_TRUE(wider_pitch.ok()) << wider_pitch.status();
+  EXPECT_THAT(wider_pitch->request.launch.tile, ElementsAre(32, 68)) << wider_pitch->detail;
   spanned.mutable_winner()->mutable_hints()->set_coalesced_width(1);
   auto row_by_row = Make({spanned})->Resolve(H200(), rows_of_500);
   ASSERT_TRUE(row_by_row.ok()) << row_by_row.status();

@@ -563,7 +563,13 @@ std::optional<LaunchParams> SpanLaunch(const CopyOp& ours, const CopyOp& theirs,
   const int64_t their_span = tuned.tile[0] * h.src_strides[0] * their_e;
   const int64_t pitch = g.src_strides[0] * e;
   LaunchParams adapted = tuned;
-  adapted.tile = {std::min(g.extents[0], SpanTileRows(their_span, pitch)), g.extents[1]};
+  // The record's span in whole 16 rows, the nearer multiple by ratio (at a wider pitch than
+  // the record's the step is coarse: rounding down would leave a CTA up to half the span it
+  // was tuned for).
+  const double exact = static_cast<double>(their_span) / static_cast<double>(pitch);
+  const int64_t below = SpanTileRows(their_span, pitch), above = below + 16;
+  const int64_t rows = exact * exact > static_cast<double>(below * above) ? above : below;
+  adapted.tile = {std::min(g.extents[0], rows), g.extents[1]};
   return adapted;
 }
 
