@@ -41,33 +41,42 @@ absl::StatusOr<std::unique_ptr<TileOp>> DenseOp(DataType dtype, const ConvSpec& 
 }
 
 // The direct and staged forms' tile [rows, pixels] of an NHWC image: each CTA sums the
-// tile's pixels x all C channels. Across channel counts it keeps those elements, to the
-// nearest power-of-two multiple of the tuned pixels (by ratio): a record tuned at C64
-// gives C16 images four times its pixels, not a quarter of its work a CTA. It grows along
-// W first (a tile row is one contiguous run of pixels x C), past the image width into
-// whole rows, and shrinks rows first.
+// tile's pixels x all C channels, in vectors along C. Tuned on one channel count, on
+// another:
+// - where each of its threads would have no vector (fewer C channels), the pixels grow
+//   until each has one, along W first (a tile row is one contiguous run of pixels x C),
+//   past the image width into whole rows: a record tuned at C64 left 3 of 4 threads idle
+//   on C16 (bench/results/heldout_fresh6_miss.md: 52.4 us against 28.1 with 4x the pixels);
+// - where C is 4x or more the record's, it keeps the record's pixels x C (the nearest
+//   power of two of its pixels), rows halved first; within 4x, the tuned tile stays (the
+//   miss tables time such tiles within a few percent, the tuned ones ahead).
 LaunchParams FitPixelTile(const LaunchParams& tuned, const Im2colGeometry& theirs,
-                          const Im2colGeometry& ours) {
-  if (tuned.tile.size() != 2 || tuned.tile[0] < 1 || tuned.tile[1] < 1 || theirs.c < 1 ||
-      ours.c < 1 || theirs.c == ours.c) {
+                          const Im2colGeometry& ours, int element_bytes) {
+  if (tuned.tile.size() != 2 || tuned.tile[0] < 1 || tuned.tile[1] < 1 || tuned.threads < 1 ||
+      theirs.c < 1 || ours.c < 1 || theirs.c == ours.c || element_bytes < 1) {
     return tuned;
   }
   int64_t rows = std::min(tuned.tile[0], theirs.h), pixels = std::min(tuned.tile[1], theirs.w);
   const int shift = static_cast<int>(std::lround(std::log2(static_cast<double>(theirs.c) /
                                                            static_cast<double>(ours.c))));
-  if (shift == 0) return tuned;
-  for (int step = 0; step < std::abs(shift) && step < 16; ++step) {
-    if (shift > 0) {
-      if (pixels < ours.w) {
-        pixels *= 2;
-      } else if (rows < ours.h) {
-        rows *= 2;
-      }
-    } else if (rows > 1) {
+  for (int step = 0; shift <= -2 && step < -shift && rows * pixels > 1; ++step) {
+    if (rows > 1) {
       rows = (rows + 1) / 2;
-    } else if (pixels > 1) {
+    } else {
       pixels = (pixels + 1) / 2;
     }
+  }
+  const int64_t vector_elems = ConvPixelAlignment(ours, element_bytes) / element_bytes;
+  while (rows * pixels * ours.c < tuned.threads * vector_elems &&
+         (pixels < ours.w || rows < ours.h)) {
+    if (pixels < ours.w) {
+      pixels *= 2;
+    } else {
+      rows *= 2;
+    }
+  }
+  if (rows == std::min(tuned.tile[0], theirs.h) && pixels == std::min(tuned.tile[1], theirs.w)) {
+    return tuned;
   }
   LaunchParams fitted = tuned;
   fitted.tile = {rows, pixels};
@@ -162,7 +171,8 @@ LaunchParams Col2imDefinition::AdaptLaunch(const TileOp& op, const tuning::Probl
   if (conv.order != ColumnOrder::kChannelRows) {
     if (tuned_form == Col2imFormName(Col2imPath::kSimtDirect) ||
         tuned_form == Col2imFormName(Col2imPath::kSimtStaged)) {
-      return FitPixelTile(tuned, ConvGeometryFromProblem(from.col2im()), conv.geometry);
+      return FitPixelTile(tuned, ConvGeometryFromProblem(from.col2im()), conv.geometry,
+                          DataTypeBytes(op.dtype()));
     }
     return tuned;
   }

@@ -326,31 +326,34 @@ TEST(Col2imDefinitionTest, WholeRowPlanesTilesTransferAsWholeRows) {
               ElementsAre(1, 32));
 }
 
-// An NHWC direct or staged tile is pixels x all C: across channel counts it keeps those
-// elements (the nearest power of two of its pixels), along W first and into whole rows past
-// the image width, and shrinks rows first. The planes and swept forms keep theirs.
-TEST(Col2imDefinitionTest, PixelTilesKeepTheirElementsAcrossChannelCounts) {
+// An NHWC direct or staged tile is pixels x all C: on fewer channels its pixels grow (W
+// first, then whole rows) until each thread has a vector; on 4x the channels or more it
+// keeps its pixels x C (rows halved first); otherwise, and in the planes and swept forms,
+// it stays as tuned.
+TEST(Col2imDefinitionTest, PixelTilesKeepEachThreadAVectorAcrossChannelCounts) {
   const Col2imDefinition col2im;
   const Target target = *Target::Parse("sm_90a");
   auto record = col2im.ParseSpec("bf16:8,128,128,64:k=2:s=2");
   auto fewer = col2im.ParseSpec("bf16:64,141,141,16:k=2:s=2");
   auto narrow = col2im.ParseSpec("bf16:64,20,20,4:k=2:s=2");
   auto more = col2im.ParseSpec("bf16:32,35,35,768:k=2:s=2");
-  auto close = col2im.ParseSpec("bf16:8,48,48,80:k=4:s=2:p=1");
-  ASSERT_TRUE(record.ok() && fewer.ok() && narrow.ok() && more.ok() && close.ok());
+  auto twice = col2im.ParseSpec("bf16:8,48,48,128:k=4:s=2:p=1");
+  ASSERT_TRUE(record.ok() && fewer.ok() && narrow.ok() && more.ok() && twice.ok());
   const tuning::Problem from = *col2im.ToProblem(**record);
   LaunchParams tuned;
   tuned.tile = {1, 16};
   tuned.threads = 128;
+  // 16 pixels x 16 channels are 32 16-byte vectors for 128 threads: 64 pixels.
   EXPECT_THAT(col2im.AdaptLaunch(**fewer, from, tuned, "direct").tile, ElementsAre(1, 64));
   EXPECT_THAT(col2im.AdaptLaunch(**fewer, from, tuned, "staged").tile, ElementsAre(1, 64));
-  // 16 x 64 / 4 = 256 pixels: 32 of a 20-wide row, then 8 rows of it.
-  EXPECT_THAT(col2im.AdaptLaunch(**narrow, from, tuned, "direct").tile, ElementsAre(8, 32));
-  // C80 is within a power of two of C64 by ratio: as tuned.
-  EXPECT_THAT(col2im.AdaptLaunch(**close, from, tuned, "direct").tile, ElementsAre(1, 16));
   EXPECT_THAT(col2im.AdaptLaunch(**fewer, from, tuned, "swept").tile, ElementsAre(1, 16));
+  // C4 moves 8-byte vectors: 128 of them are 128 pixels, a 20-wide image's rows of 32 x 4.
+  EXPECT_THAT(col2im.AdaptLaunch(**narrow, from, tuned, "direct").tile, ElementsAre(4, 32));
+  // On twice the channels, as tuned.
+  EXPECT_THAT(col2im.AdaptLaunch(**twice, from, tuned, "direct").tile, ElementsAre(1, 16));
+  // 12x the channels: a [2, 32] tile's 64 pixels over 16 (the power of two nearest 12 by
+  // ratio), its rows halved first.
   tuned.tile = {2, 32};
-  // 64 x 64 / 768 = 5.3 pixels: 4 (within 1.33x, where 8 is 1.5x), the rows halved first.
   EXPECT_THAT(col2im.AdaptLaunch(**more, from, tuned, "direct").tile, ElementsAre(1, 4));
   for (const TileOp* op : {fewer->get(), narrow->get(), more->get()}) {
     auto lowered = LowerCol2im(static_cast<const Col2imOp&>(*op), target,
