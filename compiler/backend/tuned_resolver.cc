@@ -396,6 +396,17 @@ absl::StatusOr<Resolution> TunedResolver::Fit(
     }
     if (!dropped.empty()) absl::StrAppend(&dropped, " left to the lowering");
   }
+  // A record of another element size (TransfersAcrossElementSizes): its width, counted in
+  // its elements, is the same bytes in ours.
+  if (absl::StatusOr<DataType> theirs = ParseDataType(record.problem().dtype());
+      theirs.ok() && DataTypeBytes(*theirs) != DataTypeBytes(op.dtype()) &&
+      tuned.hints.coalesced_width.has_value()) {
+    const int bytes = *tuned.hints.coalesced_width * DataTypeBytes(*theirs);
+    tuned.hints.coalesced_width =
+        bytes >= DataTypeBytes(op.dtype())
+            ? std::optional<int>(bytes / DataTypeBytes(op.dtype()))
+            : std::nullopt;
+  }
   if (!same_problem && tuned.hints.coalesced_width.has_value()) {
     const std::optional<int> kept = TransferredWidth(*definition, record, tuned, op, target);
     if (kept != tuned.hints.coalesced_width) {
@@ -985,8 +996,7 @@ absl::StatusOr<Resolution> TunedResolver::Resolve(const tuning::DeviceIdentity& 
       nearest.has_value()) {
     return *std::move(nearest);
   }
-  absl::StrAppend(&why, near.empty() ? "no record for this architecture, operator and "
-                                       "element size; "
+  absl::StrAppend(&why, near.empty() ? absl::StrCat("no record of ", Pool(*definition), "; ")
                                      : absl::StrCat(near.size(), " nearby record(s) do not lower "
                                                                  "for this problem; "));
 

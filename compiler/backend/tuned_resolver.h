@@ -4,14 +4,16 @@
 //   1. exact      a database record for this device (name + compute capability) and
 //                 this exact problem;
 //   2. nearest    a record for the same compute capability and operator, of a dtype of
-//                 the same element size, whose problem's transfer features (the
+//                 the same element size (any, where the operator's records transfer
+//                 across sizes: batch_copy), whose problem's transfer features (the
 //                 operator's TransferFeatures, plus a step for another dtype) are nearest
 //                 and whose variant lowers for this problem; on a GPU of another name the
 //                 records of its compute capability transfer this way, never as exact.
 //                 A record of another problem is fitted to this one (Transfer: the
 //                 operator's AdaptLaunch, halvings, the vector width, the path). Where
 //                 one of the next few records' kernels moves wider vectors here than the
-//                 nearest's, the first such answers instead (not against a kernel summing
+//                 nearest's, the first such of the nearest's TransferFamily answers
+//                 instead (not against a kernel summing
 //                 gathered reads, unless it narrowed from its own problem); where the
 //                 nearest's narrowed and none does, the heuristic's kernel if it is
 //                 wider. A record of this very problem from another board of the
@@ -269,7 +271,8 @@ class TunedResolver {
                                   const Target& target, int sm_count) const;
 
   // The records `op` may transfer from (same architecture and operator, same element
-  // size), nearest first, with their distances.
+  // size unless the operator TransfersAcrossElementSizes), nearest first, with their
+  // distances.
   std::vector<std::pair<double, size_t>> Ranked(const TileOpDefinition& definition,
                                                 const tuning::Problem& problem,
                                                 const tuning::DeviceIdentity& device) const;

@@ -43,23 +43,26 @@ absl::StatusOr<std::unique_ptr<TileOp>> DenseOp(DataType dtype, const ConvSpec& 
 // The direct and staged forms' tile [rows, pixels] of an NHWC image: each CTA sums the
 // tile's pixels x all C channels, in vectors along C. Tuned on one channel count, on
 // another:
-// - where each of its threads would have no vector (fewer C channels), the pixels grow
-//   until each has one, along W first (a tile row is one contiguous run of pixels x C),
-//   past the image width into whole rows: a record tuned at C64 left 3 of 4 threads idle
-//   on C16 (bench/results/heldout_fresh6_miss.md: 52.4 us against 28.1 with 4x the pixels);
+// - where half its threads or more would have no vector (fewer C channels), the pixels
+//   grow until each has one, along W first (a tile row is one contiguous run of pixels x
+//   C), past the image width into whole rows: a record tuned at C64 left 3 of 4 threads
+//   idle on C16 (bench/results/heldout_fresh6_miss.md: 52.4 us against 28.1 with 4x the
+//   pixels), where tiles leaving fewer idle time within a few percent of grown ones;
 // - where C is 4x or more the record's, it keeps the record's pixels x C (the nearest
 //   power of two of its pixels), rows halved first; within 4x, the tuned tile stays (the
 //   miss tables time such tiles within a few percent, the tuned ones ahead).
 LaunchParams FitPixelTile(const LaunchParams& tuned, const Im2colGeometry& theirs,
                           const Im2colGeometry& ours, int element_bytes) {
   if (tuned.tile.size() != 2 || tuned.tile[0] < 1 || tuned.tile[1] < 1 || tuned.threads < 1 ||
-      theirs.c < 1 || ours.c < 1 || theirs.c == ours.c || element_bytes < 1) {
+      theirs.c < 1 || ours.c < 1 || theirs.h < 1 || theirs.w < 1 || ours.h < 1 || ours.w < 1 ||
+      theirs.c == ours.c || element_bytes < 1) {
     return tuned;
   }
   int64_t rows = std::min(tuned.tile[0], theirs.h), pixels = std::min(tuned.tile[1], theirs.w);
   const int shift = static_cast<int>(std::lround(std::log2(static_cast<double>(theirs.c) /
                                                            static_cast<double>(ours.c))));
-  for (int step = 0; shift <= -2 && step < -shift && rows * pixels > 1; ++step) {
+  const bool shrink = ours.c >= 4 * theirs.c;
+  for (int step = 0; shrink && step < -shift && rows * pixels > 1; ++step) {
     if (rows > 1) {
       rows = (rows + 1) / 2;
     } else {
@@ -67,12 +70,13 @@ LaunchParams FitPixelTile(const LaunchParams& tuned, const Im2colGeometry& their
     }
   }
   const int64_t vector_elems = ConvPixelAlignment(ours, element_bytes) / element_bytes;
-  while (rows * pixels * ours.c < tuned.threads * vector_elems &&
+  const bool idle = 2 * rows * pixels * ours.c <= tuned.threads * vector_elems;
+  while (idle && rows * pixels * ours.c < tuned.threads * vector_elems &&
          (pixels < ours.w || rows < ours.h)) {
     if (pixels < ours.w) {
-      pixels *= 2;
+      pixels = std::min(pixels * 2, ours.w);
     } else {
-      rows *= 2;
+      rows = std::min(rows * 2, ours.h);
     }
   }
   if (rows == std::min(tuned.tile[0], theirs.h) && pixels == std::min(tuned.tile[1], theirs.w)) {

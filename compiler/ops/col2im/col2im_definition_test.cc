@@ -326,8 +326,9 @@ TEST(Col2imDefinitionTest, WholeRowPlanesTilesTransferAsWholeRows) {
               ElementsAre(1, 32));
 }
 
-// An NHWC direct or staged tile is pixels x all C: on fewer channels its pixels grow (W
-// first, then whole rows) until each thread has a vector; on 4x the channels or more it
+// An NHWC direct or staged tile is pixels x all C: on fewer channels, where half its
+// threads or more would have no vector, its pixels grow (W first, then whole rows) until
+// each has one; on 4x the channels or more it
 // keeps its pixels x C (rows halved first); otherwise, and in the planes and swept forms,
 // it stays as tuned.
 TEST(Col2imDefinitionTest, PixelTilesKeepEachThreadAVectorAcrossChannelCounts) {
@@ -347,8 +348,16 @@ TEST(Col2imDefinitionTest, PixelTilesKeepEachThreadAVectorAcrossChannelCounts) {
   EXPECT_THAT(col2im.AdaptLaunch(**fewer, from, tuned, "direct").tile, ElementsAre(1, 64));
   EXPECT_THAT(col2im.AdaptLaunch(**fewer, from, tuned, "staged").tile, ElementsAre(1, 64));
   EXPECT_THAT(col2im.AdaptLaunch(**fewer, from, tuned, "swept").tile, ElementsAre(1, 16));
-  // C4 moves 8-byte vectors: 128 of them are 128 pixels, a 20-wide image's rows of 32 x 4.
-  EXPECT_THAT(col2im.AdaptLaunch(**narrow, from, tuned, "direct").tile, ElementsAre(4, 32));
+  // C4 moves 8-byte vectors: 128 of them are 128 pixels, whole rows of a 20-wide image.
+  EXPECT_THAT(col2im.AdaptLaunch(**narrow, from, tuned, "direct").tile, ElementsAre(8, 20));
+  // 16 pixels of C32 are 64 vectors: half the 128 threads idle, twice the pixels.
+  auto half = col2im.ParseSpec("bf16:8,48,48,32:k=4:s=2:p=1");
+  ASSERT_TRUE(half.ok());
+  EXPECT_THAT(col2im.AdaptLaunch(**half, from, tuned, "direct").tile, ElementsAre(1, 32));
+  // At 96 threads, 64 vectors leave a third idle: as tuned.
+  tuned.threads = 96;
+  EXPECT_THAT(col2im.AdaptLaunch(**half, from, tuned, "direct").tile, ElementsAre(1, 16));
+  tuned.threads = 128;
   // On twice the channels, as tuned.
   EXPECT_THAT(col2im.AdaptLaunch(**twice, from, tuned, "direct").tile, ElementsAre(1, 16));
   // 12x the channels: a [2, 32] tile's 64 pixels over 16 (the power of two nearest 12 by
@@ -382,7 +391,7 @@ TEST(Col2imDefinitionTest, HeuristicTakesThePatchesFormWhereTheWindowsTileTheIma
   EXPECT_EQ(form(**padded, Hints{}), "planes");
   Hints planes;
   planes.annotations["planes_gather"] = "element";
-  EXPECT_NE(form(**vit, planes), "patches");
+  EXPECT_EQ(form(**vit, planes), "planes");
 }
 
 }  // namespace

@@ -257,8 +257,14 @@ std::vector<Col2imCase> Cases() {
     op.img.strides = NchwStrides(g);
     op.order = ColumnOrder::kChannelRows;
     const Trial trial = Col2imHeuristic(op, *Target::Parse("sm_90a"));
+    Col2imOp heuristic = op;
+    heuristic.hints = trial.hints;
+    // (The heuristic takes the patches form where the windows tile the image.)
+    cases.push_back({name, heuristic, trial.launch,
+                     PatchesBlocker(op).empty() ? Col2imPath::kSimtPatches
+                                                : Col2imPath::kSimtPlanes});
     op.hints = trial.hints;
-    cases.push_back({name, op, trial.launch, Col2imPath::kSimtPlanes});
+    op.hints.annotations.erase(kCol2imPlanesGatherKey);
     // And the staged planes form, 16 whole rows a tile.
     cases.push_back({name + "_staged", op, Launch(16, g.w, true, 256),
                      Col2imPath::kSimtPlanesStaged});

@@ -222,11 +222,19 @@ Trial Col2imHeuristic(const Col2imOp& op, const Target& target) {
     }
     // Where the windows tile the image exactly, the patches form at its first tile (one
     // kernel row over as many window rows as fit), as the im2col heuristic does.
+    // (Where the caller's other hints keep it from lowering, the planes form.)
     if (!mine.annotations.count(kCol2imPlanesGatherKey) && PatchesBlocker(op).empty()) {
       const auto tiles = PatchesTiles(op.geometry, DataTypeBytes(op.img.dtype));
       if (!tiles.empty()) {
-        trial.launch = MakeLaunch(tiles.front().first, tiles.front().second, 128, false, 0);
-        trial.hints.annotations[kCol2imPlanesGatherKey] = "patches";
+        Col2imOp patches = op;
+        patches.hints = trial.hints;
+        patches.hints.annotations[kCol2imPlanesGatherKey] = "patches";
+        const LaunchParams launch =
+            MakeLaunch(tiles.front().first, tiles.front().second, 128, false, 0);
+        if (LowerCol2im(patches, target, launch).ok()) {
+          trial.launch = launch;
+          trial.hints = patches.hints;
+        }
       }
     }
     return trial;

@@ -123,7 +123,8 @@ Im2colGeometry ConvGeometryFromProblem(const ProblemMessage& p) {
 // the kernel area, stride and dilation classes, the alignment of a pixel's C elements, the
 // column matrix's M and K, and whether it is launch-bound; scaled by how much each decides
 // the fastest variant.
-// Columns in channel_rows order are a feature far from every pixel_rows problem.
+// Columns in channel_rows order are a feature far from every pixel_rows problem; among
+// them, windows tiling the image exactly (ConvTransferFamily) another.
 std::vector<double> ConvTransferFeatures(const Im2colGeometry& g, int element_bytes,
                                          bool channel_rows);
 // "patches" where channel_rows columns' windows tile the image exactly (kernel = stride, no

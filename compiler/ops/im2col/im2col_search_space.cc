@@ -392,12 +392,20 @@ Trial Im2colHeuristic(const Im2colOp& op, const Target& target) {
     trial.launch = PlanesLaunch(op, kPlanesTileElems, 256);
     // Where the windows tile the image exactly, the patches form at its first tile (one
     // kernel row over as many window rows as fit): its tunings won 12 of 14 such problems.
+    // (Where the caller's other hints keep it from lowering, the planes form.)
     if (!mine.annotations.count(kPlanesGatherKey) &&
         ExactPatchesBlocker(op.geometry, op.img.strides).empty()) {
       const auto tiles = PatchesTiles(op.geometry, DataTypeBytes(op.img.dtype));
       if (!tiles.empty()) {
-        trial.launch = MakeLaunch(tiles.front().first, tiles.front().second, 128, 1, 0);
-        trial.hints.annotations[kPlanesGatherKey] = "patches";
+        Im2colOp patches = op;
+        patches.hints = trial.hints;
+        patches.hints.annotations[kPlanesGatherKey] = "patches";
+        const LaunchParams launch =
+            MakeLaunch(tiles.front().first, tiles.front().second, 128, 1, 0);
+        if (LowerIm2col(patches, target, launch).ok()) {
+          trial.launch = launch;
+          trial.hints = patches.hints;
+        }
       }
     }
     return trial;
