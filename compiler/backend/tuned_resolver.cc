@@ -84,22 +84,6 @@ constexpr int kMaxHalvings = 8;
 // kernel moves wider vectors here than the nearest's (NearestUsable).
 constexpr int kWiderRecordTries = 4;
 
-// Halves the outermost tile dimension above 1 (rows before columns, so each CTA keeps
-// its contiguous run), to the largest power of two below it: 55 rows become 32, not 28,
-// whose run of 28 x K elements would start tiles off the 16-byte boundary a wide store
-// needs. False when every dimension is 1.
-bool HalveOutermost(std::vector<int64_t>& tile) {
-  for (int64_t& t : tile) {
-    if (t > 1) {
-      int64_t power = 1;
-      while (power * 2 < t) power *= 2;
-      t = power;
-      return true;
-    }
-  }
-  return false;
-}
-
 // How evenly `tiles` equal CTAs spread over `sm_count` SMs: the mean over the most any SM
 // runs (196 tiles over 132 SMs: 1.48 of 2, 0.74).
 double SmBalance(int64_t tiles, int sm_count) {
@@ -268,7 +252,7 @@ std::optional<Resolution> TunedResolver::Transfer(
     } else if (why.empty()) {
       why = "it did not lower";
     }
-    if (!HalveOutermost(launch.tile)) break;
+    if (!definition.HalveTile(resolved, record.winner().lowering().form(), launch.tile)) break;
   }
   return best;
 }

@@ -207,8 +207,9 @@ class TunedResolver {
                                  const TileOp& op, const tuning::Problem& problem,
                                  const Target& target) const;
   // `record`'s variant (`tuned`, as `resolved` holds its hints) fitted to another problem
-  // `op`: the operator's AdaptLaunch, halved while it does not lower, leaves too few tiles
-  // or spreads them unevenly over the SMs; its detail is what to append to the record's.
+  // `op`: the operator's AdaptLaunch, halved (its HalveTile) while it does not lower,
+  // leaves too few tiles or spreads them unevenly over the SMs; its detail is what to
+  // append to the record's.
   // None when no fitted tile lowers.
   std::optional<Resolution> Transfer(const tuning::TuningRecord& record, const Trial& tuned,
                                      const TileOpDefinition& definition,

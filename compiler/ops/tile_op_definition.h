@@ -88,6 +88,22 @@ struct ItemTableImage {
 // Flag name -> value, as the command line gave them.
 using FlagValues = std::map<std::string, std::string>;
 
+// Halves a tile's outermost dimension above 1 (rows before columns, so each CTA keeps its
+// contiguous run) to the largest power of two below it: 55 rows become 32, not 28, whose
+// run of 28 x K elements would start tiles off the 16-byte boundary a wide store needs.
+// False when every dimension is 1.
+inline bool HalveOutermostTile(std::vector<int64_t>& tile) {
+  for (int64_t& t : tile) {
+    if (t > 1) {
+      int64_t power = 1;
+      while (power * 2 < t) power *= 2;
+      t = power;
+      return true;
+    }
+  }
+  return false;
+}
+
 class TileOpDefinition {
  public:
   virtual ~TileOpDefinition() = default;
@@ -206,6 +222,17 @@ class TileOpDefinition {
   // default only records of the problem's own element size do (tiles, vectors and
   // alignments are counted in elements).
   virtual bool TransfersAcrossElementSizes() const { return false; }
+  // Halves a transferred tile's work once, for a tile that does not lower or leaves too
+  // few tiles (TunedResolver): true with `tile` changed, false when it cannot shrink.
+  // `tuned_form` is the record's form, as for AdaptLaunch. By default the outermost
+  // dimension above 1 (HalveOutermostTile); an operator whose form gives a dimension a
+  // structure (whole planes of taps) keeps it.
+  virtual bool HalveTile(const TileOp& op, absl::string_view tuned_form,
+                         std::vector<int64_t>& tile) const {
+    (void)op;
+    (void)tuned_form;
+    return HalveOutermostTile(tile);
+  }
   // A launch tuned for problem `from`, made to fit `op` when it transfers (tuned
   // resolution tries this first, then the launch as stored). `op` carries the hints it
   // will lower with: the record's, merged with the caller's. `tuned_form` is the form the

@@ -137,6 +137,9 @@ int64_t SharedWindowElements(const Im2colGeometry& g, int64_t planes, int64_t ba
 // windows would take more shared memory than the tuned kernel's did (its occupancy): the
 // windows of every plane and row a tuned tile reaches, which is what that kernel staged
 // (a tile of 20 rows of 9 taps reaches up to 4 planes, where 2 whole planes fit in it).
+// Never more planes than the tuned tile's: the per-problem winners keep few planes up to
+// a whole image, and growing them toward the tuned tile's elements lost on an A/B
+// (bench/RESULTS.md). The resolver halves a tile that leaves too few (HalveTile).
 LaunchParams FitSharedPlanesTile(const LaunchParams& tuned, const Im2colGeometry& theirs,
                                  const Im2colGeometry& ours) {
   const int64_t their_band = tuned.tile[1] >= theirs.OH() * theirs.OW()
@@ -160,6 +163,32 @@ LaunchParams FitSharedPlanesTile(const LaunchParams& tuned, const Im2colGeometry
 }
 
 }  // namespace
+
+bool Im2colDefinition::HalveTile(const TileOp& op, absl::string_view tuned_form,
+                                 std::vector<int64_t>& tile) const {
+  const Im2colOp& conv = OpRef<Im2colOp>(op);
+  const Im2colGeometry& g = conv.geometry;
+  const int64_t taps = g.kh * g.kw;
+  if (conv.order != ColumnOrder::kChannelRows || tuned_form != kPlanesSharedForm ||
+      tile.size() != 2 || taps <= 0 || tile[0] % taps != 0 || g.OW() <= 0) {
+    return HalveOutermostTile(tile);
+  }
+  if (tile[0] > taps) {
+    std::vector<int64_t> planes = {tile[0] / taps};
+    HalveOutermostTile(planes);
+    tile[0] = planes[0] * taps;
+    return true;
+  }
+  if (tile[1] > g.OW() && tile[1] % g.OW() == 0) {
+    const int64_t bands = CeilDiv(g.OH(), tile[1] / g.OW());
+    tile[1] = CeilDiv(g.OH(), 2 * bands) * g.OW();
+    return true;
+  }
+  std::vector<int64_t> columns = {tile[1]};
+  if (!HalveOutermostTile(columns)) return false;
+  tile[1] = columns[0];
+  return true;
+}
 
 LaunchParams Im2colDefinition::AdaptLaunch(const TileOp& op, const tuning::Problem& from,
                                            const LaunchParams& tuned,

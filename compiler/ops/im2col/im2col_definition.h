@@ -61,6 +61,12 @@ class Im2colDefinition final : public TileOpDefinition {
   LaunchParams AdaptLaunch(const TileOp& op, const tuning::Problem& from,
                            const LaunchParams& tuned,
                            absl::string_view tuned_form) const override;
+  // A shared-gather planes tile halves in whole planes (to the largest power of two below
+  // their count), then in output rows (the bands evened out over the image), then within a
+  // row: a tile of 8 of a plane's 9 taps would stage two planes' windows for one plane's
+  // work. Other tiles halve as any operator's.
+  bool HalveTile(const TileOp& op, absl::string_view tuned_form,
+                 std::vector<int64_t>& tile) const override;
 };
 
 }  // namespace tiletune

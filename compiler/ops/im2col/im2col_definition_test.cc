@@ -305,10 +305,6 @@ TEST(Im2colDefinitionTest, WholeRowPlanesTilesTransferAsWholeRows) {
   EXPECT_THAT(im2col.AdaptLaunch(**larger, from, tuned, "planes").tile, ElementsAre(10, 64));
 }
 
-// A shared-gather planes tile transfers as planes x output rows: as many whole planes of
-// the problem's own taps and as many output rows per band (all of a shorter image's, bands
-// evened out), fewer planes and then fewer rows while the image windows would take more
-// shared memory than the tuned kernel staged.
 // Where the windows tile the image (a ViT's patches), the first phase holds the patches form
 // at its own tiles, every one of which builds; elsewhere none. A record's tile over every
 // window row takes every one on another image.
@@ -361,6 +357,10 @@ TEST(Im2colSearchSpaceTest, PatchesFormIsSearchedWhereTheWindowsTileTheImage) {
               ElementsAre(2, 7));
 }
 
+// A shared-gather planes tile transfers as planes x output rows: as many whole planes of
+// the problem's own taps and as many output rows per band (all of a shorter image's, bands
+// evened out), fewer planes and then fewer rows while the image windows would take more
+// shared memory than the tuned kernel staged. It halves in whole planes, then in rows.
 TEST(Im2colDefinitionTest, SharedPlanesTilesTransferAsPlanesAndRows) {
   const Im2colDefinition im2col;
   auto record = im2col.ParseSpec("f16:32,56,56,64:k=3:p=1:layout=nchw");
@@ -440,6 +440,23 @@ TEST(Im2colDefinitionTest, SharedPlanesTilesTransferAsPlanesAndRows) {
   // The element gather's tile of the same shape keeps its own fitting.
   tuned.tile = {20, 3136};
   EXPECT_THAT(im2col.AdaptLaunch(**small, from, tuned, "planes").tile, ElementsAre(20, 256));
+  // Halving: planes to the power of two below, then the 54 rows of one plane in 2, 4 and 8
+  // even bands, then within a row; the element gather's tile halves its rows.
+  auto one_plane = im2col.ParseSpec("f16:8,54,54,24:k=3:p=1:layout=nchw");
+  ASSERT_TRUE(one_plane.ok());
+  std::vector<std::vector<int64_t>> halvings;
+  std::vector<int64_t> tile = {5 * 9, 54 * 54};
+  while (im2col.HalveTile(**one_plane, kPlanesSharedForm, tile)) halvings.push_back(tile);
+  EXPECT_THAT(halvings, ElementsAre(ElementsAre(4 * 9, 54 * 54), ElementsAre(2 * 9, 54 * 54),
+                                    ElementsAre(9, 54 * 54), ElementsAre(9, 27 * 54),
+                                    ElementsAre(9, 14 * 54), ElementsAre(9, 7 * 54),
+                                    ElementsAre(9, 4 * 54), ElementsAre(9, 2 * 54),
+                                    ElementsAre(9, 54), ElementsAre(9, 32), ElementsAre(9, 16),
+                                    ElementsAre(9, 8), ElementsAre(9, 4), ElementsAre(9, 2),
+                                    ElementsAre(9, 1)));
+  tile = {9, 54 * 54};
+  ASSERT_TRUE(im2col.HalveTile(**one_plane, "planes", tile));
+  EXPECT_THAT(tile, ElementsAre(8, 54 * 54));
 }
 
 }  // namespace
