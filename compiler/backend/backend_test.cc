@@ -792,6 +792,25 @@ TEST_F(TunedResolverTest, ExactPatchesGeometryTakesAPatchesRecord) {
   EXPECT_THAT(fold->detail, HasSubstr("nearest usable")) << fold->detail;
 }
 
+// A shared-gather record's tile halves in whole planes, then in bands of output rows (the
+// operator's HalveTile): one plane of a 128x128 layer's 3x3 taps, on a 54x54 image of 192
+// planes, spreads its 192 tiles unevenly over 132 SMs and halves to two bands of 27 rows,
+// not to 8 of the plane's 9 taps, whose tiles would stage two planes' windows each.
+TEST_F(TunedResolverTest, ASharedGatherTileHalvesInWholePlanesAndRows) {
+  tuning::TuningRecord shared =
+      SpecRecord("im2col:bf16:8,128,128,64:k=3:p=1:layout=nchw", "simt_im2col",
+                 "planes_shared", {9, 16384}, 512);
+  (*shared.mutable_winner()->mutable_hints()->mutable_annotations())["planes_gather"] =
+      "shared_runs";
+  auto r = Make({shared})->Resolve(
+      H200(), **BuiltinTileOps().ParseSpec("im2col:bf16:8,54,54,24:k=3:p=1:layout=nchw"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->level, ResolutionLevel::kNearest) << r->detail;
+  EXPECT_EQ(r->built.lowered->form_name, "planes_shared") << r->detail;
+  EXPECT_THAT(r->request.launch.tile, ElementsAre(9, 27 * 54)) << r->detail;
+  EXPECT_THAT(r->detail, HasSubstr("9x2916 halved 1x")) << r->detail;
+}
+
 // A dense tensor of odd total size is one aligned run with a ragged end: it transfers
 // from dense records, not from slices whose every row starts misaligned.
 TEST_F(TunedResolverTest, AnOddSizedDenseTensorTakesADenseRecord) {
