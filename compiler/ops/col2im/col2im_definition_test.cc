@@ -11,8 +11,8 @@
 #include "compiler/ops/col2im/col2im_lowering.h"
 #include "compiler/ops/col2im/col2im_op.h"
 #include "compiler/ops/col2im/col2im_search_space.h"
-#include "compiler/tuning_db/tuning_db.h"
 #include "compiler/ops/im2col/im2col_test_util.h"
+#include "compiler/tuning_db/tuning_db.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -380,12 +380,7 @@ TEST(Col2imDefinitionTest, HeuristicTakesThePatchesFormWhereTheWindowsTileTheIma
   auto padded = col2im.ParseSpec("f16:32,76,76,16:k=4:s=4:p=1:layout=nchw");
   ASSERT_TRUE(vit.ok() && padded.ok());
   auto form = [&](const TileOp& op, const Hints& hints) {
-    Col2imOp with = static_cast<const Col2imOp&>(op);
-    with.hints = hints;
-    const Trial trial = col2im.Heuristic(with, target);
-    with.hints = trial.hints;
-    auto lowered = LowerCol2im(with, target, trial.launch);
-    return lowered.ok() ? lowered->form_name : std::string(lowered.status().message());
+    return HeuristicForm(col2im, op, hints, target);
   };
   EXPECT_EQ(form(**vit, Hints{}), "patches");
   EXPECT_EQ(form(**padded, Hints{}), "planes");

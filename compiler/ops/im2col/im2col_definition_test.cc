@@ -196,12 +196,7 @@ TEST(Im2colDefinitionTest, HeuristicTakesThePatchesFormWhereTheWindowsTileTheIma
   auto padded = im2col.ParseSpec("bf16:32,70,70,24:k=14:s=14:p=1:layout=nchw");
   ASSERT_TRUE(patchify.ok() && padded.ok());
   auto form = [&](const TileOp& op, const Hints& hints) {
-    Im2colOp with = static_cast<const Im2colOp&>(op);
-    with.hints = hints;
-    const Trial trial = im2col.Heuristic(with, target);
-    with.hints = trial.hints;
-    auto lowered = LowerIm2col(with, target, trial.launch);
-    return lowered.ok() ? lowered->form_name : std::string(lowered.status().message());
+    return HeuristicForm(im2col, op, hints, target);
   };
   EXPECT_EQ(form(**patchify, Hints{}), "planes_patches");
   EXPECT_EQ(form(**padded, Hints{}), "planes");
