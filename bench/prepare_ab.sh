@@ -22,20 +22,18 @@ if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
   exit 2
 fi
 head=$(git rev-parse HEAD)
-work=$(mktemp -d)
-restore() { git reset -q --hard "$head"; rm -rf "$work"; }
-trap restore EXIT
+trap 'git reset -q --hard "$head"' EXIT
 # The baseline: REV's tracked files in place (files only the working tree has stay, unused
 # unless REV's BUILD files name them); a hard reset to HEAD restores the clean tree.
 git checkout -q "$rev" -- .
 bazel build //autotune
-cp -L bazel-bin/autotune/autotune "$work/autotune_$rev"
-restore
-trap 'rm -rf "$work"' EXIT
-bash bench/stage_for_device.sh //autotune
 mkdir -p .device/base
-cp "$work/autotune_$rev" ".device/base/autotune_$rev"
+rm -f ".device/base/autotune_$rev"
+cp -L bazel-bin/autotune/autotune ".device/base/autotune_$rev"
 chmod u+w ".device/base/autotune_$rev"
+git reset -q --hard "$head"
+trap - EXIT
+bash bench/stage_for_device.sh //autotune
 # launch_diff's last line is the --problems list; one problem a line for SUITE=.
 diff_out=$(bash bench/launch_diff.sh ".device/base/autotune_$rev" bazel-bin/autotune/autotune "$@")
 echo "$diff_out"
