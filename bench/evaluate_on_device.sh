@@ -14,6 +14,8 @@
 # database, e.g. THIS_ENV="TILETUNE_BUILTIN_DB=0 TILETUNE_DB=new.txtpb"); with either and no
 # BASELINE, both sides run this binary. The per-problem tuning runs in the caller's
 # environment.
+# PACK=1 leaves this suite's outputs as one archive, $OUT/<suite>.evaluate.tar.gz (the
+# device tool brings back at most 8 files; two suites' tables and logs are more).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-device-logs}"
@@ -21,6 +23,14 @@ mkdir -p "$out"
 suite="${SUITE:-autotune/suites/heldout.txt}"
 name=$(basename "$suite" .txt)
 source bench/device_env.sh || exit 1
+# This suite's outputs (its name, then . or _), lock files included, into one archive.
+pack() {
+  [ "${PACK:-0}" = 1 ] || return 0
+  local files
+  mapfile -t files < <(cd "$out" && ls -A | grep -E "^\.?$name[._]" |
+                       grep -vx "$name.evaluate.tar.gz")
+  [ ${#files[@]} -eq 0 ] || tar -C "$out" -czf "$out/$name.evaluate.tar.gz" --remove-files "${files[@]}"
+}
 bin=.device/bin
 [ -n "${TUNED:-}" ] && cp "$TUNED" "$out/$name.tuned.txtpb" && chmod u+w "$out/$name.tuned.txtpb"
 "$bin/autotune" --suite="$suite" --output="$out/$name.tuned.txtpb" --report=false \
@@ -71,6 +81,7 @@ for side, values in logs.items():
     if values:
         print(f"{side}: geomean over every run {math.exp(sum(values) / len(values)):.3f}")
 PY
+  pack
   exit $status
 fi
 for mode in builtin miss; do
@@ -86,4 +97,5 @@ for mode in builtin miss; do
   echo "== $name, $mode"
   grep -E -m2 'problem\(s\) measured|^Lowest ratio' "$out/${name}_$mode.md" 2>/dev/null || tail -3 "$out/${name}_$mode.log"
 done
+pack
 exit $status
