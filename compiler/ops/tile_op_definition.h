@@ -88,6 +88,13 @@ struct ItemTableImage {
 // Flag name -> value, as the command line gave them.
 using FlagValues = std::map<std::string, std::string>;
 
+// The largest power of two below `t` (1 for t <= 2).
+inline int64_t PowerOfTwoBelow(int64_t t) {
+  int64_t power = 1;
+  while (power * 2 < t) power *= 2;
+  return power;
+}
+
 // Halves a tile's outermost dimension above 1 (rows before columns, so each CTA keeps its
 // contiguous run) to the largest power of two below it: 55 rows become 32, not 28, whose
 // run of 28 x K elements would start tiles off the 16-byte boundary a wide store needs.
@@ -95,9 +102,7 @@ using FlagValues = std::map<std::string, std::string>;
 inline bool HalveOutermostTile(std::vector<int64_t>& tile) {
   for (int64_t& t : tile) {
     if (t > 1) {
-      int64_t power = 1;
-      while (power * 2 < t) power *= 2;
-      t = power;
+      t = PowerOfTwoBelow(t);
       return true;
     }
   }

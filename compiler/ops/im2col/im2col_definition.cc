@@ -137,9 +137,10 @@ int64_t SharedWindowElements(const Im2colGeometry& g, int64_t planes, int64_t ba
 // windows would take more shared memory than the tuned kernel's did (its occupancy): the
 // windows of every plane and row a tuned tile reaches, which is what that kernel staged
 // (a tile of 20 rows of 9 taps reaches up to 4 planes, where 2 whole planes fit in it).
-// Never more planes than the tuned tile's: the per-problem winners keep few planes up to
-// a whole image, and growing them toward the tuned tile's elements lost on an A/B
-// (bench/RESULTS.md). The resolver halves a tile that leaves too few (HalveTile).
+// Never more planes than the tuned tile's: tuned shared-gather tiles keep few planes up
+// to a whole image, and more planes per tile means fewer tiles, under one wave of
+// resident CTAs on mid-sized layers. The resolver halves a tile that leaves too few
+// (HalveTile).
 LaunchParams FitSharedPlanesTile(const LaunchParams& tuned, const Im2colGeometry& theirs,
                                  const Im2colGeometry& ours) {
   const int64_t their_band = tuned.tile[1] >= theirs.OH() * theirs.OW()
@@ -174,9 +175,7 @@ bool Im2colDefinition::HalveTile(const TileOp& op, absl::string_view tuned_form,
     return HalveOutermostTile(tile);
   }
   if (tile[0] > taps) {
-    std::vector<int64_t> planes = {tile[0] / taps};
-    HalveOutermostTile(planes);
-    tile[0] = planes[0] * taps;
+    tile[0] = PowerOfTwoBelow(tile[0] / taps) * taps;
     return true;
   }
   if (tile[1] > g.OW() && tile[1] % g.OW() == 0) {
@@ -184,9 +183,8 @@ bool Im2colDefinition::HalveTile(const TileOp& op, absl::string_view tuned_form,
     tile[1] = CeilDiv(g.OH(), 2 * bands) * g.OW();
     return true;
   }
-  std::vector<int64_t> columns = {tile[1]};
-  if (!HalveOutermostTile(columns)) return false;
-  tile[1] = columns[0];
+  if (tile[1] <= 1) return false;
+  tile[1] = PowerOfTwoBelow(tile[1]);
   return true;
 }
 
